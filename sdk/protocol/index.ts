@@ -1,0 +1,13 @@
+export { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from './version.js';
+export { ErrorCodes, ERROR_CODE_MEANINGS, type ErrorCode, type ErrorCodeName } from './errorCodes.js';
+export { RpcError, type WireError } from './rpcError.js';
+export * from './methods.js';
+export * from './types.js';
+export * from './schemas/common.js';
+export * from './schemas/event.js';
+export * from './schemas/binding.js';
+export * from './schemas/initialize.js';
+export * from './schemas/run.js';
+export * from './schemas/updates.js';
+export * from './schemas/hostRequests.js';
+export * from './schemas/jsonrpc.js';

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { IdSchema } from './common.js';
+
+const ModelRefSchema = z.looseObject({
+  id: IdSchema,
+  name: z.string().optional(),
+  provider: z.string().optional(),
+  model: z.string().optional(),
+});
+const KnowledgeBaseRefSchema = z.looseObject({ id: IdSchema, name: z.string().optional() });
+const McpServerRefSchema = z.looseObject({
+  id: IdSchema,
+  name: z.string().optional(),
+  allowedTools: z.array(z.string().min(1)).default([]),
+});
+const SkillRefSchema = z.looseObject({
+  id: IdSchema,
+  name: z.string().min(1),
+  version: z.string().optional(),
+  path: z.string().optional(),
+});
+const ArtifactRefSchema = z.looseObject({
+  id: IdSchema,
+  name: z.string().min(1),
+  path: z.string().optional(),
+  mimeType: z.string().optional(),
+  size: z.int().nonnegative().optional(),
+});
+const HistoryMessageSchema = z.looseObject({
+  role: z.enum(['user', 'assistant']),
+  text: z.string(),
+  at: z.string().optional(),
+});
+
+/** Limits that apply to the run, told to the runner so it can plan (the host enforces them). */
+export const RunLimitsSchema = z
+  .looseObject({
+    wallClockMs: z.int().positive().optional(),
+    idleMs: z.int().positive().optional(),
+    maxTurns: z.int().positive().optional(),
+    maxUpdates: z.int().positive().optional(),
+    maxEventBytes: z.int().positive().optional(),
+    maxLineBytes: z.int().positive().optional(),
+  })
+  .meta({ id: 'RunLimits' });
+
+/**
+ * The binding as projected for one run: validated runner config plus handles to granted
+ * resources only. It never carries a secret or a host path outside the run's workspace.
+ */
+export const BindingProjectionSchema = z
+  .looseObject({
+    bindingId: IdSchema,
+    runner: z.looseObject({ id: IdSchema, version: z.string().optional() }),
+    config: z.record(z.string(), z.unknown()).default({}),
+    /** Host request methods this run may call (e.g. `state/get`); anything else is refused. */
+    hostRequests: z.array(z.string()).default([]),
+    models: z.array(ModelRefSchema).default([]),
+    knowledgeBases: z.array(KnowledgeBaseRefSchema).default([]),
+    mcpServers: z.array(McpServerRefSchema).default([]),
+    skills: z.array(SkillRefSchema).default([]),
+    artifacts: z.array(ArtifactRefSchema).default([]),
+    history: z.array(HistoryMessageSchema).default([]),
+    workspace: z
+      .looseObject({ root: z.string(), in: z.string(), out: z.string(), tmp: z.string() })
+      .optional(),
+    limits: RunLimitsSchema.default({}),
+  })
+  .meta({ id: 'BindingProjection', description: 'What one run may touch: config plus granted handles.' });

@@ -1,0 +1,210 @@
+import { JSONRPCClient, JSONRPCErrorException, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2.0';
+import type { z } from 'zod';
+import { ErrorCodes } from '../protocol/errorCodes.js';
+import { RpcError } from '../protocol/rpcError.js';
+import { classifyMessage } from '../protocol/schemas/jsonrpc.js';
+import { serializeMessage } from './ndjson.js';
+
+/** An inbound message that breaks the protocol (bad JSON, bad envelope, bad params of a notification…). */
+export interface ProtocolViolation {
+  /** `ParseError`, `InvalidRequest`, `InvalidMessage` or `MethodNotFound` from {@link ErrorCodes}. */
+  code: number;
+  reason: string;
+}
+
+/** How a {@link JsonRpcPeer} talks to the outside world. */
+export interface PeerOptions {
+  /** Write one serialized NDJSON line (already newline-terminated). */
+  send(line: string): void;
+  /** Called for every inbound message that breaks the protocol; the owner decides what it costs. */
+  onViolation(violation: ProtocolViolation): void;
+  /** Called when a request handler threw something that is not an {@link RpcError}. */
+  onHandlerError?(method: string, error: unknown): void;
+  /** A notification with no handler: ignored (default) or reported as a violation. */
+  unknownNotifications?: 'ignore' | 'violation';
+}
+
+/** Per-call options of {@link JsonRpcPeer.request}. */
+export interface RequestOptions {
+  /** Reject with `RunnerUnresponsive` when no answer came in this many ms. */
+  timeoutMs?: number;
+  /** Reject with `RequestCancelled` when aborted. The late answer is ignored. */
+  signal?: AbortSignal;
+}
+
+type Handler = (params: unknown) => unknown;
+
+/**
+ * One side of a JSON-RPC 2.0 connection over NDJSON, built on json-rpc-2.0.
+ *
+ * Every inbound message is classified and its params (or result) parsed with the method's zod
+ * schema before a handler sees it; invalid params of a request are answered with -32602, any
+ * other invalid inbound message is reported through `onViolation`. Handlers that throw
+ * something other than an {@link RpcError} are answered with -32603 and a generic message, so
+ * internal error text never leaks to the peer. {@link close} rejects every pending request.
+ */
+export class JsonRpcPeer {
+  private readonly rpc: JSONRPCServerAndClient;
+  private readonly notificationHandlers = new Map<string, Handler>();
+  private readonly pendingRejects = new Set<(error: RpcError) => void>();
+  private closedWith: RpcError | undefined;
+
+  constructor(private readonly options: PeerOptions) {
+    const server = new JSONRPCServer({
+      errorListener: (message, data) => this.options.onHandlerError?.(message, data),
+    });
+    const client = new JSONRPCClient((payload) => this.write(payload));
+    this.rpc = new JSONRPCServerAndClient(server, client, {
+      errorListener: (message, data) => this.options.onHandlerError?.(message, data),
+    });
+  }
+
+  /** True once {@link close} was called. */
+  get closed(): boolean {
+    return this.closedWith !== undefined;
+  }
+
+  /** Number of requests we sent that have no answer yet. */
+  get pendingCount(): number {
+    return this.pendingRejects.size;
+  }
+
+  /** Answer `method` requests: params are parsed with `schema` first. */
+  onRequest<S extends z.ZodType>(method: string, schema: S, handler: (params: z.output<S>) => unknown): void {
+    this.rpc.addMethod(method, async (raw: unknown) => {
+      const parsed = schema.safeParse(raw ?? {});
+      if (!parsed.success) throw toException(RpcError.invalidParams(method, parsed.error));
+      try {
+        return (await handler(parsed.data)) ?? {};
+      } catch (error) {
+        if (error instanceof RpcError) throw toException(error);
+        this.options.onHandlerError?.(method, error);
+        throw toException(RpcError.internal());
+      }
+    });
+  }
+
+  /** Handle `method` notifications: params are parsed with `schema` first; invalid ones are violations. */
+  onNotification<S extends z.ZodType>(method: string, schema: S, handler: (params: z.output<S>) => void): void {
+    this.notificationHandlers.set(method, (raw) => {
+      const parsed = schema.safeParse(raw ?? {});
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+        this.options.onViolation({ code: ErrorCodes.InvalidMessage, reason: `invalid ${method} params: ${issues}` });
+        return;
+      }
+      handler(parsed.data);
+    });
+  }
+
+  /** Send a request and parse its result with `resultSchema`. Rejects with an {@link RpcError}. */
+  request<S extends z.ZodType>(
+    method: string,
+    params: unknown,
+    resultSchema: S,
+    options: RequestOptions = {},
+  ): Promise<z.output<S>> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
+    if (options.signal?.aborted) return Promise.reject(RpcError.requestCancelled(String(options.signal.reason ?? 'aborted')));
+    return new Promise<z.output<S>>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => settle(RpcError.requestCancelled(String(options.signal?.reason ?? 'aborted')));
+      const settle = (error: RpcError | undefined, value?: z.output<S>) => {
+        if (!this.pendingRejects.delete(rejectFn)) return;
+        if (timer) clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(value as z.output<S>);
+      };
+      const rejectFn = (error: RpcError) => settle(error);
+      this.pendingRejects.add(rejectFn);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (options.timeoutMs !== undefined) {
+        timer = setTimeout(
+          () => settle(new RpcError(ErrorCodes.RunnerUnresponsive, `${method} got no answer within ${options.timeoutMs} ms`)),
+          options.timeoutMs,
+        );
+        timer.unref();
+      }
+      Promise.resolve(this.rpc.request(method, params as never, undefined)).then(
+        (raw: unknown) => {
+          const parsed = resultSchema.safeParse(raw);
+          if (parsed.success) return settle(undefined, parsed.data);
+          const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+          const error = new RpcError(ErrorCodes.InvalidMessage, `invalid ${method} result: ${issues}`);
+          settle(error);
+          this.options.onViolation({ code: ErrorCodes.InvalidMessage, reason: error.message });
+        },
+        (error: unknown) => settle(fromLibraryError(error)),
+      );
+    });
+  }
+
+  /** Send a notification. Dropped silently after {@link close}. */
+  notify(method: string, params: unknown): void {
+    if (this.closedWith) return;
+    this.write({ jsonrpc: '2.0', method, params });
+  }
+
+  /** Feed one inbound NDJSON line. */
+  receiveLine(line: Buffer | string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'));
+    } catch {
+      const text = (typeof line === 'string' ? line : line.toString('utf8')).slice(0, 120);
+      this.options.onViolation({ code: ErrorCodes.ParseError, reason: `not JSON: ${JSON.stringify(text)}` });
+      return;
+    }
+    this.receive(value);
+  }
+
+  /** Feed one already parsed inbound message. */
+  receive(value: unknown): void {
+    if (this.closedWith) return;
+    const msg = classifyMessage(value);
+    switch (msg.kind) {
+      case 'invalid':
+        this.options.onViolation({ code: ErrorCodes.InvalidRequest, reason: msg.reason });
+        return;
+      case 'notification': {
+        const handler = this.notificationHandlers.get(msg.message.method);
+        if (handler) handler(msg.message.params);
+        else if (this.options.unknownNotifications === 'violation') {
+          this.options.onViolation({ code: ErrorCodes.MethodNotFound, reason: `unknown notification ${msg.message.method}` });
+        }
+        return;
+      }
+      case 'request':
+      case 'response':
+        // Requests go to the server (which answers MethodNotFound itself), responses to the client.
+        void this.rpc.receiveAndSend(msg.message, undefined, undefined).catch((error: unknown) => {
+          this.options.onHandlerError?.('receive', error);
+        });
+        return;
+    }
+  }
+
+  /** Close the connection: every pending request rejects with `error`, later calls fail with it. */
+  close(error: RpcError): void {
+    if (this.closedWith) return;
+    this.closedWith = error;
+    for (const reject of [...this.pendingRejects]) reject(error);
+    this.rpc.rejectAllPendingRequests(error.message);
+  }
+
+  private write(payload: unknown): void {
+    if (this.closedWith) return;
+    this.options.send(serializeMessage(payload));
+  }
+}
+
+function toException(error: RpcError): JSONRPCErrorException {
+  return new JSONRPCErrorException(error.message, error.code, error.data);
+}
+
+function fromLibraryError(error: unknown): RpcError {
+  if (error instanceof RpcError) return error;
+  if (error instanceof JSONRPCErrorException) return new RpcError(error.code, error.message, error.data);
+  return new RpcError(ErrorCodes.InternalError, error instanceof Error ? error.message : String(error));
+}
