@@ -10,6 +10,8 @@ export interface AttachOptions {
   onBytes?(bytes: number): void;
   /** Called with each inbound line's byte length just before it is handed to the peer. */
   onLine?(bytes: number): void;
+  /** When it returns false, inbound bytes are still counted but no longer parsed. */
+  shouldRead?(): boolean;
   /** Called once when the input ends or errors; the peer is not closed for you. */
   onEnd?(error?: Error): void;
 }
@@ -26,7 +28,7 @@ export function attachPeer(peer: JsonRpcPeer, input: Readable, onViolation: (cod
   let ended = false;
   const onData = (chunk: Buffer) => {
     options.onBytes?.(chunk.length);
-    reader.push(chunk);
+    if (options.shouldRead?.() !== false) reader.push(chunk);
   };
   const onEnd = (error?: Error) => {
     if (ended) return;

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+const ms = (def: number) => z.int().positive().default(def);
+const bytes = (def: number) => z.int().positive().default(def);
+
+/** Limits the host enforces on every run. Each field has a default; a config may lower or raise it. */
+export const HostLimitsSchema = z.strictObject({
+  /** From spawn to the `initialize` answer. */
+  handshakeTimeoutMs: ms(10_000),
+  /** From spawn to the run result. */
+  wallClockMs: ms(10 * 60_000),
+  /** Longest stretch with no message from the runner while a run is active. */
+  idleMs: ms(2 * 60_000),
+  /** After `run/cancel`, how long the runner has to answer `cancelled` before it is killed. */
+  cancelGraceMs: ms(5_000),
+  /** After the run: time for the `shutdown` answer, and again for an exit after stdin closes. */
+  shutdownGraceMs: ms(2_000),
+  /** After SIGTERM to the group, before SIGKILL. */
+  termGraceMs: ms(3_000),
+  /** After SIGKILL, how long to wait for /proc to show the group gone before reporting survivors. */
+  killConfirmMs: ms(5_000),
+  /** After the runner exits, how long to wait for the rest of its stdout (a grandchild may hold it open). */
+  exitDrainMs: ms(250),
+  maxStdoutBytes: bytes(64 * 1024 * 1024),
+  maxStderrBytes: bytes(8 * 1024 * 1024),
+  /** Longest single stdout line (one JSON-RPC message). */
+  maxLineBytes: bytes(4 * 1024 * 1024),
+  maxUpdates: z.int().positive().default(20_000),
+  /** Sum of the sizes of all `run/update` messages of a run. */
+  maxEventBytes: bytes(32 * 1024 * 1024),
+  /** How much of the end of stderr is kept with the outcome. */
+  stderrTailBytes: bytes(8 * 1024),
+});
+
+/** Host limits, defaults applied. */
+export type HostLimits = z.infer<typeof HostLimitsSchema>;
+/** Host limits as a config may write them. */
+export type HostLimitsInput = z.input<typeof HostLimitsSchema>;
+
+/** Parse limits, naming the offending field in the error. */
+export function parseLimits(input: HostLimitsInput = {}): HostLimits {
+  const parsed = HostLimitsSchema.safeParse(input);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new Error(`invalid limits: ${first?.path.join('.') || '(root)'}: ${first?.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,20 @@
+/** Why a host operation failed. Callers branch on `code`, never on the message. Never crosses the wire. */
+export type HostErrorCode =
+  | 'RUNNER_NOT_FOUND'
+  | 'MANIFEST_INVALID'
+  | 'RUNNER_SPAWN_FAILED'
+  | 'INVALID_INPUT'
+  | 'CONFIG_INVALID';
+
+/** A host-side failure with a stable code, typed data and an optional cause. */
+export class HostError extends Error {
+  override readonly name = 'HostError';
+  constructor(
+    readonly code: HostErrorCode,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,67 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HostError } from '../errors.js';
+import { RunnerManifestSchema, type RunnerManifestFile } from './manifest.js';
+
+/** A runner found on disk: its folder and parsed manifest. */
+export interface ResolvedRunner {
+  dir: string;
+  manifest: RunnerManifestFile;
+}
+
+/** The built-in runners shipped in this package. */
+export const BUILTIN_RUNNERS_DIR = fileURLToPath(new URL('../../runners/', import.meta.url));
+
+/** Read and validate `<dir>/runner.json`; errors name the file and the field. */
+export function loadManifest(dir: string): ResolvedRunner {
+  const file = join(dir, 'runner.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new HostError('MANIFEST_INVALID', `${file}: ${(error as Error).message}`, { file });
+  }
+  const parsed = RunnerManifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join('.') || '(root)';
+    throw new HostError('MANIFEST_INVALID', `${file}: field ${field}: ${issue.message}`, { file, field });
+  }
+  return { dir, manifest: parsed.data };
+}
+
+/**
+ * Find a runner by folder path, or by name among the built-in runners and `searchDirs`
+ * (each holding one folder per runner).
+ */
+export function resolveRunner(ref: string, searchDirs: readonly string[] = []): ResolvedRunner {
+  const asPath = resolve(ref);
+  if ((ref.includes('/') || ref.startsWith('.')) && existsSync(asPath)) return loadManifest(asPath);
+  if (/^[a-z0-9][a-z0-9-]*$/.test(ref)) {
+    for (const base of [BUILTIN_RUNNERS_DIR, ...searchDirs]) {
+      const dir = join(base, ref);
+      if (existsSync(join(dir, 'runner.json'))) return loadManifest(dir);
+    }
+  }
+  throw new HostError('RUNNER_NOT_FOUND', `no runner "${ref}" (not a folder with runner.json, nor a built-in or configured runner name)`, { ref });
+}
+
+const TSX_LOADER = import.meta.resolve('tsx');
+
+/** The command line that starts a resolved runner. */
+export function runnerCommand(runner: ResolvedRunner): { command: string; args: string[] } {
+  const { entry } = runner.manifest;
+  if ('node' in entry) {
+    const file = resolve(runner.dir, entry.node);
+    const rel = relative(runner.dir, file);
+    if (rel.startsWith('..') || isAbsolute(rel) || !existsSync(file) || !statSync(file).isFile()) {
+      throw new HostError('MANIFEST_INVALID', `${join(runner.dir, 'runner.json')}: field entry.node: no file ${entry.node} inside the runner folder`, {
+        field: 'entry.node',
+      });
+    }
+    const loader = /\.(c|m)?ts$/.test(file) ? ['--import', TSX_LOADER] : [];
+    return { command: process.execPath, args: [...loader, file] };
+  }
+  return { command: entry.command, args: entry.args.map((a) => a.replaceAll('{runnerDir}', runner.dir)) };
+}

@@ -1,0 +1,74 @@
+import type { RunResult } from '../../sdk/protocol/types.js';
+
+/** Every way a supervised run can end. The first reason recorded wins. */
+export const OUTCOME_STATUSES = [
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'quota_exceeded',
+  'crashed',
+  'protocol_error',
+] as const;
+
+/** How a supervised run ended. */
+export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
+
+/** Which limit or timer decided an outcome, when one did. */
+export interface OutcomeDetail {
+  timeout?: 'handshake' | 'wall_clock' | 'idle' | 'cancel_grace';
+  limit?: 'maxStdoutBytes' | 'maxStderrBytes' | 'maxLineBytes' | 'maxUpdates' | 'maxEventBytes';
+  /** JSON-RPC error code, when a protocol error or an error answer decided it. */
+  code?: number;
+}
+
+/** The last step of the shutdown ladder that the runner needed before it was gone. */
+export type Termination = 'exited' | 'shutdown' | 'stdin_closed' | 'sigterm' | 'sigkill';
+
+/** The one shape every supervised run ends in. */
+export interface RunOutcome {
+  runId: string;
+  status: OutcomeStatus;
+  /** Human-readable: what happened, naming the limit, timer or message. */
+  reason: string;
+  detail: OutcomeDetail;
+  /** The runner's own result, when it gave a valid one. */
+  result?: RunResult;
+  runner?: { name: string; version: string; protocolVersion: number };
+  exitCode: number | null;
+  signal: string | null;
+  termination: Termination;
+  /** Pids of the runner's group or session still alive after the ladder; empty when all died. */
+  survivors: number[];
+  /** The end of stderr, redacted. */
+  stderrTail: string;
+  durationMs: number;
+  counters: { stdoutBytes: number; stderrBytes: number; updates: number; eventBytes: number; hostRequests: number };
+}
+
+/** Records the first decided status; later decisions are ignored ("first reason wins"). */
+export class OutcomeRecorder {
+  private decision: { status: OutcomeStatus; reason: string; detail: OutcomeDetail } | undefined;
+
+  /** Record a decision; returns true when it was the first. */
+  decide(status: OutcomeStatus, reason: string, detail: OutcomeDetail = {}): boolean {
+    if (this.decision) return false;
+    this.decision = { status, reason, detail };
+    return true;
+  }
+
+  get decided(): { status: OutcomeStatus; reason: string; detail: OutcomeDetail } | undefined {
+    return this.decision;
+  }
+}
+
+/** Process exit code the CLI uses for each outcome (documented in docs/cli.md). */
+export const OUTCOME_EXIT_CODES: Record<OutcomeStatus, number> = {
+  completed: 0,
+  failed: 1,
+  cancelled: 130,
+  timed_out: 124,
+  quota_exceeded: 3,
+  crashed: 4,
+  protocol_error: 5,
+};

@@ -1,0 +1,136 @@
+import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import { HOST_METHODS, HOST_METHOD_NAMES, RUNNER_METHODS, type HostMethodName } from '../../sdk/protocol/methods.js';
+import { RpcError } from '../../sdk/protocol/rpcError.js';
+import { RunUpdateParamsSchema } from '../../sdk/protocol/schemas/updates.js';
+import type { InitializeResult, RunParams, RunResult, RunUpdateParams } from '../../sdk/protocol/types.js';
+import { PROTOCOL_VERSION } from '../../sdk/protocol/version.js';
+import { JsonRpcPeer, type ProtocolViolation } from '../../sdk/transport/peer.js';
+import type { HostRequestHandler } from './hostRequestHandler.js';
+
+/** What the host side of a runner connection needs. */
+export interface RunnerConnectionOptions {
+  send(line: string): void;
+  /** A message from the runner broke the protocol; the run fails with protocol_error. */
+  onViolation(violation: ProtocolViolation): void;
+  /** A valid `run/update` of the active run, with the byte size of its line. */
+  onUpdate(params: RunUpdateParams, lineBytes: number): void;
+  /** Every runner → host request, after its scope check, before it is answered. */
+  onHostRequest?(method: HostMethodName, runId: string, outcome: 'accepted' | RpcError): void;
+  hostRequests: HostRequestHandler;
+  host: { name: string; version: string };
+  onHandlerError?(method: string, error: unknown): void;
+}
+
+interface ActiveRun {
+  runId: string;
+  grants: ReadonlySet<string>;
+  lastSeq: number;
+  controller: AbortController;
+}
+
+/**
+ * The host's side of one runner connection. Typed calls to the runner; every runner → host
+ * request is checked against the active run (id and granted methods) before the handler sees
+ * it; `run/update` must name the active run and carry the next `seq`.
+ */
+export class RunnerConnection {
+  readonly peer: JsonRpcPeer;
+  private active: ActiveRun | undefined;
+  private currentLineBytes = 0;
+
+  constructor(private readonly options: RunnerConnectionOptions) {
+    this.peer = new JsonRpcPeer({
+      send: options.send,
+      onViolation: options.onViolation,
+      onHandlerError: options.onHandlerError,
+      unknownNotifications: 'violation',
+    });
+    this.peer.onNotification('run/update', RunUpdateParamsSchema, (params) => this.acceptUpdate(params));
+    for (const method of HOST_METHOD_NAMES) {
+      this.peer.onRequest(method, HOST_METHODS[method].params, (params) => this.answerHostRequest(method, params as Record<string, unknown>));
+    }
+  }
+
+  /** Byte size of the inbound line being dispatched (set by the reader just before dispatch). */
+  noteLineBytes(bytes: number): void {
+    this.currentLineBytes = bytes;
+  }
+
+  /** Send `initialize`; rejects with `RunnerUnresponsive` after `timeoutMs`. */
+  initialize(timeoutMs: number): Promise<InitializeResult> {
+    return this.peer.request(
+      'initialize',
+      { protocolVersion: PROTOCOL_VERSION, host: this.options.host, capabilities: { hostRequests: HOST_METHOD_NAMES } },
+      RUNNER_METHODS.initialize.result,
+      { timeoutMs },
+    );
+  }
+
+  /** Send `run` and resolve with the runner's (validated) result. */
+  run(params: RunParams): Promise<RunResult> {
+    this.active = {
+      runId: params.run.runId,
+      grants: new Set(params.binding.hostRequests),
+      lastSeq: 0,
+      controller: new AbortController(),
+    };
+    return this.peer.request('run', params, RUNNER_METHODS.run.result);
+  }
+
+  /** Ask the runner to stop the active run. */
+  cancel(runId: string, reason: string): void {
+    this.peer.notify('run/cancel', { runId, reason });
+  }
+
+  /** Send `shutdown`; rejects on timeout like any request. */
+  shutdown(timeoutMs: number): Promise<unknown> {
+    return this.peer.request('shutdown', {}, RUNNER_METHODS.shutdown.result, { timeoutMs });
+  }
+
+  /** The run is over: later updates and requests for it are refused, in-flight host work is aborted. */
+  endRun(): void {
+    this.active?.controller.abort(new Error('run ended'));
+    this.active = undefined;
+  }
+
+  /** Number of updates accepted for the active run. */
+  get updateCount(): number {
+    return this.active?.lastSeq ?? 0;
+  }
+
+  /** Close: every pending request to the runner rejects with `error`. */
+  close(error: RpcError): void {
+    this.endRun();
+    this.peer.close(error);
+  }
+
+  private acceptUpdate(params: RunUpdateParams): void {
+    const run = this.active;
+    if (!run || params.runId !== run.runId) {
+      this.options.onViolation({ code: ErrorCodes.InvalidMessage, reason: `run/update for run ${params.runId}, which is not active` });
+      return;
+    }
+    if (params.seq !== run.lastSeq + 1) {
+      this.options.onViolation({
+        code: ErrorCodes.InvalidMessage,
+        reason: `run/update seq ${params.seq} out of order (expected ${run.lastSeq + 1})`,
+      });
+      return;
+    }
+    run.lastSeq = params.seq;
+    this.options.onUpdate(params, this.currentLineBytes);
+  }
+
+  private async answerHostRequest(method: HostMethodName, params: Record<string, unknown>): Promise<unknown> {
+    const runId = String(params.runId);
+    const run = this.active;
+    let refusal: RpcError | undefined;
+    if (!run || run.runId !== runId) refusal = RpcError.runNotActive(runId);
+    else if (!run.grants.has(method)) {
+      refusal = RpcError.policyDenied(`${method} is not granted to run ${runId}`, { deniedBy: 'binding.hostRequests', method });
+    }
+    this.options.onHostRequest?.(method, runId, refusal ?? 'accepted');
+    if (refusal || !run) throw refusal;
+    return this.options.hostRequests.handle(method, params, { runId, signal: run.controller.signal });
+  }
+}

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, RunParams } from '../../sdk/protocol/types.js';
+import { RunParamsSchema } from '../../sdk/protocol/schemas/run.js';
+
+/** A fresh host-made run id. */
+export function newRunId(): string {
+  return `run_${randomUUID()}`;
+}
+
+/** A chat event carrying one text message, as a CLI or test would send it. */
+export function textEvent(text: string, overrides: Partial<ChatEventInput> = {}): ChatEvent {
+  return {
+    id: `evt_${randomUUID()}`,
+    type: 'message',
+    platform: 'cli',
+    bot: 'paddock-cli',
+    conversation: { type: 'private', id: 'local' },
+    sender: { id: 'local-user', name: 'You' },
+    message: { parts: [{ type: 'text', text }] },
+    receivedAt: new Date().toISOString(),
+    ...overrides,
+  } as ChatEvent;
+}
+
+/** Assemble and validate the params of a `run` request. */
+export function buildRunParams(args: {
+  runId: string;
+  sessionId: string;
+  event: ChatEventInput;
+  binding: BindingProjectionInput;
+  resume?: Resume;
+  wallClockMs: number;
+  goalRevision?: number;
+  attempt?: number;
+}): RunParams {
+  return RunParamsSchema.parse({
+    run: {
+      runId: args.runId,
+      sessionId: args.sessionId,
+      goalRevision: args.goalRevision ?? 0,
+      attempt: args.attempt ?? 1,
+      deadline: new Date(Date.now() + args.wallClockMs).toISOString(),
+    },
+    event: args.event,
+    binding: args.binding,
+    resume: args.resume,
+  });
+}

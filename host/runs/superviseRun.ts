@@ -1,0 +1,274 @@
+import { pino, type Logger } from 'pino';
+import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import { RpcError } from '../../sdk/protocol/rpcError.js';
+import type { RunParams, RunResult, Update } from '../../sdk/protocol/types.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../sdk/protocol/version.js';
+import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
+import type { HostLimits } from '../config/limits.js';
+import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
+import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
+import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
+import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
+import { TailBuffer } from '../process/tailBuffer.js';
+import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostRequestHandler.js';
+import { RunnerConnection } from '../rpc/runnerConnection.js';
+import { deferred, settlesWithin } from '../util/deferred.js';
+
+/** Everything needed to supervise one run of one runner process. */
+export interface SuperviseRunOptions {
+  launch: RunnerLaunch;
+  params: RunParams;
+  limits: HostLimits;
+  host: { name: string; version: string };
+  /** Abort to cancel the run: `run/cancel`, then a kill after `cancelGraceMs`. */
+  signal?: AbortSignal;
+  /** Each valid update, in order, until the outcome is decided. */
+  onUpdate?(update: Update, seq: number): void;
+  hostRequests?: HostRequestHandler;
+  log?: Logger;
+  /** Applied to stderr before it is kept or logged (the redactor arrives with the sandbox work). */
+  redact?(text: string): string;
+}
+
+type Phase = 'starting' | 'handshake' | 'running';
+
+const PHASE_TEXT: Record<Phase, string> = {
+  starting: 'before it started',
+  handshake: 'before answering initialize',
+  running: 'before returning a run result',
+};
+
+/**
+ * Start a runner, run one `run` through it under every host limit, stop it with the shutdown
+ * ladder, and return one {@link RunOutcome}. Never throws for anything the runner does: a
+ * misbehaving runner fails its run with a reason. The first reason recorded wins.
+ */
+export async function superviseRun(options: SuperviseRunOptions): Promise<RunOutcome> {
+  const startedAt = performance.now();
+  const { limits } = options;
+  const runId = options.params.run.runId;
+  const log = options.log ?? pino({ level: 'silent' });
+  const redact = options.redact ?? ((text: string) => text);
+  const recorder = new OutcomeRecorder();
+  const counters = { stdoutBytes: 0, stderrBytes: 0, updates: 0, eventBytes: 0, hostRequests: 0 };
+  const tail = new TailBuffer(limits.stderrTailBytes);
+  const decidedNow = deferred();
+  let ladderStart: LadderStart = 'sigterm';
+  let phase: Phase = 'starting';
+
+  const decide = (status: OutcomeStatus, reason: string, detail: OutcomeDetail = {}, start: LadderStart = 'sigterm') => {
+    if (!recorder.decide(status, reason, detail)) return;
+    ladderStart = start;
+    decidedNow.resolve();
+  };
+  const outcome = (extra: Partial<RunOutcome>): RunOutcome => {
+    const decision = recorder.decided!;
+    return {
+      runId,
+      ...decision,
+      exitCode: null,
+      signal: null,
+      termination: 'exited',
+      survivors: [],
+      stderrTail: redact(tail.toString()),
+      durationMs: Math.round(performance.now() - startedAt),
+      counters,
+      ...extra,
+    };
+  };
+
+  let proc: RunnerProcess;
+  try {
+    proc = await spawnRunner(options.launch);
+  } catch (error) {
+    decide('crashed', error instanceof Error ? error.message : String(error));
+    return outcome({});
+  }
+  registerGroup(proc.pid);
+
+  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exited = deferred();
+  const stdoutEnded = deferred();
+  let result: RunResult | undefined;
+  let runner: RunOutcome['runner'];
+  let cancelRequested = false;
+
+  const conn = new RunnerConnection({
+    send: lineWriter(proc.stdin),
+    host: options.host,
+    hostRequests: options.hostRequests ?? unsupportedHostRequests,
+    onViolation: (v) => decide('protocol_error', `runner sent an invalid message: ${v.reason}`, { code: v.code }),
+    onUpdate: (params, lineBytes) => {
+      counters.updates += 1;
+      counters.eventBytes += lineBytes;
+      if (counters.updates > limits.maxUpdates) {
+        return decide('quota_exceeded', `runner sent more than ${limits.maxUpdates} updates`, { limit: 'maxUpdates' });
+      }
+      if (counters.eventBytes > limits.maxEventBytes) {
+        return decide('quota_exceeded', `runner updates exceeded ${limits.maxEventBytes} bytes`, { limit: 'maxEventBytes' });
+      }
+      if (!recorder.decided) options.onUpdate?.(params.update, params.seq);
+    },
+    onHostRequest: (method, _runId, verdict) => {
+      counters.hostRequests += 1;
+      if (verdict !== 'accepted') log.info({ runId, method, code: verdict.code }, `runner request refused: ${verdict.message}`);
+    },
+    onHandlerError: (method, error) => log.error({ runId, method, err: error }, 'host request handler failed'),
+  });
+
+  // Idle watchdog: one timer, re-armed lazily instead of on every message.
+  let lastActivity = performance.now();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = (ms: number) => {
+    idleTimer = setTimeout(() => {
+      const quietFor = performance.now() - lastActivity;
+      if (quietFor >= limits.idleMs) {
+        decide('timed_out', `runner sent nothing for ${limits.idleMs} ms (idle limit)`, { timeout: 'idle' });
+      } else armIdle(limits.idleMs - quietFor);
+    }, ms);
+  };
+
+  const detachStdout = attachPeer(
+    conn.peer,
+    proc.stdout,
+    (code, reason) =>
+      code === ErrorCodes.QuotaExceeded
+        ? decide('quota_exceeded', `runner stdout: ${reason}`, { limit: 'maxLineBytes' })
+        : decide('protocol_error', `runner stdout: ${reason}`, { code }),
+    {
+      maxLineBytes: limits.maxLineBytes,
+      // Once a runner is condemned, its output is counted and dropped, not parsed.
+      shouldRead: () => !(recorder.decided && ladderStart === 'sigterm'),
+      onBytes: (bytes) => {
+        counters.stdoutBytes += bytes;
+        if (counters.stdoutBytes > limits.maxStdoutBytes) {
+          decide('quota_exceeded', `runner stdout exceeded ${limits.maxStdoutBytes} bytes`, { limit: 'maxStdoutBytes' });
+        }
+      },
+      onLine: (bytes) => {
+        lastActivity = performance.now();
+        conn.noteLineBytes(bytes);
+      },
+      onEnd: () => stdoutEnded.resolve(),
+    },
+  );
+
+  proc.stderr.on('data', (chunk: Buffer) => {
+    counters.stderrBytes += chunk.length;
+    tail.push(chunk);
+    if (counters.stderrBytes > limits.maxStderrBytes) {
+      decide('quota_exceeded', `runner stderr exceeded ${limits.maxStderrBytes} bytes`, { limit: 'maxStderrBytes' });
+    }
+  });
+  proc.stderr.on('error', () => undefined);
+
+  proc.child.once('exit', (code, signal) => {
+    exitInfo = { code, signal };
+    exited.resolve();
+    // The result may still sit in the pipe: let stdout drain (bounded, since a grandchild may
+    // hold it open) before calling the exit a crash.
+    void settlesWithin(stdoutEnded.promise, limits.exitDrainMs).then(() => {
+      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      conn.close(RpcError.runnerExited(how));
+      decide('crashed', `runner ${how} ${PHASE_TEXT[phase]}${lastStderrLine(redact(tail.toString()))}`);
+    });
+  });
+
+  const wallTimer = setTimeout(
+    () => decide('timed_out', `run exceeded the wall-clock limit of ${limits.wallClockMs} ms`, { timeout: 'wall_clock' }),
+    limits.wallClockMs,
+  );
+  let cancelTimer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    if (recorder.decided || cancelRequested) return;
+    if (phase !== 'running') return decide('cancelled', 'cancelled before the run started');
+    cancelRequested = true;
+    const reason = String((options.signal?.reason as Error | undefined)?.message ?? options.signal?.reason ?? 'cancelled');
+    conn.cancel(runId, reason);
+    cancelTimer = setTimeout(
+      () => decide('cancelled', `runner did not answer run/cancel within ${limits.cancelGraceMs} ms; killed`, { timeout: 'cancel_grace' }),
+      limits.cancelGraceMs,
+    );
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const drive = async () => {
+    try {
+      phase = 'handshake';
+      if (options.signal?.aborted) return onAbort();
+      const init = await conn.initialize(limits.handshakeTimeoutMs);
+      if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) {
+        return decide(
+          'protocol_error',
+          `runner speaks protocol version ${init.protocolVersion}; this host supports ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+          { code: ErrorCodes.ProtocolVersionUnsupported },
+        );
+      }
+      runner = { name: init.runner.name, version: init.runner.version, protocolVersion: init.protocolVersion };
+      if (recorder.decided) return;
+      phase = 'running';
+      lastActivity = performance.now();
+      armIdle(limits.idleMs);
+      if (options.signal?.aborted) onAbort();
+      result = await conn.run(options.params);
+      decide(result.status, describeResult(result, cancelRequested), {}, 'request');
+    } catch (error) {
+      const err = error instanceof RpcError ? error : RpcError.internal(String(error));
+      const asked = phase === 'handshake' ? 'initialize' : 'run';
+      if (err.code === ErrorCodes.RunnerExited || err.code === ErrorCodes.ConnectionClosed) return; // the exit handler decides
+      if (err.code === ErrorCodes.RunnerUnresponsive) {
+        return decide('timed_out', `runner did not answer initialize within ${limits.handshakeTimeoutMs} ms`, { timeout: 'handshake' });
+      }
+      if (err.code === ErrorCodes.InvalidMessage) return decide('protocol_error', `runner sent an invalid message: ${err.message}`, { code: err.code });
+      decide(phase === 'handshake' ? 'protocol_error' : 'failed', `runner answered ${asked} with error ${err.code}: ${err.message}`, { code: err.code });
+    }
+  };
+  void drive();
+
+  await decidedNow.promise;
+  clearTimeout(wallTimer);
+  clearTimeout(idleTimer);
+  clearTimeout(cancelTimer);
+  options.signal?.removeEventListener('abort', onAbort);
+  conn.endRun();
+
+  const ladder = await runShutdownLadder({
+    proc,
+    start: ladderStart,
+    graces: limits,
+    exited: exited.promise,
+    hasExited: () => exitInfo !== undefined,
+    requestShutdown: (ms) => conn.shutdown(ms),
+  });
+  conn.close(RpcError.runnerExited('run ended'));
+  detachStdout();
+  proc.stdout.destroy();
+  proc.stderr.destroy();
+  proc.stdin.destroy();
+  if (ladder.survivors.length === 0) unregisterGroup(proc.pid);
+
+  return outcome({
+    result,
+    runner,
+    exitCode: exitInfo?.code ?? null,
+    signal: exitInfo?.signal ?? null,
+    termination: ladder.termination,
+    survivors: ladder.survivors,
+  });
+}
+
+function describeResult(result: RunResult, cancelRequested: boolean): string {
+  switch (result.status) {
+    case 'completed':
+      return 'runner completed the run';
+    case 'failed':
+      return `runner reported failure${result.error ? `: ${result.error.message}` : ''}`;
+    case 'cancelled':
+      return cancelRequested ? 'runner stopped on run/cancel' : 'runner reported the run cancelled';
+  }
+}
+
+function lastStderrLine(tail: string): string {
+  const line = tail.trimEnd().split('\n').pop()?.trim();
+  return line ? `; stderr: ${JSON.stringify(line.slice(0, 300))}` : '';
+}

@@ -1,0 +1,30 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The folders of one run. The runner's cwd is `root`; HOME and TMPDIR point inside it. */
+export interface RunWorkspace {
+  root: string;
+  in: string;
+  out: string;
+  tmp: string;
+  home: string;
+}
+
+const RUN_ID = /^run_[A-Za-z0-9-]{8,64}$/;
+
+/**
+ * Create `<data>/workspaces/<runId>/{in,out,tmp,home}` with owner-only permissions. The run id is
+ * host-made; anything else is refused so no caller can steer the path.
+ */
+export function createRunWorkspace(dataDir: string, runId: string): RunWorkspace {
+  if (!RUN_ID.test(runId)) throw new Error(`refusing workspace for malformed run id ${JSON.stringify(runId)}`);
+  const root = join(dataDir, 'workspaces', runId);
+  const ws = { root, in: join(root, 'in'), out: join(root, 'out'), tmp: join(root, 'tmp'), home: join(root, 'home') };
+  for (const dir of [ws.in, ws.out, ws.tmp, ws.home]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return ws;
+}
+
+/** Remove a run's workspace (retention policies arrive with the sandbox work). */
+export function removeRunWorkspace(ws: RunWorkspace): void {
+  rmSync(ws.root, { recursive: true, force: true });
+}

@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** One process as /proc/<pid>/stat describes it. */
+export interface ProcEntry {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  /** R, S, D, Z (zombie), T, … */
+  state: string;
+}
+
+/** Parse the text of /proc/<pid>/stat. The command name may hold spaces and parentheses. */
+export function parseProcStat(text: string): ProcEntry | undefined {
+  const close = text.lastIndexOf(')');
+  if (close === -1) return undefined;
+  const pid = Number.parseInt(text, 10);
+  const fields = text.slice(close + 2).split(' ');
+  const [state, ppid, pgrp, session] = fields;
+  if (!state || ppid === undefined || pgrp === undefined || session === undefined) return undefined;
+  return { pid, ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session), state };
+}
+
+/** Snapshot of every process visible in /proc (processes that vanish mid-scan are skipped). */
+export function readProcTable(): ProcEntry[] {
+  const entries: ProcEntry[] = [];
+  for (const name of readdirSync('/proc')) {
+    const first = name.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    try {
+      const entry = parseProcStat(readFileSync(`/proc/${name}/stat`, 'utf8'));
+      if (entry) entries.push(entry);
+    } catch {
+      // The process exited between readdir and read.
+    }
+  }
+  return entries;
+}
+
+/**
+ * Live (non-zombie) processes in process group `pgid` or session `sid`. Zombies are excluded on
+ * purpose: `kill(-pgid, 0)` counts them, and an init that reaps slowly keeps them for seconds.
+ */
+export function liveGroupMembers(pgid: number, sid: number = pgid): number[] {
+  return readProcTable()
+    .filter((p) => p.state !== 'Z' && (p.pgrp === pgid || p.session === sid))
+    .map((p) => p.pid);
+}
+
+/** Live (non-zombie) descendants of `pid`, found through the parent links in one snapshot. */
+export function liveDescendants(pid: number, table: ProcEntry[] = readProcTable()): number[] {
+  const children = new Map<number, ProcEntry[]>();
+  for (const p of table) {
+    const list = children.get(p.ppid);
+    if (list) list.push(p);
+    else children.set(p.ppid, [p]);
+  }
+  const out: number[] = [];
+  const stack = [pid];
+  while (stack.length > 0) {
+    const parent = stack.pop()!;
+    for (const child of children.get(parent) ?? []) {
+      if (child.state !== 'Z') out.push(child.pid);
+      stack.push(child.pid);
+    }
+  }
+  return out;
+}
+
+/** Send `signal` to each pid, ignoring processes that are already gone. */
+export function signalEach(pids: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // ESRCH: already gone.
+    }
+  }
+}
