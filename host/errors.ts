@@ -3,6 +3,7 @@ export type HostErrorCode =
   | 'RUNNER_NOT_FOUND'
   | 'MANIFEST_INVALID'
   | 'RUNNER_SPAWN_FAILED'
+  | 'RUNNER_BUILD_FAILED'
   | 'INVALID_INPUT'
   | 'CONFIG_INVALID';
 

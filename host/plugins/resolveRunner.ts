@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HostError } from '../errors.js';
+import { compileNodeEntry } from './compileEntry.js';
 import { RunnerManifestSchema, type RunnerManifestFile } from './manifest.js';
 
 /** A runner found on disk: its folder and parsed manifest. */
@@ -47,10 +48,8 @@ export function resolveRunner(ref: string, searchDirs: readonly string[] = []): 
   throw new HostError('RUNNER_NOT_FOUND', `no runner "${ref}" (not a folder with runner.json, nor a built-in or configured runner name)`, { ref });
 }
 
-const TSX_LOADER = import.meta.resolve('tsx');
-
-/** The command line that starts a resolved runner. */
-export function runnerCommand(runner: ResolvedRunner): { command: string; args: string[] } {
+/** The command line that starts a resolved runner (a TypeScript entry is bundled first). */
+export async function runnerCommand(runner: ResolvedRunner): Promise<{ command: string; args: string[] }> {
   const { entry } = runner.manifest;
   if ('node' in entry) {
     const file = resolve(runner.dir, entry.node);
@@ -60,8 +59,8 @@ export function runnerCommand(runner: ResolvedRunner): { command: string; args: 
         field: 'entry.node',
       });
     }
-    const loader = /\.(c|m)?ts$/.test(file) ? ['--import', TSX_LOADER] : [];
-    return { command: process.execPath, args: [...loader, file] };
+    const script = /\.(c|m)?ts$/.test(file) ? await compileNodeEntry(file) : file;
+    return { command: process.execPath, args: [script] };
   }
   return { command: entry.command, args: entry.args.map((a) => a.replaceAll('{runnerDir}', runner.dir)) };
 }

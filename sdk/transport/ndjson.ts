@@ -7,8 +7,11 @@ const NEWLINE = 0x0a;
 export interface LineReaderEvents {
   /** One complete line, without its newline. Empty lines are skipped. */
   onLine(line: Buffer): void;
-  /** A line grew past the cap; no more lines are delivered after this. */
-  onOverflow(bytesSoFar: number): void;
+  /**
+   * A line grew past the cap. By default no more lines are delivered after this; return
+   * `'skip'` to drop that one line and go on with the next (lenient readers of harness output).
+   */
+  onOverflow(bytesSoFar: number): void | 'skip';
 }
 
 /**
@@ -20,6 +23,7 @@ export class LineReader {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private overflowed = false;
+  private skipping = false;
 
   constructor(
     private readonly maxLineBytes: number,
@@ -32,12 +36,27 @@ export class LineReader {
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(NEWLINE, start);
+      if (this.skipping) {
+        if (nl === -1) return;
+        this.skipping = false;
+        start = nl + 1;
+        continue;
+      }
       const end = nl === -1 ? chunk.length : nl;
       const piece = chunk.subarray(start, end);
       if (this.pendingBytes + piece.length > this.maxLineBytes) {
-        this.overflowed = true;
+        const bytes = this.pendingBytes + piece.length;
         this.pending = [];
-        this.events.onOverflow(this.pendingBytes + piece.length);
+        this.pendingBytes = 0;
+        if (this.events.onOverflow(bytes) === 'skip') {
+          if (nl === -1) {
+            this.skipping = true;
+            return;
+          }
+          start = nl + 1;
+          continue;
+        }
+        this.overflowed = true;
         return;
       }
       if (nl === -1) {

@@ -1,0 +1,47 @@
+import type { ChatEventInput } from '../../../sdk/protocol/types.js';
+import type { HostConfig } from '../../config/hostConfig.js';
+import { configureContainer } from '../../di/configure.js';
+import { TOKENS } from '../../di/tokens.js';
+import { OUTCOME_EXIT_CODES } from '../../process/outcome.js';
+import type { Renderer } from '../render.js';
+
+/** Run one event through a runner, render it, and return the process exit code. */
+export async function runCommand(args: {
+  config: HostConfig;
+  runner: string;
+  event: ChatEventInput;
+  runnerConfig?: Record<string, unknown>;
+  renderer: Renderer;
+}): Promise<number> {
+  const container = configureContainer(args.config);
+  const service = container.resolve(TOKENS.RunService);
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      args.renderer.note('cancelling… (Ctrl-C again to kill the runner now)');
+      controller.abort(new Error('interrupted by the user (Ctrl-C)'));
+    } else {
+      // The exit hook SIGKILLs every live runner group.
+      process.exit(OUTCOME_EXIT_CODES.cancelled);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  try {
+    const outcome = await service.runAdHoc({
+      runner: args.runner,
+      event: args.event,
+      config: args.runnerConfig,
+      signal: controller.signal,
+      onStart: (info) => args.renderer.started(info),
+      onUpdate: (update, seq) => args.renderer.update(update, seq),
+    });
+    args.renderer.outcome(outcome);
+    return OUTCOME_EXIT_CODES[outcome.status];
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+}

@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util';
+import { resolveDataDir } from '../config/dataDir.js';
+import { HOST_INFO, type HostConfig } from '../config/hostConfig.js';
+import { parseLimits } from '../config/limits.js';
+import { HostError } from '../errors.js';
+import { textEvent } from '../runs/runParams.js';
+import { runCommand } from './commands/run.js';
+import { humanRenderer, jsonRenderer } from './render.js';
+
+const USAGE = `paddock ${HOST_INFO.version} — agent-runner host
+
+Usage:
+  paddock demo [--json]                       a sample chat event through the built-in echo runner
+  paddock run --runner <dir|name> --text <t>  one event through a runner, streamed
+        [--json] [--config <json>] [--timeout <ms>] [--data-dir <dir>] [--keep-workspace]
+  paddock version
+
+Exit codes: 0 completed, 1 failed, 2 usage error, 3 quota_exceeded, 4 crashed,
+            5 protocol_error, 124 timed_out, 130 cancelled.
+Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_LOG_LEVEL (default warn).`;
+
+const DEMO_TEXT = 'Hello from paddock! This reply streams word by word from the built-in echo runner, running as its own supervised process.';
+
+/** The `paddock` command. Returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      runner: { type: 'string' },
+      text: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      config: { type: 'string' },
+      timeout: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'keep-workspace': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const renderer = values.json ? jsonRenderer() : humanRenderer();
+  const config: HostConfig = {
+    dataDir: resolveDataDir(values['data-dir']),
+    limits: parseLimits(values.timeout ? { wallClockMs: parsePositiveInt('--timeout', values.timeout) } : {}),
+    runnerDirs: [],
+    logLevel: process.env.PADDOCK_LOG_LEVEL ?? 'warn',
+    keepWorkspaces: values['keep-workspace'],
+  };
+  switch (command) {
+    case 'demo':
+      if (!values.json) {
+        process.stdout.write(`paddock demo — data folder ${config.dataDir}\n`);
+      }
+      return runCommand({ config, runner: 'echo', event: textEvent(DEMO_TEXT, { platform: 'demo' }), runnerConfig: { delayMs: 40 }, renderer });
+    case 'run': {
+      if (!values.runner) throw new UsageError('run needs --runner <dir|name>');
+      if (values.text === undefined) throw new UsageError('run needs --text <message>');
+      return runCommand({ config, runner: values.runner, event: textEvent(values.text), runnerConfig: parseConfigFlag(values.config), renderer });
+    }
+    case 'version':
+      process.stdout.write(`${HOST_INFO.version}\n`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+class UsageError extends Error {}
+
+function parsePositiveInt(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive whole number of milliseconds, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function parseConfigFlag(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--config is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('--config must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** Run `main` as the process: print usage and host errors plainly, set the exit code. */
+export async function runMain(argv: string[]): Promise<void> {
+  try {
+    process.exitCode = await main(argv);
+  } catch (error) {
+    if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`paddock: ${error.message}\n\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else if (error instanceof HostError) {
+      process.stderr.write(`paddock: ${error.message}\n`);
+      process.exitCode = 2;
+    } else throw error;
+  }
+}

@@ -1,0 +1,75 @@
+import type { Update } from '../../sdk/protocol/types.js';
+import type { RunOutcome } from '../process/outcome.js';
+
+/** Shows a run on a terminal or as NDJSON. */
+export interface Renderer {
+  started(info: { runId: string; runner: string }): void;
+  update(update: Update, seq: number): void;
+  note(text: string): void;
+  outcome(outcome: RunOutcome): void;
+}
+
+/** One JSON object per line on stdout: `started`, `update`…, `outcome`. */
+export function jsonRenderer(out: NodeJS.WritableStream = process.stdout): Renderer {
+  const line = (value: unknown) => out.write(`${JSON.stringify(value)}\n`);
+  return {
+    started: (info) => line({ type: 'started', ...info }),
+    update: (update, seq) => line({ type: 'update', seq, update }),
+    note: (text) => line({ type: 'note', text }),
+    outcome: (outcome) => line({ type: 'outcome', outcome }),
+  };
+}
+
+/** A readable view: streamed text inline, other updates as dim lines, a status line at the end. */
+export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Renderer {
+  const color = out.isTTY === true && !process.env.NO_COLOR;
+  const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[0m` : s);
+  const paint = (ok: boolean, s: string) => (color ? `\x1b[${ok ? 32 : 31}m${s}\x1b[0m` : s);
+  let midLine = false;
+  let streamed = false;
+  const meta = (text: string) => {
+    if (midLine) out.write('\n');
+    midLine = false;
+    out.write(`${dim(text)}\n`);
+  };
+  return {
+    started: (info) => meta(`▶ run ${info.runId} · runner ${info.runner}`),
+    update(update) {
+      switch (update.kind) {
+        case 'message.delta':
+          out.write(update.text);
+          midLine = !update.text.endsWith('\n');
+          streamed = true;
+          return;
+        case 'message':
+          meta('');
+          out.write(`${update.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('')}\n`);
+          streamed = true;
+          return;
+        case 'tool.started':
+          return meta(`⚙ ${update.name}${update.title ? ` — ${update.title}` : ''}`);
+        case 'tool.finished':
+          return meta(`⚙ ${update.toolCallId} ${update.status}${update.error ? `: ${update.error}` : ''}`);
+        case 'progress':
+          return meta(`… ${update.message}${update.percent !== undefined ? ` (${update.percent}%)` : ''}`);
+        case 'usage':
+          return meta(`Σ ${JSON.stringify(update.usage)}`);
+        case 'artifact':
+          return meta(`📎 ${update.name} (${update.path})`);
+        case 'log':
+          return meta(`[${update.level}] ${update.message}`);
+      }
+    },
+    note: (text) => meta(text),
+    outcome(outcome) {
+      const text = outcome.result?.output?.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('');
+      if (!streamed && text) out.write(`${text}\n`);
+      if (midLine) out.write('\n');
+      midLine = false;
+      const ok = outcome.status === 'completed';
+      out.write(`${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${outcome.reason}`)}\n`);
+      if (!ok && outcome.stderrTail.trim()) out.write(dim(`runner stderr (tail):\n${outcome.stderrTail.trimEnd()}\n`));
+      if (outcome.survivors.length > 0) out.write(paint(false, `! processes survived the run: ${outcome.survivors.join(', ')}\n`));
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import type { Logger } from 'pino';
+import type { HostConfig } from '../config/hostConfig.js';
+import type { RunService } from '../runs/runService.js';
+import type { InjectionToken } from './container.js';
+
+/** Every DI token of the host. Services import each other's classes with `import type` only. */
+export const TOKENS = {
+  HostConfig: Symbol('HostConfig') as InjectionToken<HostConfig>,
+  Logger: Symbol('Logger') as InjectionToken<Logger>,
+  RunService: Symbol('RunService') as InjectionToken<RunService>,
+} as const;

@@ -1,0 +1,38 @@
+/**
+ * paddock runner SDK: write a runner, serve it over stdio, test it.
+ * Protocol reference: docs/protocol.md. Authoring guide: docs/runner-authoring.md.
+ */
+export { z } from 'zod';
+export { defineRunner, type RunnerDefinition, type RunnerManifest, type RunBinding, type RunReturn } from './runner/defineRunner.js';
+export { serve, type ServeOptions } from './runner/serve.js';
+export type { RunContext, HostCalls } from './runner/context.js';
+export { eventText } from './runner/eventText.js';
+export { createRunnerLogger, type Logger } from './logger.js';
+export {
+  spawnHarness,
+  mapHarnessLine,
+  type HarnessOptions,
+  type HarnessLine,
+  type HarnessExit,
+  type Harness,
+  type LineMappers,
+} from './harness/spawnHarness.js';
+export {
+  PROTOCOL_VERSION,
+  ErrorCodes,
+  RpcError,
+  type ErrorCode,
+  type ChatEvent,
+  type BindingProjection,
+  type RunInfo,
+  type Resume,
+  type RunResult,
+  type RunResultInput,
+  type RunStatus,
+  type Update,
+  type UpdateInput,
+  type UpdateKind,
+  type Usage,
+  type MessagePart,
+  type JsonValue,
+} from './protocol/index.js';
