@@ -35,6 +35,8 @@ export interface RunOutcome {
   /** The runner's own result, when it gave a valid one. */
   result?: RunResult;
   runner?: { name: string; version: string; protocolVersion: number };
+  /** Pid of the runner process, which is also its process-group and session id (null if never started). */
+  pid: number | null;
   exitCode: number | null;
   signal: string | null;
   termination: Termination;

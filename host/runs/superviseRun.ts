@@ -66,6 +66,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     return {
       runId,
       ...decision,
+      pid: null,
       exitCode: null,
       signal: null,
       termination: 'exited',
@@ -250,6 +251,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   return outcome({
     result,
     runner,
+    pid: proc.pid,
     exitCode: exitInfo?.code ?? null,
     signal: exitInfo?.signal ?? null,
     termination: ladder.termination,

@@ -42,6 +42,10 @@ export class LineReader {
         start = nl + 1;
         continue;
       }
+      if (nl === start && this.pendingBytes === 0) {
+        start += 1; // an empty line: skip it without allocating
+        continue;
+      }
       const end = nl === -1 ? chunk.length : nl;
       const piece = chunk.subarray(start, end);
       if (this.pendingBytes + piece.length > this.maxLineBytes) {
