@@ -11,7 +11,7 @@ import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.j
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
 import { TailBuffer } from '../process/tailBuffer.js';
 import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostRequestHandler.js';
-import { RunnerConnection } from '../rpc/runnerConnection.js';
+import { HostEndpoint } from '../../sdk/transport/hostEndpoint.js';
 import { deferred, settlesWithin } from '../util/deferred.js';
 
 /** Everything needed to supervise one run of one runner process. */
@@ -94,7 +94,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   let runner: RunOutcome['runner'];
   let cancelRequested = false;
 
-  const conn = new RunnerConnection({
+  const conn = new HostEndpoint({
     send: lineWriter(proc.stdin),
     host: options.host,
     hostRequests: options.hostRequests ?? unsupportedHostRequests,

@@ -49,6 +49,7 @@ export function serve<S extends z.ZodType>(runner: RunnerDefinition<S>, options:
     onViolation: (v) => log.warn({ code: v.code }, `protocol violation from host: ${v.reason}`),
     onHandlerError: (method, error) => log.error({ err: error, method }, 'request handler failed'),
     unknownNotifications: 'ignore',
+    answerInvalid: true,
   });
 
   let resolveDone!: () => void;

@@ -22,6 +22,11 @@ export interface PeerOptions {
   onHandlerError?(method: string, error: unknown): void;
   /** A notification with no handler: ignored (default) or reported as a violation. */
   unknownNotifications?: 'ignore' | 'violation';
+  /**
+   * Also answer a line that is not JSON (-32700) or not a valid request (-32600) with an error
+   * response (id null), as JSON-RPC servers do. Runners do; the host does not (it fails the run).
+   */
+  answerInvalid?: boolean;
 }
 
 /** Per-call options of {@link JsonRpcPeer.request}. */
@@ -153,7 +158,7 @@ export class JsonRpcPeer {
       value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'));
     } catch {
       const text = (typeof line === 'string' ? line : line.toString('utf8')).slice(0, 120);
-      this.options.onViolation({ code: ErrorCodes.ParseError, reason: `not JSON: ${JSON.stringify(text)}` });
+      this.reportInvalid(ErrorCodes.ParseError, `not JSON: ${JSON.stringify(text)}`, 'Parse error');
       return;
     }
     this.receive(value);
@@ -165,7 +170,7 @@ export class JsonRpcPeer {
     const msg = classifyMessage(value);
     switch (msg.kind) {
       case 'invalid':
-        this.options.onViolation({ code: ErrorCodes.InvalidRequest, reason: msg.reason });
+        this.reportInvalid(ErrorCodes.InvalidRequest, msg.reason, 'Invalid Request');
         return;
       case 'notification': {
         const handler = this.notificationHandlers.get(msg.message.method);
@@ -191,6 +196,11 @@ export class JsonRpcPeer {
     this.closedWith = error;
     for (const reject of [...this.pendingRejects]) reject(error);
     this.rpc.rejectAllPendingRequests(error.message);
+  }
+
+  private reportInvalid(code: number, reason: string, message: string): void {
+    if (this.options.answerInvalid) this.write({ jsonrpc: '2.0', id: null, error: { code, message, data: { reason } } });
+    this.options.onViolation({ code, reason });
   }
 
   private write(payload: unknown): void {

@@ -1,14 +1,27 @@
-import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
-import { HOST_METHODS, HOST_METHOD_NAMES, RUNNER_METHODS, type HostMethodName } from '../../sdk/protocol/methods.js';
-import { RpcError } from '../../sdk/protocol/rpcError.js';
-import { RunUpdateParamsSchema } from '../../sdk/protocol/schemas/updates.js';
-import type { InitializeResult, RunParams, RunResult, RunUpdateParams } from '../../sdk/protocol/types.js';
-import { PROTOCOL_VERSION } from '../../sdk/protocol/version.js';
-import { JsonRpcPeer, type ProtocolViolation } from '../../sdk/transport/peer.js';
-import type { HostRequestHandler } from './hostRequestHandler.js';
+import { ErrorCodes } from '../protocol/errorCodes.js';
+import { HOST_METHODS, HOST_METHOD_NAMES, RUNNER_METHODS, type HostMethodName } from '../protocol/methods.js';
+import { RpcError } from '../protocol/rpcError.js';
+import { RunUpdateParamsSchema } from '../protocol/schemas/updates.js';
+import type { InitializeResult, RunParams, RunResult, RunUpdateParams } from '../protocol/types.js';
+import { PROTOCOL_VERSION } from '../protocol/version.js';
+import { JsonRpcPeer, type ProtocolViolation } from './peer.js';
+
+/** Who is asking: the run the request was checked against. */
+export interface HostRequestScope {
+  runId: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Answers runner → host requests that passed the endpoint's checks (active run, granted
+ * method). The host plugs state, gateway, fs and approvals in here; the fake host its stubs.
+ */
+export interface HostRequestHandler {
+  handle(method: HostMethodName, params: Record<string, unknown>, scope: HostRequestScope): Promise<unknown>;
+}
 
 /** What the host side of a runner connection needs. */
-export interface RunnerConnectionOptions {
+export interface HostEndpointOptions {
   send(line: string): void;
   /** A message from the runner broke the protocol; the run fails with protocol_error. */
   onViolation(violation: ProtocolViolation): void;
@@ -29,16 +42,17 @@ interface ActiveRun {
 }
 
 /**
- * The host's side of one runner connection. Typed calls to the runner; every runner → host
+ * The host's side of one runner connection, shared by the real host and the SDK's fake host so
+ * both apply the same checks. Typed calls to the runner; every runner → host
  * request is checked against the active run (id and granted methods) before the handler sees
  * it; `run/update` must name the active run and carry the next `seq`.
  */
-export class RunnerConnection {
+export class HostEndpoint {
   readonly peer: JsonRpcPeer;
   private active: ActiveRun | undefined;
   private currentLineBytes = 0;
 
-  constructor(private readonly options: RunnerConnectionOptions) {
+  constructor(private readonly options: HostEndpointOptions) {
     this.peer = new JsonRpcPeer({
       send: options.send,
       onViolation: options.onViolation,
