@@ -56,7 +56,11 @@ export class JsonRpcPeer {
 
   constructor(private readonly options: PeerOptions) {
     const server = new JSONRPCServer({
-      errorListener: (message, data) => this.options.onHandlerError?.(message, data),
+      // Our handler wrapper reports unexpected errors itself; what reaches the library is only
+      // the deliberate error answers (JSONRPCErrorException), which are not failures.
+      errorListener: (message, data) => {
+        if (!(data instanceof JSONRPCErrorException)) this.options.onHandlerError?.(message, data);
+      },
     });
     const client = new JSONRPCClient((payload) => this.write(payload));
     this.rpc = new JSONRPCServerAndClient(server, client, {

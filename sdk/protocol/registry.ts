@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+import { UsageSchema, MessagePartSchema, EffectSchema } from './schemas/common.js';
+import { BindingProjectionSchema, RunLimitsSchema } from './schemas/binding.js';
+import { ChatEventSchema } from './schemas/event.js';
+import * as H from './schemas/hostRequests.js';
+import { InitializeParamsSchema, InitializeResultSchema } from './schemas/initialize.js';
+import * as R from './schemas/run.js';
+import { RunUpdateParamsSchema, UpdateSchema } from './schemas/updates.js';
+
+/**
+ * Every named protocol type, by the name used in docs/protocol.schema.json `$defs` and in
+ * test/fixtures/protocol/<Name>/. Adding a message type means adding it here.
+ */
+export const PROTOCOL_TYPES = {
+  InitializeParams: InitializeParamsSchema,
+  InitializeResult: InitializeResultSchema,
+  RunParams: R.RunParamsSchema,
+  RunInfo: R.RunInfoSchema,
+  ChatEvent: ChatEventSchema,
+  BindingProjection: BindingProjectionSchema,
+  RunLimits: RunLimitsSchema,
+  Resume: R.ResumeSchema,
+  ExternalPointers: R.ExternalPointersSchema,
+  RunResult: R.RunResultSchema,
+  RunStatus: R.RunStatusSchema,
+  CancelParams: R.CancelParamsSchema,
+  ShutdownParams: R.ShutdownParamsSchema,
+  ShutdownResult: R.ShutdownResultSchema,
+  RunUpdateParams: RunUpdateParamsSchema,
+  Update: UpdateSchema,
+  Usage: UsageSchema,
+  MessagePart: MessagePartSchema,
+  Effect: EffectSchema,
+  StateGetParams: H.StateGetParamsSchema,
+  StateGetResult: H.StateGetResultSchema,
+  StateSetParams: H.StateSetParamsSchema,
+  StateSetResult: H.StateSetResultSchema,
+  StateDeleteParams: H.StateDeleteParamsSchema,
+  StateDeleteResult: H.StateDeleteResultSchema,
+  ModelCompleteParams: H.ModelCompleteParamsSchema,
+  ModelCompleteResult: H.ModelCompleteResultSchema,
+  ModelDeltaParams: H.ModelDeltaParamsSchema,
+  KbRetrieveParams: H.KbRetrieveParamsSchema,
+  KbRetrieveResult: H.KbRetrieveResultSchema,
+  ToolCallParams: H.ToolCallParamsSchema,
+  ToolCallResult: H.ToolCallResultSchema,
+  FsReadParams: H.FsReadParamsSchema,
+  FsReadResult: H.FsReadResultSchema,
+  FsWriteParams: H.FsWriteParamsSchema,
+  FsWriteResult: H.FsWriteResultSchema,
+  ApprovalRequestParams: H.ApprovalRequestParamsSchema,
+  ApprovalRequestResult: H.ApprovalRequestResultSchema,
+} as const satisfies Record<string, z.ZodType>;
+
+/** Name of a protocol type in {@link PROTOCOL_TYPES}. */
+export type ProtocolTypeName = keyof typeof PROTOCOL_TYPES;
