@@ -1,0 +1,66 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HostError } from '../../../host/errors.js';
+import { loadManifest, resolveRunner, runnerCommand } from '../../../host/plugins/resolveRunner.js';
+
+function runnerDir(manifest: unknown, files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-manifest-'));
+  writeFileSync(join(dir, 'runner.json'), typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+const base = { id: 'ok-runner', name: 'OK', version: '1.0.0', protocolVersion: 1, entry: { command: 'python3', args: ['{runnerDir}/r.py'] } };
+
+function hostError(fn: () => unknown): HostError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof HostError) return error;
+    throw error;
+  }
+  throw new Error('expected a HostError');
+}
+
+describe('runner manifests', () => {
+  it('resolves a built-in runner by name and a runner folder by path', () => {
+    expect(resolveRunner('echo').manifest.id).toBe('echo');
+    const dir = runnerDir(base);
+    expect(resolveRunner(dir).manifest.name).toBe('OK');
+  });
+
+  it.each([
+    ['not json', '{ "id": ', /runner\.json: .*JSON/],
+    ['missing entry', { ...base, entry: undefined }, /field entry: /],
+    ['bad id', { ...base, id: 'Has Spaces' }, /field id: lowercase letters/],
+    ['reserved env', { ...base, env: { CLAUDECODE: '1' } }, /field env: may not set .*CLAUDECODE/],
+    ['unknown field', { ...base, entrypoint: 'x' }, /field \(root\): Unrecognized key: "entrypoint"/],
+    ['unknown host request', { ...base, capabilities: { hostRequests: ['shell/exec'] } }, /field capabilities\.hostRequests\.0/],
+  ])('refuses a manifest with %s, naming the file and the field', (_name, manifest, message) => {
+    const dir = runnerDir(manifest);
+    const error = hostError(() => loadManifest(dir));
+    expect(error.code).toBe('MANIFEST_INVALID');
+    expect(error.message).toContain(join(dir, 'runner.json'));
+    expect(error.message).toMatch(message);
+  });
+
+  it('an unknown runner name is RUNNER_NOT_FOUND', () => {
+    expect(hostError(() => resolveRunner('no-such-runner')).code).toBe('RUNNER_NOT_FOUND');
+  });
+
+  it('a node entry must be a file inside the runner folder', async () => {
+    const dir = runnerDir({ ...base, entry: { node: '../../etc/passwd' } });
+    await expect(runnerCommand(loadManifest(dir))).rejects.toThrow(/field entry\.node: no file/);
+  });
+
+  it('a command entry substitutes {runnerDir}; a .js node entry runs with this node', async () => {
+    const dir = runnerDir(base);
+    expect(await runnerCommand(loadManifest(dir))).toEqual({ command: 'python3', args: [`${dir}/r.py`] });
+    const js = runnerDir({ ...base, entry: { node: 'main.mjs' } }, { 'main.mjs': '' });
+    expect(await runnerCommand(loadManifest(js))).toEqual({ command: process.execPath, args: [join(js, 'main.mjs')] });
+  });
+});
