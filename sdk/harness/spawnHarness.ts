@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { LineReader } from '../transport/ndjson.js';
-import { liveDescendants, signalEach } from '../process/procTable.js';
+import { liveDescendants, signalEach, stillAlive, waitUntilGone } from '../process/procTable.js';
 import type { UpdateInput } from '../protocol/types.js';
 
 /** How to run an external agent CLI from a runner. */
@@ -47,7 +47,7 @@ export interface Harness {
   /** Stdout lines, in order; ends when stdout closes. Consuming slowly pauses the CLI's output. */
   lines: AsyncIterable<HarnessLine>;
   exited: Promise<HarnessExit>;
-  /** Stop the CLI and its descendants (SIGTERM, then SIGKILL after the grace). */
+  /** Stop the CLI and its descendants (SIGTERM, then SIGKILL after the grace); `exited` waits for all of them. */
   kill(): void;
 }
 
@@ -77,24 +77,25 @@ export function spawnHarness(options: HarnessOptions): Harness {
   let cancelled = false;
   let truncated = false;
   let spawnError: string | undefined;
-  let killTimer: NodeJS.Timeout | undefined;
-  let killedTree: number[] = [];
+  let killed: Promise<void> | undefined;
 
   const notify = () => {
     wake?.();
     wake = undefined;
   };
+  // SIGTERM the CLI and every descendant; SIGKILL whatever is left after the grace. Descendants
+  // are found before the CLI dies: after that they are reparented and unfindable.
   const kill = () => {
-    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-    if (killTimer) return;
-    // Find descendants before the CLI dies: after that they are reparented and unfindable.
-    killedTree = [...liveDescendants(child.pid), child.pid];
-    signalEach(killedTree, 'SIGTERM');
-    killTimer = setTimeout(() => {
-      const pid = child.pid!;
-      signalEach(new Set([...killedTree, ...liveDescendants(pid)]), 'SIGKILL');
-    }, grace);
-    killTimer.unref();
+    if (killed || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const tree = new Set([...liveDescendants(child.pid), child.pid]);
+    signalEach(tree, 'SIGTERM');
+    killed = (async () => {
+      const left = await waitUntilGone(() => stillAlive(tree), grace);
+      if (left.length === 0) return;
+      for (const pid of liveDescendants(child.pid!)) tree.add(pid);
+      signalEach(tree, 'SIGKILL');
+      await waitUntilGone(() => stillAlive(tree), grace);
+    })();
   };
 
   const reader = new LineReader(options.maxLineBytes ?? 4 * 1024 * 1024, {
@@ -141,9 +142,11 @@ export function spawnHarness(options: HarnessOptions): Harness {
       notify();
     });
     child.once('close', (exitCode, signal) => {
-      if (killTimer) clearTimeout(killTimer);
       options.signal?.removeEventListener('abort', onAbort);
-      resolve({ exitCode, signal, cancelled, truncated, droppedLines, stderrTail, spawnError });
+      // After a kill, report the exit only once the whole tree is gone.
+      void (killed ?? Promise.resolve()).then(() =>
+        resolve({ exitCode, signal, cancelled, truncated, droppedLines, stderrTail, spawnError }),
+      );
     });
   });
 

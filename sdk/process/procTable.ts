@@ -77,3 +77,26 @@ export function signalEach(pids: Iterable<number>, signal: NodeJS.Signals): void
     }
   }
 }
+
+/** How often /proc is rescanned while waiting for processes to die. */
+const POLL_MS = 20;
+
+/**
+ * Poll `alive()` (a /proc scan) until it returns no pids or `timeoutMs` passes; resolves with the
+ * pids still alive. Polls because there is no event for the death of a process that is not our
+ * child; the wait is always bounded.
+ */
+export async function waitUntilGone(alive: () => number[], timeoutMs: number): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = alive();
+    if (left.length === 0 || Date.now() >= deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** The pids of `pids` that are still alive (present in /proc and not zombies). */
+export function stillAlive(pids: Iterable<number>): number[] {
+  const live = new Set(readProcTable().filter((p) => p.state !== 'Z').map((p) => p.pid));
+  return [...pids].filter((pid) => live.has(pid));
+}

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
 import { HOST_METHODS, NOTIFICATIONS, RUNNER_METHODS } from '../../../sdk/protocol/methods.js';
