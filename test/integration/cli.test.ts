@@ -1,0 +1,79 @@
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import { liveGroupMembers } from '../../sdk/process/procTable.js';
+import { jsonLines, paddock } from '../helpers/cli.js';
+
+const dataDir = () => mkdtempSync(join(tmpdir(), 'paddock-cli-'));
+const outcomeOf = (stdout: string) => jsonLines(stdout).find((l) => l.type === 'outcome')!.outcome as RunOutcome;
+
+describe('paddock CLI (real process)', () => {
+  it('paddock demo streams the sample event through echo and exits 0', async () => {
+    const home = dataDir();
+    const r = await paddock(['demo'], { dataDir: home });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('Hello from paddock!');
+    expect(r.stdout).toMatch(/✓ completed in \d+ ms — runner completed the run/);
+    expect(existsSync(join(home, 'workspaces'))).toBe(true);
+    expect(readdirSync(join(home, 'workspaces'))).toEqual([]); // the run's workspace was cleaned
+  });
+
+  it('paddock run --json streams NDJSON: started, updates in order, outcome', async () => {
+    const r = await paddock(['run', '--runner', 'echo', '--text', 'one two', '--json'], { dataDir: dataDir() });
+    expect(r.exitCode).toBe(0);
+    const lines = jsonLines(r.stdout);
+    expect(lines[0]).toMatchObject({ type: 'started', runner: 'echo' });
+    expect(lines.filter((l) => l.type === 'update').map((l) => l.seq)).toEqual([1, 2, 3]);
+    expect(outcomeOf(r.stdout)).toMatchObject({ status: 'completed', survivors: [], termination: 'shutdown' });
+  });
+
+  it('exit code reflects the outcome: timed_out 124, crashed 4, failed 1', async () => {
+    const timedOut = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/hangs', '--text', 'x', '--timeout', '800', '--json'], { dataDir: dataDir() });
+    expect(timedOut.exitCode).toBe(124);
+    expect(outcomeOf(timedOut.stdout).detail).toEqual({ timeout: 'wall_clock' });
+    const crashed = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/crashes', '--text', 'x'], { dataDir: dataDir() });
+    expect(crashed.exitCode).toBe(4);
+    expect(crashed.stdout).toMatch(/✗ crashed .* exited with code 7/);
+    expect(crashed.stdout).toContain('segfault imminent (fixture)');
+    const failed = await paddock(['run', '--runner', 'echo', '--text', 'x', '--config', '{"delayMs":"soon"}'], { dataDir: dataDir() });
+    expect(failed.exitCode).toBe(1);
+    expect(failed.stdout).toMatch(/invalid runner config.*delayMs/s);
+  });
+
+  it('bad input gets a clear error and exit code 2', async () => {
+    const broken = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/broken-manifest', '--text', 'x'], { dataDir: dataDir() });
+    expect(broken.exitCode).toBe(2);
+    expect(broken.stderr).toMatch(/broken-manifest\/runner\.json: field entry/);
+    const noText = await paddock(['run', '--runner', 'echo'], { dataDir: dataDir() });
+    expect(noText.exitCode).toBe(2);
+    expect(noText.stderr).toContain('run needs --text');
+    const badJson = await paddock(['run', '--runner', 'echo', '--text', 'x', '--config', '{nope'], { dataDir: dataDir() });
+    expect(badJson.exitCode).toBe(2);
+    expect(badJson.stderr).toContain('--config is not valid JSON');
+    const unknownFlag = await paddock(['run', '--runner', 'echo', '--text', 'x', '--frobnicate'], { dataDir: dataDir() });
+    expect(unknownFlag.exitCode).toBe(2);
+    expect(unknownFlag.stderr).toMatch(/Unknown option '--frobnicate'/);
+  });
+
+  it('Ctrl-C cancels the run cleanly: cancelled outcome, exit 130, no runner process left', async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+    const child = paddock(['run', '--runner', 'echo', '--text', words, '--config', '{"delayMs":100}', '--json'], { dataDir: dataDir() });
+    let sent = false;
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (!sent && chunk.toString().includes('message.delta')) {
+        sent = true;
+        child.kill('SIGINT');
+      }
+    });
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    const outcome = outcomeOf(r.stdout);
+    expect(outcome.status).toBe('cancelled');
+    expect(outcome.reason).toBe('runner stopped on run/cancel');
+    expect(outcome.result?.status).toBe('cancelled');
+    expect(liveGroupMembers(outcome.pid!)).toEqual([]);
+    expect(jsonLines(r.stdout).some((l) => l.type === 'note' && String(l.text).startsWith('cancelling'))).toBe(true);
+  });
+});
