@@ -9,5 +9,7 @@ try {
   process.exit(1);
 }
 const skipped = report.numPendingTests + report.numTodoTests;
-console.log(`${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`);
-if (report.numTotalTests === 0) process.exit(1);
+// A test file that fails to load fails no test but its suite: count it, never print "0 failed".
+const failed = report.success ? report.numFailedTests : Math.max(report.numFailedTests, report.numFailedTestSuites, 1);
+console.log(`${report.numPassedTests} passed, ${failed} failed, ${skipped} skipped`);
+if (report.numTotalTests === 0 || failed > 0) process.exit(1);

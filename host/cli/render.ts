@@ -1,9 +1,10 @@
 import type { Update } from '../../sdk/protocol/types.js';
+import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
 
 /** Shows a run on a terminal or as NDJSON. */
 export interface Renderer {
-  started(info: { runId: string; runner: string }): void;
+  started(info: { runId: string; runner: string; isolation: IsolationReport }): void;
   update(update: Update, seq: number): void;
   note(text: string): void;
   outcome(outcome: RunOutcome): void;
@@ -33,7 +34,10 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
     out.write(`${dim(text)}\n`);
   };
   return {
-    started: (info) => meta(`▶ run ${info.runId} · runner ${info.runner}`),
+    started: (info) => {
+      meta(`▶ run ${info.runId} · runner ${info.runner}`);
+      meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — NOT enforced: ${info.isolation.notEnforced.map((g) => g.split(':')[0]).join('; ')}. See docs/security-model.md`);
+    },
     update(update) {
       switch (update.kind) {
         case 'message.delta':

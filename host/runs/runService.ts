@@ -7,6 +7,7 @@ import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';
 import { resolveRunner, runnerCommand } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
+import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
 import type { HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import { buildRunParams, newRunId } from './runParams.js';
@@ -22,7 +23,7 @@ export interface AdHocRunRequest {
   signal?: AbortSignal;
   onUpdate?(update: Update, seq: number): void;
   /** Called once the run id is known, before the runner starts. */
-  onStart?(info: { runId: string; runner: string; dir: string }): void;
+  onStart?(info: { runId: string; runner: string; dir: string; isolation: IsolationReport }): void;
   hostRequests?: HostRequestHandler;
 }
 
@@ -43,7 +44,7 @@ export class RunService {
     const { command, args } = await runnerCommand(runner);
     const runId = newRunId();
     const ws = createRunWorkspace(this.config.dataDir, runId);
-    request.onStart?.({ runId, runner: runner.manifest.id, dir: runner.dir });
+    request.onStart?.({ runId, runner: runner.manifest.id, dir: runner.dir, isolation: PROCESS_BACKEND_REPORT });
     const binding: BindingProjectionInput = {
       bindingId: `adhoc-${runner.manifest.id}`,
       runner: { id: runner.manifest.id, version: runner.manifest.version },

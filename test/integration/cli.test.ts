@@ -15,6 +15,7 @@ describe('paddock CLI (real process)', () => {
     const r = await paddock(['demo'], { dataDir: home });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('Hello from paddock!');
+    expect(r.stdout).toMatch(/isolation: process backend \(weak\) — NOT enforced: filesystem isolation; network isolation/);
     expect(r.stdout).toMatch(/✓ completed in \d+ ms — runner completed the run/);
     expect(existsSync(join(home, 'workspaces'))).toBe(true);
     expect(readdirSync(join(home, 'workspaces'))).toEqual([]); // the run's workspace was cleaned
@@ -24,7 +25,9 @@ describe('paddock CLI (real process)', () => {
     const r = await paddock(['run', '--runner', 'echo', '--text', 'one two', '--json'], { dataDir: dataDir() });
     expect(r.exitCode).toBe(0);
     const lines = jsonLines(r.stdout);
-    expect(lines[0]).toMatchObject({ type: 'started', runner: 'echo' });
+    expect(lines[0]).toMatchObject({ type: 'started', runner: 'echo', isolation: { backend: 'process', strength: 'weak' } });
+    // What is not enforced is said where the user sees the run.
+    expect((lines[0]!.isolation as { notEnforced: string[] }).notEnforced.join('\n')).toMatch(/filesystem isolation.*\n.*network isolation/s);
     expect(lines.filter((l) => l.type === 'update').map((l) => l.seq)).toEqual([1, 2, 3]);
     expect(outcomeOf(r.stdout)).toMatchObject({ status: 'completed', survivors: [], termination: 'shutdown' });
   });
