@@ -5,7 +5,7 @@ import { compileNodeEntry } from '../host/plugins/compileEntry.js';
 import { buildRunnerEnv } from '../host/process/envAllowlist.js';
 import type { RunOutcome } from '../host/process/outcome.js';
 import type { HostRequestHandler } from '../host/rpc/hostRequestHandler.js';
-import { buildRunParams, newRunId, textEvent } from '../host/runs/runParams.js';
+import { buildRunParams, newRunId, textEvent } from '../sdk/protocol/runParams.js';
 import { superviseRun } from '../host/runs/superviseRun.js';
 import type { Update } from '../sdk/protocol/types.js';
 

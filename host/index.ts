@@ -1,7 +1,7 @@
 /** paddock host library: supervise runner processes. The `paddock` CLI is built on this. */
 export { superviseRun, type SuperviseRunOptions } from './runs/superviseRun.js';
 export { RunService, type AdHocRunRequest } from './runs/runService.js';
-export { buildRunParams, newRunId, textEvent } from './runs/runParams.js';
+export { buildRunParams, newRunId, textEvent } from '../sdk/protocol/runParams.js';
 export { HostLimitsSchema, parseLimits, type HostLimits, type HostLimitsInput } from './config/limits.js';
 export { HOST_INFO, type HostConfig } from './config/hostConfig.js';
 export { configureContainer } from './di/configure.js';

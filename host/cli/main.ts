@@ -3,7 +3,7 @@ import { resolveDataDir } from '../config/dataDir.js';
 import { HOST_INFO, type HostConfig } from '../config/hostConfig.js';
 import { parseLimits } from '../config/limits.js';
 import { HostError } from '../errors.js';
-import { textEvent } from '../runs/runParams.js';
+import { textEvent } from '../../sdk/protocol/runParams.js';
 import { runCommand } from './commands/run.js';
 import { humanRenderer, jsonRenderer } from './render.js';
 

@@ -10,7 +10,7 @@ import { buildRunnerEnv } from '../process/envAllowlist.js';
 import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
 import type { HostRequestHandler } from '../rpc/hostRequestHandler.js';
-import { buildRunParams, newRunId } from './runParams.js';
+import { buildRunParams, newRunId } from '../../sdk/protocol/runParams.js';
 import { superviseRun } from './superviseRun.js';
 import { createRunWorkspace, removeRunWorkspace } from './workspace.js';
 

@@ -11,3 +11,4 @@ export * from './schemas/run.js';
 export * from './schemas/updates.js';
 export * from './schemas/hostRequests.js';
 export * from './schemas/jsonrpc.js';
+export { buildRunParams, newRunId, textEvent } from './runParams.js';

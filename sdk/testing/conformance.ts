@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorCodes } from '../protocol/errorCodes.js';
 import { RpcError } from '../protocol/rpcError.js';
-import { RunParamsSchema } from '../protocol/schemas/run.js';
+import { buildRunParams, textEvent } from '../protocol/runParams.js';
 import type { InitializeResult, RunParams, RunResult, Update } from '../protocol/types.js';
 import { PROTOCOL_VERSION } from '../protocol/version.js';
 import { attachPeer, lineWriter } from '../transport/attach.js';
@@ -85,19 +85,12 @@ class Probe {
   }
 
   params(run: ConformanceRun): RunParams {
-    const runId = `run_conformance-${++this.runs}`;
-    return RunParamsSchema.parse({
-      run: { runId, sessionId: 'ses_conformance', goalRevision: 0, attempt: 1, deadline: new Date(Date.now() + 600_000).toISOString() },
-      event: {
-        id: `evt_${runId}`,
-        platform: 'conformance',
-        bot: 'conformance-bot',
-        conversation: { type: 'private', id: 'c1' },
-        sender: { id: 'u1', name: 'Conformance' },
-        message: { parts: [{ type: 'text', text: run.text ?? 'hello' }] },
-        receivedAt: new Date().toISOString(),
-      },
+    return buildRunParams({
+      runId: `run_conformance-${++this.runs}`,
+      sessionId: 'ses_conformance',
+      event: textEvent(run.text ?? 'hello', { platform: 'conformance', bot: 'conformance-bot' }),
       binding: { bindingId: 'b_conformance', runner: { id: 'under-test' }, config: run.config ?? {} },
+      wallClockMs: 600_000,
     });
   }
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { HostMethodName } from '../protocol/methods.js';
 import { RpcError } from '../protocol/rpcError.js';
-import { RunParamsSchema } from '../protocol/schemas/run.js';
+import { buildRunParams, textEvent } from '../protocol/runParams.js';
 import type {
   BindingProjectionInput,
   ChatEventInput,
@@ -105,20 +105,13 @@ export async function createFakeHost<S extends z.ZodType>(runner: RunnerDefiniti
     state,
     async run(input = {}) {
       const runId = `run_fake-${++runCounter}`;
-      const params = RunParamsSchema.parse({
-        run: { runId, sessionId: 'ses_fake', goalRevision: 0, attempt: 1, deadline: new Date(Date.now() + 600_000).toISOString() },
-        event: {
-          id: `evt_${runId}`,
-          platform: 'fake',
-          bot: 'fake-bot',
-          conversation: { type: 'private', id: 'c1' },
-          sender: { id: 'u1', name: 'Tester' },
-          message: { parts: [{ type: 'text', text: input.text ?? 'hello' }] },
-          receivedAt: new Date().toISOString(),
-          ...input.event,
-        },
+      const params = buildRunParams({
+        runId,
+        sessionId: 'ses_fake',
+        event: textEvent(input.text ?? 'hello', { platform: 'fake', bot: 'fake-bot', ...input.event }),
         binding: { bindingId: 'b_fake', runner: { id: info.runner.name }, config: input.config ?? {}, hostRequests: grants, ...input.binding },
         resume: input.resume,
+        wallClockMs: 600_000,
       });
       collect = { updates: [], violations: [] };
       const current = collect;

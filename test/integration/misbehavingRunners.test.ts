@@ -90,6 +90,15 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
     expectNothingLeft(outcome);
   });
 
+  it('floods stderr → quota_exceeded on maxStderrBytes, only the tail kept', async () => {
+    const { outcome } = await superviseEntry(fixture('floodsStderr'), { limits: { maxStderrBytes: 2 * 1024 * 1024, stderrTailBytes: 4096 } });
+    expect(outcome.status).toBe('quota_exceeded');
+    expect(outcome.detail.limit).toBe('maxStderrBytes');
+    expect(outcome.stderrTail.length).toBeLessThanOrEqual(4096);
+    expect(outcome.stderrTail).toContain('log noise');
+    expectNothingLeft(outcome);
+  });
+
   it('never answers shutdown and ignores stdin end → run completed, stopped by SIGTERM', async () => {
     const { outcome } = await superviseEntry(fixture('neverAnswersShutdown'), { limits: { shutdownGraceMs: 300 } });
     expect(outcome.status).toBe('completed');

@@ -113,6 +113,28 @@ describe('run lifecycle through the real host code path', () => {
     expect(outcome.counters.hostRequests).toBe(3); // the invalid one never reached the scope check
   });
 
+  it('leaves no host-side promise hanging: a pending host request is aborted when the run ends', async () => {
+    let aborted = false;
+    const { outcome } = await superviseEntry('test/fixtures/runners/hostRequests.ts', {
+      grants: ['state/get'],
+      limits: { idleMs: 400 },
+      hostRequests: {
+        // A host service that never answers on its own: only the run's end releases it.
+        handle: (_method, _params, scope) =>
+          new Promise((_resolve, reject) =>
+            scope.signal.addEventListener('abort', () => {
+              aborted = true;
+              reject(new Error('run ended'));
+            }),
+          ),
+      },
+    });
+    expect(outcome.status).toBe('timed_out');
+    expect(outcome.detail.timeout).toBe('idle');
+    expect(aborted).toBe(true);
+    expect(outcome.survivors).toEqual([]);
+  });
+
   it('stays responsive while another runner floods: a concurrent run completes normally', async () => {
     let floodStarted!: () => void;
     const started = new Promise<void>((resolve) => (floodStarted = resolve));

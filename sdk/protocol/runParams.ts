@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, RunParams } from '../../sdk/protocol/types.js';
-import { RunParamsSchema } from '../../sdk/protocol/schemas/run.js';
+import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, RunParams } from './types.js';
+import { RunParamsSchema } from './schemas/run.js';
 
-/** A fresh host-made run id. */
+/** A fresh run id: `run_` and a UUID. */
 export function newRunId(): string {
   return `run_${randomUUID()}`;
 }
 
-/** A chat event carrying one text message, as a CLI or test would send it. */
+/** A chat event carrying one text message, as a CLI, test or fake host sends it. */
 export function textEvent(text: string, overrides: Partial<ChatEventInput> = {}): ChatEvent {
   return {
     id: `evt_${randomUUID()}`,
