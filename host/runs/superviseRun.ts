@@ -122,6 +122,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdle = (ms: number) => {
     idleTimer = setTimeout(() => {
+      if (recorder.decided) return;
       const quietFor = performance.now() - lastActivity;
       if (quietFor >= limits.idleMs) {
         decide('timed_out', `runner sent nothing for ${limits.idleMs} ms (idle limit)`, { timeout: 'idle' });

@@ -3,6 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { liveGroupCount } from '../../host/process/liveGroups.js';
 import { liveDescendants, liveGroupMembers } from '../../sdk/process/procTable.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import { parseLimits } from '../../host/config/limits.js';
+import { superviseRun } from '../../host/runs/superviseRun.js';
+import { buildRunParams, newRunId, textEvent } from '../../sdk/protocol/runParams.js';
 import { isAlive, superviseEntry } from '../helpers/fixtures.js';
 
 const ECHO = 'runners/echo/index.ts';
@@ -49,6 +52,18 @@ describe('run lifecycle through the real host code path', () => {
     expect(updates.filter((u) => u.kind === 'message.delta').length).toBeLessThan(20);
     expect(cancelToEnd).toBeLessThan(1_000 + 500 + 2_000); // grace + shutdown of the ladder
     expect(outcome.survivors).toEqual([]);
+  });
+
+  it('a runner command that cannot start ends crashed with the reason, no pid', async () => {
+    const outcome = await superviseRun({
+      launch: { command: '/nonexistent/runner-binary', args: [], cwd: '/tmp', env: { PATH: '/usr/bin:/bin' } },
+      params: buildRunParams({ runId: newRunId(), sessionId: 's', event: textEvent('x'), binding: { bindingId: 'b', runner: { id: 'r' } }, wallClockMs: 10_000 }),
+      limits: parseLimits(),
+      host: { name: 'test', version: '0' },
+    });
+    expect(outcome.status).toBe('crashed');
+    expect(outcome.reason).toBe('cannot start runner /nonexistent/runner-binary: ENOENT');
+    expect(outcome.pid).toBeNull();
   });
 
   it('cancel before the run starts ends it as cancelled without running', async () => {
