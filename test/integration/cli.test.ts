@@ -79,4 +79,33 @@ describe('paddock CLI (real process)', () => {
     expect(liveGroupMembers(outcome.pid!)).toEqual([]);
     expect(jsonLines(r.stdout).some((l) => l.type === 'note' && String(l.text).startsWith('cancelling'))).toBe(true);
   });
+
+  it('a second Ctrl-C exits at once and the exit hook kills the runner group', async () => {
+    const child = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], { dataDir: dataDir() });
+    let runnerPid = 0;
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (!runnerPid && chunk.toString().includes('"type":"update"')) {
+        runnerPid = -1;
+        child.kill('SIGINT'); // cancel: this runner ignores it…
+        setImmediate(() => child.kill('SIGINT')); // …so the user presses Ctrl-C again
+      }
+    });
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    expect(jsonLines(r.stdout).some((l) => l.type === 'outcome')).toBe(false); // it did not wait for the grace
+    const started = jsonLines(r.stdout).find((l) => l.type === 'started')!;
+    expect(started).toBeDefined();
+    // The runner (pid unknown to the CLI output) must be gone: no process runs the fixture any more.
+    const { readProcTable } = await import('../../sdk/process/procTable.js');
+    const { readFileSync } = await import('node:fs');
+    const left = readProcTable().filter((p) => {
+      try {
+        return p.state !== 'Z' && readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes('paddock/runners/index-');
+      } catch {
+        return false;
+      }
+    });
+    expect(left).toEqual([]);
+  });
 });
+
