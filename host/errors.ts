@@ -5,7 +5,14 @@ export type HostErrorCode =
   | 'RUNNER_SPAWN_FAILED'
   | 'RUNNER_BUILD_FAILED'
   | 'INVALID_INPUT'
-  | 'CONFIG_INVALID';
+  | 'CONFIG_INVALID'
+  | 'MIGRATION_FAILED'
+  | 'STATE_CORRUPT'
+  | 'STATE_LOCKED'
+  | 'STATE_UNAVAILABLE'
+  | 'STATE_QUOTA'
+  | 'SESSION_PAUSED'
+  | 'NOT_FOUND';
 
 /** A host-side failure with a stable code, typed data and an optional cause. */
 export class HostError extends Error {

@@ -8,6 +8,8 @@ export interface ProcEntry {
   session: number;
   /** R, S, D, Z (zombie), T, … */
   state: string;
+  /** Start time in clock ticks after boot: with the pid, identifies a process across pid reuse. */
+  startTime: number;
 }
 
 /** Parse the text of /proc/<pid>/stat. The command name may hold spaces and parentheses. */
@@ -18,7 +20,8 @@ export function parseProcStat(text: string): ProcEntry | undefined {
   const fields = text.slice(close + 2).split(' ');
   const [state, ppid, pgrp, session] = fields;
   if (!state || ppid === undefined || pgrp === undefined || session === undefined) return undefined;
-  return { pid, ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session), state };
+  // Field 22 of stat (starttime) is the 20th after the command name.
+  return { pid, ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session), state, startTime: Number(fields[19] ?? 0) };
 }
 
 /** Snapshot of every process visible in /proc (processes that vanish mid-scan are skipped). */
@@ -99,4 +102,14 @@ export async function waitUntilGone(alive: () => number[], timeoutMs: number): P
 export function stillAlive(pids: Iterable<number>): number[] {
   const live = new Set(readProcTable().filter((p) => p.state !== 'Z').map((p) => p.pid));
   return [...pids].filter((pid) => live.has(pid));
+}
+
+/** Start time (clock ticks after boot) of a live process, or null when it is gone or a zombie. */
+export function processStartTime(pid: number): number | null {
+  try {
+    const entry = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return entry && entry.state !== 'Z' ? entry.startTime : null;
+  } catch {
+    return null;
+  }
 }

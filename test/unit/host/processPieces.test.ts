@@ -20,22 +20,24 @@ describe('environment allowlist', () => {
 
 describe('/proc parsing', () => {
   it('parses a stat line whose command name holds spaces and parentheses', () => {
-    expect(parseProcStat('4242 (evil) S 1 2 3 (x)) R 17 4242 4242 0 -1 4194560 …')).toEqual({
+    const rest = '0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 987654 9 10';
+    expect(parseProcStat(`4242 (evil) S 1 2 3 (x)) R 17 4242 4242 ${rest}`)).toEqual({
       pid: 4242,
       state: 'R',
       ppid: 17,
       pgrp: 4242,
       session: 4242,
+      startTime: 987654,
     });
   });
 
   it('finds descendants through parent links, skipping zombies', () => {
     const table = [
-      { pid: 10, ppid: 1, pgrp: 10, session: 10, state: 'S' },
-      { pid: 11, ppid: 10, pgrp: 10, session: 10, state: 'S' },
-      { pid: 12, ppid: 11, pgrp: 10, session: 10, state: 'Z' },
-      { pid: 13, ppid: 12, pgrp: 10, session: 10, state: 'S' },
-      { pid: 20, ppid: 1, pgrp: 20, session: 20, state: 'S' },
+      { pid: 10, ppid: 1, pgrp: 10, session: 10, state: 'S', startTime: 1 },
+      { pid: 11, ppid: 10, pgrp: 10, session: 10, state: 'S', startTime: 1 },
+      { pid: 12, ppid: 11, pgrp: 10, session: 10, state: 'Z', startTime: 1 },
+      { pid: 13, ppid: 12, pgrp: 10, session: 10, state: 'S', startTime: 1 },
+      { pid: 20, ppid: 1, pgrp: 20, session: 20, state: 'S', startTime: 1 },
     ];
     expect(liveDescendants(10, table).sort()).toEqual([11, 13]);
   });

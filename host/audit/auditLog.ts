@@ -1,0 +1,98 @@
+import { createHash, sign } from 'node:crypto';
+import type { Db } from '../state/db.js';
+import type { AuditKey } from './auditKey.js';
+import { canonicalJson, toCanonicalSafe } from './canonicalJson.js';
+
+/** The hash that precedes the first record. */
+export const GENESIS = '0'.repeat(64);
+/** Records between signed checkpoints. */
+export const CHECKPOINT_EVERY = 256;
+
+/** What a caller audits; `seq`, `at`, `prev` and `hash` are added by the log. */
+export interface AuditEntry {
+  type: string;
+  /** `host`, `runner:<id>`, `user:<name>`, … */
+  actor: string;
+  sessionId?: string | null;
+  runId?: string | null;
+  data: unknown;
+}
+
+/** A stored audit record. */
+export interface AuditRecord {
+  seq: number;
+  at: string;
+  type: string;
+  actor: string;
+  sessionId: string | null;
+  runId: string | null;
+  data: unknown;
+  prev: string;
+  hash: string;
+}
+
+/** Redacts secrets from audit data before it is hashed (the redactor comes with the secrets work). */
+export type Redactor = (value: unknown) => unknown;
+
+/** The hash of a record: SHA-256 over a domain tag and the canonical JSON of every field but `hash`. */
+export function hashRecord(record: Omit<AuditRecord, 'hash'>): string {
+  const body = canonicalJson({ seq: record.seq, at: record.at, type: record.type, actor: record.actor, sessionId: record.sessionId, runId: record.runId, data: record.data, prev: record.prev });
+  return createHash('sha256').update('paddock-audit-v1\0').update(body).digest('hex');
+}
+
+/** The signed text of a checkpoint (a C2SP-style note body). */
+export function checkpointBody(seq: number, head: string): string {
+  return `paddock-audit\n${seq}\n${Buffer.from(head, 'hex').toString('base64')}\n`;
+}
+
+/**
+ * Appends hash-chained records. Must be called inside the transaction of the state change it
+ * records (the store does this), so the record and the change commit together.
+ */
+export class AuditLog {
+  private readonly insert;
+  private readonly head;
+  private readonly insertCheckpoint;
+
+  constructor(
+    private readonly db: Db,
+    private readonly key: AuditKey,
+    private readonly redact: Redactor = (v) => v,
+  ) {
+    this.insert = db.prepare(
+      'INSERT INTO audit (seq, at, type, actor, session_id, run_id, data, prev, hash) VALUES (@seq, @at, @type, @actor, @sessionId, @runId, @data, @prev, @hash)',
+    );
+    this.head = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    this.insertCheckpoint = db.prepare('INSERT OR IGNORE INTO audit_checkpoints (seq, at, head, key_id, signature) VALUES (?, ?, ?, ?, ?)');
+  }
+
+  /** Append one record (inside the caller's transaction); checkpoints every {@link CHECKPOINT_EVERY}. */
+  append(entry: AuditEntry, at = new Date().toISOString()): AuditRecord {
+    const last = this.head.get() as { seq: number; hash: string } | undefined;
+    const unhashed = {
+      seq: (last?.seq ?? 0) + 1,
+      at,
+      type: entry.type,
+      actor: entry.actor,
+      sessionId: entry.sessionId ?? null,
+      runId: entry.runId ?? null,
+      data: toCanonicalSafe(this.redact(entry.data)),
+      prev: last?.hash ?? GENESIS,
+    };
+    const record = { ...unhashed, hash: hashRecord(unhashed) };
+    this.insert.run({ ...record, data: canonicalJson(record.data) });
+    if (record.seq % CHECKPOINT_EVERY === 0) this.checkpoint(record.seq, record.hash, at);
+    return record;
+  }
+
+  /** Sign the current head (e.g. when the store closes). No-op on an empty log. */
+  checkpointHead(): void {
+    const last = this.head.get() as { seq: number; hash: string } | undefined;
+    if (last) this.checkpoint(last.seq, last.hash, new Date().toISOString());
+  }
+
+  private checkpoint(seq: number, head: string, at: string): void {
+    const signature = sign(null, Buffer.from(checkpointBody(seq, head)), this.key.privateKey).toString('base64');
+    this.insertCheckpoint.run(seq, at, head, this.key.keyId, signature);
+  }
+}

@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { HostError } from '../errors.js';
+
+/** A better-sqlite3 handle. */
+export type Db = Database.Database;
+
+/** `normal`: durable against a host crash; `full`: also against power loss (about 4× slower commits). */
+export type Durability = 'normal' | 'full';
+
+/**
+ * Open (or create) the state database in WAL mode. A file that is not a database, is corrupt,
+ * or stays locked by another writer fails with a HostError that says which, never a half-open
+ * handle.
+ */
+export function openDatabase(path: string, durability: Durability = 'normal'): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  let db: Db | undefined;
+  try {
+    db = new Database(path);
+    db.pragma('busy_timeout = 5000');
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, WAL needed`);
+    db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma('foreign_keys = ON');
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw Object.assign(new Error(`integrity check: ${String(check)}`), { code: 'SQLITE_CORRUPT' });
+    return db;
+  } catch (error) {
+    db?.close();
+    throw describeOpenError(path, error);
+  }
+}
+
+function describeOpenError(path: string, error: unknown): HostError {
+  const code = (error as { code?: string }).code ?? '';
+  const message = (error as Error).message;
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
+    return new HostError('STATE_CORRUPT', `state database ${path} is corrupt or not a database (${message}); restore it from a backup or move it away`, { path, code }, { cause: error });
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new HostError('STATE_LOCKED', `state database ${path} is locked by another process (${message})`, { path, code }, { cause: error });
+  }
+  return new HostError('STATE_UNAVAILABLE', `cannot open state database ${path}: ${message}`, { path, code }, { cause: error });
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
+import { ExternalPointersSchema, RunResultSchema } from '../../sdk/protocol/schemas/run.js';
+import { UpdateSchema } from '../../sdk/protocol/schemas/updates.js';
+import { UsageSchema } from '../../sdk/protocol/schemas/common.js';
+import { OUTCOME_STATUSES } from '../process/outcome.js';
+
+const effectStatus = z.enum(['succeeded', 'failed', 'still_running', 'unknown']);
+
+/** The data of each event type (docs/state.md, "Events"). */
+export const EVENT_DATA = {
+  'session.created': z.object({ bindingId: z.string(), conversationKey: z.string() }),
+  'message.received': z.object({ event: ChatEventSchema }),
+  'run.queued': z.object({ runner: z.string(), goalRevision: z.int().nonnegative(), attempt: z.int().positive() }),
+  'run.started': z.object({ pid: z.int().positive(), pidStart: z.int().nonnegative().nullable(), recoveryDelivered: z.string().nullable() }),
+  'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
+  'run.request': z.object({ method: z.string(), decision: z.union([z.literal('accepted'), z.object({ code: z.int(), reason: z.string() })]) }),
+  'run.ended': z.object({
+    status: z.enum(OUTCOME_STATUSES),
+    reason: z.string(),
+    result: RunResultSchema.optional(),
+    usage: UsageSchema.optional(),
+    exitCode: z.int().nullable(),
+    signal: z.string().nullable(),
+  }),
+  'run.interrupted': z.object({ reason: z.string(), killedPid: z.int().nullable() }),
+  'external.saved': z.object({ external: ExternalPointersSchema }),
+  'effect.intent': z.object({ effectId: z.string(), kind: z.string(), target: z.string(), probe: z.record(z.string(), z.unknown()) }),
+  'effect.result': z.object({ effectId: z.string(), status: z.enum(['succeeded', 'failed']), detail: z.string().optional() }),
+  'effect.reconciled': z.object({ effectId: z.string(), status: effectStatus, how: z.string() }),
+  'effect.resolved': z.object({ effectId: z.string(), status: z.enum(['succeeded', 'failed']), by: z.string() }),
+  'session.paused': z.object({ reason: z.string(), effects: z.array(z.string()) }),
+  'session.resumed': z.object({ by: z.string() }),
+} as const;
+
+/** An event type. */
+export type EventType = keyof typeof EVENT_DATA;
+/** The data of event type `T`. */
+export type EventData<T extends EventType> = z.input<(typeof EVENT_DATA)[T]>;
+
+/** A stored event. */
+export interface StoredEvent<T extends EventType = EventType> {
+  id: string;
+  sessionId: string;
+  seq: number;
+  type: T;
+  runId: string | null;
+  at: string;
+  data: EventData<T>;
+}
+
+/** Event types that end a run. */
+export const TERMINAL_RUN_EVENTS: readonly EventType[] = ['run.ended', 'run.interrupted'];

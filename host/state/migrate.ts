@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { HostError } from '../errors.js';
+import type { Db } from './db.js';
+
+/** One schema migration: a version number, a name, and SQL. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+/** The migrations shipped with this host: `migrations/NNNN_name.sql`, in version order. */
+export function builtinMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((file) => ({ version: Number(file.slice(0, 4)), name: file.slice(5, -4), sql: readFileSync(MIGRATIONS_DIR + file, 'utf8') }));
+}
+
+/**
+ * Apply every migration newer than the database, each in its own transaction with its
+ * `schema_migrations` row. A failure rolls that migration back, changes nothing, and throws
+ * `MIGRATION_FAILED` naming it. A database that has a version this code does not know is refused.
+ */
+export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): { applied: number[] } {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]));
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = [...done].filter((v) => !known.has(v));
+  if (unknown.length > 0) {
+    throw new HostError('MIGRATION_FAILED', `the state database has schema version ${Math.max(...unknown)}, newer than this paddock knows; upgrade paddock`, {
+      versions: unknown,
+    });
+  }
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (done.has(m.version)) continue;
+    try {
+      db.transaction(() => {
+        db.exec(m.sql);
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+      })();
+    } catch (error) {
+      throw new HostError('MIGRATION_FAILED', `migration ${m.version} (${m.name}) failed and was rolled back: ${(error as Error).message}`, {
+        version: m.version,
+      }, { cause: error });
+    }
+    applied.push(m.version);
+  }
+  return { applied };
+}

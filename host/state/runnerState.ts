@@ -1,0 +1,57 @@
+import { RpcError } from '../../sdk/protocol/rpcError.js';
+import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import type { JsonValue } from '../../sdk/protocol/types.js';
+import type { Db } from './db.js';
+
+/** Caps on runner state (docs/state.md, "Runner state"). */
+export const RUNNER_STATE_LIMITS = { maxValueBytes: 64 * 1024, maxKeysPerScope: 1_000 } as const;
+
+/** Scope of a run's state: its binding, or its binding and session. */
+export function stateScope(bindingId: string, sessionId: string, per: 'session' | 'binding'): string {
+  return per === 'binding' ? `binding:${bindingId}` : `binding:${bindingId}/session:${sessionId}`;
+}
+
+/** Host-owned key/value state of runners. The scope always comes from the run, never the runner. */
+export class RunnerStateRepo {
+  private readonly getStmt;
+  private readonly upsertStmt;
+  private readonly deleteStmt;
+  private readonly countStmt;
+  private readonly existsStmt;
+
+  constructor(private readonly db: Db) {
+    this.getStmt = db.prepare('SELECT value FROM runner_state WHERE scope = ? AND key = ?').pluck();
+    this.upsertStmt = db.prepare(
+      'INSERT INTO runner_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+    );
+    this.deleteStmt = db.prepare('DELETE FROM runner_state WHERE scope = ? AND key = ?');
+    this.countStmt = db.prepare('SELECT count(*) FROM runner_state WHERE scope = ?').pluck();
+    this.existsStmt = db.prepare('SELECT 1 FROM runner_state WHERE scope = ? AND key = ?').pluck();
+  }
+
+  get(scope: string, key: string): { found: boolean; value?: JsonValue } {
+    const raw = this.getStmt.get(scope, key) as string | undefined;
+    return raw === undefined ? { found: false } : { found: true, value: JSON.parse(raw) as JsonValue };
+  }
+
+  /** Set a value; over a cap → `QuotaExceeded` with `data.limit`. */
+  set(scope: string, key: string, value: JsonValue): void {
+    const text = JSON.stringify(value);
+    const bytes = Buffer.byteLength(text);
+    if (bytes > RUNNER_STATE_LIMITS.maxValueBytes) {
+      throw new RpcError(ErrorCodes.QuotaExceeded, `state value for ${JSON.stringify(key)} is ${bytes} bytes; the limit is ${RUNNER_STATE_LIMITS.maxValueBytes}`, {
+        limit: 'maxValueBytes',
+      });
+    }
+    this.db.transaction(() => {
+      if (!this.existsStmt.get(scope, key) && (this.countStmt.get(scope) as number) >= RUNNER_STATE_LIMITS.maxKeysPerScope) {
+        throw new RpcError(ErrorCodes.QuotaExceeded, `state already holds ${RUNNER_STATE_LIMITS.maxKeysPerScope} keys`, { limit: 'maxKeysPerScope' });
+      }
+      this.upsertStmt.run(scope, key, text, new Date().toISOString());
+    })();
+  }
+
+  delete(scope: string, key: string): boolean {
+    return this.deleteStmt.run(scope, key).changes > 0;
+  }
+}

@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { HostError } from '../errors.js';
+import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
+import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
+import { openDatabase, type Db, type Durability } from './db.js';
+import { EVENT_DATA, type EventData, type EventType, type StoredEvent } from './events.js';
+import { migrate } from './migrate.js';
+import { foldAll, type SessionProjection } from './projection.js';
+import { RunnerStateRepo } from './runnerState.js';
+
+/** Options of {@link Store.open}. */
+export interface StoreOptions {
+  dataDir: string;
+  durability?: Durability;
+  /** Applied to audit data before hashing and to event data before storing. */
+  redact?: Redactor;
+}
+
+/** One event to append. */
+export interface NewEvent<T extends EventType = EventType> {
+  type: T;
+  runId?: string | null;
+  data: EventData<T>;
+  /** The audit record of this state change, committed with it. */
+  audit?: Omit<AuditEntry, 'sessionId' | 'runId'>;
+}
+
+/** A row of the `runs` projection table. */
+export interface RunRow {
+  id: string;
+  sessionId: string;
+  runnerId: string;
+  status: string;
+  reason: string | null;
+  queuedAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  pid: number | null;
+  pidStart: number | null;
+  usage: unknown;
+}
+
+type Listener = (event: StoredEvent) => void;
+
+/**
+ * The host's state: one SQLite database (docs/state.md). Every write goes through here; an
+ * event, the projection rows it changes and its audit record commit in one transaction.
+ * Listeners hear about events only after they committed.
+ */
+export class Store {
+  readonly audit: AuditLog;
+  readonly runnerState: RunnerStateRepo;
+  private readonly listeners = new Set<Listener>();
+  private readonly stmts;
+  private readonly redact: Redactor;
+  private closed = false;
+  /** Test-only crash switch (PADDOCK_TEST_CRASH_AT=event:N|effect:N): SIGKILL ourselves at a boundary. */
+  private readonly crashAt: { kind: 'event' | 'effect'; n: number } | undefined;
+  private eventsAppended = 0;
+  private effectsStarted = 0;
+
+  private constructor(
+    readonly db: Db,
+    readonly key: AuditKey,
+    readonly dataDir: string,
+    redact: Redactor,
+  ) {
+    this.redact = redact;
+    this.audit = new AuditLog(db, key, redact);
+    this.runnerState = new RunnerStateRepo(db);
+    this.stmts = {
+      nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = ?').pluck(),
+      insertEvent: db.prepare('INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      findSession: db.prepare('SELECT id FROM sessions WHERE binding_id = ? AND conversation_key = ?').pluck(),
+      insertSession: db.prepare('INSERT INTO sessions (id, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?)'),
+      readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      runQueued: db.prepare("INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq) VALUES (?, ?, ?, 'queued', ?, ?)"),
+      runStarted: db.prepare("UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?"),
+      runEnded: db.prepare('UPDATE runs SET status = ?, reason = ?, ended_at = ?, usage = ?, last_seq = ? WHERE id = ?'),
+      setPaused: db.prepare('UPDATE sessions SET paused_reason = ? WHERE id = ?'),
+    };
+    const crash = /^(event|effect):(\d+)$/.exec(process.env.PADDOCK_TEST_CRASH_AT ?? '');
+    this.crashAt = crash ? { kind: crash[1] as 'event' | 'effect', n: Number(crash[2]) } : undefined;
+  }
+
+  /** Open the data folder's database, apply migrations, load (or create) the audit key. */
+  static open(options: StoreOptions): Store {
+    const db = openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
+    try {
+      const { applied } = migrate(db);
+      const key = loadOrCreateAuditKey(options.dataDir);
+      const store = new Store(db, key, options.dataDir, options.redact ?? ((v) => v));
+      if (key.created || applied.length > 0) {
+        store.db.transaction(() => {
+          if (key.created) store.audit.append({ type: 'audit.key_created', actor: 'host', data: { keyId: key.keyId } });
+          if (applied.length > 0) store.audit.append({ type: 'state.migrated', actor: 'host', data: { versions: applied } });
+        })();
+      }
+      return store;
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** Run `fn` in one transaction (nested calls join the outer one). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** The session of (binding, conversation), created with its `session.created` event if new. */
+  ensureSession(bindingId: string, conversationKey: string): { sessionId: string; created: boolean } {
+    return this.transaction(() => {
+      const existing = this.stmts.findSession.get(bindingId, conversationKey) as string | undefined;
+      if (existing) return { sessionId: existing, created: false };
+      const sessionId = `ses_${randomUUID()}`;
+      this.stmts.insertSession.run(sessionId, bindingId, conversationKey, new Date().toISOString());
+      this.append(sessionId, [
+        { type: 'session.created', data: { bindingId, conversationKey }, audit: { type: 'session.created', actor: 'host', data: { bindingId, conversationKey } } },
+      ]);
+      return { sessionId, created: true };
+    });
+  }
+
+  /**
+   * Append events to a session's log with the next gap-free seqs, update projection rows, and
+   * write their audit records — all in one transaction. Listeners hear about them after commit.
+   */
+  append(sessionId: string, events: NewEvent[]): StoredEvent[] {
+    const at = new Date().toISOString();
+    const stored = this.transaction(() =>
+      events.map((e) => {
+        const parsed = EVENT_DATA[e.type].safeParse(e.data);
+        if (!parsed.success) throw new HostError('INVALID_INPUT', `invalid ${e.type} event: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`);
+        const seq = this.stmts.nextSeq.get(sessionId) as number;
+        const event: StoredEvent = { id: `evt_${randomUUID()}`, sessionId, seq, type: e.type, runId: e.runId ?? null, at, data: this.redact(e.data) as EventData<EventType> };
+        this.stmts.insertEvent.run(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
+        this.project(event);
+        if (e.audit) this.audit.append({ ...e.audit, sessionId, runId: event.runId }, at);
+        return event;
+      }),
+    );
+    for (const event of stored) {
+      this.eventsAppended += 1;
+      for (const listener of this.listeners) listener(event);
+      if (this.crashAt?.kind === 'event' && this.eventsAppended === this.crashAt.n) process.kill(process.pid, 'SIGKILL');
+    }
+    return stored;
+  }
+
+  /** Called by the effect ledger between an intent and the effect (test crash switch). */
+  afterEffectIntent(): void {
+    this.effectsStarted += 1;
+    if (this.crashAt?.kind === 'effect' && this.effectsStarted === this.crashAt.n) process.kill(process.pid, 'SIGKILL');
+  }
+
+  /** Events of a session after `afterSeq`, in order (for readers catching up). */
+  readEvents(sessionId: string, afterSeq = 0, limit = 1_000_000): StoredEvent[] {
+    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as { session_id: string; seq: number; id: string; type: EventType; run_id: string | null; at: string; data: string }[]).map((r) => ({
+      id: r.id,
+      sessionId: r.session_id,
+      seq: r.seq,
+      type: r.type,
+      runId: r.run_id,
+      at: r.at,
+      data: JSON.parse(r.data) as EventData<EventType>,
+    }));
+  }
+
+  /** Fold a session's log into its projection. */
+  session(sessionId: string): SessionProjection {
+    const exists = this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').pluck().get(sessionId);
+    if (!exists) throw new HostError('NOT_FOUND', `no session ${sessionId}`);
+    return foldAll(sessionId, this.readEvents(sessionId));
+  }
+
+  /** A run's projection row. */
+  run(runId: string): RunRow | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as Record<string, unknown> | undefined;
+    return row ? toRunRow(row) : undefined;
+  }
+
+  /** Runs, newest first, optionally by status. */
+  runs(filter: { status?: string[]; limit?: number } = {}): RunRow[] {
+    const where = filter.status?.length ? `WHERE status IN (${filter.status.map(() => '?').join(',')})` : '';
+    const rows = this.db.prepare(`SELECT * FROM runs ${where} ORDER BY queued_at DESC, id LIMIT ?`).all(...(filter.status ?? []), filter.limit ?? 100);
+    return (rows as Record<string, unknown>[]).map(toRunRow);
+  }
+
+  /** Hear about every committed event. Returns an unsubscribe function. */
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sign the audit head and close the database. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.transaction(() => this.audit.checkpointHead());
+    this.db.close();
+  }
+
+  /** Keep the `runs` and `sessions` projection rows in step with an event (inside its transaction). */
+  private project(e: StoredEvent): void {
+    switch (e.type) {
+      case 'run.queued':
+        this.stmts.runQueued.run(e.runId, e.sessionId, (e.data as EventData<'run.queued'>).runner, e.at, e.seq);
+        return;
+      case 'run.started': {
+        const d = e.data as EventData<'run.started'>;
+        this.stmts.runStarted.run(e.at, d.pid, d.pidStart ?? null, e.seq, e.runId);
+        return;
+      }
+      case 'run.ended': {
+        const d = e.data as EventData<'run.ended'>;
+        const usage = d.result?.usage ?? d.usage;
+        this.stmts.runEnded.run(d.status, d.reason, e.at, usage ? JSON.stringify(usage) : null, e.seq, e.runId);
+        return;
+      }
+      case 'run.interrupted':
+        this.stmts.runEnded.run('interrupted', (e.data as EventData<'run.interrupted'>).reason, e.at, null, e.seq, e.runId);
+        return;
+      case 'session.paused':
+        this.stmts.setPaused.run((e.data as EventData<'session.paused'>).reason, e.sessionId);
+        return;
+      case 'session.resumed':
+        this.stmts.setPaused.run(null, e.sessionId);
+        return;
+    }
+  }
+}
+
+function toRunRow(r: Record<string, unknown>): RunRow {
+  return {
+    id: r.id as string,
+    sessionId: r.session_id as string,
+    runnerId: r.runner_id as string,
+    status: r.status as string,
+    reason: (r.reason as string | null) ?? null,
+    queuedAt: r.queued_at as string,
+    startedAt: (r.started_at as string | null) ?? null,
+    endedAt: (r.ended_at as string | null) ?? null,
+    pid: (r.pid as number | null) ?? null,
+    pidStart: (r.pid_start as number | null) ?? null,
+    usage: r.usage ? JSON.parse(r.usage as string) : null,
+  };
+}
