@@ -1,0 +1,98 @@
+import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { auditKeyPaths } from '../../../host/audit/auditKey.js';
+import { canonicalJson } from '../../../host/audit/canonicalJson.js';
+import { verifyAudit } from '../../../host/audit/verify.js';
+import { tempStore } from '../../helpers/store.js';
+
+/** A data folder with 600 audit records (checkpoints at 256, 512 and the head) and a raw handle to tamper with. */
+function auditedDataDir(): string {
+  const { store, dataDir } = tempStore();
+  store.transaction(() => {
+    for (let i = 0; i < 598; i++) store.audit.append({ type: 'test.fact', actor: 'host', data: { i, cost: 0.25, nested: { z: 1, a: [true, null] } } });
+  });
+  store.close();
+  return dataDir;
+}
+
+function tamper(dataDir: string, sql: string): void {
+  const db = new Database(join(dataDir, 'paddock.db'));
+  db.exec('DROP TRIGGER IF EXISTS audit_no_update; DROP TRIGGER IF EXISTS audit_no_delete;');
+  db.exec(sql);
+  db.close();
+}
+
+function verify(dataDir: string) {
+  const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+  try {
+    return verifyAudit(db, createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
+  } finally {
+    db.close();
+  }
+}
+
+describe('tamper-evident audit log', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = auditedDataDir();
+  });
+
+  it('verifies a clean log: 600 records, 3 signed checkpoints', () => {
+    expect(verify(dataDir)).toMatchObject({ ok: true, records: 600, checkpoints: 3 });
+  });
+
+  it('detects an edited byte', () => {
+    tamper(dataDir, `UPDATE audit SET data = replace(data, '"i":', '"i":1') WHERE seq = 101`);
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'edited', seq: 101 });
+  });
+
+  it('detects a dropped row', () => {
+    tamper(dataDir, 'DELETE FROM audit WHERE seq = 300');
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'dropped', seq: 300 });
+  });
+
+  it('detects a dropped row whose successors were renumbered to hide the gap', () => {
+    tamper(dataDir, 'DELETE FROM audit WHERE seq = 300; UPDATE audit SET seq = seq - 1 WHERE seq > 300;');
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'dropped', seq: 300 });
+  });
+
+  it('detects two swapped rows', () => {
+    tamper(dataDir, 'UPDATE audit SET seq = -1 WHERE seq = 200; UPDATE audit SET seq = 200 WHERE seq = 201; UPDATE audit SET seq = 201 WHERE seq = -1;');
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'reordered', seq: 200 });
+  });
+
+  it('detects a truncated tail behind the last checkpoint', () => {
+    tamper(dataDir, 'DELETE FROM audit WHERE seq > 550');
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'truncated', seq: 600 });
+  });
+
+  it('detects a replaced key', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const { privatePath, publicPath } = auditKeyPaths(dataDir);
+    writeFileSync(privatePath, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(publicPath, publicKey.export({ type: 'spki', format: 'pem' }));
+    const verdict = verify(dataDir);
+    expect(verdict).toMatchObject({ ok: false, problem: 'bad signature', seq: 256 });
+  });
+
+  it('detects a rewritten chain when the verifier pins the original key', () => {
+    // Someone with the database and a key of their own re-signs a checkpoint: the pinned key catches it.
+    const pinned = createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath));
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const db = new Database(join(dataDir, 'paddock.db'));
+    const body = `paddock-audit\n512\n${Buffer.from(String(db.prepare('SELECT hash FROM audit WHERE seq = 512').pluck().get()), 'hex').toString('base64')}\n`;
+    db.prepare('UPDATE audit_checkpoints SET signature = ? WHERE seq = 512').run(sign(null, Buffer.from(body), privateKey).toString('base64'));
+    expect(verifyAudit(db, pinned)).toMatchObject({ ok: false, problem: 'bad signature', seq: 512 });
+    db.close();
+  });
+});
+
+describe('canonical JSON', () => {
+  it('sorts keys, drops undefined, refuses floats', () => {
+    expect(canonicalJson({ b: 1, a: [true, null, 'x'], c: undefined, d: { z: 0, y: -3 } })).toBe('{"a":[true,null,"x"],"b":1,"d":{"y":-3,"z":0}}');
+    expect(() => canonicalJson({ cost: 0.1 })).toThrow(/safe integers/);
+  });
+});
