@@ -4,7 +4,9 @@ import { HOST_INFO, type HostConfig } from '../config/hostConfig.js';
 import { parseLimits } from '../config/limits.js';
 import { HostError } from '../errors.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
+import { auditCommand } from './commands/audit.js';
 import { runCommand } from './commands/run.js';
+import { stateCommand } from './commands/state.js';
 import { humanRenderer, jsonRenderer } from './render.js';
 
 const USAGE = `paddock ${HOST_INFO.version} — agent-runner host
@@ -13,6 +15,13 @@ Usage:
   paddock demo [--json]                       a sample chat event through the built-in echo runner
   paddock run --runner <dir|name> --text <t>  one event through a runner, streamed
         [--json] [--config <json>] [--timeout <ms>] [--data-dir <dir>] [--keep-workspace]
+  paddock runs list [--status s1,s2] [--json]  runs, newest first
+  paddock runs show <runId> [--json]          a run and its events
+  paddock runs resolve <runId> --as succeeded|failed [--by name]
+                                              decide effects recovery could not
+  paddock sessions show <sessionId> [--json]  transcript, pointers, open effects
+  paddock audit verify [--key pub.pem] [--json]   check the audit chain (exit 1 if tampered)
+  paddock audit export                        the audit log as JSONL
   paddock version
 
 Exit codes: 0 completed, 1 failed, 2 usage error, 3 quota_exceeded, 4 crashed,
@@ -24,9 +33,14 @@ const DEMO_TEXT = 'Hello from paddock! This reply streams word by word from the 
 /** The `paddock` command. Returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: true,
     options: {
+      status: { type: 'string' },
+      as: { type: 'string' },
+      by: { type: 'string' },
+      key: { type: 'string' },
       runner: { type: 'string' },
       text: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -56,6 +70,11 @@ export async function main(argv: string[]): Promise<number> {
       if (values.text === undefined) throw new UsageError('run needs --text <message>');
       return runCommand({ config, runner: values.runner, event: textEvent(values.text), runnerConfig: parseConfigFlag(values.config), renderer });
     }
+    case 'runs':
+    case 'sessions':
+      return stateCommand(config, [command, ...positionals], values, stdout, stderr);
+    case 'audit':
+      return auditCommand(config.dataDir, positionals[0], values, stdout);
     case 'version':
       process.stdout.write(`${HOST_INFO.version}\n`);
       return 0;
@@ -71,6 +90,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+const stdout = (text: string) => void process.stdout.write(`${text}\n`);
+const stderr = (text: string) => void process.stderr.write(`${text}\n`);
 
 function parsePositiveInt(flag: string, text: string): number {
   const n = Number(text);
@@ -92,6 +114,11 @@ function parseConfigFlag(text: string | undefined): Record<string, unknown> | un
 
 /** Run `main` as the process: print usage and host errors plainly, set the exit code. */
 export async function runMain(argv: string[]): Promise<void> {
+  // A reader that went away (`paddock audit export | head`) ends the output, not the host with a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
   try {
     process.exitCode = await main(argv);
   } catch (error) {

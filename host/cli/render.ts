@@ -1,10 +1,10 @@
-import type { Update } from '../../sdk/protocol/types.js';
+import type { Resume, Update } from '../../sdk/protocol/types.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
 
 /** Shows a run on a terminal or as NDJSON. */
 export interface Renderer {
-  started(info: { runId: string; runner: string; isolation: IsolationReport }): void;
+  started(info: { runId: string; sessionId: string; runner: string; isolation: IsolationReport; resume?: Resume }): void;
   update(update: Update, seq: number): void;
   note(text: string): void;
   outcome(outcome: RunOutcome): void;
@@ -35,7 +35,9 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
   };
   return {
     started: (info) => {
-      meta(`▶ run ${info.runId} · runner ${info.runner}`);
+      meta(`▶ run ${info.runId} · session ${info.sessionId} · runner ${info.runner}`);
+      if (info.resume?.recovery) meta(`  resuming after an interruption: ${info.resume.recovery.summary}`);
+      if (info.resume?.external) meta(`  continuing external session ${JSON.stringify(info.resume.external)}`);
       meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — NOT enforced: ${info.isolation.notEnforced.map((g) => g.split(':')[0]).join('; ')}. See docs/security-model.md`);
     },
     update(update) {

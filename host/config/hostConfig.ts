@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from './packageRoot.js';
 import type { HostLimits } from './limits.js';
 
 /** The configuration the host runs with (the YAML config file arrives with bindings). */
@@ -10,9 +12,11 @@ export interface HostConfig {
   logLevel: string;
   /** Keep run workspaces after the run (default: removed). */
   keepWorkspaces: boolean;
+  /** SQLite durability: `normal` survives a host crash, `full` also a power loss. */
+  durability?: 'normal' | 'full';
 }
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
 
 /** How the host names itself in `initialize`. */
 export const HOST_INFO = { name: 'paddock', version: pkg.version } as const;

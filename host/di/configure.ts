@@ -1,6 +1,7 @@
 import type { HostConfig } from '../config/hostConfig.js';
 import { createHostLogger } from '../logging/logger.js';
 import { RunService } from '../runs/runService.js';
+import { Store } from '../state/store.js';
 import { container as rootContainer, instanceCachingFactory, type InjectionToken } from './container.js';
 import { TOKENS } from './tokens.js';
 
@@ -9,6 +10,7 @@ type Container = typeof rootContainer;
 /** The composition root: registers every host service for `config` on `container`. */
 export function configureContainer(config: HostConfig, container: Container = rootContainer.createChildContainer()): Container {
   container.register(TOKENS.HostConfig, { useValue: config });
+  container.register(TOKENS.Store, { useFactory: instanceCachingFactory(() => Store.open({ dataDir: config.dataDir, durability: config.durability })) });
   container.register(TOKENS.Logger, { useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel)) });
   container.register(TOKENS.RunService, { useClass: RunService });
   return container;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { HostConfig } from '../config/hostConfig.js';
 import type { RunService } from '../runs/runService.js';
+import type { Store } from '../state/store.js';
 import type { InjectionToken } from './container.js';
 
 /** Every DI token of the host. Services import each other's classes with `import type` only. */
@@ -8,4 +9,5 @@ export const TOKENS = {
   HostConfig: Symbol('HostConfig') as InjectionToken<HostConfig>,
   Logger: Symbol('Logger') as InjectionToken<Logger>,
   RunService: Symbol('RunService') as InjectionToken<RunService>,
+  Store: Symbol('Store') as InjectionToken<Store>,
 } as const;

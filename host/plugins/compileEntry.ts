@@ -2,11 +2,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import * as esbuild from 'esbuild';
 import { HostError } from '../errors.js';
 
-const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Inside the package, so bundles resolve paddock's own dependencies from its node_modules. */
 const CACHE_DIR = join(PACKAGE_ROOT, 'node_modules', '.cache', 'paddock', 'runners');
 const OWN_DEPENDENCIES = Object.keys(

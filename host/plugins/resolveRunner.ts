@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HostError } from '../errors.js';
 import { compileNodeEntry } from './compileEntry.js';
 import { RunnerManifestSchema, type RunnerManifestFile } from './manifest.js';
@@ -12,7 +12,7 @@ export interface ResolvedRunner {
 }
 
 /** The built-in runners shipped in this package. */
-export const BUILTIN_RUNNERS_DIR = fileURLToPath(new URL('../../runners/', import.meta.url));
+export const BUILTIN_RUNNERS_DIR = join(PACKAGE_ROOT, 'runners');
 
 /** Read and validate `<dir>/runner.json`; errors name the file and the field. */
 export function loadManifest(dir: string): ResolvedRunner {

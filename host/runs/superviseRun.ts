@@ -22,8 +22,12 @@ export interface SuperviseRunOptions {
   host: { name: string; version: string };
   /** Abort to cancel the run: `run/cancel`, then a kill after `cancelGraceMs`. */
   signal?: AbortSignal;
+  /** The runner process started (its pid is also its process-group and session id). */
+  onSpawn?(pid: number): void;
   /** Each valid update, in order, until the outcome is decided. */
   onUpdate?(update: Update, seq: number): void;
+  /** Each runner → host request after its scope check: accepted, or the refusal. */
+  onHostRequest?(method: string, verdict: 'accepted' | RpcError): void;
   hostRequests?: HostRequestHandler;
   log?: Logger;
   /** Applied to stderr before it is kept or logged (the redactor arrives with the sandbox work). */
@@ -86,6 +90,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     return outcome({});
   }
   registerGroup(proc.pid);
+  options.onSpawn?.(proc.pid);
 
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exited = deferred();
@@ -112,6 +117,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     },
     onHostRequest: (method, _runId, verdict) => {
       counters.hostRequests += 1;
+      options.onHostRequest?.(method, verdict);
       if (verdict !== 'accepted') log.info({ runId, method, code: verdict.code }, `runner request refused: ${verdict.message}`);
     },
     onHandlerError: (method, error) => log.error({ runId, method, err: error }, 'host request handler failed'),

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HostError } from '../errors.js';
 import type { Db } from './db.js';
 
@@ -10,7 +11,7 @@ export interface Migration {
   sql: string;
 }
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'host/state/migrations/');
 
 /** The migrations shipped with this host: `migrations/NNNN_name.sql`, in version order. */
 export function builtinMigrations(): Migration[] {

@@ -1,8 +1,8 @@
 import type { ChatEventInput } from '../../../sdk/protocol/types.js';
 import type { HostConfig } from '../../config/hostConfig.js';
-import { configureContainer } from '../../di/configure.js';
 import { TOKENS } from '../../di/tokens.js';
 import { OUTCOME_EXIT_CODES } from '../../process/outcome.js';
+import { describeRecovery, openHost } from '../openHost.js';
 import type { Renderer } from '../render.js';
 
 /** Run one event through a runner, render it, and return the process exit code. */
@@ -13,7 +13,8 @@ export async function runCommand(args: {
   runnerConfig?: Record<string, unknown>;
   renderer: Renderer;
 }): Promise<number> {
-  const container = configureContainer(args.config);
+  const { container, store, recovery } = await openHost(args.config);
+  for (const line of describeRecovery(recovery)) args.renderer.note(line);
   const service = container.resolve(TOKENS.RunService);
   const controller = new AbortController();
   let interrupts = 0;
@@ -23,7 +24,7 @@ export async function runCommand(args: {
       args.renderer.note('cancelling… (Ctrl-C again to kill the runner now)');
       controller.abort(new Error('interrupted by the user (Ctrl-C)'));
     } else {
-      // The exit hook SIGKILLs every live runner group.
+      // The exit hook SIGKILLs every live runner group; recovery marks the run interrupted next time.
       process.exit(OUTCOME_EXIT_CODES.cancelled);
     }
   };
@@ -43,5 +44,6 @@ export async function runCommand(args: {
   } finally {
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
+    store.close();
   }
 }

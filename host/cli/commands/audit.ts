@@ -1,0 +1,35 @@
+import { createPublicKey } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { auditKeyPaths } from '../../audit/auditKey.js';
+import { verifyAudit } from '../../audit/verify.js';
+import { HostError } from '../../errors.js';
+
+type Out = (text: string) => void;
+
+/** `paddock audit verify|export`: read-only, no migration, no recovery. Returns the exit code. */
+export function auditCommand(dataDir: string, verb: string | undefined, flags: { json: boolean; key?: string }, out: Out): number {
+  const file = join(dataDir, 'paddock.db');
+  if (!existsSync(file)) throw new HostError('NOT_FOUND', `no state database at ${file}`);
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    if (verb === 'verify') {
+      const keyFile = flags.key ?? auditKeyPaths(dataDir).publicPath;
+      const verdict = verifyAudit(db, createPublicKey(readFileSync(keyFile)));
+      if (flags.json) out(JSON.stringify(verdict));
+      else if (verdict.ok) out(`OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, head ${verdict.head.slice(0, 16)}…`);
+      else out(`FAILED at record ${verdict.seq}: ${verdict.problem} — ${verdict.detail}`);
+      return verdict.ok ? 0 : 1;
+    }
+    if (verb === 'export') {
+      for (const row of db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as IterableIterator<Record<string, unknown>>) {
+        out(JSON.stringify({ seq: row.seq, at: row.at, type: row.type, actor: row.actor, sessionId: row.session_id, runId: row.run_id, data: JSON.parse(String(row.data)), prev: row.prev, hash: row.hash }));
+      }
+      return 0;
+    }
+    throw new HostError('INVALID_INPUT', 'audit needs verify or export');
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,21 @@
+import type { HostConfig } from '../config/hostConfig.js';
+import { configureContainer } from '../di/configure.js';
+import { TOKENS } from '../di/tokens.js';
+import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
+
+/** The configured container, its store, and what start-up recovery did. */
+export async function openHost(config: HostConfig) {
+  const container = configureContainer(config);
+  const store = container.resolve(TOKENS.Store);
+  const recovery = await reconcile(store);
+  return { container, store, recovery };
+}
+
+/** One line per recovery action, for stderr (empty when there was nothing to recover). */
+export function describeRecovery(report: RecoveryReport): string[] {
+  return [
+    ...report.interruptedRuns.map((r) => `recovery: run ${r.runId} was interrupted by a host stop${r.killedPid ? `; its surviving runner (pid ${r.killedPid}) was killed` : ''}`),
+    ...report.effects.map((e) => `recovery: effect ${e.effectId} → ${e.status} (${e.how})`),
+    ...report.pausedSessions.map((s) => `recovery: session ${s} is paused until its unknown effects are resolved (paddock runs resolve <runId> --as succeeded|failed)`),
+  ];
+}
