@@ -5,5 +5,4 @@ import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/esm/api';
 
 register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-const { runMain } = await import('../host/cli/main.ts');
-await runMain(process.argv.slice(2));
+await import('../host/cli/entry.ts');

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { builtinModules } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
-import * as esbuild from 'esbuild';
+import type * as Esbuild from 'esbuild';
 import { HostError } from '../errors.js';
 
 /** Inside the package, so bundles resolve paddock's own dependencies from its node_modules. */
@@ -19,6 +19,34 @@ interface CacheEntry {
   inputs: { path: string; mtimeMs: number; size: number }[];
 }
 const builds = new Map<string, CacheEntry>();
+/** Inputs of every cached bundle, kept on disk so a fresh host process can skip esbuild too. */
+const MANIFEST = join(CACHE_DIR, 'manifest.json');
+
+function cachedBuild(entryFile: string): CacheEntry | undefined {
+  let entry = builds.get(entryFile);
+  if (!entry) {
+    try {
+      entry = (JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, CacheEntry>)[entryFile];
+    } catch {
+      return undefined;
+    }
+  }
+  return entry && existsSync(entry.outFile) && entry.inputs.every(unchanged) ? entry : undefined;
+}
+
+function remember(entryFile: string, entry: CacheEntry): void {
+  builds.set(entryFile, entry);
+  let all: Record<string, CacheEntry> = {};
+  try {
+    all = JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, CacheEntry>;
+  } catch {
+    // first build, or a torn file: start over
+  }
+  all[entryFile] = entry;
+  const tmp = `${MANIFEST}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(all));
+  renameSync(tmp, MANIFEST);
+}
 
 /**
  * Turn a TypeScript runner entry into one ESM file plain `node` can start (tsx's loader costs
@@ -27,10 +55,11 @@ const builds = new Map<string, CacheEntry>();
  * external. Output is content-addressed; a build is reused while none of its inputs changed.
  */
 export async function compileNodeEntry(entryFile: string): Promise<string> {
-  const cached = builds.get(entryFile);
-  if (cached && existsSync(cached.outFile) && cached.inputs.every(unchanged)) return cached.outFile;
+  const cached = cachedBuild(entryFile);
+  if (cached) return cached.outFile;
 
-  let result: esbuild.BuildResult<{ write: false; metafile: true }>;
+  const esbuild = await import('esbuild'); // loaded only when something must be built
+  let result: Esbuild.BuildResult<{ write: false; metafile: true }>;
   try {
     result = await esbuild.build({
       entryPoints: [entryFile],
@@ -51,7 +80,7 @@ export async function compileNodeEntry(entryFile: string): Promise<string> {
       tsconfigRaw: { compilerOptions: { experimentalDecorators: true, verbatimModuleSyntax: true } },
     });
   } catch (error) {
-    const failure = error as esbuild.BuildFailure;
+    const failure = error as Esbuild.BuildFailure;
     const first = failure.errors?.[0];
     const where = first?.location ? `${first.location.file}:${first.location.line}:${first.location.column}: ` : '';
     throw new HostError('RUNNER_BUILD_FAILED', `cannot build runner entry ${entryFile}: ${where}${first?.text ?? String(error)}`, {
@@ -72,7 +101,7 @@ export async function compileNodeEntry(entryFile: string): Promise<string> {
     const st = statSync(path);
     return { path, mtimeMs: st.mtimeMs, size: st.size };
   });
-  builds.set(entryFile, { outFile, inputs });
+  remember(entryFile, { outFile, inputs });
   return outFile;
 }
 

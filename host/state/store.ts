@@ -59,6 +59,8 @@ export class Store {
   private readonly crashAt: { kind: 'event' | 'effect'; n: number } | undefined;
   private eventsAppended = 0;
   private effectsStarted = 0;
+  /** Events appended inside a transaction that has not committed yet. */
+  private uncommitted: StoredEvent[] = [];
 
   private constructor(
     readonly db: Db,
@@ -104,9 +106,21 @@ export class Store {
     }
   }
 
-  /** Run `fn` in one transaction (nested calls join the outer one). */
+  /**
+   * Run `fn` in one transaction (nested calls join the outer one as a savepoint). Listeners hear
+   * about its events only once the outermost transaction has committed; a rollback drops them.
+   */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    const outermost = !this.db.inTransaction;
+    const mark = this.uncommitted.length;
+    try {
+      const value = this.db.transaction(fn)();
+      if (outermost) this.publishCommitted();
+      return value;
+    } catch (error) {
+      this.uncommitted.length = mark; // this (save)point rolled back: its events never happened
+      throw error;
+    }
   }
 
   /** The session of (binding, conversation), created with its `session.created` event if new. */
@@ -138,15 +152,21 @@ export class Store {
         this.stmts.insertEvent.run(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
         this.project(event);
         if (e.audit) this.audit.append({ ...e.audit, sessionId, runId: event.runId }, at);
+        this.uncommitted.push(event);
         return event;
       }),
     );
-    for (const event of stored) {
+    return stored;
+  }
+
+  private publishCommitted(): void {
+    const committed = this.uncommitted;
+    this.uncommitted = [];
+    for (const event of committed) {
       this.eventsAppended += 1;
       for (const listener of this.listeners) listener(event);
       if (this.crashAt?.kind === 'event' && this.eventsAppended === this.crashAt.n) process.kill(process.pid, 'SIGKILL');
     }
-    return stored;
   }
 
   /** Called by the effect ledger between an intent and the effect (test crash switch). */

@@ -70,6 +70,34 @@ describe('state store', () => {
     expect(store.db.prepare('SELECT count(*) FROM audit').pluck().get()).toBe((auditCount as number) + 1);
   });
 
+  it('listeners hear about events only after the outermost commit, never about rolled-back ones', () => {
+    const { store } = tempStore();
+    const heard: string[] = [];
+    store.subscribe((e) => heard.push(e.type));
+    expect(() =>
+      store.transaction(() => {
+        store.ensureSession('b', 'rolled-back');
+        expect(heard).toEqual([]); // not yet committed
+        throw new Error('abort the outer transaction');
+      }),
+    ).toThrow('abort');
+    expect(heard).toEqual([]);
+    const s = store.transaction(() => {
+      const id = store.ensureSession('b', 'kept').sessionId;
+      try {
+        store.append(id, [
+          { type: 'message.received', data: { event: textEvent('a') } },
+          { type: 'run.started', runId: 'r', data: { pid: 0 } as never },
+        ]);
+      } catch {
+        // the inner savepoint rolled back; the outer transaction carries on
+      }
+      return id;
+    });
+    expect(heard).toEqual(['session.created']);
+    expect(store.readEvents(s).map((e) => e.type)).toEqual(['session.created']);
+  });
+
   it('events and audit records cannot be updated or deleted through SQL', () => {
     const { store } = tempStore();
     store.ensureSession('b', 'k');
