@@ -78,13 +78,15 @@ export class RunService {
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () =>
       createRunWorkspace(config.dataDir, runId),
     );
-    const recovery = before.pendingRecovery.at(-1);
+    // Every interruption not yet reported goes to this run, once (the latest one names the run).
+    const pending = before.pendingRecovery;
+    const latest = pending.at(-1);
     const resume: Resume | undefined =
-      before.external || recovery
+      before.external || latest
         ? {
             external: before.external ?? undefined,
-            recovery: recovery
-              ? { interruptedRunId: recovery.runId, summary: `run ${recovery.runId} was interrupted: ${recovery.reason}`, effects: [] }
+            recovery: latest
+              ? { interruptedRunId: latest.runId, summary: pending.map((p) => `run ${p.runId} was interrupted: ${p.reason}`).join('; '), effects: [] }
               : undefined,
           }
         : undefined;
@@ -120,7 +122,7 @@ export class RunService {
             {
               type: 'run.started',
               runId,
-              data: { pid, pidStart: processStartTime(pid), recoveryDelivered: recovery?.runId ?? null },
+              data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId) },
               audit: { type: 'run.spawned', actor: 'host', data: { pid, command, args, cwd: ws.root, backend: PROCESS_BACKEND_REPORT.backend, limits: config.limits } },
             },
           ]),

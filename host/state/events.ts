@@ -12,7 +12,7 @@ export const EVENT_DATA = {
   'session.created': z.object({ bindingId: z.string(), conversationKey: z.string() }),
   'message.received': z.object({ event: ChatEventSchema }),
   'run.queued': z.object({ runner: z.string(), goalRevision: z.int().nonnegative(), attempt: z.int().positive() }),
-  'run.started': z.object({ pid: z.int().positive(), pidStart: z.int().nonnegative().nullable(), recoveryDelivered: z.string().nullable() }),
+  'run.started': z.object({ pid: z.int().positive(), pidStart: z.int().nonnegative().nullable(), recoveryDelivered: z.array(z.string()).default([]) }),
   'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
   'run.request': z.object({ method: z.string(), decision: z.union([z.literal('accepted'), z.object({ code: z.int(), reason: z.string() })]) }),
   'run.ended': z.object({

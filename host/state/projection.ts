@@ -105,7 +105,7 @@ export function foldEvent(s: SessionFold, e: StoredEvent): void {
       run!.startedAt = e.at;
       run!.status = later(run!.status, seq, 'running');
       run!.pid = later(run!.pid, seq, { pid: d.pid, pidStart: d.pidStart ?? null });
-      if (d.recoveryDelivered) s.recoveryDelivered.add(d.recoveryDelivered);
+      for (const runId of d.recoveryDelivered ?? []) s.recoveryDelivered.add(runId);
       return;
     }
     case 'run.update': {

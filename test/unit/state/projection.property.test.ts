@@ -22,7 +22,7 @@ const runArb = (i: number) =>
       const drafts: Draft[] = [
         { type: 'message.received', data: { event: textEvent(`question ${i}`) } },
         { type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
-        { type: 'run.started', runId, data: { pid: 100 + i, pidStart: 1, recoveryDelivered: i > 0 ? `run_${i - 1}` : null } },
+        { type: 'run.started', runId, data: { pid: 100 + i, pidStart: 1, recoveryDelivered: i > 0 ? [`run_${i - 1}`] : [] } },
       ];
       if (r.effect !== 'none') {
         drafts.push({ type: 'effect.intent', runId, data: { effectId: `eff_${i}`, kind: 'workspace.create', target: 'ws', probe: { path: '/nowhere' } } });

@@ -41,7 +41,7 @@ describe('state store', () => {
     store.append(b, [{ type: 'message.received', data: { event: textEvent('yo') } }]);
     store.append(a, [
       { type: 'run.queued', runId: 'run_1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
-      { type: 'run.started', runId: 'run_1', data: { pid: 1234, pidStart: 5, recoveryDelivered: null } },
+      { type: 'run.started', runId: 'run_1', data: { pid: 1234, pidStart: 5, recoveryDelivered: [] } },
     ]);
     expect(store.readEvents(a).map((e) => [e.seq, e.type])).toEqual([
       [1, 'session.created'],
