@@ -35,10 +35,9 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
   const open = store.db
     .prepare(
       `SELECT i.session_id AS sessionId, i.run_id AS runId, i.data AS data FROM events i
-       WHERE i.type = 'effect.intent' AND NOT EXISTS (
-         SELECT 1 FROM events r WHERE r.session_id = i.session_id
-           AND r.type IN ('effect.result', 'effect.reconciled', 'effect.resolved')
-           AND json_extract(r.data, '$.effectId') = json_extract(i.data, '$.effectId'))
+       WHERE i.type LIKE 'effect.%' AND i.type = 'effect.intent' AND NOT EXISTS (
+         SELECT 1 FROM events r WHERE json_extract(r.data, '$.effectId') = json_extract(i.data, '$.effectId')
+           AND r.type LIKE 'effect.%' AND r.type IN ('effect.result', 'effect.reconciled', 'effect.resolved'))
        ORDER BY i.session_id, i.seq`,
     )
     .all() as { sessionId: string; runId: string | null; data: string }[];

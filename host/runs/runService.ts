@@ -14,6 +14,7 @@ import { buildRunnerEnv } from '../process/envAllowlist.js';
 import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
+import { AppendBatcher } from '../state/appendBatcher.js';
 import { performEffect } from '../state/effects.js';
 import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
@@ -102,6 +103,7 @@ export class RunService {
       limits: { wallClockMs: config.limits.wallClockMs, idleMs: config.limits.idleMs },
     };
     const log = this.log.child({ runId, runner: runner.manifest.id });
+    const batcher = new AppendBatcher(store);
     let outcome: RunOutcome | undefined;
     try {
       outcome = await superviseRun({
@@ -126,12 +128,12 @@ export class RunService {
               audit: { type: 'run.spawned', actor: 'host', data: { pid, command, args, cwd: ws.root, backend: PROCESS_BACKEND_REPORT.backend, limits: config.limits } },
             },
           ]),
-        onUpdate: (update, seq) => {
-          store.append(sessionId, [{ type: 'run.update', runId, data: { runnerSeq: seq, update } }]);
-          request.onUpdate?.(update, seq);
-        },
-        onHostRequest: (method, verdict) => store.append(sessionId, [requestEvent(runId, method, verdict)]),
+        // Streamed to the caller only after the update is committed.
+        onUpdate: (update, seq) =>
+          batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => request.onUpdate?.(update, seq)),
+        onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict)),
       });
+      batcher.flush();
       const usage = outcome.result?.usage;
       const external = outcome.result?.external;
       const data = { status: outcome.status, reason: outcome.reason, result: outcome.result, usage, exitCode: outcome.exitCode, signal: outcome.signal };
@@ -143,6 +145,7 @@ export class RunService {
       ]);
       return outcome;
     } finally {
+      batcher.flush();
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       }

@@ -24,8 +24,9 @@ export function openDatabase(path: string, durability: Durability = 'normal'): D
     if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, WAL needed`);
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('foreign_keys = ON');
-    const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw Object.assign(new Error(`integrity check: ${String(check)}`), { code: 'SQLITE_CORRUPT' });
+    // No integrity scan here: it costs O(size) at every start (1.4 s at 1M events). A file that is
+    // not a database fails on the first pragma above; damage inside one fails the query that meets it.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
     return db;
   } catch (error) {
     db?.close();

@@ -43,6 +43,13 @@ export interface RunRow {
 
 type Listener = (event: StoredEvent) => void;
 
+let idCounter = 0;
+/** Event ids that sort by creation time, so the unique index grows at its end instead of at random. */
+function newEventId(): string {
+  idCounter = (idCounter + 1) % 1_679_616;
+  return `evt_${Date.now().toString(36).padStart(9, '0')}${idCounter.toString(36).padStart(4, '0')}${randomUUID().slice(0, 8)}`;
+}
+
 /**
  * The host's state: one SQLite database (docs/state.md). Every write goes through here; an
  * event, the projection rows it changes and its audit record commit in one transaction.
@@ -148,7 +155,7 @@ export class Store {
         const parsed = EVENT_DATA[e.type].safeParse(e.data);
         if (!parsed.success) throw new HostError('INVALID_INPUT', `invalid ${e.type} event: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`);
         const seq = this.stmts.nextSeq.get(sessionId) as number;
-        const event: StoredEvent = { id: `evt_${randomUUID()}`, sessionId, seq, type: e.type, runId: e.runId ?? null, at, data: this.redact(e.data) as EventData<EventType> };
+        const event: StoredEvent = { id: newEventId(), sessionId, seq, type: e.type, runId: e.runId ?? null, at, data: this.redact(e.data) as EventData<EventType> };
         this.stmts.insertEvent.run(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
         this.project(event);
         if (e.audit) this.audit.append({ ...e.audit, sessionId, runId: event.runId }, at);

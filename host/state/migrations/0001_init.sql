@@ -19,7 +19,8 @@ CREATE TABLE events (
   PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 CREATE INDEX events_by_run ON events (run_id) WHERE run_id IS NOT NULL;
-CREATE INDEX events_by_type ON events (type);
+-- Recovery looks up open effect intents; nothing else queries by type.
+CREATE INDEX events_effects ON events (json_extract(data, '$.effectId'), type) WHERE type LIKE 'effect.%';
 
 CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
