@@ -11,6 +11,7 @@ export type HostErrorCode =
   | 'STATE_LOCKED'
   | 'STATE_UNAVAILABLE'
   | 'STATE_QUOTA'
+  | 'STATE_FULL'
   | 'SESSION_PAUSED'
   | 'NOT_FOUND';
 

@@ -14,7 +14,7 @@ const USAGE = `paddock ${HOST_INFO.version} — agent-runner host
 Usage:
   paddock demo [--json]                       a sample chat event through the built-in echo runner
   paddock run --runner <dir|name> --text <t>  one event through a runner, streamed
-        [--json] [--config <json>] [--timeout <ms>] [--data-dir <dir>] [--keep-workspace]
+        [--json] [--config <json>] [--conversation <id>] [--timeout <ms>] [--data-dir <dir>] [--keep-workspace]
   paddock runs list [--status s1,s2] [--json]  runs, newest first
   paddock runs show <runId> [--json]          a run and its events
   paddock runs resolve <runId> --as succeeded|failed [--by name]
@@ -43,6 +43,7 @@ export async function main(argv: string[]): Promise<number> {
       key: { type: 'string' },
       runner: { type: 'string' },
       text: { type: 'string' },
+      conversation: { type: 'string' },
       json: { type: 'boolean', default: false },
       config: { type: 'string' },
       timeout: { type: 'string' },
@@ -68,7 +69,8 @@ export async function main(argv: string[]): Promise<number> {
     case 'run': {
       if (!values.runner) throw new UsageError('run needs --runner <dir|name>');
       if (values.text === undefined) throw new UsageError('run needs --text <message>');
-      return runCommand({ config, runner: values.runner, event: textEvent(values.text), runnerConfig: parseConfigFlag(values.config), renderer });
+      const event = textEvent(values.text, values.conversation ? { conversation: { type: 'private', id: values.conversation } } : {});
+      return runCommand({ config, runner: values.runner, event, runnerConfig: parseConfigFlag(values.config), renderer });
     }
     case 'runs':
     case 'sessions':

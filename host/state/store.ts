@@ -126,6 +126,9 @@ export class Store {
       return value;
     } catch (error) {
       this.uncommitted.length = mark; // this (save)point rolled back: its events never happened
+      if ((error as { code?: string }).code === 'SQLITE_FULL') {
+        throw new HostError('STATE_FULL', `the disk holding ${join(this.dataDir, 'paddock.db')} is full; nothing of this change was written`, { dataDir: this.dataDir }, { cause: error });
+      }
       throw error;
     }
   }
