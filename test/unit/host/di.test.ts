@@ -1,10 +1,13 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLimits } from '../../../host/config/limits.js';
 import { ALL_TOKENS, configureContainer } from '../../../host/di/configure.js';
 import { inject, injectable } from '../../../host/di/container.js';
 import { TOKENS } from '../../../host/di/tokens.js';
 
-const config = { dataDir: '/tmp/paddock-di-test', limits: parseLimits(), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false };
+const config = { dataDir: mkdtempSync(join(tmpdir(), 'paddock-di-')), limits: parseLimits(), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false };
 
 describe('dependency injection', () => {
   it('the composition root resolves every token', () => {
