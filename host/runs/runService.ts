@@ -87,7 +87,11 @@ export class RunService {
         ? {
             external: before.external ?? undefined,
             recovery: latest
-              ? { interruptedRunId: latest.runId, summary: pending.map((p) => `run ${p.runId} was interrupted: ${p.reason}`).join('; '), effects: [] }
+              ? {
+                  interruptedRunId: latest.runId,
+                  summary: pending.map((p) => `run ${p.runId} was interrupted: ${p.reason}`).join('; '),
+                  effects: pending.flatMap((p) => p.effects),
+                }
               : undefined,
           }
         : undefined;

@@ -182,8 +182,8 @@ export interface SessionProjection {
   external: ExternalPointers | null;
   openEffects: { effectId: string; kind: string | null; target: string | null; runId: string | null; status: string | null; probe: Record<string, unknown> | null }[];
   paused: { reason: string } | null;
-  /** Interrupted runs whose recovery summary has not been delivered to a later run yet. */
-  pendingRecovery: { runId: string; reason: string }[];
+  /** Interrupted runs whose recovery summary has not been delivered to a later run yet, with their effects. */
+  pendingRecovery: { runId: string; reason: string; effects: { id: string; kind: string; status: 'succeeded' | 'failed' | 'still_running' | 'unknown'; summary: string }[] }[];
 }
 
 function usageOf(run: RunFold): Usage | null {
@@ -242,7 +242,14 @@ export function project(sessionId: string, s: SessionFold): SessionProjection {
     pendingRecovery: [...s.interrupted.entries()]
       .filter(([runId]) => !s.recoveryDelivered.has(runId))
       .sort(([, a], [, b]) => a.seq - b.seq)
-      .map(([runId, i]) => ({ runId, reason: i.reason })),
+      .map(([runId, i]) => ({
+        runId,
+        reason: i.reason,
+        effects: [...s.effects.entries()]
+          .filter(([, e]) => e.runId === runId && e.kind !== undefined)
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([id, e]) => ({ id, kind: e.kind!, status: e.status?.value ?? 'unknown', summary: `${e.kind} ${e.target ?? ''}`.trim() })),
+      })),
   };
 }
 

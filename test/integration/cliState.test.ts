@@ -73,8 +73,10 @@ describe('paddock runs / sessions / audit (real process)', () => {
     expect(resolved.stdout).toContain('resolved 1 effect(s) of run_left-behind as failed; session resumed');
     const ok = await paddock(['run', '--runner', 'echo', '--text', 'hi', '--json'], { dataDir: home });
     expect(ok.exitCode).toBe(0);
-    const started = jsonLines(ok.stdout).find((l) => l.type === 'started') as { resume?: { recovery?: { interruptedRunId: string } } };
+    const started = jsonLines(ok.stdout).find((l) => l.type === 'started') as { resume?: { recovery?: { interruptedRunId: string; effects: unknown[] } } };
     expect(started.resume?.recovery?.interruptedRunId).toBe('run_left-behind');
+    // …and what became of the effect: the human's decision.
+    expect(started.resume?.recovery?.effects).toEqual([{ id: 'eff_1', kind: 'git.push', status: 'failed', summary: 'git.push origin' }]);
   });
 
   it('audit verify says OK, then exits 1 naming the record after tampering; export writes JSONL', async () => {

@@ -69,6 +69,10 @@ const SCENARIOS = [
   { name: 'echo', runner: 'echo', text: TEXT, okExit: 0 },
   { name: 'long echo', runner: 'echo', text: LONG, okExit: 0 },
   { name: 'crashing runner', runner: 'test/fixtures/runnerDirs/crashes', text: TEXT, okExit: 4 },
+  // runner state requests: run.request events and state writes between the boundaries
+  { name: 'state requests', runner: 'test/fixtures/runnerDirs/counter', text: TEXT, okExit: 0 },
+  // confirmed pointers: the external.saved boundary right after run.ended
+  { name: 'pointers', runner: 'test/fixtures/runnerDirs/pointers', text: 'resume-me', okExit: 0 },
 ] as const;
 const boundaries = new Map<string, { first: number; later: number }>();
 
@@ -115,7 +119,7 @@ describe('crash-point injection with a real host process', () => {
 
   it('at every boundary: nothing committed is lost, no seq duplicated, no effect re-run, interruption reported, session converges', async () => {
     const all = points();
-    expect(all.length).toBeGreaterThan(100);
+    expect(all.length).toBeGreaterThan(180);
     const failures: string[] = [];
     const check = async (p: KillPoint) => {
       const { runner, text, okExit } = p.scenario;

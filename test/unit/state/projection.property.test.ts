@@ -136,6 +136,6 @@ describe('session projection (fold over the event log)', () => {
       ['r2', 'interrupted', null],
     ]);
     expect(view.external).toEqual({ sessionId: 'x1' });
-    expect(view.pendingRecovery).toEqual([{ runId: 'r2', reason: 'host stopped' }]);
+    expect(view.pendingRecovery).toEqual([{ runId: 'r2', reason: 'host stopped', effects: [] }]);
   });
 });

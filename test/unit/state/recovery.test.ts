@@ -31,7 +31,7 @@ describe('recovery', () => {
     );
     expect(processStartTime(survivor.pid!)).toBeNull();
     expect(store.run('run_a')?.status).toBe('interrupted');
-    expect(store.session(s1).pendingRecovery).toEqual([{ runId: 'run_a', reason: expect.stringMatching(/was still alive and was killed/) }]);
+    expect(store.session(s1).pendingRecovery).toEqual([{ runId: 'run_a', reason: expect.stringMatching(/was still alive and was killed/), effects: [] }]);
     expect(await reconcile(store)).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
   });
 
@@ -71,6 +71,11 @@ describe('recovery', () => {
     // Nothing was re-run: no new intent appeared.
     expect(store.readEvents(s).filter((e) => e.type === 'effect.intent')).toHaveLength(2);
 
+    // The next run of the session will be told what recovery found about each effect.
+    expect(paused.pendingRecovery[0]?.effects).toEqual([
+      { id: 'eff_push', kind: 'git.push', status: 'unknown', summary: 'git.push origin main' },
+      { id: 'eff_ws', kind: 'workspace.create', status: 'succeeded', summary: 'workspace.create run_e' },
+    ]);
     const resolved = resolveRun(store, 'run_e', 'failed', 'ada');
     expect(resolved).toEqual({ resolved: ['eff_push'], resumed: true });
     const after = store.session(s);
