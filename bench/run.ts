@@ -4,13 +4,13 @@ import { cpus } from 'node:os';
 import { coldStart } from './coldStart.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
-import { throughput } from './throughput.js';
+import { throughput, throughputWithStore } from './throughput.js';
 
 console.log(`# paddock benchmarks — ${new Date().toISOString()}`);
 console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`);
 const only = process.argv[2];
 const results = {
-  ...(only && only !== 'process' ? {} : { cold: await coldStart(), throughput: await throughput(), roundTrip: await roundTrip() }),
+  ...(only && only !== 'process' ? {} : { cold: await coldStart(), throughput: await throughput(), throughputWithStore: await throughputWithStore(), roundTrip: await roundTrip() }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });

@@ -70,7 +70,7 @@ export async function stateBench(): Promise<Record<string, unknown>> {
     t = performance.now();
     const report = await reconcile(store);
     const reconcileMs = performance.now() - t;
-    console.log(`open store (WAL, migrations check, quick_check): ${fmt(openMs)} ms`);
+    console.log(`open store (WAL, migrations check): ${fmt(openMs)} ms`);
     console.log(`reconcile: ${fmt(reconcileMs)} ms → ${report.interruptedRuns.length} runs interrupted, ${report.effects.length} effects probed`);
     results.recovery = { events, sessions, openMs, reconcileMs, interrupted: report.interruptedRuns.length, effects: report.effects.length };
 
