@@ -14,3 +14,11 @@ export { resolveRunner, loadManifest, runnerCommand, type ResolvedRunner } from 
 export { RunnerManifestSchema, type RunnerManifestFile } from './plugins/manifest.js';
 export { unsupportedHostRequests, type HostRequestHandler, type HostRequestScope } from './rpc/hostRequestHandler.js';
 export { HostError, type HostErrorCode } from './errors.js';
+export { Store, type StoreOptions, type NewEvent, type RunRow } from './state/store.js';
+export { EVENT_DATA, type EventType, type EventData, type StoredEvent } from './state/events.js';
+export { foldAll, foldEvent, emptySession, project, type SessionProjection } from './state/projection.js';
+export { performEffect, type EffectSpec } from './state/effects.js';
+export { reconcile, resolveRun, type RecoveryReport } from './recovery/reconcile.js';
+export { PROBERS, probeEffect, type Prober, type ProbeVerdict } from './recovery/probes.js';
+export { verifyAudit, type AuditVerdict, type AuditProblem } from './audit/verify.js';
+export { AuditLog, type AuditEntry, type AuditRecord, type Redactor } from './audit/auditLog.js';
