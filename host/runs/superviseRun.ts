@@ -36,6 +36,9 @@ export interface SuperviseRunOptions {
 
 type Phase = 'starting' | 'handshake' | 'running';
 
+/** How long a runner that closed its stdout has to exit before it is failed as a protocol error. */
+const STDOUT_CLOSED_GRACE_MS = 1_000;
+
 const PHASE_TEXT: Record<Phase, string> = {
   starting: 'before it started',
   handshake: 'before answering initialize',
@@ -169,6 +172,14 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     }
   });
   proc.stderr.on('error', () => undefined);
+
+  // A runner that closes stdout but lives on can never answer: fail it now, not at a timeout.
+  // The pipe also closes when the process exits; give that exit time to arrive first, generously,
+  // so a crash on a loaded machine is not misreported as a protocol error.
+  void stdoutEnded.promise.then(async () => {
+    if (exitInfo || (await settlesWithin(exited.promise, STDOUT_CLOSED_GRACE_MS))) return;
+    decide('protocol_error', `runner closed its stdout ${PHASE_TEXT[phase]} but kept running (no exit within ${STDOUT_CLOSED_GRACE_MS} ms)`);
+  });
 
   proc.child.once('exit', (code, signal) => {
     exitInfo = { code, signal };

@@ -132,6 +132,14 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
     expectNothingLeft(outcome);
   });
 
+  it('closes its stdout but stays alive → protocol_error at once, not a timeout', async () => {
+    const { outcome } = await superviseEntry(fixture('closesStdout'), { limits: { idleMs: 30_000, wallClockMs: 40_000 } });
+    expect(outcome.status).toBe('protocol_error');
+    expect(outcome.reason).toMatch(/closed its stdout before returning a run result but kept running/);
+    expect(outcome.durationMs).toBeLessThan(10_000);
+    expectNothingLeft(outcome);
+  });
+
   it('returns an invalid result → protocol_error naming the field', async () => {
     const { outcome } = await superviseEntry(fixture('invalidResult'));
     expect(outcome.status).toBe('protocol_error');
