@@ -26,7 +26,8 @@ Usage:
 
 Exit codes: 0 completed, 1 failed, 2 usage error, 3 quota_exceeded, 4 crashed,
             5 protocol_error, 124 timed_out, 130 cancelled.
-Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_LOG_LEVEL (default warn).`;
+Every command also takes --data-dir <dir> and --durability normal|full (SQLite: full also survives power loss).
+Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL (default warn).`;
 
 const DEMO_TEXT = 'Hello from paddock! This reply streams word by word from the built-in echo runner, running as its own supervised process.';
 
@@ -48,6 +49,7 @@ export async function main(argv: string[]): Promise<number> {
       config: { type: 'string' },
       timeout: { type: 'string' },
       'data-dir': { type: 'string' },
+      durability: { type: 'string' },
       'keep-workspace': { type: 'boolean', default: false },
     },
     strict: true,
@@ -59,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
     runnerDirs: [],
     logLevel: process.env.PADDOCK_LOG_LEVEL ?? 'warn',
     keepWorkspaces: values['keep-workspace'],
+    durability: parseDurability(values.durability ?? process.env.PADDOCK_DURABILITY),
   };
   switch (command) {
     case 'demo':
@@ -95,6 +98,11 @@ class UsageError extends Error {}
 
 const stdout = (text: string) => void process.stdout.write(`${text}\n`);
 const stderr = (text: string) => void process.stderr.write(`${text}\n`);
+
+function parseDurability(text: string | undefined): 'normal' | 'full' {
+  if (text === undefined || text === 'normal' || text === 'full') return text ?? 'normal';
+  throw new UsageError(`--durability (or PADDOCK_DURABILITY) must be normal or full, got ${JSON.stringify(text)}`);
+}
 
 function parsePositiveInt(flag: string, text: string): number {
   const n = Number(text);

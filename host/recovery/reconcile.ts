@@ -1,5 +1,6 @@
 import { processStartTime } from '../../sdk/process/procTable.js';
 import { signalRunnerTree, waitForTreeGone } from '../process/groupSignals.js';
+import { HostError } from '../errors.js';
 import type { Store } from '../state/store.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
 
@@ -72,7 +73,7 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
  */
 export function resolveRun(store: Store, runId: string, status: 'succeeded' | 'failed', by: string): { resolved: string[]; resumed: boolean } {
   const run = store.run(runId);
-  if (!run) throw Object.assign(new Error(`no run ${runId}`), { code: 'NOT_FOUND' });
+  if (!run) throw new HostError('NOT_FOUND', `no run ${runId}`);
   return store.transaction(() => {
     const before = store.session(run.sessionId);
     const mine = before.openEffects.filter((e) => e.runId === runId).map((e) => e.effectId);

@@ -22,6 +22,13 @@ describe('paddock runs / sessions / audit (real process)', () => {
     const session = await paddock(['sessions', 'show', runs[0]!.sessionId], { dataDir: home });
     expect(session.stdout).toMatch(/user\s+│ first question\nassistant │ first question\nuser\s+│ second question\nassistant │ second question/);
     expect((await paddock(['runs', 'show', 'run_nope-0000'], { dataDir: home })).stderr).toContain('no run run_nope-0000');
+    const resolveUnknown = await paddock(['runs', 'resolve', 'run_nope-0000', '--as', 'failed'], { dataDir: home });
+    expect(resolveUnknown.exitCode).toBe(2);
+    expect(resolveUnknown.stderr).toBe('paddock: no run run_nope-0000'); // one clear line, no stack trace
+    const badDurability = await paddock(['runs', 'list', '--durability', 'eventual'], { dataDir: home });
+    expect(badDurability.exitCode).toBe(2);
+    expect(badDurability.stderr).toContain('--durability (or PADDOCK_DURABILITY) must be normal or full, got "eventual"');
+    expect((await paddock(['runs', 'list', '--durability', 'full', '--json'], { dataDir: home })).exitCode).toBe(0);
   });
 
   it('runner state is host-owned: it persists across runs of a session and is isolated between sessions', async () => {

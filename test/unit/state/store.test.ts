@@ -32,6 +32,15 @@ describe('state store', () => {
     again.close();
   });
 
+  it('durability full makes every commit fsync (synchronous = FULL); normal is the default', () => {
+    const { dataDir, store } = tempStore();
+    expect(store.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    store.close();
+    const full = Store.open({ dataDir, durability: 'full' });
+    expect(full.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    full.close();
+  });
+
   it('appends events with gap-free seqs per session and reads from any seq', () => {
     const { store } = tempStore();
     const a = store.ensureSession('b1', 'cli:x:1').sessionId;
