@@ -10,6 +10,7 @@ try {
 }
 const skipped = report.numPendingTests + report.numTodoTests;
 // A test file that fails to load fails no test but its suite: count it, never print "0 failed".
-const failed = report.success ? report.numFailedTests : Math.max(report.numFailedTests, report.numFailedTestSuites, 1);
+const failed =
+  report.numFailedTests > 0 ? report.numFailedTests : report.success ? 0 : Math.max(report.numFailedTestSuites, 1);
 console.log(`${report.numPassedTests} passed, ${failed} failed, ${skipped} skipped`);
 if (report.numTotalTests === 0 || failed > 0) process.exit(1);

@@ -82,15 +82,22 @@ describe('paddock CLI (real process)', () => {
 
   it('a second Ctrl-C exits at once and the exit hook kills the runner group', async () => {
     const child = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], { dataDir: dataDir() });
-    let runnerPid = 0;
+    // Two signals sent back to back can merge into one pending SIGINT in the kernel, so the
+    // second press waits until the CLI has said it handled the first.
+    let presses = 0;
     child.stdout!.on('data', (chunk: Buffer) => {
-      if (!runnerPid && chunk.toString().includes('"type":"update"')) {
-        runnerPid = -1;
+      const text = chunk.toString();
+      if (presses === 0 && text.includes('"type":"update"')) {
+        presses = 1;
         child.kill('SIGINT'); // cancel: this runner ignores it…
-        setImmediate(() => child.kill('SIGINT')); // …so the user presses Ctrl-C again
+      }
+      if (presses === 1 && text.includes('cancelling')) {
+        presses = 2;
+        child.kill('SIGINT'); // …so the user presses Ctrl-C again
       }
     });
     const r = await child;
+    expect(presses).toBe(2);
     expect(r.exitCode).toBe(130);
     expect(jsonLines(r.stdout).some((l) => l.type === 'outcome')).toBe(false); // it did not wait for the grace
     const started = jsonLines(r.stdout).find((l) => l.type === 'started')!;
