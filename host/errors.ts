@@ -11,7 +11,9 @@ export type HostErrorCode =
   | 'STATE_UNAVAILABLE'
   | 'STATE_FULL'
   | 'SESSION_PAUSED'
-  | 'NOT_FOUND';
+  | 'NOT_FOUND'
+  | 'CONFIG_INVALID'
+  | 'DISPATCH_REFUSED';
 
 /** A host-side failure with a stable code, typed data and an optional cause. */
 export class HostError extends Error {

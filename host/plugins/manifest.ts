@@ -1,38 +1,71 @@
 import { z } from 'zod';
 import { HOST_METHOD_NAMES } from '../../sdk/protocol/methods.js';
+import { EffectSchema } from '../../sdk/protocol/schemas/common.js';
 import { FORBIDDEN_ENV, HOST_SET_ENV } from '../process/envAllowlist.js';
 
 const reservedEnv = new Set<string>([...HOST_SET_ENV, ...FORBIDDEN_ENV]);
 
-/**
- * `runner.json`: who a runner is and how to start it. Fields for effects, config schema,
- * resources and default limits arrive with the bindings work (docs/runner-authoring.md).
- */
-export const RunnerManifestSchema = z.strictObject({
-  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lowercase letters, digits and dashes'),
-  name: z.string().min(1),
-  version: z.string().min(1),
-  protocolVersion: z.int().positive(),
-  description: z.string().default(''),
-  /**
-   * `{ "node": "index.ts" }` runs a file of the runner folder with the host's Node (TypeScript
-   * through tsx); `{ "command": "python3", "args": ["{runnerDir}/runner.py"] }` runs anything.
-   */
-  entry: z.union([
-    z.strictObject({ node: z.string().min(1) }),
-    z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]) }),
-  ]),
-  /** Literal, non-secret variables. Secrets never go here (they reach runners through the gateway). */
-  env: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
-    .default({})
-    .refine((env) => Object.keys(env).every((k) => !reservedEnv.has(k)), {
-      message: `may not set ${[...reservedEnv].join(', ')}`,
-    }),
-  capabilities: z
-    .strictObject({ hostRequests: z.array(z.enum(HOST_METHOD_NAMES as [string, ...string[]])).default([]) })
-    .default({ hostRequests: [] }),
+/** Kinds of admin-declared resources a runner can be granted (docs/admin-guide.md). */
+export const RESOURCE_KINDS = ['models', 'knowledgeBases', 'mcpServers', 'skills', 'artifacts', 'mounts'] as const;
+/** One resource kind. */
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+
+/** Per-run limits a manifest or binding may set; each is capped by the host's own limit. */
+export const RunLimitOverridesSchema = z.strictObject({
+  wallClockMs: z.int().positive().optional(),
+  idleMs: z.int().positive().optional(),
+  maxUpdates: z.int().positive().optional(),
+  maxEventBytes: z.int().positive().optional(),
+  maxStdoutBytes: z.int().positive().optional(),
+  maxStderrBytes: z.int().positive().optional(),
 });
+
+/**
+ * `runner.json`: who a runner is, how to start it, what it asks for (host requests, resource
+ * kinds), what it may do on its own (effects), the config it takes (JSON Schema), its default
+ * limits and a risk note for admins (docs/runner-authoring.md, docs/runner-manifest.schema.json).
+ */
+export const RunnerManifestSchema = z
+  .strictObject({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'lowercase letters, digits and dashes'),
+    name: z.string().min(1),
+    version: z.string().min(1),
+    protocolVersion: z.int().positive(),
+    description: z.string().default(''),
+    /**
+     * `{ "node": "index.ts" }` runs a file of the runner folder with the host's Node (TypeScript
+     * is bundled first); `{ "command": "python3", "args": ["{runnerDir}/runner.py"] }` runs anything.
+     */
+    entry: z.union([
+      z.strictObject({ node: z.string().min(1) }),
+      z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]) }),
+    ]),
+    /** Literal, non-secret variables. Secrets never go here (they reach runners through the gateway). */
+    env: z
+      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+      .default({})
+      .refine((env) => Object.keys(env).every((k) => !reservedEnv.has(k)), {
+        message: `may not set ${[...reservedEnv].join(', ')}`,
+      }),
+    /** Host requests the runner may call; a binding must also grant each one. */
+    capabilities: z
+      .strictObject({ hostRequests: z.array(z.enum(HOST_METHOD_NAMES as [string, ...string[]])).default([]) })
+      .default({ hostRequests: [] }),
+    /** Kinds of resources the runner can use; a granted resource of another kind is not projected. */
+    resources: z.array(z.enum(RESOURCE_KINDS)).default([]),
+    /**
+     * Side effects the runner (or the harness it wraps) may cause by itself, outside host
+     * requests: shown by `paddock explain`; the sandbox backend decides what it can stop.
+     */
+    effects: z.array(EffectSchema).default([]),
+    /** JSON Schema (draft 2020-12) of the binding's `config`; checked when a binding is saved. */
+    configSchema: z.record(z.string(), z.unknown()).default({ type: 'object' }),
+    /** Default per-run limits (a binding may override; the host's limits cap both). */
+    limits: RunLimitOverridesSchema.default({}),
+    /** What an admin should know before binding this runner (e.g. "runs shell commands"). */
+    risk: z.string().default(''),
+  })
+  .meta({ id: 'RunnerManifest', title: 'paddock runner manifest (runner.json)' });
 
 /** A parsed runner manifest. */
 export type RunnerManifestFile = z.infer<typeof RunnerManifestSchema>;

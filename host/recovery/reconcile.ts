@@ -13,13 +13,15 @@ export interface RecoveryReport {
 
 /**
  * Reconcile what a previous host left unfinished (docs/state.md, "Recovery"): every run without a
- * terminal event becomes `interrupted` (a runner that outlived a killed host is killed first,
+ * terminal event whose owning host process is gone becomes `interrupted` (a runner that outlived a killed host is killed first,
  * matched by pid **and** start time); every effect intent without a result is probed; any
  * `unknown` or `still_running` effect pauses its session. Idempotent: a second call finds nothing.
  */
 export async function reconcile(store: Store, probers: Record<string, Prober> = PROBERS): Promise<RecoveryReport> {
   const report: RecoveryReport = { interruptedRuns: [], effects: [], pausedSessions: [] };
   for (const run of store.runs({ status: ['queued', 'running'], limit: 1_000_000 })) {
+    // Another host process (e.g. a `paddock dispatch` still streaming) owns this run and is alive.
+    if (run.hostPid !== null && run.hostPid !== process.pid && run.hostStart !== null && processStartTime(run.hostPid) === run.hostStart) continue;
     let killedPid: number | null = null;
     if (run.pid !== null && run.pidStart !== null && processStartTime(run.pid) === run.pidStart) {
       signalRunnerTree(run.pid, 'SIGKILL');

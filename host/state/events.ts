@@ -11,7 +11,14 @@ const effectStatus = z.enum(['succeeded', 'failed', 'still_running', 'unknown'])
 export const EVENT_DATA = {
   'session.created': z.object({ bindingId: z.string(), conversationKey: z.string() }),
   'message.received': z.object({ event: ChatEventSchema }),
-  'run.queued': z.object({ runner: z.string(), goalRevision: z.int().nonnegative(), attempt: z.int().positive() }),
+  'run.queued': z.object({
+    runner: z.string(),
+    goalRevision: z.int().nonnegative(),
+    attempt: z.int().positive(),
+    bindingId: z.string().optional(),
+    /** The host process that owns the run (pid and start time); recovery leaves a live owner's runs alone. */
+    host: z.object({ pid: z.int().positive(), start: z.int().nonnegative().nullable() }).optional(),
+  }),
   'run.started': z.object({ pid: z.int().positive(), pidStart: z.int().nonnegative().nullable(), recoveryDelivered: z.array(z.string()).default([]) }),
   'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
   'run.request': z.object({ method: z.string(), decision: z.union([z.literal('accepted'), z.object({ code: z.int(), reason: z.string() })]) }),

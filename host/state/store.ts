@@ -39,6 +39,10 @@ export interface RunRow {
   pid: number | null;
   pidStart: number | null;
   usage: unknown;
+  bindingId: string | null;
+  /** The host process that owns the run, when it recorded itself. */
+  hostPid: number | null;
+  hostStart: number | null;
 }
 
 type Listener = (event: StoredEvent) => void;
@@ -84,7 +88,9 @@ export class Store {
       findSession: db.prepare('SELECT id FROM sessions WHERE binding_id = ? AND conversation_key = ?').pluck(),
       insertSession: db.prepare('INSERT INTO sessions (id, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?)'),
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-      runQueued: db.prepare("INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq) VALUES (?, ?, ?, 'queued', ?, ?)"),
+      runQueued: db.prepare(
+        "INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, host_start) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+      ),
       runStarted: db.prepare("UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?"),
       runEnded: db.prepare('UPDATE runs SET status = ?, reason = ?, ended_at = ?, usage = ?, last_seq = ? WHERE id = ?'),
       setPaused: db.prepare('UPDATE sessions SET paused_reason = ? WHERE id = ?'),
@@ -211,10 +217,20 @@ export class Store {
     return row ? toRunRow(row) : undefined;
   }
 
-  /** Runs, newest first, optionally by status. */
-  runs(filter: { status?: string[]; limit?: number } = {}): RunRow[] {
-    const where = filter.status?.length ? `WHERE status IN (${filter.status.map(() => '?').join(',')})` : '';
-    const rows = this.db.prepare(`SELECT * FROM runs ${where} ORDER BY queued_at DESC, id LIMIT ?`).all(...(filter.status ?? []), filter.limit ?? 100);
+  /** Runs, newest first, optionally by status and binding. */
+  runs(filter: { status?: string[]; bindingId?: string; limit?: number } = {}): RunRow[] {
+    const clauses: string[] = [];
+    const args: unknown[] = [];
+    if (filter.status?.length) {
+      clauses.push(`status IN (${filter.status.map(() => '?').join(',')})`);
+      args.push(...filter.status);
+    }
+    if (filter.bindingId !== undefined) {
+      clauses.push('binding_id = ?');
+      args.push(filter.bindingId);
+    }
+    const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
+    const rows = this.db.prepare(`SELECT * FROM runs ${where} ORDER BY queued_at DESC, id LIMIT ?`).all(...args, filter.limit ?? 100);
     return (rows as Record<string, unknown>[]).map(toRunRow);
   }
 
@@ -235,9 +251,11 @@ export class Store {
   /** Keep the `runs` and `sessions` projection rows in step with an event (inside its transaction). */
   private project(e: StoredEvent): void {
     switch (e.type) {
-      case 'run.queued':
-        this.stmts.runQueued.run(e.runId, e.sessionId, (e.data as EventData<'run.queued'>).runner, e.at, e.seq);
+      case 'run.queued': {
+        const d = e.data as EventData<'run.queued'>;
+        this.stmts.runQueued.run(e.runId, e.sessionId, d.runner, e.at, e.seq, d.bindingId ?? null, d.host?.pid ?? null, d.host?.start ?? null);
         return;
+      }
       case 'run.started': {
         const d = e.data as EventData<'run.started'>;
         this.stmts.runStarted.run(e.at, d.pid, d.pidStart ?? null, e.seq, e.runId);
@@ -275,5 +293,8 @@ function toRunRow(r: Record<string, unknown>): RunRow {
     pid: (r.pid as number | null) ?? null,
     pidStart: (r.pid_start as number | null) ?? null,
     usage: r.usage ? JSON.parse(r.usage as string) : null,
+    bindingId: (r.binding_id as string | null) ?? null,
+    hostPid: (r.host_pid as number | null) ?? null,
+    hostStart: (r.host_start as number | null) ?? null,
   };
 }

@@ -4,7 +4,9 @@ import { RpcError } from '../protocol/rpcError.js';
 import { RunUpdateParamsSchema } from '../protocol/schemas/updates.js';
 import type { InitializeResult, RunParams, RunResult, RunUpdateParams } from '../protocol/types.js';
 import { PROTOCOL_VERSION } from '../protocol/version.js';
+import { checkGrant } from './grantCheck.js';
 import { JsonRpcPeer, type ProtocolViolation } from './peer.js';
+import { DEFAULT_REQUEST_LIMITS, RequestBudget, type RequestLimits } from './requestBudget.js';
 
 /** Who is asking: the run the request was checked against. */
 export interface HostRequestScope {
@@ -36,7 +38,9 @@ export interface HostEndpointOptions {
 
 interface ActiveRun {
   runId: string;
-  grants: ReadonlySet<string>;
+  /** The projection sent in `run`: the run's grants. */
+  binding: RunParams['binding'];
+  budget: RequestBudget;
   lastSeq: number;
   controller: AbortController;
 }
@@ -80,11 +84,15 @@ export class HostEndpoint {
     );
   }
 
-  /** Send `run` and resolve with the runner's (validated) result. */
-  run(params: RunParams): Promise<RunResult> {
+  /**
+   * Send `run` and resolve with the runner's (validated) result. From now until {@link endRun},
+   * runner requests naming this run are checked against `params.binding` and `limits`.
+   */
+  run(params: RunParams, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): Promise<RunResult> {
     this.active = {
       runId: params.run.runId,
-      grants: new Set(params.binding.hostRequests),
+      binding: structuredClone(params.binding),
+      budget: new RequestBudget(limits),
       lastSeq: 0,
       controller: new AbortController(),
     };
@@ -136,12 +144,14 @@ export class HostEndpoint {
   }
 
   private async answerHostRequest(method: HostMethodName, params: Record<string, unknown>): Promise<unknown> {
+    // The connection, not the payload, says which run is active: a request for any other run id is refused.
     const runId = String(params.runId);
     const run = this.active;
     let refusal: RpcError | undefined;
     if (!run || run.runId !== runId) refusal = RpcError.runNotActive(runId);
-    else if (!run.grants.has(method)) {
-      refusal = RpcError.policyDenied(`${method} is not granted to run ${runId}`, { deniedBy: 'binding.hostRequests', method });
+    else {
+      // Size of the params as sent: the request's own bytes, whatever line they arrived on.
+      refusal = checkGrant(method, params, run.binding, runId) ?? run.budget.take(Buffer.byteLength(JSON.stringify(params)));
     }
     this.options.onHostRequest?.(method, runId, refusal ?? 'accepted');
     if (refusal || !run) throw refusal;

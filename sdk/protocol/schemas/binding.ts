@@ -11,7 +11,16 @@ const KnowledgeBaseRefSchema = z.looseObject({ id: IdSchema, name: z.string().op
 const McpServerRefSchema = z.looseObject({
   id: IdSchema,
   name: z.string().optional(),
-  allowedTools: z.array(z.string().min(1)).default([]),
+  /** Tools this run may call; absent means every tool the server lists except `deniedTools`. */
+  allowedTools: z.array(z.string().min(1)).optional(),
+  /** Tools this run may never call. */
+  deniedTools: z.array(z.string().min(1)).default([]),
+});
+const MountRefSchema = z.looseObject({
+  id: IdSchema,
+  /** Where the mount appears inside the run's workspace. */
+  path: z.string(),
+  readOnly: z.boolean(),
 });
 const SkillRefSchema = z.looseObject({
   id: IdSchema,
@@ -60,6 +69,9 @@ export const BindingProjectionSchema = z
     mcpServers: z.array(McpServerRefSchema).default([]),
     skills: z.array(SkillRefSchema).default([]),
     artifacts: z.array(ArtifactRefSchema).default([]),
+    mounts: z.array(MountRefSchema).default([]),
+    /** Where `state/*` keeps this run's keys: per binding and session, or per binding. */
+    stateScope: z.enum(['session', 'binding']).optional(),
     history: z.array(HistoryMessageSchema).default([]),
     workspace: z
       .looseObject({ root: z.string(), in: z.string(), out: z.string(), tmp: z.string() })

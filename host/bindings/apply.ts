@@ -1,0 +1,79 @@
+import { canonicalJson } from '../audit/canonicalJson.js';
+import type { Store } from '../state/store.js';
+import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
+import type { ConfigFile, Resources } from './schema.js';
+import { validateConfig, type ValidationContext } from './validateConfig.js';
+
+/** One object `apply` created, updated, deleted or left alone. */
+export interface AppliedChange {
+  kind: ConfigKind;
+  id: string;
+  action: ConfigChange;
+}
+
+/** Options of {@link applyConfig}. */
+export interface ApplyOptions {
+  /** Delete stored objects the file does not list. */
+  prune?: boolean;
+  /** Validate and report, change nothing. */
+  dryRun?: boolean;
+  /** Who applies (audit actor), e.g. `user:alice`. */
+  by: string;
+}
+
+type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
+
+/**
+ * Apply a configuration declaratively. Without `prune`, stored objects the file does not mention
+ * stay and take part in validation (the file is checked as merged into them). Everything is
+ * validated before anything changes; the changes commit in one transaction.
+ */
+export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[] } {
+  const repo = new ConfigRepo(store);
+  const current = repo.snapshot();
+  const merged = options.prune ? raw : mergeKept(raw, current);
+  const file = validateConfig(merged, context);
+
+  const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [
+    ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) => file.resources[plural as keyof Resources].map((spec) => ({ kind: kind as ConfigKind, id: spec.id, spec }))),
+    ...file.bindings.map((spec) => ({ kind: 'binding' as const, id: spec.id, spec })),
+  ];
+  const wantedKeys = new Set(wanted.map((w) => `${w.kind}/${w.id}`));
+  const doomed = repo.list().filter((o) => !wantedKeys.has(`${o.kind}/${o.id}`));
+
+  const run = () => {
+    const changes: AppliedChange[] = [];
+    for (const w of wanted) {
+      if (options.dryRun) {
+        const existing = repo.get(w.kind, w.id);
+        changes.push({ kind: w.kind, id: w.id, action: !existing ? 'created' : canonicalJson(existing.spec) === canonicalJson(w.spec) ? 'unchanged' : 'updated' });
+      } else changes.push({ kind: w.kind, id: w.id, action: repo.put(w.kind, w.id, w.spec, options.by) });
+    }
+    // Bindings go first so no stored binding is ever left pointing at a deleted resource.
+    for (const o of [...doomed].sort((a, b) => Number(b.kind === 'binding') - Number(a.kind === 'binding'))) {
+      if (!options.dryRun) repo.delete(o.kind, o.id, options.by);
+      changes.push({ kind: o.kind, id: o.id, action: 'deleted' });
+    }
+    return changes;
+  };
+  return { file, changes: options.dryRun ? run() : store.transaction(run) };
+}
+
+/** The file's objects first (so error paths match the file), then stored objects it does not mention. */
+function mergeKept(raw: unknown, current: ConfigFile): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const file = raw as Raw;
+  const idsOf = (items: unknown[] | undefined) => new Set((items ?? []).map((i) => (i as { id?: unknown })?.id));
+  const resources: Record<string, unknown> = { ...(file.resources ?? {}) };
+  if (file.resources !== undefined && (typeof file.resources !== 'object' || Array.isArray(file.resources))) return raw;
+  for (const plural of Object.keys(CONFIG_KINDS) as (keyof Resources)[]) {
+    const own = file.resources?.[plural];
+    if (own !== undefined && !Array.isArray(own)) return raw;
+    const ids = idsOf(own);
+    const kept = current.resources[plural].filter((r) => !ids.has(r.id));
+    if (own !== undefined || kept.length > 0) resources[plural] = [...(own ?? []), ...kept];
+  }
+  if (file.bindings !== undefined && !Array.isArray(file.bindings)) return raw;
+  const bindingIds = idsOf(file.bindings);
+  return { ...file, resources, bindings: [...(file.bindings ?? []), ...current.bindings.filter((b) => !bindingIds.has(b.id))] };
+}

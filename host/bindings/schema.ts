@@ -1,0 +1,152 @@
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+import { RunLimitOverridesSchema } from '../plugins/manifest.js';
+
+const ObjectId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" and "-" (at most 64)');
+const AbsolutePath = z.string().refine((p) => isAbsolute(p), 'must be an absolute path');
+
+/** Where a secret is read from at use time. The configuration never holds the secret itself. */
+export const SecretRefSchema = z.union([
+  z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }),
+  z.strictObject({ file: AbsolutePath }),
+]);
+
+/** A model the host gateway can call. */
+export const ModelResourceSchema = z.strictObject({
+  id: ObjectId,
+  name: z.string().optional(),
+  provider: z.enum(['anthropic', 'openai', 'scripted']),
+  model: z.string().min(1),
+  baseUrl: z.url().optional(),
+  apiKey: SecretRefSchema.optional(),
+});
+/** A knowledge base the host retrieves from. */
+export const KnowledgeBaseResourceSchema = z.strictObject({
+  id: ObjectId,
+  name: z.string().optional(),
+  description: z.string().optional(),
+  path: AbsolutePath.optional(),
+});
+/** An MCP server the host proxies, with its own tool allow/deny lists. */
+export const McpServerResourceSchema = z
+  .strictObject({
+    id: ObjectId,
+    name: z.string().optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    url: z.url().optional(),
+    env: z.record(z.string(), SecretRefSchema).default({}),
+    tools: z
+      .strictObject({
+        /** Tools that may be called at all; omitted means every tool the server lists. */
+        allow: z.array(z.string().min(1)).optional(),
+        deny: z.array(z.string().min(1)).default([]),
+      })
+      .default({ deny: [] }),
+  })
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of command or url', path: ['command'] });
+/** A skill: a directory with a SKILL.md. */
+export const SkillResourceSchema = z.strictObject({ id: ObjectId, name: z.string().min(1), description: z.string().optional(), path: AbsolutePath });
+/** A file handed to runs (copied into the workspace). */
+export const ArtifactResourceSchema = z.strictObject({ id: ObjectId, name: z.string().min(1), path: AbsolutePath });
+/** A host directory a run may see, under an allowlisted root. */
+export const MountResourceSchema = z.strictObject({ id: ObjectId, path: AbsolutePath, mode: z.enum(['ro', 'rw']).default('ro') });
+
+/** Resource schemas by kind, in the order `apply` and `export` use. */
+export const RESOURCE_SCHEMAS = {
+  models: ModelResourceSchema,
+  knowledgeBases: KnowledgeBaseResourceSchema,
+  mcpServers: McpServerResourceSchema,
+  skills: SkillResourceSchema,
+  artifacts: ArtifactResourceSchema,
+  mounts: MountResourceSchema,
+} as const;
+
+/** A resource of any kind, parsed. */
+export type ModelResource = z.infer<typeof ModelResourceSchema>;
+export type McpServerResource = z.infer<typeof McpServerResourceSchema>;
+export type MountResource = z.infer<typeof MountResourceSchema>;
+
+const McpGrantSchema = z.union([ObjectId, z.strictObject({ id: ObjectId, tools: z.array(z.string().min(1)).optional() })]);
+
+/** What a binding grants its runs. Every field defaults to nothing. */
+export const GrantsSchema = z.strictObject({
+  state: z.enum(['none', 'session', 'binding']).default('none'),
+  models: z.array(ObjectId).default([]),
+  knowledgeBases: z.array(ObjectId).default([]),
+  mcpServers: z.array(McpGrantSchema).default([]),
+  skills: z.array(ObjectId).default([]),
+  artifacts: z.array(ObjectId).default([]),
+  mounts: z.array(ObjectId).default([]),
+  fs: z.enum(['none', 'read', 'readwrite']).default('none'),
+  approval: z.boolean().default(false),
+});
+/** Parsed grants. */
+export type Grants = z.infer<typeof GrantsSchema>;
+
+/** Which events a binding takes. An omitted field matches anything; more fields = more specific. */
+export const RouteSchema = z.strictObject({
+  platform: z.string().min(1).optional(),
+  bot: z.string().min(1).optional(),
+  conversation: z
+    .strictObject({ type: z.enum(['private', 'group', 'channel', 'thread']).optional(), id: z.string().min(1).optional() })
+    .default({}),
+  eventTypes: z.array(z.string().min(1)).min(1).default(['message']),
+});
+/** A parsed route. */
+export type Route = z.infer<typeof RouteSchema>;
+
+/** Limits of a binding: per-run limits plus queueing, concurrency and request rate. */
+export const BindingLimitsSchema = RunLimitOverridesSchema.extend({
+  /** Runs of this binding at once, over all its sessions. */
+  maxConcurrentRuns: z.int().positive().default(4),
+  /** Messages waiting per session behind its active run; one more is refused. */
+  maxQueued: z.int().nonnegative().default(8),
+  /** Runner → host requests per second per run (token bucket, burst = 2 × rate). */
+  requestsPerSecond: z.number().positive().default(50),
+  /** Runner → host requests per run in total. */
+  maxRequests: z.int().positive().default(10_000),
+  /** Largest runner → host request line. */
+  maxRequestBytes: z.int().positive().default(1024 * 1024),
+});
+/** Parsed binding limits. */
+export type BindingLimits = z.infer<typeof BindingLimitsSchema>;
+
+/** A binding: route → runner, with its config, grants, limits and policies. */
+export const BindingSchema = z.strictObject({
+  id: ObjectId,
+  description: z.string().optional(),
+  runner: z.string().min(1),
+  route: RouteSchema.default({ conversation: {}, eventTypes: ['message'] }),
+  config: z.record(z.string(), z.unknown()).default({}),
+  grants: GrantsSchema.default(GrantsSchema.parse({})),
+  limits: BindingLimitsSchema.default(BindingLimitsSchema.parse({})),
+  workspace: z.enum(['copy', 'mount']).default('copy'),
+  sandbox: z.string().min(1).default('process'),
+  approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
+  steering: z.enum(['queue', 'restart']).default('queue'),
+  enabled: z.boolean().default(true),
+});
+/** A parsed binding. */
+export type Binding = z.infer<typeof BindingSchema>;
+/** A binding as written in a file. */
+export type BindingInput = z.input<typeof BindingSchema>;
+
+/** `paddock.yaml`: resources by kind, and bindings. */
+export const ConfigFileSchema = z.strictObject({
+  resources: z
+    .strictObject({
+      models: z.array(ModelResourceSchema).default([]),
+      knowledgeBases: z.array(KnowledgeBaseResourceSchema).default([]),
+      mcpServers: z.array(McpServerResourceSchema).default([]),
+      skills: z.array(SkillResourceSchema).default([]),
+      artifacts: z.array(ArtifactResourceSchema).default([]),
+      mounts: z.array(MountResourceSchema).default([]),
+    })
+    .default({ models: [], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
+  bindings: z.array(BindingSchema).default([]),
+});
+/** A parsed configuration file. */
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
+/** Resources by kind. */
+export type Resources = ConfigFile['resources'];

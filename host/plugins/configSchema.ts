@@ -1,0 +1,47 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+
+const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, useDefaults: true });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/** `a.b[0]` from a JSON pointer like `/a/b/0`. */
+function fieldOf(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
+function describe(error: ErrorObject): { field: string; message: string } {
+  let field = fieldOf(error.instancePath);
+  // "must have required property 'x'" names the parent; point at the missing field itself.
+  if (error.keyword === 'required') field = field ? `${field}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
+  if (error.keyword === 'additionalProperties') {
+    const extra = String(error.params.additionalProperty);
+    return { field: field ? `${field}.${extra}` : extra, message: 'is not allowed by the runner\'s config schema' };
+  }
+  return { field, message: error.message ?? 'is invalid' };
+}
+
+/** Throws if `schema` is not a usable JSON Schema (the message says why). */
+export function compileConfigSchema(schema: Record<string, unknown>): ValidateFunction {
+  const cached = compiled.get(schema);
+  if (cached) return cached;
+  const validate = ajv.compile(schema);
+  compiled.set(schema, validate);
+  return validate;
+}
+
+/**
+ * Check a binding's runner config against the runner's config schema. Returns a copy with the
+ * schema's defaults filled in, or the first problem with its field path (relative to the config).
+ */
+export function validateRunnerConfig(
+  schema: Record<string, unknown>,
+  config: Record<string, unknown>,
+): { ok: true; config: Record<string, unknown> } | { ok: false; field: string; message: string } {
+  const validate = compileConfigSchema(schema);
+  const copy = structuredClone(config);
+  if (validate(copy)) return { ok: true, config: copy };
+  return { ok: false, ...describe(validate.errors![0]!) };
+}

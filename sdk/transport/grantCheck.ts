@@ -1,0 +1,47 @@
+import type { HostMethodName } from '../protocol/methods.js';
+import { RpcError } from '../protocol/rpcError.js';
+import type { BindingProjection } from '../protocol/types.js';
+
+/**
+ * Is this request inside the run's projection? The projection the host sent in `run` is the
+ * run's grants: a method must be listed in `hostRequests`, and a model, knowledge base or MCP
+ * server/tool must be one of its handles. Returns the refusal, or undefined if granted.
+ */
+export function checkGrant(method: HostMethodName, params: Record<string, unknown>, binding: BindingProjection, runId: string): RpcError | undefined {
+  if (!binding.hostRequests.includes(method)) {
+    return RpcError.policyDenied(`${method} is not granted to run ${runId}`, { deniedBy: 'binding.hostRequests', method });
+  }
+  switch (method) {
+    case 'model/complete': {
+      const model = String(params.model);
+      if (!binding.models.some((m) => m.id === model)) {
+        return RpcError.policyDenied(`model "${model}" is not granted to run ${runId}`, { deniedBy: 'binding.models', method, model });
+      }
+      return undefined;
+    }
+    case 'kb/retrieve': {
+      const kb = String(params.knowledgeBase);
+      if (!binding.knowledgeBases.some((k) => k.id === kb)) {
+        return RpcError.policyDenied(`knowledge base "${kb}" is not granted to run ${runId}`, { deniedBy: 'binding.knowledgeBases', method, knowledgeBase: kb });
+      }
+      return undefined;
+    }
+    case 'tool/call': {
+      const serverId = String(params.server);
+      const tool = String(params.tool);
+      const server = binding.mcpServers.find((s) => s.id === serverId);
+      if (!server) {
+        return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers', method, server: serverId });
+      }
+      if (server.deniedTools.includes(tool)) {
+        return RpcError.policyDenied(`tool "${tool}" of MCP server "${serverId}" is on the deny list`, { deniedBy: 'mcpServer.tools.deny', method, server: serverId, tool });
+      }
+      if (server.allowedTools && !server.allowedTools.includes(tool)) {
+        return RpcError.policyDenied(`tool "${tool}" of MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers.tools', method, server: serverId, tool });
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
