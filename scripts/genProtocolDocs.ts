@@ -1,13 +1,14 @@
 // npm run protocol:gen  — rewrite docs/protocol.schema.json and the generated parts of docs/protocol.md
 // npm run protocol:check — fail if either is stale
 import { readFileSync, writeFileSync } from 'node:fs';
-import { DOC_PATH, SCHEMA_PATH, expectedFiles } from './protocolDocs.js';
+import { DOC_PATH, MANIFEST_SCHEMA_PATH, SCHEMA_PATH, expectedFiles } from './protocolDocs.js';
 
 const expected = expectedFiles();
 if (process.argv.includes('--check')) {
   const stale = [
     [SCHEMA_PATH, expected.schema],
     [DOC_PATH, expected.doc],
+    [MANIFEST_SCHEMA_PATH, expected.manifestSchema],
   ].filter(([path, text]) => {
     try {
       return readFileSync(path as URL, 'utf8') !== text;
@@ -23,5 +24,6 @@ if (process.argv.includes('--check')) {
 } else {
   writeFileSync(SCHEMA_PATH, expected.schema);
   writeFileSync(DOC_PATH, expected.doc);
-  process.stdout.write('wrote docs/protocol.schema.json and docs/protocol.md\n');
+  writeFileSync(MANIFEST_SCHEMA_PATH, expected.manifestSchema);
+  process.stdout.write('wrote docs/protocol.schema.json, docs/protocol.md and docs/runner-manifest.schema.json\n');
 }

@@ -7,9 +7,11 @@ import { HOST_METHODS, NOTIFICATIONS, RUNNER_METHODS } from '../sdk/protocol/met
 import { PROTOCOL_TYPES } from '../sdk/protocol/registry.js';
 import { UPDATE_KINDS } from '../sdk/protocol/schemas/updates.js';
 import { PROTOCOL_VERSION } from '../sdk/protocol/version.js';
+import { RunnerManifestSchema } from '../host/plugins/manifest.js';
 
 export const SCHEMA_PATH = new URL('../docs/protocol.schema.json', import.meta.url);
 export const DOC_PATH = new URL('../docs/protocol.md', import.meta.url);
+export const MANIFEST_SCHEMA_PATH = new URL('../docs/runner-manifest.schema.json', import.meta.url);
 
 const ALL_METHODS = { ...RUNNER_METHODS, ...HOST_METHODS, ...NOTIFICATIONS } as Record<
   string,
@@ -104,11 +106,22 @@ export function renderProtocolDoc(current: string, schema = buildJsonSchema()): 
   return out;
 }
 
+/** The JSON Schema of `runner.json`, for runner authors writing manifests by hand or in other languages. */
+export function buildManifestSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(RunnerManifestSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  return {
+    ...generated,
+    $id: 'paddock-runner-manifest',
+    description: 'Generated from host/plugins/manifest.ts by `npm run protocol:gen`. Do not edit. See docs/runner-authoring.md.',
+  };
+}
+
 /** What the committed files should contain. */
-export function expectedFiles(): { schema: string; doc: string } {
+export function expectedFiles(): { schema: string; doc: string; manifestSchema: string } {
   const schema = buildJsonSchema();
   return {
     schema: `${JSON.stringify(schema, null, 2)}\n`,
     doc: renderProtocolDoc(readFileSync(DOC_PATH, 'utf8'), schema),
+    manifestSchema: `${JSON.stringify(buildManifestSchema(), null, 2)}\n`,
   };
 }

@@ -13,13 +13,13 @@ export function indexResources(resources: Resources): ResourceIndex {
 }
 
 /** A granted MCP server, as the run sees it. */
-export interface McpHandle {
+export type McpHandle = {
   id: string;
   name?: string;
   /** Absent: every tool the server lists except `deniedTools`. */
   allowedTools?: string[];
   deniedTools: string[];
-}
+};
 
 /** Everything one run of a binding may touch: manifest requests ∩ binding grants ∩ what exists now. */
 export interface Projection {

@@ -14,7 +14,16 @@ export interface HostConfig {
   keepWorkspaces: boolean;
   /** SQLite durability: `normal` survives a host crash, `full` also a power loss. */
   durability?: 'normal' | 'full';
+  /** Host directories under which mount resources may lie (none: mounts are refused). */
+  mountRoots?: string[];
+  /** Runs at once in this host process, over all bindings (default 4). */
+  maxConcurrentRuns?: number;
+  /** Runs waiting in this host process, over all sessions (default 256). */
+  maxQueuedRuns?: number;
 }
+
+/** Host-wide dispatch defaults. */
+export const DISPATCH_DEFAULTS = { maxConcurrentRuns: 4, maxQueuedRuns: 256 } as const;
 
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
 

@@ -1,4 +1,5 @@
 import type { HostConfig } from '../config/hostConfig.js';
+import { Dispatcher } from '../dispatch/dispatcher.js';
 import { createHostLogger } from '../logging/logger.js';
 import { RunService } from '../runs/runService.js';
 import { Store } from '../state/store.js';
@@ -12,7 +13,9 @@ export function configureContainer(config: HostConfig, container: Container = ro
   container.register(TOKENS.HostConfig, { useValue: config });
   container.register(TOKENS.Store, { useFactory: instanceCachingFactory(() => Store.open({ dataDir: config.dataDir, durability: config.durability })) });
   container.register(TOKENS.Logger, { useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel)) });
-  container.register(TOKENS.RunService, { useClass: RunService });
+  container.register(TOKENS.RunService, { useFactory: instanceCachingFactory((c) => c.resolve(RunService)) });
+  // One dispatcher per host: it owns the in-memory queues and concurrency counts.
+  container.register(TOKENS.Dispatcher, { useFactory: instanceCachingFactory((c) => c.resolve(Dispatcher)) });
   return container;
 }
 

@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { HostConfig } from '../config/hostConfig.js';
+import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { RunService } from '../runs/runService.js';
 import type { Store } from '../state/store.js';
 import type { InjectionToken } from './container.js';
 
 /** Every DI token of the host. Services import each other's classes with `import type` only. */
 export const TOKENS = {
+  Dispatcher: Symbol('Dispatcher') as InjectionToken<Dispatcher>,
   HostConfig: Symbol('HostConfig') as InjectionToken<HostConfig>,
   Logger: Symbol('Logger') as InjectionToken<Logger>,
   RunService: Symbol('RunService') as InjectionToken<RunService>,

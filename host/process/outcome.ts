@@ -23,7 +23,7 @@ export interface OutcomeDetail {
 }
 
 /** The last step of the shutdown ladder that the runner needed before it was gone. */
-export type Termination = 'exited' | 'shutdown' | 'stdin_closed' | 'sigterm' | 'sigkill';
+export type Termination = 'not_started' | 'exited' | 'shutdown' | 'stdin_closed' | 'sigterm' | 'sigkill';
 
 /** The one shape every supervised run ends in. */
 export interface RunOutcome {
@@ -46,6 +46,24 @@ export interface RunOutcome {
   stderrTail: string;
   durationMs: number;
   counters: { stdoutBytes: number; stderrBytes: number; updates: number; eventBytes: number; hostRequests: number };
+}
+
+/** The outcome of a queued run that was cancelled before its runner started. */
+export function notStartedOutcome(runId: string, reason: string): RunOutcome {
+  return {
+    runId,
+    status: 'cancelled',
+    reason,
+    detail: {},
+    pid: null,
+    exitCode: null,
+    signal: null,
+    termination: 'not_started',
+    survivors: [],
+    stderrTail: '',
+    durationMs: 0,
+    counters: { stdoutBytes: 0, stderrBytes: 0, updates: 0, eventBytes: 0, hostRequests: 0 },
+  };
 }
 
 /** Records the first decided status; later decisions are ignored ("first reason wins"). */

@@ -2,14 +2,16 @@ import type { Logger } from 'pino';
 import { processStartTime } from '../../sdk/process/procTable.js';
 import { buildRunParams, newRunId } from '../../sdk/protocol/runParams.js';
 import type { RpcError } from '../../sdk/protocol/rpcError.js';
-import type { BindingProjectionInput, ChatEventInput, Resume, Update } from '../../sdk/protocol/types.js';
+import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, Update } from '../../sdk/protocol/types.js';
 import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
+import { indexResources, project, type Projection, type ResourceIndex } from '../authz/projection.js';
+import { GrantsSchema, BindingSchema, type Binding } from '../bindings/schema.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { HOST_INFO } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';
 import { HostError } from '../errors.js';
-import { resolveRunner, runnerCommand } from '../plugins/resolveRunner.js';
+import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
@@ -19,28 +21,70 @@ import { performEffect } from '../state/effects.js';
 import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
 import type { Store } from '../state/store.js';
+import { materializeGrants } from './materialize.js';
 import { superviseRun } from './superviseRun.js';
 import { createRunWorkspace, removeRunWorkspace } from './workspace.js';
 
-/** One ad-hoc run of a runner, as `paddock run` and `paddock demo` start it. */
-export interface AdHocRunRequest {
-  /** Runner folder or name. */
-  runner: string;
-  event: ChatEventInput;
-  config?: Record<string, unknown>;
+/** Everything decided about a run before it starts: runner, binding, config and projection. */
+export interface RunPlan {
+  runner: ResolvedRunner;
+  binding: Binding;
+  projection: Projection;
+  /** Resources as they were when the projection was computed (for copying into the workspace). */
+  resources: ResourceIndex;
+}
+
+/** Hooks and inputs of one run's execution. */
+export interface RunHooks {
   signal?: AbortSignal;
   onUpdate?(update: Update, seq: number): void;
   /** Called once the run id is known, before the runner starts. */
   onStart?(info: { runId: string; sessionId: string; runner: string; dir: string; isolation: IsolationReport; resume: Resume | undefined }): void;
 }
 
+/** One ad-hoc run of a runner, as `paddock run` and `paddock demo` start it. */
+export interface AdHocRunRequest extends RunHooks {
+  /** Runner folder or name. */
+  runner: string;
+  event: ChatEventInput;
+  config?: Record<string, unknown>;
+}
+
+/** A run recorded as queued. */
+export interface QueuedRun {
+  runId: string;
+  sessionId: string;
+  goalRevision: number;
+}
+
 /** Statuses whose `external` pointers count as confirmed by the harness (docs/state.md, rule 5). */
 const CONFIRMING = new Set(['completed', 'cancelled']);
 
+/** The key of a conversation within a binding: the session is (binding, this key). */
+export function conversationKey(event: ChatEvent): string {
+  return `${event.platform}:${event.bot}:${event.conversation.type}:${event.conversation.id}`;
+}
+
+/** A short, secret-free record of a projection for the audit trail. */
+export function summarizeProjection(p: Projection): Record<string, unknown> {
+  return {
+    hostRequests: p.hostRequests,
+    models: p.models.map((m) => m.id),
+    knowledgeBases: p.knowledgeBases.map((k) => k.id),
+    mcpServers: p.mcpServers.map((s) => ({ id: s.id, allowedTools: s.allowedTools ?? '*', deniedTools: s.deniedTools })),
+    skills: p.skills.map((s) => s.id),
+    artifacts: p.artifacts.map((a) => a.id),
+    mounts: p.mounts.map((m) => ({ id: m.id, readOnly: m.readOnly })),
+    state: p.state,
+    fs: p.fs,
+    approval: p.approval,
+  };
+}
+
 /**
- * Starts runs: resolves the runner, records everything in the store (session, message, run
- * lifecycle, every update and request decision, the outcome, confirmed pointers), makes the
- * workspace as a logged effect, supervises, cleans up.
+ * Starts runs: records everything in the store (session, message, run lifecycle, every update
+ * and request decision, the outcome, confirmed pointers), makes the workspace as a logged
+ * effect, supervises the runner against the run's projection, cleans up.
  */
 @injectable()
 export class RunService {
@@ -51,34 +95,91 @@ export class RunService {
   ) {}
 
   /**
-   * Run one event through a runner with no binding: the session is (`adhoc-<runner>`, the
-   * event's conversation), and the operator who starts it grants the host requests the runner's
-   * manifest asks for, and nothing else. A paused session is refused.
+   * The plan of a run with no binding: the operator who starts it acts as the admin and grants
+   * the host requests the runner's manifest asks for (state per session), and no resources.
    */
-  async runAdHoc(request: AdHocRunRequest): Promise<RunOutcome> {
-    const { store, config } = this;
-    const runner = resolveRunner(request.runner, config.runnerDirs);
-    const { command, args } = await runnerCommand(runner);
-    const event = ChatEventSchema.parse(request.event);
-    const bindingId = `adhoc-${runner.manifest.id}`;
-    const { sessionId } = store.ensureSession(bindingId, `${event.platform}:${event.bot}:${event.conversation.type}:${event.conversation.id}`);
-    const before = store.session(sessionId);
-    if (before.paused) {
-      throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${before.paused.reason}`, { sessionId, openEffects: before.openEffects });
-    }
-    const runId = newRunId();
-    store.append(sessionId, [
-      { type: 'message.received', data: { event } },
+  planAdHoc(runnerRef: string, config: Record<string, unknown> = {}): RunPlan {
+    const runner = resolveRunner(runnerRef, this.config.runnerDirs);
+    const asks = runner.manifest.capabilities.hostRequests;
+    const binding = BindingSchema.parse({
+      id: `adhoc-${runner.manifest.id}`,
+      runner: runner.manifest.id,
+      config,
+      grants: GrantsSchema.parse({
+        state: asks.some((m) => m.startsWith('state/')) ? 'session' : 'none',
+        fs: asks.includes('fs/write') ? 'readwrite' : asks.includes('fs/read') ? 'read' : 'none',
+        approval: asks.includes('approval/request'),
+      }),
+    });
+    const resources = indexResources({ models: [], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] });
+    return { runner, binding, resources, projection: project(runner.manifest, binding, resources, this.config.limits) };
+  }
+
+  /**
+   * Record a message and its queued run (one transaction; callers may wrap it in theirs, e.g.
+   * dispatch adds its dedupe row). A paused session is refused.
+   */
+  queue(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision = 0): QueuedRun {
+    const { store } = this;
+    return store.transaction(() => {
+      const paused = store.db.prepare('SELECT paused_reason FROM sessions WHERE id = ?').pluck().get(sessionId) as string | null;
+      if (paused) {
+        throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${paused}`, { sessionId, openEffects: store.session(sessionId).openEffects });
+      }
+      const runId = newRunId();
+      const { manifest } = plan.runner;
+      store.append(sessionId, [
+        { type: 'message.received', data: { event } },
+        {
+          type: 'run.queued',
+          runId,
+          data: { runner: manifest.id, goalRevision, attempt: 1, bindingId: plan.binding.id, host: { pid: process.pid, start: processStartTime(process.pid) } },
+          audit: {
+            type: 'run.queued',
+            actor: 'host',
+            data: { runner: manifest.id, version: manifest.version, bindingId: plan.binding.id, goalRevision, projection: summarizeProjection(plan.projection) },
+          },
+        },
+      ]);
+      return { runId, sessionId, goalRevision };
+    });
+  }
+
+  /**
+   * End a queued run that never reached its runner: `cancelled` (binding disabled, superseded,
+   * cancelled while waiting) or `failed` (it could not start).
+   */
+  abandon(run: QueuedRun, reason: string, status: 'cancelled' | 'failed' = 'cancelled'): void {
+    this.store.append(run.sessionId, [
       {
-        type: 'run.queued',
-        runId,
-        data: { runner: runner.manifest.id, goalRevision: 0, attempt: 1 },
-        audit: { type: 'run.queued', actor: 'host', data: { runner: runner.manifest.id, version: runner.manifest.version, bindingId } },
+        type: 'run.ended',
+        runId: run.runId,
+        data: { status, reason, exitCode: null, signal: null },
+        audit: { type: 'run.ended', actor: 'host', data: { status, reason, started: false } },
       },
     ]);
-    const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () =>
-      createRunWorkspace(config.dataDir, runId),
-    );
+  }
+
+  /** Run one event through a runner with no binding (session = `adhoc-<runner>` × conversation). */
+  async runAdHoc(request: AdHocRunRequest): Promise<RunOutcome> {
+    const plan = this.planAdHoc(request.runner, request.config);
+    const event = ChatEventSchema.parse(request.event);
+    const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
+    const queued = this.queue(plan, event, sessionId);
+    return this.execute(queued, plan, event, request);
+  }
+
+  /** Start a queued run and supervise it to its end. */
+  async execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks = {}): Promise<RunOutcome> {
+    const { store, config } = this;
+    const { runId, sessionId } = queued;
+    const { runner, binding, projection } = plan;
+    const { command, args } = await runnerCommand(runner);
+    const before = store.session(sessionId);
+    const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
+      const created = createRunWorkspace(config.dataDir, runId);
+      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace) };
+    });
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;
     const latest = pending.at(-1);
@@ -95,19 +196,27 @@ export class RunService {
               : undefined,
           }
         : undefined;
-    request.onStart?.({ runId, sessionId, runner: runner.manifest.id, dir: runner.dir, isolation: PROCESS_BACKEND_REPORT, resume });
+    hooks.onStart?.({ runId, sessionId, runner: runner.manifest.id, dir: runner.dir, isolation: PROCESS_BACKEND_REPORT, resume });
 
-    const hostRequests = runner.manifest.capabilities.hostRequests;
-    const binding: BindingProjectionInput = {
-      bindingId,
+    const limits = projection.limits;
+    const bindingProjection: BindingProjectionInput = {
+      bindingId: binding.id,
       runner: { id: runner.manifest.id, version: runner.manifest.version },
-      config: request.config ?? {},
-      hostRequests,
+      config: binding.config,
+      hostRequests: projection.hostRequests,
+      models: projection.models,
+      knowledgeBases: projection.knowledgeBases,
+      mcpServers: projection.mcpServers,
+      skills: ws.granted.skills,
+      artifacts: ws.granted.artifacts,
+      mounts: ws.granted.mounts,
+      ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
       workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp },
-      limits: { wallClockMs: config.limits.wallClockMs, idleMs: config.limits.idleMs },
+      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes },
     };
-    const log = this.log.child({ runId, runner: runner.manifest.id });
+    const log = this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id });
     const batcher = new AppendBatcher(store);
+    const scope = stateScope(binding.id, sessionId, projection.state === 'binding' ? 'binding' : 'session');
     let outcome: RunOutcome | undefined;
     try {
       outcome = await superviseRun({
@@ -117,11 +226,12 @@ export class RunService {
           cwd: ws.root,
           env: buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env }),
         },
-        params: buildRunParams({ runId, sessionId, event, binding, resume, wallClockMs: config.limits.wallClockMs }),
-        limits: config.limits,
+        params: buildRunParams({ runId, sessionId, event, binding: bindingProjection, resume, wallClockMs: limits.wallClockMs, goalRevision: queued.goalRevision }),
+        limits,
+        requestLimits: projection.requestLimits,
         host: HOST_INFO,
-        signal: request.signal,
-        hostRequests: stateRequestHandler(store.runnerState, stateScope(bindingId, sessionId, 'session'), unsupportedHostRequests),
+        signal: hooks.signal,
+        hostRequests: stateRequestHandler(store.runnerState, scope, unsupportedHostRequests),
         log,
         onSpawn: (pid) =>
           store.append(sessionId, [
@@ -129,13 +239,13 @@ export class RunService {
               type: 'run.started',
               runId,
               data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId) },
-              audit: { type: 'run.spawned', actor: 'host', data: { pid, command, args, cwd: ws.root, backend: PROCESS_BACKEND_REPORT.backend, limits: config.limits } },
+              audit: { type: 'run.spawned', actor: 'host', data: { pid, command, args, cwd: ws.root, backend: PROCESS_BACKEND_REPORT.backend, limits, requestLimits: projection.requestLimits } },
             },
           ]),
         // Streamed to the caller only after the update is committed.
         onUpdate: (update, seq) =>
-          batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => request.onUpdate?.(update, seq)),
-        onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict)),
+          batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => hooks.onUpdate?.(update, seq)),
+        onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict, runner.manifest.id)),
       });
       batcher.flush();
       const usage = outcome.result?.usage;
@@ -157,8 +267,15 @@ export class RunService {
   }
 }
 
-function requestEvent(runId: string, method: string, verdict: 'accepted' | RpcError) {
+/** The event (and, for a refusal, the audit record naming who denied what) of one runner request. */
+function requestEvent(runId: string, method: string, verdict: 'accepted' | RpcError, runnerId: string) {
   if (verdict === 'accepted') return { type: 'run.request' as const, runId, data: { method, decision: 'accepted' as const } };
+  const deniedBy = (verdict.data as { deniedBy?: string } | undefined)?.deniedBy;
   const decision = { code: verdict.code, reason: verdict.message };
-  return { type: 'run.request' as const, runId, data: { method, decision }, audit: { type: 'policy.denied', actor: 'host', data: { method, ...decision } } };
+  return {
+    type: 'run.request' as const,
+    runId,
+    data: { method, decision },
+    audit: { type: 'policy.denied', actor: 'host', data: { method, requestedBy: `runner:${runnerId}`, ...decision, ...(deniedBy ? { deniedBy } : {}), details: verdict.data ?? null } },
+  };
 }

@@ -12,6 +12,7 @@ import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/s
 import { TailBuffer } from '../process/tailBuffer.js';
 import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import { HostEndpoint } from '../../sdk/transport/hostEndpoint.js';
+import type { RequestLimits } from '../../sdk/transport/requestBudget.js';
 import { deferred, settlesWithin } from '../util/deferred.js';
 
 /** Everything needed to supervise one run of one runner process. */
@@ -19,6 +20,8 @@ export interface SuperviseRunOptions {
   launch: RunnerLaunch;
   params: RunParams;
   limits: HostLimits;
+  /** Rate, count and size limits on the runner's requests to the host (default: the SDK's). */
+  requestLimits?: RequestLimits;
   host: { name: string; version: string };
   /** Abort to cancel the run: `run/cancel`, then a kill after `cancelGraceMs`. */
   signal?: AbortSignal;
@@ -229,7 +232,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       lastActivity = performance.now();
       armIdle(limits.idleMs);
       if (options.signal?.aborted) onAbort();
-      result = await conn.run(options.params);
+      result = await conn.run(options.params, options.requestLimits);
       decide(result.status, describeResult(result, cancelRequested), {}, 'request');
     } catch (error) {
       const err = error instanceof RpcError ? error : RpcError.internal(String(error));

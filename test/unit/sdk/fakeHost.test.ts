@@ -46,8 +46,10 @@ describe('fake host (unit-testing a runner in process)', () => {
       },
     });
     const host = await createFakeHost(counter, { grants: ['state/get', 'state/set', 'model/complete'] });
-    await host.run();
-    const { result } = await host.run();
+    // The model is granted as a handle of the projection; the fake host has no stub for it.
+    const binding = { models: [{ id: 'm' }] };
+    await host.run({ binding });
+    const { result } = await host.run({ binding });
     expect(JSON.parse((result.output!.parts[0] as { text: string }).text)).toEqual({
       n: 2,
       kb: ErrorCodes.PolicyDenied,

@@ -73,5 +73,6 @@ describe('protocol v1 schemas', () => {
     const expected = expectedFiles();
     expect(readFileSync(repoPath('docs/protocol.schema.json'), 'utf8')).toBe(expected.schema);
     expect(readFileSync(repoPath('docs/protocol.md'), 'utf8')).toBe(expected.doc);
+    expect(readFileSync(repoPath('docs/runner-manifest.schema.json'), 'utf8')).toBe(expected.manifestSchema);
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HostError } from '../../../host/errors.js';
-import { migrate } from '../../../host/state/migrate.js';
+import { builtinMigrations, migrate } from '../../../host/state/migrate.js';
 import { Store } from '../../../host/state/store.js';
 import { stateScope } from '../../../host/state/runnerState.js';
 import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
@@ -24,7 +24,7 @@ describe('state store', () => {
   it('opens a WAL database, applies migrations once, keeps the audit key 0600', () => {
     const { store, dataDir } = tempStore();
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(store.db.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual([1]);
+    expect(store.db.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual(builtinMigrations().map((m) => m.version));
     expect(statSync(join(dataDir, 'keys/audit-ed25519.pem')).mode & 0o777).toBe(0o600);
     store.close();
     const again = Store.open({ dataDir });

@@ -1,0 +1,306 @@
+import type { Logger } from 'pino';
+import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
+import type { ChatEvent } from '../../sdk/protocol/types.js';
+import { indexResources, project } from '../authz/projection.js';
+import { ConfigRepo } from '../bindings/configRepo.js';
+import { matchBinding } from '../bindings/routing.js';
+import type { Binding } from '../bindings/schema.js';
+import { fieldPath } from '../bindings/validateConfig.js';
+import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
+import { inject, injectable } from '../di/container.js';
+import { TOKENS } from '../di/tokens.js';
+import { HostError } from '../errors.js';
+import { discoverRunners } from '../plugins/catalog.js';
+import { validateRunnerConfig } from '../plugins/configSchema.js';
+import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
+import type { Store } from '../state/store.js';
+import { conversationKey, RunService, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
+import { RunControlWatcher } from './runControls.js';
+
+/** Why dispatch refused an event (stable; clients branch on it). */
+export type RefusalReason = 'invalid_event' | 'no_binding' | 'binding_disabled' | 'runner_unavailable' | 'config_invalid' | 'queue_full' | 'session_paused';
+
+/** What dispatch did with an event. */
+export type DispatchTicket =
+  | {
+      status: 'started' | 'queued';
+      runId: string;
+      sessionId: string;
+      bindingId: string;
+      /** Runs ahead of this one in its session (0 when it started at once). */
+      position: number;
+      /** Resolves when the run has ended (never rejects). */
+      done: Promise<RunOutcome>;
+    }
+  | { status: 'duplicate'; runId: string; sessionId: string; bindingId: string };
+
+/** Hooks of one dispatched run. */
+export type DispatchHooks = Omit<RunHooks, 'signal'>;
+
+interface Waiting {
+  queued: QueuedRun;
+  plan: RunPlan;
+  event: ChatEvent;
+  hooks: DispatchHooks;
+  controller: AbortController;
+  done: Promise<RunOutcome>;
+  resolve(outcome: RunOutcome): void;
+}
+
+interface SessionSlot {
+  active: Waiting | undefined;
+  waiting: Waiting[];
+}
+
+const refused = (reason: RefusalReason, message: string, data: Record<string, unknown> = {}) =>
+  new HostError('DISPATCH_REFUSED', message, { reason, ...data });
+
+/**
+ * The entry for bot platforms (docs/admin-guide.md, "Dispatch"): validate an event, drop
+ * redeliveries, route it to the most specific binding, and run it — one active run per session
+ * with a bounded queue behind it, within per-binding and host-wide concurrency limits.
+ * Transport-free: the CLI and (later) the HTTP API call {@link dispatch}.
+ */
+@injectable()
+export class Dispatcher {
+  private readonly sessions = new Map<string, SessionSlot>();
+  private readonly order: Waiting[] = [];
+  private readonly byRun = new Map<string, Waiting>();
+  private readonly activeByBinding = new Map<string, number>();
+  private activeTotal = 0;
+  private readonly repo: ConfigRepo;
+  private readonly watcher: RunControlWatcher;
+
+  constructor(
+    @inject(TOKENS.HostConfig) private readonly config: HostConfig,
+    @inject(TOKENS.Logger) private readonly log: Logger,
+    @inject(TOKENS.Store) private readonly store: Store,
+    @inject(TOKENS.RunService) private readonly runs: RunService,
+  ) {
+    this.repo = new ConfigRepo(store);
+    this.watcher = new RunControlWatcher(store, (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`));
+  }
+
+  /**
+   * Take one event. Resolves with a ticket (started, queued, or a duplicate of an earlier
+   * delivery); throws `INVALID_INPUT` naming the field, or `DISPATCH_REFUSED` with
+   * `data.reason`. Every refusal is audited.
+   */
+  async dispatch(input: unknown, hooks: DispatchHooks = {}): Promise<DispatchTicket> {
+    const parsed = ChatEventSchema.safeParse(input);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = `event.${fieldPath(issue.path)}`.replace(/\.$/, '');
+      const error = new HostError('INVALID_INPUT', `${field}: ${issue.message}`, { reason: 'invalid_event', field });
+      this.auditRefusal(input, error);
+      throw error;
+    }
+    const event = parsed.data;
+    try {
+      return this.accept(event, hooks);
+    } catch (error) {
+      if (error instanceof HostError && error.code === 'DISPATCH_REFUSED') this.auditRefusal(event, error);
+      throw error;
+    }
+  }
+
+  /** Cancel a run this process holds: a waiting one never starts, an active one gets `run/cancel`. */
+  cancel(runId: string, reason: string): boolean {
+    const w = this.byRun.get(runId);
+    if (!w) return false;
+    const slot = this.sessions.get(w.queued.sessionId)!;
+    if (slot.active === w) {
+      w.controller.abort(new Error(reason));
+      return true;
+    }
+    this.unqueue(w);
+    this.runs.abandon(w.queued, reason);
+    this.finish(w, notStartedOutcome(runId, reason));
+    return true;
+  }
+
+  /** Runs this process holds for a binding: active and waiting. */
+  runsOf(bindingId: string): string[] {
+    return [...this.byRun.values()].filter((w) => w.plan.binding.id === bindingId).map((w) => w.queued.runId);
+  }
+
+  /** Resolves once every run this process holds has ended. */
+  async drain(): Promise<void> {
+    while (this.byRun.size > 0) await Promise.all([...this.byRun.values()].map((w) => w.done));
+  }
+
+  private accept(event: ChatEvent, hooks: DispatchHooks): DispatchTicket {
+    const duplicate = this.findDelivery(event);
+    if (duplicate) return duplicate;
+    const bindings = this.repo.list<Binding>('binding').map((o) => o.spec);
+    const binding = matchBinding(bindings, event);
+    const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
+    if (!binding) throw refused('no_binding', `no binding routes ${where}`);
+    if (!binding.enabled) throw refused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
+    const catalog = discoverRunners(this.config.runnerDirs);
+    const runner = catalog.runners.get(binding.runner);
+    if (!runner) {
+      const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));
+      throw refused('runner_unavailable', `binding "${binding.id}": runner "${binding.runner}" is ${problem ? `broken: ${problem.message}` : 'not installed'}`, { bindingId: binding.id });
+    }
+    const checked = validateRunnerConfig(runner.manifest.configSchema, binding.config);
+    if (!checked.ok) {
+      throw refused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`, { bindingId: binding.id, field: `config.${checked.field}` });
+    }
+    const resources = indexResources(this.repo.snapshot().resources);
+    const effective = { ...binding, config: checked.config };
+    const plan: RunPlan = { runner, binding: effective, resources, projection: project(runner.manifest, effective, resources, this.config.limits) };
+
+    // Everything below is synchronous: no other dispatch can interleave between the checks and the queueing.
+    const { store } = this;
+    const waiting = store.transaction(() => {
+      const again = this.findDelivery(event);
+      if (again) return again;
+      const { sessionId } = store.ensureSession(binding.id, conversationKey(event));
+      const slot = this.slot(sessionId);
+      const restart = binding.steering === 'restart' && slot.active !== undefined;
+      if (!restart && slot.active && slot.waiting.length >= binding.limits.maxQueued) {
+        throw refused('queue_full', `session ${sessionId} already has ${slot.waiting.length} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`, { bindingId: binding.id, sessionId });
+      }
+      const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
+      if (this.order.length >= maxQueued) throw refused('queue_full', `this host already has ${this.order.length} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
+      const revision = this.lastRevision(sessionId) + (restart ? 1 : 0);
+      let queued: QueuedRun;
+      try {
+        queued = this.runs.queue(plan, event, sessionId, revision);
+      } catch (error) {
+        if (error instanceof HostError && error.code === 'SESSION_PAUSED') throw refused('session_paused', error.message, { bindingId: binding.id, sessionId });
+        throw error;
+      }
+      store.db
+        .prepare('INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(event.platform, event.bot, event.id, binding.id, sessionId, queued.runId, new Date().toISOString());
+      return { queued, restart };
+    });
+    if ('status' in waiting) return waiting;
+
+    const { queued, restart } = waiting;
+    const slot = this.slot(queued.sessionId);
+    if (restart) {
+      // Steering "restart": the newer message supersedes everything before it in this session.
+      for (const old of [...slot.waiting]) this.cancel(old.queued.runId, `superseded by message ${event.id}`);
+      slot.active?.controller.abort(new Error(`superseded by message ${event.id}`));
+    }
+    let resolve!: (outcome: RunOutcome) => void;
+    const done = new Promise<RunOutcome>((r) => (resolve = r));
+    const w: Waiting = { queued, plan, event, hooks, controller: new AbortController(), done, resolve };
+    slot.waiting.push(w);
+    this.order.push(w);
+    this.byRun.set(queued.runId, w);
+    this.watcher.start();
+    const position = slot.waiting.length - 1 + (slot.active ? 1 : 0);
+    this.pump();
+    return { status: slot.active === w ? 'started' : 'queued', runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, position: slot.active === w ? 0 : position, done };
+  }
+
+  /** Start every waiting run that now fits, oldest first. */
+  private pump(): void {
+    const maxTotal = this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns;
+    for (const w of [...this.order]) {
+      if (this.activeTotal >= maxTotal) return;
+      const slot = this.slot(w.queued.sessionId);
+      const bindingId = w.plan.binding.id;
+      if (slot.active || slot.waiting[0] !== w) continue;
+      if ((this.activeByBinding.get(bindingId) ?? 0) >= w.plan.binding.limits.maxConcurrentRuns) continue;
+      this.unqueue(w);
+      const current = this.repo.get<Binding>('binding', bindingId);
+      if (!current || !current.spec.enabled) {
+        const reason = `binding "${bindingId}" was ${current ? 'disabled' : 'deleted'} before the run started`;
+        this.runs.abandon(w.queued, reason);
+        this.finish(w, notStartedOutcome(w.queued.runId, reason));
+        continue;
+      }
+      slot.active = w;
+      this.activeTotal += 1;
+      this.activeByBinding.set(bindingId, (this.activeByBinding.get(bindingId) ?? 0) + 1);
+      void this.execute(w);
+    }
+  }
+
+  private async execute(w: Waiting): Promise<void> {
+    let outcome: RunOutcome;
+    try {
+      outcome = await this.runs.execute(w.queued, w.plan, w.event, { ...w.hooks, signal: w.controller.signal });
+    } catch (error) {
+      // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
+      const reason = `the run could not start: ${(error as Error).message}`;
+      this.log.error({ err: error, runId: w.queued.runId }, 'run failed to start');
+      try {
+        this.runs.abandon(w.queued, reason, 'failed');
+      } catch (recordError) {
+        this.log.error({ err: recordError, runId: w.queued.runId }, 'could not record the failed start');
+      }
+      outcome = { ...notStartedOutcome(w.queued.runId, reason), status: 'failed' };
+    }
+    const slot = this.slot(w.queued.sessionId);
+    slot.active = undefined;
+    this.activeTotal -= 1;
+    const bindingId = w.plan.binding.id;
+    this.activeByBinding.set(bindingId, (this.activeByBinding.get(bindingId) ?? 1) - 1);
+    this.finish(w, outcome);
+    this.pump();
+  }
+
+  private finish(w: Waiting, outcome: RunOutcome): void {
+    this.byRun.delete(w.queued.runId);
+    const slot = this.sessions.get(w.queued.sessionId);
+    if (slot && !slot.active && slot.waiting.length === 0) this.sessions.delete(w.queued.sessionId);
+    if (this.byRun.size === 0) this.watcher.stop();
+    w.resolve(outcome);
+  }
+
+  private unqueue(w: Waiting): void {
+    const slot = this.slot(w.queued.sessionId);
+    slot.waiting.splice(slot.waiting.indexOf(w), 1);
+    const i = this.order.indexOf(w);
+    if (i !== -1) this.order.splice(i, 1);
+  }
+
+  private slot(sessionId: string): SessionSlot {
+    let slot = this.sessions.get(sessionId);
+    if (!slot) this.sessions.set(sessionId, (slot = { active: undefined, waiting: [] }));
+    return slot;
+  }
+
+  private lastRevision(sessionId: string): number {
+    return (this.store.db
+      .prepare("SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND type = 'run.queued'")
+      .pluck()
+      .get(sessionId) as number);
+  }
+
+  private findDelivery(event: ChatEvent): DispatchTicket | undefined {
+    const row = this.store.db
+      .prepare('SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE platform = ? AND bot = ? AND event_id = ?')
+      .get(event.platform, event.bot, event.id) as { runId: string; sessionId: string; bindingId: string } | undefined;
+    return row ? { status: 'duplicate', ...row } : undefined;
+  }
+
+  private auditRefusal(input: unknown, error: HostError): void {
+    const e = (input ?? {}) as Partial<ChatEvent>;
+    const actor = typeof e.platform === 'string' ? `platform:${e.platform}` : 'platform:unknown';
+    try {
+      this.store.transaction(() =>
+        this.store.audit.append({
+          type: 'dispatch.refused',
+          actor,
+          data: {
+            reason: error.data.reason ?? error.code,
+            message: error.message,
+            eventId: typeof e.id === 'string' ? e.id : null,
+            bot: typeof e.bot === 'string' ? e.bot : null,
+            conversation: e.conversation && typeof e.conversation === 'object' ? { type: e.conversation.type ?? null, id: e.conversation.id ?? null } : null,
+            bindingId: error.data.bindingId ?? null,
+          },
+        }),
+      );
+    } catch (auditError) {
+      this.log.error({ err: auditError }, 'could not audit a dispatch refusal');
+    }
+  }
+}
