@@ -122,7 +122,8 @@ export const BindingSchema = z.strictObject({
   grants: GrantsSchema.default(GrantsSchema.parse({})),
   limits: BindingLimitsSchema.default(BindingLimitsSchema.parse({})),
   workspace: z.enum(['copy', 'mount']).default('copy'),
-  sandbox: z.string().min(1).default('process'),
+  /** Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed). */
+  sandbox: z.enum(['process', 'bwrap']).default('process'),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
   steering: z.enum(['queue', 'restart']).default('queue'),
   enabled: z.boolean().default(true),

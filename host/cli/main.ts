@@ -1,10 +1,13 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveDataDir } from '../config/dataDir.js';
 import { HOST_INFO, type HostConfig } from '../config/hostConfig.js';
 import { parseLimits } from '../config/limits.js';
 import { HostError } from '../errors.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
+import { configCommand, runnersCommand } from './commands/admin.js';
 import { auditCommand } from './commands/audit.js';
+import { dispatchCommand } from './commands/dispatch.js';
 import { runCommand } from './commands/run.js';
 import { stateCommand } from './commands/state.js';
 import { humanRenderer, jsonRenderer } from './render.js';
@@ -15,6 +18,15 @@ Usage:
   paddock demo [--json]                       a sample chat event through the built-in echo runner
   paddock run --runner <dir|name> --text <t>  one event through a runner, streamed
         [--json] [--config <json>] [--conversation <id>] [--timeout <ms>] [--data-dir <dir>] [--keep-workspace]
+  paddock dispatch -f <event.json|->          a platform event through the binding its route selects, streamed
+  paddock runners list|show <id> [--json]     runners found (built-in, PADDOCK_RUNNER_DIRS, --runner-dir)
+  paddock apply -f <paddock.yaml|-> [--prune] [--dry-run]
+                                              validate, then store resources and bindings (audited)
+  paddock export [--json]                     the stored configuration as YAML
+  paddock resources list [--json]
+  paddock bindings list|show <id> [--json]
+  paddock bindings enable|disable|delete <id> [--cancel-active]
+  paddock explain <binding> [--json]          what a run of this binding may touch, and what is not enforced
   paddock runs list [--status s1,s2] [--json]  runs, newest first
   paddock runs show <runId> [--json]          a run and its events
   paddock runs resolve <runId> --as succeeded|failed [--by name]
@@ -25,9 +37,10 @@ Usage:
   paddock version
 
 Exit codes: 0 completed, 1 failed, 2 usage error, 3 quota_exceeded, 4 crashed,
-            5 protocol_error, 124 timed_out, 130 cancelled.
+            5 protocol_error, 6 dispatch refused, 124 timed_out, 130 cancelled.
 Every command also takes --data-dir <dir> and --durability normal|full (SQLite: full also survives power loss).
-Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL (default warn).`;
+Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL (default warn),
+  PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders).`;
 
 const DEMO_TEXT = 'Hello from paddock! This reply streams word by word from the built-in echo runner, running as its own supervised process.';
 
@@ -51,6 +64,11 @@ export async function main(argv: string[]): Promise<number> {
       'data-dir': { type: 'string' },
       durability: { type: 'string' },
       'keep-workspace': { type: 'boolean', default: false },
+      file: { type: 'string', short: 'f' },
+      prune: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      'cancel-active': { type: 'boolean', default: false },
+      'runner-dir': { type: 'string', multiple: true },
     },
     strict: true,
   });
@@ -58,7 +76,8 @@ export async function main(argv: string[]): Promise<number> {
   const config: HostConfig = {
     dataDir: resolveDataDir(values['data-dir']),
     limits: parseLimits(values.timeout ? { wallClockMs: parsePositiveInt('--timeout', values.timeout) } : {}),
-    runnerDirs: [],
+    runnerDirs: [...pathList(process.env.PADDOCK_RUNNER_DIRS), ...(values['runner-dir'] ?? []).map((d) => resolve(d))],
+    mountRoots: pathList(process.env.PADDOCK_MOUNT_ROOTS),
     logLevel: process.env.PADDOCK_LOG_LEVEL ?? 'warn',
     keepWorkspaces: values['keep-workspace'],
     durability: parseDurability(values.durability ?? process.env.PADDOCK_DURABILITY),
@@ -75,6 +94,17 @@ export async function main(argv: string[]): Promise<number> {
       const event = textEvent(values.text, values.conversation ? { conversation: { type: 'private', id: values.conversation } } : {});
       return runCommand({ config, runner: values.runner, event, runnerConfig: parseConfigFlag(values.config), renderer });
     }
+    case 'dispatch':
+      if (!values.file) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)');
+      return dispatchCommand(config, values.file, renderer);
+    case 'runners':
+      return runnersCommand(config, positionals[0], positionals[1], values, stdout, stderr);
+    case 'apply':
+    case 'export':
+    case 'resources':
+    case 'bindings':
+    case 'explain':
+      return configCommand(config, [command, ...positionals], values, stdout, stderr);
     case 'runs':
     case 'sessions':
       return stateCommand(config, [command, ...positionals], values, stdout, stderr);
@@ -98,6 +128,11 @@ class UsageError extends Error {}
 
 const stdout = (text: string) => void process.stdout.write(`${text}\n`);
 const stderr = (text: string) => void process.stderr.write(`${text}\n`);
+
+/** Absolute folders from a colon-separated list (empty entries dropped). */
+function pathList(text: string | undefined): string[] {
+  return (text ?? '').split(':').filter(Boolean).map((d) => resolve(d));
+}
 
 function parseDurability(text: string | undefined): 'normal' | 'full' {
   if (text === undefined || text === 'normal' || text === 'full') return text ?? 'normal';

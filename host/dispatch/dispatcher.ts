@@ -3,6 +3,7 @@ import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { indexResources, project } from '../authz/projection.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
+import { AVAILABLE_BACKENDS } from '../bindings/explain.js';
 import { matchBinding } from '../bindings/routing.js';
 import type { Binding } from '../bindings/schema.js';
 import { fieldPath } from '../bindings/validateConfig.js';
@@ -18,7 +19,15 @@ import { conversationKey, RunService, type QueuedRun, type RunHooks, type RunPla
 import { RunControlWatcher } from './runControls.js';
 
 /** Why dispatch refused an event (stable; clients branch on it). */
-export type RefusalReason = 'invalid_event' | 'no_binding' | 'binding_disabled' | 'runner_unavailable' | 'config_invalid' | 'queue_full' | 'session_paused';
+export type RefusalReason =
+  | 'invalid_event'
+  | 'no_binding'
+  | 'binding_disabled'
+  | 'runner_unavailable'
+  | 'sandbox_unavailable'
+  | 'config_invalid'
+  | 'queue_full'
+  | 'session_paused';
 
 /** What dispatch did with an event. */
 export type DispatchTicket =
@@ -137,6 +146,9 @@ export class Dispatcher {
     const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
     if (!binding) throw refused('no_binding', `no binding routes ${where}`);
     if (!binding.enabled) throw refused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
+    if (!AVAILABLE_BACKENDS[binding.sandbox]) {
+      throw refused('sandbox_unavailable', `binding "${binding.id}" asks for the ${binding.sandbox} sandbox, which this host cannot run; refusing rather than running it less isolated`, { bindingId: binding.id });
+    }
     const catalog = discoverRunners(this.config.runnerDirs);
     const runner = catalog.runners.get(binding.runner);
     if (!runner) {

@@ -1,9 +1,42 @@
 import type { ChatEventInput } from '../../../sdk/protocol/types.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { TOKENS } from '../../di/tokens.js';
-import { OUTCOME_EXIT_CODES } from '../../process/outcome.js';
+import { OUTCOME_EXIT_CODES, type RunOutcome } from '../../process/outcome.js';
 import { describeRecovery, openHost } from '../openHost.js';
 import type { Renderer } from '../render.js';
+
+/**
+ * Run `fn` with Ctrl-C (and SIGTERM) wired to cancel: the first press aborts the signal, a
+ * second one exits at once (the exit hook SIGKILLs every live runner group; recovery marks the
+ * run interrupted next time).
+ */
+export async function withInterrupts<T>(renderer: Renderer, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      renderer.note('cancelling… (Ctrl-C again to kill the runner now)');
+      controller.abort(new Error('interrupted by the user (Ctrl-C)'));
+    } else {
+      process.exit(OUTCOME_EXIT_CODES.cancelled);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  try {
+    return await fn(controller.signal);
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+}
+
+/** Render an outcome and return its exit code. */
+export function finishRun(renderer: Renderer, outcome: RunOutcome): number {
+  renderer.outcome(outcome);
+  return OUTCOME_EXIT_CODES[outcome.status];
+}
 
 /** Run one event through a runner, render it, and return the process exit code. */
 export async function runCommand(args: {
@@ -16,34 +49,19 @@ export async function runCommand(args: {
   const { container, store, recovery } = await openHost(args.config);
   for (const line of describeRecovery(recovery)) args.renderer.note(line);
   const service = container.resolve(TOKENS.RunService);
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = () => {
-    interrupts += 1;
-    if (interrupts === 1) {
-      args.renderer.note('cancelling… (Ctrl-C again to kill the runner now)');
-      controller.abort(new Error('interrupted by the user (Ctrl-C)'));
-    } else {
-      // The exit hook SIGKILLs every live runner group; recovery marks the run interrupted next time.
-      process.exit(OUTCOME_EXIT_CODES.cancelled);
-    }
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
   try {
-    const outcome = await service.runAdHoc({
-      runner: args.runner,
-      event: args.event,
-      config: args.runnerConfig,
-      signal: controller.signal,
-      onStart: (info) => args.renderer.started(info),
-      onUpdate: (update, seq) => args.renderer.update(update, seq),
+    return await withInterrupts(args.renderer, async (signal) => {
+      const outcome = await service.runAdHoc({
+        runner: args.runner,
+        event: args.event,
+        config: args.runnerConfig,
+        signal,
+        onStart: (info) => args.renderer.started(info),
+        onUpdate: (update, seq) => args.renderer.update(update, seq),
+      });
+      return finishRun(args.renderer, outcome);
     });
-    args.renderer.outcome(outcome);
-    return OUTCOME_EXIT_CODES[outcome.status];
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
     store.close();
   }
 }

@@ -1,0 +1,112 @@
+import { indexResources, project, type Projection } from '../authz/projection.js';
+import type { HostLimits } from '../config/limits.js';
+import type { RunnerCatalog } from '../plugins/catalog.js';
+import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
+import type { Binding, Resources } from './schema.js';
+
+/** Sandbox backends this host can run (a binding naming another one is refused at dispatch). */
+export const AVAILABLE_BACKENDS: Record<string, IsolationReport> = { process: PROCESS_BACKEND_REPORT };
+
+/** What a run of a binding may touch, in the worst case, as `paddock explain` prints it. */
+export interface Explanation {
+  binding: { id: string; enabled: boolean; runner: string; route: Binding['route']; steering: Binding['steering']; approvalPolicy: Binding['approvalPolicy'] };
+  runner: { id: string; version: string; dir: string; risk: string } | { id: string; missing: string };
+  /** The projection every run gets (absent when the runner is missing). */
+  projection?: Omit<Projection, 'withheld' | 'limits' | 'requestLimits'>;
+  /** What the runner may do by itself, outside host requests (declared by its manifest). */
+  effects: string[];
+  limits: Record<string, number>;
+  workspace: { mode: Binding['workspace']; layout: string; contents: string[] };
+  network: string;
+  sandbox: { profile: string; available: boolean; report?: IsolationReport };
+  withheld: Projection['withheld'];
+}
+
+/**
+ * Explain a binding from the same code that enforces it: the projection is computed by
+ * `project()`, the isolation facts come from the backend's own report.
+ */
+export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits): Explanation {
+  const runner = catalog.runners.get(binding.runner);
+  const report = AVAILABLE_BACKENDS[binding.sandbox];
+  const base = {
+    binding: { id: binding.id, enabled: binding.enabled, runner: binding.runner, route: binding.route, steering: binding.steering, approvalPolicy: binding.approvalPolicy },
+    sandbox: { profile: binding.sandbox, available: report !== undefined, ...(report ? { report } : {}) },
+    network: report
+      ? report.notEnforced.some((g) => g.startsWith('network'))
+        ? 'NOT isolated: the runner can open any connection (the process backend has no network sandbox)'
+        : 'isolated by the sandbox backend'
+      : `unknown: sandbox profile "${binding.sandbox}" is not available on this host, so runs are refused`,
+  };
+  if (!runner) {
+    return {
+      ...base,
+      runner: { id: binding.runner, missing: 'not installed or its manifest is broken (paddock runners list)' },
+      effects: [],
+      limits: {},
+      workspace: { mode: binding.workspace, layout: '<data>/workspaces/<runId>/{in,out,tmp,home}', contents: [] },
+      withheld: [{ what: 'everything', why: `runner "${binding.runner}" is not available; runs are refused` }],
+    };
+  }
+  const p = project(runner.manifest, binding, indexResources(resources), hostLimits);
+  const { withheld, limits, requestLimits, ...projection } = p;
+  const contents = [
+    ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),
+    ...p.skills.map((s) => `in/skills/${s.name}/ (copy of skill ${s.id})`),
+    ...p.mounts.map((m) => `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' && m.readOnly && report?.backend === 'process' ? ' — read-only NOT enforced by the process backend' : ''})`),
+  ];
+  return {
+    ...base,
+    runner: { id: runner.manifest.id, version: runner.manifest.version, dir: runner.dir, risk: runner.manifest.risk },
+    projection,
+    effects: runner.manifest.effects,
+    limits: {
+      wallClockMs: limits.wallClockMs,
+      idleMs: limits.idleMs,
+      maxUpdates: limits.maxUpdates,
+      maxEventBytes: limits.maxEventBytes,
+      maxStdoutBytes: limits.maxStdoutBytes,
+      maxStderrBytes: limits.maxStderrBytes,
+      ...requestLimits,
+      maxConcurrentRuns: binding.limits.maxConcurrentRuns,
+      maxQueued: binding.limits.maxQueued,
+    },
+    workspace: { mode: binding.workspace, layout: '<data>/workspaces/<runId>/{in,out,tmp,home} (cwd = root, HOME = home, TMPDIR = tmp)', contents },
+    withheld,
+  };
+}
+
+/** A readable rendering of an explanation. */
+export function renderExplanation(e: Explanation): string {
+  const lines: string[] = [];
+  const list = (items: string[]) => (items.length ? items.join(', ') : 'none');
+  lines.push(`binding ${e.binding.id} (${e.binding.enabled ? 'enabled' : 'DISABLED'}) → runner ${e.binding.runner}`);
+  lines.push(`  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ${e.binding.approvalPolicy}`);
+  if ('missing' in e.runner) lines.push(`  runner: ${e.runner.missing}`);
+  else lines.push(`  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`);
+  if (e.projection) {
+    const p = e.projection;
+    lines.push('may call (host requests):', `  ${list(p.hostRequests)}`);
+    lines.push('resources:');
+    lines.push(`  models: ${list(p.models.map((m) => `${m.id} (${m.provider} ${m.model})`))}`);
+    lines.push(`  knowledge bases: ${list(p.knowledgeBases.map((k) => k.id))}`);
+    lines.push(`  MCP servers: ${list(p.mcpServers.map((s) => `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`))}`);
+    lines.push(`  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`);
+    lines.push(`  state: ${p.state} · fs requests: ${p.fs} · approval requests: ${p.approval ? 'yes' : 'no'}`);
+  }
+  lines.push(`effects the runner may cause by itself: ${list(e.effects)}`);
+  lines.push(`limits: ${Object.entries(e.limits).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  lines.push(`workspace (${e.workspace.mode}): ${e.workspace.layout}`);
+  for (const c of e.workspace.contents) lines.push(`  ${c}`);
+  lines.push(`network: ${e.network}`);
+  if (e.sandbox.report) {
+    lines.push(`sandbox: ${e.sandbox.profile} (${e.sandbox.report.strength})`);
+    for (const g of e.sandbox.report.enforced) lines.push(`  enforced: ${g}`);
+    for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);
+  } else lines.push(`sandbox: ${e.sandbox.profile} is NOT available on this host: runs of this binding are refused`);
+  if (e.withheld.length) {
+    lines.push('granted or requested but withheld:');
+    for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);
+  }
+  return lines.join('\n');
+}
