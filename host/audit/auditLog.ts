@@ -31,6 +31,34 @@ export interface AuditRecord {
   hash: string;
 }
 
+/** Stored audit records in order, optionally only those of one run or of some types. */
+export function* readAuditRecords(db: Db, filter: { runId?: string; types?: string[] } = {}): IterableIterator<AuditRecord> {
+  const clauses: string[] = [];
+  const args: unknown[] = [];
+  if (filter.runId !== undefined) {
+    clauses.push('run_id = ?');
+    args.push(filter.runId);
+  }
+  if (filter.types?.length) {
+    clauses.push(`type IN (${filter.types.map(() => '?').join(',')})`);
+    args.push(...filter.types);
+  }
+  const sql = `SELECT * FROM audit ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY seq`;
+  for (const row of db.prepare(sql).iterate(...args) as IterableIterator<Record<string, unknown>>) {
+    yield {
+      seq: row.seq as number,
+      at: row.at as string,
+      type: row.type as string,
+      actor: row.actor as string,
+      sessionId: (row.session_id as string | null) ?? null,
+      runId: (row.run_id as string | null) ?? null,
+      data: JSON.parse(String(row.data)),
+      prev: row.prev as string,
+      hash: row.hash as string,
+    };
+  }
+}
+
 /** Redacts secrets from audit data before it is hashed (the redactor comes with the secrets work). */
 export type Redactor = (value: unknown) => unknown;
 
@@ -83,6 +111,11 @@ export class AuditLog {
     this.insert.run({ ...record, data: canonicalJson(record.data) });
     if (record.seq % CHECKPOINT_EVERY === 0) this.checkpoint(record.seq, record.hash, at);
     return record;
+  }
+
+  /** Stored records, oldest first (see {@link readAuditRecords}). */
+  records(filter: { runId?: string; types?: string[] } = {}): AuditRecord[] {
+    return [...readAuditRecords(this.db, filter)];
   }
 
   /** Sign the current head (e.g. when the store closes). No-op on an empty log. */

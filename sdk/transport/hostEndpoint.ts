@@ -42,6 +42,8 @@ interface ActiveRun {
   binding: RunParams['binding'];
   budget: RequestBudget;
   lastSeq: number;
+  /** The runner answered `run`: its requests are refused from now on (updates still drain). */
+  closed?: boolean;
   controller: AbortController;
 }
 
@@ -96,7 +98,10 @@ export class HostEndpoint {
       lastSeq: 0,
       controller: new AbortController(),
     };
-    return this.peer.request('run', params, RUNNER_METHODS.run.result);
+    // The run's scope closes the moment its answer line arrives: a request the runner sends
+    // right after its result is refused, even if it is read before the result is processed.
+    const active = this.active;
+    return this.peer.request('run', params, RUNNER_METHODS.run.result, { onAnswerLine: () => (active.closed = true) });
   }
 
   /** Ask the runner to stop the active run. */
@@ -148,7 +153,7 @@ export class HostEndpoint {
     const runId = String(params.runId);
     const run = this.active;
     let refusal: RpcError | undefined;
-    if (!run || run.runId !== runId) refusal = RpcError.runNotActive(runId);
+    if (!run || run.runId !== runId || run.closed) refusal = RpcError.runNotActive(runId);
     else {
       // Size of the params as sent: the request's own bytes, whatever line they arrived on.
       refusal = checkGrant(method, params, run.binding, runId) ?? run.budget.take(Buffer.byteLength(JSON.stringify(params)));

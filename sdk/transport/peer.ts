@@ -35,6 +35,11 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Reject with `RequestCancelled` when aborted. The late answer is ignored. */
   signal?: AbortSignal;
+  /**
+   * Called synchronously when the answer's line arrives, before any later line is handled (the
+   * promise settles only after a few microtasks, by which time later lines may have been read).
+   */
+  onAnswerLine?(): void;
 }
 
 type Handler = (params: unknown) => unknown;
@@ -53,6 +58,9 @@ export class JsonRpcPeer {
   private readonly notificationHandlers = new Map<string, Handler>();
   private readonly pendingRejects = new Set<(error: RpcError) => void>();
   private closedWith: RpcError | undefined;
+  /** Ids we give our requests (so a request's id is known the moment it is sent). */
+  private lastId = 0;
+  private readonly answerLineHooks = new Map<number, () => void>();
 
   constructor(private readonly options: PeerOptions) {
     const server = new JSONRPCServer({
@@ -62,7 +70,7 @@ export class JsonRpcPeer {
         if (!(data instanceof JSONRPCErrorException)) this.options.onHandlerError?.(message, data);
       },
     });
-    const client = new JSONRPCClient((payload) => this.write(payload));
+    const client = new JSONRPCClient((payload) => this.write(payload), () => ++this.lastId);
     this.rpc = new JSONRPCServerAndClient(server, client, {
       errorListener: (message, data) => this.options.onHandlerError?.(message, data),
     });
@@ -117,9 +125,11 @@ export class JsonRpcPeer {
     if (options.signal?.aborted) return Promise.reject(RpcError.requestCancelled(String(options.signal.reason ?? 'aborted')));
     return new Promise<z.output<S>>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      let id: number | undefined;
       const onAbort = () => settle(RpcError.requestCancelled(String(options.signal?.reason ?? 'aborted')));
       const settle = (error: RpcError | undefined, value?: z.output<S>) => {
         if (!this.pendingRejects.delete(rejectFn)) return;
+        if (id !== undefined) this.answerLineHooks.delete(id);
         if (timer) clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         if (error) reject(error);
@@ -135,7 +145,10 @@ export class JsonRpcPeer {
         );
         timer.unref();
       }
-      Promise.resolve(this.rpc.request(method, params as never, undefined)).then(
+      const sent = this.rpc.request(method, params as never, undefined);
+      id = this.lastId; // assigned synchronously by request() above
+      if (options.onAnswerLine) this.answerLineHooks.set(id, options.onAnswerLine);
+      Promise.resolve(sent).then(
         (raw: unknown) => {
           const parsed = resultSchema.safeParse(raw);
           if (parsed.success) return settle(undefined, parsed.data);
@@ -184,8 +197,19 @@ export class JsonRpcPeer {
         }
         return;
       }
+      case 'response': {
+        const id = (msg.message as { id?: unknown }).id;
+        const hook = typeof id === 'number' ? this.answerLineHooks.get(id) : undefined;
+        if (hook) {
+          this.answerLineHooks.delete(id as number);
+          hook();
+        }
+        void this.rpc.receiveAndSend(msg.message, undefined, undefined).catch((error: unknown) => {
+          this.options.onHandlerError?.('receive', error);
+        });
+        return;
+      }
       case 'request':
-      case 'response':
         // Requests go to the server (which answers MethodNotFound itself), responses to the client.
         void this.rpc.receiveAndSend(msg.message, undefined, undefined).catch((error: unknown) => {
           this.options.onHandlerError?.('receive', error);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { auditKeyPaths } from '../../audit/auditKey.js';
+import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAudit } from '../../audit/verify.js';
 import { HostError } from '../../errors.js';
 
@@ -23,9 +24,7 @@ export function auditCommand(dataDir: string, verb: string | undefined, flags: {
       return verdict.ok ? 0 : 1;
     }
     if (verb === 'export') {
-      for (const row of db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as IterableIterator<Record<string, unknown>>) {
-        out(JSON.stringify({ seq: row.seq, at: row.at, type: row.type, actor: row.actor, sessionId: row.session_id, runId: row.run_id, data: JSON.parse(String(row.data)), prev: row.prev, hash: row.hash }));
-      }
+      for (const record of readAuditRecords(db)) out(JSON.stringify(record));
       return 0;
     }
     throw new HostError('INVALID_INPUT', 'audit needs verify or export');

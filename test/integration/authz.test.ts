@@ -1,0 +1,218 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigRepo } from '../../host/bindings/configRepo.js';
+import { explainBinding, type Explanation } from '../../host/bindings/explain.js';
+import type { Binding } from '../../host/bindings/schema.js';
+import { discoverRunners } from '../../host/plugins/catalog.js';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
+
+type Verdict = 'ok' | { code: number; deniedBy?: string };
+interface ProbeReport {
+  probes: Record<string, Verdict>;
+  burst: Verdict[];
+  received: Record<string, unknown> & { hostRequests: string[]; models: { id: string }[]; knowledgeBases: { id: string }[]; mcpServers: { id: string; allowedTools?: string[]; deniedTools: string[] }[] };
+}
+
+const resourcesDir = mkdtempSync(join(tmpdir(), 'paddock-resources-'));
+mkdirSync(join(resourcesDir, 'skill-pdf'));
+writeFileSync(join(resourcesDir, 'skill-pdf', 'SKILL.md'), '# pdf\n');
+writeFileSync(join(resourcesDir, 'style.md'), 'be brief\n');
+
+const PROBE_CONFIG = {
+  models: ['m1', 'm2', 'ghost'],
+  knowledgeBases: ['kb1', 'kb2'],
+  tools: [
+    ['gh', 'search'],
+    ['gh', 'read'],
+    ['gh', 'delete_repo'],
+    ['files', 'list'],
+    ['files', 'rm'],
+    ['other', 'x'],
+  ],
+};
+
+const CONFIG = {
+  resources: {
+    models: [
+      { id: 'm1', provider: 'scripted', model: 'script-1' },
+      { id: 'm2', provider: 'anthropic', model: 'claude', apiKey: { env: 'ANTHROPIC_API_KEY' } },
+    ],
+    knowledgeBases: [{ id: 'kb1', name: 'Handbook' }, { id: 'kb2' }],
+    mcpServers: [
+      { id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'read'], deny: ['delete_repo'] } },
+      { id: 'files', command: 'files-mcp', tools: { deny: ['rm'] } },
+      { id: 'other', url: 'http://127.0.0.1:9/mcp' },
+    ],
+    skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }],
+    artifacts: [{ id: 'style', name: 'style.md', path: join(resourcesDir, 'style.md') }],
+  },
+  bindings: [
+    {
+      id: 'probe',
+      runner: 'prober',
+      route: { platform: 'telegram', bot: 'probe-bot' },
+      config: PROBE_CONFIG,
+      grants: {
+        state: 'session',
+        models: ['m1'],
+        knowledgeBases: ['kb1'],
+        mcpServers: [{ id: 'gh', tools: ['search'] }, 'files'],
+        skills: ['pdf'],
+        artifacts: ['style'],
+        fs: 'read',
+      },
+    },
+    { id: 'bare', runner: 'prober', route: { platform: 'telegram', bot: 'bare-bot' }, config: PROBE_CONFIG },
+    {
+      id: 'limited',
+      runner: 'prober',
+      route: { platform: 'telegram', bot: 'limited-bot' },
+      config: { burst: 40, bigRequestBytes: 5000 },
+      grants: { state: 'session' },
+      limits: { requestsPerSecond: 5, maxRequestBytes: 2000 },
+    },
+  ],
+};
+
+const host = tempHost();
+beforeAll(() => host.apply(CONFIG));
+afterAll(() => host.close());
+
+async function probe(bot: string): Promise<{ outcome: RunOutcome; report: ProbeReport; runId: string }> {
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot }));
+  if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
+  const outcome = await ticket.done;
+  expect(outcome.status, outcome.reason).toBe('completed');
+  const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
+  return { outcome, report, runId: ticket.runId };
+}
+
+const allowed = (v: Verdict) => v === 'ok' || (v.code !== ErrorCodes.PolicyDenied && v.code !== ErrorCodes.RunNotActive);
+
+/** What explain says about one probe, computed only from the explanation. */
+function predicted(e: Explanation, probeName: string): boolean {
+  const p = e.projection!;
+  const [method, target] = probeName.split(':') as [string, string | undefined];
+  if (!p.hostRequests.includes(method as never)) return false;
+  if (method === 'model/complete') return p.models.some((m) => m.id === target);
+  if (method === 'kb/retrieve') return p.knowledgeBases.some((k) => k.id === target);
+  if (method === 'tool/call') {
+    const [server, tool] = target!.split('/') as [string, string];
+    const s = p.mcpServers.find((x) => x.id === server);
+    return !!s && !s.deniedTools.includes(tool) && (s.allowedTools === undefined || s.allowedTools.includes(tool));
+  }
+  return true;
+}
+
+describe('grants are enforced on every runner request (real runner, real store)', () => {
+  it('a granted request passes authz; ungranted model, knowledge base, tool, method and state are denied with a code, a reason and an audit record', async () => {
+    const { report, runId } = await probe('probe-bot');
+    const p = report.probes;
+    expect(p['state/get']).toBe('ok');
+    expect(p['state/set']).toBe('ok');
+    // Granted, and answered by a host service that does not exist yet: it got past authz.
+    for (const name of ['fs/read', 'model/complete:m1', 'kb/retrieve:kb1', 'tool/call:gh/search', 'tool/call:files/list']) {
+      expect(p[name], name).toEqual({ code: ErrorCodes.NotSupported });
+    }
+    const denied = (deniedBy: string) => ({ code: ErrorCodes.PolicyDenied, deniedBy });
+    expect(p['fs/write']).toEqual(denied('binding.hostRequests'));
+    expect(p['approval/request']).toEqual(denied('binding.hostRequests'));
+    expect(p['model/complete:m2']).toEqual(denied('binding.models'));
+    expect(p['model/complete:ghost']).toEqual(denied('binding.models'));
+    expect(p['kb/retrieve:kb2']).toEqual(denied('binding.knowledgeBases'));
+    expect(p['tool/call:gh/read']).toEqual(denied('binding.mcpServers.tools'));
+    expect(p['tool/call:gh/delete_repo']).toEqual(denied('mcpServer.tools.deny'));
+    expect(p['tool/call:files/rm']).toEqual(denied('mcpServer.tools.deny'));
+    expect(p['tool/call:other/x']).toEqual(denied('binding.mcpServers'));
+
+    const deniedNames = Object.entries(p).filter(([, v]) => !allowed(v)).map(([k]) => k);
+    const audit = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === runId);
+    expect(audit).toHaveLength(deniedNames.length);
+    for (const record of audit) {
+      const data = record.data as { code: number; deniedBy: string; reason: string; requestedBy: string };
+      expect(data.code).toBe(ErrorCodes.PolicyDenied);
+      expect(data.deniedBy).toMatch(/^(binding|mcpServer)\./);
+      expect(data.reason.length).toBeGreaterThan(10);
+      expect(data.requestedBy).toBe('runner:prober');
+    }
+  });
+
+  it('the runner receives handles only: granted ids and names, workspace paths; no base URL, key reference or host path', async () => {
+    const { report } = await probe('probe-bot');
+    const r = report.received;
+    expect(r.models).toEqual([{ id: 'm1', provider: 'scripted', model: 'script-1' }]);
+    expect(r.knowledgeBases).toEqual([{ id: 'kb1', name: 'Handbook' }]);
+    expect(r.mcpServers).toEqual([
+      { id: 'gh', allowedTools: ['search'], deniedTools: ['delete_repo'] },
+      { id: 'files', deniedTools: ['rm'] },
+    ]);
+    const workspace = r.workspace as { root: string };
+    for (const list of [r.skills, r.artifacts] as { path: string }[][]) {
+      expect(list).toHaveLength(1);
+      expect(list[0]!.path.startsWith(`${workspace.root}/in/`)).toBe(true);
+    }
+    const text = JSON.stringify(r);
+    expect(text).not.toContain('ANTHROPIC_API_KEY');
+    expect(text).not.toContain('gh-mcp');
+    expect(text).not.toContain('127.0.0.1:9');
+    expect(text).not.toContain(resourcesDir);
+    expect(r.stateScope).toBe('session');
+  });
+
+  it('defaults grant nothing: a binding without grants gets no host request and no resource', async () => {
+    const { report } = await probe('bare-bot');
+    expect(report.received.hostRequests).toEqual([]);
+    expect(report.received.models).toEqual([]);
+    for (const [name, verdict] of Object.entries(report.probes)) expect(allowed(verdict), name).toBe(false);
+  });
+
+  it('explain says exactly what is enforced: its projection is what the runner got, and predicts every probe', async () => {
+    const repo = new ConfigRepo(host.store);
+    for (const bot of ['probe-bot', 'bare-bot']) {
+      const bindingId = bot === 'probe-bot' ? 'probe' : 'bare';
+      const explanation = explainBinding(repo.binding(bindingId).spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repo.snapshot().resources, host.config.limits);
+      const { report } = await probe(bot);
+      const p = explanation.projection!;
+      expect(report.received.hostRequests).toEqual(p.hostRequests);
+      expect(report.received.models).toEqual(p.models);
+      expect(report.received.knowledgeBases).toEqual(p.knowledgeBases);
+      expect(report.received.mcpServers).toEqual(p.mcpServers);
+      for (const [name, verdict] of Object.entries(report.probes)) expect(allowed(verdict), `${bindingId} ${name}`).toBe(predicted(explanation, name));
+    }
+  });
+
+  it('rate and size limits per run: a burst is refused with RateLimited and retryAfterMs, an oversized request with QuotaExceeded', async () => {
+    const { report, runId } = await probe('limited-bot');
+    expect(report.probes['state/set:big']).toEqual({ code: ErrorCodes.QuotaExceeded, deniedBy: 'limits.maxRequestBytes' });
+    const limited = report.burst.filter((v) => v !== 'ok' && v.code === ErrorCodes.RateLimited);
+    const passed = report.burst.filter((v) => v === 'ok');
+    // Capacity is 2 × 5 = 10 tokens, some already spent by the earlier probes; refill is 5/s.
+    expect(passed.length).toBeGreaterThan(0);
+    expect(passed.length).toBeLessThanOrEqual(20);
+    expect(limited.length).toBeGreaterThanOrEqual(20);
+    expect(limited.every((v) => v !== 'ok' && v.deniedBy === 'limits.requestsPerSecond')).toBe(true);
+    const audit = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === runId && (r.data as { code: number }).code === ErrorCodes.RateLimited);
+    expect(audit).toHaveLength(limited.length);
+  });
+
+  it('requests before run, with a forged run id, and right after the result are refused RunNotActive; the own one passes', async () => {
+    host.apply({ bindings: [{ id: 'oos', runner: 'out-of-scope', route: { platform: 'telegram', bot: 'oos-bot' }, grants: { state: 'session' } }] });
+    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'oos-bot' }));
+    if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
+    const outcome = await ticket.done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    const answers = Object.fromEntries(outcome.stderrTail.trim().split('\n').map((l) => l.split('=')));
+    expect(answers).toEqual({
+      before: String(ErrorCodes.RunNotActive),
+      forged: String(ErrorCodes.RunNotActive),
+      own: 'ok',
+      after: String(ErrorCodes.RunNotActive),
+    });
+    const denials = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
+    expect(denials.map((r) => (r.data as { deniedBy: string }).deniedBy)).toEqual(['connection.activeRun', 'connection.activeRun', 'connection.activeRun']);
+  });
+});
