@@ -123,10 +123,11 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   });
 
   const enabled = file.bindings.map((b, i) => ({ b, i })).filter(({ b }) => b.enabled);
-  for (const [n, { b, i }] of enabled.entries()) {
-    for (const { b: other } of enabled.slice(0, n)) {
+  // Reported at the earlier binding: the file's own objects come before the stored ones it keeps.
+  for (const [n, { b }] of enabled.entries()) {
+    for (const { b: other, i } of enabled.slice(0, n)) {
       if (routeKey(b.route) === routeKey(other.route) && routesOverlap(b.route, other.route)) {
-        invalid(`bindings[${i}].route`, `binding "${b.id}" has the same route as "${other.id}"; one event could not choose between them`);
+        invalid(`bindings[${i}].route`, `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`);
       }
     }
   }

@@ -2,12 +2,16 @@ import { execa, type ResultPromise } from 'execa';
 import { repoPath } from './fixtures.js';
 
 /** Start the real `paddock` command (bin/paddock.js) with a private data folder. */
-export function paddock(args: string[], options: { dataDir: string }): ResultPromise<{ reject: false; cwd: string; env: Record<string, string> }> {
+export function paddock(
+  args: string[],
+  options: { dataDir: string; env?: Record<string, string>; input?: string },
+): ResultPromise<{ reject: false; cwd: string; env: Record<string, string> }> {
   return execa(process.execPath, [repoPath('bin/paddock.js'), ...args], {
     reject: false,
     cwd: repoPath('.'),
-    env: { PADDOCK_HOME: options.dataDir, NO_COLOR: '1' },
-  });
+    env: { PADDOCK_HOME: options.dataDir, NO_COLOR: '1', ...options.env },
+    ...(options.input !== undefined ? { input: options.input } : {}),
+  }) as never;
 }
 
 /** Parse `--json` output: one object per line. */
