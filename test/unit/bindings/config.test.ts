@@ -185,6 +185,14 @@ describe('runner discovery', () => {
     expect(catalog.runners.get('echo')!.source).toBe('builtin');
   });
 
+  it("the echo runner's manifest config schema says what its zod config schema accepts", async () => {
+    const { z } = await import('zod');
+    const { echoRunner } = await import('../../../runners/echo/runner.js');
+    const strip = (v: unknown): unknown =>
+      Array.isArray(v) ? v.map(strip) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'description' && k !== '$schema').map(([k, x]) => [k, strip(x)])) : v;
+    expect(strip(catalog.runners.get('echo')!.manifest.configSchema)).toEqual(strip(z.toJSONSchema(echoRunner.configSchema!, { io: 'input' })));
+  });
+
   it('every shipped runner.json validates against the published docs/runner-manifest.schema.json', () => {
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const validate = ajv.compile(JSON.parse(readFileSync(repoPath('docs/runner-manifest.schema.json'), 'utf8')));
