@@ -1,4 +1,4 @@
-/** paddock host library: supervise runner processes. The `paddock` CLI is built on this. */
+/** paddock host library: supervise runner processes, keep state, bind and dispatch. The `paddock` CLI is built on this. */
 export { superviseRun, type SuperviseRunOptions } from './runs/superviseRun.js';
 export { RunService, type AdHocRunRequest } from './runs/runService.js';
 export { buildRunParams, newRunId, textEvent } from '../sdk/protocol/runParams.js';
@@ -22,3 +22,12 @@ export { reconcile, resolveRun, type RecoveryReport } from './recovery/reconcile
 export { PROBERS, probeEffect, type Prober, type ProbeVerdict } from './recovery/probes.js';
 export { verifyAudit, type AuditVerdict, type AuditProblem } from './audit/verify.js';
 export { AuditLog, type AuditEntry, type AuditRecord, type Redactor } from './audit/auditLog.js';
+export { Dispatcher, type DispatchTicket, type DispatchHooks, type RefusalReason } from './dispatch/dispatcher.js';
+export { requestCancel, RunControlWatcher } from './dispatch/runControls.js';
+export { applyConfig, type AppliedChange, type ApplyOptions } from './bindings/apply.js';
+export { ConfigRepo, type ConfigKind, type ConfigObject } from './bindings/configRepo.js';
+export { explainBinding, renderExplanation, type Explanation } from './bindings/explain.js';
+export { validateConfig, parseConfigText } from './bindings/validateConfig.js';
+export { BindingSchema, ConfigFileSchema, GrantsSchema, RouteSchema, type Binding, type ConfigFile, type Grants, type Route } from './bindings/schema.js';
+export { projectGrants, indexResources, type Projection } from './authz/projection.js';
+export { discoverRunners, type RunnerCatalog, type ManifestProblem } from './plugins/catalog.js';

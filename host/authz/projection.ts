@@ -73,7 +73,7 @@ function intersect(a: string[] | undefined, b: string[] | undefined): string[] |
  * Compute a run's projection. Pure: the same inputs always give the same projection, and
  * nothing in it lies outside the binding's grants, the manifest's requests or `resources`.
  */
-export function project(manifest: RunnerManifestFile, binding: Binding, resources: ResourceIndex, hostLimits: HostLimits): Projection {
+export function projectGrants(manifest: RunnerManifestFile, binding: Binding, resources: ResourceIndex, hostLimits: HostLimits): Projection {
   const withheld: Projection['withheld'] = [];
   const uses = (kind: ResourceKind, ids: string[]): string[] => {
     if (ids.length > 0 && !manifest.resources.includes(kind)) {

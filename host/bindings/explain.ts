@@ -1,4 +1,4 @@
-import { indexResources, project, type Projection } from '../authz/projection.js';
+import { indexResources, projectGrants, type Projection } from '../authz/projection.js';
 import type { HostLimits } from '../config/limits.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
@@ -24,7 +24,7 @@ export interface Explanation {
 
 /**
  * Explain a binding from the same code that enforces it: the projection is computed by
- * `project()`, the isolation facts come from the backend's own report.
+ * `projectGrants()`, the isolation facts come from the backend's own report.
  */
 export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits): Explanation {
   const runner = catalog.runners.get(binding.runner);
@@ -48,7 +48,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       withheld: [{ what: 'everything', why: `runner "${binding.runner}" is not available; runs are refused` }],
     };
   }
-  const p = project(runner.manifest, binding, indexResources(resources), hostLimits);
+  const p = projectGrants(runner.manifest, binding, indexResources(resources), hostLimits);
   const { withheld, limits, requestLimits, ...projection } = p;
   const contents = [
     ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
-import { indexResources, project } from '../authz/projection.js';
+import { indexResources, projectGrants } from '../authz/projection.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import { AVAILABLE_BACKENDS } from '../bindings/explain.js';
 import { matchBinding } from '../bindings/routing.js';
@@ -161,7 +161,7 @@ export class Dispatcher {
     }
     const resources = indexResources(this.repo.snapshot().resources);
     const effective = { ...binding, config: checked.config };
-    const plan: RunPlan = { runner, binding: effective, resources, projection: project(runner.manifest, effective, resources, this.config.limits) };
+    const plan: RunPlan = { runner, binding: effective, resources, projection: projectGrants(runner.manifest, effective, resources, this.config.limits) };
 
     // Everything below is synchronous: no other dispatch can interleave between the checks and the queueing.
     const { store } = this;

@@ -4,7 +4,7 @@ import { buildRunParams, newRunId } from '../../sdk/protocol/runParams.js';
 import type { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, Update } from '../../sdk/protocol/types.js';
 import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
-import { indexResources, project, type Projection, type ResourceIndex } from '../authz/projection.js';
+import { indexResources, projectGrants, type Projection, type ResourceIndex } from '../authz/projection.js';
 import { GrantsSchema, BindingSchema, type Binding } from '../bindings/schema.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { HOST_INFO } from '../config/hostConfig.js';
@@ -112,7 +112,7 @@ export class RunService {
       }),
     });
     const resources = indexResources({ models: [], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] });
-    return { runner, binding, resources, projection: project(runner.manifest, binding, resources, this.config.limits) };
+    return { runner, binding, resources, projection: projectGrants(runner.manifest, binding, resources, this.config.limits) };
   }
 
   /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { indexResources, project } from '../../../host/authz/projection.js';
+import { indexResources, projectGrants } from '../../../host/authz/projection.js';
 import { BindingSchema, ConfigFileSchema } from '../../../host/bindings/schema.js';
 import { parseLimits } from '../../../host/config/limits.js';
 import { RESOURCE_KINDS, RunnerManifestSchema } from '../../../host/plugins/manifest.js';
@@ -84,7 +84,7 @@ describe('projection (property)', () => {
   it('never contains anything outside manifest requests ∩ binding grants ∩ existing resources, and never a secret or host path', () => {
     fc.assert(
       fc.property(manifestArb, resourcesArb, bindingArb, (manifest, resources, binding) => {
-        const p = project(manifest, binding, indexResources(resources), hostLimits);
+        const p = projectGrants(manifest, binding, indexResources(resources), hostLimits);
         const g = binding.grants;
         const exists = (kind: keyof typeof resources, id: string) => resources[kind].some((r) => r.id === id);
         for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
