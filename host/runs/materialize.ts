@@ -1,6 +1,7 @@
 import { cpSync, mkdirSync, symlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ResourceIndex, Projection } from '../authz/projection.js';
+import { insideRoots } from '../bindings/validateConfig.js';
 import type { RunWorkspace } from './workspace.js';
 
 /** Handles to granted files and folders, as paths inside the run's workspace. */
@@ -22,7 +23,7 @@ function segment(name: string, what: string): string {
  * copied to `in/mounts/<id>/` in `copy` mode, or linked there in `mount` mode. With the `process`
  * backend a link is an ordinary symlink and read-only is NOT enforced (the bwrap backend binds it).
  */
-export function materializeGrants(ws: RunWorkspace, projection: Projection, resources: ResourceIndex, mode: 'copy' | 'mount'): MaterializedGrants {
+export function materializeGrants(ws: RunWorkspace, projection: Projection, resources: ResourceIndex, mode: 'copy' | 'mount', mountRoots: readonly string[]): MaterializedGrants {
   const out: MaterializedGrants = { skills: [], artifacts: [], mounts: [] };
   const dir = (name: string) => {
     const path = join(ws.in, name);
@@ -42,7 +43,9 @@ export function materializeGrants(ws: RunWorkspace, projection: Projection, reso
   }
   for (const m of projection.mounts) {
     const path = join(dir('mounts'), segment(m.id, 'mount'));
-    const source = resources.mounts.get(m.id)!.path;
+    // Checked again now, not only at apply: the roots or the links under them may have changed since.
+    const source = insideRoots(resources.mounts.get(m.id)!.path, mountRoots);
+    if (!source) throw new Error(`mount ${m.id} is no longer a directory under an allowed mount root`);
     if (mode === 'mount') symlinkSync(source, path, 'dir');
     else cpSync(source, path, { recursive: true, verbatimSymlinks: true });
     out.mounts.push({ ...m, path });

@@ -178,7 +178,7 @@ export class RunService {
     const before = store.session(sessionId);
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
       const created = createRunWorkspace(config.dataDir, runId);
-      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace) };
+      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? []) };
     });
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;

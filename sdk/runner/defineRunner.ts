@@ -11,8 +11,14 @@ export interface RunnerManifest {
   resume?: boolean;
 }
 
+/**
+ * The declared fields of `T` but `config`, without its index signature: `Omit` on a loose object
+ * would type every field `unknown`. Homomorphic, so optional fields stay optional.
+ */
+type DeclaredWithoutConfig<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K extends 'config' ? never : K]: T[K] };
+
 /** The binding as `run()` sees it: `config` already parsed with the runner's `configSchema`. */
-export type RunBinding<Config> = Omit<BindingProjection, 'config'> & { config: Config };
+export type RunBinding<Config> = DeclaredWithoutConfig<BindingProjection> & { config: Config };
 
 /**
  * What `run()` may return: a full {@link RunResultInput}, a plain string (a completed run whose

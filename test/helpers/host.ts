@@ -13,8 +13,8 @@ import { repoPath } from './fixtures.js';
 export const FIXTURE_RUNNERS = repoPath('test/fixtures/runnerDirs');
 
 /** A real host (store, run service, dispatcher) over a fresh data folder, with the fixture runners. */
-export function tempHost(options: { limits?: HostLimitsInput; mountRoots?: string[]; maxConcurrentRuns?: number; maxQueuedRuns?: number } = {}) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-host-'));
+export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; mountRoots?: string[]; maxConcurrentRuns?: number; maxQueuedRuns?: number } = {}) {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'paddock-host-'));
   const config: HostConfig = {
     dataDir,
     limits: parseLimits(options.limits ?? {}),

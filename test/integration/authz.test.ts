@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,8 @@ import { discoverRunners } from '../../host/plugins/catalog.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
+
+import { tempHost as makeHost } from '../helpers/host.js';
 
 type Verdict = 'ok' | { code: number; deniedBy?: string };
 interface ProbeReport {
@@ -214,5 +216,48 @@ describe('grants are enforced on every runner request (real runner, real store)'
     });
     const denials = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
     expect(denials.map((r) => (r.data as { deniedBy: string }).deniedBy)).toEqual(['connection.activeRun', 'connection.activeRun', 'connection.activeRun']);
+  });
+});
+
+describe('granted folders reach the runner inside its workspace', () => {
+  const root = mkdtempSync(join(tmpdir(), 'paddock-mountroot-'));
+  mkdirSync(join(root, 'repo'));
+  writeFileSync(join(root, 'repo', 'README.md'), 'hi\n');
+  const mounted = makeHost({ mountRoots: [root] });
+  afterAll(() => mounted.close());
+
+  async function runProbe(h: ReturnType<typeof makeHost>, bot: string) {
+    const ticket = await h.dispatcher.dispatch(chatEvent({ bot }));
+    if (ticket.status === 'duplicate') throw new Error('duplicate');
+    return ticket.done;
+  }
+
+  it('copy mode copies a mount and a skill into in/; mount mode links the mount; a mount whose root was withdrawn fails the run before it starts', async () => {
+    const binding = (id: string, workspace: string) => ({ id, runner: 'prober', route: { platform: 'telegram', bot: id }, workspace, grants: { mounts: ['repo'], skills: ['pdf'] } });
+    mounted.apply({
+      resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'ro' }], skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }] },
+      bindings: [binding('copier', 'copy'), binding('linker', 'mount')],
+    });
+    for (const bot of ['copier', 'linker']) {
+      const outcome = await runProbe(mounted, bot);
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
+      const received = report.received as unknown as { mounts: unknown[]; workspace: { root: string }; listings: Record<string, string[]>; links: Record<string, boolean> };
+      expect(received.mounts).toEqual([{ id: 'repo', path: join(received.workspace.root, 'in/mounts/repo'), readOnly: true }]);
+      expect(received.listings).toEqual({ pdf: ['SKILL.md'], repo: ['README.md'] });
+      expect(received.links).toEqual({ repo: bot === 'linker' });
+      expect(existsSync(received.workspace.root)).toBe(false); // cleaned after the run
+    }
+    // Removing a workspace never follows the link into the mounted folder.
+    expect(lstatSync(join(root, 'repo')).isDirectory()).toBe(true);
+    expect(existsSync(join(root, 'repo', 'README.md'))).toBe(true);
+
+    // The same data, served by a host whose configuration no longer allows that root.
+    const withdrawn = makeHost({ dataDir: mounted.dataDir, mountRoots: [] });
+    const outcome = await runProbe(withdrawn, 'copier');
+    expect(outcome.status).toBe('failed');
+    expect(outcome.reason).toMatch(/mount repo is no longer a directory under an allowed mount root/);
+    withdrawn.close();
+    rmSync(join(root, 'repo'), { recursive: true });
   });
 });
