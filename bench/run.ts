@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { coldStart } from './coldStart.js';
+import { dispatchBench } from './dispatch.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { throughput, throughputWithStore } from './throughput.js';
@@ -12,6 +13,7 @@ const only = process.argv[2];
 const results = {
   ...(only && only !== 'process' ? {} : { cold: await coldStart(), throughput: await throughput(), throughputWithStore: await throughputWithStore(), roundTrip: await roundTrip() }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
+  ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,7 +1,8 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, useDefaults: true });
-const compiled = new WeakMap<object, ValidateFunction>();
+/** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
+const compiled = new Map<string, ValidateFunction>();
 
 /** `a.b[0]` from a JSON pointer like `/a/b/0`. */
 function fieldOf(pointer: string): string {
@@ -25,10 +26,11 @@ function describe(error: ErrorObject): { field: string; message: string } {
 
 /** Throws if `schema` is not a usable JSON Schema (the message says why). */
 export function compileConfigSchema(schema: Record<string, unknown>): ValidateFunction {
-  const cached = compiled.get(schema);
+  const key = JSON.stringify(schema);
+  const cached = compiled.get(key);
   if (cached) return cached;
   const validate = ajv.compile(schema);
-  compiled.set(schema, validate);
+  compiled.set(key, validate);
   return validate;
 }
 

@@ -261,3 +261,28 @@ describe('granted folders reach the runner inside its workspace', () => {
     rmSync(join(root, 'repo'), { recursive: true });
   });
 });
+
+describe('state scope comes from the binding, never from the runner', () => {
+  const h = makeHost();
+  afterAll(() => h.close());
+
+  it('"session" keeps state per conversation, "binding" shares it across conversations; no binding sees another one\'s state', async () => {
+    h.apply({
+      bindings: [
+        { id: 'per-session', runner: 'counter', route: { platform: 'telegram', bot: 'a' }, grants: { state: 'session' } },
+        { id: 'per-binding', runner: 'counter', route: { platform: 'telegram', bot: 'b' }, grants: { state: 'binding' } },
+        { id: 'other-binding', runner: 'counter', route: { platform: 'telegram', bot: 'c' }, grants: { state: 'binding' } },
+      ],
+    });
+    const count = async (bot: string, conversation: string) => {
+      const ticket = await h.dispatcher.dispatch(chatEvent({ bot, conversation: { id: conversation } }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      return (outcome.result!.output!.parts[0] as { text: string }).text;
+    };
+    expect([await count('a', 'x'), await count('a', 'x'), await count('a', 'y')]).toEqual(['count: 1', 'count: 2', 'count: 1']);
+    expect([await count('b', 'x'), await count('b', 'y')]).toEqual(['count: 1', 'count: 2']);
+    expect([await count('c', 'x')]).toEqual(['count: 1']);
+  });
+});
