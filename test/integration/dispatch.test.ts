@@ -209,3 +209,35 @@ describe('dispatch (real store, real runner processes)', () => {
     expect(error.data.reason).toBe('sandbox_unavailable');
   });
 });
+
+describe('host-wide dispatch limits', () => {
+  const rv2 = rendezvous();
+  const small = tempHost({ maxConcurrentRuns: 1, maxQueuedRuns: 1 });
+  small.apply({
+    bindings: [
+      { id: 'x', runner: 'rendezvous', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'x' } },
+      { id: 'y', runner: 'rendezvous', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'y' } },
+    ],
+  });
+  afterAll(() => {
+    rv2.close();
+    small.close();
+  });
+
+  it('the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses beyond it', async () => {
+    const a = started(await small.dispatcher.dispatch(chatEvent({ bot: 'x' })));
+    const b = started(await small.dispatcher.dispatch(chatEvent({ bot: 'y' })));
+    expect([a.status, b.status]).toEqual(['started', 'queued']);
+    const error = (await small.dispatcher.dispatch(chatEvent({ bot: 'y', conversation: { id: 'other' } })).catch((e: unknown) => e)) as HostError;
+    expect(error.data.reason).toBe('queue_full');
+    expect(error.message).toMatch(/this host already has 1 runs waiting/);
+    await rv2.arrived(1);
+    expect(rv2.arrivals[0]!.runId).toBe(a.runId);
+    rv2.go(0);
+    await a.done;
+    await rv2.arrived(2);
+    expect(rv2.arrivals[1]!.runId).toBe(b.runId);
+    rv2.go(1);
+    expect((await b.done).status).toBe('completed');
+  });
+});

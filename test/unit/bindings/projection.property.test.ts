@@ -132,3 +132,16 @@ describe('projection (property)', () => {
     );
   });
 });
+
+describe('projection limits', () => {
+  it('binding limits win over the manifest defaults, and the host limit caps both', () => {
+    const manifest = RunnerManifestSchema.parse({ id: 'r', name: 'r', version: '1', protocolVersion: 1, entry: { node: 'i.ts' }, limits: { wallClockMs: 60_000, idleMs: 5_000 } });
+    const empty = indexResources(ConfigFileSchema.parse({}).resources);
+    const host = parseLimits({ wallClockMs: 100_000, idleMs: 50_000 });
+    const plain = projectGrants(manifest, BindingSchema.parse({ id: 'b', runner: 'r' }), empty, host);
+    expect([plain.limits.wallClockMs, plain.limits.idleMs]).toEqual([60_000, 5_000]);
+    const own = projectGrants(manifest, BindingSchema.parse({ id: 'b', runner: 'r', limits: { wallClockMs: 90_000, idleMs: 999_999 } }), empty, host);
+    expect([own.limits.wallClockMs, own.limits.idleMs]).toEqual([90_000, 50_000]);
+    expect(own.requestLimits).toEqual({ requestsPerSecond: 50, maxRequests: 10_000, maxRequestBytes: 1024 * 1024 });
+  });
+});
