@@ -128,12 +128,7 @@ export class Dispatcher {
     return true;
   }
 
-  /** Runs this process holds for a binding: active and waiting. */
-  runsOf(bindingId: string): string[] {
-    return [...this.byRun.values()].filter((w) => w.plan.binding.id === bindingId).map((w) => w.queued.runId);
-  }
-
-  /** Resolves once every run this process holds has ended. */
+  /** Resolves once every run this process holds has ended (e.g. before a graceful stop). */
   async drain(): Promise<void> {
     while (this.byRun.size > 0) await Promise.all([...this.byRun.values()].map((w) => w.done));
   }
@@ -169,13 +164,15 @@ export class Dispatcher {
       const again = this.findDelivery(event);
       if (again) return again;
       const { sessionId } = store.ensureSession(binding.id, conversationKey(event));
-      const slot = this.slot(sessionId);
+      const slot = this.sessions.get(sessionId) ?? { active: undefined, waiting: [] };
       const restart = binding.steering === 'restart' && slot.active !== undefined;
       if (!restart && slot.active && slot.waiting.length >= binding.limits.maxQueued) {
         throw refused('queue_full', `session ${sessionId} already has ${slot.waiting.length} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`, { bindingId: binding.id, sessionId });
       }
       const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
-      if (this.order.length >= maxQueued) throw refused('queue_full', `this host already has ${this.order.length} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
+      if (this.order.length >= maxQueued && this.mustWait(slot, binding)) {
+        throw refused('queue_full', `this host already has ${this.order.length} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
+      }
       const revision = this.lastRevision(sessionId) + (restart ? 1 : 0);
       let queued: QueuedRun;
       try {
@@ -210,11 +207,25 @@ export class Dispatcher {
     return { status: slot.active === w ? 'started' : 'queued', runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, position: slot.active === w ? 0 : position, done };
   }
 
+  /** Runs at once in this host process. */
+  private get maxTotal(): number {
+    return this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns;
+  }
+
+  /** Whether a new run of `binding` in this session would have to wait rather than start now. */
+  private mustWait(slot: SessionSlot, binding: Binding): boolean {
+    return (
+      slot.active !== undefined ||
+      slot.waiting.length > 0 ||
+      this.activeTotal >= this.maxTotal ||
+      (this.activeByBinding.get(binding.id) ?? 0) >= binding.limits.maxConcurrentRuns
+    );
+  }
+
   /** Start every waiting run that now fits, oldest first. */
   private pump(): void {
-    const maxTotal = this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns;
     for (const w of [...this.order]) {
-      if (this.activeTotal >= maxTotal) return;
+      if (this.activeTotal >= this.maxTotal) return;
       const slot = this.slot(w.queued.sessionId);
       const bindingId = w.plan.binding.id;
       if (slot.active || slot.waiting[0] !== w) continue;
