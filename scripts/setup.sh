@@ -6,6 +6,22 @@ cd "$(dirname "$0")/.."
 
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`paddock needs Node >= 20.19, found ${process.versions.node}`); process.exit(1) }'
 
+# OS packages for the sandbox: bubblewrap (the bwrap backend) and socat (the in-sandbox end of the
+# egress proxy). Installed when missing and we can (root + apt-get); otherwise said plainly: the
+# demo runs without them, the sandbox tests fail loudly naming what is missing.
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+command -v socat >/dev/null 2>&1 || missing+=(socat)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${missing[*]} (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: WARNING: ${missing[*]} not installed and this is not root with apt-get; run: sudo apt-get install ${missing[*]}" >&2
+  fi
+fi
+
 stamp=node_modules/.paddock-setup
 want="$(sha256sum package-lock.json | cut -d' ' -f1) $(node --version)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then

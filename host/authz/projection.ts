@@ -4,6 +4,9 @@ import type { Binding, Resources } from '../bindings/schema.js';
 import type { HostLimits } from '../config/limits.js';
 import { RESOURCE_KINDS, type ResourceKind, type RunnerManifestFile } from '../plugins/manifest.js';
 
+/** Per-run limits a manifest or binding may lower. */
+const LIMIT_KEYS = ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes', 'memoryBytes', 'pids', 'cpuSeconds', 'fileSizeBytes', 'openFiles'] as const;
+
 /** Current resources by kind and id (what exists now). */
 export type ResourceIndex = { [K in keyof Resources]: Map<string, Resources[K][number]> };
 
@@ -123,7 +126,7 @@ export function projectGrants(manifest: RunnerManifestFile, binding: Binding, re
   }
 
   const limits = { ...hostLimits };
-  for (const key of ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes'] as const) {
+  for (const key of LIMIT_KEYS) {
     const wanted = binding.limits[key] ?? manifest.limits[key];
     if (wanted !== undefined) limits[key] = Math.min(wanted, hostLimits[key]);
   }

@@ -1,11 +1,18 @@
 import { indexResources, projectGrants, type Projection } from '../authz/projection.js';
 import type { HostLimits } from '../config/limits.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
-import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
+import type { IsolationReport } from '../process/isolationReport.js';
+import { RunnerManifestSchema } from '../plugins/manifest.js';
+import { probeMachine } from '../sandbox/probe.js';
+import { isolationReport } from '../sandbox/prepare.js';
 import type { Binding, Resources } from './schema.js';
 
-/** Sandbox backends this host can run (a binding naming another one is refused at dispatch). */
-export const AVAILABLE_BACKENDS: Record<string, IsolationReport> = { process: PROCESS_BACKEND_REPORT };
+/** Whether this host can run `backend` (probed once; a binding naming another one is refused at dispatch). */
+export function backendAvailable(backend: string): boolean {
+  return backend === 'process' || (backend === 'bwrap' && probeMachine().bwrap.available);
+}
+
+const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
 
 /** What a run of a binding may touch, in the worst case, as `paddock explain` prints it. */
 export interface Explanation {
@@ -28,14 +35,15 @@ export interface Explanation {
  */
 export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits): Explanation {
   const runner = catalog.runners.get(binding.runner);
-  const report = AVAILABLE_BACKENDS[binding.sandbox];
+  const machine = probeMachine();
+  const report = backendAvailable(binding.sandbox) ? isolationReport(binding.sandbox, projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits).limits, machine, machine.cgroups) : undefined;
   const base = {
     binding: { id: binding.id, enabled: binding.enabled, runner: binding.runner, route: binding.route, steering: binding.steering, approvalPolicy: binding.approvalPolicy },
     sandbox: { profile: binding.sandbox, available: report !== undefined, ...(report ? { report } : {}) },
     network: report
       ? report.notEnforced.some((g) => g.startsWith('network'))
         ? 'NOT isolated: the runner can open any connection (the process backend has no network sandbox)'
-        : 'isolated by the sandbox backend'
+        : 'none: own network namespace with only loopback'
       : `unknown: sandbox profile "${binding.sandbox}" is not available on this host, so runs are refused`,
   };
   if (!runner) {
@@ -53,7 +61,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const contents = [
     ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),
     ...p.skills.map((s) => `in/skills/${s.name}/ (copy of skill ${s.id})`),
-    ...p.mounts.map((m) => `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' && m.readOnly && report?.backend === 'process' ? ' — read-only NOT enforced by the process backend' : ''})`),
+    ...p.mounts.map((m) => `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' && m.readOnly && report?.backend === 'process' ? ' — read-only NOT enforced by the process backend' : binding.workspace === 'mount' ? ' — bound by bwrap' : ''})`),
   ];
   return {
     ...base,

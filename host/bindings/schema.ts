@@ -123,7 +123,7 @@ export const BindingSchema = z.strictObject({
   limits: BindingLimitsSchema.default(BindingLimitsSchema.parse({})),
   workspace: z.enum(['copy', 'mount']).default('copy'),
   /** Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed). */
-  sandbox: z.enum(['process', 'bwrap']).default('process'),
+  sandbox: z.enum(['process', 'bwrap']).default('bwrap'),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
   steering: z.enum(['queue', 'restart']).default('queue'),
   enabled: z.boolean().default(true),

@@ -30,6 +30,16 @@ export const HostLimitsSchema = z.strictObject({
   maxEventBytes: bytes(32 * 1024 * 1024),
   /** How much of the end of stderr is kept with the outcome. */
   stderrTailBytes: bytes(8 * 1024),
+  /** Memory of the whole run (cgroup). */
+  memoryBytes: bytes(2 * 1024 * 1024 * 1024),
+  /** Processes of the whole run (cgroup pids). */
+  pids: z.int().positive().default(512),
+  /** CPU seconds per process (RLIMIT_CPU). */
+  cpuSeconds: z.int().positive().default(600),
+  /** Largest file a runner may write (RLIMIT_FSIZE). */
+  fileSizeBytes: bytes(1024 * 1024 * 1024),
+  /** Open files per process (RLIMIT_NOFILE); node needs about 20 to start. */
+  openFiles: z.int().min(32).default(1024),
 });
 
 /** Host limits, defaults applied. */

@@ -3,7 +3,7 @@ import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { indexResources, projectGrants } from '../authz/projection.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
-import { AVAILABLE_BACKENDS } from '../bindings/explain.js';
+import { backendAvailable } from '../bindings/explain.js';
 import { matchBinding } from '../bindings/routing.js';
 import type { Binding } from '../bindings/schema.js';
 import { fieldPath } from '../bindings/validateConfig.js';
@@ -141,7 +141,7 @@ export class Dispatcher {
     const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
     if (!binding) throw refused('no_binding', `no binding routes ${where}`);
     if (!binding.enabled) throw refused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
-    if (!AVAILABLE_BACKENDS[binding.sandbox]) {
+    if (!backendAvailable(binding.sandbox)) {
       throw refused('sandbox_unavailable', `binding "${binding.id}" asks for the ${binding.sandbox} sandbox, which this host cannot run; refusing rather than running it less isolated`, { bindingId: binding.id });
     }
     const catalog = discoverRunners(this.config.runnerDirs);

@@ -18,6 +18,11 @@ export const RunLimitOverridesSchema = z.strictObject({
   maxEventBytes: z.int().positive().optional(),
   maxStdoutBytes: z.int().positive().optional(),
   maxStderrBytes: z.int().positive().optional(),
+  memoryBytes: z.int().positive().optional(),
+  pids: z.int().positive().optional(),
+  cpuSeconds: z.int().positive().optional(),
+  fileSizeBytes: z.int().positive().optional(),
+  openFiles: z.int().min(32).optional(),
 });
 
 /**

@@ -9,6 +9,8 @@ export interface MaterializedGrants {
   skills: { id: string; name: string; path: string }[];
   artifacts: { id: string; name: string; path: string }[];
   mounts: { id: string; path: string; readOnly: boolean }[];
+  /** Mounts the sandbox must bind (source → target inside the workspace). */
+  binds: { source: string; target: string; readOnly: boolean }[];
 }
 
 /** A resource name used as one path segment: no separators, no `.`/`..`. */
@@ -23,8 +25,16 @@ function segment(name: string, what: string): string {
  * copied to `in/mounts/<id>/` in `copy` mode, or linked there in `mount` mode. With the `process`
  * backend a link is an ordinary symlink and read-only is NOT enforced (the bwrap backend binds it).
  */
-export function materializeGrants(ws: RunWorkspace, projection: Projection, resources: ResourceIndex, mode: 'copy' | 'mount', mountRoots: readonly string[]): MaterializedGrants {
-  const out: MaterializedGrants = { skills: [], artifacts: [], mounts: [] };
+export function materializeGrants(
+  ws: RunWorkspace,
+  projection: Projection,
+  resources: ResourceIndex,
+  mode: 'copy' | 'mount',
+  mountRoots: readonly string[],
+  /** The sandbox binds mounts itself (bwrap): leave an empty mount point instead of a link. */
+  sandboxBinds = false,
+): MaterializedGrants {
+  const out: MaterializedGrants = { skills: [], artifacts: [], mounts: [], binds: [] };
   const dir = (name: string) => {
     const path = join(ws.in, name);
     mkdirSync(path, { recursive: true, mode: 0o700 });
@@ -46,7 +56,10 @@ export function materializeGrants(ws: RunWorkspace, projection: Projection, reso
     // Checked again now, not only at apply: the roots or the links under them may have changed since.
     const source = insideRoots(resources.mounts.get(m.id)!.path, mountRoots);
     if (!source) throw new Error(`mount ${m.id} is no longer a directory under an allowed mount root`);
-    if (mode === 'mount') symlinkSync(source, path, 'dir');
+    if (mode === 'mount' && sandboxBinds) {
+      mkdirSync(path, { mode: 0o700 });
+      out.binds.push({ source, target: path, readOnly: m.readOnly });
+    } else if (mode === 'mount') symlinkSync(source, path, 'dir');
     else cpSync(source, path, { recursive: true, verbatimSymlinks: true });
     out.mounts.push({ ...m, path });
   }

@@ -13,7 +13,11 @@ import { TOKENS } from '../di/tokens.js';
 import { HostError } from '../errors.js';
 import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
-import { PROCESS_BACKEND_REPORT, type IsolationReport } from '../process/isolationReport.js';
+import type { IsolationReport } from '../process/isolationReport.js';
+import { prepareSandbox } from '../sandbox/prepare.js';
+import { PACKAGE_ROOT } from '../config/packageRoot.js';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { RunOutcome } from '../process/outcome.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
@@ -48,6 +52,8 @@ export interface AdHocRunRequest extends RunHooks {
   runner: string;
   event: ChatEventInput;
   config?: Record<string, unknown>;
+  /** Sandbox backend (default `process`). */
+  sandbox?: 'process' | 'bwrap';
 }
 
 /** A run recorded as queued. */
@@ -98,13 +104,14 @@ export class RunService {
    * The plan of a run with no binding: the operator who starts it acts as the admin and grants
    * the host requests the runner's manifest asks for (state per session), and no resources.
    */
-  planAdHoc(runnerRef: string, config: Record<string, unknown> = {}): RunPlan {
+  planAdHoc(runnerRef: string, config: Record<string, unknown> = {}, sandbox: 'process' | 'bwrap' = 'process'): RunPlan {
     const runner = resolveRunner(runnerRef, this.config.runnerDirs);
     const asks = runner.manifest.capabilities.hostRequests;
     const binding = BindingSchema.parse({
       id: `adhoc-${runner.manifest.id}`,
       runner: runner.manifest.id,
       config,
+      sandbox,
       grants: GrantsSchema.parse({
         state: asks.some((m) => m.startsWith('state/')) ? 'session' : 'none',
         fs: asks.includes('fs/write') ? 'readwrite' : asks.includes('fs/read') ? 'read' : 'none',
@@ -162,7 +169,7 @@ export class RunService {
 
   /** Run one event through a runner with no binding (session = `adhoc-<runner>` × conversation). */
   async runAdHoc(request: AdHocRunRequest): Promise<RunOutcome> {
-    const plan = this.planAdHoc(request.runner, request.config);
+    const plan = this.planAdHoc(request.runner, request.config, request.sandbox);
     const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
@@ -176,9 +183,10 @@ export class RunService {
     const { runner, binding, projection } = plan;
     const { command, args } = await runnerCommand(runner);
     const before = store.session(sessionId);
+    const backend = binding.sandbox;
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
       const created = createRunWorkspace(config.dataDir, runId);
-      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? []) };
+      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
     });
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;
@@ -196,9 +204,29 @@ export class RunService {
               : undefined,
           }
         : undefined;
-    hooks.onStart?.({ runId, sessionId, runner: runner.manifest.id, dir: runner.dir, isolation: PROCESS_BACKEND_REPORT, resume });
-
     const limits = projection.limits;
+    let sandbox: ReturnType<typeof prepareSandbox>;
+    try {
+      sandbox = prepareSandbox({
+      backend,
+      runId,
+      launch: {
+        command,
+        args,
+        cwd: ws.root,
+        env: buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env }),
+      },
+      workspace: ws.root,
+      readOnly: [runner.dir, ...(existsSync(join(PACKAGE_ROOT, 'node_modules')) ? [join(PACKAGE_ROOT, 'node_modules')] : []), ...args.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith(runner.dir))],
+      binds: ws.granted.binds,
+      limits,
+    });
+    } catch (error) {
+      if (!config.keepWorkspaces) performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
+      throw error;
+    }
+    hooks.onStart?.({ runId, sessionId, runner: runner.manifest.id, dir: runner.dir, isolation: sandbox.report, resume });
+
     const bindingProjection: BindingProjectionInput = {
       bindingId: binding.id,
       runner: { id: runner.manifest.id, version: runner.manifest.version },
@@ -220,12 +248,8 @@ export class RunService {
     let outcome: RunOutcome | undefined;
     try {
       outcome = await superviseRun({
-        launch: {
-          command,
-          args,
-          cwd: ws.root,
-          env: buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env }),
-        },
+        launch: sandbox.launch,
+        containment: sandbox.containment,
         params: buildRunParams({ runId, sessionId, event, binding: bindingProjection, resume, wallClockMs: limits.wallClockMs, goalRevision: queued.goalRevision }),
         limits,
         requestLimits: projection.requestLimits,
@@ -239,7 +263,7 @@ export class RunService {
               type: 'run.started',
               runId,
               data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId) },
-              audit: { type: 'run.spawned', actor: 'host', data: { pid, command, args, cwd: ws.root, backend: PROCESS_BACKEND_REPORT.backend, limits, requestLimits: projection.requestLimits } },
+              audit: { type: 'run.spawned', actor: 'host', data: { pid, command: sandbox.launch.command, args: sandbox.launch.args, cwd: ws.root, backend, isolation: sandbox.report, limits, requestLimits: projection.requestLimits } },
             },
           ]),
         // Streamed to the caller only after the update is committed.

@@ -33,8 +33,23 @@ export interface SuperviseRunOptions {
   onHostRequest?(method: string, verdict: 'accepted' | RpcError): void;
   hostRequests?: HostRequestHandler;
   log?: Logger;
-  /** Applied to stderr before it is kept or logged (the redactor arrives with the sandbox work). */
+  /** Applied to stderr before it is kept or logged. */
   redact?(text: string): string;
+  /**
+   * What holds the whole process tree (e.g. the run's cgroup): emptied after the shutdown ladder,
+   * so descendants that left the process group and session (setsid) die too.
+   */
+  containment?: Containment;
+}
+
+/** A container of a run's whole process tree. */
+export interface Containment {
+  /** Kill every member, wait up to `timeoutMs`; resolves with the pids still alive. */
+  killAll(timeoutMs: number): Promise<number[]>;
+  /** The same, synchronously and without waiting (the host is exiting). */
+  killNow(): void;
+  /** Remove the container once empty. */
+  release(): void;
 }
 
 type Phase = 'starting' | 'handshake' | 'running';
@@ -93,9 +108,10 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     proc = await spawnRunner(options.launch);
   } catch (error) {
     decide('crashed', error instanceof Error ? error.message : String(error));
+    options.containment?.release();
     return outcome({});
   }
-  registerGroup(proc.pid);
+  registerGroup(proc.pid, options.containment ? () => options.containment!.killNow() : undefined);
   options.onSpawn?.(proc.pid);
 
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -262,12 +278,18 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     hasExited: () => exitInfo !== undefined,
     requestShutdown: (ms) => conn.shutdown(ms),
   });
+  let survivors = ladder.survivors;
+  if (options.containment) {
+    const left = await options.containment.killAll(limits.killConfirmMs);
+    survivors = [...new Set([...survivors, ...left])];
+    if (left.length === 0) options.containment.release();
+  }
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();
   proc.stdout.destroy();
   proc.stderr.destroy();
   proc.stdin.destroy();
-  if (ladder.survivors.length === 0) unregisterGroup(proc.pid);
+  if (survivors.length === 0) unregisterGroup(proc.pid);
 
   return outcome({
     result,
@@ -276,7 +298,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     exitCode: exitInfo?.code ?? null,
     signal: exitInfo?.signal ?? null,
     termination: ladder.termination,
-    survivors: ladder.survivors,
+    survivors,
   });
 }
 

@@ -107,7 +107,7 @@ bindings:
       'paddock.yaml',
       `bindings:
   - { id: echoes, runner: echo, route: { platform: telegram, bot: echoes }, config: { prefix: "re: " } }
-  - { id: held, runner: rendezvous, route: { platform: telegram, bot: held }, config: { socket: ${JSON.stringify(sock)} } }
+  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, bot: held }, config: { socket: ${JSON.stringify(sock)} } }
 `,
     );
     expect((await paddock(['apply', '-f', file], { dataDir: home, env })).exitCode).toBe(0);

@@ -233,12 +233,13 @@ describe('granted folders reach the runner inside its workspace', () => {
   }
 
   it('copy mode copies a mount and a skill into in/; mount mode links the mount; a mount whose root was withdrawn fails the run before it starts', async () => {
-    const binding = (id: string, workspace: string) => ({ id, runner: 'prober', route: { platform: 'telegram', bot: id }, workspace, grants: { mounts: ['repo'], skills: ['pdf'] } });
+    const binding = (id: string, workspace: string, sandbox: string) => ({ id, runner: 'prober', sandbox, route: { platform: 'telegram', bot: id }, workspace, grants: { mounts: ['repo'], skills: ['pdf'] } });
     mounted.apply({
       resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'ro' }], skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }] },
-      bindings: [binding('copier', 'copy'), binding('linker', 'mount')],
+      // bwrap binds a mount into the workspace; the process backend can only link it.
+      bindings: [binding('copier', 'copy', 'bwrap'), binding('binder', 'mount', 'bwrap'), binding('linker', 'mount', 'process')],
     });
-    for (const bot of ['copier', 'linker']) {
+    for (const bot of ['copier', 'binder', 'linker']) {
       const outcome = await runProbe(mounted, bot);
       expect(outcome.status, outcome.reason).toBe('completed');
       const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;

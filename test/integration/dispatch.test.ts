@@ -7,6 +7,7 @@ import { ConfigRepo } from '../../host/bindings/configRepo.js';
 import type { DispatchTicket } from '../../host/dispatch/dispatcher.js';
 import { requestCancel } from '../../host/dispatch/runControls.js';
 import { HostError } from '../../host/errors.js';
+import { probeMachine } from '../../host/sandbox/probe.js';
 import { Store } from '../../host/state/store.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
@@ -43,7 +44,8 @@ const started = (t: DispatchTicket) => {
 
 const rv = rendezvous();
 const host = tempHost({ maxConcurrentRuns: 4 });
-const base = { runner: 'rendezvous', config: { socket: rv.path }, limits: { wallClockMs: 20_000 } };
+// The rendezvous socket lives on the host, so these bindings use the process backend.
+const base = { runner: 'rendezvous', sandbox: 'process', config: { socket: rv.path }, limits: { wallClockMs: 20_000 } };
 host.apply({
   bindings: [
     { id: 'team', ...base, route: { platform: 'telegram', bot: 'team' }, limits: { ...base.limits, maxConcurrentRuns: 2, maxQueued: 1 } },
@@ -205,8 +207,17 @@ describe('dispatch (real store, real runner processes)', () => {
   });
 
   it('a binding asking for a sandbox this host cannot run is refused, not run less isolated', async () => {
-    const error = (await host.dispatcher.dispatch(chatEvent({ bot: 'jailed' })).catch((e: unknown) => e)) as HostError;
-    expect(error.data.reason).toBe('sandbox_unavailable');
+    // This host has bwrap; point the host at a bwrap that does not exist to see the refusal.
+    process.env.PADDOCK_BWRAP = '/nonexistent/bwrap';
+    probeMachine(true);
+    try {
+      const error = (await host.dispatcher.dispatch(chatEvent({ bot: 'jailed' })).catch((e: unknown) => e)) as HostError;
+      expect(error.data.reason).toBe('sandbox_unavailable');
+      expect(error.message).toMatch(/asks for the bwrap sandbox, which this host cannot run/);
+    } finally {
+      delete process.env.PADDOCK_BWRAP;
+      probeMachine(true);
+    }
   });
 });
 
@@ -215,8 +226,8 @@ describe('host-wide dispatch limits', () => {
   const small = tempHost({ maxConcurrentRuns: 1, maxQueuedRuns: 1 });
   small.apply({
     bindings: [
-      { id: 'x', runner: 'rendezvous', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'x' } },
-      { id: 'y', runner: 'rendezvous', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'y' } },
+      { id: 'x', runner: 'rendezvous', sandbox: 'process', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'x' } },
+      { id: 'y', runner: 'rendezvous', sandbox: 'process', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'y' } },
     ],
   });
   afterAll(() => {

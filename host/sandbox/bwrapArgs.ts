@@ -1,0 +1,46 @@
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { SandboxRequest } from './prepare.js';
+
+/** System paths bound read-only under bwrap: enough to run node, python and shells, nothing personal. */
+const SYSTEM_RO = ['/usr', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group'];
+
+/** Read-only binds (and the usual /bin → usr/bin links) of the system a runner needs. */
+export function systemArgs(): string[] {
+  const args: string[] = [];
+  for (const top of ['/bin', '/sbin', '/lib', '/lib64', '/lib32']) {
+    if (!existsSync(top)) continue;
+    const stat = lstatSync(top);
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(top), top);
+    else args.push('--ro-bind', top, top);
+  }
+  for (const path of SYSTEM_RO) args.push('--ro-bind-try', path, path);
+  // A node outside /usr (nvm, /opt) must be visible too.
+  const nodeDir = dirname(process.execPath);
+  if (!nodeDir.startsWith('/usr/')) args.push('--ro-bind', dirname(nodeDir), dirname(nodeDir));
+  return args;
+}
+
+/** The bwrap command line around `inner` (docs/security-model.md, "bwrap backend"). */
+export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
+  const { launch } = request;
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop', 'ALL',
+    '--unshare-user', '--uid', '65534', '--gid', '65534',
+    '--hostname', 'paddock',
+    ...systemArgs(),
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--tmpfs', '/tmp',
+  ];
+  for (const path of request.readOnly) args.push('--ro-bind', path, path);
+  args.push('--bind', request.workspace, request.workspace);
+  for (const b of request.binds) args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  args.push('--chdir', launch.cwd, '--clearenv');
+  for (const [k, v] of Object.entries(launch.env)) args.push('--setenv', k, v);
+  return [...args, '--', ...inner];
+}
+

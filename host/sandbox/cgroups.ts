@@ -1,0 +1,252 @@
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
+
+/** Where this machine's cgroup hierarchies are, as this process sees them. */
+export interface CgroupLayout {
+  /** v1 controller → the directory of this process's own cgroup in that hierarchy. */
+  v1: Map<string, string>;
+  /** The cgroup v2 directory of this process (unified or pure v2), if mounted. */
+  v2?: string;
+  /** Controllers enabled for children in the v2 hierarchy. */
+  v2Controllers: string[];
+}
+
+/** Read `/proc/self/mountinfo` and `/proc/self/cgroup` into a layout (no writes). */
+export function readCgroupLayout(): CgroupLayout {
+  const layout: CgroupLayout = { v1: new Map(), v2Controllers: [] };
+  let mounts: string[];
+  let own: string[];
+  try {
+    mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
+    own = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
+  } catch {
+    return layout;
+  }
+  const ownPath = new Map<string, string>();
+  for (const line of own) {
+    const [, controllers, path] = line.split(':');
+    if (controllers === undefined || path === undefined) continue;
+    for (const c of controllers === '' ? ['<v2>'] : controllers.split(',')) ownPath.set(c, path);
+  }
+  for (const line of mounts) {
+    const [left, right] = line.split(' - ');
+    if (!left || !right) continue;
+    const mountPoint = left.split(' ')[4]!;
+    const [fstype, , superOptions = ''] = right.split(' ');
+    if (fstype === 'cgroup') {
+      for (const option of superOptions.split(',')) {
+        const path = ownPath.get(option);
+        if (path !== undefined && ['memory', 'pids', 'cpu', 'cpuacct', 'freezer'].includes(option)) layout.v1.set(option, join(mountPoint, path));
+      }
+    } else if (fstype === 'cgroup2') {
+      layout.v2 = join(mountPoint, ownPath.get('<v2>') ?? '/');
+    }
+  }
+  if (layout.v2) {
+    try {
+      layout.v2Controllers = readFileSync(join(layout.v2, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).filter(Boolean);
+    } catch {
+      layout.v2Controllers = [];
+    }
+  }
+  return layout;
+}
+
+/** Limits a run's cgroup can hold. */
+export interface CgroupLimits {
+  memoryBytes?: number;
+  pids?: number;
+}
+
+/** Which mechanism enforced each limit, for the run's isolation report. */
+export type CgroupApplied = Partial<Record<'memory' | 'pids' | 'killAll', string>>;
+
+const write = (file: string, value: string) => writeFileSync(file, value);
+
+/**
+ * One run's cgroups: a directory per usable hierarchy, limits written before the runner joins,
+ * a race-free join (the launch wrapper writes its own pid, then execs), and a kill of every
+ * member at the end — setsid escapees included, which a process-group kill misses.
+ */
+export class RunCgroup {
+  private constructor(
+    private readonly dirs: Map<string, string>,
+    readonly applied: CgroupApplied,
+    private readonly killFile: string | undefined,
+    private readonly freezer: string | undefined,
+  ) {}
+
+  /** Create the run's cgroups under this process's own ones; returns undefined if none is writable. */
+  static create(name: string, limits: CgroupLimits, layout = readCgroupLayout()): RunCgroup | undefined {
+    const dirs = new Map<string, string>();
+    const applied: CgroupApplied = {};
+    const make = (key: string, parent: string) => {
+      const dir = join(parent, 'paddock', name);
+      try {
+        mkdirSync(dir, { recursive: true });
+        dirs.set(key, dir);
+        return dir;
+      } catch {
+        return undefined;
+      }
+    };
+    let killFile: string | undefined;
+    if (layout.v2) {
+      const dir = make('v2', layout.v2);
+      if (dir && existsSync(join(dir, 'cgroup.kill'))) {
+        killFile = join(dir, 'cgroup.kill');
+        applied.killAll = 'cgroup v2 cgroup.kill';
+        try {
+          if (limits.memoryBytes && existsSync(join(dir, 'memory.max'))) {
+            write(join(dir, 'memory.max'), String(limits.memoryBytes));
+            applied.memory = 'cgroup v2 memory.max';
+          }
+          if (limits.pids && existsSync(join(dir, 'pids.max'))) {
+            write(join(dir, 'pids.max'), String(limits.pids));
+            applied.pids = 'cgroup v2 pids.max';
+          }
+        } catch {
+          // Not delegated: the v1 hierarchies below may still do it.
+        }
+      }
+    }
+    const memory = layout.v1.get('memory');
+    if (limits.memoryBytes && !applied.memory && memory) {
+      const dir = make('memory', memory);
+      if (dir) {
+        try {
+          write(join(dir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+          // Without swap accounting a process could page out past the limit.
+          if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) write(join(dir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+          applied.memory = 'cgroup v1 memory.limit_in_bytes';
+        } catch {
+          // Left unapplied; the report says so.
+        }
+      }
+    }
+    const pids = layout.v1.get('pids');
+    if (limits.pids && !applied.pids && pids) {
+      const dir = make('pids', pids);
+      if (dir) {
+        try {
+          write(join(dir, 'pids.max'), String(limits.pids));
+          applied.pids = 'cgroup v1 pids.max';
+        } catch {
+          // Left unapplied; the report says so.
+        }
+      }
+    }
+    const freezerRoot = layout.v1.get('freezer');
+    const freezer = !killFile && freezerRoot ? make('freezer', freezerRoot) : undefined;
+    if (!killFile && freezer) applied.killAll = 'cgroup v1 freezer + SIGKILL of every member';
+    if (dirs.size === 0) return undefined;
+    return new RunCgroup(dirs, applied, killFile, freezer);
+  }
+
+  /** The `cgroup.procs` files the launch wrapper must write its pid into before it execs. */
+  get procsFiles(): string[] {
+    return [...this.dirs.values()].map((d) => join(d, 'cgroup.procs'));
+  }
+
+  /** Live member pids (from any of the run's hierarchies: every member is in all of them). */
+  members(): number[] {
+    const seen = new Set<number>();
+    for (const dir of this.dirs.values()) {
+      try {
+        for (const p of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (p) seen.add(Number(p));
+      } catch {
+        // Removed already.
+      }
+    }
+    return [...seen];
+  }
+
+  /** Kill every member and wait until none is left (or `timeoutMs`); returns the survivors. */
+  async killAll(timeoutMs: number): Promise<number[]> {
+    if (this.killFile) {
+      try {
+        write(this.killFile, '1');
+      } catch {
+        // Fall through to signalling each member.
+      }
+    } else if (this.freezer) {
+      // Frozen members cannot fork between the read of the list and the kill.
+      try {
+        write(join(this.freezer, 'freezer.state'), 'FROZEN');
+      } catch {
+        // Signal anyway.
+      }
+    }
+    signalEach(this.members(), 'SIGKILL');
+    if (this.freezer) {
+      try {
+        write(join(this.freezer, 'freezer.state'), 'THAWED');
+      } catch {
+        // Already gone.
+      }
+    }
+    return waitUntilGone(() => {
+      const left = this.members();
+      signalEach(left, 'SIGKILL');
+      return left;
+    }, timeoutMs);
+  }
+
+  /** Synchronous best effort for a host that is exiting: `cgroup.kill`, else SIGKILL each member. */
+  killNow(): void {
+    if (this.killFile) {
+      try {
+        write(this.killFile, '1');
+        return;
+      } catch {
+        // Fall through.
+      }
+    }
+    signalEach(this.members(), 'SIGKILL');
+  }
+
+  /** How many processes the pids limit refused (v1 `pids.events` max), when known. */
+  pidsLimitHits(): number {
+    const dir = this.dirs.get('pids') ?? this.dirs.get('v2');
+    try {
+      return Number(/max (\d+)/.exec(readFileSync(join(dir!, 'pids.events'), 'utf8'))?.[1] ?? 0);
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Whether the memory limit killed something (v1 `memory.oom_control` / v2 `memory.events`). */
+  oomKills(): number {
+    for (const [key, file, re] of [
+      ['memory', 'memory.oom_control', /oom_kill (\d+)/],
+      ['v2', 'memory.events', /oom_kill (\d+)/],
+    ] as const) {
+      const dir = this.dirs.get(key);
+      if (!dir) continue;
+      try {
+        return Number(re.exec(readFileSync(join(dir, file), 'utf8'))?.[1] ?? 0);
+      } catch {
+        // Not available.
+      }
+    }
+    return 0;
+  }
+
+  /** Remove the run's directories (they must be empty: call {@link killAll} first). */
+  release(): void {
+    for (const dir of this.dirs.values()) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // EBUSY while a zombie is being reaped, or already gone; the next host start sweeps leftovers.
+      }
+    }
+  }
+}
+
+/** The launch-wrapper prefix that moves the runner into `procsFiles` before it execs the command. */
+export function joinCgroupsPrefix(procsFiles: readonly string[]): string[] {
+  if (procsFiles.length === 0) return [];
+  return ['/bin/sh', '-c', 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"', 'paddock-cgroup-join', ...procsFiles, '--'];
+}

@@ -1,0 +1,100 @@
+import type { HostLimits } from '../config/limits.js';
+import type { IsolationReport } from '../process/isolationReport.js';
+import type { RunnerLaunch } from '../process/spawnRunner.js';
+import type { Containment } from '../runs/superviseRun.js';
+import { RunCgroup, joinCgroupsPrefix, type CgroupApplied } from './cgroups.js';
+import { bwrapArgs } from './bwrapArgs.js';
+import { probeMachine, type MachineReport } from './probe.js';
+
+/** The sandbox backends. */
+export const BACKENDS = ['process', 'bwrap'] as const;
+/** A sandbox backend name. */
+export type Backend = (typeof BACKENDS)[number];
+
+/** Resource limits a sandbox applies to the whole run. */
+export type SandboxLimits = Pick<HostLimits, 'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles'>;
+
+/** What one run's sandbox must allow. Paths are host paths; nothing else is visible under bwrap. */
+export interface SandboxRequest {
+  backend: Backend;
+  runId: string;
+  /** The runner's own command line, environment and working directory (the workspace root). */
+  launch: RunnerLaunch;
+  /** The run's workspace: the only writable place. */
+  workspace: string;
+  /** Host paths the runner needs to read (its folder, its bundle, the host's node_modules). */
+  readOnly: string[];
+  /** Granted directories bound at a path inside the workspace (mount mode). */
+  binds: { source: string; target: string; readOnly: boolean }[];
+  limits: SandboxLimits;
+}
+
+/** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
+export interface PreparedSandbox {
+  launch: RunnerLaunch;
+  report: IsolationReport;
+  containment?: Containment;
+}
+
+/** `prlimit` options for the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
+function prlimitArgs(limits: SandboxLimits): string[] {
+  return ['prlimit', `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
+}
+
+/**
+ * What a backend enforces with these limits on this machine (used for every run view and for
+ * `explain`): computed from the mechanisms that actually applied, never from configuration.
+ */
+export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied): IsolationReport {
+  const enforced: string[] = [];
+  const notEnforced: string[] = [];
+  const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
+  if (backend === 'bwrap') {
+    enforced.push(
+      'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside',
+      'filesystem: only the run workspace is writable; read-only system paths (/usr, a few /etc files), the runner folder and node_modules; nothing else of the host is visible',
+      'network: none (own network namespace with only loopback)',
+      'the whole process tree dies with the run (pid namespace), setsid escapees included',
+    );
+  } else {
+    enforced.push('own session and process group, killed (SIGTERM, then SIGKILL) at run end and confirmed through /proc');
+    notEnforced.push(
+      'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
+      'network isolation: the runner can open any connection',
+    );
+  }
+  enforced.push(
+    'environment built from an allowlist: no host secrets or tokens',
+    'handshake, wall-clock, idle and cancel-grace timeouts; stdout, stderr, line, update-count and event-byte quotas',
+    "runner requests checked against the run's projection (run id, method, model, knowledge base, MCP server and tool) and its rate, count and size limits",
+  );
+  limit(applied.memory, `memory ≤ ${l.memoryBytes} bytes for the whole run`, applied.memory ?? '');
+  limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');
+  limit(machine.prlimit.available && 'prlimit', `CPU time ≤ ${l.cpuSeconds} s per process, files ≤ ${l.fileSizeBytes} bytes, ≤ ${l.openFiles} open files`, 'RLIMIT_CPU/FSIZE/NOFILE via prlimit');
+  if (backend === 'process') limit(applied.killAll, 'descendants that call setsid are killed at run end', applied.killAll ?? '');
+  return { backend, strength: backend === 'bwrap' ? 'strong' : 'weak', enforced, notEnforced };
+}
+
+/**
+ * Wrap a runner launch in its sandbox. Fails closed: asking for bwrap on a machine without it
+ * throws (the caller refuses the run); limits that cannot be applied are listed as NOT enforced.
+ */
+export function prepareSandbox(request: SandboxRequest, machine: MachineReport = probeMachine()): PreparedSandbox {
+  if (request.backend === 'bwrap' && !machine.bwrap.available) {
+    throw new Error(`the bwrap sandbox is not available on this host: ${machine.bwrap.why}`);
+  }
+  const cgroup = RunCgroup.create(request.runId, { memoryBytes: request.limits.memoryBytes, pids: request.limits.pids });
+  const applied = cgroup?.applied ?? {};
+  const inner = [request.launch.command, ...request.launch.args];
+  const wrapped = [
+    ...joinCgroupsPrefix(cgroup?.procsFiles ?? []),
+    ...(machine.prlimit.available ? prlimitArgs(request.limits) : []),
+    ...(request.backend === 'bwrap' ? [machine.bwrap.path!, ...bwrapArgs(request, inner)] : inner),
+  ];
+  const [command, ...args] = wrapped;
+  const report = isolationReport(request.backend, request.limits, machine, applied);
+  const containment: Containment | undefined = cgroup
+    ? { killAll: (ms) => cgroup.killAll(ms), killNow: () => cgroup.killNow(), release: () => cgroup.release() }
+    : undefined;
+  return { launch: { ...request.launch, command: command!, args }, report, containment };
+}
