@@ -50,6 +50,8 @@ export interface Containment {
   killNow(): void;
   /** Remove the container once empty. */
   release(): void;
+  /** What the container's limits did during the run (e.g. "the memory limit killed 1 process"). */
+  notes?(): string[];
 }
 
 type Phase = 'starting' | 'handshake' | 'running';
@@ -279,6 +281,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     requestShutdown: (ms) => conn.shutdown(ms),
   });
   let survivors = ladder.survivors;
+  const notes = options.containment?.notes?.() ?? [];
   if (options.containment) {
     const left = await options.containment.killAll(limits.killConfirmMs);
     survivors = [...new Set([...survivors, ...left])];
@@ -299,6 +302,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     signal: exitInfo?.signal ?? null,
     termination: ladder.termination,
     survivors,
+    ...(notes.length ? { reason: `${recorder.decided!.reason}; ${notes.join('; ')}` } : {}),
   });
 }
 

@@ -39,7 +39,8 @@ export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
   for (const path of request.readOnly) args.push('--ro-bind', path, path);
   args.push('--bind', request.workspace, request.workspace);
   for (const b of request.binds) args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
-  args.push('--chdir', launch.cwd, '--clearenv');
+  // The sandbox's own root (a tmpfs holding the mount points) becomes read-only too.
+  args.push('--remount-ro', '/', '--chdir', launch.cwd, '--clearenv');
   for (const [k, v] of Object.entries(launch.env)) args.push('--setenv', k, v);
   return [...args, '--', ...inner];
 }

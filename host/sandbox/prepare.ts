@@ -94,7 +94,15 @@ export function prepareSandbox(request: SandboxRequest, machine: MachineReport =
   const [command, ...args] = wrapped;
   const report = isolationReport(request.backend, request.limits, machine, applied);
   const containment: Containment | undefined = cgroup
-    ? { killAll: (ms) => cgroup.killAll(ms), killNow: () => cgroup.killNow(), release: () => cgroup.release() }
+    ? {
+        killAll: (ms) => cgroup.killAll(ms),
+        killNow: () => cgroup.killNow(),
+        release: () => cgroup.release(),
+        notes: () => [
+          ...(cgroup.oomKills() > 0 ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`] : []),
+          ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
+        ],
+      }
     : undefined;
   return { launch: { ...request.launch, command: command!, args }, report, containment };
 }

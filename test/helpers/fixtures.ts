@@ -10,7 +10,7 @@ import type { RunOutcome } from '../../host/process/outcome.js';
 import type { RunnerLaunch } from '../../host/process/spawnRunner.js';
 import type { HostRequestHandler } from '../../host/rpc/hostRequestHandler.js';
 import { buildRunParams, newRunId, textEvent } from '../../sdk/protocol/runParams.js';
-import { superviseRun } from '../../host/runs/superviseRun.js';
+import { superviseRun, type Containment } from '../../host/runs/superviseRun.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { parseProcStat } from '../../sdk/process/procTable.js';
 
@@ -56,10 +56,15 @@ export async function superviseEntry(
     signal?: AbortSignal;
     onUpdate?(update: Update): void;
     hostRequests?: HostRequestHandler;
+    containment?: Containment;
+    /** Words put before the runner's command (e.g. the cgroup join wrapper). */
+    launchPrefix?: string[];
   } = {},
 ): Promise<SupervisedRun> {
   const limits = parseLimits({ ...FAST_LIMITS, ...options.limits });
-  const launch = await launchFor(entry, options.env);
+  const base = await launchFor(entry, options.env);
+  const [command, ...args] = [...(options.launchPrefix ?? []), base.command, ...base.args];
+  const launch = { ...base, command: command!, args };
   const updates: Update[] = [];
   const runId = newRunId();
   try {
@@ -76,6 +81,7 @@ export async function superviseEntry(
       host: { name: 'paddock-test', version: '0.0.0' },
       signal: options.signal,
       hostRequests: options.hostRequests,
+      containment: options.containment,
       log: pino({ level: 'silent' }),
       onUpdate: (update) => {
         updates.push(update);

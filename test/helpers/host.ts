@@ -28,7 +28,9 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);
   const dispatcher = container.resolve(TOKENS.Dispatcher);
+  const runs = container.resolve(TOKENS.RunService);
   return {
+    runs,
     config,
     dataDir,
     store,

@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { RunCgroup, joinCgroupsPrefix } from '../../host/sandbox/cgroups.js';
 import { describe, expect, it } from 'vitest';
 import { liveGroupCount } from '../../host/process/liveGroups.js';
 import { liveDescendants, liveGroupMembers } from '../../sdk/process/procTable.js';
@@ -167,19 +168,23 @@ describe('run lifecycle through the real host code path', () => {
     expect(flooded.outcome.survivors).toEqual([]);
   }, 120_000);
 
-  it('KNOWN GAP of the process backend: a setsid grandchild escapes the group kill (closed by the sandbox backends)', async () => {
-    // The process backend only kills the process group and session; a grandchild that calls
-    // setsid leaves both. This test pins that documented weakness (docs/security-model.md) so a
-    // change in behaviour is noticed; the pid-namespace/cgroup backends must make it fail.
-    const { outcome, updates } = await superviseEntry('test/fixtures/runners/setsidEscapee.ts');
+  it('a setsid grandchild escapes the group kill, but not the run cgroup: it dies at run end', async () => {
+    // The process group and session cannot see a descendant that called setsid (this test pinned
+    // that gap until the sandbox work); the run's cgroup holds every descendant and is emptied.
+    const cgroup = RunCgroup.create(`test-${process.pid}-${Date.now()}`, {})!;
+    expect(cgroup, 'needs a writable cgroup hierarchy (run as root)').toBeDefined();
+    const { outcome, updates } = await superviseEntry('test/fixtures/runners/setsidEscapee.ts', {
+      containment: { killAll: (ms) => cgroup.killAll(ms), killNow: () => cgroup.killNow(), release: () => cgroup.release() },
+      launchPrefix: joinCgroupsPrefix(cgroup.procsFiles),
+    });
     const pid = (updates.find((u) => u.kind === 'log') as { data: { pid: number } }).data.pid;
     try {
       expect(outcome.status).toBe('completed');
-      expect(outcome.survivors).toEqual([]); // the ladder cannot see it...
-      expect(isAlive(pid)).toBe(true); // ...and it is still running
+      expect(outcome.survivors).toEqual([]);
       expect(liveGroupMembers(outcome.pid!)).toEqual([]);
+      expect(isAlive(pid)).toBe(false); // the escapee is gone too
     } finally {
-      process.kill(pid, 'SIGKILL');
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 });

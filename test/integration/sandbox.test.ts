@@ -1,0 +1,154 @@
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import { probeMachine } from '../../host/sandbox/probe.js';
+import { textEvent } from '../../sdk/protocol/runParams.js';
+import { tempHost } from '../helpers/host.js';
+
+// These tests need bubblewrap, prlimit and writable cgroups (scripts/setup.sh installs bwrap).
+// They fail loudly, naming what is missing, rather than skipping.
+const machine = probeMachine();
+
+/** Pids of live processes whose command line contains `needle`. */
+function processesWith(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle)) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+const host = tempHost({ limits: { memoryBytes: 256 * 1024 * 1024, pids: 32, cpuSeconds: 2, wallClockMs: 30_000 } });
+afterAll(() => host.close());
+
+async function attack(actions: string[], sandbox: 'bwrap' | 'process' = 'bwrap'): Promise<{ outcome: RunOutcome; results: Record<string, string> }> {
+  const outcome = await host.runs.runAdHoc({ runner: 'attacker', event: textEvent('attack'), config: { actions }, sandbox });
+  const text = (outcome.result?.output?.parts[0] as { text?: string } | undefined)?.text;
+  return { outcome, results: text ? (JSON.parse(text) as Record<string, string>) : {} };
+}
+
+describe('bwrap backend (real sandbox, hostile runner)', () => {
+  it('this machine can run the sandbox (else: apt-get install bubblewrap, run as root for cgroups)', () => {
+    expect(machine.bwrap, machine.bwrap.why).toMatchObject({ available: true });
+    expect(machine.cgroups.memory, machine.cgroups.why).toBeTruthy();
+    expect(machine.cgroups.pids).toBeTruthy();
+    expect(machine.prlimit.available).toBe(true);
+  });
+
+  it('host files are invisible and read-only: /etc/shadow, ~/.ssh, the data dir, other workspaces, host temp files; writes stay in the workspace; remount fails', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
+    writeFileSync(join(outside, 'secret.txt'), 'TOP-SECRET');
+    const ssh = join(homedir(), '.ssh');
+    mkdirSync(ssh, { recursive: true, mode: 0o700 });
+    const sshCanary = join(ssh, `paddock-canary-${process.pid}`);
+    writeFileSync(sshCanary, 'ssh-canary');
+    const otherRun = join(host.dataDir, 'workspaces', 'run_other-workspace-0000');
+    mkdirSync(otherRun, { recursive: true });
+    writeFileSync(join(otherRun, 'notes.txt'), 'other run');
+    try {
+      const { outcome, results } = await attack([
+        'read:/etc/shadow',
+        `read:${sshCanary}`,
+        `read:${join(host.dataDir, 'paddock.db')}`,
+        `read:${join(host.dataDir, 'keys', 'audit-ed25519.pem')}`,
+        `read:${join(otherRun, 'notes.txt')}`,
+        `read:${join(outside, 'secret.txt')}`,
+        `write:${join(outside, 'secret.txt')}`,
+        'write:/usr/pwned',
+        'write:/etc/pwned',
+        'write:out/result.txt',
+        'remount:/usr',
+        'remount:/',
+      ]);
+      expect(outcome.status, outcome.reason).toBe('completed');
+      for (const path of ['/etc/shadow', sshCanary, join(host.dataDir, 'paddock.db'), join(host.dataDir, 'keys', 'audit-ed25519.pem'), join(otherRun, 'notes.txt'), join(outside, 'secret.txt')]) {
+        expect(results[`read:${path}`], path).toBe('ENOENT');
+      }
+      expect(results[`write:${join(outside, 'secret.txt')}`]).toMatch(/ENOENT|EROFS/);
+      expect(results['write:/usr/pwned']).toBe('EROFS');
+      expect(results['write:/etc/pwned']).toMatch(/EROFS|EACCES/);
+      expect(existsSync('/etc/pwned')).toBe(false);
+      expect(results['write:out/result.txt']).toBe('ok');
+      expect(results['remount:/usr']).not.toBe('ok');
+      expect(results['remount:/']).not.toBe('ok');
+      expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET');
+      expect(existsSync('/usr/pwned')).toBe(false);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+      rmSync(sshCanary, { force: true });
+    }
+  });
+
+  it('no network: a server on the host loopback is unreachable', async () => {
+    const server = createServer((s) => s.on('error', () => undefined).end('hello')).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const { results } = await attack([`connect:${port}`]);
+      expect(results[`connect:${port}`]).toBe('ECONNREFUSED');
+      const direct = await attack([`connect:${port}`], 'process');
+      expect(direct.results[`connect:${port}`]).toBe('ok'); // the same runner reaches it without the sandbox
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a fork bomb is held by the pids limit and the run goes on', async () => {
+    const { outcome, results } = await attack(['forks:100']);
+    expect(outcome.status, outcome.reason).toBe('completed');
+    const started = Number(results['forks:100']!.split(' ')[1]);
+    expect(started).toBeGreaterThan(0);
+    expect(started).toBeLessThan(32);
+    expect(outcome.reason).toMatch(/pids limit refused \d+ process/);
+  });
+
+  it('a memory hog is killed by the memory limit; nothing of the run is left', async () => {
+    const { outcome } = await attack(['hog:1024']);
+    expect(outcome.status).toBe('crashed');
+    expect(outcome.reason).toMatch(/memory limit/);
+    expect(outcome.survivors).toEqual([]);
+  });
+
+  it('a CPU spinner is stopped by the CPU-time limit', async () => {
+    const started = performance.now();
+    const { outcome } = await attack(['spin:30']);
+    expect(outcome.status).toBe('crashed');
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
+
+  it('a setsid escapee dies with the run (pid namespace and cgroup kill)', async () => {
+    const marker = `${4000 + (process.pid % 1000)}.${Date.now() % 100000}`;
+    const { outcome, results } = await attack([`setsid:${marker}`]);
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(results[`setsid:${marker}`]).toBe('ok');
+    expect(processesWith(`sleep ${marker}`)).toEqual([]);
+  });
+
+  it('the same escapee also dies under the process backend, through the run cgroup', async () => {
+    const marker = `${5000 + (process.pid % 1000)}.${Date.now() % 100000}`;
+    const { outcome } = await attack([`setsid:${marker}`], 'process');
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(processesWith(`sleep ${marker}`)).toEqual([]);
+  });
+
+  it('the runner environment holds no host secret', async () => {
+    process.env.PADDOCK_TEST_CANARY_TOKEN = 'canary-env-9f8e7d6c5b4a';
+    try {
+      const { results } = await attack(['env']);
+      expect(results.env).not.toContain('canary-env-9f8e7d6c5b4a');
+      expect(results.env).not.toContain('PADDOCK_TEST_CANARY_TOKEN');
+    } finally {
+      delete process.env.PADDOCK_TEST_CANARY_TOKEN;
+    }
+  });
+});
