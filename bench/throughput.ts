@@ -1,3 +1,4 @@
+import { Redactor } from '../host/secrets/redactor.js';
 import { bundle, hostRun, rawRunLines, rawSpawn } from './harness.js';
 import { fmt, summarize } from './stats.js';
 
@@ -64,7 +65,7 @@ export async function throughputWithStore(count = 100_000, size = 64) {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-e2e-'));
   const store = Store.open({ dataDir });
   const limits = parseLimits({ maxUpdates: 10_000_000, maxEventBytes: 2 ** 31 - 1, maxStdoutBytes: 2 ** 31 - 1 });
-  const service = new RunService({ dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false }, pino({ level: 'silent' }), store);
+  const service = new RunService({ dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false }, pino({ level: 'silent' }), store, new Redactor());
   let start = 0;
   let end = 0;
   let seen = 0;

@@ -1,8 +1,8 @@
 /** Keys whose string value is a secret by name (`apiKey`, `githubToken`, `client_secret`, …). */
-const SECRET_KEY = /(api[-_]?key|token|secret|password|passwd|private[-_]?key|authorization|credentials?)$/i;
+export const SECRET_KEY = /(api[-_]?key|token|secret|password|passwd|private[-_]?key|authorization|credentials?)$/i;
 
 /** Value shapes of well-known credentials. */
-const SECRET_SHAPES: { name: string; pattern: RegExp }[] = [
+export const SECRET_SHAPES: { name: string; pattern: RegExp }[] = [
   { name: 'an OpenAI/Anthropic-style key (sk-…)', pattern: /\bsk-[A-Za-z0-9_-]{16,}/ },
   { name: 'a GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{20,}/ },
   { name: 'a Slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/ },
@@ -46,6 +46,23 @@ export function findInlineSecret(value: unknown, field = ''): InlineSecret | und
   if (typeof value === 'string') {
     const shape = SECRET_SHAPES.find((s) => s.pattern.test(value));
     if (shape) return { field, why: `the value looks like ${shape.name}; reference it with { env: NAME } or { file: /path } instead` };
+  }
+  return undefined;
+}
+
+/** The first string in `value` for which `test` is true, with its field path. */
+export function findString(value: unknown, test: (text: string) => boolean, field = ''): string | undefined {
+  if (typeof value === 'string') return test(value) ? field || '(root)' : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = findString(item, test, `${field}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const found = findString(item, test, field ? `${field}.${key}` : key);
+      if (found) return found;
+    }
   }
   return undefined;
 }

@@ -5,7 +5,9 @@ import type { z } from 'zod';
 import { HostError } from '../errors.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
-import { findInlineSecret } from './inlineSecrets.js';
+import { findInlineSecret, findString } from './inlineSecrets.js';
+import { registerConfigSecrets } from '../secrets/hostSecrets.js';
+import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';
 import { ConfigFileSchema, type ConfigFile, type Resources } from './schema.js';
 
@@ -14,6 +16,8 @@ export interface ValidationContext {
   catalog: RunnerCatalog;
   /** Host directories under which mounts may lie. */
   mountRoots: readonly string[];
+  /** The host's redactor: a config may not contain the value of any secret it knows. */
+  redactor?: Redactor;
 }
 
 const invalid = (field: string, message: string): never => {
@@ -67,6 +71,12 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   const secret = findInlineSecret(raw);
   if (secret) invalid(secret.field || '(root)', `apparent inline secret: ${secret.why}`);
   const file = parseOrExplain(ConfigFileSchema, raw);
+  if (context.redactor) {
+    const redactor = context.redactor;
+    registerConfigSecrets(redactor, file.resources);
+    const field = findString(raw, (text) => redactor.text(text) !== text);
+    if (field) invalid(field, 'holds the value of a secret the host knows (a key the configuration references, or a credential in its environment); reference it with { env: NAME } or { file: /path }');
+  }
 
   const known: Record<keyof Resources, Map<string, unknown>> = {} as never;
   for (const kind of Object.keys(file.resources) as (keyof Resources)[]) {

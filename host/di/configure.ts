@@ -1,6 +1,9 @@
 import type { HostConfig } from '../config/hostConfig.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { createHostLogger } from '../logging/logger.js';
+import { ConfigRepo } from '../bindings/configRepo.js';
+import { registerConfigSecrets, registerEnvSecrets } from '../secrets/hostSecrets.js';
+import { Redactor } from '../secrets/redactor.js';
 import { RunService } from '../runs/runService.js';
 import { Store } from '../state/store.js';
 import { container as rootContainer, instanceCachingFactory, type InjectionToken } from './container.js';
@@ -11,8 +14,18 @@ type Container = typeof rootContainer;
 /** The composition root: registers every host service for `config` on `container`. */
 export function configureContainer(config: HostConfig, container: Container = rootContainer.createChildContainer()): Container {
   container.register(TOKENS.HostConfig, { useValue: config });
-  container.register(TOKENS.Store, { useFactory: instanceCachingFactory(() => Store.open({ dataDir: config.dataDir, durability: config.durability })) });
-  container.register(TOKENS.Logger, { useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel)) });
+  // One redactor per host: the host's env secrets now, the configuration's once the store is open.
+  const redactor = new Redactor();
+  registerEnvSecrets(redactor);
+  container.register(TOKENS.Redactor, { useValue: redactor });
+  container.register(TOKENS.Store, {
+    useFactory: instanceCachingFactory(() => {
+      const store = Store.open({ dataDir: config.dataDir, durability: config.durability, redact: (v) => redactor.value(v) });
+      registerConfigSecrets(redactor, new ConfigRepo(store).snapshot().resources);
+      return store;
+    }),
+  });
+  container.register(TOKENS.Logger, { useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel, (line) => redactor.text(line))) });
   container.register(TOKENS.RunService, { useFactory: instanceCachingFactory((c) => c.resolve(RunService)) });
   // One dispatcher per host: it owns the in-memory queues and concurrency counts.
   container.register(TOKENS.Dispatcher, { useFactory: instanceCachingFactory((c) => c.resolve(Dispatcher)) });

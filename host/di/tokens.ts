@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { RunService } from '../runs/runService.js';
+import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
 import type { InjectionToken } from './container.js';
 
@@ -10,6 +11,7 @@ export const TOKENS = {
   Dispatcher: Symbol('Dispatcher') as InjectionToken<Dispatcher>,
   HostConfig: Symbol('HostConfig') as InjectionToken<HostConfig>,
   Logger: Symbol('Logger') as InjectionToken<Logger>,
+  Redactor: Symbol('Redactor') as InjectionToken<Redactor>,
   RunService: Symbol('RunService') as InjectionToken<RunService>,
   Store: Symbol('Store') as InjectionToken<Store>,
 } as const;

@@ -17,6 +17,8 @@ import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
 import type { Store } from '../state/store.js';
 import { conversationKey, RunService, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
 import { RunControlWatcher } from './runControls.js';
+import { registerConfigSecrets } from '../secrets/hostSecrets.js';
+import type { Redactor } from '../secrets/redactor.js';
 
 /** Why dispatch refused an event (stable; clients branch on it). */
 export type RefusalReason =
@@ -85,6 +87,7 @@ export class Dispatcher {
     @inject(TOKENS.Logger) private readonly log: Logger,
     @inject(TOKENS.Store) private readonly store: Store,
     @inject(TOKENS.RunService) private readonly runs: RunService,
+    @inject(TOKENS.Redactor) private readonly redactor: Redactor,
   ) {
     this.repo = new ConfigRepo(store);
     this.watcher = new RunControlWatcher(store, (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`));
@@ -154,7 +157,10 @@ export class Dispatcher {
     if (!checked.ok) {
       throw refused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`, { bindingId: binding.id, field: `config.${checked.field}` });
     }
-    const resources = indexResources(this.repo.snapshot().resources);
+    const snapshot = this.repo.snapshot().resources;
+    // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
+    registerConfigSecrets(this.redactor, snapshot);
+    const resources = indexResources(snapshot);
     const effective = { ...binding, config: checked.config };
     const plan: RunPlan = { runner, binding: effective, resources, projection: projectGrants(runner.manifest, effective, resources, this.config.limits) };
 

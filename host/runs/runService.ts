@@ -25,6 +25,7 @@ import { performEffect } from '../state/effects.js';
 import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
 import type { Store } from '../state/store.js';
+import type { Redactor } from '../secrets/redactor.js';
 import { materializeGrants } from './materialize.js';
 import { superviseRun } from './superviseRun.js';
 import { createRunWorkspace, removeRunWorkspace } from './workspace.js';
@@ -98,6 +99,7 @@ export class RunService {
     @inject(TOKENS.HostConfig) private readonly config: HostConfig,
     @inject(TOKENS.Logger) private readonly log: Logger,
     @inject(TOKENS.Store) private readonly store: Store,
+    @inject(TOKENS.Redactor) private readonly redactor: Redactor,
   ) {}
 
   /**
@@ -266,9 +268,10 @@ export class RunService {
               audit: { type: 'run.spawned', actor: 'host', data: { pid, command: sandbox.launch.command, args: sandbox.launch.args, cwd: ws.root, backend, isolation: sandbox.report, limits, requestLimits: projection.requestLimits } },
             },
           ]),
-        // Streamed to the caller only after the update is committed.
+        redact: (text) => this.redactor.text(text),
+        // Streamed to the caller only after the update is committed, redacted like the stored copy.
         onUpdate: (update, seq) =>
-          batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => hooks.onUpdate?.(update, seq)),
+          batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => hooks.onUpdate?.(this.redactor.value(update), seq)),
         onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict, runner.manifest.id)),
       });
       batcher.flush();
@@ -281,7 +284,7 @@ export class RunService {
           ? [{ type: 'external.saved' as const, runId, data: { external }, audit: { type: 'external.saved', actor: `runner:${runner.manifest.id}`, data: { external } } }]
           : []),
       ]);
-      return outcome;
+      return this.redactor.value(outcome);
     } finally {
       batcher.flush();
       if (!config.keepWorkspaces) {

@@ -36,7 +36,8 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
     store,
     dispatcher,
     /** Apply a configuration as `paddock apply` would. */
-    apply: (raw: unknown, opts: { prune?: boolean } = {}) => applyConfig(store, raw, { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [] }, { by: 'user:test', ...opts }),
+    apply: (raw: unknown, opts: { prune?: boolean } = {}) =>
+      applyConfig(store, raw, { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) }, { by: 'user:test', ...opts }),
     close: () => store.close(),
   };
 }

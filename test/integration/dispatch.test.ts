@@ -121,7 +121,9 @@ describe('dispatch (real store, real runner processes)', () => {
     const { RunService } = await import('../../host/runs/runService.js');
     const { pino } = await import('pino');
     const log = pino({ level: 'silent' });
-    const dispatcher = new Dispatcher(host.config, log, second, new RunService(host.config, log, second));
+    const { Redactor } = await import('../../host/secrets/redactor.js');
+    const redactor = new Redactor();
+    const dispatcher = new Dispatcher(host.config, log, second, new RunService(host.config, log, second, redactor), redactor);
     expect(await dispatcher.dispatch(event)).toMatchObject({ status: 'duplicate', runId: first.runId });
     second.close();
     expect(host.store.runs({ limit: 1000 }).filter((r) => r.sessionId === first.sessionId)).toHaveLength(1);

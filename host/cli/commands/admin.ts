@@ -8,6 +8,7 @@ import { parseConfigText } from '../../bindings/validateConfig.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { requestCancel } from '../../dispatch/runControls.js';
 import { HostError } from '../../errors.js';
+import { TOKENS } from '../../di/tokens.js';
 import { discoverRunners } from '../../plugins/catalog.js';
 import { describeRecovery, openHost } from '../openHost.js';
 
@@ -61,11 +62,11 @@ export function runnersCommand(config: HostConfig, verb: string | undefined, id:
 
 /** `paddock apply|export|bindings …|resources list|explain`: the configuration in the store. */
 export async function configCommand(config: HostConfig, words: string[], flags: AdminFlags, out: Out, err: Out): Promise<number> {
-  const { store, recovery } = await openHost(config);
+  const { store, recovery, container } = await openHost(config);
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const repo = new ConfigRepo(store);
-    const context = () => ({ catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [] });
+    const context = () => ({ catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) });
     const [noun, verb, id] = words;
     const print = (value: unknown, human: () => string) => out(flags.json ? JSON.stringify(value) : human());
 
