@@ -5,12 +5,9 @@ import type { IsolationReport } from '../process/isolationReport.js';
 import { RunnerManifestSchema } from '../plugins/manifest.js';
 import { probeMachine } from '../sandbox/probe.js';
 import { isolationReport } from '../sandbox/prepare.js';
+import { decideSandbox } from '../sandbox/decide.js';
 import type { Binding, Resources } from './schema.js';
 
-/** Whether this host can run `backend` (probed once; a binding naming another one is refused at dispatch). */
-export function backendAvailable(backend: string): boolean {
-  return backend === 'process' || (backend === 'bwrap' && probeMachine().bwrap.available);
-}
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
 
@@ -25,7 +22,9 @@ export interface Explanation {
   limits: Record<string, number>;
   workspace: { mode: Binding['workspace']; layout: string; contents: string[] };
   network: string;
-  sandbox: { profile: string; available: boolean; report?: IsolationReport };
+  sandbox: { profile: string; available: boolean; backend?: string; degraded: string[]; refusal?: string; report?: IsolationReport };
+  /** The worst a run can do, from the backend's own report and launch recipe. */
+  worstCase: { readable: string[]; writable: string[]; network: string; credentials: string };
   withheld: Projection['withheld'];
 }
 
@@ -36,15 +35,33 @@ export interface Explanation {
 export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits): Explanation {
   const runner = catalog.runners.get(binding.runner);
   const machine = probeMachine();
-  const report = backendAvailable(binding.sandbox) ? isolationReport(binding.sandbox, projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits).limits, machine, machine.cgroups) : undefined;
+  const decision = decideSandbox(binding, machine);
+  const report = decision.ok ? isolationReport(decision.backend, projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits).limits, machine, machine.cgroups) : undefined;
+  const strong = decision.ok && decision.backend === 'bwrap';
+  const rwMounts = binding.workspace === 'mount' ? binding.grants.mounts.filter((id) => resources.mounts.find((m) => m.id === id)?.mode === 'rw') : [];
+  const worstCase = {
+    readable: strong
+      ? ['/usr and the /bin, /lib links', '/etc: passwd, group, ld.so.*, ssl, ca-certificates, alternatives, localtime, nsswitch.conf', `the runner folder${runner ? ` (${runner.dir})` : ''}`, "the host's node_modules", 'the run workspace', ...(binding.workspace === 'mount' ? binding.grants.mounts.map((id) => `mount ${id}`) : [])]
+      : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
+    writable: strong ? ['the run workspace', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
+    credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}`,
+  };
   const base = {
     binding: { id: binding.id, enabled: binding.enabled, runner: binding.runner, route: binding.route, steering: binding.steering, approvalPolicy: binding.approvalPolicy },
-    sandbox: { profile: binding.sandbox, available: report !== undefined, ...(report ? { report } : {}) },
+    sandbox: {
+      profile: binding.sandbox,
+      available: decision.ok,
+      degraded: decision.ok ? decision.degraded : [],
+      ...(decision.ok ? { backend: decision.backend } : { refusal: decision.message }),
+      ...(report ? { report } : {}),
+    },
+    worstCase,
     network: report
       ? report.notEnforced.some((g) => g.startsWith('network'))
         ? 'NOT isolated: the runner can open any connection (the process backend has no network sandbox)'
         : 'none: own network namespace with only loopback'
-      : `unknown: sandbox profile "${binding.sandbox}" is not available on this host, so runs are refused`,
+      : `none: runs are refused (${decision.ok ? '' : decision.message})`,
   };
   if (!runner) {
     return {
@@ -107,11 +124,13 @@ export function renderExplanation(e: Explanation): string {
   lines.push(`workspace (${e.workspace.mode}): ${e.workspace.layout}`);
   for (const c of e.workspace.contents) lines.push(`  ${c}`);
   lines.push(`network: ${e.network}`);
+  lines.push('worst case:', `  can read: ${e.worstCase.readable.join('; ')}`, `  can write: ${e.worstCase.writable.join('; ')}`, `  network: ${e.worstCase.network}`, `  credentials: ${e.worstCase.credentials}`);
+  for (const d of e.sandbox.degraded) lines.push(`  DEGRADED: ${d}`);
   if (e.sandbox.report) {
-    lines.push(`sandbox: ${e.sandbox.profile} (${e.sandbox.report.strength})`);
+    lines.push(`sandbox: ${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (${e.sandbox.report.strength})`);
     for (const g of e.sandbox.report.enforced) lines.push(`  enforced: ${g}`);
     for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);
-  } else lines.push(`sandbox: ${e.sandbox.profile} is NOT available on this host: runs of this binding are refused`);
+  } else lines.push(`sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`);
   if (e.withheld.length) {
     lines.push('granted or requested but withheld:');
     for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);

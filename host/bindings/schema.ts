@@ -124,6 +124,8 @@ export const BindingSchema = z.strictObject({
   workspace: z.enum(['copy', 'mount']).default('copy'),
   /** Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed). */
   sandbox: z.enum(['process', 'bwrap']).default('bwrap'),
+  /** Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain). */
+  allowDegrade: z.boolean().default(false),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
   steering: z.enum(['queue', 'restart']).default('queue'),
   enabled: z.boolean().default(true),

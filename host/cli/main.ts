@@ -8,6 +8,7 @@ import { textEvent } from '../../sdk/protocol/runParams.js';
 import { configCommand, runnersCommand } from './commands/admin.js';
 import { auditCommand } from './commands/audit.js';
 import { dispatchCommand } from './commands/dispatch.js';
+import { doctorCommand } from './commands/doctor.js';
 import { runCommand } from './commands/run.js';
 import { stateCommand } from './commands/state.js';
 import { humanRenderer, jsonRenderer } from './render.js';
@@ -17,7 +18,7 @@ const USAGE = `paddock ${HOST_INFO.version} — agent-runner host
 Usage:
   paddock demo [--json]                       a sample chat event through the built-in echo runner
   paddock run --runner <dir|name> --text <t>  one event through a runner, streamed
-        [--json] [--config <json>] [--conversation <id>] [--timeout <ms>] [--data-dir <dir>] [--keep-workspace]
+        [--json] [--config <json>] [--conversation <id>] [--timeout <ms>] [--sandbox process|bwrap] [--data-dir <dir>] [--keep-workspace]
   paddock dispatch -f <event.json|->          a platform event through the binding its route selects, streamed
   paddock runners list|show <id> [--json]     runners found (built-in, PADDOCK_RUNNER_DIRS, --runner-dir)
   paddock apply -f <paddock.yaml|-> [--prune] [--dry-run]
@@ -27,6 +28,7 @@ Usage:
   paddock bindings list|show <id> [--json]
   paddock bindings enable|disable|delete <id> [--cancel-active]
   paddock explain <binding> [--json]          what a run of this binding may touch, and what is not enforced
+  paddock doctor [--json]                     which sandbox backends and limits work on this machine, and why not
   paddock runs list [--status s1,s2] [--json]  runs, newest first
   paddock runs show <runId> [--json]          a run and its events
   paddock runs resolve <runId> --as succeeded|failed [--by name]
@@ -69,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
       'dry-run': { type: 'boolean', default: false },
       'cancel-active': { type: 'boolean', default: false },
       'runner-dir': { type: 'string', multiple: true },
+      sandbox: { type: 'string' },
     },
     strict: true,
   });
@@ -92,7 +95,8 @@ export async function main(argv: string[]): Promise<number> {
       if (!values.runner) throw new UsageError('run needs --runner <dir|name>');
       if (values.text === undefined) throw new UsageError('run needs --text <message>');
       const event = textEvent(values.text, values.conversation ? { conversation: { type: 'private', id: values.conversation } } : {});
-      return runCommand({ config, runner: values.runner, event, runnerConfig: parseConfigFlag(values.config), renderer });
+      if (values.sandbox !== undefined && values.sandbox !== 'process' && values.sandbox !== 'bwrap') throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(values.sandbox)}`);
+      return runCommand({ config, runner: values.runner, event, runnerConfig: parseConfigFlag(values.config), renderer, sandbox: values.sandbox });
     }
     case 'dispatch':
       if (!values.file) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)');
@@ -110,6 +114,8 @@ export async function main(argv: string[]): Promise<number> {
       return stateCommand(config, [command, ...positionals], values, stdout, stderr);
     case 'audit':
       return auditCommand(config.dataDir, positionals[0], values, stdout);
+    case 'doctor':
+      return doctorCommand(config, values, stdout);
     case 'version':
       process.stdout.write(`${HOST_INFO.version}\n`);
       return 0;

@@ -38,7 +38,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       meta(`▶ run ${info.runId} · session ${info.sessionId} · runner ${info.runner}`);
       if (info.resume?.recovery) meta(`  resuming after an interruption: ${info.resume.recovery.summary}`);
       if (info.resume?.external) meta(`  continuing external session ${JSON.stringify(info.resume.external)}`);
-      meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — NOT enforced: ${info.isolation.notEnforced.map((g) => g.split(':')[0]).join('; ')}. See docs/security-model.md`);
+      const gaps = info.isolation.notEnforced.map((g) => g.split(':')[0]);
+      meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, no network, limits'}. See docs/security-model.md`);
     },
     update(update) {
       switch (update.kind) {

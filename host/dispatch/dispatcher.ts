@@ -3,7 +3,7 @@ import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { indexResources, projectGrants } from '../authz/projection.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
-import { backendAvailable } from '../bindings/explain.js';
+import { decideSandbox } from '../sandbox/decide.js';
 import { matchBinding } from '../bindings/routing.js';
 import type { Binding } from '../bindings/schema.js';
 import { fieldPath } from '../bindings/validateConfig.js';
@@ -27,6 +27,7 @@ export type RefusalReason =
   | 'binding_disabled'
   | 'runner_unavailable'
   | 'sandbox_unavailable'
+  | 'limits_unavailable'
   | 'config_invalid'
   | 'queue_full'
   | 'session_paused';
@@ -144,9 +145,8 @@ export class Dispatcher {
     const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
     if (!binding) throw refused('no_binding', `no binding routes ${where}`);
     if (!binding.enabled) throw refused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
-    if (!backendAvailable(binding.sandbox)) {
-      throw refused('sandbox_unavailable', `binding "${binding.id}" asks for the ${binding.sandbox} sandbox, which this host cannot run; refusing rather than running it less isolated`, { bindingId: binding.id });
-    }
+    const sandbox = decideSandbox(binding);
+    if (!sandbox.ok) throw refused(sandbox.reason, sandbox.message, { bindingId: binding.id });
     const catalog = discoverRunners(this.config.runnerDirs);
     const runner = catalog.runners.get(binding.runner);
     if (!runner) {
@@ -161,7 +161,7 @@ export class Dispatcher {
     // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
     registerConfigSecrets(this.redactor, snapshot);
     const resources = indexResources(snapshot);
-    const effective = { ...binding, config: checked.config };
+    const effective = { ...binding, config: checked.config, sandbox: sandbox.backend };
     const plan: RunPlan = { runner, binding: effective, resources, projection: projectGrants(runner.manifest, effective, resources, this.config.limits) };
 
     // Everything below is synchronous: no other dispatch can interleave between the checks and the queueing.
@@ -190,6 +190,9 @@ export class Dispatcher {
       store.db
         .prepare('INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(event.platform, event.bot, event.id, binding.id, sessionId, queued.runId, new Date().toISOString());
+      if (sandbox.degraded.length > 0) {
+        store.audit.append({ type: 'sandbox.degraded', actor: 'host', sessionId, runId: queued.runId, data: { bindingId: binding.id, asked: binding.sandbox, backend: sandbox.backend, degraded: sandbox.degraded } });
+      }
       return { queued, restart };
     });
     if ('status' in waiting) return waiting;

@@ -45,6 +45,7 @@ export async function runCommand(args: {
   event: ChatEventInput;
   runnerConfig?: Record<string, unknown>;
   renderer: Renderer;
+  sandbox?: 'process' | 'bwrap';
 }): Promise<number> {
   const { container, store, recovery } = await openHost(args.config);
   for (const line of describeRecovery(recovery)) args.renderer.note(line);
@@ -55,6 +56,7 @@ export async function runCommand(args: {
         runner: args.runner,
         event: args.event,
         config: args.runnerConfig,
+        sandbox: args.sandbox,
         signal,
         onStart: (info) => args.renderer.started(info),
         onUpdate: (update, seq) => args.renderer.update(update, seq),

@@ -1,0 +1,32 @@
+import type { Backend } from './prepare.js';
+import { probeMachine, type MachineReport } from './probe.js';
+
+/** How a binding's sandbox request maps onto this machine. */
+export type SandboxDecision =
+  | { ok: true; backend: Backend; degraded: string[] }
+  | { ok: false; reason: 'sandbox_unavailable' | 'limits_unavailable'; message: string };
+
+/**
+ * Fail closed: a backend or a whole-run limit (memory, pids) this machine cannot enforce refuses
+ * the run, unless the binding allows degrading; then what is given up is listed (and audited by
+ * the caller, and shown by `explain`).
+ */
+export function decideSandbox(binding: { id: string; sandbox: Backend; allowDegrade: boolean }, machine: MachineReport = probeMachine()): SandboxDecision {
+  const degraded: string[] = [];
+  let backend = binding.sandbox;
+  if (backend === 'bwrap' && !machine.bwrap.available) {
+    if (!binding.allowDegrade) {
+      return { ok: false, reason: 'sandbox_unavailable', message: `binding "${binding.id}" asks for the bwrap sandbox, which this host cannot run (${machine.bwrap.why}); refusing rather than running it less isolated` };
+    }
+    backend = 'process';
+    degraded.push(`bwrap unavailable (${machine.bwrap.why}): running with the process backend, without filesystem or network isolation`);
+  }
+  const missing = [!machine.cgroups.memory && 'memory', !machine.cgroups.pids && 'pids'].filter(Boolean) as string[];
+  if (missing.length > 0) {
+    if (!binding.allowDegrade) {
+      return { ok: false, reason: 'limits_unavailable', message: `binding "${binding.id}": this host cannot enforce the ${missing.join(' and ')} limit (${machine.cgroups.why ?? 'no cgroup controller'}); refusing` };
+    }
+    degraded.push(`no ${missing.join(' or ')} limit on this host`);
+  }
+  return { ok: true, backend, degraded };
+}
