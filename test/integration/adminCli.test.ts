@@ -62,16 +62,16 @@ bindings:
     expect(resources.map((r) => `${r.kind}/${r.id}`)).toEqual(['model/sonnet']);
     const explain = JSON.parse((await paddock(['explain', 'probe', '--json'], { dataDir: home, env })).stdout) as {
       projection: { hostRequests: string[]; models: { id: string }[] };
-      sandbox: { report: { notEnforced: string[] } };
+      sandbox: { report: { enforced: string[] } };
       network: string;
     };
     expect(explain.projection.hostRequests).toEqual(['state/get', 'state/set', 'state/delete', 'model/complete']);
     expect(explain.projection.models.map((m) => m.id)).toEqual(['sonnet']);
-    expect(explain.network).toMatch(/NOT isolated/);
-    expect(explain.sandbox.report.notEnforced.length).toBeGreaterThan(0);
+    expect(explain.network).toBe('none: own network namespace with only loopback'); // bindings default to bwrap
+    expect(explain.sandbox.report.enforced.join(' ')).toMatch(/only the run workspace is writable/);
     const human = (await paddock(['explain', 'probe'], { dataDir: home, env })).stdout;
     expect(human).toContain('models: sonnet (anthropic claude-sonnet)');
-    expect(human).toContain('NOT enforced: filesystem isolation');
+    expect(human).toContain('can write: the run workspace');
     expect(human).not.toContain('ANTHROPIC_API_KEY');
     expect((await paddock(['explain', 'nope'], { dataDir: home, env })).stderr).toBe('paddock: no binding "nope"');
 
