@@ -124,6 +124,18 @@ export const BindingSchema = z.strictObject({
   workspace: z.enum(['copy', 'mount']).default('copy'),
   /** Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed). */
   sandbox: z.enum(['process', 'bwrap']).default('bwrap'),
+  /**
+   * Network of a sandboxed run: none, unless destinations are allowed here; they are reached
+   * through the host's egress proxy, which resolves names itself and audits every destination.
+   */
+  network: z
+    .strictObject({
+      /** `host`, `host:port`, `*.domain` (not the apex), `*.domain:port`; a bare host means ports 80 and 443. */
+      egress: z.array(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/, 'a host, host:port or *.domain')).default([]),
+      /** Allow destinations that resolve to loopback, private or link-local addresses. */
+      allowPrivate: z.boolean().default(false),
+    })
+    .default({ egress: [], allowPrivate: false }),
   /** Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain). */
   allowDegrade: z.boolean().default(false),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),

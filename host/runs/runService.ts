@@ -15,8 +15,9 @@ import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/re
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox } from '../sandbox/prepare.js';
+import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { RunOutcome } from '../process/outcome.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
@@ -207,6 +208,17 @@ export class RunService {
           }
         : undefined;
     const limits = projection.limits;
+    // The run's only network door, when its binding allows destinations (bwrap only: the process
+    // backend has the host's network anyway, and says so).
+    let egress: { close(): Promise<void> } | undefined;
+    let egressSocket: string | undefined;
+    if (backend === 'bwrap' && binding.network.egress.length > 0) {
+      mkdirSync(join(config.dataDir, 'sockets'), { recursive: true, mode: 0o700 });
+      egressSocket = join(config.dataDir, 'sockets', `${runId}.sock`);
+      egress = await startEgressProxy(egressSocket, { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate }, (decision) =>
+        store.transaction(() => store.audit.append({ type: decision.allowed ? 'egress.allowed' : 'egress.denied', actor: `runner:${runner.manifest.id}`, sessionId, runId, data: decision })),
+      );
+    }
     let sandbox: ReturnType<typeof prepareSandbox>;
     try {
       sandbox = prepareSandbox({
@@ -222,8 +234,11 @@ export class RunService {
       readOnly: [runner.dir, ...(existsSync(join(PACKAGE_ROOT, 'node_modules')) ? [join(PACKAGE_ROOT, 'node_modules')] : []), ...args.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith(runner.dir))],
       binds: ws.granted.binds,
       limits,
+      egressSocket,
+      egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
     });
     } catch (error) {
+      await egress?.close();
       if (!config.keepWorkspaces) performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       throw error;
     }
@@ -286,6 +301,7 @@ export class RunService {
       ]);
       return this.redactor.value(outcome);
     } finally {
+      await egress?.close();
       batcher.flush();
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));

@@ -2,6 +2,9 @@ import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SandboxRequest } from './prepare.js';
 
+/** Where the egress socket appears inside the sandbox, and the local port the bridge listens on. */
+export const EGRESS = { socket: '/run/paddock/egress.sock', port: 3128 } as const;
+
 /** System paths bound read-only under bwrap: enough to run node, python and shells, nothing personal. */
 const SYSTEM_RO = ['/usr', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group'];
 
@@ -39,6 +42,7 @@ export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
   for (const path of request.readOnly) args.push('--ro-bind', path, path);
   args.push('--bind', request.workspace, request.workspace);
   for (const b of request.binds) args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  if (request.egressSocket) args.push('--bind', request.egressSocket, EGRESS.socket);
   // The sandbox's own root (a tmpfs holding the mount points) becomes read-only too.
   args.push('--remount-ro', '/', '--chdir', launch.cwd, '--clearenv');
   for (const [k, v] of Object.entries(launch.env)) args.push('--setenv', k, v);

@@ -3,7 +3,9 @@ import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
 import { RunCgroup, joinCgroupsPrefix, type CgroupApplied } from './cgroups.js';
-import { bwrapArgs } from './bwrapArgs.js';
+import { bwrapArgs, EGRESS } from './bwrapArgs.js';
+
+export { EGRESS };
 import { probeMachine, type MachineReport } from './probe.js';
 
 /** The sandbox backends. */
@@ -27,6 +29,10 @@ export interface SandboxRequest {
   /** Granted directories bound at a path inside the workspace (mount mode). */
   binds: { source: string; target: string; readOnly: boolean }[];
   limits: SandboxLimits;
+  /** Host end of the run's egress proxy, bound into the sandbox (bwrap only); absent: no network. */
+  egressSocket?: string;
+  /** What the egress proxy allows (for the report). */
+  egress?: { allow: string[]; allowPrivate: boolean };
 }
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
@@ -45,7 +51,7 @@ function prlimitArgs(limits: SandboxLimits): string[] {
  * What a backend enforces with these limits on this machine (used for every run view and for
  * `explain`): computed from the mechanisms that actually applied, never from configuration.
  */
-export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied): IsolationReport {
+export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, egress?: { allow: string[]; allowPrivate: boolean }): IsolationReport {
   const enforced: string[] = [];
   const notEnforced: string[] = [];
   const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
@@ -53,7 +59,9 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
     enforced.push(
       'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside',
       'filesystem: only the run workspace is writable; read-only system paths (/usr, a few /etc files), the runner folder and node_modules; nothing else of the host is visible',
-      'network: none (own network namespace with only loopback)',
+      egress && egress.allow.length
+        ? `network: only through the host egress proxy, to ${egress.allow.join(', ')}; names resolved by the host; private and loopback addresses ${egress.allowPrivate ? 'allowed' : 'refused'}; every destination audited`
+        : 'network: none (own network namespace with only loopback)',
       'the whole process tree dies with the run (pid namespace), setsid escapees included',
     );
   } else {
@@ -79,20 +87,29 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
  * Wrap a runner launch in its sandbox. Fails closed: asking for bwrap on a machine without it
  * throws (the caller refuses the run); limits that cannot be applied are listed as NOT enforced.
  */
-export function prepareSandbox(request: SandboxRequest, machine: MachineReport = probeMachine()): PreparedSandbox {
+export function prepareSandbox(input: SandboxRequest, machine: MachineReport = probeMachine()): PreparedSandbox {
+  let request = input;
   if (request.backend === 'bwrap' && !machine.bwrap.available) {
     throw new Error(`the bwrap sandbox is not available on this host: ${machine.bwrap.why}`);
   }
   const cgroup = RunCgroup.create(request.runId, { memoryBytes: request.limits.memoryBytes, pids: request.limits.pids });
   const applied = cgroup?.applied ?? {};
-  const inner = [request.launch.command, ...request.launch.args];
+  const bridged = request.backend === 'bwrap' && request.egressSocket;
+  const inner = bridged
+    ? // socat bridges the sandbox's loopback port to the host proxy's socket; then the runner starts.
+      ['/bin/sh', '-c', `socat TCP-LISTEN:${EGRESS.port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${EGRESS.socket} & exec "$@"`, 'paddock-egress', request.launch.command, ...request.launch.args]
+    : [request.launch.command, ...request.launch.args];
+  if (bridged) {
+    const proxy = `http://127.0.0.1:${EGRESS.port}`;
+    request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
+  }
   const wrapped = [
     ...joinCgroupsPrefix(cgroup?.procsFiles ?? []),
     ...(machine.prlimit.available ? prlimitArgs(request.limits) : []),
     ...(request.backend === 'bwrap' ? [machine.bwrap.path!, ...bwrapArgs(request, inner)] : inner),
   ];
   const [command, ...args] = wrapped;
-  const report = isolationReport(request.backend, request.limits, machine, applied);
+  const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),

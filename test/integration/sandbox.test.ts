@@ -103,6 +103,48 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     }
   });
 
+  it('egress only through the host proxy: an allowlisted loopback server is reachable, anything else is refused and audited', async () => {
+    const { createServer: createHttp } = await import('node:http');
+    const web = createHttp((_req, res) => res.end('hello-egress')).listen(0, '127.0.0.1');
+    await new Promise((r) => web.once('listening', r));
+    const port = (web.address() as { port: number }).port;
+    const url = `http://127.0.0.1:${port}/`;
+    const actions = [`proxy-get:${url}`, `proxy-connect:127.0.0.1:${port}`, `connect:${port}`];
+    const binding = (id: string, network: object) => ({ id, runner: 'attacker', route: { platform: 'net', bot: id }, config: { actions }, network });
+    host.apply({
+      bindings: [
+        binding('open', { egress: [`127.0.0.1:${port}`], allowPrivate: true }),
+        binding('elsewhere', { egress: ['example.com'] }),
+        binding('public-only', { egress: [`127.0.0.1:${port}`] }),
+      ],
+    });
+    try {
+      const results: Record<string, Record<string, string>> = {};
+      const runIds: Record<string, string> = {};
+      for (const bot of ['open', 'elsewhere', 'public-only']) {
+        const { chatEvent } = await import('../helpers/host.js');
+        const ticket = await host.dispatcher.dispatch(chatEvent({ platform: 'net', bot }));
+        if (ticket.status === 'duplicate') throw new Error('duplicate');
+        const outcome = await ticket.done;
+        expect(outcome.status, outcome.reason).toBe('completed');
+        results[bot] = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<string, string>;
+        runIds[bot] = ticket.runId;
+      }
+      expect(results.open![`proxy-get:${url}`]).toBe('200 hello-egress');
+      expect(results.open![`proxy-connect:127.0.0.1:${port}`]).toBe('200');
+      expect(results.open![`connect:${port}`]).toBe('ECONNREFUSED'); // the proxy is the only door
+      expect(results.elsewhere![`proxy-get:${url}`]).toMatch(/^403 paddock egress: not on the binding's egress allowlist/);
+      expect(results.elsewhere![`proxy-connect:127.0.0.1:${port}`]).toBe('403');
+      expect(results['public-only']![`proxy-get:${url}`]).toMatch(/^403 paddock egress: resolves to a private or loopback address/);
+      const audit = (bot: string) => host.store.audit.records({ runId: runIds[bot] }).filter((r) => r.type.startsWith('egress.'));
+      expect(audit('open').map((r) => r.type)).toEqual(['egress.allowed', 'egress.allowed']);
+      expect(audit('elsewhere').map((r) => r.type)).toEqual(['egress.denied', 'egress.denied']);
+      expect(audit('elsewhere')[0]!.data).toMatchObject({ host: '127.0.0.1', port, allowed: false });
+    } finally {
+      web.close();
+    }
+  });
+
   it('a fork bomb is held by the pids limit and the run goes on', async () => {
     const { outcome, results } = await attack(['forks:100']);
     expect(outcome.status, outcome.reason).toBe('completed');

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { BindingSchema } from '../../../host/bindings/schema.js';
 import { repoPath } from '../../helpers/fixtures.js';
 
-/** Field paths of a binding: top-level fields, and one level into route, grants and limits. */
+/** Field paths of a binding: top-level fields, and one level into route, grants, limits and network. */
 function fieldPaths(): string[] {
   const shape = BindingSchema.shape as Record<string, z.ZodType>;
   const paths: string[] = [];
@@ -12,7 +12,7 @@ function fieldPaths(): string[] {
     let inner: z.ZodType = schema;
     // Unwrap defaults and optionals to reach an object's own fields.
     while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = (inner as z.ZodDefault<z.ZodType>).unwrap() as z.ZodType;
-    if (['route', 'grants', 'limits'].includes(key) && inner instanceof z.ZodObject) {
+    if (['route', 'grants', 'limits', 'network'].includes(key) && inner instanceof z.ZodObject) {
       for (const sub of Object.keys(inner.shape)) paths.push(`${key}.${sub}`);
     } else paths.push(key);
   }
