@@ -16,6 +16,7 @@ import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
+import { fsRequestHandler } from '../policy/fsRequests.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
@@ -272,7 +273,7 @@ export class RunService {
         requestLimits: projection.requestLimits,
         host: HOST_INFO,
         signal: hooks.signal,
-        hostRequests: stateRequestHandler(store.runnerState, scope, unsupportedHostRequests),
+        hostRequests: stateRequestHandler(store.runnerState, scope, fsRequestHandler(ws.root, unsupportedHostRequests)),
         log,
         onSpawn: (pid) =>
           store.append(sessionId, [

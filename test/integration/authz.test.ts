@@ -117,9 +117,11 @@ describe('grants are enforced on every runner request (real runner, real store)'
     expect(p['state/get']).toBe('ok');
     expect(p['state/set']).toBe('ok');
     // Granted, and answered by a host service that does not exist yet: it got past authz.
-    for (const name of ['fs/read', 'model/complete:m1', 'kb/retrieve:kb1', 'tool/call:gh/search', 'tool/call:files/list']) {
+    for (const name of ['model/complete:m1', 'kb/retrieve:kb1', 'tool/call:gh/search', 'tool/call:files/list']) {
       expect(p[name], name).toEqual({ code: ErrorCodes.NotSupported });
     }
+    // fs/read is served (through the path policy): the file does not exist.
+    expect(p['fs/read']).toEqual({ code: ErrorCodes.NotFound, deniedBy: 'pathPolicy.notFound' });
     const denied = (deniedBy: string) => ({ code: ErrorCodes.PolicyDenied, deniedBy });
     expect(p['fs/write']).toEqual(denied('binding.hostRequests'));
     expect(p['approval/request']).toEqual(denied('binding.hostRequests'));
@@ -285,5 +287,26 @@ describe('state scope comes from the binding, never from the runner', () => {
     expect([await count('a', 'x'), await count('a', 'x'), await count('a', 'y')]).toEqual(['count: 1', 'count: 2', 'count: 1']);
     expect([await count('b', 'x'), await count('b', 'y')]).toEqual(['count: 1', 'count: 2']);
     expect([await count('c', 'x')]).toEqual(['count: 1']);
+  });
+});
+
+describe('fs requests go through the path policy', () => {
+  const h = makeHost();
+  afterAll(() => h.close());
+
+  it('a link the runner planted is never followed by the host; .git/hooks and ".." are refused; its own files work', async () => {
+    const secret = join(h.dataDir, 'paddock.db');
+    h.apply({ bindings: [{ id: 'fs', runner: 'prober', route: { platform: 'telegram', bot: 'fs' }, config: { symlinkTo: secret }, grants: { fs: 'readwrite' } }] });
+    const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'fs' }));
+    if (ticket.status === 'duplicate') throw new Error('duplicate');
+    const outcome = await ticket.done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    const { probes } = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
+    expect(probes['fs/read:leak']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.symlink' });
+    expect(probes['fs/write:leak']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.symlink' });
+    expect(probes['fs/write:hook']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.protected' });
+    expect(probes['fs/read:dotdot']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.outside' });
+    expect(probes['fs/write:own']).toBe('ok');
+    expect(probes['fs/read:own']).toBe('ok');
   });
 });

@@ -1,0 +1,47 @@
+import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import { RpcError } from '../../sdk/protocol/rpcError.js';
+import type { HostRequestHandler } from '../rpc/hostRequestHandler.js';
+import { PathPolicyError, readInside, writeInside } from './paths.js';
+
+/** Most a single `fs/read` returns. */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
+
+function refusal(error: unknown, method: string): never {
+  if (error instanceof PathPolicyError) {
+    if (error.code === 'NOT_FOUND') throw new RpcError(ErrorCodes.NotFound, error.message, { deniedBy: 'pathPolicy.notFound' });
+    if (error.code === 'EXISTS') throw new RpcError(ErrorCodes.InvalidParams, error.message, { deniedBy: 'pathPolicy.exists' });
+    throw RpcError.policyDenied(`${method}: ${error.message}`, { deniedBy: `pathPolicy.${error.code.toLowerCase()}`, method });
+  }
+  throw error;
+}
+
+/**
+ * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
+ * followed, no `..`, no hard link, `.git/hooks` and `.git/config` never written); other methods
+ * go to `fallback`. Which of the two a run may call is decided by its projection (`grants.fs`).
+ */
+export function fsRequestHandler(workspaceRoot: string, fallback: HostRequestHandler): HostRequestHandler {
+  return {
+    handle: async (method, params, scope) => {
+      if (method === 'fs/read') {
+        try {
+          const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
+          const { content, size, truncated } = readInside(workspaceRoot, String(params.path), Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES));
+          return { content: content.toString(encoding), encoding, size, truncated };
+        } catch (error) {
+          refusal(error, method);
+        }
+      }
+      if (method === 'fs/write') {
+        try {
+          const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
+          const bytes = Buffer.from(String(params.content), encoding);
+          return { bytesWritten: writeInside(workspaceRoot, String(params.path), bytes, (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite') };
+        } catch (error) {
+          refusal(error, method);
+        }
+      }
+      return fallback.handle(method, params, scope);
+    },
+  };
+}
