@@ -1,4 +1,5 @@
-import type { HostConfig } from '../config/hostConfig.js';
+import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
+import { sweepWorkspaces } from '../runs/workspace.js';
 import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
@@ -8,6 +9,9 @@ export async function openHost(config: HostConfig) {
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);
   const recovery = await reconcile(store);
+  // Retention: workspaces of runs that are over (or never recorded) expire after the TTL.
+  const live = new Set(store.runs({ status: ['queued', 'running'], limit: 1_000_000 }).map((r) => r.id));
+  sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, live);
   return { container, store, recovery };
 }
 

@@ -20,10 +20,12 @@ export interface HostConfig {
   maxConcurrentRuns?: number;
   /** Runs waiting in this host process, over all sessions (default 256). */
   maxQueuedRuns?: number;
+  /** Kept workspaces (and ones a stopped host left) are removed at start once older than this (default 7 days). */
+  workspaceTtlMs?: number;
 }
 
 /** Host-wide dispatch defaults. */
-export const DISPATCH_DEFAULTS = { maxConcurrentRuns: 4, maxQueuedRuns: 256 } as const;
+export const DISPATCH_DEFAULTS = { maxConcurrentRuns: 4, maxQueuedRuns: 256, workspaceTtlMs: 7 * 24 * 3600 * 1000 } as const;
 
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
 

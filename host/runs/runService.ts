@@ -232,7 +232,7 @@ export class RunService {
         env: buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env }),
       },
       workspace: ws.root,
-      readOnly: [runner.dir, ...(existsSync(join(PACKAGE_ROOT, 'node_modules')) ? [join(PACKAGE_ROOT, 'node_modules')] : []), ...args.filter((a) => isAbsolute(a) && existsSync(a) && !a.startsWith(runner.dir))],
+      readOnly: readOnlyPaths(runner.dir, args),
       binds: ws.granted.binds,
       limits,
       egressSocket,
@@ -309,6 +309,14 @@ export class RunService {
       }
     }
   }
+}
+
+/** What a sandboxed runner must read: its folder, the host's node_modules, and absolute files of its command line not already inside those. */
+function readOnlyPaths(runnerDir: string, args: string[]): string[] {
+  const modules = join(PACKAGE_ROOT, 'node_modules');
+  const dirs = [runnerDir, ...(existsSync(modules) ? [modules] : [])];
+  const covered = (path: string) => dirs.some((d) => path === d || path.startsWith(`${d}/`));
+  return [...dirs, ...args.filter((a) => isAbsolute(a) && existsSync(a) && !covered(a))];
 }
 
 /** The event (and, for a refusal, the audit record naming who denied what) of one runner request. */

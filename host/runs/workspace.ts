@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folders of one run. The runner's cwd is `root`; HOME and TMPDIR point inside it. */
@@ -24,7 +24,27 @@ export function createRunWorkspace(dataDir: string, runId: string): RunWorkspace
   return ws;
 }
 
-/** Remove a run's workspace (retention policies arrive with the sandbox work). */
+/** Remove a run's workspace (links inside are removed, never followed). */
 export function removeRunWorkspace(ws: RunWorkspace): void {
   rmSync(ws.root, { recursive: true, force: true });
+}
+
+/**
+ * Remove workspaces older than `ttlMs` that no live run uses (kept ones, and those left by a host
+ * that stopped mid-run). Never follows links. Returns the removed run ids.
+ */
+export function sweepWorkspaces(dataDir: string, ttlMs: number, inUse: ReadonlySet<string>, now = Date.now()): string[] {
+  const dir = join(dataDir, 'workspaces');
+  if (!existsSync(dir)) return [];
+  const removed: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (!RUN_ID.test(name) || inUse.has(name)) continue;
+    const path = join(dir, name);
+    const stat = lstatSync(path);
+    if (stat.isDirectory() && now - stat.mtimeMs > ttlMs) {
+      rmSync(path, { recursive: true, force: true });
+      removed.push(name);
+    }
+  }
+  return removed;
 }

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { SandboxRequest } from './prepare.js';
 
 /** Where the egress socket appears inside the sandbox, and the local port the bridge listens on. */
@@ -41,7 +41,11 @@ export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
   ];
   for (const path of request.readOnly) args.push('--ro-bind', path, path);
   args.push('--bind', request.workspace, request.workspace);
-  for (const b of request.binds) args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+  for (const b of request.binds) {
+    args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
+    // A writable repository still never gets writable git hooks or config (they run on the host's git).
+    if (!b.readOnly) for (const sub of ['.git/hooks', '.git/config']) if (existsSync(join(b.source, sub))) args.push('--ro-bind', join(b.source, sub), join(b.target, sub));
+  }
   if (request.egressSocket) args.push('--bind', request.egressSocket, EGRESS.socket);
   // The sandbox's own root (a tmpfs holding the mount points) becomes read-only too.
   args.push('--remount-ro', '/', '--chdir', launch.cwd, '--clearenv');

@@ -145,6 +145,34 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     }
   });
 
+  it('a read-write mount is writable, except its .git/hooks and .git/config', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'paddock-repos-'));
+    mkdirSync(join(root, 'repo', '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(root, 'repo', '.git', 'config'), '[core]\n');
+    const h = tempHost({ mountRoots: [root] });
+    try {
+      const actions = ['write:in/mounts/repo/src.txt', 'write:in/mounts/repo/.git/hooks/pre-commit', 'write:in/mounts/repo/.git/config'];
+      h.apply({
+        resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'rw' }] },
+        bindings: [{ id: 'dev', runner: 'attacker', route: { platform: 'git', bot: 'dev' }, workspace: 'mount', grants: { mounts: ['repo'] }, config: { actions } }],
+      });
+      const { chatEvent } = await import('../helpers/host.js');
+      const ticket = await h.dispatcher.dispatch(chatEvent({ platform: 'git', bot: 'dev' }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const results = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<string, string>;
+      expect(results['write:in/mounts/repo/src.txt']).toBe('ok');
+      expect(results['write:in/mounts/repo/.git/hooks/pre-commit']).toBe('EROFS');
+      expect(results['write:in/mounts/repo/.git/config']).toBe('EROFS');
+      expect(readFileSync(join(root, 'repo', 'src.txt'), 'utf8')).toBe('pwned\n'); // the write landed in the real folder
+      expect(existsSync(join(root, 'repo', '.git', 'hooks', 'pre-commit'))).toBe(false);
+      expect(readFileSync(join(root, 'repo', '.git', 'config'), 'utf8')).toBe('[core]\n');
+    } finally {
+      h.close();
+    }
+  });
+
   it('a fork bomb is held by the pids limit and the run goes on', async () => {
     const { outcome, results } = await attack(['forks:100']);
     expect(outcome.status, outcome.reason).toBe('completed');
