@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
+import { sandboxBench } from './sandbox.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { throughput, throughputWithStore } from './throughput.js';
@@ -14,6 +15,7 @@ const results = {
   ...(only && only !== 'process' ? {} : { cold: await coldStart(), throughput: await throughput(), throughputWithStore: await throughputWithStore(), roundTrip: await roundTrip() }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
+  ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
