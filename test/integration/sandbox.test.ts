@@ -196,6 +196,22 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     expect(performance.now() - started).toBeLessThan(20_000);
   });
 
+  it('file size and open files are capped per process (prlimit)', async () => {
+    const small = tempHost({ limits: { fileSizeBytes: 1024 * 1024, openFiles: 256 } });
+    try {
+      const files = await small.runs.runAdHoc({ runner: 'attacker', event: textEvent('x'), config: { actions: ['openfiles:2000'] }, sandbox: 'bwrap' });
+      const results = JSON.parse((files.result!.output!.parts[0] as { text: string }).text) as Record<string, string>;
+      expect(results['openfiles:2000']).toMatch(/^EMFILE after \d+$/);
+      expect(Number(results['openfiles:2000']!.split(' ').pop())).toBeLessThan(256);
+      // Past RLIMIT_FSIZE the write fails (node ignores SIGXFSZ, so it sees EFBIG).
+      const big = await small.runs.runAdHoc({ runner: 'attacker', event: textEvent('x'), config: { actions: ['bigfile:4'] }, sandbox: 'bwrap' });
+      expect(big.status, big.reason).toBe('completed');
+      expect(JSON.parse((big.result!.output!.parts[0] as { text: string }).text)).toEqual({ 'bigfile:4': 'EFBIG' });
+    } finally {
+      small.close();
+    }
+  });
+
   it('a setsid escapee dies with the run (pid namespace and cgroup kill)', async () => {
     const marker = `${4000 + (process.pid % 1000)}.${Date.now() % 100000}`;
     const { outcome, results } = await attack([`setsid:${marker}`]);
