@@ -36,7 +36,9 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const runner = catalog.runners.get(binding.runner);
   const machine = probeMachine();
   const decision = decideSandbox(binding, machine);
-  const report = decision.ok ? isolationReport(decision.backend, projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits).limits, machine, machine.cgroups) : undefined;
+  // One projection serves both the isolation report (its limits) and the explanation below.
+  const p = projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
+  const report = decision.ok ? isolationReport(decision.backend, p.limits, machine, machine.cgroups) : undefined;
   const strong = decision.ok && decision.backend === 'bwrap';
   const rwMounts = binding.workspace === 'mount' ? binding.grants.mounts.filter((id) => resources.mounts.find((m) => m.id === id)?.mode === 'rw') : [];
   const worstCase = {
@@ -73,7 +75,6 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       withheld: [{ what: 'everything', why: `runner "${binding.runner}" is not available; runs are refused` }],
     };
   }
-  const p = projectGrants(runner.manifest, binding, indexResources(resources), hostLimits);
   const { withheld, limits, requestLimits, ...projection } = p;
   const contents = [
     ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),
