@@ -65,7 +65,10 @@ export async function throughputWithStore(count = 100_000, size = 64) {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-e2e-'));
   const store = Store.open({ dataDir });
   const limits = parseLimits({ maxUpdates: 10_000_000, maxEventBytes: 2 ** 31 - 1, maxStdoutBytes: 2 ** 31 - 1 });
-  const service = new RunService({ dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false }, pino({ level: 'silent' }), store, new Redactor());
+  const { Gateway } = await import('../host/gateway/gateway.js');
+  const redactor = new Redactor();
+  const log = pino({ level: 'silent' });
+  const service = new RunService({ dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false }, log, store, redactor, new Gateway({ store, redactor, log, dataDir }));
   let start = 0;
   let end = 0;
   let seen = 0;

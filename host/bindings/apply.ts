@@ -1,7 +1,8 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import type { Store } from '../state/store.js';
 import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
-import type { ConfigFile, Resources } from './schema.js';
+import type { ConfigFile, Resources, SkillResource } from './schema.js';
+import { readSkill } from '../gateway/skills/skillDigest.js';
 import { validateConfig, type ValidationContext } from './validateConfig.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
@@ -49,9 +50,13 @@ export function applyConfig(store: Store, raw: unknown, context: ValidationConte
         changes.push({ kind: w.kind, id: w.id, action: !existing ? 'created' : canonicalJson(existing.spec) === canonicalJson(w.spec) ? 'unchanged' : 'updated' });
       } else changes.push({ kind: w.kind, id: w.id, action: repo.put(w.kind, w.id, w.spec, options.by) });
     }
+    if (!options.dryRun) recordSkillDigests(store, file.resources.skills, mentionedIds(raw, 'skills'), options.by);
     // Bindings go first so no stored binding is ever left pointing at a deleted resource.
     for (const o of [...doomed].sort((a, b) => Number(b.kind === 'binding') - Number(a.kind === 'binding'))) {
-      if (!options.dryRun) repo.delete(o.kind, o.id, options.by);
+      if (!options.dryRun) {
+        repo.delete(o.kind, o.id, options.by);
+        if (o.kind === 'skill') store.db.prepare('DELETE FROM skill_digests WHERE skill_id = ?').run(o.id);
+      }
       changes.push({ kind: o.kind, id: o.id, action: 'deleted' });
     }
     return changes;
@@ -76,4 +81,27 @@ function mergeKept(raw: unknown, current: ConfigFile): unknown {
   if (file.bindings !== undefined && !Array.isArray(file.bindings)) return raw;
   const bindingIds = idsOf(file.bindings);
   return { ...file, resources, bindings: [...(file.bindings ?? []), ...current.bindings.filter((b) => !bindingIds.has(b.id))] };
+}
+
+/** Ids of one resource kind the applied file itself lists. */
+function mentionedIds(raw: unknown, plural: keyof Resources): Set<string> {
+  const items = (raw as Raw | null)?.resources?.[plural];
+  return new Set(Array.isArray(items) ? items.map((i) => String((i as { id?: unknown })?.id)) : []);
+}
+
+/**
+ * Record the content digest of each skill the file lists (applying it accepts its content as it
+ * is now) and of any kept skill never recorded. Runs compare against this (docs/gateway.md, "Skills").
+ */
+function recordSkillDigests(store: Store, skills: SkillResource[], mentioned: Set<string>, by: string): void {
+  const recorded = new Map((store.db.prepare('SELECT skill_id AS id, digest FROM skill_digests').all() as { id: string; digest: string }[]).map((r) => [r.id, r.digest]));
+  for (const skill of skills) {
+    if (!mentioned.has(skill.id) && recorded.has(skill.id)) continue;
+    const identity = readSkill(skill.path, skill.name);
+    if (recorded.get(skill.id) === identity.digest) continue;
+    store.db
+      .prepare('INSERT OR REPLACE INTO skill_digests (skill_id, digest, name, version, recorded_at) VALUES (?, ?, ?, ?, ?)')
+      .run(skill.id, identity.digest, identity.name, identity.version ?? null, new Date().toISOString());
+    store.audit.append({ type: 'skill.recorded', actor: by, data: { skill: skill.id, name: identity.name, version: identity.version ?? null, digest: identity.digest } });
+  }
 }

@@ -11,22 +11,71 @@ export const SecretRefSchema = z.union([
   z.strictObject({ file: AbsolutePath }),
 ]);
 
+/** One rule of a scripted model: when the last user text matches, answer like this (docs/gateway.md). */
+export const ScriptRuleSchema = z
+  .strictObject({
+    /** A regular expression tested against the last user message (or tool result) text. */
+    match: z.string().min(1).refine((r) => {
+      try {
+        new RegExp(r);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'not a valid regular expression'),
+    reply: z.string().optional(),
+    tool: z.strictObject({ name: z.string().min(1), input: z.record(z.string(), z.unknown()).default({}) }).optional(),
+    /** Answer with this HTTP status instead (429, 500, 529 …), for the first `times` attempts. */
+    error: z.int().min(400).max(599).optional(),
+    times: z.int().positive().optional(),
+    delayMs: z.int().nonnegative().max(600_000).optional(),
+    /** Stream the reply in this many chunks. */
+    chunks: z.int().positive().max(100_000).optional(),
+    /** Wait this long between streamed chunks. */
+    chunkDelayMs: z.int().nonnegative().max(60_000).optional(),
+  })
+  .refine((r) => [r.reply, r.tool, r.error].filter((x) => x !== undefined).length <= 1, { message: 'give at most one of reply, tool, error', path: ['reply'] });
+
 /** A model the host gateway can call. */
-export const ModelResourceSchema = z.strictObject({
-  id: ObjectId,
-  name: z.string().optional(),
-  provider: z.enum(['anthropic', 'openai', 'scripted']),
-  model: z.string().min(1),
-  baseUrl: z.url().optional(),
-  apiKey: SecretRefSchema.optional(),
-});
-/** A knowledge base the host retrieves from. */
-export const KnowledgeBaseResourceSchema = z.strictObject({
-  id: ObjectId,
-  name: z.string().optional(),
-  description: z.string().optional(),
-  path: AbsolutePath.optional(),
-});
+export const ModelResourceSchema = z
+  .strictObject({
+    id: ObjectId,
+    name: z.string().optional(),
+    /** `scripted` is the built-in deterministic model for tests and the offline demo. */
+    provider: z.enum(['anthropic', 'openai', 'scripted']),
+    /** The provider's model name, sent upstream. */
+    model: z.string().min(1),
+    /** Upstream base URL (Anthropic: without `/v1`; OpenAI: with `/v1`). Defaults to the vendor's. */
+    baseUrl: z.url().optional(),
+    /** OpenAI-compatible providers: which API the upstream speaks. */
+    api: z.enum(['responses', 'chat']).optional(),
+    apiKey: SecretRefSchema.optional(),
+    /** USD per million tokens; without it the model's calls count tokens but no cost. */
+    pricing: z.strictObject({ inputPerMTokUsd: z.number().nonnegative(), outputPerMTokUsd: z.number().nonnegative() }).optional(),
+    /** Retries of a 429/5xx/connection error before the answer reaches the harness. */
+    maxRetries: z.int().min(0).max(10).default(3),
+    /** Upstream request timeout (to the first byte). */
+    timeoutMs: z.int().positive().default(120_000),
+    /** Scripted provider only: rules tried before the built-in directives. */
+    script: z.array(ScriptRuleSchema).optional(),
+  })
+  .refine((m) => m.provider === 'scripted' || m.script === undefined, { message: 'only a scripted model has a script', path: ['script'] })
+  .refine((m) => m.provider === 'openai' || m.api === undefined, { message: 'only an openai model has an api', path: ['api'] })
+  .refine((m) => m.provider === 'scripted' || m.apiKey !== undefined, { message: 'a provider model needs apiKey ({env} or {file})', path: ['apiKey'] });
+/** A knowledge base the host retrieves from: a folder it indexes, or an HTTP retriever. */
+export const KnowledgeBaseResourceSchema = z
+  .strictObject({
+    id: ObjectId,
+    name: z.string().optional(),
+    description: z.string().optional(),
+    /** A folder of Markdown / text documents, indexed with SQLite FTS5. */
+    path: AbsolutePath.optional(),
+    /** An HTTP retriever: `POST {query, topK}` → `{chunks}`. */
+    url: z.url().optional(),
+    apiKey: SecretRefSchema.optional(),
+    timeoutMs: z.int().positive().default(15_000),
+  })
+  .refine((k) => (k.path === undefined) !== (k.url === undefined), { message: 'give exactly one of path or url', path: ['path'] });
 /** An MCP server the host proxies, with its own tool allow/deny lists. */
 export const McpServerResourceSchema = z
   .strictObject({
@@ -35,7 +84,12 @@ export const McpServerResourceSchema = z
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
     url: z.url().optional(),
+    /** Environment of a `command` server, each value read from a reference by the host. */
     env: z.record(z.string(), SecretRefSchema).default({}),
+    /** HTTP headers of a `url` server (e.g. `Authorization`), each value read from a reference. */
+    headers: z.record(z.string(), SecretRefSchema).default({}),
+    /** A tool call that takes longer is abandoned with an error. */
+    timeoutMs: z.int().positive().default(30_000),
     tools: z
       .strictObject({
         /** Tools that may be called at all; omitted means every tool the server lists. */
@@ -64,6 +118,9 @@ export const RESOURCE_SCHEMAS = {
 
 /** A resource of any kind, parsed. */
 export type ModelResource = z.infer<typeof ModelResourceSchema>;
+export type ScriptRule = z.infer<typeof ScriptRuleSchema>;
+export type KnowledgeBaseResource = z.infer<typeof KnowledgeBaseResourceSchema>;
+export type SkillResource = z.infer<typeof SkillResourceSchema>;
 export type McpServerResource = z.infer<typeof McpServerResourceSchema>;
 export type MountResource = z.infer<typeof MountResourceSchema>;
 
@@ -108,6 +165,14 @@ export const BindingLimitsSchema = RunLimitOverridesSchema.extend({
   maxRequests: z.int().positive().default(10_000),
   /** Largest runner → host request line. */
   maxRequestBytes: z.int().positive().default(1024 * 1024),
+  /** Model tokens (input + output) of one run, through the gateway. */
+  modelTokensPerRun: z.int().positive().default(1_000_000),
+  /** Model cost of one run in USD (priced models only). */
+  modelCostPerRunUsd: z.number().positive().optional(),
+  /** Model tokens of all runs of this binding in the last 24 hours. */
+  modelTokensPerDay: z.int().positive().optional(),
+  /** Model cost of all runs of this binding in the last 24 hours, in USD. */
+  modelCostPerDayUsd: z.number().positive().optional(),
 });
 /** Parsed binding limits. */
 export type BindingLimits = z.infer<typeof BindingLimitsSchema>;

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { relative, isAbsolute } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { HostError } from '../errors.js';
@@ -99,8 +99,12 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     file.resources[kind].forEach((r, i) => {
       const ok = existsSync(r.path) && (wantDir ? statSync(r.path).isDirectory() : statSync(r.path).isFile());
       if (!ok) invalid(`resources.${kind}[${i}].path`, `${r.path} is not ${wantDir ? 'a directory' : 'a file'}`);
+      if (wantDir && !existsSync(join(r.path, 'SKILL.md'))) invalid(`resources.${kind}[${i}].path`, `${r.path} has no SKILL.md`);
     });
   }
+  file.resources.knowledgeBases.forEach((k, i) => {
+    if (k.path && !(existsSync(k.path) && statSync(k.path).isDirectory())) invalid(`resources.knowledgeBases[${i}].path`, `${k.path} is not a directory`);
+  });
 
   const bindingIds = new Set<string>();
   file.bindings.forEach((b, i) => {
@@ -129,6 +133,11 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
         if (server.tools.allow && !server.tools.allow.includes(tool)) invalid(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is not on server ${id}'s allow list`);
       });
     });
+    for (const field of ['modelCostPerRunUsd', 'modelCostPerDayUsd'] as const) {
+      if (b.limits[field] === undefined) continue;
+      const unpriced = b.grants.models.filter((id) => !(known.models.get(id) as { pricing?: unknown } | undefined)?.pricing);
+      if (unpriced.length > 0) invalid(`${at}.limits.${field}`, `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`);
+    }
     if (b.workspace === 'mount' && b.grants.mounts.length === 0) invalid(`${at}.workspace`, 'workspace "mount" needs at least one granted mount (grants.mounts)');
   });
 

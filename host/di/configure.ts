@@ -1,5 +1,6 @@
 import type { HostConfig } from '../config/hostConfig.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
+import { Gateway } from '../gateway/gateway.js';
 import { createHostLogger } from '../logging/logger.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import { registerConfigSecrets, registerEnvSecrets } from '../secrets/hostSecrets.js';
@@ -26,6 +27,10 @@ export function configureContainer(config: HostConfig, container: Container = ro
     }),
   });
   container.register(TOKENS.Logger, { useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel, (line) => redactor.text(line))) });
+  // One gateway per host: its listener, provider clients and circuit breakers outlive runs.
+  container.register(TOKENS.Gateway, {
+    useFactory: instanceCachingFactory((c) => new Gateway({ store: c.resolve(TOKENS.Store), redactor, log: c.resolve(TOKENS.Logger), dataDir: config.dataDir })),
+  });
   container.register(TOKENS.RunService, { useFactory: instanceCachingFactory((c) => c.resolve(RunService)) });
   // One dispatcher per host: it owns the in-memory queues and concurrency counts.
   container.register(TOKENS.Dispatcher, { useFactory: instanceCachingFactory((c) => c.resolve(Dispatcher)) });

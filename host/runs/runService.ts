@@ -28,7 +28,10 @@ import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
 import type { Store } from '../state/store.js';
 import type { Redactor } from '../secrets/redactor.js';
+import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
+import { gatewayRequestHandler } from '../gateway/hostRequests.js';
 import { materializeGrants } from './materialize.js';
+import { checkSkills } from './skills.js';
 import { superviseRun } from './superviseRun.js';
 import { createRunWorkspace, removeRunWorkspace } from './workspace.js';
 
@@ -102,6 +105,7 @@ export class RunService {
     @inject(TOKENS.Logger) private readonly log: Logger,
     @inject(TOKENS.Store) private readonly store: Store,
     @inject(TOKENS.Redactor) private readonly redactor: Redactor,
+    @inject(TOKENS.Gateway) private readonly gateway: Gateway,
   ) {}
 
   /**
@@ -209,6 +213,16 @@ export class RunService {
           }
         : undefined;
     const limits = projection.limits;
+    const batcher = new AppendBatcher(store);
+    // Something the host tells the run's chat: stored like an update, streamed to the caller.
+    const notice = (level: 'info' | 'warn' | 'error', message: string) => {
+      const update: Update = { kind: 'log', level, message: this.redactor.text(message) };
+      batcher.add(sessionId, { type: 'run.notice', runId, data: { update } }, () => hooks.onUpdate?.(update, 0));
+    };
+    const skills = checkSkills(store, ws.granted.skills, backend, (changed) => {
+      store.transaction(() => store.audit.append({ type: 'skill.changed', actor: 'host', sessionId, runId, data: changed }));
+      notice('warn', `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ${changed.digest}); the run got the current content`);
+    });
     // The run's only network door, when its binding allows destinations (bwrap only: the process
     // backend has the host's network anyway, and says so).
     let egress: { close(): Promise<void> } | undefined;
@@ -220,8 +234,24 @@ export class RunService {
         store.transaction(() => store.audit.append({ type: decision.allowed ? 'egress.allowed' : 'egress.denied', actor: `runner:${runner.manifest.id}`, sessionId, runId, data: decision })),
       );
     }
+    // The host gateway: models, knowledge bases and MCP tools, behind a token that dies with the run.
+    let gateway: GatewayRunHandle | undefined;
+    const needsGateway = projection.models.length + projection.knowledgeBases.length + projection.mcpServers.length > 0;
     let sandbox: ReturnType<typeof prepareSandbox>;
     try {
+      if (needsGateway) {
+        gateway = await this.gateway.openRun({
+          claims: { runId, sessionId, bindingId: binding.id, runnerId: runner.manifest.id },
+          projection,
+          resources: plan.resources,
+          budget: binding.limits,
+          backend,
+          sandboxLimits: limits,
+          notice,
+        });
+      }
+      const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env });
+      if (gateway) Object.assign(runnerEnv, { PADDOCK_RUN_TOKEN: gateway.token, PADDOCK_GATEWAY_URL: gateway.baseUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
       sandbox = prepareSandbox({
       backend,
       runId,
@@ -229,17 +259,19 @@ export class RunService {
         command,
         args,
         cwd: ws.root,
-        env: buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env }),
+        env: runnerEnv,
       },
       workspace: ws.root,
       readOnly: readOnlyPaths(runner.dir, args),
-      binds: ws.granted.binds,
+      binds: [...ws.granted.binds, ...skills.binds],
       limits,
       egressSocket,
+      gatewaySocket: gateway?.socketPath,
       egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
     });
     } catch (error) {
       await egress?.close();
+      await gateway?.close();
       if (!config.keepWorkspaces) performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       throw error;
     }
@@ -253,15 +285,25 @@ export class RunService {
       models: projection.models,
       knowledgeBases: projection.knowledgeBases,
       mcpServers: projection.mcpServers,
-      skills: ws.granted.skills,
+      skills: skills.handles,
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
       ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
       workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp },
+      ...(gateway
+        ? {
+            gateway: {
+              baseUrl: gateway.baseUrl,
+              anthropicBaseUrl: gateway.baseUrl,
+              openaiBaseUrl: `${gateway.baseUrl}/v1`,
+              mcp: Object.fromEntries(projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`])),
+              tokenEnv: 'PADDOCK_RUN_TOKEN',
+            },
+          }
+        : {}),
       limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes },
     };
     const log = this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id });
-    const batcher = new AppendBatcher(store);
     const scope = stateScope(binding.id, sessionId, projection.state === 'binding' ? 'binding' : 'session');
     let outcome: RunOutcome | undefined;
     try {
@@ -273,7 +315,7 @@ export class RunService {
         requestLimits: projection.requestLimits,
         host: HOST_INFO,
         signal: hooks.signal,
-        hostRequests: stateRequestHandler(store.runnerState, scope, fsRequestHandler(ws.root, unsupportedHostRequests)),
+        hostRequests: stateRequestHandler(store.runnerState, scope, fsRequestHandler(ws.root, gatewayRequestHandler(this.gateway, gateway, unsupportedHostRequests))),
         log,
         onSpawn: (pid) =>
           store.append(sessionId, [
@@ -281,7 +323,22 @@ export class RunService {
               type: 'run.started',
               runId,
               data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId) },
-              audit: { type: 'run.spawned', actor: 'host', data: { pid, command: sandbox.launch.command, args: sandbox.launch.args, cwd: ws.root, backend, isolation: sandbox.report, limits, requestLimits: projection.requestLimits } },
+              audit: {
+                type: 'run.spawned',
+                actor: 'host',
+                data: {
+                  pid,
+                  command: sandbox.launch.command,
+                  args: sandbox.launch.args,
+                  cwd: ws.root,
+                  backend,
+                  isolation: sandbox.report,
+                  limits,
+                  requestLimits: projection.requestLimits,
+                  skills: skills.handles.map(({ id, name, version, digest, changed }) => ({ id, name, version: version ?? null, digest, changed })),
+                  gateway: gateway ? { baseUrl: gateway.baseUrl, models: projection.models.map((m) => m.id), mcpServers: projection.mcpServers.map((m) => m.id), knowledgeBases: projection.knowledgeBases.map((k) => k.id) } : null,
+                },
+              },
             },
           ]),
         redact: (text) => this.redactor.text(text),
@@ -303,6 +360,7 @@ export class RunService {
       return this.redactor.value(outcome);
     } finally {
       await egress?.close();
+      await gateway?.close();
       batcher.flush();
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));

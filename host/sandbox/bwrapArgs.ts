@@ -4,6 +4,8 @@ import type { SandboxRequest } from './prepare.js';
 
 /** Where the egress socket appears inside the sandbox, and the local port the bridge listens on. */
 export const EGRESS = { socket: '/run/paddock/egress.sock', port: 3128 } as const;
+/** Where the run's gateway socket appears inside the sandbox, and the local port its bridge listens on. */
+export const GATEWAY = { socket: '/run/paddock/gateway.sock', port: 3129 } as const;
 
 /** System paths bound read-only under bwrap: enough to run node, python and shells, nothing personal. */
 const SYSTEM_RO = ['/usr', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group'];
@@ -47,6 +49,7 @@ export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
     if (!b.readOnly) for (const sub of ['.git/hooks', '.git/config']) if (existsSync(join(b.source, sub))) args.push('--ro-bind', join(b.source, sub), join(b.target, sub));
   }
   if (request.egressSocket) args.push('--bind', request.egressSocket, EGRESS.socket);
+  if (request.gatewaySocket) args.push('--bind', request.gatewaySocket, GATEWAY.socket);
   // The sandbox's own root (a tmpfs holding the mount points) becomes read-only too.
   args.push('--remount-ro', '/', '--chdir', launch.cwd, '--clearenv');
   for (const [k, v] of Object.entries(launch.env)) args.push('--setenv', k, v);

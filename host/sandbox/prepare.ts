@@ -3,9 +3,9 @@ import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
 import { RunCgroup, joinCgroupsPrefix, type CgroupApplied } from './cgroups.js';
-import { bwrapArgs, EGRESS } from './bwrapArgs.js';
+import { bwrapArgs, EGRESS, GATEWAY } from './bwrapArgs.js';
 
-export { EGRESS };
+export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
 
 /** The sandbox backends. */
@@ -31,6 +31,8 @@ export interface SandboxRequest {
   limits: SandboxLimits;
   /** Host end of the run's egress proxy, bound into the sandbox (bwrap only); absent: no network. */
   egressSocket?: string;
+  /** Host end of the run's gateway socket, bound into the sandbox (bwrap only). */
+  gatewaySocket?: string;
   /** What the egress proxy allows (for the report). */
   egress?: { allow: string[]; allowPrivate: boolean };
 }
@@ -45,6 +47,21 @@ export interface PreparedSandbox {
 /** `prlimit` options for the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
 function prlimitArgs(limits: SandboxLimits): string[] {
   return ['prlimit', `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
+}
+
+/**
+ * The runner's command line behind socat bridges: each serves a host socket bound into the
+ * sandbox on a loopback port of the sandbox's own network namespace. The runner starts only once
+ * every bridge listens (read from /proc/net/tcp), so its first connection never races the bridge.
+ */
+function bridgeCommand(bridges: { socket: string; port: number }[], command: string[]): string[] {
+  const script = bridges
+    .map((b) => {
+      const listening = `0100007F:${b.port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;
+      return `socat TCP-LISTEN:${b.port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${b.socket} & p=$!; until grep -q '${listening}' /proc/net/tcp; do kill -0 $p 2>/dev/null || { echo "paddock: the bridge to ${b.socket} did not start" >&2; exit 127; }; sleep 0.005; done;`;
+    })
+    .join(' ');
+  return ['/bin/sh', '-c', `${script} exec "$@"`, 'paddock-bridge', ...command];
 }
 
 /**
@@ -94,11 +111,10 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   }
   const cgroup = RunCgroup.create(request.runId, { memoryBytes: request.limits.memoryBytes, pids: request.limits.pids });
   const applied = cgroup?.applied ?? {};
-  const bridged = request.backend === 'bwrap' && request.egressSocket;
-  const inner = bridged
-    ? // socat bridges the sandbox's loopback port to the host proxy's socket; then the runner starts.
-      ['/bin/sh', '-c', `socat TCP-LISTEN:${EGRESS.port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${EGRESS.socket} & exec "$@"`, 'paddock-egress', request.launch.command, ...request.launch.args]
-    : [request.launch.command, ...request.launch.args];
+  const bwrap = request.backend === 'bwrap';
+  const bridged = bwrap && request.egressSocket;
+  const bridges = bwrap ? [...(request.egressSocket ? [EGRESS] : []), ...(request.gatewaySocket ? [GATEWAY] : [])] : [];
+  const inner = bridges.length > 0 ? bridgeCommand(bridges, [request.launch.command, ...request.launch.args]) : [request.launch.command, ...request.launch.args];
   if (bridged) {
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };

@@ -23,5 +23,6 @@ export function registerEnvSecrets(redactor: Redactor, env: NodeJS.ProcessEnv = 
 /** Register every secret the configuration references (model keys, MCP server env). */
 export function registerConfigSecrets(redactor: Redactor, resources: Resources, env: NodeJS.ProcessEnv = process.env): void {
   for (const model of resources.models) if (model.apiKey) redactor.add(readSecretRef(model.apiKey, env));
-  for (const server of resources.mcpServers) for (const ref of Object.values(server.env)) redactor.add(readSecretRef(ref, env));
+  for (const server of resources.mcpServers) for (const ref of [...Object.values(server.env), ...Object.values(server.headers)]) redactor.add(readSecretRef(ref, env));
+  for (const kb of resources.knowledgeBases) if (kb.apiKey) redactor.add(readSecretRef(kb.apiKey, env));
 }

@@ -33,6 +33,14 @@ export class Redactor {
     this.pattern = undefined;
   }
 
+  /** Stop knowing a value that can no longer do harm (a revoked run token), so the set does not grow forever. */
+  forget(value: string | undefined): void {
+    if (!value) return;
+    for (const form of forms(value)) this.known.delete(form);
+    this.longest = Math.max(0, ...[...this.known].map((f) => f.length));
+    this.pattern = undefined;
+  }
+
   /** Number of registered forms (for tests and `doctor`). */
   get size(): number {
     return this.known.size;

@@ -21,6 +21,8 @@ export const EVENT_DATA = {
   }),
   'run.started': z.object({ pid: z.int().positive(), pidStart: z.int().nonnegative().nullable(), recoveryDelivered: z.array(z.string()).default([]) }),
   'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
+  /** Something the host told the run's chat (a budget stop, a changed skill): a `log` update not from the runner. */
+  'run.notice': z.object({ update: UpdateSchema }),
   'run.request': z.object({ method: z.string(), decision: z.union([z.literal('accepted'), z.object({ code: z.int(), reason: z.string() })]) }),
   'run.ended': z.object({
     status: z.enum(OUTCOME_STATUSES),

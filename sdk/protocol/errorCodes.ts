@@ -25,6 +25,7 @@ export const ErrorCodes = {
   ProtocolVersionUnsupported: -32010,
   RunnerBusy: -32011,
   NotFound: -32012,
+  UpstreamFailed: -32013,
 } as const;
 
 /** Name of an error code, e.g. `"PolicyDenied"`. */
@@ -53,4 +54,5 @@ export const ERROR_CODE_MEANINGS: Record<ErrorCodeName, string> = {
   ProtocolVersionUnsupported: 'The peer speaks a protocol version this side does not support.',
   RunnerBusy: 'The runner is already executing a run and does not accept another one.',
   NotFound: 'The named resource does not exist (or is not visible to this run).',
+  UpstreamFailed: 'A provider, MCP server or retriever behind the host gateway failed; `data` holds its status.',
 };

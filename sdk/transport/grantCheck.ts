@@ -33,15 +33,27 @@ export function checkGrant(method: HostMethodName, params: Record<string, unknow
       if (!server) {
         return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers', method, server: serverId });
       }
-      if (server.deniedTools.includes(tool)) {
-        return RpcError.policyDenied(`tool "${tool}" of MCP server "${serverId}" is on the deny list`, { deniedBy: 'mcpServer.tools.deny', method, server: serverId, tool });
-      }
-      if (server.allowedTools && !server.allowedTools.includes(tool)) {
-        return RpcError.policyDenied(`tool "${tool}" of MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers.tools', method, server: serverId, tool });
-      }
-      return undefined;
+      const refusal = toolRefusal(server, tool, runId);
+      return refusal ? RpcError.policyDenied(refusal.message, { deniedBy: refusal.deniedBy, method, server: serverId, tool }) : undefined;
     }
     default:
       return undefined;
   }
+}
+
+/** A granted MCP server's tool lists, as the run's projection carries them. */
+export interface ToolLists {
+  id: string;
+  allowedTools?: string[];
+  deniedTools: string[];
+}
+
+/**
+ * May the run call this tool of a granted server? The one rule for SDK `tool/call` and the
+ * host's MCP endpoint: the server's deny list wins, then the allow list (absent = all).
+ */
+export function toolRefusal(server: ToolLists, tool: string, runId: string): { deniedBy: string; message: string } | undefined {
+  if (server.deniedTools.includes(tool)) return { deniedBy: 'mcpServer.tools.deny', message: `tool "${tool}" of MCP server "${server.id}" is on the deny list` };
+  if (server.allowedTools && !server.allowedTools.includes(tool)) return { deniedBy: 'binding.mcpServers.tools', message: `tool "${tool}" of MCP server "${server.id}" is not granted to run ${runId}` };
+  return undefined;
 }

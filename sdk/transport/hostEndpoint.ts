@@ -12,6 +12,8 @@ import { DEFAULT_REQUEST_LIMITS, RequestBudget, type RequestLimits } from './req
 export interface HostRequestScope {
   runId: string;
   signal: AbortSignal;
+  /** Send a host → runner notification while the request is pending (e.g. `model/delta`); dropped once the run is over. */
+  notify(method: 'model/delta', params: Record<string, unknown>): void;
 }
 
 /**
@@ -160,6 +162,9 @@ export class HostEndpoint {
     }
     this.options.onHostRequest?.(method, runId, refusal ?? 'accepted');
     if (refusal || !run) throw refusal;
-    return this.options.hostRequests.handle(method, params, { runId, signal: run.controller.signal });
+    const notify = (name: 'model/delta', body: Record<string, unknown>) => {
+      if (this.active === run && !run.controller.signal.aborted) this.peer.notify(name, body);
+    };
+    return this.options.hostRequests.handle(method, params, { runId, signal: run.controller.signal, notify });
   }
 }

@@ -43,7 +43,7 @@ const CONFIG = {
       { id: 'm1', provider: 'scripted', model: 'script-1' },
       { id: 'm2', provider: 'anthropic', model: 'claude', apiKey: { env: 'ANTHROPIC_API_KEY' } },
     ],
-    knowledgeBases: [{ id: 'kb1', name: 'Handbook' }, { id: 'kb2' }],
+    knowledgeBases: [{ id: 'kb1', name: 'Handbook', url: 'http://127.0.0.1:9/kb' }, { id: 'kb2', url: 'http://127.0.0.1:9/kb' }],
     mcpServers: [
       { id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'read'], deny: ['delete_repo'] } },
       { id: 'files', command: 'files-mcp', tools: { deny: ['rm'] } },

@@ -123,7 +123,9 @@ describe('dispatch (real store, real runner processes)', () => {
     const log = pino({ level: 'silent' });
     const { Redactor } = await import('../../host/secrets/redactor.js');
     const redactor = new Redactor();
-    const dispatcher = new Dispatcher(host.config, log, second, new RunService(host.config, log, second, redactor), redactor);
+    const { Gateway } = await import('../../host/gateway/gateway.js');
+    const gateway = new Gateway({ store: second, redactor, log, dataDir: host.dataDir });
+    const dispatcher = new Dispatcher(host.config, log, second, new RunService(host.config, log, second, redactor, gateway), redactor);
     expect(await dispatcher.dispatch(event)).toMatchObject({ status: 'duplicate', runId: first.runId });
     second.close();
     expect(host.store.runs({ limit: 1000 }).filter((r) => r.sessionId === first.sessionId)).toHaveLength(1);

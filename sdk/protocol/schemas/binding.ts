@@ -27,6 +27,23 @@ const SkillRefSchema = z.looseObject({
   name: z.string().min(1),
   version: z.string().optional(),
   path: z.string().optional(),
+  /** `sha256:…` of the skill's content as the run got it. */
+  digest: z.string().optional(),
+  /** The content differs from what the admin applied (the host flags it in the audit log). */
+  changed: z.boolean().optional(),
+});
+/** Where the run reaches the host gateway; the run token is in the runner's env (`PADDOCK_RUN_TOKEN`), never here. */
+const GatewayRefSchema = z.looseObject({
+  /** Base URL of the gateway as reachable from inside the run's sandbox. */
+  baseUrl: z.string(),
+  /** For Anthropic clients (`ANTHROPIC_BASE_URL`): the client appends `/v1/messages`. */
+  anthropicBaseUrl: z.string(),
+  /** For OpenAI clients (a provider `base_url`): ends in `/v1`. */
+  openaiBaseUrl: z.string(),
+  /** The run's MCP endpoint (streamable HTTP) of each granted MCP server, by server id. */
+  mcp: z.record(z.string(), z.string()).default({}),
+  /** Name of the environment variable that holds the run token. */
+  tokenEnv: z.string().default('PADDOCK_RUN_TOKEN'),
 });
 const ArtifactRefSchema = z.looseObject({
   id: IdSchema,
@@ -73,6 +90,8 @@ export const BindingProjectionSchema = z
     /** Where `state/*` keeps this run's keys: per binding and session, or per binding. */
     stateScope: z.enum(['session', 'binding']).optional(),
     history: z.array(HistoryMessageSchema).default([]),
+    /** Present when the run has a model, knowledge base or MCP server granted (docs/gateway.md). */
+    gateway: GatewayRefSchema.optional(),
     workspace: z
       .looseObject({ root: z.string(), in: z.string(), out: z.string(), tmp: z.string() })
       .optional(),

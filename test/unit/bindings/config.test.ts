@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -126,7 +126,7 @@ describe('apply (SQLite is the source of truth)', () => {
   it('without --prune keeps (and checks against) what the file does not mention; --prune deletes it; --dry-run writes nothing', () => {
     const { store } = tempStore();
     const repo = new ConfigRepo(store);
-    applyConfig(store, { resources: { knowledgeBases: [{ id: 'kb' }] }, ...base }, context, { by });
+    applyConfig(store, { resources: { knowledgeBases: [{ id: 'kb', url: 'http://127.0.0.1:9/retrieve' }] }, ...base }, context, { by });
     // A file with only one binding that references the stored knowledge base: valid, nothing deleted.
     applyConfig(store, { bindings: [{ id: 'three', runner: 'prober', route: { bot: 'three' }, grants: { knowledgeBases: ['kb'] } }] }, context, { by });
     expect(repo.list('binding').map((o) => o.id)).toEqual(['one', 'three', 'two']);
@@ -145,6 +145,7 @@ describe('apply (SQLite is the source of truth)', () => {
     const { store } = tempStore();
     const dir = mkdtempSync(join(tmpdir(), 'paddock-art-'));
     mkdirSync(join(dir, 'skill'));
+    writeFileSync(join(dir, 'skill', 'SKILL.md'), '---\nname: s\n---\nDo the thing.\n');
     const file = {
       resources: {
         models: [{ id: 'm', provider: 'anthropic', model: 'claude', apiKey: { env: 'ANTHROPIC_API_KEY' } }],

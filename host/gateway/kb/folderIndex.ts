@@ -1,0 +1,135 @@
+import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
+import Database from 'better-sqlite3';
+
+/** A retrieved chunk with its source. */
+export interface KbChunk {
+  text: string;
+  source: { id: string; title?: string; uri?: string };
+  score?: number;
+}
+
+const EXTENSIONS = /\.(md|markdown|txt|rst)$/i;
+const MAX_FILE_BYTES = 5 * 1024 * 1024;
+const MAX_CHUNK_CHARS = 1_200;
+
+/** Files of a folder worth indexing: documents, no links followed, no dot-folders. */
+function walk(root: string, dir = root, out = new Map<string, { size: number; mtimeMs: number }>()) {
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith('.')) continue;
+    const path = join(dir, name);
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) continue;
+    if (stat.isDirectory()) walk(root, path, out);
+    else if (stat.isFile() && EXTENSIONS.test(name) && stat.size <= MAX_FILE_BYTES) out.set(relative(root, path), { size: stat.size, mtimeMs: Math.trunc(stat.mtimeMs) });
+  }
+  return out;
+}
+
+/** Split a document into chunks at headings and, past the size cap, at paragraph breaks. */
+export function chunkDocument(text: string): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  const flush = () => {
+    if (current.trim()) chunks.push(current.trim());
+    current = '';
+  };
+  for (const paragraph of text.split(/\n\s*\n/)) {
+    if (/^#{1,6}\s/.test(paragraph)) flush();
+    if (current.length + paragraph.length > MAX_CHUNK_CHARS) flush();
+    // A single paragraph longer than the cap is cut into pieces.
+    for (let i = 0; i < paragraph.length; i += MAX_CHUNK_CHARS) {
+      const piece = paragraph.slice(i, i + MAX_CHUNK_CHARS);
+      current += (current ? '\n\n' : '') + piece;
+      if (piece.length === MAX_CHUNK_CHARS) flush();
+    }
+  }
+  flush();
+  return chunks;
+}
+
+/** The title of a document: its first heading, else its file name. */
+function titleOf(text: string, path: string): string {
+  return /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim() ?? basename(path);
+}
+
+/** The words of a query as an FTS5 expression: each word quoted, any of them may match. */
+export function ftsQuery(query: string): string | undefined {
+  const words = query.match(/[\p{L}\p{N}_]+/gu);
+  return words?.length ? words.map((w) => `"${w}"`).join(' OR ') : undefined;
+}
+
+/**
+ * The embedded knowledge base: a folder of documents indexed with SQLite FTS5 in its own
+ * database file. Every search first brings the index up to date with the folder (new, changed
+ * and deleted files by size and mtime), so answers always reflect what is on disk.
+ */
+export class FolderIndex {
+  private readonly db: Database.Database;
+
+  constructor(
+    private readonly folder: string,
+    indexFile: string,
+  ) {
+    mkdirSync(dirname(indexFile), { recursive: true, mode: 0o700 });
+    this.db = new Database(indexFile);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, title TEXT NOT NULL);
+      CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(path UNINDEXED, ordinal UNINDEXED, title UNINDEXED, text, tokenize = 'porter unicode61');
+    `);
+    const indexed = this.db.prepare("SELECT value FROM meta WHERE key = 'folder'").pluck().get() as string | undefined;
+    if (indexed !== folder) {
+      // The resource now points elsewhere: start over.
+      this.db.transaction(() => {
+        this.db.exec('DELETE FROM files; DELETE FROM chunks;');
+        this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('folder', ?)").run(folder);
+      })();
+    }
+  }
+
+  /** Re-index what changed; returns how many files were (re)indexed and removed. */
+  sync(): { indexed: number; removed: number } {
+    const onDisk = walk(this.folder);
+    const known = new Map((this.db.prepare('SELECT path, size, mtime_ms AS mtimeMs FROM files').all() as { path: string; size: number; mtimeMs: number }[]).map((r) => [r.path, r]));
+    let indexed = 0;
+    let removed = 0;
+    this.db.transaction(() => {
+      for (const path of known.keys()) {
+        if (onDisk.has(path)) continue;
+        this.db.prepare('DELETE FROM chunks WHERE path = ?').run(path);
+        this.db.prepare('DELETE FROM files WHERE path = ?').run(path);
+        removed += 1;
+      }
+      for (const [path, stat] of onDisk) {
+        const before = known.get(path);
+        if (before && before.size === stat.size && before.mtimeMs === stat.mtimeMs) continue;
+        const text = readFileSync(join(this.folder, path), 'utf8');
+        const title = titleOf(text, path);
+        this.db.prepare('DELETE FROM chunks WHERE path = ?').run(path);
+        const insert = this.db.prepare('INSERT INTO chunks (path, ordinal, title, text) VALUES (?, ?, ?, ?)');
+        chunkDocument(text).forEach((chunk, i) => insert.run(path, i, title, chunk));
+        this.db.prepare('INSERT OR REPLACE INTO files (path, size, mtime_ms, title) VALUES (?, ?, ?, ?)').run(path, stat.size, stat.mtimeMs, title);
+        indexed += 1;
+      }
+    })();
+    return { indexed, removed };
+  }
+
+  /** The best chunks for a query (bm25; higher score is better). */
+  search(query: string, topK: number): KbChunk[] {
+    this.sync();
+    const match = ftsQuery(query);
+    if (!match) return [];
+    const rows = this.db
+      .prepare('SELECT path, ordinal, title, text, bm25(chunks) AS rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?')
+      .all(match, topK) as { path: string; ordinal: number; title: string; text: string; rank: number }[];
+    return rows.map((r) => ({ text: r.text, source: { id: `${r.path}#${r.ordinal}`, title: r.title, uri: r.path }, score: -r.rank }));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,267 @@
+import type { Logger } from 'pino';
+import type { ModelResource } from '../bindings/schema.js';
+import type { Redactor } from '../secrets/redactor.js';
+import type { Store } from '../state/store.js';
+import { CircuitBreaker } from './circuitBreaker.js';
+import { createProvider, ProviderUnavailable, type Provider, type ProviderAnswer } from './providers/index.js';
+import { parseRetryAfter, RETRYABLE_STATUS, retryDelay, sleep } from './retry.js';
+import type { GatewayRun } from './runContext.js';
+import { WIRES, type NormalizedReply, type WireFormat } from './wire/index.js';
+
+/** A refusal or failure the harness gets instead of an answer, in its wire's error shape. */
+export interface CallRefusal {
+  status: number;
+  type: string;
+  message: string;
+  /** Who denied it (a binding field, the gateway), for the audit trail. */
+  deniedBy?: string;
+}
+
+/** An answer on its way to the harness: redacted, metered, recorded when the body ends. */
+export interface CallAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: AsyncIterable<string>;
+  /** Resolves with the assembled reply once the body has been consumed (or abandoned). */
+  done: Promise<NormalizedReply>;
+}
+
+/** A model call as the gateway received it. */
+export interface ModelCallRequest {
+  endpoint: WireFormat | 'model/complete';
+  format: WireFormat;
+  body: Record<string, unknown>;
+  query?: string;
+  clientHeaders?: Record<string, string>;
+  signal: AbortSignal;
+  /** Text deltas as they pass (SDK streaming). */
+  onText?: (text: string) => void;
+}
+
+/** Where the gateway's shared parts live: providers and breakers outlive runs. */
+export interface ModelCallDeps {
+  store: Store;
+  redactor: Redactor;
+  log: Logger;
+  providers: Map<string, Provider>;
+  breakers: Map<string, CircuitBreaker>;
+}
+
+/** Headers of a provider answer the harness may see. */
+const ANSWER_HEADERS = ['content-type', 'request-id', 'x-request-id', 'retry-after', 'anthropic-ratelimit-requests-remaining', 'x-paddock-scripted'];
+
+/** The model of a request: a granted model's resource id, or its provider name. */
+export function findGrantedModel(run: GatewayRun, requested: unknown): ModelResource | undefined {
+  const name = typeof requested === 'string' ? requested : '';
+  const handle = run.projection.models.find((m) => m.id === name) ?? run.projection.models.find((m) => m.model === name);
+  return handle ? run.resources.models.get(handle.id) : undefined;
+}
+
+/** Tokens and cost of a run, and of its binding in the last 24 hours. */
+export function modelUsage(store: Store, run: GatewayRun, now = Date.now()) {
+  const runRow = store.db.prepare('SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ?').get(run.claims.runId) as { tokens: number; cost: number };
+  const dayRow = store.db.prepare('SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE binding_id = ? AND at_ms > ?').get(run.claims.bindingId, now - 86_400_000) as { tokens: number; cost: number };
+  return { run: runRow, day: dayRow };
+}
+
+/** The first budget the run has used up, or undefined. */
+function budgetRefusal(store: Store, run: GatewayRun): CallRefusal | undefined {
+  const { budget } = run;
+  const used = modelUsage(store, run);
+  const over = (field: string, spent: number, limit: number | undefined, unit: string, scope: string) =>
+    limit !== undefined && spent >= limit ? { status: 403, type: 'permission_error', deniedBy: `binding.limits.${field}`, message: `paddock: model budget exhausted: ${scope} used ${unit === 'USD' ? spent.toFixed(4) : spent} of ${limit} ${unit} (binding ${run.claims.bindingId}, limits.${field})` } : undefined;
+  return (
+    over('modelTokensPerRun', used.run.tokens, budget.modelTokensPerRun, 'tokens', 'this run') ??
+    over('modelCostPerRunUsd', used.run.cost, budget.modelCostPerRunUsd, 'USD', 'this run') ??
+    over('modelTokensPerDay', used.day.tokens, budget.modelTokensPerDay, 'tokens', 'the binding in the last 24 h') ??
+    over('modelCostPerDayUsd', used.day.cost, budget.modelCostPerDayUsd, 'USD', 'the binding in the last 24 h')
+  );
+}
+
+/** Cost in USD of some tokens on a model (0 when the model has no pricing). */
+export function costOf(model: ModelResource, usage: { inputTokens: number; outputTokens: number }): number {
+  if (!model.pricing) return 0;
+  return (usage.inputTokens * model.pricing.inputPerMTokUsd + usage.outputTokens * model.pricing.outputPerMTokUsd) / 1_000_000;
+}
+
+/**
+ * One model call through the gateway (docs/gateway.md, "Model calls"): grant, budget, breaker,
+ * provider with retries; the answer is redacted and metered as it streams, and recorded (one
+ * `gateway_calls` row, one `gateway.call` audit record) when it ends.
+ */
+export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: ModelCallRequest): Promise<CallAnswer | CallRefusal> {
+  const started = Date.now();
+  const requested = request.body.model;
+  const model = findGrantedModel(run, requested);
+  const refuse = (refusal: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
+    record(deps, run, { modelId, provider, endpoint: request.endpoint, status: refusal.status, attempts, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, latencyMs: Date.now() - started, error: refusal.message, deniedBy: refusal.deniedBy, scripted: model?.provider === 'scripted' });
+    return refusal;
+  };
+  if (!model) {
+    return refuse({ status: 403, type: 'permission_error', deniedBy: 'binding.grants.models', message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.projection.models.map((m) => m.id).join(', ') || 'none'})` });
+  }
+  const provider = providerFor(deps, model);
+  if (!provider.formats.includes(request.format)) {
+    return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: model "${model.id}" (${model.provider}${model.api ? ` ${model.api}` : ''}) does not speak ${request.format}; call it at ${provider.formats.map((f) => ENDPOINT_PATH[f]).join(' or ')}` }, model.id);
+  }
+  const overBudget = budgetRefusal(deps.store, run);
+  if (overBudget) {
+    run.notice('error', overBudget.message);
+    return refuse(overBudget, model.id);
+  }
+  const breaker = breakerFor(deps, provider.endpointKey);
+  const body = { ...request.body, model: model.model };
+  let attempt = 0;
+  for (;;) {
+    attempt += 1;
+    if (!breaker.tryAcquire()) {
+      return refuse({ status: 503, type: 'overloaded_error', deniedBy: 'gateway.circuitBreaker', message: `paddock: the circuit breaker of ${provider.endpointKey} is open after repeated failures; retry in ${Math.ceil(breaker.retryInMs() / 1000)} s` }, model.id, model.provider, attempt - 1);
+    }
+    let answer: ProviderAnswer | undefined;
+    let failure: string | undefined;
+    try {
+      answer = await provider.send({ format: request.format, model, body, query: request.query ?? '', clientHeaders: request.clientHeaders ?? {}, signal: request.signal, attempt });
+    } catch (error) {
+      if (request.signal.aborted) {
+        breaker.released();
+        return refuse({ status: 499, type: 'api_error', message: 'paddock: the caller went away' }, model.id, model.provider, attempt);
+      }
+      if (error instanceof ProviderUnavailable && !error.retryable) {
+        breaker.released();
+        return refuse({ status: 502, type: 'api_error', message: `paddock: ${error.message}` }, model.id, model.provider, attempt);
+      }
+      failure = deps.redactor.text(error instanceof Error ? error.message : String(error));
+    }
+    const retryable = failure !== undefined || RETRYABLE_STATUS.has(answer!.status);
+    if (!retryable) {
+      breaker.succeeded();
+      return meteredAnswer(deps, run, model, provider, request, answer!, attempt, started);
+    }
+    breaker.failed();
+    const delay = attempt <= model.maxRetries ? retryDelay(attempt, parseRetryAfter(answer?.headers['retry-after'])) : undefined;
+    if (delay === undefined) {
+      if (answer) return meteredAnswer(deps, run, model, provider, request, answer, attempt, started);
+      return refuse({ status: 502, type: 'api_error', message: `paddock: ${failure} (after ${attempt} attempt${attempt > 1 ? 's' : ''})` }, model.id, model.provider, attempt);
+    }
+    if (answer) await drain(answer.body);
+    deps.log.info({ runId: run.claims.runId, model: model.id, attempt, status: answer?.status, failure, delayMs: delay }, 'gateway: retrying model call');
+    try {
+      await sleep(delay, request.signal);
+    } catch {
+      return refuse({ status: 499, type: 'api_error', message: 'paddock: the caller went away' }, model.id, model.provider, attempt);
+    }
+  }
+}
+
+/** Paths of the wire formats, for messages. */
+export const ENDPOINT_PATH: Record<WireFormat, string> = { anthropic: '/v1/messages', responses: '/v1/responses', chat: '/v1/chat/completions' };
+
+function providerFor(deps: ModelCallDeps, model: ModelResource): Provider {
+  // Keyed by the whole spec: an edited resource gets a fresh provider (and scripted counters).
+  const key = JSON.stringify(model);
+  let provider = deps.providers.get(key);
+  if (!provider) deps.providers.set(key, (provider = createProvider(model, deps.redactor)));
+  return provider;
+}
+
+function breakerFor(deps: ModelCallDeps, endpointKey: string): CircuitBreaker {
+  let breaker = deps.breakers.get(endpointKey);
+  if (!breaker) {
+    breaker = new CircuitBreaker((from, to, failures) => {
+      deps.log.warn({ endpoint: endpointKey, from, to, failures }, 'gateway: circuit breaker');
+      deps.store.transaction(() => deps.store.audit.append({ type: 'gateway.circuit', actor: 'host', data: { endpoint: endpointKey, from, to, consecutiveFailures: failures } }));
+    });
+    deps.breakers.set(endpointKey, breaker);
+  }
+  return breaker;
+}
+
+async function drain(body: AsyncIterable<string>): Promise<void> {
+  for await (const _ of body) {
+    /* discard a failed attempt's body */
+  }
+}
+
+/** Wrap a provider answer: redact each chunk (chunk-safe), assemble it for usage, record at the end. */
+function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResource, provider: Provider, request: ModelCallRequest, answer: ProviderAnswer, attempts: number, started: number): CallAnswer {
+  const contentType = answer.headers['content-type'] ?? '';
+  const stream = contentType.includes('text/event-stream');
+  const assembler = WIRES[request.format].assembler(stream, answer.status < 300 ? request.onText : undefined);
+  const redactStream = deps.redactor.stream();
+  let resolveDone!: (reply: NormalizedReply) => void;
+  const done = new Promise<NormalizedReply>((resolve) => (resolveDone = resolve));
+  async function* body(): AsyncIterable<string> {
+    let error: string | undefined;
+    let errorText = '';
+    try {
+      for await (const chunk of answer.body) {
+        const safe = redactStream.push(chunk);
+        assembler.push(chunk);
+        if (answer.status >= 400 && errorText.length < 2000) errorText += chunk;
+        if (safe) yield safe;
+      }
+      const tail = redactStream.end();
+      if (tail) yield tail;
+    } catch (e) {
+      error = request.signal.aborted ? 'the caller went away' : `stream broke: ${(e as Error).message}`;
+    } finally {
+      const reply = assembler.result();
+      const usage = reply.usage;
+      if (answer.status >= 400) error ??= deps.redactor.text(errorText.slice(0, 500));
+      record(deps, run, { modelId: model.id, provider: model.provider, endpoint: request.endpoint, status: answer.status, attempts, usage, cost: costOf(model, usage), latencyMs: Date.now() - started, error, scripted: provider.scripted, stopReason: reply.stopReason });
+      resolveDone(reply);
+    }
+  }
+  const headers: Record<string, string> = {};
+  for (const name of ANSWER_HEADERS) if (answer.headers[name]) headers[name] = answer.headers[name];
+  return { status: answer.status, headers, body: body(), done };
+}
+
+/** What one call's record holds. */
+interface CallRecord {
+  modelId: string;
+  provider: string;
+  endpoint: ModelCallRequest['endpoint'];
+  status: number;
+  attempts: number;
+  usage: { inputTokens: number; outputTokens: number };
+  cost: number;
+  latencyMs: number;
+  error?: string;
+  deniedBy?: string;
+  scripted?: boolean;
+  stopReason?: string;
+}
+
+/** One `gateway_calls` row and its audit record, in one transaction. */
+function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
+  const { store } = deps;
+  const now = new Date();
+  const { claims } = run;
+  store.transaction(() => {
+    store.db
+      .prepare('INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error ?? null);
+    store.audit.append({
+      type: r.deniedBy || (r.status >= 400 && r.attempts === 0) ? 'gateway.denied' : 'gateway.call',
+      actor: `runner:${claims.runnerId}`,
+      sessionId: claims.sessionId,
+      runId: claims.runId,
+      data: {
+        model: r.modelId,
+        provider: r.provider,
+        ...(r.scripted ? { scripted: true } : {}),
+        endpoint: r.endpoint,
+        status: r.status,
+        attempts: r.attempts,
+        inputTokens: r.usage.inputTokens,
+        outputTokens: r.usage.outputTokens,
+        costUsd: r.cost,
+        latencyMs: r.latencyMs,
+        ...(r.stopReason ? { stopReason: r.stopReason } : {}),
+        ...(r.error ? { error: r.error } : {}),
+        ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}),
+      },
+    });
+  });
+}

@@ -1,0 +1,25 @@
+import type { Projection, ResourceIndex } from '../authz/projection.js';
+import type { BindingLimits } from '../bindings/schema.js';
+import type { SandboxLimits } from '../sandbox/prepare.js';
+import type { RunTokenClaims } from './runTokens.js';
+
+/** The model budgets of a binding (docs/gateway.md, "Budgets"). */
+export type ModelBudget = Pick<BindingLimits, 'modelTokensPerRun' | 'modelCostPerRunUsd' | 'modelTokensPerDay' | 'modelCostPerDayUsd'>;
+
+/** What the gateway knows about one open run. */
+export interface GatewayRun {
+  claims: RunTokenClaims;
+  /** The run's grants (models and MCP servers with their tool lists). */
+  projection: Pick<Projection, 'models' | 'mcpServers' | 'knowledgeBases'>;
+  /** Resources as they were when the run started. */
+  resources: ResourceIndex;
+  budget: ModelBudget;
+  /** Sandbox backend of the run (MCP stdio servers start under the same one). */
+  backend: 'process' | 'bwrap';
+  /** The run's resource limits (MCP stdio servers get the same). */
+  sandboxLimits: SandboxLimits;
+  /** Tell the run (and the chat) something the host decided, as a `log` update. */
+  notice(level: 'info' | 'warn' | 'error', message: string): void;
+  /** Aborted when the run ends: in-flight calls stop. */
+  signal: AbortSignal;
+}

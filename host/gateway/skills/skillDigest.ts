@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+/** What a skill says about itself, and the digest of its content. */
+export interface SkillIdentity {
+  name: string;
+  description?: string;
+  version?: string;
+  /** `sha256:<hex>` over every entry's relative path and bytes (links by their target text, never followed). */
+  digest: string;
+}
+
+/** Every entry under a folder, sorted, without following links. */
+function entries(root: string, dir = root, out: { rel: string; kind: 'file' | 'link' | 'dir'; path: string }[] = []) {
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    const stat = lstatSync(path);
+    const rel = relative(root, path);
+    if (stat.isSymbolicLink()) out.push({ rel, kind: 'link', path });
+    else if (stat.isDirectory()) {
+      out.push({ rel, kind: 'dir', path });
+      entries(root, path, out);
+    } else if (stat.isFile()) out.push({ rel, kind: 'file', path });
+  }
+  return out;
+}
+
+/** The YAML front matter of a SKILL.md (between leading `---` lines), or {}. */
+function frontMatter(text: string): Record<string, unknown> {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
+  if (!match) return {};
+  try {
+    const value: unknown = parseYaml(match[1]!);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Read a skill folder: its SKILL.md front matter (`name`, `description`, `version` or
+ * `metadata.version`) and its content digest. Throws when there is no SKILL.md.
+ */
+export function readSkill(folder: string, fallbackName: string): SkillIdentity {
+  const hash = createHash('sha256');
+  for (const e of entries(folder)) {
+    hash.update(`${e.kind}\0${e.rel}\0`);
+    if (e.kind === 'file') hash.update(readFileSync(e.path));
+    else if (e.kind === 'link') hash.update(readlinkSync(e.path));
+    hash.update('\0');
+  }
+  let skillMd: string;
+  try {
+    skillMd = readFileSync(join(folder, 'SKILL.md'), 'utf8');
+  } catch {
+    throw new Error(`${folder} has no SKILL.md`);
+  }
+  const meta = frontMatter(skillMd);
+  const metadata = (meta.metadata ?? {}) as Record<string, unknown>;
+  const version = meta.version ?? metadata.version;
+  return {
+    name: typeof meta.name === 'string' ? meta.name : fallbackName,
+    ...(typeof meta.description === 'string' ? { description: meta.description } : {}),
+    ...(version !== undefined ? { version: String(version) } : {}),
+    digest: `sha256:${hash.digest('hex')}`,
+  };
+}
+
+/** Drop write permission from every file of a copied skill (the process backend's weak read-only). */
+export function makeFilesReadOnly(folder: string): void {
+  for (const e of entries(folder)) if (e.kind === 'file') chmodSync(e.path, 0o444);
+}
