@@ -29,7 +29,10 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
   const store = container.resolve(TOKENS.Store);
   const dispatcher = container.resolve(TOKENS.Dispatcher);
   const runs = container.resolve(TOKENS.RunService);
+  const gateway = container.resolve(TOKENS.Gateway);
   return {
+    gateway,
+    redactor: container.resolve(TOKENS.Redactor),
     runs,
     config,
     dataDir,
@@ -38,7 +41,10 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
     /** Apply a configuration as `paddock apply` would. */
     apply: (raw: unknown, opts: { prune?: boolean } = {}) =>
       applyConfig(store, raw, { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) }, { by: 'user:test', ...opts }),
-    close: () => store.close(),
+    close: async () => {
+      await gateway.close();
+      store.close();
+    },
   };
 }
 

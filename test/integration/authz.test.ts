@@ -116,10 +116,12 @@ describe('grants are enforced on every runner request (real runner, real store)'
     const p = report.probes;
     expect(p['state/get']).toBe('ok');
     expect(p['state/set']).toBe('ok');
-    // Granted, and answered by a host service that does not exist yet: it got past authz.
-    for (const name of ['model/complete:m1', 'kb/retrieve:kb1', 'tool/call:gh/search', 'tool/call:files/list']) {
-      expect(p[name], name).toEqual({ code: ErrorCodes.NotSupported });
-    }
+    // Granted, so answered by the gateway: the scripted model replies; the knowledge base's
+    // retriever (a closed port) fails upstream; the MCP servers (commands that do not exist)
+    // answer with an error result. Each got past authz.
+    expect(p['model/complete:m1']).toBe('ok');
+    expect(p['kb/retrieve:kb1']).toEqual({ code: ErrorCodes.UpstreamFailed });
+    for (const name of ['tool/call:gh/search', 'tool/call:files/list']) expect(p[name], name).toBe('ok');
     // fs/read is served (through the path policy): the file does not exist.
     expect(p['fs/read']).toEqual({ code: ErrorCodes.NotFound, deniedBy: 'pathPolicy.notFound' });
     const denied = (deniedBy: string) => ({ code: ErrorCodes.PolicyDenied, deniedBy });

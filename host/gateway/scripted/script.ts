@@ -12,7 +12,7 @@ export interface ScriptedPlan {
   chunkDelayMs: number;
 }
 
-const num = (m: RegExpExecArray | null, i = 1) => (m ? Number(m[i]) : undefined);
+const num = (m: RegExpExecArray | null, i = 1) => (m?.[i] !== undefined ? Number(m[i]) : undefined);
 
 /** A tool call in the shape the request's wire and offered tools expect. */
 export function scriptedToolCall(name: string, arg: string, offered: string[], format: WireFormat, id: string): Extract<ReplyBlock, { type: 'tool_use' }> {

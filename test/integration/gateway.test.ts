@@ -1,0 +1,258 @@
+// The host gateway over real HTTP: run tokens, the three wire formats through the scripted
+// provider, refusals and their audit records, budgets, retries, the circuit breaker, and a canary
+// provider key that must reach the provider and nowhere else.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexResources } from '../../host/authz/projection.js';
+import { BindingLimitsSchema, ModelResourceSchema, type ModelResource } from '../../host/bindings/schema.js';
+import type { GatewayRunHandle } from '../../host/gateway/gateway.js';
+import { SseParser } from '../../host/gateway/wire/sse.js';
+import { tempHost } from '../helpers/host.js';
+
+type Host = ReturnType<typeof tempHost>;
+
+let runCounter = 0;
+/** Open the gateway for a made-up run that is granted `granted` (ids of `models`). */
+async function openRun(host: Host, models: ModelResource[], options: { granted?: string[]; limits?: Record<string, unknown>; backend?: 'process' | 'bwrap' } = {}) {
+  runCounter += 1;
+  const notices: { level: string; message: string }[] = [];
+  const granted = options.granted ?? models.map((m) => m.id);
+  const handle = await host.gateway.openRun({
+    claims: { runId: `run-gw-${process.pid}-${runCounter}`, sessionId: `ses-gw-${runCounter}`, bindingId: 'gw-binding', runnerId: 'test-client' },
+    projection: { models: models.filter((m) => granted.includes(m.id)).map((m) => ({ id: m.id, provider: m.provider, model: m.model })), mcpServers: [], knowledgeBases: [] },
+    resources: indexResources({ models, knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
+    budget: BindingLimitsSchema.parse(options.limits ?? {}),
+    backend: options.backend ?? 'process',
+    sandboxLimits: host.config.limits,
+    notice: (level, message) => notices.push({ level, message }),
+  });
+  return { handle, notices };
+}
+
+const scripted = (over: Record<string, unknown> = {}) => ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1', maxRetries: 2, ...over });
+
+/** POST a JSON body to the gateway; the whole answer as text. */
+async function post(handle: GatewayRunHandle, path: string, body: unknown, headers: Record<string, string> = { 'x-api-key': handle.token }) {
+  const response = await fetch(`${handle.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+const anthropicBody = (text: string, extra: Record<string, unknown> = {}) => ({ model: 'sm', max_tokens: 100, stream: true, messages: [{ role: 'user', content: text }], ...extra });
+
+/** The text of an Anthropic SSE answer. */
+function sseText(raw: string): string {
+  return new SseParser()
+    .push(raw + '\n\n')
+    .map((e) => JSON.parse(e.data) as { type: string; delta?: { type: string; text?: string } })
+    .filter((e) => e.type === 'content_block_delta' && e.delta?.type === 'text_delta')
+    .map((e) => e.delta!.text)
+    .join('');
+}
+
+const auditOf = (host: Host, type: string) => host.store.db.prepare('SELECT data FROM audit WHERE type = ? ORDER BY seq').pluck().all(type).map((d) => JSON.parse(d as string) as Record<string, unknown>);
+const callsOf = (host: Host, runId: string) => host.store.db.prepare('SELECT * FROM gateway_calls WHERE run_id = ? ORDER BY seq').all(runId) as Record<string, unknown>[];
+
+describe('the gateway serves models to a run token, in three wire formats', () => {
+  let host: Host;
+  beforeAll(() => (host = tempHost()));
+  afterAll(() => host.close());
+
+  it('a raw HTTP client with the run token gets a scripted streamed reply (Anthropic SSE, ?beta=true), metered and audited as scripted', async () => {
+    const { handle } = await openRun(host, [scripted()]);
+    const answer = await post(handle, '/v1/messages?beta=true', anthropicBody('SAY:hello from the gateway'));
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toContain('text/event-stream');
+    expect(answer.headers.get('x-paddock-scripted')).toBe('true');
+    expect(sseText(answer.text)).toBe('hello from the gateway');
+    const [call] = callsOf(host, handle.run.claims.runId);
+    expect(call).toMatchObject({ model_id: 'sm', provider: 'scripted', endpoint: 'anthropic', status: 200, attempts: 1 });
+    expect(Number(call!.input_tokens)).toBeGreaterThan(0);
+    expect(Number(call!.output_tokens)).toBeGreaterThan(0);
+    expect(auditOf(host, 'gateway.call').at(-1)).toMatchObject({ model: 'sm', scripted: true, status: 200, inputTokens: call!.input_tokens, outputTokens: call!.output_tokens });
+    await handle.close();
+  });
+
+  it('non-streaming Messages, OpenAI Responses (stream) and Chat Completions (stream, JSON) answer in their own shapes; a tool round works', async () => {
+    const { handle } = await openRun(host, [scripted()]);
+    const json = await post(handle, '/v1/messages', { ...anthropicBody('SAY:plain'), stream: false });
+    expect(JSON.parse(json.text)).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'plain' }], stop_reason: 'end_turn' });
+
+    const responses = await post(handle, '/v1/responses', { model: 'sm', stream: true, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'USE_TOOL:Bash:echo hi' }] }], tools: [{ type: 'function', name: 'exec_command' }] }, { authorization: `Bearer ${handle.token}` });
+    expect(responses.status).toBe(200);
+    const completed = new SseParser().push(responses.text).map((e) => JSON.parse(e.data)).find((e) => e.type === 'response.completed');
+    expect(completed.response.output[0]).toMatchObject({ type: 'function_call', name: 'exec_command', arguments: JSON.stringify({ cmd: 'echo hi' }) });
+
+    const followUp = await post(handle, '/v1/responses', { model: 'sm', stream: false, input: [{ type: 'function_call', call_id: 'c1', name: 'exec_command', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'hi\n' }] });
+    expect(JSON.parse(followUp.text).output[0].content[0].text).toBe('TOOL_RESULT_SEEN: hi\n');
+
+    const chat = await post(handle, '/v1/chat/completions', { model: 'scripted-1', stream: true, messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'LONG:5' }] });
+    const chunks = chat.text.split('\n\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+    expect(chunks.flatMap((c) => c.choices.map((ch: { delta: { content?: string } }) => ch.delta.content ?? '')).join('')).toBe('chunk 1 chunk 2 chunk 3 chunk 4 chunk 5.');
+    expect(chat.text.trim().endsWith('data: [DONE]')).toBe(true);
+    const chatJson = await post(handle, '/v1/chat/completions', { model: 'sm', messages: [{ role: 'user', content: 'SAY:ok' }] });
+    expect(JSON.parse(chatJson.text).choices[0].message.content).toBe('ok');
+    await handle.close();
+  });
+
+  it('no token, an unknown token, a revoked token (the run ended), another run\'s token on a run socket and an ungranted model are refused and audited', async () => {
+    const { handle } = await openRun(host, [scripted(), scripted({ id: 'other', model: 'other-1' })], { granted: ['sm'] });
+    const before = auditOf(host, 'gateway.denied').length;
+    const none = await post(handle, '/v1/messages', anthropicBody('hi'), {});
+    expect(none.status).toBe(401);
+    expect(JSON.parse(none.text)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    expect((await post(handle, '/v1/messages', anthropicBody('hi'), { 'x-api-key': 'pdk_run_forged' })).status).toBe(401);
+    const ungranted = await post(handle, '/v1/messages', { ...anthropicBody('hi'), model: 'other' });
+    expect(ungranted.status).toBe(403);
+    expect(ungranted.text).toContain('not granted');
+
+    // A bwrap run's own socket serves its token only.
+    const { handle: sandboxed } = await openRun(host, [scripted()], { backend: 'bwrap' });
+    const viaSocket = (token: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ socketPath: sandboxed.socketPath, path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify(anthropicBody('SAY:ok')));
+      });
+    expect(await viaSocket(sandboxed.token)).toBe(200);
+    expect(await viaSocket(handle.token)).toBe(401);
+    await sandboxed.close();
+
+    const token = handle.token;
+    await handle.close();
+    const revoked = await post(handle, '/v1/messages', anthropicBody('hi'), { 'x-api-key': token });
+    expect(revoked.status).toBe(401);
+    expect(revoked.text).toContain('revoked');
+    const denials = auditOf(host, 'gateway.denied').slice(before);
+    expect(denials.map((d) => d.reason ?? d.deniedBy)).toEqual(['token missing', 'token unknown', 'binding.grants.models', 'token another run', 'token revoked']);
+    // No refusal record holds a token.
+    expect(JSON.stringify(denials)).not.toContain(token);
+  });
+
+  it('a used-up token budget stops further calls with a clear error and a notice to the run', async () => {
+    const { handle, notices } = await openRun(host, [scripted()], { limits: { modelTokensPerRun: 40 } });
+    const first = await post(handle, '/v1/messages', anthropicBody('LONG:60'));
+    expect(first.status).toBe(200);
+    const second = await post(handle, '/v1/messages', anthropicBody('SAY:more'));
+    expect(second.status).toBe(403);
+    expect(JSON.parse(second.text).error.message).toMatch(/budget exhausted: this run used \d+ of 40 tokens/);
+    expect(notices).toEqual([{ level: 'error', message: expect.stringContaining('modelTokensPerRun') }]);
+    expect(auditOf(host, 'gateway.denied').at(-1)).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerRun', status: 403 });
+    await handle.close();
+  });
+
+  it('a per-day budget counts every run of the binding', async () => {
+    const h = tempHost();
+    try {
+      const first = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 30 } });
+      expect((await post(first.handle, '/v1/messages', anthropicBody('LONG:60'))).status).toBe(200);
+      await first.handle.close();
+      const second = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 30 } });
+      const refused = await post(second.handle, '/v1/messages', anthropicBody('SAY:hi'));
+      expect(refused.status).toBe(403);
+      expect(refused.text).toContain('modelTokensPerDay');
+      await second.handle.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('a 429 is retried with backoff and the call succeeds; the record counts both attempts', async () => {
+    const { handle } = await openRun(host, [scripted()]);
+    const answer = await post(handle, '/v1/messages', anthropicBody('FAIL:429x1 SAY:after a retry'));
+    expect(answer.status).toBe(200);
+    expect(sseText(answer.text)).toBe('after a retry');
+    expect(callsOf(host, handle.run.claims.runId).at(-1)).toMatchObject({ status: 200, attempts: 2 });
+    // Out of retries, the provider's own error reaches the harness.
+    const exhausted = await post(handle, '/v1/messages', anthropicBody('FAIL:529'));
+    expect(exhausted.status).toBe(529);
+    expect(JSON.parse(exhausted.text)).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    await handle.close();
+  });
+
+  it('repeated 500s open the circuit: later calls get 503 without reaching the provider, and the breaker is audited', async () => {
+    const h = tempHost();
+    try {
+      const { handle } = await openRun(h, [scripted({ maxRetries: 0 })]);
+      for (let i = 0; i < 5; i += 1) expect((await post(handle, '/v1/messages', anthropicBody(`FAIL:500 #${i}`))).status).toBe(500);
+      const open = await post(handle, '/v1/messages', anthropicBody('SAY:fine now'));
+      expect(open.status).toBe(503);
+      expect(open.text).toContain('circuit breaker');
+      const calls = callsOf(h, handle.run.claims.runId);
+      expect(calls.at(-1)).toMatchObject({ status: 503, attempts: 0 });
+      expect(auditOf(h, 'gateway.circuit')).toEqual([expect.objectContaining({ from: 'closed', to: 'open', consecutiveFailures: 5 })]);
+      await handle.close();
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('a provider key reaches the provider and nothing else', () => {
+  const CANARY = `sk-ant-api03-canary${'Q'.repeat(40)}gw`;
+  let upstream: Server;
+  const seen: { key?: string; headers: string[] }[] = [];
+  let host: Host;
+  let keyFile: string;
+
+  beforeAll(async () => {
+    // A fake Anthropic upstream that behaves badly: it echoes the key back in its stream and headers.
+    upstream = createServer((req, res) => {
+      seen.push({ key: req.headers['x-api-key'] as string | undefined, headers: Object.keys(req.headers) });
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'x-echo-key': String(req.headers['x-api-key']) });
+      const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      res.write(ev('message_start', { message: { id: 'm1', model: 'claude-x', usage: { input_tokens: 7, output_tokens: 0 } } }));
+      res.write(ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }));
+      // The key split across two network writes: the gateway's redaction must still catch it.
+      const delta = ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `your key is ${req.headers['x-api-key']}` } });
+      const middle = delta.indexOf('canary');
+      res.write(delta.slice(0, middle));
+      res.write(delta.slice(middle));
+      res.write(ev('content_block_stop', { index: 0 }));
+      res.write(ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } }));
+      res.end(ev('message_stop', {}));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-gw-key-'));
+    keyFile = join(dir, 'anthropic.key');
+    writeFileSync(keyFile, `${CANARY}\n`);
+    host = tempHost();
+  });
+  afterAll(async () => {
+    await host.close();
+    upstream.close();
+  });
+
+  it('the gateway injects the key upstream, the harness never sees it, and no stored byte holds it', async () => {
+    const model = ModelResourceSchema.parse({ id: 'claude', provider: 'anthropic', model: 'claude-x', baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, apiKey: { file: keyFile } });
+    const { handle } = await openRun(host, [model]);
+    const answer = await post(handle, '/v1/messages?beta=true', { ...anthropicBody('hi'), model: 'claude' });
+    expect(answer.status).toBe(200);
+    expect(seen.at(-1)?.key).toBe(CANARY);
+    // The run token never goes upstream.
+    expect(seen.at(-1)?.headers).not.toContain('authorization');
+    expect(answer.text).not.toContain(CANARY);
+    expect(answer.headers.get('x-echo-key')).toBeNull();
+    expect(sseText(answer.text)).toContain('your key is [REDACTED]');
+    expect(callsOf(host, handle.run.claims.runId).at(-1)).toMatchObject({ input_tokens: 7, output_tokens: 9 });
+    await handle.close();
+    host.store.db.pragma('wal_checkpoint(PASSIVE)');
+    for (const file of readdirSync(host.dataDir, { recursive: true }) as string[]) {
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(join(host.dataDir, file));
+      } catch {
+        continue; // a directory
+      }
+      expect(bytes.includes(CANARY), file).toBe(false);
+      expect(bytes.includes(Buffer.from(CANARY).toString('base64')), file).toBe(false);
+    }
+  });
+});
