@@ -1,0 +1,268 @@
+// The gateway as real runs use it: a runner inside the bwrap sandbox calls the model over HTTP
+// (through the bridged socket) and through the SDK, retrieves from an FTS5 knowledge base, calls
+// tools of a real MCP server (official SDK, started under the sandbox), and finds its skill
+// read-only. The MCP endpoint is also driven directly with the official MCP client.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexResources } from '../../host/authz/projection.js';
+import { BindingLimitsSchema, McpServerResourceSchema } from '../../host/bindings/schema.js';
+import { readSkill } from '../../host/gateway/skills/skillDigest.js';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
+import type { Update } from '../../sdk/protocol/types.js';
+import { repoPath } from '../helpers/fixtures.js';
+import { chatEvent, tempHost } from '../helpers/host.js';
+
+const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
+const MCP_CANARY = `mcp-canary-${process.pid}-Zq8vWm3kT1`;
+process.env.PADDOCK_TEST_MCP_CANARY_TOKEN = MCP_CANARY;
+
+/** Pids of live processes whose command line contains `needle`. */
+function processesWith(needle: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat[stat.lastIndexOf(')') + 2] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const root = mkdtempSync(join(tmpdir(), 'paddock-gwruns-'));
+const kbDir = join(root, 'handbook');
+const otherKbDir = join(root, 'secret-kb');
+const skillDir = join(root, 'greeter');
+for (const d of [kbDir, otherKbDir, skillDir]) mkdirSync(d);
+writeFileSync(join(kbDir, 'refunds.md'), '# Refund policy\n\nCustomers may return any item within 30 days for a full refund.\n');
+writeFileSync(join(kbDir, 'shipping.md'), '# Shipping\n\nParcels leave the warehouse every weekday at noon.\n');
+writeFileSync(join(kbDir, 'notes.txt'), 'Office plants are watered on Fridays.\n');
+writeFileSync(join(otherKbDir, 'salaries.md'), '# Salaries\n\nConfidential.\n');
+writeFileSync(join(skillDir, 'SKILL.md'), '---\nname: greeter\ndescription: Greets people\nversion: 1.2.0\n---\nSay hello warmly.\n');
+
+const host = tempHost({ limits: { wallClockMs: 60_000 } });
+afterAll(() => host.close());
+
+const resources = {
+  models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
+  knowledgeBases: [
+    { id: 'handbook', path: kbDir },
+    { id: 'secret-kb', path: otherKbDir },
+  ],
+  mcpServers: [{ id: 'tools', command: process.execPath, args: [MCP_SERVER], env: { MCP_CANARY: { env: 'PADDOCK_TEST_MCP_CANARY_TOKEN' } }, timeoutMs: 1500, tools: { deny: ['delete_everything'] } }],
+  skills: [{ id: 'greeter', name: 'greeter', path: skillDir }],
+};
+
+async function dispatch(bot: string): Promise<{ outcome: RunOutcome; report: { gateway: { baseUrl: string; mcp: Record<string, string> } | null; skills: { id: string; digest?: string; changed?: boolean; version?: string }[]; report: Record<string, unknown>[] }; updates: Update[] }> {
+  const updates: Update[] = [];
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot }), { onUpdate: (u) => updates.push(u) });
+  if (ticket.status === 'duplicate') throw new Error('duplicate');
+  const outcome = await ticket.done;
+  const text = (outcome.result?.output?.parts[0] as { text?: string } | undefined)?.text;
+  return { outcome, report: text ? JSON.parse(text) : { gateway: null, skills: [], report: [] }, updates };
+}
+
+const auditOf = (type: string, runId?: string) =>
+  (host.store.db.prepare('SELECT data, run_id AS runId FROM audit WHERE type = ? ORDER BY seq').all(type) as { data: string; runId: string | null }[])
+    .filter((r) => !runId || r.runId === runId)
+    .map((r) => JSON.parse(r.data) as Record<string, unknown>);
+
+describe('a sandboxed run uses models, knowledge, tools and skills only through the host', () => {
+  let outcome: RunOutcome;
+  let report: Awaited<ReturnType<typeof dispatch>>['report'];
+  beforeAll(async () => {
+    host.apply({
+      resources,
+      bindings: [
+        {
+          id: 'gw-bwrap',
+          runner: 'gateway-user',
+          route: { bot: 'gw' },
+          sandbox: 'bwrap',
+          grants: { models: ['sm'], knowledgeBases: ['handbook'], mcpServers: ['tools'], skills: ['greeter'] },
+          config: {
+            steps: [
+              { do: 'http', path: '/v1/messages', body: { model: 'sm', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'SAY:inside the sandbox' }] } },
+              { do: 'complete', model: 'sm', text: 'LONG:4' },
+              { do: 'kb', knowledgeBase: 'handbook', query: 'how do refunds work?' },
+              { do: 'kb', knowledgeBase: 'secret-kb', query: 'salaries' },
+              { do: 'tool', server: 'tools', tool: 'echo', arguments: { text: 'hi' } },
+              { do: 'tool', server: 'tools', tool: 'delete_everything' },
+              { do: 'tool', server: 'tools', tool: 'hang' },
+              { do: 'tool', server: 'tools', tool: 'secret' },
+              { do: 'tool', server: 'tools', tool: 'where', arguments: { path: join(host.dataDir, 'paddock.db') } },
+              { do: 'writeSkill' },
+            ],
+          },
+        },
+      ],
+    });
+    ({ outcome, report } = await dispatch('gw'));
+  }, 60_000);
+
+  it('the run completes, with the gateway reachable inside the sandbox at the bridged loopback port', () => {
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(report.gateway).toMatchObject({ baseUrl: 'http://127.0.0.1:3129', mcp: { tools: 'http://127.0.0.1:3129/mcp/tools' } });
+    const http = report.report[0] as { status: number; text: string };
+    expect(http.status).toBe(200);
+    expect(http.text).toContain('inside the sandbox');
+  });
+
+  it('model/complete streams deltas and answers the normalized result, labelled scripted', () => {
+    const step = report.report[1] as { result: { message: { content: { type: string; text: string }[] }; model: string; scripted?: boolean; usage: { inputTokens: number } }; deltas: string[] };
+    expect(step.result.message.content[0]!.text).toBe('chunk 1 chunk 2 chunk 3 chunk 4.');
+    expect(step.deltas.join('')).toBe('chunk 1 chunk 2 chunk 3 chunk 4.');
+    expect(step.deltas.length).toBe(4);
+    expect(step.result).toMatchObject({ model: 'sm', scripted: true });
+    expect(step.result.usage.inputTokens).toBeGreaterThan(0);
+    const calls = auditOf('gateway.call', outcome.runId);
+    expect(calls.map((c) => c.endpoint)).toEqual(['anthropic', 'model/complete']);
+    expect(calls.every((c) => c.scripted === true)).toBe(true);
+  });
+
+  it('kb/retrieve answers from the FTS5 folder with source references; an ungranted knowledge base is refused', () => {
+    const kb = report.report[2] as { chunks: { text: string; source: { id: string; title: string; uri: string } }[] };
+    expect(kb.chunks[0]).toMatchObject({ source: { id: 'refunds.md#0', title: 'Refund policy', uri: 'refunds.md' } });
+    expect(kb.chunks[0]!.text).toContain('30 days');
+    expect(kb.chunks.map((c) => c.source.uri)).not.toContain('notes.txt');
+    expect(report.report[3]).toMatchObject({ error: { code: ErrorCodes.PolicyDenied, data: { deniedBy: 'binding.knowledgeBases' } } });
+    expect(auditOf('kb.retrieve', outcome.runId)).toEqual([expect.objectContaining({ knowledgeBase: 'handbook', kind: 'folder', sources: kb.chunks.map((c) => c.source.id) })]);
+  });
+
+  it('MCP tools: an allowed tool works, a denied one is refused, a hung one times out, output is redacted; all audited', () => {
+    expect(report.report[4]).toMatchObject({ content: [{ type: 'text', text: 'echo: hi' }], isError: false });
+    expect(report.report[5]).toMatchObject({ error: { code: ErrorCodes.PolicyDenied, data: { deniedBy: 'mcpServer.tools.deny' } } });
+    expect(report.report[6]).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('timed out after 1500 ms') }] });
+    const secret = JSON.stringify(report.report[7]);
+    expect(secret).not.toContain(MCP_CANARY);
+    expect(secret).toContain('[REDACTED]');
+    const calls = auditOf('mcp.call', outcome.runId);
+    expect(calls.map((c) => [c.tool, c.outcome])).toEqual([
+      ['echo', 'ok'],
+      ['hang', 'timeout'],
+      ['secret', 'ok'],
+      ['where', 'ok'],
+    ]);
+  });
+
+  it('the stdio MCP server ran under the run\'s bwrap sandbox (no view of the host's database, no host env) and is gone after the run', () => {
+    const where = JSON.parse(((report.report[8] as { content: { text: string }[] }).content[0]!).text) as { uid: number; exists: boolean; env: string[] };
+    expect(where.exists).toBe(false);
+    expect(where.uid).toBe(65534);
+    // What the host gave it (PWD is the shell's own), nothing inherited.
+    expect(where.env).toEqual(['HOME', 'LANG', 'MCP_CANARY', 'PATH', 'PWD', 'TMPDIR']);
+    expect(auditOf('mcp.connected', outcome.runId)).toEqual([expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' })]);
+    expect(processesWith(MCP_SERVER)).toEqual([]);
+  });
+
+  it('the skill is projected read-only (a write from inside the sandbox fails) and its digest is in the audit log', () => {
+    expect(report.report[9]).toMatchObject({ error: { message: expect.stringMatching(/EROFS|read-only/) } });
+    const digest = readSkill(skillDir, 'greeter').digest;
+    expect(report.skills[0]).toMatchObject({ id: 'greeter', version: '1.2.0', digest, changed: false });
+    const spawned = auditOf('run.spawned', outcome.runId)[0] as { skills: unknown[] };
+    expect(spawned.skills).toEqual([{ id: 'greeter', name: 'greeter', version: '1.2.0', digest, changed: false }]);
+    expect(auditOf('skill.recorded')).toEqual([expect.objectContaining({ skill: 'greeter', digest, version: '1.2.0' })]);
+    expect(readFileSync(join(skillDir, 'SKILL.md'), 'utf8')).toContain('Say hello warmly.');
+  });
+
+  it('the knowledge base follows its folder: a new document is found by the next retrieval, a deleted one is gone', async () => {
+    const kb = McpServerResourceSchema; // (keeps the import honest: resources are parsed by apply)
+    expect(kb).toBeDefined();
+    const { KnowledgeBases } = await import('../../host/gateway/kb/retrieve.js');
+    const kbs = new KnowledgeBases(host.dataDir, host.redactor);
+    const resource = { id: 'handbook', path: kbDir, timeoutMs: 1000 };
+    expect((await kbs.retrieve(resource, 'warranty', 5)).length).toBe(0);
+    writeFileSync(join(kbDir, 'warranty.md'), '# Warranty\n\nEvery device has a two-year warranty.\n');
+    expect((await kbs.retrieve(resource, 'warranty', 5))[0]).toMatchObject({ source: { uri: 'warranty.md', title: 'Warranty' } });
+    const { rmSync } = await import('node:fs');
+    rmSync(join(kbDir, 'warranty.md'));
+    expect((await kbs.retrieve(resource, 'warranty', 5)).length).toBe(0);
+    kbs.close();
+  });
+});
+
+describe('a changed skill is flagged', () => {
+  it('content edited after apply: skill.changed audit record, a warning in the run, changed: true on the handle', async () => {
+    const dir = join(root, 'changing-skill');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'SKILL.md'), '---\nname: changing\n---\nversion one\n');
+    host.apply({ resources: { skills: [{ id: 'changing', name: 'changing', path: dir }] }, bindings: [{ id: 'gw-skill', runner: 'gateway-user', route: { bot: 'skill' }, sandbox: 'process', grants: { skills: ['changing'] } }] });
+    const recorded = readSkill(dir, 'changing').digest;
+    writeFileSync(join(dir, 'SKILL.md'), '---\nname: changing\n---\nversion two, edited behind the admin\'s back\n');
+    const { outcome, report, updates } = await dispatch('skill');
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(report.skills[0]).toMatchObject({ id: 'changing', changed: true, digest: readSkill(dir, 'changing').digest });
+    expect(auditOf('skill.changed', outcome.runId)).toEqual([{ skill: 'changing', name: 'changing', digest: readSkill(dir, 'changing').digest, recorded }]);
+    expect(updates).toContainEqual(expect.objectContaining({ kind: 'log', level: 'warn', message: expect.stringContaining('skill changing changed') }));
+    // Applying again accepts the new content.
+    host.apply({ resources: { skills: [{ id: 'changing', name: 'changing', path: dir }] } });
+    expect((await dispatch('skill')).report.skills[0]).toMatchObject({ changed: false });
+  });
+});
+
+describe('the MCP endpoint, driven by the official MCP client', () => {
+  it('lists only allowed tools, refuses a denied one without forwarding it, needs the run token; process backend', async () => {
+    const server = McpServerResourceSchema.parse({ id: 'tools', command: process.execPath, args: [MCP_SERVER], timeoutMs: 5000, tools: { deny: ['delete_everything'] } });
+    const handle = await host.gateway.openRun({
+      claims: { runId: `run-mcp-${process.pid}`, sessionId: 'ses-mcp', bindingId: 'mcp-binding', runnerId: 'mcp-client' },
+      projection: { models: [], knowledgeBases: [], mcpServers: [{ id: 'tools', allowedTools: ['echo', 'add', 'secret'], deniedTools: ['delete_everything'] }] },
+      resources: indexResources({ models: [], knowledgeBases: [], mcpServers: [server], skills: [], artifacts: [], mounts: [] }),
+      budget: BindingLimitsSchema.parse({}),
+      backend: 'process',
+      sandboxLimits: host.config.limits,
+      notice: () => {},
+    });
+    const connect = async (token?: string) => {
+      const client = new Client({ name: 'test-harness', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${handle.baseUrl}/mcp/tools`), { requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} } }));
+      return client;
+    };
+    try {
+      await expect(connect()).rejects.toThrow(/401|token/);
+      const client = await connect(handle.token);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'secret']);
+      expect(await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })).toMatchObject({ content: [{ type: 'text', text: '5' }] });
+      const denied = await client.callTool({ name: 'delete_everything', arguments: {} });
+      expect(denied).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('mcpServer.tools.deny') }] });
+      const notGranted = await client.callTool({ name: 'hang', arguments: {} });
+      expect(notGranted).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('binding.mcpServers.tools') }] });
+      const notServer = await fetch(`${handle.baseUrl}/mcp/other`, { method: 'POST', headers: { authorization: `Bearer ${handle.token}`, 'content-type': 'application/json' }, body: '{}' });
+      expect(notServer.status).toBe(403);
+      await client.close();
+      const denials = auditOf('mcp.denied', `run-mcp-${process.pid}`);
+      expect(denials.map((d) => [d.tool ?? d.server, d.deniedBy])).toEqual([
+        ['delete_everything', 'mcpServer.tools.deny'],
+        ['hang', 'binding.mcpServers.tools'],
+        ['other', 'binding.grants.mcpServers'],
+      ]);
+      expect(auditOf('mcp.connected', `run-mcp-${process.pid}`)).toEqual([expect.objectContaining({ backend: 'process' })]);
+    } finally {
+      await handle.close();
+    }
+    expect(processesWith(MCP_SERVER)).toEqual([]);
+  });
+});
+
+describe('a run token dies with its run', () => {
+  it('a token saved by a finished run is refused as revoked', async () => {
+    const file = join(root, 'token.txt');
+    host.apply({ resources, bindings: [{ id: 'gw-token', runner: 'gateway-user', route: { bot: 'token' }, sandbox: 'process', grants: { models: ['sm'] }, config: { steps: [{ do: 'saveToken', file }, { do: 'http', path: '/v1/messages', body: { model: 'sm', max_tokens: 5, messages: [{ role: 'user', content: 'SAY:ok' }] } }] } }] });
+    const { outcome, report } = await dispatch('token');
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(report.report[1]).toMatchObject({ status: 200 });
+    const token = readFileSync(file, 'utf8');
+    expect(token).toMatch(/^pdk_run_/);
+    const after = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'x-api-key': token, 'content-type': 'application/json' }, body: '{"model":"sm","messages":[]}' });
+    expect(after.status).toBe(401);
+    expect(await after.text()).toContain(`revoked (run ${outcome.runId} ended)`);
+    expect(existsSync(file)).toBe(true);
+  });
+});
