@@ -152,7 +152,7 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
     ]);
   });
 
-  it('the stdio MCP server ran under the run\'s bwrap sandbox (no view of the host's database, no host env) and is gone after the run', () => {
+  it('the stdio MCP server ran under the run\'s bwrap sandbox (no view of the host database, no host env) and is gone after the run', () => {
     const where = JSON.parse(((report.report[8] as { content: { text: string }[] }).content[0]!).text) as { uid: number; exists: boolean; env: string[] };
     expect(where.exists).toBe(false);
     expect(where.uid).toBe(65534);
