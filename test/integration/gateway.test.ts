@@ -256,3 +256,49 @@ describe('a provider key reaches the provider and nothing else', () => {
     }
   });
 });
+
+describe('Retry-After from a real HTTP provider', () => {
+  let upstream: Server;
+  const hits: string[] = [];
+  let host: Host;
+  beforeAll(async () => {
+    // Fake upstream: the model name says how to behave.
+    upstream = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const model = (JSON.parse(raw) as { model: string }).model;
+        hits.push(model);
+        const tries = hits.filter((m) => m === model).length;
+        if (model === 'wait-zero' && tries === 1) return res.writeHead(429, { 'retry-after': '0', 'content-type': 'application/json' }).end('{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}');
+        if (model === 'wait-long') return res.writeHead(429, { 'retry-after': '120', 'content-type': 'application/json' }).end('{"type":"error","error":{"type":"rate_limit_error","message":"come back in two minutes"}}');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'fine' }], stop_reason: 'end_turn', usage: { input_tokens: 3, output_tokens: 1 } }));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    process.env.PADDOCK_TEST_RETRY_KEY = 'sk-test-retry-key-0123456789';
+    host = tempHost();
+  });
+  afterAll(async () => {
+    await host.close();
+    upstream.close();
+  });
+
+  it('Retry-After: 0 is retried at once; a Retry-After beyond 30 s is not waited for, the 429 goes back to the harness', async () => {
+    const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const model = (id: string) => ModelResourceSchema.parse({ id, provider: 'anthropic', model: id, baseUrl, apiKey: { env: 'PADDOCK_TEST_RETRY_KEY' } });
+    const { handle } = await openRun(host, [model('wait-zero'), model('wait-long')]);
+    const ok = await post(handle, '/v1/messages', { model: 'wait-zero', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.text).content[0].text).toBe('fine');
+    const limited = await post(handle, '/v1/messages', { model: 'wait-long', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('120');
+    expect(hits).toEqual(['wait-zero', 'wait-zero', 'wait-long']);
+    expect(callsOf(host, handle.run.claims.runId).map((c) => [c.model_id, c.status, c.attempts])).toEqual([
+      ['wait-zero', 200, 2],
+      ['wait-long', 429, 1],
+    ]);
+    await handle.close();
+  });
+});
