@@ -147,6 +147,18 @@ describe('the gateway serves models to a run token, in three wire formats', () =
     await handle.close();
   });
 
+  it('a cost budget counts priced tokens', async () => {
+    const priced = scripted({ pricing: { inputPerMTokUsd: 1_000, outputPerMTokUsd: 1_000 } });
+    const { handle } = await openRun(host, [priced], { limits: { modelCostPerRunUsd: 0.01 } });
+    expect((await post(handle, '/v1/messages', anthropicBody('LONG:40'))).status).toBe(200);
+    const [call] = callsOf(host, handle.run.claims.runId);
+    expect(Number(call!.cost_usd)).toBeCloseTo(((Number(call!.input_tokens) + Number(call!.output_tokens)) * 1_000) / 1_000_000, 10);
+    const refused = await post(handle, '/v1/messages', anthropicBody('SAY:more'));
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('limits.modelCostPerRunUsd');
+    await handle.close();
+  });
+
   it('a per-day budget counts every run of the binding', async () => {
     const h = tempHost();
     try {

@@ -58,6 +58,14 @@ describe('configuration validation', () => {
     expect(problem({ bindings: [{ id: 'b', runner: 'broken-manifest' }] })).toMatch(/^bindings\[0\]\.runner: /);
     expect(problem({ bindings: [{ id: 'b', runner: 'echo', grants: { knowledgeBases: ['kb'] } }] })).toBe('bindings[0].grants.knowledgeBases[0]: no knowledgeBases resource "kb"');
     expect(problem({ bindings: [{ id: 'b', runner: 'echo' }, { id: 'b', runner: 'echo', route: { bot: 'x' } }] })).toBe('bindings[1].id: duplicate id "b"');
+    // Gateway resources and budgets.
+    const unpriced = { models: [{ id: 'm', provider: 'scripted', model: 'x' }, { id: 'p', provider: 'scripted', model: 'y', pricing: { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } }] };
+    expect(problem({ resources: unpriced, bindings: [{ id: 'b', runner: 'prober', grants: { models: ['m', 'p'] }, limits: { modelCostPerRunUsd: 1 } }] })).toBe('bindings[0].limits.modelCostPerRunUsd: a cost budget needs pricing on every granted model; m has none');
+    expect(problem({ resources: unpriced, bindings: [{ id: 'b', runner: 'prober', grants: { models: ['p'] }, limits: { modelCostPerDayUsd: 1 } }] })).toBe('valid');
+    expect(problem({ resources: { models: [{ id: 'm', provider: 'anthropic', model: 'claude' }] } })).toBe('resources.models[0].apiKey: a provider model needs apiKey ({env} or {file})');
+    expect(problem({ resources: { models: [{ id: 'm', provider: 'scripted', model: 'x', script: [{ match: '(' }] }] } })).toMatch(/^resources\.models\[0\]\.script\[0\]\.match: not a valid regular expression/);
+    expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/', url: 'http://127.0.0.1:1/' }] } })).toBe('resources.knowledgeBases[0].path: give exactly one of path or url');
+    expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/nonexistent-kb-folder' }] } })).toBe('resources.knowledgeBases[0].path: /nonexistent-kb-folder is not a directory');
     const servers = { mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'delete_repo'], deny: ['delete_repo'] } }] };
     expect(problem({ resources: servers, bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['delete_repo'] }] } }] })).toBe(
       "bindings[0].grants.mcpServers[0].tools[0]: tool \"delete_repo\" is on server gh's deny list",
