@@ -47,7 +47,9 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
     writable: strong ? ['the run workspace', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
     network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
-    credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}`,
+    credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
+      p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
+    }`,
   };
   const base = {
     binding: { id: binding.id, enabled: binding.enabled, runner: binding.runner, route: binding.route, steering: binding.steering, approvalPolicy: binding.approvalPolicy },
@@ -96,6 +98,11 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       ...requestLimits,
       maxConcurrentRuns: binding.limits.maxConcurrentRuns,
       maxQueued: binding.limits.maxQueued,
+      // Model budgets, enforced by the gateway (docs/gateway.md).
+      modelTokensPerRun: binding.limits.modelTokensPerRun,
+      ...(binding.limits.modelCostPerRunUsd !== undefined ? { modelCostPerRunUsd: binding.limits.modelCostPerRunUsd } : {}),
+      ...(binding.limits.modelTokensPerDay !== undefined ? { modelTokensPerDay: binding.limits.modelTokensPerDay } : {}),
+      ...(binding.limits.modelCostPerDayUsd !== undefined ? { modelCostPerDayUsd: binding.limits.modelCostPerDayUsd } : {}),
     },
     workspace: { mode: binding.workspace, layout: '<data>/workspaces/<runId>/{in,out,tmp,home} (cwd = root, HOME = home, TMPDIR = tmp)', contents },
     withheld,
@@ -114,7 +121,7 @@ export function renderExplanation(e: Explanation): string {
     const p = e.projection;
     lines.push('may call (host requests):', `  ${list(p.hostRequests)}`);
     lines.push('resources:');
-    lines.push(`  models: ${list(p.models.map((m) => `${m.id} (${m.provider} ${m.model})`))}`);
+    lines.push(`  models: ${list(p.models.map((m) => `${m.id} (${m.provider === 'scripted' ? 'SCRIPTED test model, not a real LLM:' : m.provider} ${m.model})`))}${p.models.length ? ' — through the host gateway only' : ''}`);
     lines.push(`  knowledge bases: ${list(p.knowledgeBases.map((k) => k.id))}`);
     lines.push(`  MCP servers: ${list(p.mcpServers.map((s) => `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`))}`);
     lines.push(`  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`);
