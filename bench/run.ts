@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
+import { gatewayBench } from './gateway.js';
 import { sandboxBench } from './sandbox.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
@@ -16,6 +17,7 @@ const results = {
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
   ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),
+  ...(only && only !== 'gateway' ? {} : { gateway: await gatewayBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -224,7 +224,11 @@ export class Gateway {
     try {
       const clientHeaders: Record<string, string> = {};
       for (const name of ['anthropic-version', 'anthropic-beta', 'openai-beta']) if (typeof req.headers[name] === 'string') clientHeaders[name] = req.headers[name] as string;
-      const answer = await callModel(this.callDeps, entry.run, { endpoint: format!, format: format!, body: body as Record<string, unknown>, query: url.search, clientHeaders, signal: controller.signal });
+      // A harness whose model names are fixed (Codex wants one of its bundled names) selects the
+      // granted model with this header instead; the body's name is then only cosmetic.
+      const selector = req.headers['x-paddock-model'];
+      const request = typeof selector === 'string' && selector ? { ...(body as Record<string, unknown>), model: selector } : (body as Record<string, unknown>);
+      const answer = await callModel(this.callDeps, entry.run, { endpoint: format!, format: format!, body: request, query: url.search, clientHeaders, signal: controller.signal });
       if (isRefusal(answer)) return fail(answer.status, answer.type, answer.message);
       res.writeHead(answer.status, answer.headers);
       for await (const chunk of answer.body) if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));

@@ -5,6 +5,9 @@ export const REDACTED = '[REDACTED]';
 /** Shorter values are not registered: they would match ordinary text. */
 const MIN_SECRET_LENGTH = 8;
 
+/** The credential shapes as global patterns, compiled once (`replace` resets `lastIndex` itself). */
+const SHAPES_GLOBAL = SECRET_SHAPES.map(({ pattern }) => new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`));
+
 /** Every written form of a secret: as is, JSON-escaped, base64 and base64url. */
 function forms(value: string): string[] {
   const json = JSON.stringify(value).slice(1, -1);
@@ -54,7 +57,7 @@ export class Redactor {
       this.pattern ??= new RegExp([...this.known].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
       out = out.replace(this.pattern, REDACTED);
     }
-    for (const { pattern } of SECRET_SHAPES) out = out.replace(new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`), REDACTED);
+    for (const pattern of SHAPES_GLOBAL) out = out.replace(pattern, REDACTED);
     return out;
   }
 

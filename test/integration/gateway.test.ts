@@ -95,6 +95,10 @@ describe('the gateway serves models to a run token, in three wire formats', () =
     expect(chat.text.trim().endsWith('data: [DONE]')).toBe(true);
     const chatJson = await post(handle, '/v1/chat/completions', { model: 'sm', messages: [{ role: 'user', content: 'SAY:ok' }] });
     expect(JSON.parse(chatJson.text).choices[0].message.content).toBe('ok');
+    // A harness with fixed model names (Codex) selects the granted model by header.
+    const byHeader = await post(handle, '/v1/responses', { model: 'gpt-5.5', stream: false, input: 'SAY:chosen by header' }, { authorization: `Bearer ${handle.token}`, 'x-paddock-model': 'sm' });
+    expect(JSON.parse(byHeader.text).output[0].content[0].text).toBe('chosen by header');
+    expect((await post(handle, '/v1/responses', { model: 'gpt-5.5', stream: false, input: 'hi' })).status).toBe(403);
     await handle.close();
   });
 

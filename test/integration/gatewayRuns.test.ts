@@ -266,3 +266,71 @@ describe('a run token dies with its run', () => {
     expect(existsSync(file)).toBe(true);
   });
 });
+
+describe('remote resources: an MCP server over streamable HTTP and an HTTP retriever, with their credentials', () => {
+  it('the host connects with the referenced header, the run sees only the endpoint; the retriever gets the key, the run gets chunks', async () => {
+    const { createServer } = await import('node:http');
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+    const { z } = await import('zod');
+    const MCP_AUTH = `Bearer remote-mcp-secret-${process.pid}-x7Yq`;
+    const KB_KEY = `kb-retriever-key-${process.pid}-Vb2n`;
+    process.env.PADDOCK_TEST_REMOTE_MCP_AUTH = MCP_AUTH;
+    process.env.PADDOCK_TEST_KB_KEY = KB_KEY;
+    const seen: { mcpAuth: (string | undefined)[]; kbAuth: (string | undefined)[] } = { mcpAuth: [], kbAuth: [] };
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', async () => {
+        if (req.url === '/retrieve') {
+          seen.kbAuth.push(req.headers.authorization);
+          const { query, topK } = JSON.parse(raw) as { query: string; topK: number };
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ chunks: [{ text: `about ${query}`, source: { id: 'doc-1', title: 'Doc one' }, score: 0.9 }].slice(0, topK) }));
+          return;
+        }
+        seen.mcpAuth.push(req.headers.authorization);
+        if (req.headers.authorization !== MCP_AUTH) return void res.writeHead(401).end();
+        const mcp = new McpServer({ name: 'remote', version: '1' });
+        mcp.registerTool('shout', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }));
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        res.on('close', () => void transport.close());
+        await mcp.connect(transport);
+        await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+    try {
+      host.apply({
+        resources: {
+          mcpServers: [{ id: 'remote', url: `${base}/mcp`, headers: { Authorization: { env: 'PADDOCK_TEST_REMOTE_MCP_AUTH' } } }],
+          knowledgeBases: [{ id: 'wiki', url: `${base}/retrieve`, apiKey: { env: 'PADDOCK_TEST_KB_KEY' } }],
+        },
+        bindings: [
+          {
+            id: 'gw-remote',
+            runner: 'gateway-user',
+            route: { bot: 'remote' },
+            sandbox: 'process',
+            grants: { mcpServers: ['remote'], knowledgeBases: ['wiki'] },
+            config: { steps: [{ do: 'tool', server: 'remote', tool: 'shout', arguments: { text: 'quiet' } }, { do: 'kb', knowledgeBase: 'wiki', query: 'lighthouses' }, { do: 'env' }] },
+          },
+        ],
+      });
+      const { outcome, report } = await dispatch('remote');
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(report.report[0]).toMatchObject({ content: [{ type: 'text', text: 'QUIET' }], isError: false });
+      expect(report.report[1]).toEqual({ chunks: [{ text: 'about lighthouses', source: { id: 'doc-1', title: 'Doc one' }, score: 0.9 }] });
+      expect(seen.kbAuth).toEqual([`Bearer ${KB_KEY}`]);
+      expect(seen.mcpAuth.length).toBeGreaterThan(0);
+      expect(seen.mcpAuth.every((a) => a === MCP_AUTH)).toBe(true);
+      // The run's own environment holds neither credential (only its run token, redacted here).
+      const env = JSON.stringify(report.report[2]);
+      expect(env).not.toContain('remote-mcp-secret');
+      expect(env).not.toContain(KB_KEY);
+      expect(auditOf('mcp.connected', outcome.runId)).toEqual([expect.objectContaining({ server: 'remote', transport: 'http' })]);
+    } finally {
+      server.close();
+    }
+  });
+});
