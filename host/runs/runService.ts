@@ -18,6 +18,7 @@ import { prepareSandbox } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
+import { HARNESS_DIR } from '../harness/harnesses.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { RunOutcome } from '../process/outcome.js';
@@ -33,7 +34,7 @@ import { gatewayRequestHandler } from '../gateway/hostRequests.js';
 import { materializeGrants } from './materialize.js';
 import { checkSkills } from './skills.js';
 import { superviseRun } from './superviseRun.js';
-import { createRunWorkspace, removeRunWorkspace } from './workspace.js';
+import { createRunWorkspace, removeRunWorkspace, sessionDir } from './workspace.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and projection. */
 export interface RunPlan {
@@ -213,6 +214,7 @@ export class RunService {
           }
         : undefined;
     const limits = projection.limits;
+    const sessionFolder = sessionDir(config.dataDir, sessionId);
     const batcher = new AppendBatcher(store);
     // Something the host tells the run's chat: stored like an update, streamed to the caller.
     const notice = (level: 'info' | 'warn' | 'error', message: string) => {
@@ -252,6 +254,8 @@ export class RunService {
       }
       const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env });
       if (gateway) Object.assign(runnerEnv, { PADDOCK_RUN_TOKEN: gateway.token, PADDOCK_GATEWAY_URL: gateway.baseUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
+      // The pinned harness CLIs (read-only under bwrap, see readOnlyPaths).
+      if (existsSync(HARNESS_DIR)) runnerEnv.PADDOCK_HARNESS_DIR = HARNESS_DIR;
       sandbox = prepareSandbox({
       backend,
       runId,
@@ -263,7 +267,7 @@ export class RunService {
       },
       workspace: ws.root,
       readOnly: readOnlyPaths(runner.dir, args),
-      binds: [...ws.granted.binds, ...skills.binds],
+      binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
       limits,
       egressSocket,
       gatewaySocket: gateway?.socketPath,
@@ -289,7 +293,7 @@ export class RunService {
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
       ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
-      workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp },
+      workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp, session: sessionFolder },
       ...(gateway
         ? {
             gateway: {
@@ -369,10 +373,10 @@ export class RunService {
   }
 }
 
-/** What a sandboxed runner must read: its folder, the host's node_modules, and absolute files of its command line not already inside those. */
+/** What a sandboxed runner must read: its folder, the host's node_modules and harness CLIs, and absolute files of its command line not already inside those. */
 function readOnlyPaths(runnerDir: string, args: string[]): string[] {
   const modules = join(PACKAGE_ROOT, 'node_modules');
-  const dirs = [runnerDir, ...(existsSync(modules) ? [modules] : [])];
+  const dirs = [runnerDir, ...[modules, HARNESS_DIR].filter((d) => existsSync(d))];
   const covered = (path: string) => dirs.some((d) => path === d || path.startsWith(`${d}/`));
   return [...dirs, ...args.filter((a) => isAbsolute(a) && existsSync(a) && !covered(a))];
 }

@@ -24,6 +24,20 @@ export function createRunWorkspace(dataDir: string, runId: string): RunWorkspace
   return ws;
 }
 
+const SESSION_ID = /^ses_[0-9a-f-]{36}$/;
+
+/**
+ * The session's own folder, `<data>/sessions/<sessionId>/`, kept across the session's runs: where
+ * a harness keeps what it needs to resume (Claude Code's `CLAUDE_CONFIG_DIR`, Codex's
+ * `CODEX_HOME`). Bound read-write into the sandbox; no other session's folder is visible.
+ */
+export function sessionDir(dataDir: string, sessionId: string): string {
+  if (!SESSION_ID.test(sessionId)) throw new Error(`refusing session folder for malformed session id ${JSON.stringify(sessionId)}`);
+  const dir = join(dataDir, 'sessions', sessionId);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
 /** Remove a run's workspace (links inside are removed, never followed). */
 export function removeRunWorkspace(ws: RunWorkspace): void {
   rmSync(ws.root, { recursive: true, force: true });

@@ -93,7 +93,14 @@ export const BindingProjectionSchema = z
     /** Present when the run has a model, knowledge base or MCP server granted (docs/gateway.md). */
     gateway: GatewayRefSchema.optional(),
     workspace: z
-      .looseObject({ root: z.string(), in: z.string(), out: z.string(), tmp: z.string() })
+      .looseObject({
+        root: z.string(),
+        in: z.string(),
+        out: z.string(),
+        tmp: z.string(),
+        /** The session's folder: kept across the session's runs (a harness's resume state lives here). */
+        session: z.string().optional(),
+      })
       .optional(),
     limits: RunLimitsSchema.default({}),
   })

@@ -1,0 +1,95 @@
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineRunner, eventText, z } from '../../sdk/index.js';
+import { ClaudeStreamMapper, claudeArgs, claudeEnv } from '../../sdk/harness/claudeCode.js';
+import { locateHarness } from '../../sdk/harness/locate.js';
+import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
+
+/** Tools banned unless the binding names them in `allowedTools`: no Bash, no file writes. */
+const DEFAULT_BANNED = ['Bash', 'Edit', 'Write', 'NotebookEdit'];
+
+/** A tool rule's tool name: `Bash(git diff:*)` → `Bash`. */
+const toolOf = (rule: string) => rule.replace(/\(.*$/, '');
+
+/**
+ * Claude Code: one headless turn of the real CLI per run, in the run's sandbox, against the host
+ * gateway (the run token is its API key), MCP tools only through the run's host endpoints, the
+ * conversation's session resumed from host-owned state.
+ */
+export const claudeCodeRunner = defineRunner({
+  manifest: { name: 'claude-code', version: '0.1.0' },
+  configSchema: z.strictObject({
+    model: z.string().optional(),
+    allowedTools: z.array(z.string()).default([]),
+    disallowedTools: z.array(z.string()).default([]),
+    permissionMode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']).default('dontAsk'),
+    maxTurns: z.int().min(1).max(200).default(12),
+    appendSystemPrompt: z.string().max(20_000).optional(),
+  }),
+  async run(event, binding, ctx) {
+    const config = binding.config;
+    const gateway = binding.gateway;
+    const token = process.env.PADDOCK_RUN_TOKEN;
+    const model = config.model ?? binding.models[0]?.id;
+    if (!gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: 'claude-code needs a granted model (grants.models) to reach the host gateway' } };
+    if (!binding.models.some((m) => m.id === model)) return { status: 'failed', error: { code: 'model_not_granted', message: `config.model "${model}" is not granted to this binding` } };
+    const cli = locateHarness('claude');
+    if (!cli) return { status: 'failed', error: { code: 'harness_missing', message: 'the Claude Code CLI is not installed: run scripts/install-harnesses.sh (or put claude on PATH)' } };
+
+    const home = process.env.HOME!;
+    const tmp = process.env.TMPDIR ?? join(home, 'tmp');
+    // MCP: only the run's host endpoints, authenticated by the run token (a file, not argv).
+    const servers = Object.entries(gateway.mcp);
+    let mcpConfigFile: string | undefined;
+    if (servers.length) {
+      mcpConfigFile = join(tmp, 'paddock-mcp.json');
+      writeFileSync(mcpConfigFile, JSON.stringify({ mcpServers: Object.fromEntries(servers.map(([id, url]) => [id, { type: 'http', url, headers: { Authorization: `Bearer ${token}` } }])) }), { mode: 0o600 });
+    }
+    const cwd = binding.workspace?.root ?? process.cwd();
+    // Skills: the project's skill folder, linked to the run's read-only copies.
+    if (binding.skills.length) {
+      const dir = join(cwd, '.claude', 'skills');
+      mkdirSync(dir, { recursive: true });
+      for (const s of binding.skills) if (s.path) symlinkSync(s.path, join(dir, s.name));
+    }
+    const allowed = [...config.allowedTools, ...servers.map(([id]) => `mcp__${id}`)];
+    const lifted = new Set(config.allowedTools.map(toolOf));
+    const disallowed = [...DEFAULT_BANNED.filter((t) => !lifted.has(t)), ...config.disallowedTools];
+    const maxTurns = Math.min(config.maxTurns, binding.limits.maxTurns ?? Number.MAX_SAFE_INTEGER);
+    const env = claudeEnv({ path: process.env.PATH ?? '/usr/bin:/bin', home, tmp, baseUrl: gateway.anthropicBaseUrl, token, model });
+    // bypassPermissions refuses to start as root unless told it is sandboxed (our sandbox is the boundary).
+    if (config.permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1';
+    // Sessions live in the session's folder, kept across runs: that is what makes --resume work.
+    if (binding.workspace?.session) env.CLAUDE_CONFIG_DIR = join(binding.workspace.session, 'claude');
+
+    const turn = async (resume: string | undefined) => {
+      const mapper = new ClaudeStreamMapper(disallowed);
+      const harness = spawnHarness({
+        command: cli.command,
+        args: [...cli.prefix, ...claudeArgs({ prompt: eventText(event), model, permissionMode: config.permissionMode, allowedTools: allowed, disallowedTools: disallowed, maxTurns, mcpConfigFile, resume, appendSystemPrompt: config.appendSystemPrompt })],
+        cwd,
+        env,
+        signal: ctx.signal,
+      });
+      for await (const line of harness.lines) {
+        if (line.type === 'json') for (const update of mapper.map(line.value)) ctx.emit(update);
+        else if (line.raw.trim()) ctx.emit({ kind: 'log', level: 'warn', message: `claude (not JSON): ${line.raw.slice(0, 2000)}` });
+      }
+      return { mapper, exit: await harness.exited };
+    };
+
+    const previous = ctx.resume?.external?.sessionId;
+    let { mapper, exit } = await turn(previous);
+    if (previous && !mapper.sessionId && /No conversation found/i.test(exit.stderrTail) && !exit.cancelled) {
+      // The saved session is gone (another machine, cleaned HOME): start afresh and say so.
+      ctx.emit({ kind: 'log', level: 'warn', message: `claude: session ${previous} was not found; starting a fresh session` });
+      ({ mapper, exit } = await turn(undefined));
+    }
+    if (exit.spawnError) return { status: 'failed', error: { code: 'spawn_failed', message: `claude could not start: ${exit.spawnError}` } };
+    if (exit.cancelled) return { status: 'cancelled', ...(mapper.sessionId ? { external: { sessionId: mapper.sessionId } } : {}) };
+    if (exit.truncated) return { status: 'failed', error: { code: 'output_truncated', message: 'claude wrote more output than allowed and was stopped' } };
+    const result = mapper.runResult(exit);
+    if (mapper.denials.length) ctx.emit({ kind: 'log', level: 'warn', message: `claude: ${mapper.denials.length} tool call(s) denied: ${mapper.denials.map((d) => `${d.toolName} (${d.reason})`).join('; ')}` });
+    return result;
+  },
+});
