@@ -1,0 +1,74 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineRunner, eventText, z } from '../../sdk/index.js';
+import { CodexStreamMapper, codexArgs, codexEnv } from '../../sdk/harness/codex.js';
+import { locateHarness } from '../../sdk/harness/locate.js';
+import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
+
+const TOKEN_ENV = 'PADDOCK_RUN_TOKEN';
+
+/**
+ * Codex: one `codex exec --json` turn per run, in the run's sandbox, with the host gateway as its
+ * only model provider (the run token is the provider key), MCP only through the run's host
+ * endpoints, the conversation's thread resumed from host-owned state.
+ */
+export const codexRunner = defineRunner({
+  manifest: { name: 'codex', version: '0.1.0' },
+  configSchema: z.strictObject({
+    model: z.string().optional(),
+    codexModel: z.string().default('gpt-5.5'),
+    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('read-only'),
+  }),
+  async run(event, binding, ctx) {
+    const { config, gateway } = binding;
+    const token = process.env[TOKEN_ENV];
+    const model = config.model ?? binding.models[0]?.id;
+    if (!gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: 'codex needs a granted model (grants.models) to reach the host gateway' } };
+    if (!binding.models.some((m) => m.id === model)) return { status: 'failed', error: { code: 'model_not_granted', message: `config.model "${model}" is not granted to this binding` } };
+    const cli = locateHarness('codex');
+    if (!cli) return { status: 'failed', error: { code: 'harness_missing', message: 'the Codex CLI is not installed: run scripts/install-harnesses.sh (or put codex on PATH)' } };
+
+    const home = process.env.HOME!;
+    const tmp = process.env.TMPDIR ?? join(home, 'tmp');
+    // Codex keeps its threads under CODEX_HOME: the session's folder, so resume works next run.
+    const codexHome = join(binding.workspace?.session ?? home, 'codex');
+    mkdirSync(codexHome, { recursive: true });
+    const env = codexEnv({ path: process.env.PATH ?? '/usr/bin:/bin', home, codexHome, tmp, tokenEnv: TOKEN_ENV, token });
+    let version: string | undefined;
+    try {
+      version = execFileSync(cli.command, [...cli.prefix, '--version'], { env, encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+      ctx.emit({ kind: 'log', level: 'info', message: `codex version: ${version}` });
+    } catch (error) {
+      return { status: 'failed', error: { code: 'harness_broken', message: `codex --version failed: ${(error as Error).message.split('\n')[0]}` } };
+    }
+
+    const turn = async (resume: string | undefined) => {
+      const mapper = new CodexStreamMapper();
+      const harness = spawnHarness({
+        command: cli.command,
+        args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV })],
+        cwd: binding.workspace?.root ?? process.cwd(),
+        env,
+        signal: ctx.signal,
+      });
+      for await (const line of harness.lines) {
+        if (line.type === 'json') for (const update of mapper.map(line.value)) ctx.emit(update);
+        else if (line.raw.trim()) ctx.emit({ kind: 'log', level: 'warn', message: `codex (not JSON): ${line.raw.slice(0, 2000)}` });
+      }
+      return { mapper, exit: await harness.exited };
+    };
+
+    const previous = ctx.resume?.external?.sessionId;
+    let { mapper, exit } = await turn(previous);
+    if (previous && !mapper.threadId && !exit.cancelled) {
+      // The saved thread could not be resumed (its files are gone): start afresh and say so.
+      ctx.emit({ kind: 'log', level: 'warn', message: `codex: thread ${previous} could not be resumed (${exit.stderrTail.trim().split('\n').at(-1) ?? 'no reason'}); starting a fresh thread` });
+      ({ mapper, exit } = await turn(undefined));
+    }
+    if (exit.spawnError) return { status: 'failed', error: { code: 'spawn_failed', message: `codex could not start: ${exit.spawnError}` } };
+    if (exit.cancelled) return { status: 'cancelled', ...(mapper.threadId ? { external: { sessionId: mapper.threadId } } : {}) };
+    if (exit.truncated) return { status: 'failed', error: { code: 'output_truncated', message: 'codex wrote more output than allowed and was stopped' } };
+    return mapper.runResult(exit, version);
+  },
+});
