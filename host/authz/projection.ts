@@ -54,6 +54,7 @@ function requestGranted(method: HostMethodName, p: Omit<Projection, 'hostRequest
       return p.models.length === 0 ? 'no model is granted' : undefined;
     case 'kb/retrieve':
       return p.knowledgeBases.length === 0 ? 'no knowledge base is granted' : undefined;
+    case 'tool/list':
     case 'tool/call':
       return p.mcpServers.length === 0 ? 'no MCP server is granted' : undefined;
     case 'fs/read':

@@ -126,6 +126,11 @@ export class Gateway {
     return { ...this.deps, providers: this.providers, breakers: this.breakers };
   }
 
+  /** Redact a message before it goes to a runner. */
+  redact(text: string): string {
+    return this.deps.redactor.text(text);
+  }
+
   /** The wire format the gateway uses to call a model for SDK `model/complete`. */
   formatFor(model: ModelResource): WireFormat {
     return formatsOf(model)[0]!;

@@ -13,7 +13,7 @@ import { toWire } from './modelComplete.js';
 export function gatewayRequestHandler(gateway: Gateway, handle: GatewayRunHandle | undefined, fallback: HostRequestHandler): HostRequestHandler {
   return {
     handle: async (method, params, scope) => {
-      if (!handle || !['model/complete', 'kb/retrieve', 'tool/call'].includes(method)) return fallback.handle(method, params, scope);
+      if (!handle || !['model/complete', 'kb/retrieve', 'tool/list', 'tool/call'].includes(method)) return fallback.handle(method, params, scope);
       const { run } = handle;
       switch (method) {
         case 'model/complete': {
@@ -58,6 +58,15 @@ export function gatewayRequestHandler(gateway: Gateway, handle: GatewayRunHandle
             const message = error instanceof Error ? error.message : String(error);
             gateway.auditRun(run, 'kb.retrieve', { knowledgeBase: id, failed: message });
             throw new RpcError(ErrorCodes.UpstreamFailed, `knowledge base "${id}": ${message}`, { knowledgeBase: id });
+          }
+        }
+        case 'tool/list': {
+          const server = String(params.server);
+          try {
+            const tools = await handle.upstreams.listTools(server);
+            return { tools: tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.inputSchema as Record<string, unknown> })) };
+          } catch (error) {
+            throw new RpcError(ErrorCodes.UpstreamFailed, `MCP server "${server}": ${gateway.redact(error instanceof Error ? error.message : String(error))}`, { server });
           }
         }
         default: {

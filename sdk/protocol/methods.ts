@@ -50,6 +50,7 @@ export const HOST_METHODS = {
   'state/delete': request('runner→host', H.StateDeleteParamsSchema, H.StateDeleteResultSchema, 'Delete a host-owned state value.'),
   'model/complete': request('runner→host', H.ModelCompleteParamsSchema, H.ModelCompleteResultSchema, 'Call a granted model through the host gateway.'),
   'kb/retrieve': request('runner→host', H.KbRetrieveParamsSchema, H.KbRetrieveResultSchema, 'Retrieve chunks from a granted knowledge base.'),
+  'tool/list': request('runner→host', H.ToolListParamsSchema, H.ToolListResultSchema, 'List the tools of a granted MCP server that this run may call, with their input schemas.'),
   'tool/call': request('runner→host', H.ToolCallParamsSchema, H.ToolCallResultSchema, 'Call an allowed tool of a granted MCP server.'),
   'fs/read': request('runner→host', H.FsReadParamsSchema, H.FsReadResultSchema, 'Read a file under the path policy.'),
   'fs/write': request('runner→host', H.FsWriteParamsSchema, H.FsWriteResultSchema, 'Write a file under the path policy.'),

@@ -27,7 +27,11 @@ export interface HostCalls {
     ): Promise<ResultOf<'model/complete'>>;
   };
   kb: { retrieve(knowledgeBase: string, query: string, topK?: number): Promise<ResultOf<'kb/retrieve'>> };
-  tools: { call(server: string, tool: string, args?: Record<string, unknown>): Promise<ResultOf<'tool/call'>> };
+  tools: {
+    /** The tools of a granted MCP server this run may call, with their input schemas. */
+    list(server: string): Promise<ResultOf<'tool/list'>>;
+    call(server: string, tool: string, args?: Record<string, unknown>): Promise<ResultOf<'tool/call'>>;
+  };
   fs: {
     read(path: string, options?: { encoding?: 'utf8' | 'base64'; maxBytes?: number }): Promise<ResultOf<'fs/read'>>;
     write(
@@ -113,7 +117,7 @@ export function createRunContext(args: {
       },
     },
     kb: { retrieve: (knowledgeBase, query, topK) => call('kb/retrieve', { knowledgeBase, query, topK }) },
-    tools: { call: (server, tool, args2 = {}) => call('tool/call', { server, tool, arguments: args2 }) },
+    tools: { list: (server) => call('tool/list', { server }), call: (server, tool, args2 = {}) => call('tool/call', { server, tool, arguments: args2 }) },
     fs: {
       read: (path, options = {}) => call('fs/read', { path, ...options }),
       write: (path, content, options = {}) => call('fs/write', { path, content, ...options }),

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { ErrorCodes } from '../protocol/errorCodes.js';
 import { RpcError } from '../protocol/rpcError.js';
 import { buildRunParams, textEvent } from '../protocol/runParams.js';
-import type { InitializeResult, RunParams, RunResult, Update } from '../protocol/types.js';
+import type { BindingProjectionInput, InitializeResult, RunParams, RunResult, Update } from '../protocol/types.js';
 import { PROTOCOL_VERSION } from '../protocol/version.js';
 import { attachPeer, lineWriter } from '../transport/attach.js';
-import { HostEndpoint } from '../transport/hostEndpoint.js';
+import { HostEndpoint, type HostRequestHandler } from '../transport/hostEndpoint.js';
 import type { ProtocolViolation } from '../transport/peer.js';
 import type { RunnerFactory, RunnerTransport } from './transports.js';
 
@@ -13,6 +13,14 @@ import type { RunnerFactory, RunnerTransport } from './transports.js';
 export interface ConformanceRun {
   text?: string;
   config?: Record<string, unknown>;
+}
+
+/** What the suite's host gives every run, for runners that need more than a config (a model, a gateway). */
+export interface ConformanceHost {
+  /** Merged into every run's binding (e.g. `models`, `hostRequests`, `gateway`, `workspace`). */
+  binding?: Partial<BindingProjectionInput>;
+  /** Answers the runner's host requests (after the usual scope and grant checks). Default: NotSupported. */
+  hostRequests?: HostRequestHandler;
 }
 
 /** Options of {@link runRunnerConformance}. */
@@ -27,6 +35,8 @@ export interface ConformanceOptions {
   exitGraceMs?: number;
   /** Longest any one step may take. Default 10000 ms. */
   stepTimeoutMs?: number;
+  /** The host's side of each run (default: a binding with only the config, no host requests served). */
+  host?: ConformanceHost;
 }
 
 /** One behaviour checked. */
@@ -57,6 +67,7 @@ class Probe {
   constructor(
     readonly transport: RunnerTransport,
     readonly stepTimeoutMs: number,
+    readonly host: ConformanceHost = {},
   ) {
     this.endpoint = new HostEndpoint({
       send: lineWriter(transport.input),
@@ -66,7 +77,7 @@ class Probe {
         this.updates.push(params.update);
         for (const wake of this.updateWaiters.splice(0)) wake();
       },
-      hostRequests: { handle: async (method) => Promise.reject(RpcError.notSupported(method, 'conformance host')) },
+      hostRequests: host.hostRequests ?? { handle: async (method) => Promise.reject(RpcError.notSupported(method, 'conformance host')) },
     });
     attachPeer(this.endpoint.peer, transport.output, (code, reason) => this.violations.push({ code, reason }), {
       maxLineBytes: 16 * 1024 * 1024,
@@ -89,7 +100,7 @@ class Probe {
       runId: `run_conformance-${++this.runs}`,
       sessionId: 'ses_conformance',
       event: textEvent(run.text ?? 'hello', { platform: 'conformance', bot: 'conformance-bot' }),
-      binding: { bindingId: 'b_conformance', runner: { id: 'under-test' }, config: run.config ?? {} },
+      binding: { ...this.host.binding, bindingId: 'b_conformance', runner: { id: 'under-test' }, config: run.config ?? {} },
       wallClockMs: 600_000,
     });
   }
@@ -133,7 +144,7 @@ export async function runRunnerConformance(factory: RunnerFactory, options: Conf
 
   const check = async (name: string, body: (probe: Probe) => Promise<void>) => {
     const started = performance.now();
-    const probe = new Probe(await factory(), stepTimeoutMs);
+    const probe = new Probe(await factory(), stepTimeoutMs, options.host);
     const problems: string[] = [];
     try {
       await body(probe);

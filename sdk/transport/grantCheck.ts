@@ -26,6 +26,13 @@ export function checkGrant(method: HostMethodName, params: Record<string, unknow
       }
       return undefined;
     }
+    case 'tool/list': {
+      const serverId = String(params.server);
+      if (!binding.mcpServers.some((s) => s.id === serverId)) {
+        return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers', method, server: serverId });
+      }
+      return undefined;
+    }
     case 'tool/call': {
       const serverId = String(params.server);
       const tool = String(params.tool);

@@ -78,6 +78,16 @@ export const KbRetrieveResultSchema = z
   })
   .meta({ id: 'KbRetrieveResult' });
 
+export const ToolListParamsSchema = scoped({
+  server: IdSchema,
+}).meta({ id: 'ToolListParams' });
+export const ToolListResultSchema = z
+  .looseObject({
+    /** Only the tools this run may call, with their input schemas (for a model's tool list). */
+    tools: z.array(z.looseObject({ name: z.string().min(1), description: z.string().optional(), inputSchema: z.record(z.string(), z.unknown()) })),
+  })
+  .meta({ id: 'ToolListResult' });
+
 export const ToolCallParamsSchema = scoped({
   server: IdSchema,
   tool: z.string().min(1),

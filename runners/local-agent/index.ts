@@ -1,0 +1,4 @@
+import { serve } from '../../sdk/index.js';
+import { localAgentRunner } from './runner.js';
+
+await serve(localAgentRunner);

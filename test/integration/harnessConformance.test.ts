@@ -1,0 +1,66 @@
+// runRunnerConformance for every built-in runner that needs a host: claude-code and codex (real
+// CLIs) and local-agent, each as a real process against a real gateway with the scripted model.
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { indexResources } from '../../host/authz/projection.js';
+import { BindingLimitsSchema, ModelResourceSchema } from '../../host/bindings/schema.js';
+import { gatewayRequestHandler } from '../../host/gateway/hostRequests.js';
+import { HARNESS_DIR } from '../../host/harness/harnesses.js';
+import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
+import { unsupportedHostRequests } from '../../host/rpc/hostRequestHandler.js';
+import { runRunnerConformance, spawnRunnerProcess } from '../../sdk/testing/index.js';
+import { repoPath } from '../helpers/fixtures.js';
+import { tempHost } from '../helpers/host.js';
+
+const host = tempHost();
+afterAll(() => host.close());
+
+async function conformance(runner: string) {
+  const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
+  const handle = await host.gateway.openRun({
+    claims: { runId: `run-conf-${runner}`, sessionId: 'ses-conf', bindingId: 'conformance', runnerId: runner },
+    projection: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
+    resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
+    budget: BindingLimitsSchema.parse({}),
+    backend: 'process',
+    sandboxLimits: host.config.limits,
+    notice: () => {},
+  });
+  const root = mkdtempSync(join(tmpdir(), `paddock-conf-${runner}-`));
+  const ws = { root, in: join(root, 'in'), out: join(root, 'out'), tmp: join(root, 'tmp'), session: join(root, 'session') };
+  const home = join(root, 'home');
+  for (const d of [ws.in, ws.out, ws.tmp, ws.session, home]) mkdirSync(d, { recursive: true });
+  const script = await compileNodeEntry(repoPath(`runners/${runner}/index.ts`));
+  try {
+    return await runRunnerConformance(() => spawnRunnerProcess(process.execPath, [script], { stderr: 'ignore', env: { PATH: process.env.PATH, HOME: home, TMPDIR: ws.tmp, PADDOCK_RUN_TOKEN: handle.token, PADDOCK_HARNESS_DIR: HARNESS_DIR } }), {
+      sampleRun: { text: 'SAY:conformant' },
+      // 30 chunks 200 ms apart: a six-second answer to cancel in the middle of.
+      slowRun: { text: 'SLOW:200 LONG:30' },
+      cancelGraceMs: 5_000,
+      stepTimeoutMs: 30_000,
+      host: {
+        binding: {
+          models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
+          hostRequests: ['model/complete'],
+          gateway: { baseUrl: handle.baseUrl, anthropicBaseUrl: handle.baseUrl, openaiBaseUrl: `${handle.baseUrl}/v1`, mcp: {}, tokenEnv: 'PADDOCK_RUN_TOKEN' },
+          workspace: ws,
+        },
+        hostRequests: gatewayRequestHandler(host.gateway, handle, unsupportedHostRequests),
+      },
+    });
+  } finally {
+    await handle.close();
+  }
+}
+
+describe('runner conformance of the harness and agent runners (real processes, real gateway)', () => {
+  for (const runner of ['claude-code', 'codex', 'local-agent']) {
+    it(`${runner} passes`, async () => {
+      const report = await conformance(runner);
+      expect(report.failures).toEqual([]);
+      expect(report.passed).toBe(true);
+    }, 180_000);
+  }
+});
