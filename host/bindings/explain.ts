@@ -43,9 +43,9 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const rwMounts = binding.workspace === 'mount' ? binding.grants.mounts.filter((id) => resources.mounts.find((m) => m.id === id)?.mode === 'rw') : [];
   const worstCase = {
     readable: strong
-      ? ['/usr and the /bin, /lib links', '/etc: passwd, group, ld.so.*, ssl, ca-certificates, alternatives, localtime, nsswitch.conf', `the runner folder${runner ? ` (${runner.dir})` : ''}`, "the host's node_modules", 'the run workspace', ...(binding.workspace === 'mount' ? binding.grants.mounts.map((id) => `mount ${id}`) : [])]
+      ? ['/usr and the /bin, /lib links', '/etc: passwd, group, ld.so.*, ssl, ca-certificates, alternatives, localtime, nsswitch.conf', `the runner folder${runner ? ` (${runner.dir})` : ''}`, "the host's node_modules and harness CLIs (.harness)", 'the run workspace and its session folder', ...(binding.workspace === 'mount' ? binding.grants.mounts.map((id) => `mount ${id}`) : []), ...binding.readPaths.map((p) => `${p} (readPaths)`)]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
-    writable: strong ? ['the run workspace', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    writable: strong ? ['the run workspace', 'the session folder (kept across the session\'s runs)', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
     network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''

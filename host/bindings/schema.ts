@@ -201,6 +201,11 @@ export const BindingSchema = z.strictObject({
       allowPrivate: z.boolean().default(false),
     })
     .default({ egress: [], allowPrivate: false }),
+  /**
+   * Host paths the run may read (bound read-only under bwrap), e.g. the program of an ACP agent.
+   * Each must lie under an allowed mount root, like mounts; checked at apply and at run start.
+   */
+  readPaths: z.array(AbsolutePath).default([]),
   /** Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain). */
   allowDegrade: z.boolean().default(false),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),

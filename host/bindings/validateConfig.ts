@@ -138,6 +138,9 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
       const unpriced = b.grants.models.filter((id) => !(known.models.get(id) as { pricing?: unknown } | undefined)?.pricing);
       if (unpriced.length > 0) invalid(`${at}.limits.${field}`, `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`);
     }
+    b.readPaths.forEach((path, j) => {
+      if (!insideRoots(path, context.mountRoots)) invalid(`${at}.readPaths[${j}]`, `${path} is not an existing path under an allowed mount root (${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`);
+    });
     if (b.workspace === 'mount' && b.grants.mounts.length === 0) invalid(`${at}.workspace`, 'workspace "mount" needs at least one granted mount (grants.mounts)');
   });
 

@@ -6,6 +6,7 @@ import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, Update 
 import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import { indexResources, projectGrants, type Projection, type ResourceIndex } from '../authz/projection.js';
 import { GrantsSchema, BindingSchema, type Binding } from '../bindings/schema.js';
+import { insideRoots } from '../bindings/validateConfig.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { HOST_INFO } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
@@ -266,7 +267,7 @@ export class RunService {
         env: runnerEnv,
       },
       workspace: ws.root,
-      readOnly: readOnlyPaths(runner.dir, args),
+      readOnly: [...readOnlyPaths(runner.dir, args), ...grantedReadPaths(binding.readPaths, config.mountRoots ?? [])],
       binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
       limits,
       egressSocket,
@@ -379,6 +380,15 @@ function readOnlyPaths(runnerDir: string, args: string[]): string[] {
   const dirs = [runnerDir, ...[modules, HARNESS_DIR].filter((d) => existsSync(d))];
   const covered = (path: string) => dirs.some((d) => path === d || path.startsWith(`${d}/`));
   return [...dirs, ...args.filter((a) => isAbsolute(a) && existsSync(a) && !covered(a))];
+}
+
+/** The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths. */
+function grantedReadPaths(paths: string[], roots: readonly string[]): string[] {
+  return paths.map((path) => {
+    const real = insideRoots(path, roots);
+    if (!real) throw new Error(`read path ${path} is no longer an existing path under an allowed mount root`);
+    return real;
+  });
 }
 
 /** The event (and, for a refusal, the audit record naming who denied what) of one runner request. */

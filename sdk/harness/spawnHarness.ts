@@ -87,15 +87,7 @@ export function spawnHarness(options: HarnessOptions): Harness {
   // are found before the CLI dies: after that they are reparented and unfindable.
   const kill = () => {
     if (killed || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    const tree = new Set([...liveDescendants(child.pid), child.pid]);
-    signalEach(tree, 'SIGTERM');
-    killed = (async () => {
-      const left = await waitUntilGone(() => stillAlive(tree), grace);
-      if (left.length === 0) return;
-      for (const pid of liveDescendants(child.pid!)) tree.add(pid);
-      signalEach(tree, 'SIGKILL');
-      await waitUntilGone(() => stillAlive(tree), grace);
-    })();
+    killed = killTree(child.pid, grace);
   };
 
   const reader = new LineReader(options.maxLineBytes ?? 4 * 1024 * 1024, {
@@ -199,4 +191,20 @@ export function mapHarnessLine(line: HarnessLine, mappers: LineMappers, typeFiel
 
 function truncate(text: string, max = 4_000): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more chars)`;
+}
+
+/**
+ * SIGTERM a process and every descendant; SIGKILL whatever is left after `graceMs`. Resolves once
+ * the whole tree is gone. Descendants are found before the process dies: after that they are
+ * reparented and unfindable.
+ */
+export async function killTree(pid: number | undefined, graceMs: number): Promise<void> {
+  if (pid === undefined) return;
+  const tree = new Set([...liveDescendants(pid), pid]);
+  signalEach(tree, 'SIGTERM');
+  const left = await waitUntilGone(() => stillAlive(tree), graceMs);
+  if (left.length === 0) return;
+  for (const p of liveDescendants(pid)) tree.add(p);
+  signalEach(tree, 'SIGKILL');
+  await waitUntilGone(() => stillAlive(tree), graceMs);
 }

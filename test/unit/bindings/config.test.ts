@@ -66,6 +66,8 @@ describe('configuration validation', () => {
     expect(problem({ resources: { models: [{ id: 'm', provider: 'scripted', model: 'x', script: [{ match: '(' }] }] } })).toMatch(/^resources\.models\[0\]\.script\[0\]\.match: not a valid regular expression/);
     expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/', url: 'http://127.0.0.1:1/' }] } })).toBe('resources.knowledgeBases[0].path: give exactly one of path or url');
     expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/nonexistent-kb-folder' }] } })).toBe('resources.knowledgeBases[0].path: /nonexistent-kb-folder is not a directory');
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', readPaths: ['/etc'] }] })).toMatch(/^bindings\[0\]\.readPaths\[0\]: \/etc is not an existing path under an allowed mount root/);
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', readPaths: ['relative/path'] }] })).toMatch(/^bindings\[0\]\.readPaths\[0\]: must be an absolute path/);
     const servers = { mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'delete_repo'], deny: ['delete_repo'] } }] };
     expect(problem({ resources: servers, bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['delete_repo'] }] } }] })).toBe(
       "bindings[0].grants.mcpServers[0].tools[0]: tool \"delete_repo\" is on server gh's deny list",

@@ -1,0 +1,93 @@
+// The acp runner driving a real ACP agent process (a fixture written with the official SDK) in
+// the bwrap sandbox: updates, fs through the host path policy, terminals refused, permissions
+// denied, MCP through the host endpoint, session load from host state, cancel.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import type { Update } from '../../sdk/protocol/types.js';
+import { repoPath } from '../helpers/fixtures.js';
+import { chatEvent, tempHost } from '../helpers/host.js';
+
+const AGENT = repoPath('test/fixtures/acp/agent.mjs');
+// The agent program lives outside the runner's folder: the binding makes it readable (readPaths).
+const host = tempHost({ limits: { wallClockMs: 60_000 }, mountRoots: [repoPath('test/fixtures/acp')] });
+afterAll(() => host.close());
+
+async function dispatch(bot: string, text: string, conversation = 'c1'): Promise<{ outcome: RunOutcome; updates: Update[]; runId: string }> {
+  const updates: Update[] = [];
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
+  if (ticket.status === 'duplicate') throw new Error('duplicate');
+  return { outcome: await ticket.done, updates, runId: ticket.runId };
+}
+const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
+
+describe('acp runner with a real ACP agent process (bwrap)', () => {
+  beforeAll(() => {
+    const acp = (id: string, bot: string, grants: Record<string, unknown> = {}) => ({ id, runner: 'acp', route: { bot }, sandbox: 'bwrap', grants, readPaths: [repoPath('test/fixtures/acp')], config: { command: process.execPath, args: [AGENT] } });
+    host.apply({
+      resources: { mcpServers: [{ id: 'tools', command: process.execPath, args: [repoPath('test/fixtures/mcp/server.mjs')], tools: { deny: ['delete_everything'] } }] },
+      bindings: [acp('acp', 'acp'), acp('acp-fs', 'acp-fs', { fs: 'readwrite', mcpServers: ['tools'] })],
+    });
+  });
+
+  it('a prompt streams agent_message_chunk updates and completes with the text', async () => {
+    const { outcome, updates } = await dispatch('acp', 'SAY:hello over ACP');
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(outputOf(outcome)).toBe('hello over ACP');
+    expect(updates.filter((u) => u.kind === 'message.delta').map((u) => (u as { text: string }).text)).toEqual(['hello o', 'ver ACP']);
+    expect(outcome.result?.external?.sessionId).toMatch(/^sess_/);
+  });
+
+  it('fs requests go through the host path policy: workspace files work, outside paths and links do not; without the grant, no fs at all', async () => {
+    const { outcome: wrote } = await dispatch('acp-fs', 'WRITE:out/note.txt|from the agent', 'fs-1');
+    expect(outputOf(wrote)).toBe('wrote');
+    const { outcome: outside } = await dispatch('acp-fs', 'READ:/etc/hostname', 'fs-2');
+    expect(outputOf(outside)).toMatch(/^error -32602: .*only paths inside the run workspace/);
+    const { outcome: dotdot } = await dispatch('acp-fs', 'READ:../../paddock.db', 'fs-3');
+    expect(outputOf(dotdot)).toMatch(/^error/);
+    const { outcome: ungranted } = await dispatch('acp', 'READ:out/note.txt', 'fs-4');
+    expect(outputOf(ungranted)).toMatch(/^error -32601/);
+    // readPaths are read-only: the agent cannot rewrite its own program.
+    const { outcome: tamper } = await dispatch('acp-fs', `WRITE:${AGENT}|pwned`, 'fs-5');
+    expect(outputOf(tamper)).toMatch(/^error/);
+    expect(readFileSync(AGENT, 'utf8')).toContain('Test fixture: an ACP agent');
+  });
+
+  it('terminals are refused and permission requests denied (approvals are not served yet)', async () => {
+    const { outcome: terminal } = await dispatch('acp', 'TERMINAL:ls', 't-1');
+    expect(outputOf(terminal)).toMatch(/^error -32601/);
+    const { outcome, updates } = await dispatch('acp', 'PERMIT:rm -rf /', 't-2');
+    expect(outputOf(outcome)).toBe('permission: no');
+    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'denied' }));
+  });
+
+  it('MCP: the agent gets the run\'s host endpoint (with the run token) and its tool call goes through the host', async () => {
+    const { outcome, runId } = await dispatch('acp-fs', 'MCP:echo:{"text":"via acp"}', 'mcp-1');
+    expect(outputOf(outcome)).toBe('echo: via acp');
+    const calls = host.store.db.prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?").pluck().all(runId) as string[];
+    expect(calls.map((c) => JSON.parse(c))).toEqual([expect.objectContaining({ tool: 'echo', outcome: 'ok' })]);
+    const { outcome: denied } = await dispatch('acp-fs', 'MCP:delete_everything:{}', 'mcp-2');
+    expect(outputOf(denied)).toContain('mcpServer.tools.deny');
+  });
+
+  it('the next message loads the same session from host state (the agent\'s history survives)', async () => {
+    const first = await dispatch('acp', 'HISTORY', 'resume');
+    expect(outputOf(first.outcome)).toBe('prompts in this session: 1');
+    const second = await dispatch('acp', 'HISTORY', 'resume');
+    expect(second.outcome.result?.external?.sessionId).toBe(first.outcome.result?.external?.sessionId);
+    expect(outputOf(second.outcome)).toBe('prompts in this session: 2');
+    // The replayed history of session/load is not streamed again as new updates.
+    expect(second.updates.some((u) => u.kind === 'log' && String((u as { message: string }).message).includes('user_message_chunk'))).toBe(false);
+  });
+
+  it('cancel sends session/cancel; the prompt resolves cancelled and the run ends cancelled', async () => {
+    const updates: Update[] = [];
+    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'acp', text: 'SLOW', conversation: { id: 'cancel' } }), { onUpdate: (u) => updates.push(u) });
+    if (ticket.status === 'duplicate') throw new Error('duplicate');
+    while (!updates.some((u) => u.kind === 'message.delta')) await new Promise((r) => setTimeout(r, 20));
+    host.dispatcher.cancel(ticket.runId, 'test cancel');
+    const outcome = await ticket.done;
+    expect(outcome.status, outcome.reason).toBe('cancelled');
+  });
+});
