@@ -42,6 +42,8 @@ export const PROTOCOL_TYPES = {
   ModelDeltaParams: H.ModelDeltaParamsSchema,
   KbRetrieveParams: H.KbRetrieveParamsSchema,
   KbRetrieveResult: H.KbRetrieveResultSchema,
+  ToolListParams: H.ToolListParamsSchema,
+  ToolListResult: H.ToolListResultSchema,
   ToolCallParams: H.ToolCallParamsSchema,
   ToolCallResult: H.ToolCallResultSchema,
   FsReadParams: H.FsReadParamsSchema,
