@@ -29,3 +29,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   npm ci --no-audit --no-fund
   echo "$want" > "$stamp"
 fi
+
+# The pinned agent CLIs the harness runners wrap (Claude Code, Codex): about 800 MB from the npm
+# registry into .harness/, skipped while already installed. Tests and the demo use the real ones.
+bash scripts/install-harnesses.sh

@@ -7,6 +7,7 @@ import { HostError } from '../errors.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { configCommand, runnersCommand } from './commands/admin.js';
 import { auditCommand } from './commands/audit.js';
+import { demoCommand } from './commands/demo.js';
 import { dispatchCommand } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { runCommand } from './commands/run.js';
@@ -16,7 +17,7 @@ import { humanRenderer, jsonRenderer } from './render.js';
 const USAGE = `paddock ${HOST_INFO.version} — agent-runner host
 
 Usage:
-  paddock demo [--json]                       a sample chat event through the built-in echo runner
+  paddock demo [--json]                       a sample chat event through the real Claude Code CLI on the scripted model
   paddock run --runner <dir|name> --text <t>  one event through a runner, streamed
         [--json] [--config <json>] [--conversation <id>] [--timeout <ms>] [--sandbox process|bwrap] [--data-dir <dir>] [--keep-workspace]
   paddock dispatch -f <event.json|->          a platform event through the binding its route selects, streamed
@@ -44,7 +45,6 @@ Every command also takes --data-dir <dir> and --durability normal|full (SQLite: 
 Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL (default warn),
   PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders).`;
 
-const DEMO_TEXT = 'Hello from paddock! This reply streams word by word from the built-in echo runner, running as its own supervised process.';
 
 /** The `paddock` command. Returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -90,7 +90,7 @@ export async function main(argv: string[]): Promise<number> {
       if (!values.json) {
         process.stdout.write(`paddock demo — data folder ${config.dataDir}\n`);
       }
-      return runCommand({ config, runner: 'echo', event: textEvent(DEMO_TEXT, { platform: 'demo' }), runnerConfig: { delayMs: 40 }, renderer });
+      return demoCommand(config, renderer);
     case 'run': {
       if (!values.runner) throw new UsageError('run needs --runner <dir|name>');
       if (values.text === undefined) throw new UsageError('run needs --text <message>');

@@ -53,8 +53,11 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
           out.write(`${update.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('')}\n`);
           streamed = true;
           return;
-        case 'tool.started':
-          return meta(`⚙ ${update.name}${update.title ? ` — ${update.title}` : ''}`);
+        case 'tool.started': {
+          const command = (update.input as { command?: unknown } | undefined)?.command;
+          const detail = update.title ?? (typeof command === 'string' ? command : undefined);
+          return meta(`⚙ ${update.name}${detail ? ` — ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`);
+        }
         case 'tool.finished':
           return meta(`⚙ ${update.toolCallId} ${update.status}${update.error ? `: ${update.error}` : ''}`);
         case 'progress':
