@@ -22,6 +22,8 @@ export interface HostConfig {
   maxQueuedRuns?: number;
   /** Kept workspaces (and ones a stopped host left) are removed at start once older than this (default 7 days). */
   workspaceTtlMs?: number;
+  /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */
+  harnessDir?: string;
 }
 
 /** Host-wide dispatch defaults. */

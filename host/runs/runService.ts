@@ -256,7 +256,8 @@ export class RunService {
       const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env });
       if (gateway) Object.assign(runnerEnv, { PADDOCK_RUN_TOKEN: gateway.token, PADDOCK_GATEWAY_URL: gateway.baseUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
       // The pinned harness CLIs (read-only under bwrap, see readOnlyPaths).
-      if (existsSync(HARNESS_DIR)) runnerEnv.PADDOCK_HARNESS_DIR = HARNESS_DIR;
+      const harnessDir = config.harnessDir ?? HARNESS_DIR;
+      if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
       sandbox = prepareSandbox({
       backend,
       runId,
@@ -267,7 +268,7 @@ export class RunService {
         env: runnerEnv,
       },
       workspace: ws.root,
-      readOnly: [...readOnlyPaths(runner.dir, args), ...grantedReadPaths(binding.readPaths, config.mountRoots ?? [])],
+      readOnly: [...readOnlyPaths(runner.dir, args, config.harnessDir ?? HARNESS_DIR), ...grantedReadPaths(binding.readPaths, config.mountRoots ?? [])],
       binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
       limits,
       egressSocket,
@@ -375,9 +376,9 @@ export class RunService {
 }
 
 /** What a sandboxed runner must read: its folder, the host's node_modules and harness CLIs, and absolute files of its command line not already inside those. */
-function readOnlyPaths(runnerDir: string, args: string[]): string[] {
+function readOnlyPaths(runnerDir: string, args: string[], harnessDir: string): string[] {
   const modules = join(PACKAGE_ROOT, 'node_modules');
-  const dirs = [runnerDir, ...[modules, HARNESS_DIR].filter((d) => existsSync(d))];
+  const dirs = [runnerDir, ...[modules, harnessDir].filter((d) => existsSync(d))];
   const covered = (path: string) => dirs.some((d) => path === d || path.startsWith(`${d}/`));
   return [...dirs, ...args.filter((a) => isAbsolute(a) && existsSync(a) && !covered(a))];
 }

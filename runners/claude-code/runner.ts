@@ -5,6 +5,9 @@ import { ClaudeStreamMapper, claudeArgs, claudeEnv } from '../../sdk/harness/cla
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
 
+/** The Claude Code version these mappings were checked against (scripts/install-harnesses.sh pins it). */
+const TESTED_VERSION = '2.1.332';
+
 /** Tools banned unless the binding names them in `allowedTools`: no Bash, no file writes. */
 const DEFAULT_BANNED = ['Bash', 'Edit', 'Write', 'NotebookEdit'];
 
@@ -71,8 +74,13 @@ export const claudeCodeRunner = defineRunner({
         env,
         signal: ctx.signal,
       });
+      let versionChecked = false;
       for await (const line of harness.lines) {
         if (line.type === 'json') for (const update of mapper.map(line.value)) ctx.emit(update);
+        if (!versionChecked && mapper.version) {
+          versionChecked = true;
+          if (!mapper.version.startsWith(TESTED_VERSION.replace(/\.\d+$/, '.'))) ctx.emit({ kind: 'log', level: 'warn', message: `claude ${mapper.version} is not the tested ${TESTED_VERSION}: its line formats may differ; unknown lines are kept as logs` });
+        }
         else if (line.raw.trim()) ctx.emit({ kind: 'log', level: 'warn', message: `claude (not JSON): ${line.raw.slice(0, 2000)}` });
       }
       return { mapper, exit: await harness.exited };

@@ -7,6 +7,8 @@ import { locateHarness } from '../../sdk/harness/locate.js';
 import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
 
 const TOKEN_ENV = 'PADDOCK_RUN_TOKEN';
+/** The Codex version these mappings were checked against (scripts/install-harnesses.sh pins it). */
+const TESTED_VERSION = '0.171.0';
 
 /**
  * Codex: one `codex exec --json` turn per run, in the run's sandbox, with the host gateway as its
@@ -39,6 +41,7 @@ export const codexRunner = defineRunner({
     try {
       version = execFileSync(cli.command, [...cli.prefix, '--version'], { env, encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
       ctx.emit({ kind: 'log', level: 'info', message: `codex version: ${version}` });
+      if (!version.includes(TESTED_VERSION)) ctx.emit({ kind: 'log', level: 'warn', message: `codex ${version} is not the tested ${TESTED_VERSION}: its event formats may differ; unknown events are kept as logs` });
     } catch (error) {
       return { status: 'failed', error: { code: 'harness_broken', message: `codex --version failed: ${(error as Error).message.split('\n')[0]}` } };
     }

@@ -13,7 +13,7 @@ import { repoPath } from './fixtures.js';
 export const FIXTURE_RUNNERS = repoPath('test/fixtures/runnerDirs');
 
 /** A real host (store, run service, dispatcher) over a fresh data folder, with the fixture runners. */
-export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; mountRoots?: string[]; maxConcurrentRuns?: number; maxQueuedRuns?: number } = {}) {
+export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; mountRoots?: string[]; maxConcurrentRuns?: number; maxQueuedRuns?: number; harnessDir?: string } = {}) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'paddock-host-'));
   const config: HostConfig = {
     dataDir,
@@ -24,6 +24,7 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
     mountRoots: options.mountRoots ?? [],
     maxConcurrentRuns: options.maxConcurrentRuns,
     maxQueuedRuns: options.maxQueuedRuns,
+    harnessDir: options.harnessDir,
   };
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);
