@@ -32,40 +32,41 @@ function claudeProcesses(): number[] {
     .map(Number);
 }
 
-async function dispatch(bot: string, text: string, conversation = 'c1', signal?: AbortSignal, updates: Update[] = []): Promise<{ outcome: RunOutcome; updates: Update[] }> {
+async function dispatch(bot: string, text: string, conversation = 'c1', signal?: AbortSignal, updates: Update[] = []): Promise<{ outcome: RunOutcome; updates: Update[]; sessionId: string }> {
   const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   if (signal) signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
-  return { outcome: await ticket.done, updates };
+  return { outcome: await ticket.done, updates, sessionId: ticket.sessionId };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
 const auditOf = (type: string, runId: string) => (host.store.db.prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
 
-describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
-  beforeAll(() => {
-    const claude = harnessReports().find((h) => h.name === 'claude')!;
-    expect(claude.version, `the Claude Code CLI is needed: ${claude.problem} (bash scripts/install-harnesses.sh)`).toMatch(/^2\.1\.332/);
-    const binding = (id: string, bot: string, config: Record<string, unknown> = {}, grants: Record<string, unknown> = {}) => ({ id, runner: 'claude-code', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], ...grants }, config });
-    host.apply({
-      resources: {
-        models: [
-          { id: 'sm', provider: 'scripted', model: 'scripted-1', maxRetries: 2 },
-          // Its own circuit breaker: the failure tests must not open the one of `sm`.
-          { id: 'flaky', provider: 'scripted', model: 'scripted-flaky', maxRetries: 1 },
-          { id: 'real', provider: 'anthropic', model: 'claude-x', baseUrl: 'http://127.0.0.1:9', apiKey: { env: 'PADDOCK_TEST_CLAUDE_CANARY_KEY' } },
-        ],
-        mcpServers: [{ id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } }],
-      },
-      bindings: [
-        binding('cc-plain', 'plain'),
-        binding('cc-bash', 'bash', { allowedTools: ['Bash(echo:*)'] }),
-        binding('cc-turns', 'turns', { maxTurns: 1 }),
-        binding('cc-mcp', 'mcp', {}, { mcpServers: ['tools'] }),
-        { ...binding('cc-flaky', 'flaky', { model: 'flaky' }), grants: { models: ['flaky'] } },
+beforeAll(() => {
+  const claude = harnessReports().find((h) => h.name === 'claude')!;
+  expect(claude.version, `the Claude Code CLI is needed: ${claude.problem} (bash scripts/install-harnesses.sh)`).toMatch(/^2\.1\.332/);
+  const binding = (id: string, bot: string, config: Record<string, unknown> = {}, grants: Record<string, unknown> = {}) => ({ id, runner: 'claude-code', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], ...grants }, config });
+  host.apply({
+    resources: {
+      models: [
+        { id: 'sm', provider: 'scripted', model: 'scripted-1', maxRetries: 2 },
+        // Its own circuit breaker: the failure tests must not open the one of `sm`.
+        { id: 'flaky', provider: 'scripted', model: 'scripted-flaky', maxRetries: 1 },
+        { id: 'real', provider: 'anthropic', model: 'claude-x', baseUrl: 'http://127.0.0.1:9', apiKey: { env: 'PADDOCK_TEST_CLAUDE_CANARY_KEY' } },
       ],
-    });
+      mcpServers: [{ id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } }],
+    },
+    bindings: [
+      binding('cc-plain', 'plain'),
+      binding('cc-bash', 'bash', { allowedTools: ['Bash(echo:*)'] }),
+      binding('cc-turns', 'turns', { maxTurns: 1 }),
+      binding('cc-mcp', 'mcp', {}, { mcpServers: ['tools'] }),
+      binding('cc-env', 'env', { allowedTools: ['Bash(env)'] }),
+      { ...binding('cc-flaky', 'flaky', { model: 'flaky' }), grants: { models: ['flaky'] } },
+    ],
   });
+});
 
+describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
   it('a text turn: the scripted reply comes back as the run output, through the gateway with the run token', async () => {
     const { outcome, updates } = await dispatch('plain', 'SAY:hello from a real harness');
     expect(outcome.status, outcome.reason).toBe('completed');
@@ -107,6 +108,19 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(tokens(second.outcome.runId)).toBeGreaterThan(tokens(first.outcome.runId));
   });
 
+  it('a saved session the CLI no longer knows starts a fresh session, and says so', async () => {
+    const first = await dispatch('plain', 'SAY:remember me', 'c-lost');
+    expect(first.outcome.status, first.outcome.reason).toBe('completed');
+    // The session's files are lost (another machine, a wiped folder); the host still has the id.
+    const { rmSync } = await import('node:fs');
+    rmSync(join(host.dataDir, 'sessions', first.sessionId, 'claude', 'projects'), { recursive: true, force: true });
+    const second = await dispatch('plain', 'SAY:fresh start', 'c-lost');
+    expect(second.outcome.status, second.outcome.reason).toBe('completed');
+    expect(outputOf(second.outcome)).toBe('fresh start');
+    expect(second.updates).toContainEqual(expect.objectContaining({ kind: 'log', level: 'warn', message: `claude: session ${first.outcome.result?.external?.sessionId} was not found; starting a fresh session` }));
+    expect(second.outcome.result?.external?.sessionId).not.toBe(first.outcome.result?.external?.sessionId);
+  });
+
   it('maximum turns reached fails the run with the harness\'s reason', async () => {
     const { outcome } = await dispatch('turns', 'USE_TOOL:Read:/etc/hostname');
     expect(outcome.status).toBe('failed');
@@ -144,7 +158,15 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(claudeProcesses()).toEqual([]);
   });
 
-  it('the harness never sees the provider key: a canary key is in no stored byte', async () => {
+  it('the harness never sees the provider key: its environment holds only the run token, and a canary key is in no stored byte', async () => {
+    const { outcome, updates } = await dispatch('env', 'USE_TOOL:Bash:env', 'c-env');
+    expect(outcome.status, outcome.reason).toBe('completed');
+    const env = String((updates.find((u) => u.kind === 'tool.finished') as { output?: string } | undefined)?.output);
+    // The run token is the API key (redacted in every stored and streamed byte), the gateway the base URL.
+    expect(env).toContain('ANTHROPIC_API_KEY=[REDACTED]');
+    expect(env).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:3129/);
+    expect(env).not.toContain('PADDOCK_TEST_CLAUDE_CANARY_KEY');
+    expect(env).not.toContain(CANARY_KEY);
     host.store.db.pragma('wal_checkpoint(PASSIVE)');
     for (const file of readdirSync(host.dataDir, { recursive: true }) as string[]) {
       let bytes: Buffer;
