@@ -16,7 +16,11 @@ export {
   type HarnessExit,
   type Harness,
   type LineMappers,
+  killTree,
 } from './harness/spawnHarness.js';
+export { locateHarness, type LocatedHarness } from './harness/locate.js';
+export { claudeArgs, claudeEnv, ClaudeStreamMapper, type ClaudeCodeOptions, type PermissionDenial } from './harness/claudeCode.js';
+export { codexArgs, codexEnv, CodexStreamMapper, type CodexOptions } from './harness/codex.js';
 export {
   PROTOCOL_VERSION,
   ErrorCodes,
