@@ -4,6 +4,7 @@ import { cpus } from 'node:os';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
 import { gatewayBench } from './gateway.js';
+import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
@@ -18,6 +19,7 @@ const results = {
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
   ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),
   ...(only && only !== 'gateway' ? {} : { gateway: await gatewayBench() }),
+  ...(only && only !== 'harness' ? {} : { harness: await harnessBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the pinned agent CLIs (harness/package.json) into .harness/ — about 800 MB from the npm
+# Installs the pinned agent CLIs and the ACP adapter (harness/package.json) into .harness/ — about 1.2 GB from the npm
 # registry, nothing from elsewhere. Idempotent: skipped while the pins are unchanged and both
 # binaries answer --version. Claude Code is pinned explicitly: on Node 20 an unpinned install
 # silently picks 2.1.197 (newer versions declare engines.node >= 22 but run: the CLI is native).
@@ -11,12 +11,13 @@ stamp="$dir/.installed"
 want="$(sha256sum harness/package.json | cut -d' ' -f1)"
 claude="$dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 codex="$dir/node_modules/@openai/codex/bin/codex.js"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$claude" --version >/dev/null 2>&1 && node "$codex" --version >/dev/null 2>&1; then
+acp="$dir/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$acp" ] && "$claude" --version >/dev/null 2>&1 && node "$codex" --version >/dev/null 2>&1; then
   exit 0
 fi
 mkdir -p "$dir"
 cp harness/package.json "$dir/package.json"
-echo "harness: installing the pinned Claude Code and Codex CLIs into $dir (about 800 MB from the npm registry)"
+echo "harness: installing the pinned Claude Code and Codex CLIs and the Claude ACP adapter into $dir (about 1.2 GB from the npm registry)"
 if ! npm install --prefix "$dir" --no-audit --no-fund --engine-strict=false --loglevel=error >"$dir/install.log" 2>&1; then
   echo "harness: ERROR: npm install of the pinned CLIs failed; see $dir/install.log:" >&2
   tail -20 "$dir/install.log" >&2
@@ -28,5 +29,9 @@ for check in "$claude --version" "node $codex --version"; do
     exit 1
   fi
 done
+if [ ! -f "$acp" ]; then
+  echo "harness: ERROR: installed, but the ACP adapter $acp is missing; see $dir/install.log" >&2
+  exit 1
+fi
 echo "$want" > "$stamp"
 echo "harness: claude $("$claude" --version 2>/dev/null | head -1), codex $(node "$codex" --version 2>/dev/null | head -1)"

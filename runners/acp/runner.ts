@@ -4,6 +4,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { client, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer, type SessionNotification } from '@agentclientprotocol/sdk';
 import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
+import { claudeEnv } from '../../sdk/harness/claudeCode.js';
 import { killTree } from '../../sdk/harness/spawnHarness.js';
 import type { UpdateInput } from '../../sdk/protocol/types.js';
 
@@ -46,15 +47,27 @@ export const acpRunner = defineRunner({
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
+    modelGateway: z.enum(['none', 'anthropic', 'openai']).default('none'),
+    model: z.string().optional(),
   }),
   async run(event, binding, ctx) {
     const { config } = binding;
     const root = binding.workspace?.root ?? process.cwd();
     const agentHome = join(binding.workspace?.session ?? process.env.HOME ?? root, 'home');
     mkdirSync(agentHome, { recursive: true });
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: agentHome, TMPDIR: process.env.TMPDIR ?? '/tmp', LANG: 'C.UTF-8', ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}), ...config.env };
+    const token = process.env.PADDOCK_RUN_TOKEN;
+    if (config.modelGateway !== 'none') {
+      const model = config.model ?? binding.models[0]?.id;
+      if (!binding.gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: `modelGateway "${config.modelGateway}" needs a granted model (grants.models)` } };
+      if (config.modelGateway === 'anthropic') {
+        // What Claude Code (under any adapter) needs: the gateway, the run token, the granted model for every tier.
+        Object.assign(env, claudeEnv({ path: env.PATH!, home: agentHome, tmp: env.TMPDIR!, baseUrl: binding.gateway.anthropicBaseUrl, token, model }), { ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model });
+      } else Object.assign(env, { OPENAI_BASE_URL: binding.gateway.openaiBaseUrl, OPENAI_API_KEY: token, OPENAI_MODEL: model, NO_PROXY: '127.0.0.1,localhost' });
+    }
     const child = spawn(config.command, config.args, {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: agentHome, TMPDIR: process.env.TMPDIR ?? '/tmp', LANG: 'C.UTF-8', ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}), ...config.env },
+      env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
@@ -112,7 +125,6 @@ export const acpRunner = defineRunner({
     try {
       const init = await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: canRead, writeTextFile: canWrite }, terminal: false }, clientInfo: { name: 'paddock', version: '0.1.0' } });
       ctx.emit({ kind: 'log', level: 'info', message: `acp agent ${init.agentInfo?.name ?? config.command} ${init.agentInfo?.version ?? ''} (protocol ${init.protocolVersion})`.trim() });
-      const token = process.env.PADDOCK_RUN_TOKEN;
       const http = init.agentCapabilities?.mcpCapabilities?.http === true;
       const servers = Object.entries(binding.gateway?.mcp ?? {});
       if (servers.length && !http) ctx.emit({ kind: 'log', level: 'warn', message: 'acp: the agent does not take HTTP MCP servers; granted MCP servers are not given to it' });

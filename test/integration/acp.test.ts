@@ -1,15 +1,17 @@
 // The acp runner driving a real ACP agent process (a fixture written with the official SDK) in
 // the bwrap sandbox: updates, fs through the host path policy, terminals refused, permissions
 // denied, MCP through the host endpoint, session load from host state, cancel.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
+import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 const AGENT = repoPath('test/fixtures/acp/agent.mjs');
+const ADAPTER = join(HARNESS_DIR, 'node_modules', '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js');
 // The agent program lives outside the runner's folder: the binding makes it readable (readPaths).
 const host = tempHost({ limits: { wallClockMs: 60_000 }, mountRoots: [repoPath('test/fixtures/acp')] });
 afterAll(() => host.close());
@@ -26,8 +28,16 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
   beforeAll(() => {
     const acp = (id: string, bot: string, grants: Record<string, unknown> = {}) => ({ id, runner: 'acp', route: { bot }, sandbox: 'bwrap', grants, readPaths: [repoPath('test/fixtures/acp')], config: { command: process.execPath, args: [AGENT] } });
     host.apply({
-      resources: { mcpServers: [{ id: 'tools', command: process.execPath, args: [repoPath('test/fixtures/mcp/server.mjs')], tools: { deny: ['delete_everything'] } }] },
-      bindings: [acp('acp', 'acp'), acp('acp-fs', 'acp-fs', { fs: 'readwrite', mcpServers: ['tools'] })],
+      resources: {
+        models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
+        mcpServers: [{ id: 'tools', command: process.execPath, args: [repoPath('test/fixtures/mcp/server.mjs')], tools: { deny: ['delete_everything'] } }],
+      },
+      bindings: [
+        acp('acp', 'acp'),
+        acp('acp-fs', 'acp-fs', { fs: 'readwrite', mcpServers: ['tools'] }),
+        // A real ACP agent from npm: the Claude Code ACP adapter, installed with the harness CLIs.
+        { id: 'acp-claude', runner: 'acp', route: { bot: 'acp-claude' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { command: process.execPath, args: [ADAPTER], modelGateway: 'anthropic' } },
+      ],
     });
   });
 
@@ -90,4 +100,13 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     const outcome = await ticket.done;
     expect(outcome.status, outcome.reason).toBe('cancelled');
   });
+
+  it('a real ACP agent from npm (@agentclientprotocol/claude-agent-acp 0.101.0, driving Claude Code) answers through the gateway, offline', async () => {
+    expect(existsSync(ADAPTER), `the ACP adapter is installed by scripts/install-harnesses.sh: ${ADAPTER}`).toBe(true);
+    const first = await dispatch('acp-claude', 'SAY:hello via the ACP adapter', 'real-1');
+    expect(first.outcome.status, first.outcome.reason).toBe('completed');
+    expect(outputOf(first.outcome)).toContain('hello via the ACP adapter');
+    const calls = host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?").pluck().all(first.runId) as string[];
+    expect(calls.map((c) => JSON.parse(c))).toContainEqual(expect.objectContaining({ model: 'sm', scripted: true, status: 200 }));
+  }, 120_000);
 });
