@@ -1,13 +1,14 @@
 // The claude-code runner with the REAL Claude Code CLI (pinned, installed by
 // scripts/install-harnesses.sh), offline, sandboxed, through the host gateway and its scripted
 // model. Needs the harness install: fails loudly, naming the fix, when it is missing.
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { processesWith } from '../helpers/procs.js';
+import { filesContaining } from '../helpers/canary.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 const CANARY_KEY = `sk-ant-api03-harnesscanary${'K'.repeat(40)}AA`;
@@ -17,20 +18,7 @@ const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const host = tempHost({ limits: { wallClockMs: 120_000 } });
 afterAll(() => host.close());
 
-/** Processes whose command line mentions the claude binary. */
-function claudeProcesses(): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat[stat.lastIndexOf(')') + 2] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-code/bin/claude');
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const claudeProcesses = () => processesWith('claude-code/bin/claude');
 
 async function dispatch(bot: string, text: string, conversation = 'c1', signal?: AbortSignal, updates: Update[] = []): Promise<{ outcome: RunOutcome; updates: Update[]; sessionId: string }> {
   const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
@@ -168,14 +156,6 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(env).not.toContain('PADDOCK_TEST_CLAUDE_CANARY_KEY');
     expect(env).not.toContain(CANARY_KEY);
     host.store.db.pragma('wal_checkpoint(PASSIVE)');
-    for (const file of readdirSync(host.dataDir, { recursive: true }) as string[]) {
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(join(host.dataDir, file));
-      } catch {
-        continue;
-      }
-      expect(bytes.includes(CANARY_KEY), file).toBe(false);
-    }
+    expect(filesContaining(host.dataDir, CANARY_KEY)).toEqual([]);
   });
 });

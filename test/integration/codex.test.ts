@@ -1,30 +1,19 @@
 // The codex runner with the REAL Codex CLI (pinned, installed by scripts/install-harnesses.sh),
 // offline, sandboxed, through the host gateway's Responses endpoint and its scripted model.
-import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const host = tempHost({ limits: { wallClockMs: 120_000 } });
 afterAll(() => host.close());
 
-function codexProcesses(): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat[stat.lastIndexOf(')') + 2] !== 'Z' && /codex/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8')) && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('vitest');
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+/** Live Codex processes (its launcher and native binary both live under @openai/codex). */
+const codexProcesses = () => processesWith('@openai/codex');
 
 async function dispatch(bot: string, text: string, conversation = 'c1', updates: Update[] = [], signal?: AbortSignal): Promise<{ outcome: RunOutcome; updates: Update[] }> {
   const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });

@@ -2,7 +2,7 @@
 // (through the bridged socket) and through the SDK, retrieves from an FTS5 knowledge base, calls
 // tools of a real MCP server (official SDK, started under the sandbox), and finds its skill
 // read-only. The MCP endpoint is also driven directly with the official MCP client.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,26 +15,13 @@ import type { RunOutcome } from '../../host/process/outcome.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const MCP_CANARY = `mcp-canary-${process.pid}-Zq8vWm3kT1`;
 process.env.PADDOCK_TEST_MCP_CANARY_TOKEN = MCP_CANARY;
 
-/** Pids of live processes whose command line contains `needle`. */
-function processesWith(needle: string): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat[stat.lastIndexOf(')') + 2] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 const root = mkdtempSync(join(tmpdir(), 'paddock-gwruns-'));
 const kbDir = join(root, 'handbook');

@@ -2,13 +2,14 @@
 // Claude Code CLI (test/fixtures/fakeClaude.mjs) installed in a throwaway harness folder: crash
 // mid-stream, hang, flood, malformed lines, an unexpected version. Each fails (or survives) its
 // run with a reason; the host and the next run are unaffected; no process is left.
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 const harnessDir = mkdtempSync(join(tmpdir(), 'paddock-fake-harness-'));
@@ -20,19 +21,7 @@ chmodSync(join(bin, 'claude.exe'), 0o755);
 const host = tempHost({ harnessDir, limits: { wallClockMs: 60_000 } });
 afterAll(() => host.close());
 
-function fakeProcesses(): number[] {
-  return readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return stat[stat.lastIndexOf(')') + 2] !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(harnessDir);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const fakeProcesses = () => processesWith(harnessDir);
 
 async function dispatch(bot: string, text: string): Promise<{ outcome: RunOutcome; updates: Update[] }> {
   const updates: Update[] = [];
