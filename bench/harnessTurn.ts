@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execa } from 'execa';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,10 +54,12 @@ export async function harnessBench(count = 12) {
     const p = performance.now() - t;
     const home = mkdtempSync(join(tmpdir(), 'bench-claude-'));
     t = performance.now();
-    execFileSync(cli.command, [...cli.prefix, ...claudeArgs({ prompt: 'SAY:benchmark', model: 'sm', permissionMode: 'dontAsk', allowedTools: [], disallowedTools: [], maxTurns: 4 })], {
+    // Asynchronously: the gateway it calls lives in this process.
+    await execa(cli.command, [...cli.prefix, ...claudeArgs({ prompt: 'SAY:benchmark', model: 'sm', permissionMode: 'dontAsk', allowedTools: [], disallowedTools: [], maxTurns: 4 })], {
       env: claudeEnv({ path: process.env.PATH ?? '/usr/bin:/bin', home, tmp: home, baseUrl: bare.baseUrl, token: bare.token, model: 'sm' }),
+      extendEnv: false,
       cwd: home,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdin: 'ignore',
     });
     const b = performance.now() - t;
     rmSync(home, { recursive: true, force: true });
