@@ -41,7 +41,7 @@ function frontMatter(text: string): Record<string, unknown> {
 
 /**
  * Read a skill folder: its SKILL.md front matter (`name`, `description`, `version` or
- * `metadata.version`) and its content digest. Throws when there is no SKILL.md.
+ * `metadata.version`) and its content digest (a missing SKILL.md leaves only the fallback name).
  */
 export function readSkill(folder: string, fallbackName: string): SkillIdentity {
   const hash = createHash('sha256');
@@ -51,11 +51,11 @@ export function readSkill(folder: string, fallbackName: string): SkillIdentity {
     else if (e.kind === 'link') hash.update(readlinkSync(e.path));
     hash.update('\0');
   }
-  let skillMd: string;
+  let skillMd = '';
   try {
     skillMd = readFileSync(join(folder, 'SKILL.md'), 'utf8');
   } catch {
-    throw new Error(`${folder} has no SKILL.md`);
+    // `apply` refuses a skill without SKILL.md; one that lost it since still gets a digest.
   }
   const meta = frontMatter(skillMd);
   const metadata = (meta.metadata ?? {}) as Record<string, unknown>;
