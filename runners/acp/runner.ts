@@ -144,6 +144,8 @@ export const acpRunner = defineRunner({
         }
       }
       sessionId ??= (await agent.request('session/new', { cwd: root, mcpServers })).sessionId;
+      // Cancelled while the session was being set up: never start the prompt.
+      if (ctx.signal.aborted) return { status: 'cancelled', external: { sessionId } };
       const onCancel = () => void agent.notify('session/cancel', { sessionId: sessionId! }).catch(() => undefined);
       ctx.signal.addEventListener('abort', onCancel, { once: true });
       try {

@@ -15,9 +15,14 @@ import { repoPath } from '../helpers/fixtures.js';
 import { tempHost } from '../helpers/host.js';
 
 const host = tempHost();
+
+/** Runs for runners on the scripted model: 30 chunks 200 ms apart make a six-second answer to cancel. */
+const SCRIPTED_RUNS = { sample: { text: 'SAY:conformant' }, slow: { text: 'SLOW:200 LONG:30' } };
+/** The acp runner on the fixture ACP agent (its SLOW prompt streams until session/cancel). */
+const ACP_CONFIG = { command: process.execPath, args: [repoPath('test/fixtures/acp/agent.mjs')] };
 afterAll(() => host.close());
 
-async function conformance(runner: string) {
+async function conformance(runner: string, runs: { sample: { text: string; config?: Record<string, unknown> }; slow: { text: string; config?: Record<string, unknown> } } = SCRIPTED_RUNS) {
   const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
   const handle = await host.gateway.openRun({
     claims: { runId: `run-conf-${runner}`, sessionId: 'ses-conf', bindingId: 'conformance', runnerId: runner },
@@ -35,9 +40,8 @@ async function conformance(runner: string) {
   const script = await compileNodeEntry(repoPath(`runners/${runner}/index.ts`));
   try {
     return await runRunnerConformance(() => spawnRunnerProcess(process.execPath, [script], { stderr: 'ignore', env: { PATH: process.env.PATH, HOME: home, TMPDIR: ws.tmp, PADDOCK_RUN_TOKEN: handle.token, PADDOCK_HARNESS_DIR: HARNESS_DIR } }), {
-      sampleRun: { text: 'SAY:conformant' },
-      // 30 chunks 200 ms apart: a six-second answer to cancel in the middle of.
-      slowRun: { text: 'SLOW:200 LONG:30' },
+      sampleRun: runs.sample,
+      slowRun: runs.slow,
       cancelGraceMs: 5_000,
       stepTimeoutMs: 30_000,
       host: {
@@ -63,4 +67,9 @@ describe('runner conformance of the harness and agent runners (real processes, r
       expect(report.passed).toBe(true);
     }, 180_000);
   }
+  it('acp passes (driving the fixture ACP agent)', async () => {
+    const report = await conformance('acp', { sample: { text: 'SAY:conformant', config: ACP_CONFIG }, slow: { text: 'SLOW', config: ACP_CONFIG } });
+    expect(report.failures).toEqual([]);
+    expect(report.passed).toBe(true);
+  }, 180_000);
 });
