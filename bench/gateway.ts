@@ -2,8 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { indexResources } from '../host/authz/projection.js';
-import { BindingLimitsSchema, ModelResourceSchema } from '../host/bindings/schema.js';
+import { openScriptedRun } from '../host/gateway/scriptedRun.js';
 import { parseLimits } from '../host/config/limits.js';
 import { configureContainer } from '../host/di/configure.js';
 import { TOKENS } from '../host/di/tokens.js';
@@ -21,16 +20,7 @@ export async function gatewayBench(count = 300) {
   const dataDir = mkdtempSync(`${tmpdir()}/paddock-bench-gateway-`);
   const container = configureContainer({ dataDir, limits: parseLimits(), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false });
   const gateway = container.resolve(TOKENS.Gateway);
-  const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
-  const handle = await gateway.openRun({
-    claims: { runId: 'run-bench', sessionId: 'ses-bench', bindingId: 'bench', runnerId: 'bench' },
-    projection: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
-    resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
-    budget: BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
-    backend: 'process',
-    sandboxLimits: parseLimits(),
-    notice: () => {},
-  });
+  const handle = await openScriptedRun(gateway, 'run-bench');
   const bodies = {
     short: 'SAY:hello there',
     long: 'LONG:1000',

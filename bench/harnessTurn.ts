@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyConfig } from '../host/bindings/apply.js';
-import { indexResources } from '../host/authz/projection.js';
-import { BindingLimitsSchema, ModelResourceSchema } from '../host/bindings/schema.js';
+import { openScriptedRun } from '../host/gateway/scriptedRun.js';
 import { parseLimits } from '../host/config/limits.js';
 import { configureContainer } from '../host/di/configure.js';
 import { TOKENS } from '../host/di/tokens.js';
@@ -34,16 +33,7 @@ export async function harnessBench(count = 12) {
   );
   const dispatcher = container.resolve(TOKENS.Dispatcher);
   const gateway = container.resolve(TOKENS.Gateway);
-  const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
-  const bare = await gateway.openRun({
-    claims: { runId: 'run-bench-bare', sessionId: 'ses-bench', bindingId: 'bench-bare', runnerId: 'bare' },
-    projection: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
-    resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
-    budget: BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
-    backend: 'process',
-    sandboxLimits: parseLimits(),
-    notice: () => {},
-  });
+  const bare = await openScriptedRun(gateway, 'run-bench-bare');
   const times = { paddock: [] as number[], bare: [] as number[] };
   for (let i = 0; i < count + 2; i++) {
     let t = performance.now();

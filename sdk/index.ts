@@ -19,6 +19,7 @@ export {
   killTree,
 } from './harness/spawnHarness.js';
 export { locateHarness, type LocatedHarness } from './harness/locate.js';
+export { gatewayAccess, hasAccess, type GatewayAccess } from './harness/gatewayAccess.js';
 export { claudeArgs, claudeEnv, ClaudeStreamMapper, type ClaudeCodeOptions, type PermissionDenial } from './harness/claudeCode.js';
 export { codexArgs, codexEnv, CodexStreamMapper, type CodexOptions } from './harness/codex.js';
 export {

@@ -5,6 +5,7 @@ import { Readable, Writable } from 'node:stream';
 import { client, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer, type SessionNotification } from '@agentclientprotocol/sdk';
 import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
 import { claudeEnv } from '../../sdk/harness/claudeCode.js';
+import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { killTree } from '../../sdk/harness/spawnHarness.js';
 import type { UpdateInput } from '../../sdk/protocol/types.js';
 
@@ -58,12 +59,13 @@ export const acpRunner = defineRunner({
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: agentHome, TMPDIR: process.env.TMPDIR ?? '/tmp', LANG: 'C.UTF-8', ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}), ...config.env };
     const token = process.env.PADDOCK_RUN_TOKEN;
     if (config.modelGateway !== 'none') {
-      const model = config.model ?? binding.models[0]?.id;
-      if (!binding.gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: `modelGateway "${config.modelGateway}" needs a granted model (grants.models)` } };
+      const access = gatewayAccess(binding, config.model, `acp with modelGateway "${config.modelGateway}"`);
+      if (!hasAccess(access)) return access;
+      const { model } = access;
       if (config.modelGateway === 'anthropic') {
         // What Claude Code (under any adapter) needs: the gateway, the run token, the granted model for every tier.
-        Object.assign(env, claudeEnv({ path: env.PATH!, home: agentHome, tmp: env.TMPDIR!, baseUrl: binding.gateway.anthropicBaseUrl, token, model }), { ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model });
-      } else Object.assign(env, { OPENAI_BASE_URL: binding.gateway.openaiBaseUrl, OPENAI_API_KEY: token, OPENAI_MODEL: model, NO_PROXY: '127.0.0.1,localhost' });
+        Object.assign(env, claudeEnv({ path: env.PATH!, home: agentHome, tmp: env.TMPDIR!, baseUrl: access.gateway.anthropicBaseUrl, token: access.token, model }), { ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model });
+      } else Object.assign(env, { OPENAI_BASE_URL: access.gateway.openaiBaseUrl, OPENAI_API_KEY: access.token, OPENAI_MODEL: model, NO_PROXY: '127.0.0.1,localhost' });
     }
     const child = spawn(config.command, config.args, {
       cwd: root,

@@ -2,6 +2,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { ClaudeStreamMapper, claudeArgs, claudeEnv } from '../../sdk/harness/claudeCode.js';
+import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
 
@@ -31,11 +32,9 @@ export const claudeCodeRunner = defineRunner({
   }),
   async run(event, binding, ctx) {
     const config = binding.config;
-    const gateway = binding.gateway;
-    const token = process.env.PADDOCK_RUN_TOKEN;
-    const model = config.model ?? binding.models[0]?.id;
-    if (!gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: 'claude-code needs a granted model (grants.models) to reach the host gateway' } };
-    if (!binding.models.some((m) => m.id === model)) return { status: 'failed', error: { code: 'model_not_granted', message: `config.model "${model}" is not granted to this binding` } };
+    const access = gatewayAccess(binding, config.model, 'claude-code');
+    if (!hasAccess(access)) return access;
+    const { gateway, token, model } = access;
     const cli = locateHarness('claude');
     if (!cli) return { status: 'failed', error: { code: 'harness_missing', message: 'the Claude Code CLI is not installed: run scripts/install-harnesses.sh (or put claude on PATH)' } };
 

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { CodexStreamMapper, codexArgs, codexEnv } from '../../sdk/harness/codex.js';
+import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
 
@@ -23,11 +24,10 @@ export const codexRunner = defineRunner({
     sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('read-only'),
   }),
   async run(event, binding, ctx) {
-    const { config, gateway } = binding;
-    const token = process.env[TOKEN_ENV];
-    const model = config.model ?? binding.models[0]?.id;
-    if (!gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: 'codex needs a granted model (grants.models) to reach the host gateway' } };
-    if (!binding.models.some((m) => m.id === model)) return { status: 'failed', error: { code: 'model_not_granted', message: `config.model "${model}" is not granted to this binding` } };
+    const { config } = binding;
+    const access = gatewayAccess(binding, config.model, 'codex');
+    if (!hasAccess(access)) return access;
+    const { gateway, token, model } = access;
     const cli = locateHarness('codex');
     if (!cli) return { status: 'failed', error: { code: 'harness_missing', message: 'the Codex CLI is not installed: run scripts/install-harnesses.sh (or put codex on PATH)' } };
 

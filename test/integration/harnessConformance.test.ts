@@ -4,8 +4,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { indexResources } from '../../host/authz/projection.js';
-import { BindingLimitsSchema, ModelResourceSchema } from '../../host/bindings/schema.js';
+import { openScriptedRun } from '../../host/gateway/scriptedRun.js';
 import { gatewayRequestHandler } from '../../host/gateway/hostRequests.js';
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
@@ -23,16 +22,7 @@ const ACP_CONFIG = { command: process.execPath, args: [repoPath('test/fixtures/a
 afterAll(() => host.close());
 
 async function conformance(runner: string, runs: { sample: { text: string; config?: Record<string, unknown> }; slow: { text: string; config?: Record<string, unknown> } } = SCRIPTED_RUNS) {
-  const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
-  const handle = await host.gateway.openRun({
-    claims: { runId: `run-conf-${runner}`, sessionId: 'ses-conf', bindingId: 'conformance', runnerId: runner },
-    projection: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
-    resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
-    budget: BindingLimitsSchema.parse({}),
-    backend: 'process',
-    sandboxLimits: host.config.limits,
-    notice: () => {},
-  });
+  const handle = await openScriptedRun(host.gateway, `run-conf-${runner}`);
   const root = mkdtempSync(join(tmpdir(), `paddock-conf-${runner}-`));
   const ws = { root, in: join(root, 'in'), out: join(root, 'out'), tmp: join(root, 'tmp'), session: join(root, 'session') };
   const home = join(root, 'home');

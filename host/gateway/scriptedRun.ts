@@ -1,0 +1,22 @@
+import { indexResources } from '../authz/projection.js';
+import { BindingLimitsSchema, ModelResourceSchema } from '../bindings/schema.js';
+import { parseLimits } from '../config/limits.js';
+import type { Gateway, GatewayRunHandle } from './gateway.js';
+
+/**
+ * Open the gateway for a stand-in run granted one scripted model `sm` (process backend, no
+ * budget to speak of): what benchmarks and protocol suites need to talk to a real gateway
+ * without a real run around it.
+ */
+export function openScriptedRun(gateway: Gateway, runId: string): Promise<GatewayRunHandle> {
+  const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
+  return gateway.openRun({
+    claims: { runId, sessionId: `ses-${runId}`, bindingId: `binding-${runId}`, runnerId: runId },
+    projection: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
+    resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
+    budget: BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
+    backend: 'process',
+    sandboxLimits: parseLimits(),
+    notice: () => {},
+  });
+}
