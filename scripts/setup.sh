@@ -30,6 +30,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# The pinned agent CLIs the harness runners wrap (Claude Code, Codex): about 800 MB from the npm
+# The pinned agent CLIs the harness runners wrap (Claude Code, Codex) and the Claude ACP adapter: about 1.2 GB from the npm
 # registry into .harness/, skipped while already installed. Tests and the demo use the real ones.
 bash scripts/install-harnesses.sh
