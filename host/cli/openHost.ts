@@ -1,5 +1,5 @@
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
-import { sweepWorkspaces } from '../runs/workspace.js';
+import { sweepSessionFolders, sweepWorkspaces } from '../runs/workspace.js';
 import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
@@ -10,8 +10,9 @@ export async function openHost(config: HostConfig) {
   const store = container.resolve(TOKENS.Store);
   const recovery = await reconcile(store);
   // Retention: workspaces of runs that are over (or never recorded) expire after the TTL.
-  const live = new Set(store.runs({ status: ['queued', 'running'], limit: 1_000_000 }).map((r) => r.id));
-  sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, live);
+  const liveRuns = store.runs({ status: ['queued', 'running'], limit: 1_000_000 });
+  sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, new Set(liveRuns.map((r) => r.id)));
+  sweepSessionFolders(config.dataDir, config.sessionTtlMs ?? DISPATCH_DEFAULTS.sessionTtlMs, new Set(liveRuns.map((r) => r.sessionId)));
   return { container, store, recovery };
 }
 

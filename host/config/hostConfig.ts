@@ -22,12 +22,14 @@ export interface HostConfig {
   maxQueuedRuns?: number;
   /** Kept workspaces (and ones a stopped host left) are removed at start once older than this (default 7 days). */
   workspaceTtlMs?: number;
+  /** Session folders (harness resume state) unused for this long are removed at start (default 30 days). */
+  sessionTtlMs?: number;
   /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */
   harnessDir?: string;
 }
 
 /** Host-wide dispatch defaults. */
-export const DISPATCH_DEFAULTS = { maxConcurrentRuns: 4, maxQueuedRuns: 256, workspaceTtlMs: 7 * 24 * 3600 * 1000 } as const;
+export const DISPATCH_DEFAULTS = { maxConcurrentRuns: 4, maxQueuedRuns: 256, workspaceTtlMs: 7 * 24 * 3600 * 1000, sessionTtlMs: 30 * 24 * 3600 * 1000 } as const;
 
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
 

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folders of one run. The runner's cwd is `root`; HOME and TMPDIR point inside it. */
@@ -35,6 +35,9 @@ export function sessionDir(dataDir: string, sessionId: string): string {
   if (!SESSION_ID.test(sessionId)) throw new Error(`refusing session folder for malformed session id ${JSON.stringify(sessionId)}`);
   const dir = join(dataDir, 'sessions', sessionId);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Used now: retention counts from the session's last run, not from its creation.
+  const now = new Date();
+  utimesSync(dir, now, now);
   return dir;
 }
 
@@ -48,11 +51,24 @@ export function removeRunWorkspace(ws: RunWorkspace): void {
  * that stopped mid-run). Never follows links. Returns the removed run ids.
  */
 export function sweepWorkspaces(dataDir: string, ttlMs: number, inUse: ReadonlySet<string>, now = Date.now()): string[] {
-  const dir = join(dataDir, 'workspaces');
+  return sweepFolders(join(dataDir, 'workspaces'), RUN_ID, ttlMs, inUse, now);
+}
+
+/**
+ * Remove session folders (a harness's resume state) not used for `ttlMs`, except those of
+ * sessions with a queued or running run. The session's pointer stays in the store; its next run
+ * finds the harness session gone, starts a fresh one and says so.
+ */
+export function sweepSessionFolders(dataDir: string, ttlMs: number, inUse: ReadonlySet<string>, now = Date.now()): string[] {
+  return sweepFolders(join(dataDir, 'sessions'), SESSION_ID, ttlMs, inUse, now);
+}
+
+/** Remove the folders under `dir` named like `pattern`, not in use, untouched for `ttlMs`; links are never followed. */
+function sweepFolders(dir: string, pattern: RegExp, ttlMs: number, inUse: ReadonlySet<string>, now: number): string[] {
   if (!existsSync(dir)) return [];
   const removed: string[] = [];
   for (const name of readdirSync(dir)) {
-    if (!RUN_ID.test(name) || inUse.has(name)) continue;
+    if (!pattern.test(name) || inUse.has(name)) continue;
     const path = join(dir, name);
     const stat = lstatSync(path);
     if (stat.isDirectory() && now - stat.mtimeMs > ttlMs) {
