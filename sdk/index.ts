@@ -20,6 +20,7 @@ export {
 } from './harness/spawnHarness.js';
 export { locateHarness, type LocatedHarness } from './harness/locate.js';
 export { gatewayAccess, hasAccess, type GatewayAccess } from './harness/gatewayAccess.js';
+export { runHarnessTurn, harnessExitFailure, type HarnessTurnOptions } from './harness/harnessTurn.js';
 export { claudeArgs, claudeEnv, ClaudeStreamMapper, type ClaudeCodeOptions, type PermissionDenial } from './harness/claudeCode.js';
 export { codexArgs, codexEnv, CodexStreamMapper, type CodexOptions } from './harness/codex.js';
 export {

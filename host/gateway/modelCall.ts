@@ -4,7 +4,8 @@ import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
 import { CircuitBreaker } from './circuitBreaker.js';
 import { createProvider, ProviderUnavailable, type Provider, type ProviderAnswer } from './providers/index.js';
-import { parseRetryAfter, RETRYABLE_STATUS, retryDelay, sleep } from './retry.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseRetryAfter, RETRYABLE_STATUS, retryDelay } from './retry.js';
 import type { GatewayRun } from './runContext.js';
 import { WIRES, type NormalizedReply, type WireFormat } from './wire/index.js';
 
@@ -146,7 +147,7 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
     if (answer) await drain(answer.body);
     deps.log.info({ runId: run.claims.runId, model: model.id, attempt, status: answer?.status, failure, delayMs: delay }, 'gateway: retrying model call');
     try {
-      await sleep(delay, request.signal);
+      await sleep(delay, undefined, { signal: request.signal });
     } catch {
       return refuse({ status: 499, type: 'api_error', message: 'paddock: the caller went away' }, model.id, model.provider, attempt);
     }

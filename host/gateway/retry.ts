@@ -26,19 +26,3 @@ export function retryDelay(attempt: number, retryAfterMs: number | undefined, ra
   const ceiling = Math.min(RETRY.capMs, RETRY.baseMs * 2 ** (attempt - 1));
   return Math.floor(random() * ceiling);
 }
-
-/** Wait `ms`, or reject as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

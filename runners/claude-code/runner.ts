@@ -4,7 +4,7 @@ import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { ClaudeStreamMapper, claudeArgs, claudeEnv } from '../../sdk/harness/claudeCode.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
-import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
+import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
 
 /** The Claude Code version these mappings were checked against (scripts/install-harnesses.sh pins it). */
 const TESTED_VERSION = '2.1.332';
@@ -66,23 +66,23 @@ export const claudeCodeRunner = defineRunner({
 
     const turn = async (resume: string | undefined) => {
       const mapper = new ClaudeStreamMapper(disallowed);
-      const harness = spawnHarness({
+      let versionChecked = false;
+      const exit = await runHarnessTurn({
+        name: 'claude',
         command: cli.command,
         args: [...cli.prefix, ...claudeArgs({ prompt: eventText(event), model, permissionMode: config.permissionMode, allowedTools: allowed, disallowedTools: disallowed, maxTurns, mcpConfigFile, resume, appendSystemPrompt: config.appendSystemPrompt })],
         cwd,
         env,
         signal: ctx.signal,
-      });
-      let versionChecked = false;
-      for await (const line of harness.lines) {
-        if (line.type === 'json') for (const update of mapper.map(line.value)) ctx.emit(update);
-        if (!versionChecked && mapper.version) {
+        map: (value) => mapper.map(value),
+        emit: (update) => ctx.emit(update),
+        afterLine: () => {
+          if (versionChecked || !mapper.version) return;
           versionChecked = true;
           if (!mapper.version.startsWith(TESTED_VERSION.replace(/\.\d+$/, '.'))) ctx.emit({ kind: 'log', level: 'warn', message: `claude ${mapper.version} is not the tested ${TESTED_VERSION}: its line formats may differ; unknown lines are kept as logs` });
-        }
-        else if (line.raw.trim()) ctx.emit({ kind: 'log', level: 'warn', message: `claude (not JSON): ${line.raw.slice(0, 2000)}` });
-      }
-      return { mapper, exit: await harness.exited };
+        },
+      });
+      return { mapper, exit };
     };
 
     const previous = ctx.resume?.external?.sessionId;
@@ -92,9 +92,9 @@ export const claudeCodeRunner = defineRunner({
       ctx.emit({ kind: 'log', level: 'warn', message: `claude: session ${previous} was not found; starting a fresh session` });
       ({ mapper, exit } = await turn(undefined));
     }
-    if (exit.spawnError) return { status: 'failed', error: { code: 'spawn_failed', message: `claude could not start: ${exit.spawnError}` } };
+    const broken = harnessExitFailure('claude', exit);
+    if (broken) return broken;
     if (exit.cancelled) return { status: 'cancelled', ...(mapper.sessionId ? { external: { sessionId: mapper.sessionId } } : {}) };
-    if (exit.truncated) return { status: 'failed', error: { code: 'output_truncated', message: 'claude wrote more output than allowed and was stopped' } };
     const result = mapper.runResult(exit);
     if (mapper.denials.length) ctx.emit({ kind: 'log', level: 'warn', message: `claude: ${mapper.denials.length} tool call(s) denied: ${mapper.denials.map((d) => `${d.toolName} (${d.reason})`).join('; ')}` });
     return result;

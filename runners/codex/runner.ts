@@ -5,7 +5,7 @@ import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { CodexStreamMapper, codexArgs, codexEnv } from '../../sdk/harness/codex.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
-import { spawnHarness } from '../../sdk/harness/spawnHarness.js';
+import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
 
 const TOKEN_ENV = 'PADDOCK_RUN_TOKEN';
 /** The Codex version these mappings were checked against (scripts/install-harnesses.sh pins it). */
@@ -48,18 +48,17 @@ export const codexRunner = defineRunner({
 
     const turn = async (resume: string | undefined) => {
       const mapper = new CodexStreamMapper();
-      const harness = spawnHarness({
+      const exit = await runHarnessTurn({
+        name: 'codex',
         command: cli.command,
         args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV })],
         cwd: binding.workspace?.root ?? process.cwd(),
         env,
         signal: ctx.signal,
+        map: (value) => mapper.map(value),
+        emit: (update) => ctx.emit(update),
       });
-      for await (const line of harness.lines) {
-        if (line.type === 'json') for (const update of mapper.map(line.value)) ctx.emit(update);
-        else if (line.raw.trim()) ctx.emit({ kind: 'log', level: 'warn', message: `codex (not JSON): ${line.raw.slice(0, 2000)}` });
-      }
-      return { mapper, exit: await harness.exited };
+      return { mapper, exit };
     };
 
     const previous = ctx.resume?.external?.sessionId;
@@ -69,9 +68,9 @@ export const codexRunner = defineRunner({
       ctx.emit({ kind: 'log', level: 'warn', message: `codex: thread ${previous} could not be resumed (${exit.stderrTail.trim().split('\n').at(-1) ?? 'no reason'}); starting a fresh thread` });
       ({ mapper, exit } = await turn(undefined));
     }
-    if (exit.spawnError) return { status: 'failed', error: { code: 'spawn_failed', message: `codex could not start: ${exit.spawnError}` } };
+    const broken = harnessExitFailure('codex', exit);
+    if (broken) return broken;
     if (exit.cancelled) return { status: 'cancelled', ...(mapper.threadId ? { external: { sessionId: mapper.threadId } } : {}) };
-    if (exit.truncated) return { status: 'failed', error: { code: 'output_truncated', message: 'codex wrote more output than allowed and was stopped' } };
     return mapper.runResult(exit, version);
   },
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelResource } from '../../bindings/schema.js';
-import { sleep } from '../retry.js';
 import { planReply } from '../scripted/script.js';
 import { WIRES } from '../wire/index.js';
 import type { NormalizedReply } from '../wire/types.js';
@@ -32,7 +32,7 @@ export function scriptedProvider(model: ModelResource): Provider {
       const attempt = (attempts.get(fingerprint) ?? 0) + 1;
       attempts.set(fingerprint, attempt);
       const plan = planReply(input, model.script ?? [], { offered: wire.toolNames(call.body), format: call.format, requestNumber: requests, callId: `call_scripted_${requests}` });
-      if (plan.delayMs > 0) await sleep(plan.delayMs, call.signal);
+      if (plan.delayMs > 0) await sleep(plan.delayMs, undefined, { signal: call.signal });
       const headers = { 'request-id': `req_scripted_${requests}`, 'x-paddock-scripted': 'true' };
       if (plan.error && (plan.error.times === undefined || attempt <= plan.error.times)) {
         const { status } = plan.error;
@@ -64,7 +64,7 @@ async function* once(text: string): AsyncIterable<string> {
 
 async function* paced(parts: string[], delayMs: number, signal: AbortSignal): AsyncIterable<string> {
   for (const [i, part] of parts.entries()) {
-    if (i > 0 && delayMs > 0) await sleep(delayMs, signal);
+    if (i > 0 && delayMs > 0) await sleep(delayMs, undefined, { signal });
     yield part;
   }
 }

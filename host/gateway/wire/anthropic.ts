@@ -1,5 +1,5 @@
 import { eventJson, SseParser, sseEvent } from './sse.js';
-import { blocksText, num, splitText, type LastInput, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
+import { blocksText, jsonBodyAssembler, num, splitText, type LastInput, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -44,7 +44,7 @@ export const anthropicWire: Wire = {
   },
 
   assembler(stream, onText) {
-    return stream ? new AnthropicStreamAssembler(onText) : new JsonAssembler(onText);
+    return stream ? new AnthropicStreamAssembler(onText) : jsonBodyAssembler(fromMessage, onText);
   },
 
   errorBody(_status, type, message) {
@@ -52,27 +52,13 @@ export const anthropicWire: Wire = {
   },
 };
 
-/** A whole JSON Messages response. */
-class JsonAssembler implements ReplyAssembler {
-  private text = '';
-  constructor(private readonly onText?: (t: string) => void) {}
-  push(chunk: string): void {
-    this.text += chunk;
-  }
-  result(): NormalizedReply {
-    let body: Obj = {};
-    try {
-      body = JSON.parse(this.text) as Obj;
-    } catch {
-      /* not JSON (an HTML error page): an empty reply */
-    }
-    const content = (Array.isArray(body.content) ? (body.content as Obj[]) : []).flatMap((b): ReplyBlock[] =>
-      b.type === 'text' ? [{ type: 'text', text: String(b.text ?? '') }] : b.type === 'tool_use' ? [{ type: 'tool_use', id: String(b.id), name: String(b.name), input: b.input ?? {} }] : [],
-    );
-    for (const b of content) if (b.type === 'text') this.onText?.(b.text);
-    const usage = (body.usage ?? {}) as Obj;
-    return { id: String(body.id ?? ''), model: String(body.model ?? ''), content, stopReason: String(body.stop_reason ?? 'end_turn'), usage: { inputTokens: inputTokens(usage), outputTokens: num(usage.output_tokens) } };
-  }
+/** A whole JSON Messages response, normalized. */
+function fromMessage(body: Obj): NormalizedReply {
+  const content = (Array.isArray(body.content) ? (body.content as Obj[]) : []).flatMap((b): ReplyBlock[] =>
+    b.type === 'text' ? [{ type: 'text', text: String(b.text ?? '') }] : b.type === 'tool_use' ? [{ type: 'tool_use', id: String(b.id), name: String(b.name), input: b.input ?? {} }] : [],
+  );
+  const usage = (body.usage ?? {}) as Obj;
+  return { id: String(body.id ?? ''), model: String(body.model ?? ''), content, stopReason: String(body.stop_reason ?? 'end_turn'), usage: { inputTokens: inputTokens(usage), outputTokens: num(usage.output_tokens) } };
 }
 
 /** Input tokens including cache reads and writes (all of them are billed input). */

@@ -1,5 +1,5 @@
 import { eventJson, SseParser } from './sse.js';
-import { blocksText, num, splitText, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
+import { blocksText, jsonBodyAssembler, num, splitText, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -12,6 +12,19 @@ function parseArgs(text: string): unknown {
   } catch {
     return { _unparsed: text };
   }
+}
+
+/** A whole JSON Chat Completions answer, normalized. */
+function fromCompletion(body: Obj): NormalizedReply {
+  const choice = ((body.choices as Obj[] | undefined)?.[0] ?? {}) as Obj;
+  const message = (choice.message ?? {}) as Obj;
+  const content: ReplyBlock[] = typeof message.content === 'string' && message.content ? [{ type: 'text', text: message.content }] : [];
+  for (const c of (message.tool_calls as Obj[] | undefined) ?? []) {
+    const f = (c.function ?? {}) as Obj;
+    content.push({ type: 'tool_use', id: String(c.id), name: String(f.name), input: parseArgs(String(f.arguments ?? '')) });
+  }
+  const usage = (body.usage ?? {}) as Obj;
+  return { id: String(body.id ?? ''), model: String(body.model ?? ''), content, stopReason: stopReason(choice.finish_reason), usage: { inputTokens: num(usage.prompt_tokens), outputTokens: num(usage.completion_tokens) } };
 }
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`). */
@@ -49,33 +62,7 @@ export const chatWire: Wire = {
   },
 
   assembler(stream, onText) {
-    if (!stream) {
-      let raw = '';
-      return {
-        push: (c) => void (raw += c),
-        result: () => {
-          let body: Obj = {};
-          try {
-            body = JSON.parse(raw) as Obj;
-          } catch {
-            /* not JSON */
-          }
-          const choice = ((body.choices as Obj[] | undefined)?.[0] ?? {}) as Obj;
-          const message = (choice.message ?? {}) as Obj;
-          const content: ReplyBlock[] = [];
-          if (typeof message.content === 'string' && message.content) {
-            content.push({ type: 'text', text: message.content });
-            onText?.(message.content);
-          }
-          for (const c of (message.tool_calls as Obj[] | undefined) ?? []) {
-            const f = (c.function ?? {}) as Obj;
-            content.push({ type: 'tool_use', id: String(c.id), name: String(f.name), input: parseArgs(String(f.arguments ?? '')) });
-          }
-          const usage = (body.usage ?? {}) as Obj;
-          return { id: String(body.id ?? ''), model: String(body.model ?? ''), content, stopReason: stopReason(choice.finish_reason), usage: { inputTokens: num(usage.prompt_tokens), outputTokens: num(usage.completion_tokens) } };
-        },
-      };
-    }
+    if (!stream) return jsonBodyAssembler(fromCompletion, onText);
     const parser = new SseParser();
     let id = '';
     let model = '';

@@ -1,5 +1,5 @@
 import { eventJson, SseParser, sseEvent } from './sse.js';
-import { blocksText, num, splitText, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
+import { blocksText, jsonBodyAssembler, num, splitText, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -82,23 +82,7 @@ export const responsesWire: Wire = {
   },
 
   assembler(stream, onText) {
-    if (!stream) {
-      let text = '';
-      return {
-        push: (chunk) => void (text += chunk),
-        result: () => {
-          let body: Obj = {};
-          try {
-            body = JSON.parse(text) as Obj;
-          } catch {
-            /* not JSON */
-          }
-          const reply = fromResponse(body);
-          for (const b of reply.content) if (b.type === 'text') onText?.(b.text);
-          return reply;
-        },
-      };
-    }
+    if (!stream) return jsonBodyAssembler(fromResponse, onText);
     const parser = new SseParser();
     let final: NormalizedReply | undefined;
     let partial: NormalizedReply = { id: '', model: '', content: [], stopReason: 'end_turn', usage: { inputTokens: 0, outputTokens: 0 } };

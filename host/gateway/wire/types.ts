@@ -46,6 +46,30 @@ export interface Wire {
   errorBody(status: number, type: string, message: string): Record<string, unknown>;
 }
 
+/**
+ * An assembler for a whole JSON answer (not streamed): collects the body, parses it at the end
+ * (anything that is not a JSON object, e.g. an HTML error page, reads as `{}`), and hands the
+ * normalized reply's text to `onText` in one go.
+ */
+export function jsonBodyAssembler(toReply: (body: Record<string, unknown>) => NormalizedReply, onText?: (text: string) => void): ReplyAssembler {
+  let raw = '';
+  return {
+    push: (chunk) => void (raw += chunk),
+    result: () => {
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = JSON.parse(raw);
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+      } catch {
+        /* not JSON */
+      }
+      const reply = toReply(body);
+      for (const b of reply.content) if (b.type === 'text') onText?.(b.text);
+      return reply;
+    },
+  };
+}
+
 /** Split text into `n` nearly equal pieces (at least one, never empty ones unless text is empty). */
 export function splitText(text: string, n: number): string[] {
   if (n <= 1 || text.length <= 1) return [text];

@@ -1,0 +1,35 @@
+import type { RunResult, UpdateInput } from '../protocol/types.js';
+import { spawnHarness, type HarnessExit, type HarnessOptions } from './spawnHarness.js';
+
+/** One run of a JSONL-speaking CLI, mapped to updates as its lines arrive. */
+export interface HarnessTurnOptions extends HarnessOptions {
+  /** How the CLI is named in log updates (`claude`, `codex`). */
+  name: string;
+  /** Updates for one JSON line. */
+  map(value: Record<string, unknown>): UpdateInput[];
+  emit(update: UpdateInput): void;
+  /** Called after each JSON line was mapped (e.g. to check the version the CLI reported). */
+  afterLine?(): void;
+}
+
+/**
+ * Run the CLI to its end: JSON lines through `map`, any other non-empty line kept as a `warn`
+ * log (never dropped, never parsed). Resolves with how the CLI ended.
+ */
+export async function runHarnessTurn(options: HarnessTurnOptions): Promise<HarnessExit> {
+  const harness = spawnHarness(options);
+  for await (const line of harness.lines) {
+    if (line.type === 'json') {
+      for (const update of options.map(line.value)) options.emit(update);
+      options.afterLine?.();
+    } else if (line.raw.trim()) options.emit({ kind: 'log', level: 'warn', message: `${options.name} (not JSON): ${line.raw.slice(0, 2000)}` });
+  }
+  return harness.exited;
+}
+
+/** The failed RunResult of a CLI that could not start or was stopped for its output size, if so. */
+export function harnessExitFailure(name: string, exit: HarnessExit): RunResult | undefined {
+  if (exit.spawnError) return { status: 'failed', error: { code: 'spawn_failed', message: `${name} could not start: ${exit.spawnError}` } };
+  if (exit.truncated) return { status: 'failed', error: { code: 'output_truncated', message: `${name} wrote more output than allowed and was stopped` } };
+  return undefined;
+}
