@@ -249,9 +249,74 @@ describe('a run token dies with its run', () => {
     expect(token).toMatch(/^pdk_run_/);
     const after = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'x-api-key': token, 'content-type': 'application/json' }, body: '{"model":"sm","messages":[]}' });
     expect(after.status).toBe(401);
-    expect(await after.text()).toContain(`revoked (run ${outcome.runId} ended)`);
+    expect(await after.text()).toContain(`revoked (run ${outcome.runId} returned its result)`);
     expect(existsSync(file)).toBe(true);
   });
+});
+
+describe('budgets hold for a real runner\'s concurrent calls (HTTP through its socket or loopback, and SDK model/complete)', () => {
+  const cases = [
+    { via: 'http', sandbox: 'bwrap', count: 50 },
+    { via: 'complete', sandbox: 'bwrap', count: 50 },
+    { via: 'http', sandbox: 'process', count: 20 },
+    { via: 'complete', sandbox: 'process', count: 20 },
+  ] as const;
+  for (const { via, sandbox, count } of cases) {
+    it(`${count} concurrent ${via === 'http' ? 'raw HTTP calls' : 'model/complete requests'} under ${sandbox}, modelTokensPerRun 60: metered ≤ 60, refusals name the budget and are audited`, async () => {
+      const bot = `burst-${via}-${sandbox}`;
+      host.apply({ resources, bindings: [{ id: bot, runner: 'gateway-user', route: { bot }, sandbox, grants: { models: ['sm'] }, limits: { modelTokensPerRun: 60 }, config: { steps: [{ do: 'burst', via, count, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] } }] });
+      const { outcome, report } = await dispatch(bot);
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const answers = report.report[0] as unknown as ({ ok: true } | { status: number; text: string } | { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } })[];
+      expect(answers).toHaveLength(count);
+      const calls = host.store.db.prepare('SELECT * FROM gateway_calls WHERE run_id = ? AND status = 200').all(outcome.runId) as { input_tokens: number; output_tokens: number; endpoint: string }[];
+      expect(calls.reduce((sum, c) => sum + c.input_tokens + c.output_tokens, 0)).toBeLessThanOrEqual(60);
+      expect(calls.every((c) => c.endpoint === (via === 'http' ? 'anthropic' : 'model/complete'))).toBe(true);
+      const ok = answers.filter((a) => ('ok' in a) || ('status' in a && a.status === 200));
+      expect(ok.length).toBe(calls.length);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      const refused = answers.filter((a) => !ok.includes(a));
+      expect(refused.length).toBe(count - ok.length);
+      for (const a of refused) {
+        if (via === 'http') {
+          const r = a as { status: number; text: string };
+          expect(r.status).toBe(403);
+          expect(JSON.parse(r.text)).toMatchObject({ type: 'error', error: { type: 'permission_error', message: expect.stringContaining('model budget limits.modelTokensPerRun') } });
+        } else {
+          const r = a as { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } };
+          expect(r.error).toMatchObject({ code: ErrorCodes.QuotaExceeded, message: expect.stringContaining('model budget limits.modelTokensPerRun'), data: { deniedBy: 'binding.limits.modelTokensPerRun', status: 403 } });
+        }
+      }
+      const denied = auditOf('gateway.denied', outcome.runId);
+      expect(denied).toHaveLength(refused.length);
+      expect(denied.every((d) => d.deniedBy === 'binding.limits.modelTokensPerRun')).toBe(true);
+      expect(host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+    }, 60_000);
+  }
+});
+
+describe('the run token is revoked the moment the host reads the run result', () => {
+  for (const sandbox of ['process', 'bwrap'] as const) {
+    it(`a ${sandbox} runner that returned its result and keeps calling (HTTP and model/complete) is refused and audited`, async () => {
+      const bot = `after-${sandbox}`;
+      host.apply({ resources, bindings: [{ id: bot, runner: 'after-result', route: { bot }, sandbox, grants: { models: ['sm'] } }] });
+      const ticket = await host.dispatcher.dispatch(chatEvent({ bot }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const line = outcome.stderrTail.split('\n').find((l) => l.startsWith('{"afterResult"'));
+      expect(line, outcome.stderrTail).toBeDefined();
+      const { http, sdk } = (JSON.parse(line!) as { afterResult: { http: { status: number; text: string }; sdk: { code: number; message: string } } }).afterResult;
+      expect(http.status).toBe(401);
+      expect(JSON.parse(http.text).error.message).toBe(`paddock: the run token is revoked (run ${outcome.runId} returned its result)`);
+      expect(sdk.code).toBe(ErrorCodes.RunNotActive);
+      // Both refusals are audited; nothing reached the model.
+      const tokenDenials = auditOf('gateway.denied').filter((d) => d.tokenRunId === outcome.runId);
+      expect(tokenDenials).toEqual([expect.objectContaining({ reason: 'token revoked', deniedBy: 'gateway.runToken' })]);
+      expect(auditOf('policy.denied', outcome.runId)).toEqual([expect.objectContaining({ method: 'model/complete', deniedBy: 'connection.activeRun' })]);
+      expect(host.store.db.prepare('SELECT COUNT(*) FROM gateway_calls WHERE run_id = ?').pluck().get(outcome.runId)).toBe(0);
+    }, 60_000);
+  }
 });
 
 describe('remote resources: an MCP server over streamable HTTP and an HTTP retriever, with their credentials', () => {
