@@ -1,7 +1,9 @@
 // The host gateway over real HTTP: run tokens, the three wire formats through the scripted
 // provider, refusals and their audit records, budgets, retries, the circuit breaker, and a canary
 // provider key that must reach the provider and nowhere else.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import type { GatewayRun } from '../../host/gateway/runContext.js';
 import { SseParser } from '../../host/gateway/wire/sse.js';
 import { tempHost } from '../helpers/host.js';
 import { filesContaining } from '../helpers/canary.js';
+import { repoPath } from '../helpers/fixtures.js';
 
 type Host = ReturnType<typeof tempHost>;
 
@@ -274,6 +277,38 @@ describe('budgets hold under concurrency: reserve before the call, settle after'
       await h.close();
     }
   });
+
+  it('a per-day budget holds across two host processes on one data folder, each firing 20 concurrent calls', async () => {
+    const h = tempHost(); // applies the migrations before the two hosts start
+    try {
+      const children = ['a', 'b'].map((tag) => spawn(process.execPath, ['--import', 'tsx', repoPath('test/fixtures/gatewayHost.ts'), h.dataDir, '90', '20', tag], { stdio: ['pipe', 'pipe', 'inherit'] }));
+      const lines = children.map((child) => {
+        const rl = createInterface({ input: child.stdout! });
+        const queue: string[] = [];
+        const waiters: ((line: string) => void)[] = [];
+        rl.on('line', (line) => (waiters.length ? waiters.shift()!(line) : queue.push(line)));
+        return () => new Promise<string>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
+      });
+      const nextLine = lines;
+      // Both hosts are up before either fires, so the two bursts overlap.
+      expect(await Promise.all(nextLine.map((next) => next()))).toEqual(['ready', 'ready']);
+      for (const child of children) child.stdin!.end('go\n');
+      const answers = (await Promise.all(nextLine.map((next) => next()))).flatMap((line) => JSON.parse(line) as { status: number; message: string }[]);
+      await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+      const day = h.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get() as number;
+      expect(day).toBeGreaterThan(0);
+      expect(day).toBeLessThanOrEqual(90);
+      const ok = answers.filter((a) => a.status === 200).length;
+      expect(ok).toBe(h.store.db.prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get());
+      const refused = answers.filter((a) => a.status !== 200);
+      expect(refused).toHaveLength(40 - ok);
+      expect(refused.every((a) => a.status === 403 && a.message.includes('limits.modelTokensPerDay'))).toBe(true);
+      expect(h.store.db.prepare("SELECT COUNT(*) FROM audit WHERE type = 'gateway.denied' AND json_extract(data, '$.deniedBy') = 'binding.limits.modelTokensPerDay'").pluck().get()).toBe(refused.length);
+      expect(h.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+    } finally {
+      await h.close();
+    }
+  }, 120_000);
 
   it('a reservation is released when the call fails upstream (5xx) and when the caller disconnects mid-stream', async () => {
     const settled: { status: number; error?: string }[] = [];
