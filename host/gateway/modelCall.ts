@@ -251,7 +251,7 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
         outputTokens: r.usage.outputTokens,
         costUsd: r.cost,
         latencyMs: r.latencyMs,
-        ...(r.held ? { reservedTokens: r.held.reservation.tokens, reservedCostUsd: r.held.reservation.costUsd } : {}),
+        ...(r.held ? { reservedTokens: r.held.reservation.tokens, reservedCostUsd: r.held.reservation.costUsd, ...overrun(r) } : {}),
         ...(r.stopReason ? { stopReason: r.stopReason } : {}),
         ...(r.error ? { error: r.error } : {}),
         ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}),
@@ -259,6 +259,12 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
     });
   });
   run.onCallRecorded?.({ status: r.status, inputTokens: r.usage.inputTokens, outputTokens: r.usage.outputTokens, costUsd: r.cost, ...(r.error ? { error: r.error } : {}), ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}) });
+}
+
+/** How far a call's metered usage went past its reservation (charged in full; docs/gateway.md "The bound"). */
+function overrun(r: CallRecord): { overrunTokens?: number } {
+  const over = r.usage.inputTokens + r.usage.outputTokens - (r.held?.reservation.tokens ?? Infinity);
+  return over > 0 ? { overrunTokens: over } : {};
 }
 
 /** Why a signal was aborted (its reason's message), for records and messages. */

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexResources } from '../../host/authz/projection.js';
 import { BindingLimitsSchema, ModelResourceSchema, type ModelResource } from '../../host/bindings/schema.js';
 import type { GatewayRunHandle } from '../../host/gateway/gateway.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../host/gateway/modelBudget.js';
 import type { GatewayRun } from '../../host/gateway/runContext.js';
 import { SseParser } from '../../host/gateway/wire/sse.js';
 import { tempHost } from '../helpers/host.js';
@@ -186,7 +187,7 @@ function wireCall(format: 'anthropic' | 'responses' | 'chat', text: string, max?
 const FORMATS = ['anthropic', 'responses', 'chat'] as const;
 const reservationsOf = (host: Host, runId: string) => host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations WHERE run_id = ?').pluck().get(runId) as number;
 const deniedFor = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.denied' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
-const callAudits = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as { inputTokens: number; outputTokens: number; costUsd: number; reservedTokens: number; reservedCostUsd: number; status: number });
+const callAudits = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as { inputTokens: number; outputTokens: number; costUsd: number; reservedTokens: number; reservedCostUsd: number; status: number; overrunTokens?: number });
 
 /** Fire all requests at once (no await in between) and collect status + parsed error message. */
 async function burst(handle: GatewayRunHandle, calls: { path: string; body: Record<string, unknown> }[]) {
@@ -455,6 +456,55 @@ describe('a provider key reaches the provider and nothing else', () => {
     await handle.close();
     host.store.db.pragma('wal_checkpoint(PASSIVE)');
     expect(filesContaining(host.dataDir, CANARY)).toEqual([]);
+  });
+});
+
+describe('a provider that ignores the output maximum it was sent', () => {
+  let upstream: Server;
+  const bodies: Record<string, unknown>[] = [];
+  let host: Host;
+  beforeAll(async () => {
+    // A fake OpenAI Responses upstream that bills 5 000 output tokens whatever it was asked for.
+    upstream = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        bodies.push(JSON.parse(raw) as Record<string, unknown>);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'r1', model: 'gpt-x', status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'long' }] }], usage: { input_tokens: 10, output_tokens: 5000 } }));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    host = tempHost();
+  });
+  afterAll(async () => {
+    await host.close();
+    upstream.close();
+  });
+
+  it('is sent the default maximum when the request names none; its overrun is charged in full, audited, and only one call in flight can overrun', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-gw-overrun-'));
+    writeFileSync(join(dir, 'key'), 'sk-test-overrun\n');
+    const model = ModelResourceSchema.parse({ id: 'gpt', provider: 'openai', api: 'responses', model: 'gpt-x', baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, apiKey: { file: join(dir, 'key') } });
+    const { handle } = await openRun(host, [model], { limits: { modelTokensPerRun: 6000 } });
+    const runId = handle.run.claims.runId;
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => post(handle, '/v1/responses', { model: 'gpt', input: `hello ${i}` })));
+    // One reservation (≈ 4 096 + input) fits in 6 000, two do not: one call goes upstream.
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 403, 403, 403, 403]);
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]!.max_output_tokens).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
+    const [call] = callAudits(host, runId);
+    expect(call!.inputTokens + call!.outputTokens).toBe(5010);
+    expect(call!.reservedTokens).toBeGreaterThan(DEFAULT_MAX_OUTPUT_TOKENS);
+    expect(call).toMatchObject({ overrunTokens: 5010 - call!.reservedTokens });
+    // The designed bound when a call overruns: limit + that call's excess, never more.
+    const total = callsOf(host, runId).reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
+    expect(total).toBeLessThanOrEqual(6000 + (5010 - call!.reservedTokens));
+    // Charged in full: the next call no longer fits.
+    const next = await post(handle, '/v1/responses', { model: 'gpt', input: 'again' });
+    expect(next.status).toBe(403);
+    expect(JSON.parse(next.text).error.message).toContain('this run used 5010 of 6000 tokens');
+    await handle.close();
   });
 });
 
