@@ -166,7 +166,13 @@ export class Gateway {
     this.revoke(runId, 'ended');
     this.runs.delete(runId);
     // Every call settles its own reservation; this only catches one whose answer was never read.
-    releaseRunReservations(this.deps.store, runId);
+    // Best effort: teardown must not fail a run (a row left behind is dropped once this host exits).
+    try {
+      const left = releaseRunReservations(this.deps.store, runId);
+      if (left > 0) this.deps.log.warn({ runId, reservations: left }, 'gateway: released reservations of calls that never settled');
+    } catch (error) {
+      this.deps.log.warn({ runId, err: error }, 'gateway: could not release the run\'s reservations');
+    }
   }
 
   private loopback(): Promise<{ server: Server; port: number }> {
