@@ -93,6 +93,18 @@ describe('reservations in the store', () => {
     expect(reserve(store, run('d2', limits), r(20, 0.2))).toMatchObject({ id: expect.any(String) });
   });
 
+  it('a per-day cost budget counts the binding\'s reserved and settled cost across runs', () => {
+    const { store } = tempStore();
+    const limits = { modelCostPerDayUsd: 1 };
+    expect(reserve(store, run('c1', limits), r(1, 0.6))).toMatchObject({ id: expect.any(String) });
+    const refused = reserve(store, run('c2', limits), r(1, 0.5));
+    expect(refused).toMatchObject({ deniedBy: 'binding.limits.modelCostPerDayUsd' });
+    expect((refused as { message: string }).message).toContain('the binding in the last 24 h used 0.000000 of 1.000000 USD, 0.600000 USD are reserved by calls in flight');
+    store.db.prepare("INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'c0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 1, 1, 0.35, 1)").run(Date.now());
+    expect(reserve(store, run('c2', limits), r(1, 0.06))).toMatchObject({ deniedBy: 'binding.limits.modelCostPerDayUsd' });
+    expect(reserve(store, run('c2', limits), r(1, 0.05))).toMatchObject({ id: expect.any(String) });
+  });
+
   it('reservations of a host process that is gone are dropped by the next check; a live one\'s are kept', () => {
     const { store } = tempStore();
     const a = run('rx', { modelTokensPerRun: 100 });
