@@ -254,6 +254,38 @@ describe('a run token dies with its run', () => {
   });
 });
 
+describe('a live bwrap run\'s token works only on its own socket', () => {
+  it('presented by the test on the host loopback URL while the run is live → 401, audited; on the run\'s socket → 200', async () => {
+    host.apply({ resources, bindings: [{ id: 'gw-live', runner: 'gateway-user', route: { bot: 'live' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { steps: [{ do: 'saveToken', file: 'token.txt' }, { do: 'announce', text: 'token saved' }, { do: 'waitFile', file: 'go' }] } }] });
+    let announced!: () => void;
+    const saved = new Promise<void>((resolve) => (announced = resolve));
+    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'live' }), { onUpdate: (u) => (u as { kind: string; message?: string }).message === 'token saved' && announced() });
+    if (ticket.status === 'duplicate') throw new Error('duplicate');
+    await saved;
+    const workspace = join(host.dataDir, 'workspaces', ticket.runId);
+    const token = readFileSync(join(workspace, 'token.txt'), 'utf8');
+    expect(token).toMatch(/^pdk_run_/);
+    const body = JSON.stringify({ model: 'sm', max_tokens: 5, messages: [{ role: 'user', content: 'SAY:from outside' }] });
+    const loopback = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token }, body });
+    expect(loopback.status).toBe(401);
+    expect(await loopback.text()).toContain('valid only on its run\'s own gateway socket');
+    expect(auditOf('gateway.denied').filter((d) => d.tokenRunId === ticket.runId)).toEqual([expect.objectContaining({ reason: 'token of a sandboxed run on the loopback listener', deniedBy: 'gateway.runToken' })]);
+    const { request } = await import('node:http');
+    const viaSocket = await new Promise<number>((resolve, reject) => {
+      const req = request({ socketPath: join(host.dataDir, 'sockets', `${ticket.runId}.gateway.sock`), path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(viaSocket).toBe(200);
+    writeFileSync(join(workspace, 'go'), '');
+    const outcome = await ticket.done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+  }, 60_000);
+});
+
 describe('budgets hold for a real runner\'s concurrent calls (HTTP through its socket or loopback, and SDK model/complete)', () => {
   const cases = [
     { via: 'http', sandbox: 'bwrap', count: 50 },
