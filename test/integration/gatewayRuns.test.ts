@@ -327,6 +327,24 @@ describe('budgets hold for a real runner\'s concurrent calls (HTTP through its s
   }
 });
 
+describe('a per-day budget shared by two concurrent runs of one binding, over SDK model/complete', () => {
+  it('two live runs fire 20 calls each; the binding\'s metered day stays within modelTokensPerDay 90', async () => {
+    host.apply({ resources, bindings: [{ id: 'day-shared', runner: 'gateway-user', route: { bot: 'day' }, sandbox: 'process', grants: { models: ['sm'] }, limits: { modelTokensPerDay: 90 }, config: { steps: [{ do: 'burst', via: 'complete', count: 20, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] } }] });
+    const tickets = await Promise.all(['day-a', 'day-b'].map((id) => host.dispatcher.dispatch(chatEvent({ bot: 'day', conversation: { id } }))));
+    const outcomes = await Promise.all(tickets.map((t) => (t.status === 'duplicate' ? Promise.reject(new Error('duplicate')) : t.done)));
+    for (const o of outcomes) expect(o.status, o.reason).toBe('completed');
+    const day = host.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get() as number;
+    expect(day).toBeGreaterThan(0);
+    expect(day).toBeLessThanOrEqual(90);
+    const answers = outcomes.flatMap((o) => (JSON.parse((o.result!.output!.parts[0] as { text: string }).text) as { report: unknown[][] }).report[0]!) as ({ ok: true } | { error: { code: number; message: string } })[];
+    const refused = answers.filter((a) => 'error' in a) as { error: { code: number; message: string } }[];
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((a) => a.error.code === ErrorCodes.QuotaExceeded && a.error.message.includes('model budget limits.modelTokensPerDay') && a.error.message.includes('the binding in the last 24 h'))).toBe(true);
+    expect(outcomes.reduce((n, o) => n + auditOf('gateway.denied', o.runId).filter((d) => d.deniedBy === 'binding.limits.modelTokensPerDay').length, 0)).toBe(refused.length);
+    expect(answers.length - refused.length).toBe(host.store.db.prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get());
+  }, 60_000);
+});
+
 describe('the run token is revoked the moment the host reads the run result', () => {
   for (const sandbox of ['process', 'bwrap'] as const) {
     it(`a ${sandbox} runner that returned its result and keeps calling (HTTP and model/complete) is refused and audited`, async () => {
