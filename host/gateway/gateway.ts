@@ -10,6 +10,7 @@ import { KnowledgeBases } from './kb/retrieve.js';
 import { serveMcpRequest } from './mcp/endpoint.js';
 import { McpUpstreams } from './mcp/upstreams.js';
 import { callModel, costOf, type CallRefusal } from './modelCall.js';
+import { releaseRunReservations } from './modelBudget.js';
 import { formatsOf, type Provider } from './providers/index.js';
 import type { ModelResource } from '../bindings/schema.js';
 import type { GatewayRun } from './runContext.js';
@@ -35,6 +36,11 @@ export interface GatewayRunHandle {
   /** The run's gateway state (for SDK host requests). */
   run: GatewayRun;
   upstreams: McpUpstreams;
+  /**
+   * Revoke the token now (the host read the run's result): later requests get 401, in-flight
+   * model calls and MCP requests are cut. The socket stays until {@link close}.
+   */
+  revoke(): void;
   /** Revoke the token, stop in-flight calls, close MCP connections and the run's socket. */
   close(): Promise<void>;
 }
@@ -95,6 +101,7 @@ export class Gateway {
       socketPath,
       run,
       upstreams,
+      revoke: () => this.revoke(input.claims.runId, 'returned its result'),
       close: async () => {
         this.forget(input.claims.runId);
         await upstreams.close();
@@ -148,11 +155,24 @@ export class Gateway {
     store.transaction(() => store.audit.append({ type, actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data }));
   }
 
-  private forget(runId: string): void {
-    this.tokens.revoke(runId);
+  /** Revoke a run's token and cut its in-flight calls (the first reason is the one reported). */
+  private revoke(runId: string, why: string): void {
+    this.tokens.revoke(runId, why);
     const entry = this.runs.get(runId);
-    entry?.controller.abort(new Error('run ended'));
+    if (entry && !entry.controller.signal.aborted) entry.controller.abort(new Error(why));
+  }
+
+  private forget(runId: string): void {
+    this.revoke(runId, 'ended');
     this.runs.delete(runId);
+    // Every call settles its own reservation; this only catches one whose answer was never read.
+    // Best effort: teardown must not fail a run (a row left behind is dropped once this host exits).
+    try {
+      const left = releaseRunReservations(this.deps.store, runId);
+      if (left > 0) this.deps.log.warn({ runId, reservations: left }, 'gateway: released reservations of calls that never settled');
+    } catch (error) {
+      this.deps.log.warn({ runId, err: error }, 'gateway: could not release the run\'s reservations');
+    }
   }
 
   private loopback(): Promise<{ server: Server; port: number }> {
@@ -191,9 +211,21 @@ export class Gateway {
     const fail = (status: number, type: string, message: string) => sendJson(res, status, wire.errorBody(status, type, message));
 
     const claims = this.tokens.resolve(presentedToken(req.headers));
-    if (!isClaims(claims) || (boundRunId && claims.runId !== boundRunId)) {
-      const reason = !isClaims(claims) ? claims.reason : 'another run';
-      const message = reason === 'revoked' ? `paddock: the run token is revoked (run ${claims.runId} ended)` : reason === 'missing' ? 'paddock: a run token is required (x-api-key or Authorization: Bearer)' : reason === 'another run' ? 'paddock: this token belongs to another run' : 'paddock: unknown run token';
+    // A sandboxed (bwrap) run's token is valid on its own socket only, never on the loopback
+    // listener, which any local process can reach.
+    const socketOnly = isClaims(claims) && !boundRunId && this.runs.get(claims.runId)?.run.backend === 'bwrap';
+    if (!isClaims(claims) || (boundRunId && claims.runId !== boundRunId) || socketOnly) {
+      const reason = !isClaims(claims) ? claims.reason : socketOnly ? 'of a sandboxed run on the loopback listener' : 'another run';
+      const message =
+        reason === 'revoked'
+          ? `paddock: the run token is revoked (run ${claims.runId} ${(claims as { why?: string }).why ?? 'ended'})`
+          : reason === 'missing'
+            ? 'paddock: a run token is required (x-api-key or Authorization: Bearer)'
+            : reason === 'another run'
+              ? 'paddock: this token belongs to another run'
+              : socketOnly
+                ? 'paddock: this run token is valid only on its run\'s own gateway socket'
+                : 'paddock: unknown run token';
       this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'gateway.denied', actor: 'unknown', ...(boundRunId ? { runId: boundRunId } : {}), data: { path: url.pathname, reason: `token ${reason}`, deniedBy: 'gateway.runToken', ...(claims.runId ? { tokenRunId: claims.runId } : {}) } }));
       return fail(401, 'authentication_error', message);
     }
@@ -221,7 +253,7 @@ export class Gateway {
     if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(400, 'invalid_request_error', 'paddock: the request body must be a JSON object');
 
     const controller = new AbortController();
-    const abort = () => controller.abort(new Error('caller went away'));
+    const abort = () => controller.abort(new Error(entry.run.signal.aborted ? `the run token was revoked (run ${claims.runId} ${abortMessage(entry.run.signal)})` : 'the caller went away'));
     res.on('close', () => {
       if (!res.writableFinished) abort();
     });
@@ -236,12 +268,23 @@ export class Gateway {
       const answer = await callModel(this.callDeps, entry.run, { endpoint: format!, format: format!, body: request, query: url.search, clientHeaders, signal: controller.signal });
       if (isRefusal(answer)) return fail(answer.status, answer.type, answer.message);
       res.writeHead(answer.status, answer.headers);
-      for await (const chunk of answer.body) if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
-      res.end();
+      for await (const chunk of answer.body) {
+        // Wait for drain or close: a caller that went away must not leave the answer unread
+        // (its record and reservation settle when the body ends).
+        if (res.destroyed) continue;
+        if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+      }
+      // A cut stream (token revoked mid-answer) ends as a broken connection, not a clean end.
+      if (controller.signal.aborted || res.destroyed) res.destroy();
+      else res.end();
     } finally {
       entry.run.signal.removeEventListener('abort', abort);
     }
   }
+}
+
+function abortMessage(signal: AbortSignal): string {
+  return signal.reason instanceof Error ? signal.reason.message : 'ended';
 }
 
 /** Is this a refusal rather than an answer? */

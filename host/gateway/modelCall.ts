@@ -6,6 +6,7 @@ import { CircuitBreaker } from './circuitBreaker.js';
 import { createProvider, ProviderUnavailable, type Provider, type ProviderAnswer } from './providers/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseRetryAfter, RETRYABLE_STATUS, retryDelay } from './retry.js';
+import { planReservation, releaseReservation, reserve, type CallReservation } from './modelBudget.js';
 import type { GatewayRun } from './runContext.js';
 import { WIRES, type NormalizedReply, type WireFormat } from './wire/index.js';
 
@@ -58,27 +59,6 @@ export function findGrantedModel(run: GatewayRun, requested: unknown): ModelReso
   return handle ? run.resources.models.get(handle.id) : undefined;
 }
 
-/** Tokens and cost of a run, and of its binding in the last 24 hours. */
-export function modelUsage(store: Store, run: GatewayRun, now = Date.now()) {
-  const runRow = store.db.prepare('SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ?').get(run.claims.runId) as { tokens: number; cost: number };
-  const dayRow = store.db.prepare('SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE binding_id = ? AND at_ms > ?').get(run.claims.bindingId, now - 86_400_000) as { tokens: number; cost: number };
-  return { run: runRow, day: dayRow };
-}
-
-/** The first budget the run has used up, or undefined. */
-function budgetRefusal(store: Store, run: GatewayRun): CallRefusal | undefined {
-  const { budget } = run;
-  const used = modelUsage(store, run);
-  const over = (field: string, spent: number, limit: number | undefined, unit: string, scope: string) =>
-    limit !== undefined && spent >= limit ? { status: 403, type: 'permission_error', deniedBy: `binding.limits.${field}`, message: `paddock: model budget exhausted: ${scope} used ${unit === 'USD' ? spent.toFixed(4) : spent} of ${limit} ${unit} (binding ${run.claims.bindingId}, limits.${field})` } : undefined;
-  return (
-    over('modelTokensPerRun', used.run.tokens, budget.modelTokensPerRun, 'tokens', 'this run') ??
-    over('modelCostPerRunUsd', used.run.cost, budget.modelCostPerRunUsd, 'USD', 'this run') ??
-    over('modelTokensPerDay', used.day.tokens, budget.modelTokensPerDay, 'tokens', 'the binding in the last 24 h') ??
-    over('modelCostPerDayUsd', used.day.cost, budget.modelCostPerDayUsd, 'USD', 'the binding in the last 24 h')
-  );
-}
-
 /** Cost in USD of some tokens on a model (0 when the model has no pricing). */
 export function costOf(model: ModelResource, usage: { inputTokens: number; outputTokens: number }): number {
   if (!model.pricing) return 0;
@@ -94,10 +74,15 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
   const started = Date.now();
   const requested = request.body.model;
   const model = findGrantedModel(run, requested);
+  let held: { id: string; reservation: CallReservation } | undefined;
   const refuse = (refusal: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
-    record(deps, run, { modelId, provider, endpoint: request.endpoint, status: refusal.status, attempts, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, latencyMs: Date.now() - started, error: refusal.message, deniedBy: refusal.deniedBy, scripted: model?.provider === 'scripted' });
+    record(deps, run, { modelId, provider, endpoint: request.endpoint, status: refusal.status, attempts, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, latencyMs: Date.now() - started, error: refusal.message, deniedBy: refusal.deniedBy, scripted: model?.provider === 'scripted', held });
     return refusal;
   };
+  // The token was revoked (the run returned its result, or ended) while this request was on its way.
+  if (run.signal.aborted) {
+    return refuse({ status: 401, type: 'authentication_error', deniedBy: 'gateway.runToken', message: `paddock: the run token is revoked (run ${run.claims.runId} ${abortReason(run.signal, 'ended')})` });
+  }
   if (!model) {
     return refuse({ status: 403, type: 'permission_error', deniedBy: 'binding.grants.models', message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.projection.models.map((m) => m.id).join(', ') || 'none'})` });
   }
@@ -105,13 +90,17 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
   if (!provider.formats.includes(request.format)) {
     return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: model "${model.id}" (${model.provider}${model.api ? ` ${model.api}` : ''}) does not speak ${request.format}; call it at ${provider.formats.map((f) => ENDPOINT_PATH[f]).join(' or ')}` }, model.id);
   }
-  const overBudget = budgetRefusal(deps.store, run);
-  if (overBudget) {
-    run.notice('error', overBudget.message);
-    return refuse(overBudget, model.id);
+  const plan = planReservation(model, request.format, { ...request.body, model: model.model });
+  if ('invalid' in plan) return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: ${plan.invalid}` }, model.id);
+  const reservation = reserve(deps.store, run, plan.reservation);
+  if (!('id' in reservation)) {
+    run.notice('error', reservation.message);
+    return refuse(reservation, model.id);
   }
+  // From here every way out settles the reservation: refuse() and the answer's record do.
+  held = { id: reservation.id, reservation: plan.reservation };
   const breaker = breakerFor(deps, provider.endpointKey);
-  const body = { ...request.body, model: model.model };
+  const { body } = plan;
   let attempt = 0;
   for (;;) {
     attempt += 1;
@@ -125,7 +114,7 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
     } catch (error) {
       if (request.signal.aborted) {
         breaker.released();
-        return refuse({ status: 499, type: 'api_error', message: 'paddock: the caller went away' }, model.id, model.provider, attempt);
+        return refuse({ status: 499, type: 'api_error', message: `paddock: ${abortReason(request.signal, 'the caller went away')}` }, model.id, model.provider, attempt);
       }
       if (error instanceof ProviderUnavailable && !error.retryable) {
         breaker.released();
@@ -136,12 +125,12 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
     const retryable = failure !== undefined || RETRYABLE_STATUS.has(answer!.status);
     if (!retryable) {
       breaker.succeeded();
-      return meteredAnswer(deps, run, model, provider, request, answer!, attempt, started);
+      return meteredAnswer(deps, run, model, provider, request, answer!, attempt, started, held);
     }
     breaker.failed();
     const delay = attempt <= model.maxRetries ? retryDelay(attempt, parseRetryAfter(answer?.headers['retry-after'])) : undefined;
     if (delay === undefined) {
-      if (answer) return meteredAnswer(deps, run, model, provider, request, answer, attempt, started);
+      if (answer) return meteredAnswer(deps, run, model, provider, request, answer, attempt, started, held);
       return refuse({ status: 502, type: 'api_error', message: `paddock: ${failure} (after ${attempt} attempt${attempt > 1 ? 's' : ''})` }, model.id, model.provider, attempt);
     }
     if (answer) await drain(answer.body);
@@ -149,7 +138,7 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
     try {
       await sleep(delay, undefined, { signal: request.signal });
     } catch {
-      return refuse({ status: 499, type: 'api_error', message: 'paddock: the caller went away' }, model.id, model.provider, attempt);
+      return refuse({ status: 499, type: 'api_error', message: `paddock: ${abortReason(request.signal, 'the caller went away')}` }, model.id, model.provider, attempt);
     }
   }
 }
@@ -184,7 +173,7 @@ async function drain(body: AsyncIterable<string>): Promise<void> {
 }
 
 /** Wrap a provider answer: redact each chunk (chunk-safe), assemble it for usage, record at the end. */
-function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResource, provider: Provider, request: ModelCallRequest, answer: ProviderAnswer, attempts: number, started: number): CallAnswer {
+function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResource, provider: Provider, request: ModelCallRequest, answer: ProviderAnswer, attempts: number, started: number, held: CallRecord['held']): CallAnswer {
   const contentType = answer.headers['content-type'] ?? '';
   const stream = contentType.includes('text/event-stream');
   const assembler = WIRES[request.format].assembler(stream, answer.status < 300 ? request.onText : undefined);
@@ -204,12 +193,12 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
       const tail = redactStream.end();
       if (tail) yield tail;
     } catch (e) {
-      error = request.signal.aborted ? 'the caller went away' : `stream broke: ${(e as Error).message}`;
+      error = request.signal.aborted ? abortReason(request.signal, 'the caller went away') : `stream broke: ${(e as Error).message}`;
     } finally {
       const reply = assembler.result();
       const usage = reply.usage;
       if (answer.status >= 400) error ??= deps.redactor.text(errorText.slice(0, 500));
-      record(deps, run, { modelId: model.id, provider: model.provider, endpoint: request.endpoint, status: answer.status, attempts, usage, cost: costOf(model, usage), latencyMs: Date.now() - started, error, scripted: provider.scripted, stopReason: reply.stopReason });
+      record(deps, run, { modelId: model.id, provider: model.provider, endpoint: request.endpoint, status: answer.status, attempts, usage, cost: costOf(model, usage), latencyMs: Date.now() - started, error, scripted: provider.scripted, stopReason: reply.stopReason, held });
       resolveDone(reply);
     }
   }
@@ -232,6 +221,8 @@ interface CallRecord {
   deniedBy?: string;
   scripted?: boolean;
   stopReason?: string;
+  /** The call's budget reservation, settled (deleted) in the transaction that records the call. */
+  held?: { id: string; reservation: CallReservation };
 }
 
 /** One `gateway_calls` row and its audit record, in one transaction. */
@@ -240,6 +231,7 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
   const now = new Date();
   const { claims } = run;
   store.transaction(() => {
+    if (r.held) releaseReservation(store, r.held.id);
     store.db
       .prepare('INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
       .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error ?? null);
@@ -259,10 +251,24 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
         outputTokens: r.usage.outputTokens,
         costUsd: r.cost,
         latencyMs: r.latencyMs,
+        ...(r.held ? { reservedTokens: r.held.reservation.tokens, reservedCostUsd: r.held.reservation.costUsd, ...overrun(r) } : {}),
         ...(r.stopReason ? { stopReason: r.stopReason } : {}),
         ...(r.error ? { error: r.error } : {}),
         ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}),
       },
     });
   });
+  run.onCallRecorded?.({ status: r.status, inputTokens: r.usage.inputTokens, outputTokens: r.usage.outputTokens, costUsd: r.cost, ...(r.error ? { error: r.error } : {}), ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}) });
+}
+
+/** How far a call's metered usage went past its reservation (charged in full; docs/gateway.md "The bound"). */
+function overrun(r: CallRecord): { overrunTokens?: number } {
+  const over = r.usage.inputTokens + r.usage.outputTokens - (r.held?.reservation.tokens ?? Infinity);
+  return over > 0 ? { overrunTokens: over } : {};
+}
+
+/** Why a signal was aborted (its reason's message), for records and messages. */
+function abortReason(signal: AbortSignal, fallback: string): string {
+  const reason = signal.reason as unknown;
+  return reason instanceof Error ? reason.message : fallback;
 }

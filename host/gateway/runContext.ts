@@ -20,6 +20,8 @@ export interface GatewayRun {
   sandboxLimits: SandboxLimits;
   /** Tell the run (and the chat) something the host decided, as a `log` update. */
   notice(level: 'info' | 'warn' | 'error', message: string): void;
-  /** Aborted when the run ends: in-flight calls stop. */
+  /** Aborted when the run's token is revoked (its result line, or its end): in-flight calls stop. */
   signal: AbortSignal;
+  /** Hears each model call once it is recorded and its reservation settled (tests, metrics). */
+  onCallRecorded?(call: { status: number; inputTokens: number; outputTokens: number; costUsd: number; error?: string; deniedBy?: string }): void;
 }

@@ -9,18 +9,18 @@ export interface RunTokenClaims {
 }
 
 /** Why a presented token was not accepted. */
-export type TokenRefusal = { reason: 'missing' | 'unknown' | 'revoked'; runId?: string };
+export type TokenRefusal = { reason: 'missing' | 'unknown' | 'revoked'; runId?: string; why?: string };
 
 const hash = (token: string) => createHash('sha256').update(token).digest();
 
 /**
- * Run-scoped gateway tokens: minted at run start, revoked at run end. Only SHA-256 digests are
+ * Run-scoped gateway tokens: minted at run start, revoked at the run's result line (or its end). Only SHA-256 digests are
  * kept (a memory dump of the host does not give working tokens of finished runs), and a revoked
  * token is remembered so its refusal can say "the run ended" rather than "unknown".
  */
 export class RunTokens {
   private readonly live = new Map<string, RunTokenClaims>();
-  private readonly revoked = new Map<string, string>();
+  private readonly revoked = new Map<string, { runId: string; why: string }>();
 
   /** A fresh token for a run; the caller must register it with the redactor. */
   mint(claims: RunTokenClaims): string {
@@ -36,15 +36,15 @@ export class RunTokens {
     const claims = this.live.get(key);
     if (claims) return claims;
     const ended = this.revoked.get(key);
-    return ended ? { reason: 'revoked', runId: ended } : { reason: 'unknown' };
+    return ended ? { reason: 'revoked', runId: ended.runId, why: ended.why } : { reason: 'unknown' };
   }
 
-  /** Revoke every token of a run. */
-  revoke(runId: string): void {
+  /** Revoke every token of a run; `why` ends the refusal's "run <id> …" (the first one is kept). */
+  revoke(runId: string, why = 'ended'): void {
     for (const [key, claims] of this.live) {
       if (claims.runId !== runId) continue;
       this.live.delete(key);
-      this.revoked.set(key, runId);
+      this.revoked.set(key, { runId, why });
     }
     // Bounded memory: the oldest revocations are forgotten (they then read as "unknown").
     while (this.revoked.size > 10_000) this.revoked.delete(this.revoked.keys().next().value!);

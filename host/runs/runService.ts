@@ -321,6 +321,8 @@ export class RunService {
         requestLimits: projection.requestLimits,
         host: HOST_INFO,
         signal: hooks.signal,
+        // The run token dies with the result line (or any other end), not at teardown.
+        onDecided: () => gateway?.revoke(),
         hostRequests: stateRequestHandler(store.runnerState, scope, fsRequestHandler(ws.root, gatewayRequestHandler(this.gateway, gateway, unsupportedHostRequests))),
         log,
         onSpawn: (pid) =>

@@ -27,6 +27,11 @@ export interface SuperviseRunOptions {
   signal?: AbortSignal;
   /** The runner process started (its pid is also its process-group and session id). */
   onSpawn?(pid: number): void;
+  /**
+   * The outcome is decided — at the latest the moment the runner's result line is read — before
+   * the shutdown ladder: the place to revoke the run's credentials.
+   */
+  onDecided?(): void;
   /** Each valid update, in order, until the outcome is decided. */
   onUpdate?(update: Update, seq: number): void;
   /** Each runner → host request after its scope check: accepted, or the refusal. */
@@ -86,6 +91,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   const decide = (status: OutcomeStatus, reason: string, detail: OutcomeDetail = {}, start: LadderStart = 'sigterm') => {
     if (!recorder.decide(status, reason, detail)) return;
     ladderStart = start;
+    options.onDecided?.();
     decidedNow.resolve();
   };
   const outcome = (extra: Partial<RunOutcome>): RunOutcome => {

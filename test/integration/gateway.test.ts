@@ -1,7 +1,9 @@
 // The host gateway over real HTTP: run tokens, the three wire formats through the scripted
 // provider, refusals and their audit records, budgets, retries, the circuit breaker, and a canary
 // provider key that must reach the provider and nowhere else.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,19 +12,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexResources } from '../../host/authz/projection.js';
 import { BindingLimitsSchema, ModelResourceSchema, type ModelResource } from '../../host/bindings/schema.js';
 import type { GatewayRunHandle } from '../../host/gateway/gateway.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../host/gateway/modelBudget.js';
+import type { GatewayRun } from '../../host/gateway/runContext.js';
 import { SseParser } from '../../host/gateway/wire/sse.js';
 import { tempHost } from '../helpers/host.js';
 import { filesContaining } from '../helpers/canary.js';
+import { repoPath } from '../helpers/fixtures.js';
 
 type Host = ReturnType<typeof tempHost>;
 
 let runCounter = 0;
 /** Open the gateway for a made-up run that is granted `granted` (ids of `models`). */
-async function openRun(host: Host, models: ModelResource[], options: { granted?: string[]; limits?: Record<string, unknown>; backend?: 'process' | 'bwrap' } = {}) {
+async function openRun(host: Host, models: ModelResource[], options: { granted?: string[]; limits?: Record<string, unknown>; backend?: 'process' | 'bwrap'; onCallRecorded?: GatewayRun['onCallRecorded'] } = {}) {
   runCounter += 1;
   const notices: { level: string; message: string }[] = [];
   const granted = options.granted ?? models.map((m) => m.id);
   const handle = await host.gateway.openRun({
+    ...(options.onCallRecorded ? { onCallRecorded: options.onCallRecorded } : {}),
     claims: { runId: `run-gw-${process.pid}-${runCounter}`, sessionId: `ses-gw-${runCounter}`, bindingId: 'gw-binding', runnerId: 'test-client' },
     projection: { models: models.filter((m) => granted.includes(m.id)).map((m) => ({ id: m.id, provider: m.provider, model: m.model })), mcpServers: [], knowledgeBases: [] },
     resources: indexResources({ models, knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
@@ -140,46 +146,6 @@ describe('the gateway serves models to a run token, in three wire formats', () =
     expect(JSON.stringify(denials)).not.toContain(token);
   });
 
-  it('a used-up token budget stops further calls with a clear error and a notice to the run', async () => {
-    const { handle, notices } = await openRun(host, [scripted()], { limits: { modelTokensPerRun: 40 } });
-    const first = await post(handle, '/v1/messages', anthropicBody('LONG:60'));
-    expect(first.status).toBe(200);
-    const second = await post(handle, '/v1/messages', anthropicBody('SAY:more'));
-    expect(second.status).toBe(403);
-    expect(JSON.parse(second.text).error.message).toMatch(/budget exhausted: this run used \d+ of 40 tokens/);
-    expect(notices).toEqual([{ level: 'error', message: expect.stringContaining('modelTokensPerRun') }]);
-    expect(auditOf(host, 'gateway.denied').at(-1)).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerRun', status: 403 });
-    await handle.close();
-  });
-
-  it('a cost budget counts priced tokens', async () => {
-    const priced = scripted({ pricing: { inputPerMTokUsd: 1_000, outputPerMTokUsd: 1_000 } });
-    const { handle } = await openRun(host, [priced], { limits: { modelCostPerRunUsd: 0.01 } });
-    expect((await post(handle, '/v1/messages', anthropicBody('LONG:40'))).status).toBe(200);
-    const [call] = callsOf(host, handle.run.claims.runId);
-    expect(Number(call!.cost_usd)).toBeCloseTo(((Number(call!.input_tokens) + Number(call!.output_tokens)) * 1_000) / 1_000_000, 10);
-    const refused = await post(handle, '/v1/messages', anthropicBody('SAY:more'));
-    expect(refused.status).toBe(403);
-    expect(refused.text).toContain('limits.modelCostPerRunUsd');
-    await handle.close();
-  });
-
-  it('a per-day budget counts every run of the binding', async () => {
-    const h = tempHost();
-    try {
-      const first = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 30 } });
-      expect((await post(first.handle, '/v1/messages', anthropicBody('LONG:60'))).status).toBe(200);
-      await first.handle.close();
-      const second = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 30 } });
-      const refused = await post(second.handle, '/v1/messages', anthropicBody('SAY:hi'));
-      expect(refused.status).toBe(403);
-      expect(refused.text).toContain('modelTokensPerDay');
-      await second.handle.close();
-    } finally {
-      await h.close();
-    }
-  });
-
   it('a 429 is retried with backoff and the call succeeds; the record counts both attempts', async () => {
     const { handle } = await openRun(host, [scripted()]);
     const answer = await post(handle, '/v1/messages', anthropicBody('FAIL:429x1 SAY:after a retry'));
@@ -208,6 +174,234 @@ describe('the gateway serves models to a run token, in three wire formats', () =
     } finally {
       await h.close();
     }
+  });
+});
+
+/** A request body on each wire, asking for at most `max` output tokens (none: the host default). */
+function wireCall(format: 'anthropic' | 'responses' | 'chat', text: string, max?: number): { path: string; body: Record<string, unknown> } {
+  if (format === 'anthropic') return { path: '/v1/messages', body: { model: 'sm', stream: true, messages: [{ role: 'user', content: text }], ...(max ? { max_tokens: max } : {}) } };
+  if (format === 'responses') return { path: '/v1/responses', body: { model: 'sm', stream: true, input: text, ...(max ? { max_output_tokens: max } : {}) } };
+  return { path: '/v1/chat/completions', body: { model: 'sm', stream: true, messages: [{ role: 'user', content: text }], ...(max ? { max_completion_tokens: max } : {}) } };
+}
+
+const FORMATS = ['anthropic', 'responses', 'chat'] as const;
+const reservationsOf = (host: Host, runId: string) => host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations WHERE run_id = ?').pluck().get(runId) as number;
+const deniedFor = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.denied' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const callAudits = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as { inputTokens: number; outputTokens: number; costUsd: number; reservedTokens: number; reservedCostUsd: number; status: number; overrunTokens?: number });
+
+/** Fire all requests at once (no await in between) and collect status + parsed error message. */
+async function burst(handle: GatewayRunHandle, calls: { path: string; body: Record<string, unknown> }[]) {
+  const answers = await Promise.all(calls.map((c) => post(handle, c.path, c.body)));
+  return answers.map((a) => ({ status: a.status, message: a.status === 200 ? '' : String((JSON.parse(a.text) as { error: { message: string } }).error.message), errorType: a.status === 200 ? '' : String((JSON.parse(a.text) as { error: { type: string } }).error.type), text: a.text }));
+}
+
+describe('budgets hold under concurrency: reserve before the call, settle after', () => {
+  let host: Host;
+  beforeAll(() => (host = tempHost()));
+  afterAll(() => host.close());
+
+  // Slow streams keep the admitted calls in flight while every other request of the burst arrives.
+  for (const count of [20, 50]) {
+    it(`${count} truly concurrent calls (three wires) against modelTokensPerRun 60: metered total ≤ 60, every refusal in its wire's shape and audited`, async () => {
+      const { handle, notices } = await openRun(host, [scripted()], { limits: { modelTokensPerRun: 60 } });
+      const runId = handle.run.claims.runId;
+      const calls = Array.from({ length: count }, (_, i) => wireCall(FORMATS[i % 3]!, `LONG:20 SLOW:40 #${i}`, 5));
+      const answers = await burst(handle, calls);
+      const metered = callsOf(host, runId).filter((c) => c.status === 200);
+      const total = metered.reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
+      // The designed bound: the scripted model bills exactly the input estimate and stops at
+      // max_tokens, so no call exceeds its reservation and the run never passes its budget.
+      expect(total).toBeLessThanOrEqual(60);
+      for (const a of callAudits(host, runId)) expect(a.inputTokens + a.outputTokens).toBeLessThanOrEqual(a.reservedTokens);
+      const ok = answers.filter((a) => a.status === 200);
+      expect(ok.length).toBe(metered.length);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      expect(ok.length).toBeLessThanOrEqual(2); // each reserves ≥ 25 tokens
+      const refused = answers.filter((a) => a.status !== 200);
+      expect(refused.length).toBe(count - ok.length);
+      for (const [i, a] of answers.entries()) {
+        if (a.status === 200) continue;
+        expect(a.status).toBe(403);
+        expect(a.errorType).toBe('permission_error');
+        expect(a.message).toMatch(/^paddock: model budget limits\.modelTokensPerRun \(binding gw-binding\) would be exceeded: this run used \d+ of 60 tokens, \d+ tokens are reserved by calls in flight, and this call reserves up to \d+ tokens/);
+        // The wire's own error shape.
+        expect(Object.keys(JSON.parse(a.text) as object).sort()).toEqual(FORMATS[i % 3] === 'anthropic' ? ['error', 'type'] : ['error']);
+      }
+      const denied = deniedFor(host, runId);
+      expect(denied).toHaveLength(refused.length);
+      expect(denied.every((d) => d.deniedBy === 'binding.limits.modelTokensPerRun' && d.status === 403)).toBe(true);
+      expect(notices.filter((n) => n.level === 'error' && n.message.includes('modelTokensPerRun'))).toHaveLength(refused.length);
+      expect(reservationsOf(host, runId)).toBe(0);
+      await handle.close();
+    });
+  }
+
+  it('a cost budget: 20 concurrent priced calls never cost more than modelCostPerRunUsd', async () => {
+    const priced = scripted({ pricing: { inputPerMTokUsd: 1_000, outputPerMTokUsd: 1_000 } });
+    const { handle } = await openRun(host, [priced], { limits: { modelCostPerRunUsd: 0.1 } });
+    const runId = handle.run.claims.runId;
+    const answers = await burst(handle, Array.from({ length: 20 }, (_, i) => wireCall('anthropic', `LONG:40 SLOW:20 #${i}`, 10)));
+    const calls = callsOf(host, runId).filter((c) => c.status === 200);
+    const cost = calls.reduce((sum, c) => sum + Number(c.cost_usd), 0);
+    expect(cost).toBeLessThanOrEqual(0.1);
+    for (const c of calls) expect(Number(c.cost_usd)).toBeCloseTo(((Number(c.input_tokens) + Number(c.output_tokens)) * 1_000) / 1_000_000, 10);
+    // (The audit log keeps fractional numbers as strings.)
+    for (const a of callAudits(host, runId)) expect(Number(a.costUsd)).toBeLessThanOrEqual(Number(a.reservedCostUsd) + 1e-12);
+    expect(answers.filter((a) => a.status === 200).length).toBe(calls.length);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((a) => a.status === 403 && a.message.includes('limits.modelCostPerRunUsd'))).toBe(true);
+    expect(deniedFor(host, runId).filter((d) => d.deniedBy === 'binding.limits.modelCostPerRunUsd')).toHaveLength(refused.length);
+    await handle.close();
+  });
+
+  it('a per-day budget is shared by two concurrent runs of one binding', async () => {
+    const h = tempHost();
+    try {
+      const one = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 90 } });
+      const two = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 90 } });
+      const calls = Array.from({ length: 20 }, (_, i) => wireCall(FORMATS[i % 3]!, `LONG:20 SLOW:40 #${i}`, 5));
+      const [a, b] = await Promise.all([burst(one.handle, calls), burst(two.handle, calls)]);
+      const day = h.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'gw-binding'").pluck().get() as number;
+      expect(day).toBeLessThanOrEqual(90);
+      const answers = [...a, ...b];
+      expect(answers.filter((x) => x.status === 200).length).toBeGreaterThanOrEqual(2);
+      const refused = answers.filter((x) => x.status !== 200);
+      expect(refused.every((x) => x.status === 403 && x.message.includes('limits.modelTokensPerDay') && x.message.includes('the binding in the last 24 h'))).toBe(true);
+      expect(deniedFor(h, one.handle.run.claims.runId).length + deniedFor(h, two.handle.run.claims.runId).length).toBe(refused.length);
+      // A third run of the binding, later: the day is used up (settled calls count now).
+      const three = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 90 } });
+      const later = await burst(three.handle, [wireCall('anthropic', 'SAY:hi', 5)]);
+      expect(later[0]!.status, later[0]!.text).toBe(day + 30 > 90 ? 403 : 200);
+      for (const x of [one, two, three]) await x.handle.close();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('a per-day budget holds across two host processes on one data folder, each firing 20 concurrent calls', async () => {
+    const h = tempHost(); // applies the migrations before the two hosts start
+    try {
+      const children = ['a', 'b'].map((tag) => spawn(process.execPath, ['--import', 'tsx', repoPath('test/fixtures/gatewayHost.ts'), h.dataDir, '90', '20', tag], { stdio: ['pipe', 'pipe', 'inherit'] }));
+      const lines = children.map((child) => {
+        const rl = createInterface({ input: child.stdout! });
+        const queue: string[] = [];
+        const waiters: ((line: string) => void)[] = [];
+        rl.on('line', (line) => (waiters.length ? waiters.shift()!(line) : queue.push(line)));
+        return () => new Promise<string>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
+      });
+      const nextLine = lines;
+      // Both hosts are up before either fires, so the two bursts overlap.
+      expect(await Promise.all(nextLine.map((next) => next()))).toEqual(['ready', 'ready']);
+      for (const child of children) child.stdin!.end('go\n');
+      const answers = (await Promise.all(nextLine.map((next) => next()))).flatMap((line) => JSON.parse(line) as { status: number; message: string }[]);
+      await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+      const day = h.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get() as number;
+      expect(day).toBeGreaterThan(0);
+      expect(day).toBeLessThanOrEqual(90);
+      const ok = answers.filter((a) => a.status === 200).length;
+      expect(ok).toBe(h.store.db.prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get());
+      const refused = answers.filter((a) => a.status !== 200);
+      expect(refused).toHaveLength(40 - ok);
+      expect(refused.every((a) => a.status === 403 && a.message.includes('limits.modelTokensPerDay'))).toBe(true);
+      expect(h.store.db.prepare("SELECT COUNT(*) FROM audit WHERE type = 'gateway.denied' AND json_extract(data, '$.deniedBy') = 'binding.limits.modelTokensPerDay'").pluck().get()).toBe(refused.length);
+      expect(h.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+    } finally {
+      await h.close();
+    }
+  }, 120_000);
+
+  it('a reservation is released when the call fails upstream (5xx) and when the caller disconnects mid-stream', async () => {
+    const settled: { status: number; error?: string }[] = [];
+    let onSettled: (() => void) | undefined;
+    const { handle } = await openRun(host, [scripted({ maxRetries: 0 })], {
+      limits: { modelTokensPerRun: 100 },
+      onCallRecorded: (c) => {
+        settled.push(c);
+        onSettled?.();
+      },
+    });
+    const runId = handle.run.claims.runId;
+    // A call that reserves 55 of the 100: admitted only while no other such call is held.
+    const big = wireCall('anthropic', 'SAY:x', 30);
+    const failed = await post(handle, '/v1/messages', wireCall('anthropic', 'FAIL:500', 30).body);
+    expect(failed.status).toBe(500);
+    expect(reservationsOf(host, runId)).toBe(0);
+
+    const controller = new AbortController();
+    const response = await fetch(`${handle.baseUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': handle.token }, body: JSON.stringify(wireCall('anthropic', 'LONG:20 SLOW:200', 30).body), signal: controller.signal });
+    const reader = response.body!.getReader();
+    await reader.read(); // the first bytes arrived: the call is in flight
+    expect(reservationsOf(host, runId)).toBe(1);
+    expect((await post(handle, big.path, big.body)).status).toBe(403); // held by the stream
+    const gone = new Promise<void>((resolve) => (onSettled = resolve));
+    controller.abort();
+    await gone;
+    expect(settled.at(-1)).toMatchObject({ status: 200, error: 'the caller went away' });
+    expect(reservationsOf(host, runId)).toBe(0);
+    // The abandoned call is charged what it metered (its input and the output sent so far), not its reservation.
+    const abandoned = callsOf(host, runId).at(-1)!;
+    expect(Number(abandoned.input_tokens)).toBeGreaterThan(0);
+    expect(Number(abandoned.input_tokens) + Number(abandoned.output_tokens)).toBeLessThan(55);
+    const after = await post(handle, big.path, big.body);
+    expect(after.status, after.text).toBe(200);
+    await handle.close();
+  });
+});
+
+describe('a run token is revoked when the host reads the result, and a sandboxed run\'s token works only on its socket', () => {
+  let host: Host;
+  beforeAll(() => (host = tempHost()));
+  afterAll(() => host.close());
+
+  it('revoke() cuts an in-flight stream, refuses later calls as revoked and audits them', async () => {
+    let onSettled: ((c: { error?: string }) => void) | undefined;
+    const { handle } = await openRun(host, [scripted()], { onCallRecorded: (c) => onSettled?.(c) });
+    const runId = handle.run.claims.runId;
+    const response = await fetch(`${handle.baseUrl}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': handle.token }, body: JSON.stringify(wireCall('anthropic', 'LONG:20 SLOW:200', 100).body) });
+    const reader = response.body!.getReader();
+    await reader.read();
+    const recorded = new Promise<{ error?: string }>((resolve) => (onSettled = resolve));
+    handle.revoke();
+    expect(await recorded).toMatchObject({ error: `the run token was revoked (run ${runId} returned its result)` });
+    // The harness sees a broken stream, not a clean end.
+    await expect((async () => { for (;;) if ((await reader.read()).done) return 'ended cleanly'; })()).rejects.toThrow();
+    const later = await post(handle, '/v1/messages', wireCall('anthropic', 'SAY:after', 5).body);
+    expect(later.status).toBe(401);
+    expect(JSON.parse(later.text).error.message).toBe(`paddock: the run token is revoked (run ${runId} returned its result)`);
+    expect(auditOf(host, 'gateway.denied').at(-1)).toMatchObject({ reason: 'token revoked', deniedBy: 'gateway.runToken', tokenRunId: runId });
+    expect(reservationsOf(host, runId)).toBe(0);
+    await handle.close();
+  });
+
+  it('a bwrap run\'s token is refused on the host loopback listener (401, audited) and works on its own socket; a process run\'s token works on loopback', async () => {
+    const { handle: sandboxed } = await openRun(host, [scripted()], { backend: 'bwrap' });
+    const { handle: plain } = await openRun(host, [scripted()]);
+    const loopback = await host.gateway.loopbackUrl();
+    const body = JSON.stringify(wireCall('anthropic', 'SAY:ok', 5).body);
+    const onLoopback = (token: string, path = '/v1/messages', headers: Record<string, string> = { 'x-api-key': token }) => fetch(`${loopback}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const before = auditOf(host, 'gateway.denied').length;
+    for (const attempt of [onLoopback(sandboxed.token), onLoopback(sandboxed.token, '/v1/chat/completions', { authorization: `Bearer ${sandboxed.token}` }), onLoopback(sandboxed.token, '/mcp/tools')]) {
+      const refused = await attempt;
+      expect(refused.status).toBe(401);
+      expect(await refused.text()).toContain('valid only on its run\'s own gateway socket');
+    }
+    const denials = auditOf(host, 'gateway.denied').slice(before);
+    expect(denials).toEqual(Array.from({ length: 3 }, () => expect.objectContaining({ reason: 'token of a sandboxed run on the loopback listener', deniedBy: 'gateway.runToken', tokenRunId: sandboxed.run.claims.runId })));
+    expect(JSON.stringify(denials)).not.toContain(sandboxed.token);
+    expect(callsOf(host, sandboxed.run.claims.runId)).toEqual([]);
+    const viaSocket = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ socketPath: sandboxed.socketPath, path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': sandboxed.token } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(viaSocket).toBe(200);
+    expect((await onLoopback(plain.token)).status).toBe(200);
+    await sandboxed.close();
+    await plain.close();
   });
 });
 
@@ -262,6 +456,55 @@ describe('a provider key reaches the provider and nothing else', () => {
     await handle.close();
     host.store.db.pragma('wal_checkpoint(PASSIVE)');
     expect(filesContaining(host.dataDir, CANARY)).toEqual([]);
+  });
+});
+
+describe('a provider that ignores the output maximum it was sent', () => {
+  let upstream: Server;
+  const bodies: Record<string, unknown>[] = [];
+  let host: Host;
+  beforeAll(async () => {
+    // A fake OpenAI Responses upstream that bills 5 000 output tokens whatever it was asked for.
+    upstream = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        bodies.push(JSON.parse(raw) as Record<string, unknown>);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'r1', model: 'gpt-x', status: 'completed', output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'long' }] }], usage: { input_tokens: 10, output_tokens: 5000 } }));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    host = tempHost();
+  });
+  afterAll(async () => {
+    await host.close();
+    upstream.close();
+  });
+
+  it('is sent the default maximum when the request names none; its overrun is charged in full, audited, and only one call in flight can overrun', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-gw-overrun-'));
+    writeFileSync(join(dir, 'key'), 'sk-test-overrun\n');
+    const model = ModelResourceSchema.parse({ id: 'gpt', provider: 'openai', api: 'responses', model: 'gpt-x', baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, apiKey: { file: join(dir, 'key') } });
+    const { handle } = await openRun(host, [model], { limits: { modelTokensPerRun: 6000 } });
+    const runId = handle.run.claims.runId;
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => post(handle, '/v1/responses', { model: 'gpt', input: `hello ${i}` })));
+    // One reservation (≈ 4 096 + input) fits in 6 000, two do not: one call goes upstream.
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 403, 403, 403, 403]);
+    expect(bodies).toHaveLength(1);
+    expect(bodies[0]!.max_output_tokens).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
+    const [call] = callAudits(host, runId);
+    expect(call!.inputTokens + call!.outputTokens).toBe(5010);
+    expect(call!.reservedTokens).toBeGreaterThan(DEFAULT_MAX_OUTPUT_TOKENS);
+    expect(call).toMatchObject({ overrunTokens: 5010 - call!.reservedTokens });
+    // The designed bound when a call overruns: limit + that call's excess, never more.
+    const total = callsOf(host, runId).reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
+    expect(total).toBeLessThanOrEqual(6000 + (5010 - call!.reservedTokens));
+    // Charged in full: the next call no longer fits.
+    const next = await post(handle, '/v1/responses', { model: 'gpt', input: 'again' });
+    expect(next.status).toBe(403);
+    expect(JSON.parse(next.text).error.message).toContain('this run used 5010 of 6000 tokens');
+    await handle.close();
   });
 });
 

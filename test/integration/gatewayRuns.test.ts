@@ -249,9 +249,124 @@ describe('a run token dies with its run', () => {
     expect(token).toMatch(/^pdk_run_/);
     const after = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'x-api-key': token, 'content-type': 'application/json' }, body: '{"model":"sm","messages":[]}' });
     expect(after.status).toBe(401);
-    expect(await after.text()).toContain(`revoked (run ${outcome.runId} ended)`);
+    expect(await after.text()).toContain(`revoked (run ${outcome.runId} returned its result)`);
     expect(existsSync(file)).toBe(true);
   });
+});
+
+describe('a live bwrap run\'s token works only on its own socket', () => {
+  it('presented by the test on the host loopback URL while the run is live → 401, audited; on the run\'s socket → 200', async () => {
+    host.apply({ resources, bindings: [{ id: 'gw-live', runner: 'gateway-user', route: { bot: 'live' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { steps: [{ do: 'saveToken', file: 'token.txt' }, { do: 'announce', text: 'token saved' }, { do: 'waitFile', file: 'go' }] } }] });
+    let announced!: () => void;
+    const saved = new Promise<void>((resolve) => (announced = resolve));
+    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'live' }), { onUpdate: (u) => (u as { kind: string; message?: string }).message === 'token saved' && announced() });
+    if (ticket.status === 'duplicate') throw new Error('duplicate');
+    await saved;
+    const workspace = join(host.dataDir, 'workspaces', ticket.runId);
+    const token = readFileSync(join(workspace, 'token.txt'), 'utf8');
+    expect(token).toMatch(/^pdk_run_/);
+    const body = JSON.stringify({ model: 'sm', max_tokens: 5, messages: [{ role: 'user', content: 'SAY:from outside' }] });
+    const loopback = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token }, body });
+    expect(loopback.status).toBe(401);
+    expect(await loopback.text()).toContain('valid only on its run\'s own gateway socket');
+    expect(auditOf('gateway.denied').filter((d) => d.tokenRunId === ticket.runId)).toEqual([expect.objectContaining({ reason: 'token of a sandboxed run on the loopback listener', deniedBy: 'gateway.runToken' })]);
+    const { request } = await import('node:http');
+    const viaSocket = await new Promise<number>((resolve, reject) => {
+      const req = request({ socketPath: join(host.dataDir, 'sockets', `${ticket.runId}.gateway.sock`), path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(viaSocket).toBe(200);
+    writeFileSync(join(workspace, 'go'), '');
+    const outcome = await ticket.done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+  }, 60_000);
+});
+
+describe('budgets hold for a real runner\'s concurrent calls (HTTP through its socket or loopback, and SDK model/complete)', () => {
+  const cases = [
+    { via: 'http', sandbox: 'bwrap', count: 50 },
+    { via: 'complete', sandbox: 'bwrap', count: 50 },
+    { via: 'http', sandbox: 'process', count: 20 },
+    { via: 'complete', sandbox: 'process', count: 20 },
+  ] as const;
+  for (const { via, sandbox, count } of cases) {
+    it(`${count} concurrent ${via === 'http' ? 'raw HTTP calls' : 'model/complete requests'} under ${sandbox}, modelTokensPerRun 60: metered ≤ 60, refusals name the budget and are audited`, async () => {
+      const bot = `burst-${via}-${sandbox}`;
+      host.apply({ resources, bindings: [{ id: bot, runner: 'gateway-user', route: { bot }, sandbox, grants: { models: ['sm'] }, limits: { modelTokensPerRun: 60 }, config: { steps: [{ do: 'burst', via, count, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] } }] });
+      const { outcome, report } = await dispatch(bot);
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const answers = report.report[0] as unknown as ({ ok: true } | { status: number; text: string } | { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } })[];
+      expect(answers).toHaveLength(count);
+      const calls = host.store.db.prepare('SELECT * FROM gateway_calls WHERE run_id = ? AND status = 200').all(outcome.runId) as { input_tokens: number; output_tokens: number; endpoint: string }[];
+      expect(calls.reduce((sum, c) => sum + c.input_tokens + c.output_tokens, 0)).toBeLessThanOrEqual(60);
+      expect(calls.every((c) => c.endpoint === (via === 'http' ? 'anthropic' : 'model/complete'))).toBe(true);
+      const ok = answers.filter((a) => ('ok' in a) || ('status' in a && a.status === 200));
+      expect(ok.length).toBe(calls.length);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      const refused = answers.filter((a) => !ok.includes(a));
+      expect(refused.length).toBe(count - ok.length);
+      for (const a of refused) {
+        if (via === 'http') {
+          const r = a as { status: number; text: string };
+          expect(r.status).toBe(403);
+          expect(JSON.parse(r.text)).toMatchObject({ type: 'error', error: { type: 'permission_error', message: expect.stringContaining('model budget limits.modelTokensPerRun') } });
+        } else {
+          const r = a as { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } };
+          expect(r.error).toMatchObject({ code: ErrorCodes.QuotaExceeded, message: expect.stringContaining('model budget limits.modelTokensPerRun'), data: { deniedBy: 'binding.limits.modelTokensPerRun', status: 403 } });
+        }
+      }
+      const denied = auditOf('gateway.denied', outcome.runId);
+      expect(denied).toHaveLength(refused.length);
+      expect(denied.every((d) => d.deniedBy === 'binding.limits.modelTokensPerRun')).toBe(true);
+      expect(host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+    }, 60_000);
+  }
+});
+
+describe('a per-day budget shared by two concurrent runs of one binding, over SDK model/complete', () => {
+  it('two live runs fire 20 calls each; the binding\'s metered day stays within modelTokensPerDay 90', async () => {
+    host.apply({ resources, bindings: [{ id: 'day-shared', runner: 'gateway-user', route: { bot: 'day' }, sandbox: 'process', grants: { models: ['sm'] }, limits: { modelTokensPerDay: 90 }, config: { steps: [{ do: 'burst', via: 'complete', count: 20, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] } }] });
+    const tickets = await Promise.all(['day-a', 'day-b'].map((id) => host.dispatcher.dispatch(chatEvent({ bot: 'day', conversation: { id } }))));
+    const outcomes = await Promise.all(tickets.map((t) => (t.status === 'duplicate' ? Promise.reject(new Error('duplicate')) : t.done)));
+    for (const o of outcomes) expect(o.status, o.reason).toBe('completed');
+    const day = host.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get() as number;
+    expect(day).toBeGreaterThan(0);
+    expect(day).toBeLessThanOrEqual(90);
+    const answers = outcomes.flatMap((o) => (JSON.parse((o.result!.output!.parts[0] as { text: string }).text) as { report: unknown[][] }).report[0]!) as ({ ok: true } | { error: { code: number; message: string } })[];
+    const refused = answers.filter((a) => 'error' in a) as { error: { code: number; message: string } }[];
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.every((a) => a.error.code === ErrorCodes.QuotaExceeded && a.error.message.includes('model budget limits.modelTokensPerDay') && a.error.message.includes('the binding in the last 24 h'))).toBe(true);
+    expect(outcomes.reduce((n, o) => n + auditOf('gateway.denied', o.runId).filter((d) => d.deniedBy === 'binding.limits.modelTokensPerDay').length, 0)).toBe(refused.length);
+    expect(answers.length - refused.length).toBe(host.store.db.prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get());
+  }, 60_000);
+});
+
+describe('the run token is revoked the moment the host reads the run result', () => {
+  for (const sandbox of ['process', 'bwrap'] as const) {
+    it(`a ${sandbox} runner that returned its result and keeps calling (HTTP and model/complete) is refused and audited`, async () => {
+      const bot = `after-${sandbox}`;
+      host.apply({ resources, bindings: [{ id: bot, runner: 'after-result', route: { bot }, sandbox, grants: { models: ['sm'] } }] });
+      const ticket = await host.dispatcher.dispatch(chatEvent({ bot }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const line = outcome.stderrTail.split('\n').find((l) => l.startsWith('{"afterResult"'));
+      expect(line, outcome.stderrTail).toBeDefined();
+      const { http, sdk } = (JSON.parse(line!) as { afterResult: { http: { status: number; text: string }; sdk: { code: number; message: string } } }).afterResult;
+      expect(http.status).toBe(401);
+      expect(JSON.parse(http.text).error.message).toBe(`paddock: the run token is revoked (run ${outcome.runId} returned its result)`);
+      expect(sdk.code).toBe(ErrorCodes.RunNotActive);
+      // Both refusals are audited; nothing reached the model.
+      const tokenDenials = auditOf('gateway.denied').filter((d) => d.tokenRunId === outcome.runId);
+      expect(tokenDenials).toEqual([expect.objectContaining({ reason: 'token revoked', deniedBy: 'gateway.runToken' })]);
+      expect(auditOf('policy.denied', outcome.runId)).toEqual([expect.objectContaining({ method: 'model/complete', deniedBy: 'connection.activeRun' })]);
+      expect(host.store.db.prepare('SELECT COUNT(*) FROM gateway_calls WHERE run_id = ?').pluck().get(outcome.runId)).toBe(0);
+    }, 60_000);
+  }
 });
 
 describe('remote resources: an MCP server over streamable HTTP and an HTTP retriever, with their credentials', () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelResource } from '../../bindings/schema.js';
+import { maxOutputOf } from '../modelBudget.js';
 import { planReply } from '../scripted/script.js';
 import { WIRES } from '../wire/index.js';
 import type { NormalizedReply } from '../wire/types.js';
@@ -40,6 +41,12 @@ export function scriptedProvider(model: ModelResource): Provider {
         return { status, headers: { ...headers, 'content-type': 'application/json' }, body: once(JSON.stringify(body)) };
       }
       const stream = call.body.stream === true;
+      // Like a real model, stop at the request's output maximum (4 characters a token).
+      const maxOut = maxOutputOf(call.format, call.body);
+      if (maxOut !== undefined && plan.content.length === 1 && plan.content[0]!.type === 'text' && tokens(plan.content[0]!.text) > maxOut) {
+        plan.content = [{ type: 'text', text: plan.content[0]!.text.slice(0, maxOut * 4) }];
+        plan.stopReason = 'max_tokens';
+      }
       const outputText = plan.content.map((b) => (b.type === 'text' ? b.text : JSON.stringify(b.input))).join('');
       const reply: NormalizedReply = {
         id: `msg_scripted_${requests}`,

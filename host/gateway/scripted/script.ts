@@ -6,7 +6,7 @@ export interface ScriptedPlan {
   /** Answer with this HTTP status for the first `times` attempts of the same request (undefined: always). */
   error?: { status: number; times?: number };
   content: ReplyBlock[];
-  stopReason: 'end_turn' | 'tool_use';
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens';
   delayMs: number;
   chunks: number;
   chunkDelayMs: number;

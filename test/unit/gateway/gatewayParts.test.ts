@@ -156,8 +156,10 @@ describe('run tokens', () => {
     expect(t).toMatch(/^pdk_run_[A-Za-z0-9_-]{43}$/);
     expect(tokens.resolve(t)).toEqual(claims);
     expect(isClaims(tokens.resolve('pdk_run_nope'))).toBe(false);
+    tokens.revoke('r1', 'returned its result');
+    // A later revocation (the run's teardown) keeps the first reason.
     tokens.revoke('r1');
-    expect(tokens.resolve(t)).toEqual({ reason: 'revoked', runId: 'r1' });
+    expect(tokens.resolve(t)).toEqual({ reason: 'revoked', runId: 'r1', why: 'returned its result' });
     expect(tokens.resolve(undefined)).toEqual({ reason: 'missing' });
     expect(presentedToken({ 'x-api-key': 'k1' })).toBe('k1');
     expect(presentedToken({ authorization: 'Bearer k2' })).toBe('k2');
