@@ -94,7 +94,9 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
   const started = Date.now();
   const requested = request.body.model;
   const model = findGrantedModel(run, requested);
-  const refuse = (refusal: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
+  const refuse = (unsafe: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
+    // A refusal can quote upstream text (a connection error, a provider's message): redacted here, for every path.
+    const refusal = { ...unsafe, message: deps.redactor.text(unsafe.message) };
     record(deps, run, { modelId, provider, endpoint: request.endpoint, status: refusal.status, attempts, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, latencyMs: Date.now() - started, error: refusal.message, deniedBy: refusal.deniedBy, scripted: model?.provider === 'scripted' });
     return refusal;
   };
@@ -183,11 +185,26 @@ async function drain(body: AsyncIterable<string>): Promise<void> {
   }
 }
 
-/** Wrap a provider answer: redact each chunk (chunk-safe), assemble it for usage, record at the end. */
+/**
+ * Wrap a provider answer. This is the gateway's one redaction point for model answers: every byte
+ * that leaves it, on every path, is redacted here — the body as it streams (chunk-safe), the
+ * headers, the text deltas of SDK streaming (one chunk-safe stream over their concatenation), the
+ * assembled reply the SDK's `model/complete` returns (text and tool arguments, whole), and the
+ * error text that is recorded.
+ */
 function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResource, provider: Provider, request: ModelCallRequest, answer: ProviderAnswer, attempts: number, started: number): CallAnswer {
   const contentType = answer.headers['content-type'] ?? '';
   const stream = contentType.includes('text/event-stream');
-  const assembler = WIRES[request.format].assembler(stream, answer.status < 300 ? request.onText : undefined);
+  const onText = answer.status < 300 ? request.onText : undefined;
+  const deltas = deps.redactor.stream();
+  const safeText = onText
+    ? (text: string) => {
+        const safe = deltas.push(text);
+        if (safe) onText(safe);
+      }
+    : undefined;
+  // The assembler reads the provider's own bytes (redaction must not break their framing); what it builds is redacted below.
+  const assembler = WIRES[request.format].assembler(stream, safeText);
   const redactStream = deps.redactor.stream();
   let resolveDone!: (reply: NormalizedReply) => void;
   const done = new Promise<NormalizedReply>((resolve) => (resolveDone = resolve));
@@ -206,7 +223,9 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
     } catch (e) {
       error = request.signal.aborted ? 'the caller went away' : `stream broke: ${(e as Error).message}`;
     } finally {
-      const reply = assembler.result();
+      const reply = deps.redactor.value(assembler.result());
+      const tail = deltas.end();
+      if (tail) onText?.(tail);
       const usage = reply.usage;
       if (answer.status >= 400) error ??= deps.redactor.text(errorText.slice(0, 500));
       record(deps, run, { modelId: model.id, provider: model.provider, endpoint: request.endpoint, status: answer.status, attempts, usage, cost: costOf(model, usage), latencyMs: Date.now() - started, error, scripted: provider.scripted, stopReason: reply.stopReason });
@@ -214,7 +233,7 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
     }
   }
   const headers: Record<string, string> = {};
-  for (const name of ANSWER_HEADERS) if (answer.headers[name]) headers[name] = answer.headers[name];
+  for (const name of ANSWER_HEADERS) if (answer.headers[name]) headers[name] = deps.redactor.text(answer.headers[name]);
   return { status: answer.status, headers, body: body(), done };
 }
 
