@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseRetryAfter, RETRYABLE_STATUS, retryDelay } from './retry.js';
 import type { GatewayRun } from './runContext.js';
 import { WIRES, type NormalizedReply, type WireFormat } from './wire/index.js';
+import { sseRedactor } from './wire/sseRedactor.js';
 
 /** A refusal or failure the harness gets instead of an answer, in its wire's error shape. */
 export interface CallRefusal {
@@ -187,7 +188,8 @@ async function drain(body: AsyncIterable<string>): Promise<void> {
 
 /**
  * Wrap a provider answer. This is the gateway's one redaction point for model answers: every byte
- * that leaves it, on every path, is redacted here — the body as it streams (chunk-safe), the
+ * that leaves it, on every path, is redacted here — the body as it streams (an SSE body event by
+ * event, each streamed string as one chunk-safe stream; any other body chunk-safe as bytes), the
  * headers, the text deltas of SDK streaming (one chunk-safe stream over their concatenation), the
  * assembled reply the SDK's `model/complete` returns (text and tool arguments, whole), and the
  * error text that is recorded.
@@ -205,7 +207,8 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
     : undefined;
   // The assembler reads the provider's own bytes (redaction must not break their framing); what it builds is redacted below.
   const assembler = WIRES[request.format].assembler(stream, safeText);
-  const redactStream = deps.redactor.stream();
+  // An SSE answer is redacted event by event (a key split across two events is caught); anything else as bytes.
+  const redactStream = stream ? sseRedactor(deps.redactor) : deps.redactor.stream();
   let resolveDone!: (reply: NormalizedReply) => void;
   const done = new Promise<NormalizedReply>((resolve) => (resolveDone = resolve));
   async function* body(): AsyncIterable<string> {

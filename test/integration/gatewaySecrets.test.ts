@@ -135,7 +135,13 @@ describe('a provider echoing its key: one redaction point for every path out of 
     const ok = report[2] as { status: number; headers: Record<string, string>; text: string };
     expect(ok.status).toBe(200);
     expect(ok.headers['request-id']).toBe('req-[REDACTED]');
-    expect(ok.text).toContain('whole [REDACTED]');
+    // What the harness assembles from the events: the key split across two text deltas and across
+    // two tool-argument fragments is caught there too.
+    const events = ok.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: { text?: string; partial_json?: string } });
+    const text = events.map((e) => (e.type === 'content_block_delta' ? (e.delta?.text ?? '') : '')).join('');
+    const args = events.map((e) => (e.type === 'content_block_delta' ? (e.delta?.partial_json ?? '') : '')).join('');
+    expect(text).toMatch(/^whole \[REDACTED\]; b64 S0VZPW\[REDACTED\]\w{0,2}; split \[REDACTED\] end$/);
+    expect(JSON.parse(args)).toEqual({ command: "curl -H 'x-api-key: [REDACTED]'" });
     const failed = report[3] as { status: number; headers: Record<string, string>; text: string };
     expect(failed.status).toBe(400);
     expect(failed.text).toContain('key [REDACTED] is not valid');
