@@ -264,7 +264,8 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
   store.transaction(() => {
     store.db
       .prepare('INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error ?? null);
+      // This row is written directly, not through the store's redaction of events and audit data.
+      .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error === undefined ? null : deps.redactor.text(r.error));
     store.audit.append({
       type: r.deniedBy || (r.status >= 400 && r.attempts === 0) ? 'gateway.denied' : 'gateway.call',
       actor: `runner:${claims.runnerId}`,
