@@ -44,6 +44,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
     update(update) {
       switch (update.kind) {
         case 'message.delta':
+          // The host holds back a message's last characters until it knows they hold no secret: a delta can be empty.
+          if (!update.text) return;
           out.write(update.text);
           midLine = !update.text.endsWith('\n');
           streamed = true;

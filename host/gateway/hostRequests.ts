@@ -57,7 +57,7 @@ export function gatewayRequestHandler(gateway: Gateway, handle: GatewayRunHandle
           } catch (error) {
             const message = error instanceof Error ? error.message : String(error);
             gateway.auditRun(run, 'kb.retrieve', { knowledgeBase: id, failed: message });
-            throw new RpcError(ErrorCodes.UpstreamFailed, `knowledge base "${id}": ${message}`, { knowledgeBase: id });
+            throw new RpcError(ErrorCodes.UpstreamFailed, `knowledge base "${id}": ${gateway.redact(message)}`, { knowledgeBase: id });
           }
         }
         case 'tool/list': {

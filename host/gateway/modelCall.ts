@@ -9,6 +9,7 @@ import { parseRetryAfter, RETRYABLE_STATUS, retryDelay } from './retry.js';
 import { planReservation, releaseReservation, reserve, type CallReservation } from './modelBudget.js';
 import type { GatewayRun } from './runContext.js';
 import { WIRES, type NormalizedReply, type WireFormat } from './wire/index.js';
+import { sseRedactor } from './wire/sseRedactor.js';
 
 /** A refusal or failure the harness gets instead of an answer, in its wire's error shape. */
 export interface CallRefusal {
@@ -75,7 +76,9 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
   const requested = request.body.model;
   const model = findGrantedModel(run, requested);
   let held: { id: string; reservation: CallReservation } | undefined;
-  const refuse = (refusal: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
+  const refuse = (unsafe: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
+    // A refusal can quote upstream text (a connection error, a provider's message): redacted here, for every path.
+    const refusal = { ...unsafe, message: deps.redactor.text(unsafe.message) };
     record(deps, run, { modelId, provider, endpoint: request.endpoint, status: refusal.status, attempts, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, latencyMs: Date.now() - started, error: refusal.message, deniedBy: refusal.deniedBy, scripted: model?.provider === 'scripted', held });
     return refusal;
   };
@@ -172,12 +175,29 @@ async function drain(body: AsyncIterable<string>): Promise<void> {
   }
 }
 
-/** Wrap a provider answer: redact each chunk (chunk-safe), assemble it for usage, record at the end. */
+/**
+ * Wrap a provider answer. This is the gateway's one redaction point for model answers: every byte
+ * that leaves it, on every path, is redacted here — the body as it streams (an SSE body event by
+ * event, each streamed string as one chunk-safe stream; any other body chunk-safe as bytes), the
+ * headers, the text deltas of SDK streaming (one chunk-safe stream over their concatenation), the
+ * assembled reply the SDK's `model/complete` returns (text and tool arguments, whole), and the
+ * error text that is recorded.
+ */
 function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResource, provider: Provider, request: ModelCallRequest, answer: ProviderAnswer, attempts: number, started: number, held: CallRecord['held']): CallAnswer {
   const contentType = answer.headers['content-type'] ?? '';
   const stream = contentType.includes('text/event-stream');
-  const assembler = WIRES[request.format].assembler(stream, answer.status < 300 ? request.onText : undefined);
-  const redactStream = deps.redactor.stream();
+  const onText = answer.status < 300 ? request.onText : undefined;
+  const deltas = deps.redactor.stream();
+  const safeText = onText
+    ? (text: string) => {
+        const safe = deltas.push(text);
+        if (safe) onText(safe);
+      }
+    : undefined;
+  // The assembler reads the provider's own bytes (redaction must not break their framing); what it builds is redacted below.
+  const assembler = WIRES[request.format].assembler(stream, safeText);
+  // An SSE answer is redacted event by event (a key split across two events is caught); anything else as bytes.
+  const redactStream = stream ? sseRedactor(deps.redactor) : deps.redactor.stream();
   let resolveDone!: (reply: NormalizedReply) => void;
   const done = new Promise<NormalizedReply>((resolve) => (resolveDone = resolve));
   async function* body(): AsyncIterable<string> {
@@ -195,7 +215,9 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
     } catch (e) {
       error = request.signal.aborted ? abortReason(request.signal, 'the caller went away') : `stream broke: ${(e as Error).message}`;
     } finally {
-      const reply = assembler.result();
+      const reply = deps.redactor.value(assembler.result());
+      const tail = deltas.end();
+      if (tail) onText?.(tail);
       const usage = reply.usage;
       if (answer.status >= 400) error ??= deps.redactor.text(errorText.slice(0, 500));
       record(deps, run, { modelId: model.id, provider: model.provider, endpoint: request.endpoint, status: answer.status, attempts, usage, cost: costOf(model, usage), latencyMs: Date.now() - started, error, scripted: provider.scripted, stopReason: reply.stopReason, held });
@@ -203,7 +225,7 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
     }
   }
   const headers: Record<string, string> = {};
-  for (const name of ANSWER_HEADERS) if (answer.headers[name]) headers[name] = answer.headers[name];
+  for (const name of ANSWER_HEADERS) if (answer.headers[name]) headers[name] = deps.redactor.text(answer.headers[name]);
   return { status: answer.status, headers, body: body(), done };
 }
 
@@ -234,7 +256,8 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
     if (r.held) releaseReservation(store, r.held.id);
     store.db
       .prepare('INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error ?? null);
+      // This row is written directly, not through the store's redaction of events and audit data.
+      .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error === undefined ? null : deps.redactor.text(r.error));
     store.audit.append({
       type: r.deniedBy || (r.status >= 400 && r.attempts === 0) ? 'gateway.denied' : 'gateway.call',
       actor: `runner:${claims.runnerId}`,

@@ -29,6 +29,7 @@ import { performEffect } from '../state/effects.js';
 import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
 import type { Store } from '../state/store.js';
+import { DeltaRedactor } from '../secrets/deltaRedactor.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequestHandler } from '../gateway/hostRequests.js';
@@ -311,6 +312,10 @@ export class RunService {
     };
     const log = this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id });
     const scope = stateScope(binding.id, sessionId, projection.state === 'binding' ? 'binding' : 'session');
+    const deltas = new DeltaRedactor(this.redactor);
+    let lastSeq = 1;
+    const recordUpdate = (update: Update, seq: number) =>
+      batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => hooks.onUpdate?.(this.redactor.value(update), seq));
     let outcome: RunOutcome | undefined;
     try {
       outcome = await superviseRun({
@@ -350,11 +355,15 @@ export class RunService {
             },
           ]),
         redact: (text) => this.redactor.text(text),
-        // Streamed to the caller only after the update is committed, redacted like the stored copy.
-        onUpdate: (update, seq) =>
-          batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => hooks.onUpdate?.(this.redactor.value(update), seq)),
+        // Streamed to the caller only after the update is committed, redacted like the stored copy
+        // (message text as one stream per message, so a secret split across deltas stays caught).
+        onUpdate: (update, seq) => {
+          lastSeq = seq;
+          for (const safe of deltas.update(update)) recordUpdate(safe, seq);
+        },
         onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict, runner.manifest.id)),
       });
+      for (const tail of deltas.end()) recordUpdate(tail, lastSeq);
       batcher.flush();
       const usage = outcome.result?.usage;
       const external = outcome.result?.external;

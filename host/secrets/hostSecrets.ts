@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { SECRET_KEY } from '../bindings/inlineSecrets.js';
 import type { Resources } from '../bindings/schema.js';
 import type { Redactor } from './redactor.js';
 
@@ -15,9 +14,20 @@ export function readSecretRef(ref: SecretRef, env: NodeJS.ProcessEnv = process.e
   }
 }
 
-/** Register the host's own secrets: environment variables named like credentials. */
+/**
+ * Environment variable names that hold credentials, by their words (split at `_`, `-`, `.`):
+ * the last word is KEY, APIKEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, PASSPHRASE, CREDENTIAL(S) or
+ * AUTHORIZATION (`AWS_SECRET_ACCESS_KEY`, `MY_OPENAI_KEY`, `GITHUB_TOKEN`, `DB_PASS`), or a word
+ * before the last is SECRET, PASSWORD, PASSWD, PASSPHRASE or APIKEY and the last word does not
+ * name a place or a setting (`SECRET_KEY_BASE` is a credential, `PASSWORD_STORE_DIR` is not).
+ * Whole words only: `KEYBOARD_LAYOUT`, `TOKENIZERS_PARALLELISM`, `PATH` and `PWD` are not.
+ */
+export const CREDENTIAL_ENV_NAME =
+  /^(?:.*[_.-])?(?:KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|AUTHORIZATION)$|^(?:.*[_.-])?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY)[_.-](?!(?:.*[_.-])?(?:DIR|FILE|PATH|SOCK|SOCKET|URL|HOST|PORT|USER|NAME|ID|TYPE|MODE|LENGTH|ENABLED|DISABLED)$)/i;
+
+/** Register the host's own secrets: the values of environment variables named like credentials ({@link CREDENTIAL_ENV_NAME}). */
 export function registerEnvSecrets(redactor: Redactor, env: NodeJS.ProcessEnv = process.env): void {
-  for (const [name, value] of Object.entries(env)) if (SECRET_KEY.test(name)) redactor.add(value);
+  for (const [name, value] of Object.entries(env)) if (CREDENTIAL_ENV_NAME.test(name)) redactor.add(value);
 }
 
 /** Register every secret the configuration references (model keys, MCP server env). */

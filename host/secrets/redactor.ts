@@ -1,24 +1,43 @@
 import { SECRET_SHAPES } from '../bindings/inlineSecrets.js';
+import { secretForms } from './secretForms.js';
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '[REDACTED]';
 /** Shorter values are not registered: they would match ordinary text. */
 const MIN_SECRET_LENGTH = 8;
+/**
+ * Deepest nesting {@link Redactor.value} copies; a container deeper than this is replaced by
+ * {@link TOO_DEEP}. Well under SQLite's JSON depth limit (1000) and V8's recursive JSON.stringify,
+ * so whatever the redactor returns can be stored and printed.
+ */
+export const REDACT_MAX_DEPTH = 256;
+/** What replaces a container nested deeper than {@link REDACT_MAX_DEPTH}. */
+export const TOO_DEEP = `[REDACTED: nested deeper than ${REDACT_MAX_DEPTH} levels]`;
+/** Text a stream holds back at least: open-ended credential shapes (`sk-…`, bearer) up to this long are caught whole. */
+const MIN_HOLDBACK = 200;
+/** Most a stream holds back while one open-ended shape keeps growing; past it, the match is redacted as far as seen. */
+const MAX_HOLDBACK = 64 * 1024;
 
-/** The credential shapes as global patterns, compiled once (`replace` resets `lastIndex` itself). */
-const SHAPES_GLOBAL = SECRET_SHAPES.map(({ pattern }) => new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`));
+/**
+ * The credential shapes as global patterns, compiled once. Two are adjusted for text that is not
+ * a whole value: the URL-password shape may start anywhere (not only at `^`), and the JWT shape may
+ * not start inside a run of its own characters (else a long run of `-eyJ…` costs quadratic time).
+ */
+const SHAPES_GLOBAL = SECRET_SHAPES.map(({ pattern }) => {
+  let source = pattern.source;
+  if (source.startsWith('^')) source = `(?<![A-Za-z0-9+.-])${source.slice(1)}`;
+  if (source.startsWith('\\beyJ')) source = `(?<![A-Za-z0-9_-])${source.slice(2)}`;
+  return new RegExp(source, `${pattern.flags.replace('g', '')}g`);
+});
 
-/** Every written form of a secret: as is, JSON-escaped, base64 and base64url. */
-function forms(value: string): string[] {
-  const json = JSON.stringify(value).slice(1, -1);
-  const b64 = Buffer.from(value).toString('base64');
-  return [...new Set([value, json, b64, b64.replace(/=+$/, ''), Buffer.from(value).toString('base64url')])].filter((f) => f.length >= MIN_SECRET_LENGTH);
-}
+/** A half-open range of text to redact. */
+type Span = [start: number, end: number];
 
 /**
  * Removes secrets from text and values before anything is stored, logged or streamed: every
- * secret value the host holds (registered with {@link add}, in all its written forms) and
- * generic credential shapes (provider keys, tokens, private keys, JWTs, bearer headers).
+ * secret value the host holds (registered with {@link add}, in all its written forms, see
+ * secretForms.ts) and generic credential shapes (provider keys, tokens, private keys, JWTs,
+ * bearer headers, passwords in URLs).
  */
 export class Redactor {
   private readonly known = new Set<string>();
@@ -28,7 +47,7 @@ export class Redactor {
   /** Register a secret value (ignored when shorter than 8 characters). */
   add(value: string | undefined): void {
     if (!value || value.length < MIN_SECRET_LENGTH) return;
-    for (const form of forms(value)) {
+    for (const form of secretForms(value)) {
       if (this.known.has(form)) continue;
       this.known.add(form);
       this.longest = Math.max(this.longest, form.length);
@@ -39,8 +58,9 @@ export class Redactor {
   /** Stop knowing a value that can no longer do harm (a revoked run token), so the set does not grow forever. */
   forget(value: string | undefined): void {
     if (!value) return;
-    for (const form of forms(value)) this.known.delete(form);
-    this.longest = Math.max(0, ...[...this.known].map((f) => f.length));
+    for (const form of secretForms(value)) this.known.delete(form);
+    this.longest = 0;
+    for (const form of this.known) this.longest = Math.max(this.longest, form.length);
     this.pattern = undefined;
   }
 
@@ -49,48 +69,71 @@ export class Redactor {
     return this.known.size;
   }
 
-  /** Redact one string. */
-  text(input: string): string {
-    let out = input;
-    if (this.known.size > 0) {
-      // Longest first, so a secret containing another is replaced whole.
-      this.pattern ??= new RegExp([...this.known].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
-      out = out.replace(this.pattern, REDACTED);
-    }
-    for (const pattern of SHAPES_GLOBAL) out = out.replace(pattern, REDACTED);
-    return out;
+  /** How many trailing characters a stream must hold back: the longest form a secret can take, less one. */
+  get holdback(): number {
+    return Math.max(this.longest, MIN_HOLDBACK) - 1;
   }
 
-  /** Redact every string in a JSON-like value (a new value; the input is not changed). */
-  value<T>(input: T): T {
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') return this.text(v);
-      if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-      return v;
-    };
-    return walk(input) as T;
+  /** Redact one string. */
+  text(input: string): string {
+    return apply(input, this.spans(input), input.length);
   }
 
   /**
-   * A redactor for a stream cut into chunks: a secret split across two chunks is still caught.
-   * `push` returns what is safe to emit now; `end` flushes the rest.
+   * Redact every string (and every object key) in a JSON-like value: a new value, the input is
+   * not changed. The walk keeps an explicit stack (no recursion, linear in the input's size);
+   * a container nested deeper than {@link REDACT_MAX_DEPTH} becomes the string {@link TOO_DEEP}.
+   */
+  value<T>(input: T): T {
+    const root: { v?: unknown } = {};
+    const work: [source: unknown, target: object, key: string | number, depth: number][] = [[input, root, 'v', 0]];
+    while (work.length > 0) {
+      const [source, target, key, depth] = work.pop()!;
+      let copy: unknown;
+      if (typeof source === 'string') copy = this.text(source);
+      else if (source === null || typeof source !== 'object') copy = source;
+      else if (depth >= REDACT_MAX_DEPTH) copy = TOO_DEEP;
+      else if (Array.isArray(source)) {
+        const list: unknown[] = new Array(source.length);
+        for (let i = 0; i < source.length; i++) work.push([source[i], list, i, depth + 1]);
+        copy = list;
+      } else {
+        const object = {};
+        for (const [k, v] of Object.entries(source)) {
+          const name = this.text(k);
+          define(object, name, undefined); // the key's place now, so the copy keeps the input's key order
+          work.push([v, object, name, depth + 1]);
+        }
+        copy = object;
+      }
+      define(target, key, copy);
+    }
+    return root.v as T;
+  }
+
+  /**
+   * A redactor for text cut into chunks: a secret split across chunks is still caught, and
+   * what `push` returns, concatenated, is safe. It holds back the last {@link holdback}
+   * characters (and any match that reaches into them) until more text or `end`.
    */
   stream(): { push(chunk: string): string; end(): string } {
     let carry = '';
-    const keep = () => Math.max(this.longest, 200) - 1;
     return {
       push: (chunk) => {
         const text = carry + chunk;
-        if (text.length <= keep()) {
+        const keep = this.holdback;
+        if (text.length <= keep) {
           carry = text;
           return '';
         }
-        // Redact the whole window, then hold back its end: it may be the start of a secret.
-        const redacted = this.text(text);
-        const cut = Math.max(0, redacted.length - keep());
-        carry = redacted.slice(cut);
-        return redacted.slice(0, cut);
+        const spans = this.spans(text);
+        let cut = text.length - keep;
+        // A match crossing the cut may grow with the next chunk (an open-ended shape) or be the
+        // start of a longer form: hold it back whole, unless that would hold back too much.
+        const crossing = spans.find(([start, end]) => start < cut && end > cut);
+        if (crossing) cut = text.length - crossing[0] <= MAX_HOLDBACK ? crossing[0] : crossing[1];
+        carry = text.slice(cut);
+        return apply(text, spans, cut);
       },
       end: () => {
         const rest = this.text(carry);
@@ -99,4 +142,48 @@ export class Redactor {
       },
     };
   }
+
+  /** Every range of `text` that holds a known secret form or a credential shape, merged, in order. */
+  private spans(text: string): Span[] {
+    const found: Span[] = [];
+    if (this.known.size > 0) {
+      // Longest first, so a secret containing another is replaced whole.
+      this.pattern ??= new RegExp([...this.known].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+      collect(this.pattern, text, found);
+    }
+    for (const pattern of SHAPES_GLOBAL) collect(pattern, text, found);
+    if (found.length < 2) return found;
+    found.sort((a, b) => a[0] - b[0]);
+    const merged: Span[] = [found[0]!];
+    for (const [start, end] of found.slice(1)) {
+      const last = merged.at(-1)!;
+      if (start <= last[1]) last[1] = Math.max(last[1], end);
+      else merged.push([start, end]);
+    }
+    return merged;
+  }
+}
+
+/** Add the range of every match of a global pattern (an `exec` loop: far cheaper than `matchAll` on many short strings). */
+function collect(pattern: RegExp, text: string, into: Span[]): void {
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) into.push([m.index, m.index + m[0].length]);
+}
+
+/** `text` up to `upTo` with every span that ends there or before replaced by {@link REDACTED}. */
+function apply(text: string, spans: Span[], upTo: number): string {
+  let out = '';
+  let at = 0;
+  for (const [start, end] of spans) {
+    if (end > upTo) break;
+    out += text.slice(at, start) + REDACTED;
+    at = end;
+  }
+  return out + text.slice(at, upTo);
+}
+
+/** Set an own, enumerable property (also for the key `__proto__`, which plain assignment would turn into a prototype). */
+function define(target: object, key: string | number, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else (target as Record<string | number, unknown>)[key] = value;
 }

@@ -1,6 +1,7 @@
 import { RpcError } from '../../sdk/protocol/rpcError.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { JsonValue } from '../../sdk/protocol/types.js';
+import type { Redactor } from '../audit/auditLog.js';
 import type { Db } from './db.js';
 
 /** Caps on runner state (docs/state.md, "Runner state"). */
@@ -11,7 +12,12 @@ export function stateScope(bindingId: string, sessionId: string, per: 'session' 
   return per === 'binding' ? `binding:${bindingId}` : `binding:${bindingId}/session:${sessionId}`;
 }
 
-/** Host-owned key/value state of runners. The scope always comes from the run, never the runner. */
+/**
+ * Host-owned key/value state of runners. The scope always comes from the run, never the runner.
+ * Keys and values pass the host's redactor before they are stored, like every other stored byte,
+ * so `get` returns the redacted value (a secret a runner stored reads back as `[REDACTED]`), and a
+ * key holding a secret is stored, read and deleted under its redacted name.
+ */
 export class RunnerStateRepo {
   private readonly getStmt;
   private readonly upsertStmt;
@@ -19,7 +25,10 @@ export class RunnerStateRepo {
   private readonly countStmt;
   private readonly existsStmt;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly redact: Redactor = (v) => v,
+  ) {
     this.getStmt = db.prepare('SELECT value FROM runner_state WHERE scope = ? AND key = ?').pluck();
     this.upsertStmt = db.prepare(
       'INSERT INTO runner_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
@@ -30,13 +39,14 @@ export class RunnerStateRepo {
   }
 
   get(scope: string, key: string): { found: boolean; value?: JsonValue } {
-    const raw = this.getStmt.get(scope, key) as string | undefined;
+    const raw = this.getStmt.get(scope, this.redact(key) as string) as string | undefined;
     return raw === undefined ? { found: false } : { found: true, value: JSON.parse(raw) as JsonValue };
   }
 
   /** Set a value; over a cap → `QuotaExceeded` with `data.limit`. */
-  set(scope: string, key: string, value: JsonValue): void {
-    const text = JSON.stringify(value);
+  set(scope: string, rawKey: string, value: JsonValue): void {
+    const key = this.redact(rawKey) as string;
+    const text = JSON.stringify(this.redact(value));
     const bytes = Buffer.byteLength(text);
     if (bytes > RUNNER_STATE_LIMITS.maxValueBytes) {
       throw new RpcError(ErrorCodes.QuotaExceeded, `state value for ${JSON.stringify(key)} is ${bytes} bytes; the limit is ${RUNNER_STATE_LIMITS.maxValueBytes}`, {
@@ -52,6 +62,6 @@ export class RunnerStateRepo {
   }
 
   delete(scope: string, key: string): boolean {
-    return this.deleteStmt.run(scope, key).changes > 0;
+    return this.deleteStmt.run(scope, this.redact(key) as string).changes > 0;
   }
 }

@@ -81,7 +81,7 @@ export class Store {
   ) {
     this.redact = redact;
     this.audit = new AuditLog(db, key, redact);
-    this.runnerState = new RunnerStateRepo(db);
+    this.runnerState = new RunnerStateRepo(db, redact);
     this.stmts = {
       nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = ?').pluck(),
       insertEvent: db.prepare('INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),

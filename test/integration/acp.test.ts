@@ -45,7 +45,11 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     const { outcome, updates } = await dispatch('acp', 'SAY:hello over ACP');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toBe('hello over ACP');
-    expect(updates.filter((u) => u.kind === 'message.delta').map((u) => (u as { text: string }).text)).toEqual(['hello o', 'ver ACP']);
+    // The agent's two chunks arrive as two deltas; the host holds a message's last ~200 characters
+    // back until it ends (redaction), so the text may come with a final delta.
+    const deltas = updates.filter((u) => u.kind === 'message.delta').map((u) => (u as { text: string }).text);
+    expect(deltas.length).toBeGreaterThanOrEqual(2);
+    expect(deltas.join('')).toBe('hello over ACP');
     expect(outcome.result?.external?.sessionId).toMatch(/^sess_/);
   });
 

@@ -29,7 +29,10 @@ describe('paddock CLI (real process)', () => {
     expect(lines[0]).toMatchObject({ type: 'started', runner: 'echo', isolation: { backend: 'process', strength: 'weak' } });
     // What is not enforced is said where the user sees the run.
     expect((lines[0]!.isolation as { notEnforced: string[] }).notEnforced.join('\n')).toMatch(/filesystem isolation.*\n.*network isolation/s);
-    expect(lines.filter((l) => l.type === 'update').map((l) => l.seq)).toEqual([1, 2, 3]);
+    // progress, "one ", "two", then the message's held-back end (redaction) as one more delta of update 3.
+    const updates = lines.filter((l) => l.type === 'update') as unknown as { seq: number; update: { kind: string; text?: string } }[];
+    expect(updates.map((l) => l.seq)).toEqual([1, 2, 3, 3]);
+    expect(updates.filter((l) => l.update.kind === 'message.delta').map((l) => l.update.text).join('')).toBe('one two');
     expect(outcomeOf(r.stdout)).toMatchObject({ status: 'completed', survivors: [], termination: 'shutdown' });
   });
 

@@ -77,7 +77,7 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
           config: {
             steps: [
               { do: 'http', path: '/v1/messages', body: { model: 'sm', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'SAY:inside the sandbox' }] } },
-              { do: 'complete', model: 'sm', text: 'LONG:4' },
+              { do: 'complete', model: 'sm', text: 'LONG:40' },
               { do: 'kb', knowledgeBase: 'handbook', query: 'how do refunds work?' },
               { do: 'kb', knowledgeBase: 'secret-kb', query: 'salaries' },
               { do: 'tool', server: 'tools', tool: 'echo', arguments: { text: 'hi' } },
@@ -104,9 +104,11 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
 
   it('model/complete streams deltas and answers the normalized result, labelled scripted', () => {
     const step = report.report[1] as { result: { message: { content: { type: string; text: string }[] }; model: string; scripted?: boolean; usage: { inputTokens: number } }; deltas: string[] };
-    expect(step.result.message.content[0]!.text).toBe('chunk 1 chunk 2 chunk 3 chunk 4.');
-    expect(step.deltas.join('')).toBe('chunk 1 chunk 2 chunk 3 chunk 4.');
-    expect(step.deltas.length).toBe(4);
+    const text = `${Array.from({ length: 40 }, (_, i) => `chunk ${i + 1}`).join(' ')}.`;
+    expect(step.result.message.content[0]!.text).toBe(text);
+    expect(step.deltas.join('')).toBe(text);
+    // Streamed, less the last characters the redactor holds back until the answer ends.
+    expect(step.deltas.length).toBeGreaterThan(1);
     expect(step.result).toMatchObject({ model: 'sm', scripted: true });
     expect(step.result.usage.inputTokens).toBeGreaterThan(0);
     const calls = auditOf('gateway.call', outcome.runId);

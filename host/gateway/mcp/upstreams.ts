@@ -71,7 +71,8 @@ export class McpUpstreams {
     const handle = this.handle(serverId);
     const { client } = await this.connect(serverId);
     const { tools } = await client.listTools(undefined, { timeout: this.resource(serverId).timeoutMs, signal: this.run.signal });
-    return tools.filter((t) => !toolRefusal(handle, t.name, this.run.claims.runId));
+    // Names, descriptions and schemas come from the server: redacted like its results.
+    return this.deps.redactor.value(tools.filter((t) => !toolRefusal(handle, t.name, this.run.claims.runId)));
   }
 
   /** Call a tool: refused without forwarding unless allowed; timed out; audited; redacted. */
