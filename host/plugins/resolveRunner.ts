@@ -25,9 +25,9 @@ export function loadManifest(dir: string): ResolvedRunner {
   }
   const parsed = RunnerManifestSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.join('.') || '(root)';
-    throw new HostError('MANIFEST_INVALID', `${file}: field ${field}: ${issue.message}`, { file, field });
+    // Every problem at once, each naming its field (e.g. `field env.PATH: …`).
+    const problems = parsed.error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || '(root)', message: issue.message }));
+    throw new HostError('MANIFEST_INVALID', `${file}: ${problems.map((p) => `field ${p.field}: ${p.message}`).join('; ')}`, { file, field: problems[0]!.field, fields: problems.map((p) => p.field) });
   }
   return { dir, manifest: parsed.data };
 }

@@ -2,8 +2,9 @@ import type { HostLimits } from '../config/limits.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
-import { RunCgroup, joinCgroupsPrefix, type CgroupApplied } from './cgroups.js';
-import { bwrapArgs, EGRESS, GATEWAY } from './bwrapArgs.js';
+import { RunCgroup, type CgroupApplied } from './cgroups.js';
+import { bwrapOptions, EGRESS, GATEWAY } from './bwrapArgs.js';
+import { hostLaunch } from './launcher.js';
 
 export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
@@ -39,14 +40,17 @@ export interface SandboxRequest {
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
 export interface PreparedSandbox {
+  /** The host-side launch: helpers by absolute path, the host's fixed environment. */
   launch: RunnerLaunch;
+  /** Remove the launch's private file if the launch is never started. */
+  discard(): void;
   report: IsolationReport;
   containment?: Containment;
 }
 
-/** `prlimit` options for the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
-function prlimitArgs(limits: SandboxLimits): string[] {
-  return ['prlimit', `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
+/** `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
+function prlimitArgs(path: string, limits: SandboxLimits): string[] {
+  return [path, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
 }
 
 /**
@@ -119,23 +123,28 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
   }
-  const wrapped = [
-    ...joinCgroupsPrefix(cgroup?.procsFiles ?? []),
-    ...(machine.prlimit.available ? prlimitArgs(request.limits) : []),
-    ...(request.backend === 'bwrap' ? [machine.bwrap.path!, ...bwrapArgs(request, inner)] : inner),
-  ];
-  const [command, ...args] = wrapped;
+  // Host-side helpers by absolute path with the host's fixed environment; the runner's
+  // environment reaches only the runner's own process (launcher.ts).
+  const host = hostLaunch({
+    runner: request.launch,
+    procsFiles: cgroup?.procsFiles ?? [],
+    prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
+    bwrap: bwrap ? { path: machine.bwrap.path!, options: bwrapOptions(request), inner } : undefined,
+  });
   const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),
         killNow: () => cgroup.killNow(),
-        release: () => cgroup.release(),
+        release: () => {
+          host.discard();
+          cgroup.release();
+        },
         notes: () => [
           ...(cgroup.oomKills() > 0 ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`] : []),
           ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
         ],
       }
     : undefined;
-  return { launch: { ...request.launch, command: command!, args }, report, containment };
+  return { launch: host.launch, report, containment, discard: host.discard };
 }
