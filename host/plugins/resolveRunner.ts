@@ -48,8 +48,21 @@ export function resolveRunner(ref: string, searchDirs: readonly string[] = []): 
   throw new HostError('RUNNER_NOT_FOUND', `no runner "${ref}" (not a folder with runner.json, nor a built-in or configured runner name)`, { ref });
 }
 
-/** The command line that starts a resolved runner (a TypeScript entry is bundled first). */
-export async function runnerCommand(runner: ResolvedRunner): Promise<{ command: string; args: string[] }> {
+/** The command line that starts a runner, and its bundle (a TypeScript entry) when it has one. */
+export interface RunnerCommand {
+  command: string;
+  args: string[];
+  /** The bundle built from a TypeScript entry (the sandbox binds this one file read-only). */
+  bundle?: string;
+}
+
+/**
+ * The command line that starts a resolved runner. A TypeScript entry is bundled first, confined
+ * to the runner's folder (and the SDK), into `bundleDir` (the data folder's `bundles/`).
+ * `{runnerDir}` in `entry.args` is the only expansion; nothing named in the command line is
+ * made visible to the sandbox (runSandbox.ts).
+ */
+export async function runnerCommand(runner: ResolvedRunner, bundleDir: string): Promise<RunnerCommand> {
   const { entry } = runner.manifest;
   if ('node' in entry) {
     const file = resolve(runner.dir, entry.node);
@@ -59,8 +72,9 @@ export async function runnerCommand(runner: ResolvedRunner): Promise<{ command: 
         field: 'entry.node',
       });
     }
-    const script = /\.(c|m)?ts$/.test(file) ? await compileNodeEntry(file) : file;
-    return { command: process.execPath, args: [script] };
+    if (!/\.(c|m)?ts$/.test(file)) return { command: process.execPath, args: [file] };
+    const bundle = await compileNodeEntry(file, { root: runner.dir, bundleDir });
+    return { command: process.execPath, args: [bundle], bundle };
   }
   return { command: entry.command, args: entry.args.map((a) => a.replaceAll('{runnerDir}', runner.dir)) };
 }

@@ -66,7 +66,8 @@ export interface SandboxBind {
   source: string;
   /** Path inside the sandbox. */
   target: string;
-  mode: 'ro' | 'rw' | 'link';
+  /** `own`: made by bwrap itself (`--proc`, `--dev`, `--tmpfs`), nothing of the host's. */
+  mode: 'ro' | 'rw' | 'link' | 'own';
   /** `--ro-bind-try`: bound only if the source exists. */
   optional: boolean;
 }
@@ -100,6 +101,7 @@ export function bindsOf(options: readonly string[]): SandboxBind[] {
     if (arity === undefined) throw new Error(`bindsOf: unknown bwrap option ${option}`);
     const mode = BIND_MODES[option];
     if (mode) binds.push({ source: options[i + 1]!, target: options[i + 2]!, mode: mode[0], optional: mode[1] });
+    else if (option === '--proc' || option === '--dev' || option === '--tmpfs') binds.push({ source: option.slice(2), target: options[i + 1]!, mode: 'own', optional: false });
     i += 1 + arity;
   }
   return binds;
