@@ -338,6 +338,7 @@ export class RunService {
                   args: sandbox.launch.args,
                   cwd: ws.root,
                   backend,
+                  ...(sandbox.binds ? { binds: sandbox.binds } : {}),
                   isolation: sandbox.report,
                   limits,
                   requestLimits: projection.requestLimits,

@@ -12,7 +12,8 @@ import { HOST_HELPER_ENV, requireHostTool } from './hostTools.js';
 const LAUNCH_SCRIPT = 'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "$d"; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
 
 /**
- * Process backend only: load the runner's environment (NUL-separated `NAME=value` on fd 3) into
+ * Process backend only (bash started with --norc --noprofile: Debian's bash would otherwise read
+ * ~/.bashrc because its stdin, a socket pair, looks like an rsh connection): load the runner's environment (NUL-separated `NAME=value` on fd 3) into
  * an otherwise empty environment, close fd 3, then exec the runner's command through `env -u
  * SHLVL` (bash's exec would add SHLVL). Only this last exec — the runner's own command — sees
  * the runner's environment.
@@ -56,7 +57,7 @@ export function hostLaunch(opts: {
   writeFileSync(join(dir, 'launch'), payload, { mode: 0o600 });
   const tail = opts.bwrap
     ? [opts.bwrap.path, '--args', '3', '--', ...opts.bwrap.inner]
-    : [requireHostTool('bash'), '-c', ENV_LOADER, 'paddock-env', requireHostTool('env'), '-u', 'SHLVL', '--', opts.runner.command, ...opts.runner.args];
+    : [requireHostTool('bash'), '--norc', '--noprofile', '-c', ENV_LOADER, 'paddock-env', requireHostTool('env'), '-u', 'SHLVL', '--', opts.runner.command, ...opts.runner.args];
   // $0 of the launch shell is rm's absolute path (the script calls "$0" to remove the folder).
   const args = ['-c', LAUNCH_SCRIPT, rm, dir, ...opts.procsFiles, '--', ...(opts.prlimit ?? []), ...tail];
   return {

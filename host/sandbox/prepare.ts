@@ -3,7 +3,7 @@ import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
 import { RunCgroup, type CgroupApplied } from './cgroups.js';
-import { bwrapOptions, EGRESS, GATEWAY } from './bwrapArgs.js';
+import { bindsOf, bwrapOptions, EGRESS, GATEWAY, type SandboxBind } from './bwrapArgs.js';
 import { hostLaunch } from './launcher.js';
 
 export { EGRESS, GATEWAY };
@@ -44,6 +44,8 @@ export interface PreparedSandbox {
   launch: RunnerLaunch;
   /** Remove the launch's private file if the launch is never started. */
   discard(): void;
+  /** Under bwrap: every bind and link of the launch, read from its options (for the audit and `explain`). */
+  binds?: SandboxBind[];
   report: IsolationReport;
   containment?: Containment;
 }
@@ -125,11 +127,12 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   }
   // Host-side helpers by absolute path with the host's fixed environment; the runner's
   // environment reaches only the runner's own process (launcher.ts).
+  const options = bwrap ? bwrapOptions(request) : undefined;
   const host = hostLaunch({
     runner: request.launch,
     procsFiles: cgroup?.procsFiles ?? [],
     prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
-    bwrap: bwrap ? { path: machine.bwrap.path!, options: bwrapOptions(request), inner } : undefined,
+    bwrap: options ? { path: machine.bwrap.path!, options, inner } : undefined,
   });
   const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
   const containment: Containment | undefined = cgroup
@@ -146,5 +149,5 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
         ],
       }
     : undefined;
-  return { launch: host.launch, report, containment, discard: host.discard };
+  return { launch: host.launch, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}) };
 }

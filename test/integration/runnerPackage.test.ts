@@ -1,0 +1,218 @@
+// A runner package (runner.json, entry, args, env, files) is untrusted input: it must never run
+// code on the host outside its sandbox, make the sandbox bind a host path the admin did not grant,
+// or read host files while its entry is built. Each attack runs under both backends where it applies.
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HostError } from '../../host/errors.js';
+import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import { spawnRunner } from '../../host/process/spawnRunner.js';
+import { HOST_HELPER_ENV } from '../../host/sandbox/hostTools.js';
+import { prepareSandbox, type Backend } from '../../host/sandbox/prepare.js';
+import { probeMachine } from '../../host/sandbox/probe.js';
+import { textEvent } from '../../sdk/protocol/runParams.js';
+import { filesContaining } from '../helpers/canary.js';
+import { repoPath } from '../helpers/fixtures.js';
+import { tempHost } from '../helpers/host.js';
+
+const BACKENDS: Backend[] = ['process', 'bwrap'];
+const machine = probeMachine();
+const host = tempHost({ limits: { wallClockMs: 30_000 } });
+afterAll(() => host.close());
+
+/** Host helpers a planted PATH could shadow; each planted copy leaves a canary file when it runs. */
+const HELPERS = ['sh', 'bash', 'dash', 'prlimit', 'bwrap', 'env', 'rm', 'socat', 'node', 'cat', 'echo', 'grep', 'sleep', 'kill'];
+
+/** A folder of executables named like the host helpers; each writes `<canaries>/<name>` and then does the real thing. */
+function plantHelpers(): { dir: string; canaries: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-plant-'));
+  const canaries = mkdtempSync(join(tmpdir(), 'paddock-canaries-'));
+  for (const name of HELPERS) {
+    writeFileSync(join(dir, name), `#!/bin/sh\necho ran > ${canaries}/${name}\nexec /usr/bin/${name} "$@"\n`);
+    chmodSync(join(dir, name), 0o755);
+  }
+  writeFileSync(join(dir, 'evil.sh'), `echo ran > ${canaries}/BASH_ENV\n`);
+  chmodSync(dir, 0o755);
+  return { dir, canaries };
+}
+
+/** Start a prepared launch, read what its runner printed, wait for its end. */
+async function runLaunch(backend: Backend, env: Record<string, string>): Promise<{ stdout: string; stderr: string; code: number | null; launch: ReturnType<typeof prepareSandbox> }> {
+  const runnerDir = mkdtempSync(join(tmpdir(), 'paddock-envrunner-'));
+  writeFileSync(join(runnerDir, 'dump.mjs'), 'process.stdout.write(JSON.stringify(process.env));');
+  chmodSync(runnerDir, 0o755);
+  const workspace = mkdtempSync(join(tmpdir(), 'paddock-envws-'));
+  const prepared = prepareSandbox({
+    backend,
+    runId: `pkg-env-${process.pid}-${Date.now()}`,
+    launch: { command: process.execPath, args: [join(runnerDir, 'dump.mjs')], cwd: workspace, env },
+    workspace,
+    readOnly: [runnerDir],
+    binds: [],
+    limits: { memoryBytes: 512 * 1024 * 1024, pids: 64, cpuSeconds: 10, fileSizeBytes: 1 << 20, openFiles: 256 },
+  });
+  const proc = await spawnRunner(prepared.launch);
+  proc.stdin.end();
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((resolve) => proc.child.once('close', (c) => resolve(c)));
+  await prepared.containment?.killAll(2_000);
+  prepared.containment?.release();
+  return { stdout, stderr, code, launch: prepared };
+}
+
+describe('item 1: a runner environment never reaches a host-side helper', () => {
+  it('this machine has what the attacks need (bwrap, prlimit, writable cgroups)', () => {
+    expect(machine.bwrap, machine.bwrap.why).toMatchObject({ available: true });
+    expect(machine.prlimit).toMatchObject({ available: true, path: expect.stringMatching(/^\//) });
+    expect(machine.cgroups.pids, machine.cgroups.why).toBeTruthy();
+  });
+
+  it.each(BACKENDS)('%s: a PATH, BASH_ENV, ENV and loader variables pointing at planted helpers run none of them; only the runner sees its environment', async (backend) => {
+    const { dir, canaries } = plantHelpers();
+    const token = `tok-${process.pid}-SECRET-${Date.now()}`;
+    const env = {
+      PATH: `${dir}:/usr/bin:/bin`,
+      BASH_ENV: join(dir, 'evil.sh'),
+      ENV: join(dir, 'evil.sh'),
+      LD_LIBRARY_PATH: dir,
+      PADDOCK_RUN_TOKEN: token,
+      PADDOCK_RUNNER_MODE: 'a value with spaces\nand a newline',
+    };
+    const { stdout, stderr, code, launch } = await runLaunch(backend, env);
+    expect(code, stderr).toBe(0);
+    // Nothing planted ran on the host (under bwrap the plant is not even visible inside).
+    expect(readdirSync(canaries)).toEqual([]);
+    // The runner itself got exactly its environment, under both backends.
+    const seen = JSON.parse(stdout) as Record<string, string>;
+    for (const [k, v] of Object.entries(env)) expect(seen[k], k).toBe(v);
+    // bwrap adds PWD (its --chdir); nothing else of anyone's environment is there.
+    expect(Object.keys(seen).filter((k) => !(backend === 'bwrap' && k === 'PWD')).sort()).toEqual(Object.keys(env).sort());
+    // The host-visible launch: an absolute helper, the host's fixed environment, no run token or env value in argv.
+    expect(launch.launch.command).toMatch(/^\//);
+    expect(launch.launch.env).toEqual(HOST_HELPER_ENV);
+    const argv = JSON.stringify([launch.launch.command, ...launch.launch.args]);
+    expect(argv).not.toContain(token);
+    expect(argv).not.toContain('a value with spaces');
+    expect(argv).not.toContain(dir);
+    // Every helper word the launch execs is an absolute path.
+    for (const word of ['prlimit', 'bwrap', 'bash', 'env', 'rm']) expect(launch.launch.args.filter((a) => a === word || a.endsWith(`/${word}`)).every((a) => a.startsWith('/')), word).toBe(true);
+    // The launch file (the env or the bwrap options) is gone once the launch started.
+    expect(launch.launch.args.filter((a) => a.includes('paddock-launch-')).filter((a) => existsSync(a))).toEqual([]);
+  });
+
+  it.each(BACKENDS)('%s: a manifest that sets env.PATH to its own folder is refused before anything starts, and its planted prlimit never runs', async (backend) => {
+    const { dir, canaries } = plantHelpers();
+    writeFileSync(join(dir, 'runner.json'), JSON.stringify({ id: 'planted', name: 'planted', version: '1', protocolVersion: 1, entry: { command: join(dir, 'sh'), args: [] }, env: { PATH: dir, LD_PRELOAD: join(dir, 'x.so'), NODE_OPTIONS: `--require ${join(dir, 'evil.js')}` } }));
+    const error = await host.runs.runAdHoc({ runner: dir, event: textEvent('hi'), sandbox: backend }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostError);
+    expect((error as HostError).code).toBe('MANIFEST_INVALID');
+    // Every refused name at once, each naming its field.
+    for (const field of ['env.PATH', 'env.LD_PRELOAD', 'env.NODE_OPTIONS']) expect((error as Error).message).toContain(`field ${field}:`);
+    expect(readdirSync(canaries)).toEqual([]);
+  });
+
+  it.each(BACKENDS)('%s: an allowed manifest variable (the runner namespace) reaches the runner, and nothing else of the manifest does', async (backend) => {
+    const dir = attackerFolder({ env: { PADDOCK_RUNNER_GREETING: 'hi from the manifest', PKG_ATTACKER_MODE: 'fast' } });
+    const { outcome, results } = await attack(dir, ['env'], backend);
+    expect(outcome.status, outcome.reason).toBe('completed');
+    const env = JSON.parse(results.env!.slice(3)) as Record<string, string>;
+    expect(env.PADDOCK_RUNNER_GREETING).toBe('hi from the manifest');
+    expect(env.PKG_ATTACKER_MODE).toBe('fast');
+    expect(env.PATH).toBe(process.env.PATH); // the host's PATH, never the manifest's
+  });
+});
+
+// ——— A third-party runner folder: the attacker fixture, bundled once, started through entry.command. ———
+
+let attackerBundle: string;
+beforeAll(async () => {
+  attackerBundle = await compileNodeEntry(repoPath('test/fixtures/runnerDirs/attacker/index.ts'));
+});
+
+/** A runner folder outside the repo holding the attacker; `args` are extra words after its script. */
+function attackerFolder(over: { args?: string[]; command?: string; env?: Record<string, string>; files?: (dir: string) => void } = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-thirdparty-'));
+  chmodSync(dir, 0o755);
+  copyFileSync(attackerBundle, join(dir, 'attacker.mjs'));
+  writeFileSync(
+    join(dir, 'runner.json'),
+    JSON.stringify({
+      id: 'pkg-attacker',
+      name: 'third-party attacker',
+      version: '1',
+      protocolVersion: 1,
+      entry: { command: over.command ?? process.execPath, args: ['{runnerDir}/attacker.mjs', ...(over.args ?? [])] },
+      env: over.env ?? {},
+      configSchema: { type: 'object', properties: { actions: { type: 'array', items: { type: 'string' } } }, required: ['actions'] },
+    }),
+  );
+  over.files?.(dir);
+  return dir;
+}
+
+async function attack(dir: string, actions: string[], sandbox: Backend): Promise<{ outcome: RunOutcome; results: Record<string, string> }> {
+  const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('attack'), config: { actions }, sandbox });
+  const text = (outcome.result?.output?.parts[0] as { text?: string } | undefined)?.text;
+  return { outcome, results: text ? (JSON.parse(text) as Record<string, string>) : {} };
+}
+
+describe('item 2: nothing named by the runner package enters the sandbox', () => {
+  it('bwrap: absolute paths in entry.args (/, /etc, /root, the data dir, {runnerDir}/../..) and links in the runner folder expose nothing; explain lists only the launch binds', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
+    writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE-CANARY');
+    mkdirSync('/root', { recursive: true });
+    const rootCanary = join('/root', `paddock-pkg-canary-${process.pid}`);
+    writeFileSync(rootCanary, 'ROOT-CANARY');
+    try {
+      const dir = attackerFolder({
+        args: ['/', '/etc', '/root', host.dataDir, '{runnerDir}/../..', outside, join(outside, 'secret.txt')],
+        files: (d) => {
+          symlinkSync('/etc/shadow', join(d, 'shadow'));
+          symlinkSync(outside, join(d, 'outside'));
+          symlinkSync('/', join(d, 'root'));
+          symlinkSync(join(host.dataDir, 'paddock.db'), join(d, 'db'));
+        },
+      });
+      const targets = ['/etc/shadow', rootCanary, join(host.dataDir, 'paddock.db'), join(outside, 'secret.txt'), join(dir, 'shadow'), join(dir, 'outside', 'secret.txt'), join(dir, 'root', 'etc', 'shadow'), join(dir, 'db')];
+      const { outcome, results } = await attack(dir, [...targets.map((t) => `read:${t}`), `read:${join(dir, 'attacker.mjs')}`], 'bwrap');
+      expect(outcome.status, outcome.reason).toBe('completed');
+      // Links are resolved inside the sandbox: their targets are not visible there, so they dangle.
+      for (const t of targets) expect(results[`read:${t}`], t).toBe('ENOENT');
+      expect(results[`read:${join(dir, 'attacker.mjs')}`]).toMatch(/^ok /); // its own folder is readable
+      // The binds of the real launch (audited) hold nothing the package named.
+      const spawned = host.store.audit.records().filter((r) => r.type === 'run.spawned').at(-1)!.data as { binds: { source: string; target: string; mode: string }[] };
+      const sources = spawned.binds.filter((b) => b.mode !== 'link' && b.mode !== 'own').map((b) => b.source);
+      for (const named of ['/', '/etc', '/root', host.dataDir, outside, join(outside, 'secret.txt'), tmpdir()]) expect(sources, named).not.toContain(named);
+      expect(sources).toContain(dir);
+    } finally {
+      // Own canary only.
+      writeFileSync(rootCanary, '');
+      (await import('node:fs')).rmSync(rootCanary, { force: true });
+    }
+  });
+
+  it('bwrap: an entry.command outside the runner folder is not visible in the sandbox, so it never runs', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'paddock-outcmd-'));
+    const canary = join(outside, 'ran');
+    writeFileSync(join(outside, 'run.sh'), `#!/bin/sh\necho ran > ${canary}\n`);
+    chmodSync(join(outside, 'run.sh'), 0o755);
+    chmodSync(outside, 0o755);
+    const dir = attackerFolder({ command: join(outside, 'run.sh') });
+    const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: { actions: [] }, sandbox: 'bwrap' });
+    expect(outcome.status).not.toBe('completed');
+    expect(existsSync(canary)).toBe(false);
+  });
+
+  it('process: the report says the filesystem is not isolated (the weak backend reads what the host user reads)', async () => {
+    const dir = attackerFolder();
+    const starts: string[] = [];
+    const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: { actions: [] }, sandbox: 'process', onStart: (s) => starts.push(...s.isolation.notEnforced) });
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(starts.some((g) => g.startsWith('filesystem isolation'))).toBe(true);
+  });
+});
