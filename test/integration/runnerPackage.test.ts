@@ -15,7 +15,12 @@ import { probeMachine } from '../../host/sandbox/probe.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { filesContaining } from '../helpers/canary.js';
 import { repoPath } from '../helpers/fixtures.js';
-import { tempHost } from '../helpers/host.js';
+import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
+import { ConfigRepo } from '../../host/bindings/configRepo.js';
+import { explainBinding, renderExplanation } from '../../host/bindings/explain.js';
+import type { Binding } from '../../host/bindings/schema.js';
+import { HARNESS_DIR } from '../../host/harness/harnesses.js';
+import { discoverRunners } from '../../host/plugins/catalog.js';
 
 const BACKENDS: Backend[] = ['process', 'bwrap'];
 const machine = probeMachine();
@@ -162,7 +167,7 @@ async function attack(dir: string, actions: string[], sandbox: Backend): Promise
 }
 
 describe('item 2: nothing named by the runner package enters the sandbox', () => {
-  it('bwrap: absolute paths in entry.args (/, /etc, /root, the data dir, {runnerDir}/../..) and links in the runner folder expose nothing; explain lists only the launch binds', async () => {
+  it('bwrap: absolute paths in entry.args (/, /etc, /root, the data dir, {runnerDir}/../..) and links in the runner folder expose nothing; the launch binds none of them', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
     writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE-CANARY');
     mkdirSync('/root', { recursive: true });
@@ -193,6 +198,35 @@ describe('item 2: nothing named by the runner package enters the sandbox', () =>
       // Own canary only.
       writeFileSync(rootCanary, '');
       (await import('node:fs')).rmSync(rootCanary, { force: true });
+    }
+  });
+
+  it('explain lists every bind of the launch itself: its binds are the audited binds of a real run of the binding', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'paddock-pkg-roots-'));
+    for (const d of ['ro', 'repo']) mkdirSync(join(root, d));
+    const h = tempHost({ mountRoots: [root] });
+    try {
+      h.apply({
+        resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'rw' }] },
+        bindings: [{ id: 'pkg', runner: 'attacker', route: { platform: 'telegram', bot: 'pkg-bot' }, sandbox: 'bwrap', workspace: 'mount', grants: { mounts: ['repo'] }, readPaths: [join(root, 'ro')], network: { egress: ['example.com'] }, config: { actions: [] } }],
+      });
+      const repo = new ConfigRepo(h.store);
+      const explanation = explainBinding(repo.binding('pkg').spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repo.snapshot().resources, h.config.limits, { dataDir: h.dataDir, harnessDir: HARNESS_DIR, mountRoots: [root] });
+      const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'pkg-bot' }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const spawned = h.store.audit.records().find((r) => r.type === 'run.spawned' && r.runId === ticket.runId)!;
+      const bundle = (spawned.data as { args: string[] }).args.at(-1)!;
+      // The run's own names become explain's placeholders; nothing else may differ.
+      const placeholders = (text: string) => text.replaceAll(ticket.runId, '<runId>').replaceAll(spawned.sessionId!, '<sessionId>').replaceAll(bundle, join(h.dataDir, 'bundles', '<bundle of index.ts>.mjs'));
+      const audited = JSON.parse(placeholders(JSON.stringify((spawned.data as { binds: unknown }).binds))) as unknown;
+      expect(explanation.binds).toEqual(audited);
+      const text = renderExplanation(explanation);
+      for (const must of [join(root, 'ro'), join(root, 'repo'), join(h.dataDir, 'workspaces', '<runId>'), join(h.dataDir, 'sessions', '<sessionId>'), FIXTURE_RUNNERS]) expect(text).toContain(must);
+      expect(explanation.worstCase.writable).toContain(`${join(root, 'repo')} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')}`);
+    } finally {
+      await h.close();
     }
   });
 
