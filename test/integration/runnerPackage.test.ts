@@ -3,7 +3,7 @@
 // or read host files while its entry is built. Each attack runs under both backends where it applies.
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostError } from '../../host/errors.js';
 import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
@@ -248,5 +248,114 @@ describe('item 2: nothing named by the runner package enters the sandbox', () =>
     const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: { actions: [] }, sandbox: 'process', onStart: (s) => starts.push(...s.isolation.notEnforced) });
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(starts.some((g) => g.startsWith('filesystem isolation'))).toBe(true);
+  });
+});
+
+describe('item 3: a TypeScript entry is built confined to its runner folder', () => {
+  const secretDir = mkdtempSync(join(tmpdir(), 'paddock-buildsecret-'));
+  const CANARY = `BUILD-CANARY-${process.pid}-${Date.now()}`;
+  const secret = join(secretDir, 'secret.txt');
+  writeFileSync(secret, `${CANARY}\n`);
+  writeFileSync(join(secretDir, 'secret.json'), JSON.stringify({ canary: CANARY }));
+  writeFileSync(join(secretDir, 'secret.js'), `export default ${JSON.stringify(CANARY)};\n`);
+  const bundles = join(host.dataDir, 'bundles');
+
+  /** A runner folder with a TypeScript entry; `files` maps paths (relative) to contents. */
+  function tsRunner(files: Record<string, string>, extra?: (dir: string) => void): string {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-tsrunner-'));
+    chmodSync(dir, 0o755);
+    writeFileSync(join(dir, 'runner.json'), JSON.stringify({ id: 'ts-runner', name: 'ts', version: '1', protocolVersion: 1, entry: { node: 'index.ts' }, configSchema: { type: 'object' } }));
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(join(dir, name, '..'), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    extra?.(dir);
+    return dir;
+  }
+  const RUNNER = (value: string) => `import { defineRunner, serve } from 'paddock/sdk';
+import { readFileSync } from 'node:fs';
+await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_event, binding) {
+  const reads: Record<string, string> = {};
+  for (const p of ((binding.config as { read?: string[] }).read ?? [])) { try { reads[p] = 'ok ' + readFileSync(p).length; } catch (e) { reads[p] = (e as NodeJS.ErrnoException).code ?? 'error'; } }
+  return JSON.stringify({ value: ${JSON.stringify(value)}, reads, bundle: process.argv[1] });
+} }));
+`;
+
+  const rel = (dir: string) => relative(dir, secret);
+  const attacks: [string, (dir: string) => Record<string, string>, ((dir: string) => void)?][] = [
+    ['an absolute import with type text', () => ({ 'index.ts': `import s from '${secret}' with { type: 'text' };\nconsole.log(s);\n` })],
+    ['a ../../.. relative import', (dir) => ({ 'index.ts': `import s from './${rel(dir)}' with { type: 'text' };\nconsole.log(s);\n` })],
+    ['a link in the runner folder to the outside', () => ({ 'index.ts': `import s from './out/secret.txt' with { type: 'text' };\nconsole.log(s);\n` }), (dir) => symlinkSync(secretDir, join(dir, 'out'))],
+    ['a link to /etc', () => ({ 'index.ts': `import s from './etc/shadow' with { type: 'text' };\nconsole.log(s);\n` }), (dir) => symlinkSync('/etc', join(dir, 'etc'))],
+    ['require() of an absolute path', () => ({ 'index.ts': `const s = require('${join(secretDir, 'secret.js')}');\nconsole.log(s);\n` })],
+    ['a dynamic import', () => ({ 'index.ts': `const s = await import('${join(secretDir, 'secret.js')}');\nconsole.log(s);\n` })],
+    ['type bytes', () => ({ 'index.ts': `import s from '${secret}' with { type: 'bytes' };\nconsole.log(s);\n` })],
+    ['type json', () => ({ 'index.ts': `import s from '${join(secretDir, 'secret.json')}' with { type: 'json' };\nconsole.log(s);\n` })],
+    ['tsconfig paths', () => ({ 'index.ts': `import s from 'leak' with { type: 'text' };\nconsole.log(s);\n`, 'tsconfig.json': JSON.stringify({ compilerOptions: { baseUrl: '.', paths: { leak: [secret] } } }) })],
+    ['a package main pointing outside', (dir) => ({ 'index.ts': `import s from 'evil';\nconsole.log(s);\n`, 'node_modules/evil/package.json': JSON.stringify({ name: 'evil', main: relative(join(dir, 'node_modules/evil'), join(secretDir, 'secret.js')) }) })],
+    ['a package exports pointing outside', (dir) => ({ 'index.ts': `import s from 'evil';\nconsole.log(s);\n`, 'node_modules/evil/package.json': JSON.stringify({ name: 'evil', exports: { '.': `./${relative(join(dir, 'node_modules/evil'), join(secretDir, 'secret.js'))}` } }) })],
+    ['a linked package', () => ({ 'index.ts': `import s from 'evil/secret.js';\nconsole.log(s);\n` }), (dir) => (mkdirSync(join(dir, 'node_modules')), symlinkSync(secretDir, join(dir, 'node_modules', 'evil')))],
+    ["a path through paddock's own dependency", () => ({ 'index.ts': `import s from 'zod/../../../../../../../..${secret}' with { type: 'text' };\nconsole.log(s);\n` })],
+  ];
+
+  it.each(attacks)('%s: the build fails, naming the import, and the file never reaches a bundle', async (_name, files, extra) => {
+    const dir = tsRunner({}, (d) => {
+      for (const [name, text] of Object.entries(files(d))) {
+        mkdirSync(join(d, name, '..'), { recursive: true });
+        writeFileSync(join(d, name), text);
+      }
+      extra?.(d);
+    });
+    const error = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), sandbox: 'bwrap' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostError);
+    expect((error as HostError).code).toBe('RUNNER_BUILD_FAILED');
+    expect((error as Error).message).not.toContain(CANARY);
+    expect((error as Error).message).toMatch(/outside the runner folder|Could not resolve|not supported/);
+    expect(filesContaining(host.dataDir, CANARY)).toEqual([]);
+    expect(filesContaining(repoPath('node_modules/.cache'), CANARY)).toEqual([]);
+  });
+
+  it('a tsconfig.json extends pointing at a host file is not read (esbuild reads no tsconfig of the tree)', async () => {
+    writeFileSync(join(secretDir, 'tsconfig.json'), `{ "compilerOptions": { "paths": { "x": ["${CANARY}"] } }`); // broken on purpose: a read would fail the build quoting it
+    const dir = tsRunner({ 'index.ts': RUNNER('extends'), 'tsconfig.json': JSON.stringify({ extends: join(secretDir, 'tsconfig.json') }), 'sub/tsconfig.json': JSON.stringify({ extends: '/etc/shadow' }) });
+    const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: {}, sandbox: 'process' });
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(filesContaining(bundles, CANARY)).toEqual([]);
+  });
+
+  it.each(BACKENDS)('%s: files of its own folder may be imported; its bundle is in <data>/bundles, private, and the only bundle its sandbox can see', async (backend) => {
+    const other = tsRunner({ 'index.ts': RUNNER('other') });
+    const first = await host.runs.runAdHoc({ runner: other, event: textEvent('x'), config: {}, sandbox: backend });
+    expect(first.status, first.reason).toBe('completed');
+    const otherBundle = (JSON.parse((first.result!.output!.parts[0] as { text: string }).text) as { bundle: string }).bundle;
+    expect(otherBundle.startsWith(`${bundles}/`)).toBe(true);
+    expect(statSync(bundles).mode & 0o777).toBe(0o700);
+    expect(statSync(otherBundle).mode & 0o777).toBe(0o600);
+
+    const dir = tsRunner({ 'index.ts': `import note from './note.txt' with { type: 'text' };\n${RUNNER('own').replace('"own"', 'note.trim()')}`, 'note.txt': 'own file\n' });
+    const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: { read: [otherBundle, bundles, join(bundles, 'manifest.json')] }, sandbox: backend });
+    expect(outcome.status, outcome.reason).toBe('completed');
+    const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as { value: string; reads: Record<string, string>; bundle: string };
+    expect(report.value).toBe('own file');
+    expect(report.bundle.startsWith(`${bundles}/`)).toBe(true);
+    if (backend === 'bwrap') {
+      expect(report.reads[otherBundle]).toBe('ENOENT');
+      expect(report.reads[join(bundles, 'manifest.json')]).toBe('ENOENT');
+      expect(report.reads[bundles]).toBe('EISDIR'); // the directory exists inside (parent of the bound file), empty
+    }
+    // Nothing of a runner build is left in the package's node_modules cache.
+    expect(existsSync(join(repoPath('node_modules/.cache/paddock/runners'), basename(report.bundle)))).toBe(false);
+  });
+
+  it('a changed entry with the same size and mtime is rebuilt (the cache checks content)', async () => {
+    const dir = tsRunner({ 'index.ts': RUNNER('AAAA') });
+    const run = async () => (JSON.parse(((await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: {}, sandbox: 'process' })).result!.output!.parts[0] as { text: string }).text) as { value: string }).value;
+    expect(await run()).toBe('AAAA');
+    const file = join(dir, 'index.ts');
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, RUNNER('BBBB'));
+    utimesSync(file, atime, mtime);
+    expect(await run()).toBe('BBBB');
+    expect(readFileSync(file, 'utf8')).toContain('BBBB');
   });
 });
