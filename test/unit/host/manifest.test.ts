@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ function runnerDir(manifest: unknown, files: Record<string, string> = {}): strin
   }
   return dir;
 }
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const BUNDLES = mkdtempSync(join(tmpdir(), 'paddock-bundles-'));
 const base = { id: 'ok-runner', name: 'OK', version: '1.0.0', protocolVersion: 1, entry: { command: 'python3', args: ['{runnerDir}/r.py'] } };
 
@@ -47,6 +49,40 @@ describe('runner manifests', () => {
     expect(error.code).toBe('MANIFEST_INVALID');
     expect(error.message).toContain(join(dir, 'runner.json'));
     expect(error.message).toMatch(message);
+  });
+
+  it.each([
+    'PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'NODE_OPTIONS', 'NODE_PATH', 'BASH_ENV', 'ENV', 'PYTHONPATH', 'PYTHONSTARTUP', 'PERL5LIB', 'PERL5OPT',
+    'RUBYOPT', 'GCONV_PATH', 'MY_PRELOAD', 'HTTPS_PROXY', 'NO_PROXY', 'GIT_SSH_COMMAND', 'SSL_CERT_FILE', 'LC_ALL', 'HOME', 'TMPDIR', 'PADDOCK_RUN_ID',
+    'PADDOCK_RUN_TOKEN', 'PADDOCK_HOME', 'MALLOC_CHECK_', 'GLIBC_TUNABLES', 'CLAUDECODE', 'OTHER_RUNNER_X', 'OK_RUNNER', 'PADDOCK_RUNNER_', 'ok_runner_x', 'OK-RUNNER_X',
+  ])('refuses env.%s (allowlist: the runner namespace only, never a name the host or a loader reads)', (name) => {
+    const error = hostError(() => loadManifest(runnerDir({ ...base, env: { [name]: 'x' } })));
+    expect(error.code).toBe('MANIFEST_INVALID');
+    expect(error.message).toContain(`field env.${name}: `);
+  });
+
+  it.each([
+    ['ld', 'LD_PRELOAD'],
+    ['node', 'NODE_OPTIONS'],
+    ['paddock', 'PADDOCK_RUN_TOKEN'],
+    ['python', 'PYTHON_PATHX'],
+    ['git', 'GIT_DIR'],
+  ])('a runner id %s cannot open %s through its own prefix', (id, name) => {
+    expect(hostError(() => loadManifest(runnerDir({ ...base, id, env: { [name]: 'x' } }))).message).toContain(`field env.${name}: ${name} is read by the host`);
+  });
+
+  it('accepts PADDOCK_RUNNER_* and the id prefix, and reports every bad name at once', () => {
+    expect(loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_MODE: 'a', OK_RUNNER_LEVEL: '2' } })).manifest.env).toEqual({ PADDOCK_RUNNER_MODE: 'a', OK_RUNNER_LEVEL: '2' });
+    const error = hostError(() => loadManifest(runnerDir({ ...base, env: { PATH: '/x', OK_RUNNER_FINE: '1', LD_PRELOAD: '/x.so', NODE_OPTIONS: '-r x' } })));
+    expect(error.message.match(/field env\.[A-Z_]+:/g)).toEqual(['field env.PATH:', 'field env.LD_PRELOAD:', 'field env.NODE_OPTIONS:']);
+    expect(error.data).toMatchObject({ fields: ['env.PATH', 'env.LD_PRELOAD', 'env.NODE_OPTIONS'] });
+  });
+
+  it('every shipped runner and example still validates', () => {
+    for (const parent of ['runners', 'examples']) {
+      const root = join(REPO, parent);
+      for (const name of readdirSync(root)) if (existsSync(join(root, name, 'runner.json'))) expect(loadManifest(join(root, name)).manifest.id).toBe(name);
+    }
   });
 
   it('an unknown runner name is RUNNER_NOT_FOUND', () => {
