@@ -120,7 +120,10 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
   chmodSync(build.bundleDir, 0o700);
   if (!existsSync(outFile)) {
     const tmp = `${outFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, text, { mode: 0o600 });
+    // The folder (0700) keeps bundles private on the host; the file itself is world-readable so a
+    // run mapped to another uid can still read the one bundle bound into its sandbox.
+    writeFileSync(tmp, text, { mode: 0o644 });
+    chmodSync(tmp, 0o644); // whatever the umask
     renameSync(tmp, outFile); // atomic: a concurrent host never starts a half-written file
   }
   const inputs = Object.keys(result.metafile.inputs).map((p) => {

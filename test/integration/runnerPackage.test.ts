@@ -330,7 +330,7 @@ await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_ev
     const otherBundle = (JSON.parse((first.result!.output!.parts[0] as { text: string }).text) as { bundle: string }).bundle;
     expect(otherBundle.startsWith(`${bundles}/`)).toBe(true);
     expect(statSync(bundles).mode & 0o777).toBe(0o700);
-    expect(statSync(otherBundle).mode & 0o777).toBe(0o600);
+    expect(statSync(otherBundle).mode & 0o777).toBe(0o644); // private through its 0700 folder; readable by whatever uid the run is mapped to
 
     const dir = tsRunner({ 'index.ts': `import note from './note.txt' with { type: 'text' };\n${RUNNER('own').replace('"own"', 'note.trim()')}`, 'note.txt': 'own file\n' });
     const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: { read: [otherBundle, bundles, join(bundles, 'manifest.json')] }, sandbox: backend });
