@@ -183,7 +183,13 @@ export class RunService {
     const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
-    return this.execute(queued, plan, event, request);
+    try {
+      return await this.execute(queued, plan, event, request);
+    } catch (error) {
+      // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
+      this.abandon(queued, `the run could not start: ${(error as Error).message}`, 'failed');
+      throw error;
+    }
   }
 
   /** Start a queued run and supervise it to its end. */

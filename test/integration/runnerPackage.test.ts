@@ -311,6 +311,10 @@ await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_ev
     expect((error as HostError).code).toBe('RUNNER_BUILD_FAILED');
     expect((error as Error).message).not.toContain(CANARY);
     expect((error as Error).message).toMatch(/outside the runner folder|Could not resolve|not supported/);
+    // The run that could not start is ended as failed, with the reason (nothing left queued).
+    const ended = host.store.audit.records().filter((r) => r.type === 'run.ended').at(-1)!;
+    expect(ended.data).toMatchObject({ status: 'failed', started: false });
+    expect(String((ended.data as { reason: string }).reason)).toContain('cannot build runner entry');
     expect(filesContaining(host.dataDir, CANARY)).toEqual([]);
     expect(filesContaining(repoPath('node_modules/.cache'), CANARY)).toEqual([]);
   });
