@@ -6,7 +6,19 @@ import { RunnerManifestSchema } from '../plugins/manifest.js';
 import { probeMachine } from '../sandbox/probe.js';
 import { isolationReport } from '../sandbox/prepare.js';
 import { decideSandbox } from '../sandbox/decide.js';
+import { bindsOf, bwrapOptions, type SandboxBind } from '../sandbox/bwrapArgs.js';
+import { runSandboxRequest } from '../runs/runSandbox.js';
+import type { ResolvedRunner } from '../plugins/resolveRunner.js';
 import type { Binding, Resources } from './schema.js';
+import { insideRoots } from './validateConfig.js';
+import { join } from 'node:path';
+
+/** Host paths `explain` needs to build a run's launch without starting it. */
+export interface ExplainPaths {
+  dataDir: string;
+  harnessDir: string;
+  mountRoots: readonly string[];
+}
 
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
@@ -25,6 +37,8 @@ export interface Explanation {
   sandbox: { profile: string; available: boolean; backend?: string; degraded: string[]; refusal?: string; report?: IsolationReport };
   /** The worst a run can do, from the backend's own report and launch recipe. */
   worstCase: { readable: string[]; writable: string[]; network: string; credentials: string };
+  /** Under bwrap: every bind of the launch a run of this binding would get (`<runId>`, `<sessionId>`: per run). */
+  binds?: SandboxBind[];
   withheld: Projection['withheld'];
 }
 
@@ -32,7 +46,7 @@ export interface Explanation {
  * Explain a binding from the same code that enforces it: the projection is computed by
  * `projectGrants()`, the isolation facts come from the backend's own report.
  */
-export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits): Explanation {
+export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits, paths: ExplainPaths): Explanation {
   const runner = catalog.runners.get(binding.runner);
   const machine = probeMachine();
   const decision = decideSandbox(binding, machine);
@@ -40,12 +54,18 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const p = projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
   const report = decision.ok ? isolationReport(decision.backend, p.limits, machine, machine.cgroups) : undefined;
   const strong = decision.ok && decision.backend === 'bwrap';
-  const rwMounts = binding.workspace === 'mount' ? binding.grants.mounts.filter((id) => resources.mounts.find((m) => m.id === id)?.mode === 'rw') : [];
+  // Under bwrap the lists are read from the launch itself: the same request and bwrap options a run gets.
+  const binds = strong ? bindsOf(bwrapOptions(plannedRequest(binding, runner, p, resources, paths))) : undefined;
+  const where = (b: SandboxBind) => `${b.source === b.target ? b.target : `${b.source} at ${b.target}`}${b.optional ? ' (if present)' : ''}`;
   const worstCase = {
-    readable: strong
-      ? ['/usr and the /bin, /lib links', '/etc: passwd, group, ld.so.*, ssl, ca-certificates, alternatives, localtime, nsswitch.conf', `the runner folder${runner ? ` (${runner.dir})` : ''}`, "the host's node_modules and harness CLIs (.harness)", 'the run workspace and its session folder', ...(binding.workspace === 'mount' ? binding.grants.mounts.map((id) => `mount ${id}`) : []), ...binding.readPaths.map((p) => `${p} (readPaths)`)]
+    readable: binds
+      ? [
+          ...binds.filter((b) => b.mode === 'ro' || b.mode === 'rw').map(where),
+          `links: ${binds.filter((b) => b.mode === 'link').map((b) => `${b.target} → ${b.source}`).join(', ') || 'none'}`,
+          `the sandbox's own ${binds.filter((b) => b.mode === 'own').map((b) => b.target).join(', ')} (nothing of the host's)`,
+        ]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
-    writable: strong ? ['the run workspace', 'the session folder (kept across the session\'s runs)', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    writable: binds ? binds.filter((b) => b.mode === 'rw').map(where) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
     network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
@@ -61,6 +81,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       ...(report ? { report } : {}),
     },
     worstCase,
+    ...(binds ? { binds } : {}),
     network: report
       ? report.notEnforced.some((g) => g.startsWith('network'))
         ? 'NOT isolated: the runner can open any connection (the process backend has no network sandbox)'
@@ -144,4 +165,39 @@ export function renderExplanation(e: Explanation): string {
     for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);
   }
   return lines.join('\n');
+}
+
+/**
+ * The sandbox request a run of `binding` would get, with `<runId>`/`<sessionId>` placeholders:
+ * built by the run's own {@link runSandboxRequest}, so every bind `explain` lists is a bind of the launch.
+ */
+function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p: Projection, resources: Resources, paths: ExplainPaths) {
+  const workspace = join(paths.dataDir, 'workspaces', '<runId>');
+  const session = join(paths.dataDir, 'sessions', '<sessionId>');
+  const entry = runner?.manifest.entry;
+  const bundle = entry && 'node' in entry && /\.(c|m)?ts$/.test(entry.node) ? join(paths.dataDir, 'bundles', `<bundle of ${entry.node}>.mjs`) : undefined;
+  // Mount mode binds each granted mount into the workspace (materialize.ts); copy mode copies it.
+  const mounts =
+    binding.workspace === 'mount'
+      ? p.mounts.map((m) => {
+          const source = resources.mounts.find((r) => r.id === m.id)?.path ?? `<mount ${m.id}>`;
+          return { source: insideRoots(source, paths.mountRoots) ?? source, target: join(workspace, 'in', 'mounts', m.id), readOnly: m.readOnly };
+        })
+      : [];
+  const skills = p.skills.map((s) => ({ source: join(workspace, 'in', 'skills', s.name), target: join(workspace, 'in', 'skills', s.name), readOnly: true }));
+  const needsGateway = p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0;
+  return runSandboxRequest({
+    backend: 'bwrap',
+    runId: '<runId>',
+    launch: { command: process.execPath, args: [], cwd: workspace, env: {} },
+    workspace,
+    runnerDir: runner?.dir ?? `<runner ${binding.runner}>`,
+    bundle,
+    harnessDir: paths.harnessDir,
+    readPaths: binding.readPaths.map((r) => insideRoots(r, paths.mountRoots) ?? r),
+    binds: [...mounts, { source: session, target: session, readOnly: false }, ...skills],
+    limits: p.limits,
+    egressSocket: binding.network.egress.length > 0 ? join(paths.dataDir, 'sockets', '<runId>.sock') : undefined,
+    gatewaySocket: needsGateway ? join(paths.dataDir, 'sockets', '<runId>.gateway.sock') : undefined,
+  });
 }

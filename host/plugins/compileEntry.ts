@@ -1,61 +1,85 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import type * as Esbuild from 'esbuild';
 import { HostError } from '../errors.js';
+import { confineBuild } from './confineBuild.js';
 
-/** Inside the package, so bundles resolve paddock's own dependencies from its node_modules. */
-const CACHE_DIR = join(PACKAGE_ROOT, 'node_modules', '.cache', 'paddock', 'runners');
 const OWN_DEPENDENCIES = Object.keys(
   (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies,
 );
+/** The paddock SDK: every runner build may read it (its alias targets and relative imports into it). */
+const SDK_DIR = join(PACKAGE_ROOT, 'sdk');
 // Bundled CJS code may call require(); give ESM output one.
 const REQUIRE_SHIM = "import { createRequire as __paddockCreateRequire } from 'node:module'; const require = __paddockCreateRequire(import.meta.url);";
 
+/** Where a build may read from and where its bundle goes. */
+export interface EntryBuild {
+  /** The folder the build is confined to (a runner's folder); the SDK is always readable too. */
+  root: string;
+  /** Where bundles are kept (a runner's: `<data>/bundles`, mode 0700). */
+  bundleDir: string;
+}
+
+/**
+ * For the host's own code (tests, benches): the whole package may be read, bundles are cached
+ * in node_modules/.cache. Runner packages never use this (runnerCommand confines to the runner).
+ */
+export const HOST_CODE_BUILD: EntryBuild = { root: PACKAGE_ROOT, bundleDir: join(PACKAGE_ROOT, 'node_modules', '.cache', 'paddock', 'runners') };
+
 interface CacheEntry {
   outFile: string;
-  inputs: { path: string; mtimeMs: number; size: number }[];
+  /** Each input's path and sha256 (content, not mtime: a changed file never serves an old bundle). */
+  inputs: { path: string; sha256: string }[];
 }
 const builds = new Map<string, CacheEntry>();
-/** Inputs of every cached bundle, kept on disk so a fresh host process can skip esbuild too. */
-const MANIFEST = join(CACHE_DIR, 'manifest.json');
 
-function cachedBuild(entryFile: string): CacheEntry | undefined {
-  let entry = builds.get(entryFile);
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+/** The cache key of an entry under a build: a different root or bundle folder is a different build. */
+const keyOf = (entryFile: string, build: EntryBuild) => `${build.root}\0${build.bundleDir}\0${entryFile}`;
+/** Inputs of every cached bundle, kept on disk so a fresh host process can skip esbuild too. */
+const manifestOf = (build: EntryBuild) => join(build.bundleDir, 'manifest.json');
+
+function cachedBuild(entryFile: string, build: EntryBuild): CacheEntry | undefined {
+  const key = keyOf(entryFile, build);
+  let entry = builds.get(key);
   if (!entry) {
     try {
-      entry = (JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, CacheEntry>)[entryFile];
+      entry = (JSON.parse(readFileSync(manifestOf(build), 'utf8')) as Record<string, CacheEntry>)[key];
     } catch {
       return undefined;
     }
   }
-  return entry && existsSync(entry.outFile) && entry.inputs.every(unchanged) ? entry : undefined;
+  return entry && Array.isArray(entry.inputs) && existsSync(entry.outFile) && entry.inputs.every(unchanged) ? entry : undefined;
 }
 
-function remember(entryFile: string, entry: CacheEntry): void {
-  builds.set(entryFile, entry);
+function remember(entryFile: string, build: EntryBuild, entry: CacheEntry): void {
+  const key = keyOf(entryFile, build);
+  builds.set(key, entry);
   let all: Record<string, CacheEntry> = {};
   try {
-    all = JSON.parse(readFileSync(MANIFEST, 'utf8')) as Record<string, CacheEntry>;
+    all = JSON.parse(readFileSync(manifestOf(build), 'utf8')) as Record<string, CacheEntry>;
   } catch {
     // first build, or a torn file: start over
   }
-  all[entryFile] = entry;
-  const tmp = `${MANIFEST}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(all));
-  renameSync(tmp, MANIFEST);
+  all[key] = entry;
+  const tmp = `${manifestOf(build)}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(all), { mode: 0o600 });
+  renameSync(tmp, manifestOf(build));
 }
 
 /**
  * Turn a TypeScript runner entry into one ESM file plain `node` can start (tsx's loader costs
- * ~0.4 s per start; a bundle starts like any JS file). The runner's own code and imports are
- * bundled, `paddock/sdk` resolves to this host's SDK, and paddock's runtime dependencies stay
- * external. Output is content-addressed; a build is reused while none of its inputs changed.
+ * ~0.4 s per start; a bundle starts like any JS file). The build is confined to `build.root` and
+ * the SDK (confineBuild.ts: no import, loader or tsconfig reaches anything else); `paddock/sdk`
+ * resolves to this host's SDK, and paddock's runtime dependencies stay external, imported by
+ * absolute path from the host's node_modules. Output is content-addressed in `build.bundleDir`;
+ * a build is reused while every input has the same content.
  */
-export async function compileNodeEntry(entryFile: string): Promise<string> {
-  const cached = cachedBuild(entryFile);
+export async function compileNodeEntry(entryFile: string, build: EntryBuild = HOST_CODE_BUILD): Promise<string> {
+  const cached = cachedBuild(entryFile, build);
   if (cached) return cached.outFile;
 
   const esbuild = await import('esbuild'); // loaded only when something must be built
@@ -63,7 +87,7 @@ export async function compileNodeEntry(entryFile: string): Promise<string> {
   try {
     result = await esbuild.build({
       entryPoints: [entryFile],
-      absWorkingDir: PACKAGE_ROOT,
+      absWorkingDir: build.root,
       bundle: true,
       platform: 'node',
       format: 'esm',
@@ -72,11 +96,13 @@ export async function compileNodeEntry(entryFile: string): Promise<string> {
       metafile: true,
       logLevel: 'silent',
       banner: { js: REQUIRE_SHIM },
-      external: [...builtinModules, 'node:*', ...OWN_DEPENDENCIES, ...OWN_DEPENDENCIES.map((d) => `${d}/*`)],
+      external: [...builtinModules, 'node:*'],
+      plugins: [confineBuild([build.root, SDK_DIR], { names: OWN_DEPENDENCIES, resolveDir: PACKAGE_ROOT })],
       alias: {
-        'paddock/sdk/testing': join(PACKAGE_ROOT, 'sdk/testing/index.ts'),
-        'paddock/sdk': join(PACKAGE_ROOT, 'sdk/index.ts'),
+        'paddock/sdk/testing': join(SDK_DIR, 'testing/index.ts'),
+        'paddock/sdk': join(SDK_DIR, 'index.ts'),
       },
+      // Given raw, so esbuild reads no tsconfig.json from the tree (its `extends`/`paths` could point anywhere).
       tsconfigRaw: { compilerOptions: { experimentalDecorators: true, verbatimModuleSyntax: true } },
     });
   } catch (error) {
@@ -87,28 +113,30 @@ export async function compileNodeEntry(entryFile: string): Promise<string> {
       entryFile,
     });
   }
-  const text = result.outputFiles[0]!.text;
-  const hash = createHash('sha256').update(text).digest('hex').slice(0, 16);
-  const outFile = join(CACHE_DIR, `${basename(entryFile).replace(/\.[cm]?ts$/, '')}-${hash}.mjs`);
+  const output = result.outputFiles.find((f) => /\.m?js$/.test(f.path)) ?? result.outputFiles[0]!;
+  const text = output.text;
+  const outFile = join(build.bundleDir, `${basename(entryFile).replace(/\.[cm]?ts$/, '')}-${sha256(text).slice(0, 16)}.mjs`);
+  mkdirSync(build.bundleDir, { recursive: true, mode: 0o700 });
+  chmodSync(build.bundleDir, 0o700);
   if (!existsSync(outFile)) {
-    mkdirSync(CACHE_DIR, { recursive: true });
     const tmp = `${outFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, text);
+    // The folder (0700) keeps bundles private on the host; the file itself is world-readable so a
+    // run mapped to another uid can still read the one bundle bound into its sandbox.
+    writeFileSync(tmp, text, { mode: 0o644 });
+    chmodSync(tmp, 0o644); // whatever the umask
     renameSync(tmp, outFile); // atomic: a concurrent host never starts a half-written file
   }
   const inputs = Object.keys(result.metafile.inputs).map((p) => {
-    const path = resolve(PACKAGE_ROOT, p);
-    const st = statSync(path);
-    return { path, mtimeMs: st.mtimeMs, size: st.size };
+    const path = resolve(build.root, p); // metafile paths are relative to absWorkingDir
+    return { path, sha256: sha256(readFileSync(path)) };
   });
-  remember(entryFile, { outFile, inputs });
+  remember(entryFile, build, { outFile, inputs });
   return outFile;
 }
 
 function unchanged(input: CacheEntry['inputs'][number]): boolean {
   try {
-    const st = statSync(input.path);
-    return st.mtimeMs === input.mtimeMs && st.size === input.size;
+    return sha256(readFileSync(input.path)) === input.sha256;
   } catch {
     return false;
   }

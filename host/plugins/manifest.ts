@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { HOST_METHOD_NAMES } from '../../sdk/protocol/methods.js';
 import { EffectSchema } from '../../sdk/protocol/schemas/common.js';
-import { FORBIDDEN_ENV, HOST_SET_ENV } from '../process/envAllowlist.js';
-
-const reservedEnv = new Set<string>([...HOST_SET_ENV, ...FORBIDDEN_ENV]);
+import { manifestEnvProblem } from '../process/envAllowlist.js';
 
 /** Kinds of admin-declared resources a runner can be granted (docs/admin-guide.md). */
 export const RESOURCE_KINDS = ['models', 'knowledgeBases', 'mcpServers', 'skills', 'artifacts', 'mounts'] as const;
@@ -45,13 +43,18 @@ export const RunnerManifestSchema = z
       z.strictObject({ node: z.string().min(1) }),
       z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]) }),
     ]),
-    /** Literal, non-secret variables. Secrets never go here (they reach runners through the gateway). */
+    /**
+     * Literal, non-secret variables for the runner's own process (never the host's helpers). An
+     * allowlist: names are upper-snake-case in the runner's namespace, `PADDOCK_RUNNER_*` or its
+     * id's prefix (`MY_RUNNER_*` for `my-runner`), and never a name a loader, interpreter, shell
+     * or the host reads (PATH, LD_*, NODE_*, PYTHON*, …). Secrets never go here (they reach
+     * runners through the gateway).
+     */
     env: z
-      .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), z.string())
+      .record(z.string(), z.string())
       .default({})
-      .refine((env) => Object.keys(env).every((k) => !reservedEnv.has(k)), {
-        message: `may not set ${[...reservedEnv].join(', ')}`,
-      }),
+      // Names are checked below with the id (every bad name reported); the pattern is for the published schema.
+      .meta({ propertyNames: { pattern: '^[A-Z][A-Z0-9_]*$' }, description: "Literal variables for the runner's own process. Names: PADDOCK_RUNNER_* or the runner id upper-snake-cased as a prefix (MY_RUNNER_* for my-runner); PATH, LD_*, NODE_*, PYTHON*, *_PRELOAD, *PROXY and every other name a loader, interpreter, shell or the host reads are refused." }),
     /** Host requests the runner may call; a binding must also grant each one. */
     capabilities: z
       .strictObject({ hostRequests: z.array(z.enum(HOST_METHOD_NAMES as [string, ...string[]])).default([]) })
@@ -69,6 +72,13 @@ export const RunnerManifestSchema = z
     limits: RunLimitOverridesSchema.default({}),
     /** What an admin should know before binding this runner (e.g. "runs shell commands"). */
     risk: z.string().default(''),
+  })
+  .superRefine((manifest, ctx) => {
+    // The env rule needs the id (the runner's own prefix), so it is checked on the whole object.
+    for (const name of Object.keys(manifest.env)) {
+      const problem = manifestEnvProblem(manifest.id, name);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['env', name], message: `${name} ${problem}` });
+    }
   })
   .meta({ id: 'RunnerManifest', title: 'paddock runner manifest (runner.json)' });
 

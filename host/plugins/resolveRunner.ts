@@ -25,9 +25,9 @@ export function loadManifest(dir: string): ResolvedRunner {
   }
   const parsed = RunnerManifestSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.join('.') || '(root)';
-    throw new HostError('MANIFEST_INVALID', `${file}: field ${field}: ${issue.message}`, { file, field });
+    // Every problem at once, each naming its field (e.g. `field env.PATH: …`).
+    const problems = parsed.error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || '(root)', message: issue.message }));
+    throw new HostError('MANIFEST_INVALID', `${file}: ${problems.map((p) => `field ${p.field}: ${p.message}`).join('; ')}`, { file, field: problems[0]!.field, fields: problems.map((p) => p.field) });
   }
   return { dir, manifest: parsed.data };
 }
@@ -48,8 +48,21 @@ export function resolveRunner(ref: string, searchDirs: readonly string[] = []): 
   throw new HostError('RUNNER_NOT_FOUND', `no runner "${ref}" (not a folder with runner.json, nor a built-in or configured runner name)`, { ref });
 }
 
-/** The command line that starts a resolved runner (a TypeScript entry is bundled first). */
-export async function runnerCommand(runner: ResolvedRunner): Promise<{ command: string; args: string[] }> {
+/** The command line that starts a runner, and its bundle (a TypeScript entry) when it has one. */
+export interface RunnerCommand {
+  command: string;
+  args: string[];
+  /** The bundle built from a TypeScript entry (the sandbox binds this one file read-only). */
+  bundle?: string;
+}
+
+/**
+ * The command line that starts a resolved runner. A TypeScript entry is bundled first, confined
+ * to the runner's folder (and the SDK), into `bundleDir` (the data folder's `bundles/`).
+ * `{runnerDir}` in `entry.args` is the only expansion; nothing named in the command line is
+ * made visible to the sandbox (runSandbox.ts).
+ */
+export async function runnerCommand(runner: ResolvedRunner, bundleDir: string): Promise<RunnerCommand> {
   const { entry } = runner.manifest;
   if ('node' in entry) {
     const file = resolve(runner.dir, entry.node);
@@ -59,8 +72,9 @@ export async function runnerCommand(runner: ResolvedRunner): Promise<{ command: 
         field: 'entry.node',
       });
     }
-    const script = /\.(c|m)?ts$/.test(file) ? await compileNodeEntry(file) : file;
-    return { command: process.execPath, args: [script] };
+    if (!/\.(c|m)?ts$/.test(file)) return { command: process.execPath, args: [file] };
+    const bundle = await compileNodeEntry(file, { root: runner.dir, bundleDir });
+    return { command: process.execPath, args: [bundle], bundle };
   }
   return { command: entry.command, args: entry.args.map((a) => a.replaceAll('{runnerDir}', runner.dir)) };
 }

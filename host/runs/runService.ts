@@ -18,10 +18,9 @@ import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
-import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
 import { existsSync, mkdirSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { RunOutcome } from '../process/outcome.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
@@ -36,6 +35,7 @@ import { gatewayRequestHandler } from '../gateway/hostRequests.js';
 import { materializeGrants } from './materialize.js';
 import { checkSkills } from './skills.js';
 import { superviseRun } from './superviseRun.js';
+import { runSandboxRequest } from './runSandbox.js';
 import { createRunWorkspace, removeRunWorkspace, sessionDir } from './workspace.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and projection. */
@@ -184,7 +184,13 @@ export class RunService {
     const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
-    return this.execute(queued, plan, event, request);
+    try {
+      return await this.execute(queued, plan, event, request);
+    } catch (error) {
+      // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
+      this.abandon(queued, `the run could not start: ${(error as Error).message}`, 'failed');
+      throw error;
+    }
   }
 
   /** Start a queued run and supervise it to its end. */
@@ -192,7 +198,7 @@ export class RunService {
     const { store, config } = this;
     const { runId, sessionId } = queued;
     const { runner, binding, projection } = plan;
-    const { command, args } = await runnerCommand(runner);
+    const { command, args, bundle } = await runnerCommand(runner, join(config.dataDir, 'bundles'));
     const before = store.session(sessionId);
     const backend = binding.sandbox;
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
@@ -256,26 +262,26 @@ export class RunService {
       }
       const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId, extra: runner.manifest.env });
       if (gateway) Object.assign(runnerEnv, { PADDOCK_RUN_TOKEN: gateway.token, PADDOCK_GATEWAY_URL: gateway.baseUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
-      // The pinned harness CLIs (read-only under bwrap, see readOnlyPaths).
+      // The pinned harness CLIs (read-only under bwrap, see runSandbox.ts).
       const harnessDir = config.harnessDir ?? HARNESS_DIR;
       if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
-      sandbox = prepareSandbox({
-      backend,
-      runId,
-      launch: {
-        command,
-        args,
-        cwd: ws.root,
-        env: runnerEnv,
-      },
-      workspace: ws.root,
-      readOnly: [...readOnlyPaths(runner.dir, args, config.harnessDir ?? HARNESS_DIR), ...grantedReadPaths(binding.readPaths, config.mountRoots ?? [])],
-      binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
-      limits,
-      egressSocket,
-      gatewaySocket: gateway?.socketPath,
-      egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
-    });
+      sandbox = prepareSandbox(
+        runSandboxRequest({
+          backend,
+          runId,
+          launch: { command, args, cwd: ws.root, env: runnerEnv },
+          workspace: ws.root,
+          runnerDir: runner.dir,
+          bundle,
+          harnessDir,
+          readPaths: grantedReadPaths(binding.readPaths, config.mountRoots ?? []),
+          binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
+          limits,
+          egressSocket,
+          gatewaySocket: gateway?.socketPath,
+          egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
+        }),
+      );
     } catch (error) {
       await egress?.close();
       await gateway?.close();
@@ -345,6 +351,7 @@ export class RunService {
                   args: sandbox.launch.args,
                   cwd: ws.root,
                   backend,
+                  ...(sandbox.binds ? { binds: sandbox.binds } : {}),
                   isolation: sandbox.report,
                   limits,
                   requestLimits: projection.requestLimits,
@@ -384,14 +391,6 @@ export class RunService {
       }
     }
   }
-}
-
-/** What a sandboxed runner must read: its folder, the host's node_modules and harness CLIs, and absolute files of its command line not already inside those. */
-function readOnlyPaths(runnerDir: string, args: string[], harnessDir: string): string[] {
-  const modules = join(PACKAGE_ROOT, 'node_modules');
-  const dirs = [runnerDir, ...[modules, harnessDir].filter((d) => existsSync(d))];
-  const covered = (path: string) => dirs.some((d) => path === d || path.startsWith(`${d}/`));
-  return [...dirs, ...args.filter((a) => isAbsolute(a) && existsSync(a) && !covered(a))];
 }
 
 /** The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths. */

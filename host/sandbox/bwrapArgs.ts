@@ -26,8 +26,12 @@ export function systemArgs(): string[] {
   return args;
 }
 
-/** The bwrap command line around `inner` (docs/security-model.md, "bwrap backend"). */
-export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
+/**
+ * bwrap's options for a run (docs/security-model.md, "bwrap backend"), without the command:
+ * the launch passes them through `--args FD`, so the runner's environment (its run token) is
+ * never in a host-visible command line. Also the source of `paddock explain`'s bind lists.
+ */
+export function bwrapOptions(request: SandboxRequest): string[] {
   const { launch } = request;
   const args = [
     '--unshare-all',
@@ -53,6 +57,52 @@ export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
   // The sandbox's own root (a tmpfs holding the mount points) becomes read-only too.
   args.push('--remount-ro', '/', '--chdir', launch.cwd, '--clearenv');
   for (const [k, v] of Object.entries(launch.env)) args.push('--setenv', k, v);
-  return [...args, '--', ...inner];
+  return args;
 }
 
+/** One filesystem entry a bwrap option list makes visible inside the sandbox. */
+export interface SandboxBind {
+  /** Host path (or, for a link, its target as written). */
+  source: string;
+  /** Path inside the sandbox. */
+  target: string;
+  /** `own`: made by bwrap itself (`--proc`, `--dev`, `--tmpfs`), nothing of the host's. */
+  mode: 'ro' | 'rw' | 'link' | 'own';
+  /** `--ro-bind-try`: bound only if the source exists. */
+  optional: boolean;
+}
+
+/** How many values each bwrap option this host uses takes (bindsOf refuses any other option). */
+const ARITY: Record<string, number> = {
+  '--unshare-all': 0, '--share-net': 0, '--unshare-user': 0, '--die-with-parent': 0, '--new-session': 0, '--clearenv': 0, '--as-pid-1': 0,
+  '--cap-drop': 1, '--cap-add': 1, '--uid': 1, '--gid': 1, '--hostname': 1, '--proc': 1, '--dev': 1, '--tmpfs': 1, '--remount-ro': 1, '--chdir': 1, '--unsetenv': 1, '--dir': 1, '--perms': 1, '--size': 1,
+  '--setenv': 2, '--ro-bind': 2, '--ro-bind-try': 2, '--bind': 2, '--bind-try': 2, '--dev-bind': 2, '--dev-bind-try': 2, '--symlink': 2, '--chmod': 2,
+};
+const BIND_MODES: Record<string, [SandboxBind['mode'], boolean]> = {
+  '--ro-bind': ['ro', false],
+  '--ro-bind-try': ['ro', true],
+  '--bind': ['rw', false],
+  '--bind-try': ['rw', true],
+  '--dev-bind': ['rw', false],
+  '--dev-bind-try': ['rw', true],
+  '--symlink': ['link', false],
+};
+
+/**
+ * Every bind and link in a bwrap option list, in order, read from the options themselves (what
+ * `explain` prints). Walks option by option with each one's arity, so a value that looks like an
+ * option (an env value `--bind`) is never mistaken for one; an unknown option is an error.
+ */
+export function bindsOf(options: readonly string[]): SandboxBind[] {
+  const binds: SandboxBind[] = [];
+  for (let i = 0; i < options.length; ) {
+    const option = options[i]!;
+    const arity = ARITY[option];
+    if (arity === undefined) throw new Error(`bindsOf: unknown bwrap option ${option}`);
+    const mode = BIND_MODES[option];
+    if (mode) binds.push({ source: options[i + 1]!, target: options[i + 2]!, mode: mode[0], optional: mode[1] });
+    else if (option === '--proc' || option === '--dev' || option === '--tmpfs') binds.push({ source: option.slice(2), target: options[i + 1]!, mode: 'own', optional: false });
+    i += 1 + arity;
+  }
+  return binds;
+}

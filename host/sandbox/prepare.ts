@@ -2,8 +2,9 @@ import type { HostLimits } from '../config/limits.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
-import { RunCgroup, joinCgroupsPrefix, type CgroupApplied } from './cgroups.js';
-import { bwrapArgs, EGRESS, GATEWAY } from './bwrapArgs.js';
+import { RunCgroup, type CgroupApplied } from './cgroups.js';
+import { bindsOf, bwrapOptions, EGRESS, GATEWAY, type SandboxBind } from './bwrapArgs.js';
+import { hostLaunch } from './launcher.js';
 
 export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
@@ -39,14 +40,19 @@ export interface SandboxRequest {
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
 export interface PreparedSandbox {
+  /** The host-side launch: helpers by absolute path, the host's fixed environment. */
   launch: RunnerLaunch;
+  /** Remove the launch's private file if the launch is never started. */
+  discard(): void;
+  /** Under bwrap: every bind and link of the launch, read from its options (for the audit and `explain`). */
+  binds?: SandboxBind[];
   report: IsolationReport;
   containment?: Containment;
 }
 
-/** `prlimit` options for the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
-function prlimitArgs(limits: SandboxLimits): string[] {
-  return ['prlimit', `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
+/** `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
+function prlimitArgs(path: string, limits: SandboxLimits): string[] {
+  return [path, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
 }
 
 /**
@@ -75,7 +81,7 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
   if (backend === 'bwrap') {
     enforced.push(
       'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside',
-      'filesystem: only the run workspace is writable; read-only system paths (/usr, a few /etc files), the runner folder and node_modules; nothing else of the host is visible',
+      'filesystem: only the run workspace, its session folder and rw mounts are writable; read-only system paths (/usr, a few /etc files), the runner folder, its own bundle, node_modules, the harness CLIs and what the binding grants (readPaths, mounts); nothing else of the host is visible (paddock explain lists every bind)',
       egress && egress.allow.length
         ? `network: only through the host egress proxy, to ${egress.allow.join(', ')}; names resolved by the host; private and loopback addresses ${egress.allowPrivate ? 'allowed' : 'refused'}; every destination audited`
         : 'network: none (own network namespace with only loopback)',
@@ -119,23 +125,29 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
   }
-  const wrapped = [
-    ...joinCgroupsPrefix(cgroup?.procsFiles ?? []),
-    ...(machine.prlimit.available ? prlimitArgs(request.limits) : []),
-    ...(request.backend === 'bwrap' ? [machine.bwrap.path!, ...bwrapArgs(request, inner)] : inner),
-  ];
-  const [command, ...args] = wrapped;
+  // Host-side helpers by absolute path with the host's fixed environment; the runner's
+  // environment reaches only the runner's own process (launcher.ts).
+  const options = bwrap ? bwrapOptions(request) : undefined;
+  const host = hostLaunch({
+    runner: request.launch,
+    procsFiles: cgroup?.procsFiles ?? [],
+    prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
+    bwrap: options ? { path: machine.bwrap.path!, options, inner } : undefined,
+  });
   const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),
         killNow: () => cgroup.killNow(),
-        release: () => cgroup.release(),
+        release: () => {
+          host.discard();
+          cgroup.release();
+        },
         notes: () => [
           ...(cgroup.oomKills() > 0 ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`] : []),
           ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
         ],
       }
     : undefined;
-  return { launch: { ...request.launch, command: command!, args }, report, containment };
+  return { launch: host.launch, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}) };
 }

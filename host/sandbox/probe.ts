@@ -1,42 +1,42 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { systemArgs } from './bwrapArgs.js';
+import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
 import { RunCgroup, readCgroupLayout, type CgroupApplied } from './cgroups.js';
 
 /** What this machine can enforce, and why not where it cannot (for `paddock doctor`). */
 export interface MachineReport {
   bwrap: { available: boolean; path?: string; version?: string; why?: string };
-  prlimit: { available: boolean; why?: string };
+  prlimit: { available: boolean; path?: string; why?: string };
   cgroups: CgroupApplied & { why?: string };
   socat: { available: boolean };
 }
 
 let cached: MachineReport | undefined;
 
-function which(binary: string): string | undefined {
-  for (const dir of ['/usr/bin', '/bin', '/usr/local/bin', '/usr/sbin', '/sbin']) if (existsSync(`${dir}/${binary}`)) return `${dir}/${binary}`;
-  return undefined;
-}
-
 /** Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). */
 export function probeMachine(refresh = false): MachineReport {
   if (cached && !refresh) return cached;
-  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: which('socat') !== undefined } };
+  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: hostTool('socat') !== undefined } };
   // PADDOCK_BWRAP names the binary (e.g. a build of a newer bubblewrap); unset, the system's.
-  const bwrap = process.env.PADDOCK_BWRAP ? (existsSync(process.env.PADDOCK_BWRAP) ? process.env.PADDOCK_BWRAP : undefined) : which('bwrap');
-  if (!bwrap) report.bwrap.why = process.env.PADDOCK_BWRAP ? `PADDOCK_BWRAP=${process.env.PADDOCK_BWRAP} does not exist` : 'bwrap is not installed (apt-get install bubblewrap)';
+  // Always an absolute path: a host helper is never found through a PATH lookup.
+  const named = process.env.PADDOCK_BWRAP;
+  const bwrap = named ? (isAbsolute(named) && existsSync(named) ? named : undefined) : hostTool('bwrap');
+  if (!bwrap) report.bwrap.why = named ? `PADDOCK_BWRAP=${named} is not an existing absolute path` : 'bwrap is not installed (apt-get install bubblewrap)';
   else {
     try {
-      report.bwrap.version = execFileSync(bwrap, ['--version'], { encoding: 'utf8' }).trim();
+      report.bwrap.version = execFileSync(bwrap, ['--version'], { encoding: 'utf8', env: HOST_HELPER_ENV }).trim();
       // The same namespaces, identity and system binds every run gets.
-      execFileSync(bwrap, ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--unshare-user', '--uid', '65534', '--gid', '65534', ...systemArgs(), '--', 'true'], { stdio: 'pipe', timeout: 10_000 });
+      execFileSync(bwrap, ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--unshare-user', '--uid', '65534', '--gid', '65534', ...systemArgs(), '--', 'true'], { stdio: 'pipe', timeout: 10_000, env: HOST_HELPER_ENV });
       report.bwrap.available = true;
       report.bwrap.path = bwrap;
     } catch (error) {
       report.bwrap.why = `bwrap cannot create its namespaces here: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`;
     }
   }
-  if (which('prlimit')) report.prlimit.available = true;
+  const prlimit = hostTool('prlimit');
+  if (prlimit) Object.assign(report.prlimit, { available: true, path: prlimit });
   else report.prlimit.why = 'prlimit is not installed (util-linux)';
   const probe = RunCgroup.create(`probe-${process.pid}`, { memoryBytes: 1 << 30, pids: 1024 }, readCgroupLayout());
   if (probe) {

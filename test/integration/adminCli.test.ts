@@ -68,10 +68,11 @@ bindings:
     expect(explain.projection.hostRequests).toEqual(['state/get', 'state/set', 'state/delete', 'model/complete']);
     expect(explain.projection.models.map((m) => m.id)).toEqual(['sonnet']);
     expect(explain.network).toBe('none: own network namespace with only loopback'); // bindings default to bwrap
-    expect(explain.sandbox.report.enforced.join(' ')).toMatch(/only the run workspace is writable/);
+    expect(explain.sandbox.report.enforced.join(' ')).toMatch(/only the run workspace, its session folder and rw mounts are writable/);
     const human = (await paddock(['explain', 'probe'], { dataDir: home, env })).stdout;
     expect(human).toContain('models: sonnet (anthropic claude-sonnet)');
-    expect(human).toContain('can write: the run workspace');
+    // The writable binds of the launch itself (per-run names as placeholders).
+    expect(human).toContain(`can write: ${join(home, 'workspaces', '<runId>')}; ${join(home, 'sessions', '<sessionId>')}`);
     expect(human).not.toContain('ANTHROPIC_API_KEY');
     expect((await paddock(['explain', 'nope'], { dataDir: home, env })).stderr).toBe('paddock: no binding "nope"');
 

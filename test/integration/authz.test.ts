@@ -1,3 +1,4 @@
+import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -180,7 +181,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
     const repo = new ConfigRepo(host.store);
     for (const bot of ['probe-bot', 'bare-bot']) {
       const bindingId = bot === 'probe-bot' ? 'probe' : 'bare';
-      const explanation = explainBinding(repo.binding(bindingId).spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repo.snapshot().resources, host.config.limits);
+      const explanation = explainBinding(repo.binding(bindingId).spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repo.snapshot().resources, host.config.limits, { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: host.config.mountRoots ?? [] });
       const { report } = await probe(bot);
       const p = explanation.projection!;
       expect(report.received.hostRequests).toEqual(p.hostRequests);

@@ -10,6 +10,7 @@ import { requestCancel } from '../../dispatch/runControls.js';
 import { HostError } from '../../errors.js';
 import { TOKENS } from '../../di/tokens.js';
 import { discoverRunners } from '../../plugins/catalog.js';
+import { HARNESS_DIR } from '../../harness/harnesses.js';
 import { describeRecovery, openHost } from '../openHost.js';
 
 type Out = (text: string) => void;
@@ -98,7 +99,7 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
       const bindingId = verb;
       if (!bindingId) throw new HostError('INVALID_INPUT', 'usage: paddock explain <binding>');
       const binding = repo.binding(bindingId).spec;
-      const explanation = explainBinding(binding, context().catalog, repo.snapshot().resources, config.limits);
+      const explanation = explainBinding(binding, context().catalog, repo.snapshot().resources, config.limits, { dataDir: config.dataDir, harnessDir: config.harnessDir ?? HARNESS_DIR, mountRoots: config.mountRoots ?? [] });
       print(explanation, () => renderExplanation(explanation));
       return 0;
     }
