@@ -41,6 +41,8 @@ async function notADirectory(dir: FileHandle, name: string, shown: string): Prom
   const stat = await lstatBeneath(dir, name);
   if (!stat) return new PathPolicyError('NOT_FOUND', `${shown} does not exist`);
   if (stat.isSymbolicLink()) return new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+  // A directory now, but not when it was opened: swapped with a link or a file meanwhile.
+  if (stat.isDirectory()) return new PathPolicyError('SYMLINK', `${shown} was swapped while the path was walked (a link or a file stood there); links are never followed`);
   return new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a directory`);
 }
 
