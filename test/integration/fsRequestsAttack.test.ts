@@ -5,7 +5,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { jsonLines, paddock } from '../helpers/cli.js';
-import { chatEvent, tempHost } from '../helpers/host.js';
+import type { ChatEventInput } from '../../sdk/protocol/types.js';
+import { chatEvent as anyChatEvent, tempHost } from '../helpers/host.js';
+
+/** A chat event typed for the run service (the helper's is loosely typed for dispatch). */
+const chatEvent = (over: Parameters<typeof anyChatEvent>[0]) => anyChatEvent(over) as ChatEventInput;
 
 // Issue 11, items 6 and 7: a runner hands the host's fs requests things that are not regular
 // files, and races a directory against a symlink; the host's event loop stays free, nothing is

@@ -2,7 +2,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { MAX_JSON_DEPTH } from '../../sdk/transport/jsonDepth.js';
 import { jsonLines, paddock } from '../helpers/cli.js';
-import { chatEvent, tempHost } from '../helpers/host.js';
+import type { ChatEventInput } from '../../sdk/protocol/types.js';
+import { chatEvent as anyChatEvent, tempHost } from '../helpers/host.js';
+
+/** A chat event typed for the run service (the helper's is loosely typed for dispatch). */
+const chatEvent = (over: Parameters<typeof anyChatEvent>[0]) => anyChatEvent(over) as ChatEventInput;
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,7 +113,7 @@ describe('an exception while storing what a runner sent fails that run only', ()
       expect(hostile.reason).toBe('host failed while handling the runner output: Error: storing its run.update event failed: SqliteError: planted failure');
       expect(h.store.run(hostile.runId)).toMatchObject({ status: 'failed', reason: hostile.reason });
       const stored = h.store.readEvents(h.store.run(hostile.runId)!.sessionId).filter((e) => e.runId === hostile.runId && e.type === 'run.update');
-      expect(stored.map((e) => (e.data as { update: { kind: string; text?: string } }).update.text ?? e.data.update.kind)).toEqual(['progress', 'one ']);
+      expect(stored.map((e) => { const { update } = e.data as { update: { kind: string; text?: string } }; return update.text ?? update.kind; })).toEqual(['progress', 'one ']);
     } finally {
       unplant();
     }
