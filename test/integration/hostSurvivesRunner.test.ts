@@ -21,7 +21,9 @@ const event = (text: string) => chatEvent({ text, conversation: { id: `c-${text}
 const LIMIT_REASON = `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol limit maxJsonDepth)`;
 
 describe('a runner sending nested JSON never stops the host (host API, concurrent runs)', () => {
-  const h = tempHost();
+  // Two runners start at once for every case; on a machine shared by parallel suites a cold start can
+  // take longer than the default 10 s handshake, which is load, not what these tests are about.
+  const h = tempHost({ limits: { handshakeTimeoutMs: 60_000 } });
   afterAll(() => h.close());
 
   /** One hostile run next to an ordinary one; both outcomes come back and both are stored. */
