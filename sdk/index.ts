@@ -23,6 +23,8 @@ export { gatewayAccess, hasAccess, type GatewayAccess } from './harness/gatewayA
 export { runHarnessTurn, harnessExitFailure, type HarnessTurnOptions } from './harness/harnessTurn.js';
 export { claudeArgs, claudeEnv, ClaudeStreamMapper, type ClaudeCodeOptions, type PermissionDenial } from './harness/claudeCode.js';
 export { codexArgs, codexEnv, CodexStreamMapper, type CodexOptions } from './harness/codex.js';
+/** Deepest nesting a protocol message may have (docs/protocol.md, Transport). */
+export { MAX_JSON_DEPTH } from './transport/jsonDepth.js';
 export {
   PROTOCOL_VERSION,
   ErrorCodes,

@@ -6,39 +6,45 @@ import { PathPolicyError, readInside, writeInside } from './paths.js';
 /** Most a single `fs/read` returns. */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
 
-function refusal(error: unknown, method: string): never {
+function refusal(error: unknown, method: string, path: string): never {
   if (error instanceof PathPolicyError) {
     if (error.code === 'NOT_FOUND') throw new RpcError(ErrorCodes.NotFound, error.message, { deniedBy: 'pathPolicy.notFound' });
     if (error.code === 'EXISTS') throw new RpcError(ErrorCodes.InvalidParams, error.message, { deniedBy: 'pathPolicy.exists' });
     throw RpcError.policyDenied(`${method}: ${error.message}`, { deniedBy: `pathPolicy.${error.code.toLowerCase()}`, method });
   }
+  // An I/O error of the host's own file operation (ENOSPC, EACCES, EISDIR…): the runner is told
+  // which errno, about its own relative path, and the run goes on (it is not a host fault).
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) throw new RpcError(ErrorCodes.InternalError, `${method} ${JSON.stringify(path)} failed: ${code}`, { errno: code });
   throw error;
 }
 
 /**
  * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
- * followed, no `..`, no hard link, `.git/hooks` and `.git/config` never written); other methods
- * go to `fallback`. Which of the two a run may call is decided by its projection (`grants.fs`).
+ * followed, no `..`, no hard link, only regular files opened, `.git/hooks` and `.git/config` never
+ * written), all of it off the event loop; other methods go to `fallback`. Which of the two a run
+ * may call is decided by its projection (`grants.fs`).
  */
 export function fsRequestHandler(workspaceRoot: string, fallback: HostRequestHandler): HostRequestHandler {
   return {
     handle: async (method, params, scope) => {
+      const path = String(params.path);
       if (method === 'fs/read') {
         try {
           const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
-          const { content, size, truncated } = readInside(workspaceRoot, String(params.path), Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES));
+          const { content, size, truncated } = await readInside(workspaceRoot, path, Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES));
           return { content: content.toString(encoding), encoding, size, truncated };
         } catch (error) {
-          refusal(error, method);
+          refusal(error, method, path);
         }
       }
       if (method === 'fs/write') {
         try {
           const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
           const bytes = Buffer.from(String(params.content), encoding);
-          return { bytesWritten: writeInside(workspaceRoot, String(params.path), bytes, (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite') };
+          return { bytesWritten: await writeInside(workspaceRoot, path, bytes, (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite') };
         } catch (error) {
-          refusal(error, method);
+          refusal(error, method, path);
         }
       }
       return fallback.handle(method, params, scope);

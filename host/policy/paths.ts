@@ -1,5 +1,7 @@
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, realpathSync, writeSync } from 'node:fs';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { constants, promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { isAbsolute, relative, sep } from 'node:path';
+import { closeQuietly, fileKind, lstatBeneath, mkdirBeneath, openDirBeneath, pathBeneath, reopen } from './beneath.js';
 
 /** Why a path was refused; `code` is stable. */
 export class PathPolicyError extends Error {
@@ -34,101 +36,173 @@ function inside(root: string, path: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
-/**
- * Walk the directories of `parts` under `root` one by one with lstat, refusing any symlink (so a
- * planted link can never redirect the walk); optionally creating missing directories (0700).
- */
-function walkDirs(root: string, dirs: string[], create: boolean): string {
-  let current = root;
-  for (const part of dirs) {
-    current = join(current, part);
-    let stat;
-    try {
-      stat = lstatSync(current);
-    } catch {
-      if (!create) throw new PathPolicyError('NOT_FOUND', `${relative(root, current)} does not exist`);
-      mkdirSync(current, { mode: 0o700 });
-      stat = lstatSync(current);
-    }
-    if (stat.isSymbolicLink()) throw new PathPolicyError('SYMLINK', `${relative(root, current)} is a symbolic link; links are never followed`);
-    if (!stat.isDirectory()) throw new PathPolicyError('NOT_FILE', `${relative(root, current)} is not a directory`);
-  }
-  return current;
+/** The refusal for a component that could not be opened as a directory: say what it is instead. */
+async function notADirectory(dir: FileHandle, name: string, shown: string): Promise<PathPolicyError> {
+  const stat = await lstatBeneath(dir, name);
+  if (!stat) return new PathPolicyError('NOT_FOUND', `${shown} does not exist`);
+  if (stat.isSymbolicLink()) return new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+  // A directory now, but not when it was opened: swapped with a link or a file meanwhile.
+  if (stat.isDirectory()) return new PathPolicyError('SYMLINK', `${shown} was swapped while the path was walked (a link or a file stood there); links are never followed`);
+  return new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a directory`);
 }
 
 /**
- * After opening, check what was opened, not the name (TOCTOU): the descriptor's real path must
- * still be inside the root, and a regular file with a single link.
+ * Walk `dirs` beneath the held root descriptor one component at a time, each opened with
+ * O_DIRECTORY|O_NOFOLLOW relative to the previous descriptor (never by path string), creating
+ * missing ones (0700) when asked. Returns the last directory's descriptor (the caller closes it;
+ * intermediate ones are closed here). A link at any depth is refused, even one swapped in mid-walk.
  */
-function verifyOpened(fd: number, root: string, shown: string): void {
-  const stat = fstatSync(fd);
-  if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${shown} is not a regular file`);
+export async function walkBeneath(root: FileHandle, dirs: string[], create: boolean): Promise<FileHandle> {
+  let current = root;
+  const shown: string[] = [];
+  try {
+    for (const part of dirs) {
+      shown.push(part);
+      let next: FileHandle | undefined;
+      try {
+        next = await openDirBeneath(current, part);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' && create) {
+          await mkdirBeneath(current, part);
+          next = await openDirBeneath(current, part).catch(() => undefined);
+        } else if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw error;
+        if (!next) throw await notADirectory(current, part, shown.join('/'));
+      }
+      if (current !== root) await closeQuietly(current);
+      current = next;
+    }
+    return current;
+  } catch (error) {
+    if (current !== root) await closeQuietly(current);
+    throw error;
+  }
+}
+
+/** The workspace root, opened as a directory (the host names it; its real path bounds every result). */
+async function openRoot(rootPath: string): Promise<{ handle: FileHandle; real: string }> {
+  const real = await fsp.realpath(rootPath);
+  return { handle: await fsp.open(real, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW), real };
+}
+
+/**
+ * Check what an O_PATH descriptor names before anything is opened: a regular file with a single
+ * link. A FIFO, socket or device is never opened at all (no blocking open, no device side effect).
+ */
+async function checkNamed(named: FileHandle, shown: string): Promise<{ dev: number; ino: number }> {
+  const stat = await named.stat();
+  if (stat.isSymbolicLink()) throw new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+  if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a regular file; only regular files are read or written`);
   if (stat.nlink > 1) throw new PathPolicyError('HARDLINK', `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`);
-  const real = readlinkSync(`/proc/self/fd/${fd}`);
+  return { dev: stat.dev, ino: stat.ino };
+}
+
+/**
+ * After opening, check what was opened (defence in depth): the same inode the checks saw, still a
+ * regular single-link file, and its real path still inside the root.
+ */
+async function verifyOpened(handle: FileHandle, root: string, shown: string, expected?: { dev: number; ino: number }): Promise<void> {
+  const stat = await handle.stat();
+  if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a regular file`);
+  if (expected && (stat.dev !== expected.dev || stat.ino !== expected.ino)) throw new PathPolicyError('OUTSIDE', `${shown} changed while it was opened`);
+  if (stat.nlink > 1) throw new PathPolicyError('HARDLINK', `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`);
+  const real = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
   if (!inside(root, real)) throw new PathPolicyError('OUTSIDE', `${shown} resolves outside the workspace`);
 }
 
-/** Read a runner-named file of the workspace; links are never followed. */
-export function readInside(rootPath: string, rel: string, maxBytes: number): { content: Buffer; size: number; truncated: boolean } {
-  const root = realpathSync(rootPath);
-  const parts = checkRelative(rel);
-  const dir = walkDirs(root, parts.slice(0, -1), false);
-  const file = join(dir, parts.at(-1)!);
-  let fd: number;
+/** Open an existing regular file beneath `dir` by name: O_PATH first, checks, then the real open. */
+async function openExisting(dir: FileHandle, name: string, flags: number, shown: string): Promise<{ handle: FileHandle; id: { dev: number; ino: number } } | undefined> {
+  let named: FileHandle;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    named = await pathBeneath(dir, name);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new PathPolicyError('SYMLINK', `${rel} is a symbolic link; links are never followed`);
-    if (code === 'ENOENT') throw new PathPolicyError('NOT_FOUND', `${rel} does not exist`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   try {
-    verifyOpened(fd, root, rel);
-    const size = fstatSync(fd).size;
+    const id = await checkNamed(named, shown);
+    return { handle: await reopen(named, flags), id };
+  } finally {
+    await closeQuietly(named);
+  }
+}
+
+/** Read a runner-named file of the workspace; links are never followed, only regular files are opened. */
+export async function readInside(rootPath: string, rel: string, maxBytes: number): Promise<{ content: Buffer; size: number; truncated: boolean }> {
+  const parts = checkRelative(rel);
+  const { handle: root, real } = await openRoot(rootPath);
+  let dir: FileHandle | undefined;
+  let file: FileHandle | undefined;
+  try {
+    dir = await walkBeneath(root, parts.slice(0, -1), false);
+    const opened = await openExisting(dir, parts.at(-1)!, constants.O_RDONLY, rel);
+    if (!opened) throw new PathPolicyError('NOT_FOUND', `${rel} does not exist`);
+    file = opened.handle;
+    await verifyOpened(file, real, rel, opened.id);
+    const { size } = await file.stat();
     const length = Math.min(size, maxBytes);
     const content = Buffer.alloc(length);
     let read = 0;
     while (read < length) {
-      const n = readSync(fd, content, read, length - read, read);
-      if (n === 0) break;
-      read += n;
+      const { bytesRead } = await file.read(content, read, length - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
     }
     return { content: content.subarray(0, read), size, truncated: size > read };
   } finally {
-    closeSync(fd);
+    await closeQuietly(file);
+    if (dir !== root) await closeQuietly(dir);
+    await closeQuietly(root);
   }
 }
 
-/** Write a runner-named file of the workspace; links are never followed, `.git/hooks` and `.git/config` are refused. */
-export function writeInside(rootPath: string, rel: string, content: Buffer, mode: 'create' | 'overwrite' | 'append'): number {
-  const root = realpathSync(rootPath);
+/**
+ * Write a runner-named file of the workspace: missing directories and the file are created beneath
+ * held descriptors, links are never followed, only regular files are opened, `.git/hooks` and
+ * `.git/config` are refused, and an overwrite truncates only after every check.
+ */
+export async function writeInside(rootPath: string, rel: string, content: Buffer, mode: 'create' | 'overwrite' | 'append'): Promise<number> {
   const parts = checkRelative(rel);
   const normalized = parts.join('/');
   if (PROTECTED.some((p) => p.test(normalized))) throw new PathPolicyError('PROTECTED', `${normalized} is protected: .git/hooks and .git/config are never writable by a runner`);
-  const dir = walkDirs(root, parts.slice(0, -1), true);
-  const file = join(dir, parts.at(-1)!);
-  const flags =
-    constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (mode === 'create' ? constants.O_EXCL : mode === 'append' ? constants.O_APPEND : 0);
-  let fd: number;
+  const { handle: root, real } = await openRoot(rootPath);
+  let dir: FileHandle | undefined;
+  let file: FileHandle | undefined;
+  const name = parts.at(-1)!;
+  const access = constants.O_WRONLY | (mode === 'append' ? constants.O_APPEND : 0);
   try {
-    fd = openSync(file, flags, 0o600);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new PathPolicyError('SYMLINK', `${rel} is a symbolic link; links are never followed`);
-    if (code === 'EEXIST') throw new PathPolicyError('EXISTS', `${rel} exists (mode "create")`);
-    throw error;
-  }
-  try {
-    verifyOpened(fd, root, rel);
-    // Truncate only after the checks: O_TRUNC at open would already have cut a wrong file.
-    if (mode === 'overwrite') {
-      ftruncateSync(fd, 0);
+    dir = await walkBeneath(root, parts.slice(0, -1), true);
+    let expected: { dev: number; ino: number } | undefined;
+    if (mode !== 'create') {
+      const opened = await openExisting(dir, name, access, rel);
+      if (opened) ({ handle: file, id: expected } = opened);
     }
+    if (!file) {
+      // O_CREAT|O_EXCL|O_NOFOLLOW: only a file this call creates is opened; whatever appeared
+      // under the name meanwhile (a link, a FIFO, another file) makes it fail instead.
+      try {
+        file = await fsp.open(`/proc/self/fd/${dir.fd}/${name}`, access | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const stat = await lstatBeneath(dir, name);
+        if (stat?.isSymbolicLink()) throw new PathPolicyError('SYMLINK', `${rel} is a symbolic link; links are never followed`);
+        if (mode === 'create') throw new PathPolicyError('EXISTS', `${rel} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`);
+        if (stat && !stat.isFile()) throw new PathPolicyError('NOT_FILE', `${rel} is ${fileKind(stat)}, not a regular file; only regular files are read or written`);
+        throw new PathPolicyError('EXISTS', `${rel} appeared while it was being created; try again`);
+      }
+    }
+    await verifyOpened(file, real, rel, expected);
+    // Truncate only after the checks: O_TRUNC at open would already have cut a wrong file.
+    if (mode === 'overwrite') await file.truncate(0);
     let written = 0;
-    while (written < content.length) written += writeSync(fd, content, written, content.length - written, mode === 'append' ? null : written);
+    while (written < content.length) {
+      const { bytesWritten } = await file.write(content, written, content.length - written, mode === 'append' ? null : written);
+      written += bytesWritten;
+    }
     return written;
   } finally {
-    closeSync(fd);
+    await closeQuietly(file);
+    if (dir !== root) await closeQuietly(dir);
+    await closeQuietly(root);
   }
 }

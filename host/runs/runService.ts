@@ -34,7 +34,7 @@ import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequestHandler } from '../gateway/hostRequests.js';
 import { materializeGrants } from './materialize.js';
 import { checkSkills } from './skills.js';
-import { superviseRun } from './superviseRun.js';
+import { describeError, superviseRun } from './superviseRun.js';
 import { runSandboxRequest } from './runSandbox.js';
 import { createRunWorkspace, removeRunWorkspace, sessionDir } from './workspace.js';
 
@@ -223,7 +223,12 @@ export class RunService {
         : undefined;
     const limits = projection.limits;
     const sessionFolder = sessionDir(config.dataDir, sessionId);
-    const batcher = new AppendBatcher(store);
+    // An event of this run that cannot be stored (or streamed) fails this run, never the host.
+    const fault = new AbortController();
+    const batcher = new AppendBatcher(store, (error, event) => {
+      this.log.error({ runId, err: error, event: event.type }, 'storing a run event failed');
+      if (!fault.signal.aborted) fault.abort(new Error(`storing its ${event.type} event failed: ${describeError(error)}`));
+    });
     // Something the host tells the run's chat: stored like an update, streamed to the caller.
     const notice = (level: 'info' | 'warn' | 'error', message: string) => {
       const update: Update = { kind: 'log', level, message: this.redactor.text(message) };
@@ -334,6 +339,7 @@ export class RunService {
         signal: hooks.signal,
         // The run token dies with the result line (or any other end), not at teardown.
         onDecided: () => gateway?.revoke(),
+        fault: fault.signal,
         hostRequests: stateRequestHandler(store.runnerState, scope, fsRequestHandler(ws.root, gatewayRequestHandler(this.gateway, gateway, unsupportedHostRequests))),
         log,
         onSpawn: (pid) =>
@@ -372,16 +378,17 @@ export class RunService {
       });
       for (const tail of deltas.end()) recordUpdate(tail, lastSeq);
       batcher.flush();
-      const usage = outcome.result?.usage;
-      const external = outcome.result?.external;
-      const data = { status: outcome.status, reason: outcome.reason, result: outcome.result, usage, exitCode: outcome.exitCode, signal: outcome.signal };
-      store.append(sessionId, [
-        { type: 'run.ended', runId, data, audit: { type: 'run.ended', actor: 'host', data: { status: outcome.status, reason: outcome.reason, exitCode: outcome.exitCode, signal: outcome.signal, survivors: outcome.survivors } } },
-        ...(external && CONFIRMING.has(outcome.status)
-          ? [{ type: 'external.saved' as const, runId, data: { external }, audit: { type: 'external.saved', actor: `runner:${runner.manifest.id}`, data: { external } } }]
-          : []),
-      ]);
-      return this.redactor.value(outcome);
+      // An update of the run's last turn that could not be stored: the run did not deliver what it said.
+      if (fault.signal.aborted && !outcome.reason.startsWith('host failed')) {
+        outcome = { ...outcome, status: outcome.status === 'completed' ? 'failed' : outcome.status, reason: `${outcome.reason}; then the host failed while handling the runner output: ${describeError(fault.signal.reason)}` };
+      }
+      outcome = this.recordEnd(sessionId, runId, outcome, runner.manifest.id);
+      try {
+        return this.redactor.value(outcome);
+      } catch (error) {
+        // The stored copy was redacted by the store; a value the redactor cannot walk is not handed out.
+        return { ...outcome, result: undefined, reason: `${outcome.reason}; the result could not be redacted for display: ${describeError(error)}` };
+      }
     } finally {
       await egress?.close();
       await gateway?.close();
@@ -389,6 +396,34 @@ export class RunService {
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       }
+    }
+  }
+
+  /**
+   * Record the run's end (and its confirmed external pointers). A result the store refuses (odd
+   * data that got past the protocol checks) still ends the run, as failed, without the result:
+   * the outcome is always recorded.
+   */
+  private recordEnd(sessionId: string, runId: string, outcome: RunOutcome, runnerId: string): RunOutcome {
+    const write = (o: RunOutcome) => {
+      const usage = o.result?.usage;
+      const external = o.result?.external;
+      const data = { status: o.status, reason: o.reason, result: o.result, usage, exitCode: o.exitCode, signal: o.signal };
+      this.store.append(sessionId, [
+        { type: 'run.ended', runId, data, audit: { type: 'run.ended', actor: 'host', data: { status: o.status, reason: o.reason, exitCode: o.exitCode, signal: o.signal, survivors: o.survivors } } },
+        ...(external && CONFIRMING.has(o.status)
+          ? [{ type: 'external.saved' as const, runId, data: { external }, audit: { type: 'external.saved', actor: `runner:${runnerId}`, data: { external } } }]
+          : []),
+      ]);
+    };
+    try {
+      write(outcome);
+      return outcome;
+    } catch (error) {
+      this.log.error({ runId, err: error }, 'storing the run result failed');
+      const failed: RunOutcome = { ...outcome, status: 'failed', result: undefined, reason: `${outcome.reason}; the host could not store the runner's result: ${describeError(error)}` };
+      write(failed);
+      return failed;
     }
   }
 }

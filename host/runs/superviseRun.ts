@@ -41,6 +41,11 @@ export interface SuperviseRunOptions {
   /** Applied to stderr before it is kept or logged. */
   redact?(text: string): string;
   /**
+   * Abort (with an Error) to fail the run because the host could not handle what the runner sent,
+   * after the fact (e.g. storing a batch of its updates failed): `failed`, with the error's text.
+   */
+  fault?: AbortSignal;
+  /**
    * What holds the whole process tree (e.g. the run's cgroup): emptied after the shutdown ladder,
    * so descendants that left the process group and session (setsid) die too.
    */
@@ -120,7 +125,23 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     return outcome({});
   }
   registerGroup(proc.pid, options.containment ? () => options.containment!.killNow() : undefined);
-  options.onSpawn?.(proc.pid);
+  // Host code run for one runner message must never throw into the stream that delivered it: an
+  // exception fails this run, with its reason, and nothing else (issue 11, item 5).
+  const hostFailed = (what: string, error: unknown) => {
+    log.error({ runId, err: error }, `host failed while handling ${what}`);
+    decide('failed', `host failed while handling ${what}: ${describeError(error)}`, { code: ErrorCodes.InternalError });
+  };
+  const guarded = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (error) {
+      hostFailed(what, error);
+    }
+  };
+  guarded('the runner start', () => options.onSpawn?.(proc.pid));
+  const onFault = () => hostFailed('the runner output', options.fault?.reason);
+  if (options.fault?.aborted) onFault();
+  else options.fault?.addEventListener('abort', onFault, { once: true });
 
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exited = deferred();
@@ -143,14 +164,15 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       if (counters.eventBytes > limits.maxEventBytes) {
         return decide('quota_exceeded', `runner updates exceeded ${limits.maxEventBytes} bytes`, { limit: 'maxEventBytes' });
       }
-      if (!recorder.decided) options.onUpdate?.(params.update, params.seq);
+      if (!recorder.decided) guarded(`update ${params.seq} (${params.update.kind})`, () => options.onUpdate?.(params.update, params.seq));
     },
     onHostRequest: (method, _runId, verdict) => {
       counters.hostRequests += 1;
-      options.onHostRequest?.(method, verdict);
+      guarded(`a ${method} request`, () => options.onHostRequest?.(method, verdict));
       if (verdict !== 'accepted') log.info({ runId, method, code: verdict.code }, `runner request refused: ${verdict.message}`);
     },
-    onHandlerError: (method, error) => log.error({ runId, method, err: error }, 'host request handler failed'),
+    // A handler threw something that is not a refusal: the runner got -32603, the run fails.
+    onHandlerError: (method, error) => hostFailed(`the runner's ${method}`, error),
   });
 
   // Idle watchdog: one timer, re-armed lazily instead of on every message.
@@ -276,6 +298,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   clearTimeout(idleTimer);
   clearTimeout(cancelTimer);
   options.signal?.removeEventListener('abort', onAbort);
+  options.fault?.removeEventListener('abort', onFault);
   conn.endRun();
 
   const ladder = await runShutdownLadder({
@@ -321,6 +344,12 @@ function describeResult(result: RunResult, cancelRequested: boolean): string {
     case 'cancelled':
       return cancelRequested ? 'runner stopped on run/cancel' : 'runner reported the run cancelled';
   }
+}
+
+/** An exception as one short line for a run's reason. */
+export function describeError(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
 function lastStderrLine(tail: string): string {

@@ -1,15 +1,29 @@
 import type { NewEvent, Store } from './store.js';
 
+interface Queued {
+  sessionId: string;
+  event: NewEvent;
+  afterCommit?: () => void;
+}
+
 /**
  * Group commit: events queued in one event-loop turn are appended in one transaction, in the
  * order queued, and each `afterCommit` runs only once its event is durable. A runner streaming
  * thousands of updates a second costs one commit per turn instead of one per update.
+ *
+ * A flush runs later than the `add` that queued it (from `setImmediate`), so it never throws:
+ * an event that cannot be stored, or an `afterCommit` that throws, goes to `onError`, and the
+ * rest of the batch is still committed (issue 11, item 5: one runner's odd data fails its run,
+ * never the host).
  */
 export class AppendBatcher {
-  private queue: { sessionId: string; event: NewEvent; afterCommit?: () => void }[] = [];
+  private queue: Queued[] = [];
   private scheduled = false;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly onError: (error: unknown, event: NewEvent) => void,
+  ) {}
 
   /** Queue an event; it commits at the end of this turn (or at the next {@link flush}). */
   add(sessionId: string, event: NewEvent, afterCommit?: () => void): void {
@@ -26,9 +40,29 @@ export class AppendBatcher {
     if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    this.store.transaction(() => {
-      for (const item of batch) this.store.append(item.sessionId, [item.event]);
-    });
-    for (const item of batch) item.afterCommit?.();
+    let committed = batch;
+    try {
+      this.store.transaction(() => {
+        for (const item of batch) this.store.append(item.sessionId, [item.event]);
+      });
+    } catch {
+      // The whole batch rolled back: commit the events one by one, so only the bad one is lost.
+      committed = batch.filter((item) => {
+        try {
+          this.store.transaction(() => this.store.append(item.sessionId, [item.event]));
+          return true;
+        } catch (error) {
+          this.onError(error, item.event);
+          return false;
+        }
+      });
+    }
+    for (const item of committed) {
+      try {
+        item.afterCommit?.();
+      } catch (error) {
+        this.onError(error, item.event);
+      }
+    }
   }
 }

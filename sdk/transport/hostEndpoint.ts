@@ -35,7 +35,10 @@ export interface HostEndpointOptions {
   onHostRequest?(method: HostMethodName, runId: string, outcome: 'accepted' | RpcError): void;
   hostRequests: HostRequestHandler;
   host: { name: string; version: string };
+  /** Host code threw while handling a runner message (not an {@link RpcError}): the owner fails the run. */
   onHandlerError?(method: string, error: unknown): void;
+  /** Most levels of arrays and objects a runner message may nest (default: the protocol's `MAX_JSON_DEPTH`). */
+  maxDepth?: number;
 }
 
 interface ActiveRun {
@@ -66,6 +69,12 @@ export class HostEndpoint {
       onViolation: options.onViolation,
       onHandlerError: options.onHandlerError,
       unknownNotifications: 'violation',
+      maxDepth: options.maxDepth,
+      // Recorded like any refused request (the runner got QuotaExceeded; the run goes on).
+      onRequestTooDeep: (method, params, error) => {
+        const runId = (params as { runId?: unknown } | null | undefined)?.runId;
+        this.options.onHostRequest?.(method as HostMethodName, typeof runId === 'string' ? runId : '', error);
+      },
     });
     this.peer.onNotification('run/update', RunUpdateParamsSchema, (params) => this.acceptUpdate(params));
     for (const method of HOST_METHOD_NAMES) {

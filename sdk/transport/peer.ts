@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { ErrorCodes } from '../protocol/errorCodes.js';
 import { RpcError } from '../protocol/rpcError.js';
 import { classifyMessage } from '../protocol/schemas/jsonrpc.js';
+import { MAX_JSON_DEPTH, jsonDepth, shallowJson } from './jsonDepth.js';
 import { serializeMessage } from './ndjson.js';
 
 /** An inbound message that breaks the protocol (bad JSON, bad envelope, bad params of a notification…). */
@@ -18,8 +19,20 @@ export interface PeerOptions {
   send(line: string): void;
   /** Called for every inbound message that breaks the protocol; the owner decides what it costs. */
   onViolation(violation: ProtocolViolation): void;
-  /** Called when a request handler threw something that is not an {@link RpcError}. */
+  /**
+   * Called when handling an inbound message threw something that is not an {@link RpcError}: a
+   * request handler (the peer answered -32603), a notification handler, or the dispatch itself.
+   * The peer never lets such an exception escape into the stream that fed the line.
+   */
   onHandlerError?(method: string, error: unknown): void;
+  /**
+   * Most levels of arrays and objects an inbound message may nest (default {@link MAX_JSON_DEPTH}).
+   * A deeper request is answered with `QuotaExceeded` (`data.limit: "maxJsonDepth"`), any other
+   * deeper message is a violation; nothing of it is parsed beyond its envelope.
+   */
+  maxDepth?: number;
+  /** A request refused for its depth, before any handler saw it (params are cut to their first level). */
+  onRequestTooDeep?(method: string, params: unknown, error: RpcError): void;
   /** A notification with no handler: ignored (default) or reported as a violation. */
   unknownNotifications?: 'ignore' | 'violation';
   /**
@@ -170,6 +183,13 @@ export class JsonRpcPeer {
 
   /** Feed one inbound NDJSON line. */
   receiveLine(line: Buffer | string): void {
+    // Measured before parsing, without recursion: a deep value would overflow every recursive
+    // walk after the parser (stringify, clone, redaction) and SQLite's JSON checks (issue 11).
+    const maxDepth = this.options.maxDepth ?? MAX_JSON_DEPTH;
+    if (jsonDepth(line, maxDepth) > maxDepth) {
+      this.refuseTooDeep(typeof line === 'string' ? line : line.toString('utf8'), maxDepth);
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(typeof line === 'string' ? line : line.toString('utf8'));
@@ -191,7 +211,13 @@ export class JsonRpcPeer {
         return;
       case 'notification': {
         const handler = this.notificationHandlers.get(msg.message.method);
-        if (handler) handler(msg.message.params);
+        if (handler) {
+          try {
+            handler(msg.message.params);
+          } catch (error) {
+            this.options.onHandlerError?.(msg.message.method, error);
+          }
+        }
         else if (this.options.unknownNotifications === 'violation') {
           this.options.onViolation({ code: ErrorCodes.MethodNotFound, reason: `unknown notification ${msg.message.method}` });
         }
@@ -224,6 +250,33 @@ export class JsonRpcPeer {
     this.closedWith = error;
     for (const reject of [...this.pendingRejects]) reject(error);
     this.rpc.rejectAllPendingRequests(error.message);
+  }
+
+  /** A message nested deeper than allowed: refuse it by its envelope alone. */
+  private refuseTooDeep(text: string, maxDepth: number): void {
+    if (this.closedWith) return;
+    const reason = `nests deeper than ${maxDepth} levels of arrays and objects (protocol limit maxJsonDepth)`;
+    let envelope: unknown;
+    try {
+      envelope = JSON.parse(shallowJson(text, 2));
+    } catch {
+      envelope = undefined;
+    }
+    const msg = classifyMessage(envelope);
+    if (msg.kind === 'request') {
+      const { id, method, params } = msg.message as { id: string | number; method: string; params?: unknown };
+      const error = new RpcError(ErrorCodes.QuotaExceeded, `${method}: the request ${reason}`, { limit: 'maxJsonDepth', maxDepth });
+      this.options.onRequestTooDeep?.(method, params, error);
+      this.write({ jsonrpc: '2.0', id, error: { code: error.code, message: error.message, data: error.data } });
+      return;
+    }
+    const what =
+      msg.kind === 'notification'
+        ? `a ${msg.message.method} notification`
+        : msg.kind === 'response'
+          ? `the answer to request ${JSON.stringify((msg.message as { id?: unknown }).id)}`
+          : 'a message';
+    this.options.onViolation({ code: ErrorCodes.InvalidMessage, reason: `${what} ${reason}` });
   }
 
   private reportInvalid(code: number, reason: string, message: string): void {

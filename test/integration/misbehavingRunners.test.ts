@@ -161,6 +161,33 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
     for (const pid of pids) expect(isAlive(pid)).toBe(false);
     expectNothingLeft(outcome);
   });
+
+  // Fakes, named as such: host code that throws as a bug or odd data would. The real failures
+  // behind them (SqliteError from json_valid, RangeError from a deep walk) are kept out at the
+  // protocol edge now; see hostSurvivesRunner.test.ts for those and for planted store failures.
+  it('a host request handler that throws → failed with the error (the runner got -32603), nothing left', async () => {
+    const throwing = {
+      handle: async () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'x')");
+      },
+    };
+    const { outcome } = await superviseEntry(fixture('hostRequests'), { grants: ['state/get'], hostRequests: throwing });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.detail.code).toBe(ErrorCodes.InternalError);
+    expect(outcome.reason).toBe("host failed while handling the runner's state/get: TypeError: Cannot read properties of undefined (reading 'x')");
+    expectNothingLeft(outcome);
+  });
+
+  it('an update callback that throws → failed with the error, not an exception out of the stdout stream', async () => {
+    const { outcome } = await superviseEntry(fixture('crashMidRun'), {
+      onUpdate: () => {
+        throw new RangeError('Maximum call stack size exceeded');
+      },
+    });
+    expect(outcome.status).toBe('failed');
+    expect(outcome.reason).toBe('host failed while handling update 1 (progress): RangeError: Maximum call stack size exceeded');
+    expectNothingLeft(outcome);
+  });
 });
 
 describe('protocol violations fail the run with protocol_error', () => {
