@@ -4,7 +4,7 @@ import type { RunnerCatalog } from '../plugins/catalog.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { RunnerManifestSchema } from '../plugins/manifest.js';
 import { probeMachine } from '../sandbox/probe.js';
-import { isolationReport } from '../sandbox/prepare.js';
+import { isolationReport, startsEgressProxy } from '../sandbox/prepare.js';
 import { decideSandbox } from '../sandbox/decide.js';
 import type { Binding, Resources } from './schema.js';
 
@@ -38,7 +38,10 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const decision = decideSandbox(binding, machine);
   // One projection serves both the isolation report (its limits) and the explanation below.
   const p = projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
-  const report = decision.ok ? isolationReport(decision.backend, p.limits, machine, machine.cgroups) : undefined;
+  // The network facts the launch would have: the same predicate decides whether the egress proxy starts.
+  const report = decision.ok
+    ? isolationReport(decision.backend, p.limits, machine, machine.cgroups, { proxy: startsEgressProxy(decision.backend, binding.network), allow: binding.network.egress, allowPrivate: binding.network.allowPrivate })
+    : undefined;
   const strong = decision.ok && decision.backend === 'bwrap';
   const rwMounts = binding.workspace === 'mount' ? binding.grants.mounts.filter((id) => resources.mounts.find((m) => m.id === id)?.mode === 'rw') : [];
   const worstCase = {
@@ -46,7 +49,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       ? ['/usr and the /bin, /lib links', '/etc: passwd, group, ld.so.*, ssl, ca-certificates, alternatives, localtime, nsswitch.conf', `the runner folder${runner ? ` (${runner.dir})` : ''}`, "the host's node_modules and harness CLIs (.harness)", 'the run workspace and its session folder', ...(binding.workspace === 'mount' ? binding.grants.mounts.map((id) => `mount ${id}`) : []), ...binding.readPaths.map((p) => `${p} (readPaths)`)]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
     writable: strong ? ['the run workspace', 'the session folder (kept across the session\'s runs)', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
-    network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
+    network: report?.network ?? 'none: runs are refused',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
     }`,
@@ -61,11 +64,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       ...(report ? { report } : {}),
     },
     worstCase,
-    network: report
-      ? report.notEnforced.some((g) => g.startsWith('network'))
-        ? 'NOT isolated: the runner can open any connection (the process backend has no network sandbox)'
-        : 'none: own network namespace with only loopback'
-      : `none: runs are refused (${decision.ok ? '' : decision.message})`,
+    network: report ? report.network : `none: runs are refused (${decision.ok ? '' : decision.message})`,
   };
   if (!runner) {
     return {

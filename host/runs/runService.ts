@@ -15,7 +15,7 @@ import { HostError } from '../errors.js';
 import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
-import { prepareSandbox } from '../sandbox/prepare.js';
+import { prepareSandbox, startsEgressProxy } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
@@ -230,7 +230,7 @@ export class RunService {
     // backend has the host's network anyway, and says so).
     let egress: { close(): Promise<void> } | undefined;
     let egressSocket: string | undefined;
-    if (backend === 'bwrap' && binding.network.egress.length > 0) {
+    if (startsEgressProxy(backend, binding.network)) {
       mkdirSync(join(config.dataDir, 'sockets'), { recursive: true, mode: 0o700 });
       egressSocket = join(config.dataDir, 'sockets', `${runId}.sock`);
       egress = await startEgressProxy(egressSocket, { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate }, (decision) =>
