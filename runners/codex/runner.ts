@@ -51,7 +51,7 @@ export const codexRunner = defineRunner({
       const exit = await runHarnessTurn({
         name: 'codex',
         command: cli.command,
-        args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV })],
+        args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV, egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY) })],
         cwd: binding.workspace?.root ?? process.cwd(),
         env,
         signal: ctx.signal,

@@ -39,7 +39,7 @@ describe('the network report (real CLI processes)', () => {
 
       const json = await paddock(['dispatch', '-f', '-', '--json'], { dataDir: home, input: JSON.stringify(chatEvent({ platform: 'net', bot: c.id })) });
       expect(json.exitCode, json.stderr).toBe(0);
-      const started = jsonLines(json.stdout).find((l) => l.type === 'started') as { isolation: { network: string }; runId: string };
+      const started = jsonLines(json.stdout).find((l) => l.type === 'started') as unknown as { isolation: { network: string }; runId: string };
       expect(started.isolation.network).toBe(expected);
 
       const human = await paddock(['dispatch', '-f', '-'], { dataDir: home, input: JSON.stringify(chatEvent({ platform: 'net', bot: c.id })) });
