@@ -139,7 +139,7 @@ export function renderExplanation(e: Explanation): string {
     for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);
   } else lines.push(`sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`);
   if (e.withheld.length) {
-    lines.push('granted or requested but withheld:');
+    lines.push('granted or requested but withheld (will not reach the runner):');
     for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);
   }
   return lines.join('\n');

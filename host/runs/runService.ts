@@ -17,6 +17,7 @@ import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox, startsEgressProxy } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
+import { KB_MCP_SERVER } from '../gateway/mcp/kbEndpoint.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
@@ -302,7 +303,11 @@ export class RunService {
               baseUrl: gateway.baseUrl,
               anthropicBaseUrl: gateway.baseUrl,
               openaiBaseUrl: `${gateway.baseUrl}/v1`,
-              mcp: Object.fromEntries(projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`])),
+              mcp: Object.fromEntries([
+                ...projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`]),
+                // Granted knowledge bases as one host-served MCP server of search tools (docs/gateway.md).
+                ...(projection.knowledgeBases.length ? [[KB_MCP_SERVER, `${gateway!.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
+              ]),
               tokenEnv: 'PADDOCK_RUN_TOKEN',
             },
           }

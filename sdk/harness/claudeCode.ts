@@ -17,6 +17,8 @@ export interface ClaudeCodeOptions {
   /** Session to continue (`--resume`), from host-owned state. */
   resume?: string;
   appendSystemPrompt?: string;
+  /** More directories the CLI may work in (`--add-dir`): the run's granted mounts. */
+  addDirs?: string[];
 }
 
 /** Claude Code's command line for one headless turn with stream-json output. */
@@ -40,6 +42,7 @@ export function claudeArgs(o: ClaudeCodeOptions): string[] {
     ...(o.mcpConfigFile ? ['--mcp-config', o.mcpConfigFile] : []),
     ...(o.resume ? ['--resume', o.resume] : []),
     ...(o.appendSystemPrompt ? ['--append-system-prompt', o.appendSystemPrompt] : []),
+    ...(o.addDirs?.length ? ['--add-dir', ...o.addDirs] : []),
   ];
 }
 

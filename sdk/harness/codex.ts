@@ -24,6 +24,8 @@ export interface CodexOptions {
    * commands use the network, which then reaches only the allowlist through the proxy.
    */
   egress?: boolean;
+  /** More writable roots (`--add-dir`): the run's read-write mounts. */
+  addDirs?: string[];
 }
 
 const toml = (s: string) => JSON.stringify(s);
@@ -55,6 +57,7 @@ export function codexArgs(o: CodexOptions): string[] {
     o.codexModel,
     '-s',
     o.sandbox,
+    ...(o.addDirs ?? []).flatMap((d) => ['--add-dir', d]),
     ...(o.resume ? ['resume', o.resume] : []),
     '--',
     o.prompt,
