@@ -86,7 +86,7 @@ export function networkDescription(backend: Backend, n: NetworkFacts): string {
   if (backend === 'process') {
     return `any destination the host can reach (the process backend has no network sandbox)${n.allow.length ? `; the egress allowlist (${n.allow.join(', ')}) is NOT enforced` : ''}`;
   }
-  if (!n.proxy) return 'none (own network namespace with only loopback)';
+  if (!n.proxy) return 'none: own network namespace with only loopback';
   return `only through the host egress proxy, to ${n.allow.join(', ')}; names resolved by the host; private and loopback addresses ${n.allowPrivate ? 'allowed' : 'refused'}; every destination audited`;
 }
 

@@ -25,7 +25,13 @@ export function kbToolName(id: string): string {
  * redaction and `kb.retrieve` audit as the SDK's `kb/retrieve`.
  */
 export async function serveKbMcpRequest(gateway: Gateway, run: GatewayRun, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-  const byTool = new Map(run.projection.knowledgeBases.map((kb) => [kbToolName(kb.id), kb]));
+  const byTool = new Map<string, (typeof run.projection.knowledgeBases)[number]>();
+  for (const kb of run.projection.knowledgeBases) {
+    // Two ids may map to one name (`a.b`, `a_b`): the later one gets a number, never hides the other.
+    let name = kbToolName(kb.id);
+    for (let i = 2; byTool.has(name); i += 1) name = `${kbToolName(kb.id)}_${i}`;
+    byTool.set(name, kb);
+  }
   const server = new Server({ name: 'paddock:knowledge-bases', version: '1' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...byTool].map(([name, kb]) => ({
