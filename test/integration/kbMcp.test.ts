@@ -21,7 +21,7 @@ for (const [kb, file, text] of [
   mkdirSync(join(root, kb), { recursive: true });
   writeFileSync(join(root, kb, file), text);
 }
-const kbs = [KnowledgeBaseResourceSchema.parse({ id: 'a', name: 'Policies', path: join(root, 'a') }), KnowledgeBaseResourceSchema.parse({ id: 'b.board', path: join(root, 'b') })];
+const kbs = [KnowledgeBaseResourceSchema.parse({ id: 'a', name: 'Policies', path: join(root, 'a') }), KnowledgeBaseResourceSchema.parse({ id: 'b.board', path: join(root, 'b') }), KnowledgeBaseResourceSchema.parse({ id: 'b_board', path: join(root, 'a') })];
 const host = tempHost();
 afterAll(() => host.close());
 
@@ -72,6 +72,19 @@ describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
       // FTS syntax in the query is text, not a query language.
       expect((await client.callTool({ name: 'search_a', arguments: { query: '"refunds" OR * NEAR(a b) -- ;' } })).isError).toBeFalsy();
       expect(audit('kb.retrieve', run.run.claims.runId).every((r) => r.knowledgeBase === 'a')).toBe(true);
+    } finally {
+      await client.close();
+      await run.close();
+    }
+  });
+
+  it('two ids with one tool name both stay reachable, each answering from its own folder', async () => {
+    const run = await openRun(['b.board', 'b_board']);
+    const client = await connect(run.baseUrl, run.token);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search_b_board', 'search_b_board_2']);
+      expect(textOf(await client.callTool({ name: 'search_b_board', arguments: { query: 'refunds' } }))).toContain('beta-33');
+      expect(textOf(await client.callTool({ name: 'search_b_board_2', arguments: { query: 'refunds' } }))).toContain('alpha-77');
     } finally {
       await client.close();
       await run.close();
