@@ -109,6 +109,9 @@ export function projectGrants(manifest: RunnerManifestFile, binding: Binding, re
   const skills = uses('skills', g.skills).map((id) => ({ id, name: resources.skills.get(id)!.name }));
   const artifacts = uses('artifacts', g.artifacts).map((id) => ({ id, name: resources.artifacts.get(id)!.name }));
   const mounts = uses('mounts', g.mounts).map((id) => ({ id, readOnly: resources.mounts.get(id)!.mode === 'ro' }));
+  if (binding.workspace === 'copy') {
+    for (const m of mounts.filter((x) => !x.readOnly)) withheld.push({ what: `writes to mount ${m.id}`, why: "workspace is copy: the run gets a copy of the folder and its writes never reach the mount (workspace: mount binds it)" });
+  }
 
   const granted = { models, knowledgeBases, mcpServers, skills, artifacts, mounts, state: g.state, fs: g.fs, approval: g.approval };
   const hostRequests = manifest.capabilities.hostRequests.filter((m) => {

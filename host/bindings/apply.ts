@@ -4,6 +4,7 @@ import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from '../gateway/skills/skillDigest.js';
 import { validateConfig, type ValidationContext } from './validateConfig.js';
+import { grantWarnings, type GrantWarning } from './grantWarnings.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
 export interface AppliedChange {
@@ -27,9 +28,10 @@ type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
 /**
  * Apply a configuration declaratively. Without `prune`, stored objects the file does not mention
  * stay and take part in validation (the file is checked as merged into them). Everything is
- * validated before anything changes; the changes commit in one transaction.
+ * validated before anything changes; the changes commit in one transaction. `warnings` lists the
+ * grants a binding's runner will not get (projectGrants' `withheld`).
  */
-export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[] } {
+export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[] } {
   const repo = new ConfigRepo(store);
   const current = repo.snapshot();
   const merged = options.prune ? raw : mergeKept(raw, current);
@@ -61,7 +63,9 @@ export function applyConfig(store: Store, raw: unknown, context: ValidationConte
     }
     return changes;
   };
-  return { file, changes: options.dryRun ? run() : store.transaction(run) };
+  // Accepted, but some grants will never reach their runner: said, not refused.
+  const warnings = grantWarnings(file, context.catalog);
+  return { file, changes: options.dryRun ? run() : store.transaction(run), warnings };
 }
 
 /** The file's objects first (so error paths match the file), then stored objects it does not mention. */

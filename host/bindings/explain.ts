@@ -4,7 +4,7 @@ import type { RunnerCatalog } from '../plugins/catalog.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { RunnerManifestSchema } from '../plugins/manifest.js';
 import { probeMachine } from '../sandbox/probe.js';
-import { isolationReport } from '../sandbox/prepare.js';
+import { isolationReport, startsEgressProxy } from '../sandbox/prepare.js';
 import { decideSandbox } from '../sandbox/decide.js';
 import { bindsOf, bwrapOptions, type SandboxBind } from '../sandbox/bwrapArgs.js';
 import { runSandboxRequest } from '../runs/runSandbox.js';
@@ -52,7 +52,10 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const decision = decideSandbox(binding, machine);
   // One projection serves both the isolation report (its limits) and the explanation below.
   const p = projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
-  const report = decision.ok ? isolationReport(decision.backend, p.limits, machine, machine.cgroups) : undefined;
+  // The network facts the launch would have: the same predicate decides whether the egress proxy starts.
+  const report = decision.ok
+    ? isolationReport(decision.backend, p.limits, machine, machine.cgroups, { proxy: startsEgressProxy(decision.backend, binding.network), allow: binding.network.egress, allowPrivate: binding.network.allowPrivate })
+    : undefined;
   const strong = decision.ok && decision.backend === 'bwrap';
   // Under bwrap the lists are read from the launch itself: the same request and bwrap options a run gets.
   const binds = strong ? bindsOf(bwrapOptions(plannedRequest(binding, runner, p, resources, paths))) : undefined;
@@ -66,7 +69,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
         ]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
     writable: binds ? binds.filter((b) => b.mode === 'rw').map(where) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
-    network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
+    network: report?.network ?? 'none: runs are refused',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
     }`,
@@ -82,11 +85,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
     },
     worstCase,
     ...(binds ? { binds } : {}),
-    network: report
-      ? report.notEnforced.some((g) => g.startsWith('network'))
-        ? 'NOT isolated: the runner can open any connection (the process backend has no network sandbox)'
-        : 'none: own network namespace with only loopback'
-      : `none: runs are refused (${decision.ok ? '' : decision.message})`,
+    network: report ? report.network : `none: runs are refused (${decision.ok ? '' : decision.message})`,
   };
   if (!runner) {
     return {
@@ -161,7 +160,7 @@ export function renderExplanation(e: Explanation): string {
     for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);
   } else lines.push(`sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`);
   if (e.withheld.length) {
-    lines.push('granted or requested but withheld:');
+    lines.push('granted or requested but withheld (will not reach the runner):');
     for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);
   }
   return lines.join('\n');

@@ -2,6 +2,11 @@ import type { Resume, Update } from '../../sdk/protocol/types.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
 
+/** The header's network line: the report's own description (the same string explain and --json show). */
+export function networkLine(isolation: IsolationReport): string {
+  return `network: ${isolation.network}`;
+}
+
 /** Shows a run on a terminal or as NDJSON. */
 export interface Renderer {
   started(info: { runId: string; sessionId: string; runner: string; isolation: IsolationReport; resume?: Resume }): void;
@@ -39,7 +44,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       if (info.resume?.recovery) meta(`  resuming after an interruption: ${info.resume.recovery.summary}`);
       if (info.resume?.external) meta(`  continuing external session ${JSON.stringify(info.resume.external)}`);
       const gaps = info.isolation.notEnforced.map((g) => g.split(':')[0]);
-      meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, no network, limits'}. See docs/security-model.md`);
+      meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, limits'}. See docs/security-model.md`);
+      meta(`  ${networkLine(info.isolation)}`);
     },
     update(update) {
       switch (update.kind) {

@@ -8,6 +8,7 @@ import type { Store } from '../state/store.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 import { KnowledgeBases } from './kb/retrieve.js';
 import { serveMcpRequest } from './mcp/endpoint.js';
+import { KB_MCP_SERVER, serveKbMcpRequest } from './mcp/kbEndpoint.js';
 import { McpUpstreams } from './mcp/upstreams.js';
 import { callModel, costOf, type CallRefusal } from './modelCall.js';
 import { releaseRunReservations } from './modelBudget.js';
@@ -205,7 +206,7 @@ export class Gateway {
   private async handle(req: IncomingMessage, res: ServerResponse, boundRunId: string | undefined): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gateway');
     const format = ROUTES[url.pathname];
-    const mcp = /^\/mcp\/([a-z0-9][a-z0-9._-]{0,63})$/.exec(url.pathname);
+    const mcp = /^\/mcp\/(_kb|[a-z0-9][a-z0-9._-]{0,63})$/.exec(url.pathname);
     if (!format && !mcp) return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `paddock gateway: no endpoint ${url.pathname}` } });
     const wire = WIRES[format ?? 'anthropic'];
     const fail = (status: number, type: string, message: string) => sendJson(res, status, wire.errorBody(status, type, message));
@@ -244,6 +245,13 @@ export class Gateway {
     }
     if (mcp) {
       const serverId = mcp[1]!;
+      if (serverId === KB_MCP_SERVER) {
+        if (entry.run.projection.knowledgeBases.length === 0) {
+          this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'kb.denied', actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data: { deniedBy: 'binding.grants.knowledgeBases', reason: 'no knowledge base granted' } }));
+          return fail(403, 'permission_error', `paddock: no knowledge base is granted to run ${claims.runId}`);
+        }
+        return serveKbMcpRequest(this, entry.run, req, res, body);
+      }
       if (!entry.run.projection.mcpServers.some((s) => s.id === serverId)) {
         this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'mcp.denied', actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data: { server: serverId, deniedBy: 'binding.grants.mcpServers', reason: 'server not granted' } }));
         return fail(403, 'permission_error', `paddock: MCP server "${serverId}" is not granted to run ${claims.runId}`);

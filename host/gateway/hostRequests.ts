@@ -4,6 +4,7 @@ import type { HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import { isRefusal, type Gateway, type GatewayRunHandle } from './gateway.js';
 import { callModel, findGrantedModel } from './modelCall.js';
 import { toWire } from './modelComplete.js';
+import { KbRefusal, retrieveForRun } from './kb/runRetrieve.js';
 
 /**
  * Answers the SDK's gateway requests — `model/complete`, `kb/retrieve`, `tool/call` — for one
@@ -46,18 +47,12 @@ export function gatewayRequestHandler(gateway: Gateway, handle: GatewayRunHandle
         }
         case 'kb/retrieve': {
           const id = String(params.knowledgeBase);
-          const kb = run.resources.knowledgeBases.get(id);
-          if (!kb || !run.projection.knowledgeBases.some((k) => k.id === id)) throw RpcError.policyDenied(`knowledge base "${id}" is not granted`, { deniedBy: 'binding.knowledgeBases', method });
           const topK = typeof params.topK === 'number' ? params.topK : 5;
-          const query = String(params.query);
           try {
-            const chunks = await gateway.knowledgeBases.retrieve(kb, query, topK, scope.signal);
-            gateway.auditRun(run, 'kb.retrieve', { knowledgeBase: id, kind: kb.url ? 'http' : 'folder', queryChars: query.length, topK, chunks: chunks.length, sources: chunks.map((c) => c.source.id) });
-            return { chunks };
+            return { chunks: await retrieveForRun(gateway, run, id, String(params.query), topK, scope.signal) };
           } catch (error) {
-            const message = error instanceof Error ? error.message : String(error);
-            gateway.auditRun(run, 'kb.retrieve', { knowledgeBase: id, failed: message });
-            throw new RpcError(ErrorCodes.UpstreamFailed, `knowledge base "${id}": ${gateway.redact(message)}`, { knowledgeBase: id });
+            if (error instanceof KbRefusal && error.deniedBy) throw RpcError.policyDenied(error.message, { deniedBy: error.deniedBy, method });
+            throw new RpcError(ErrorCodes.UpstreamFailed, gateway.redact((error as Error).message), { knowledgeBase: id });
           }
         }
         case 'tool/list': {

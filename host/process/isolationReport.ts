@@ -2,6 +2,8 @@
 export interface IsolationReport {
   backend: 'process' | 'bwrap';
   strength: 'weak' | 'strong';
+  /** The run's network, in the one wording every view uses (sandbox/prepare.ts networkDescription). */
+  network: string;
   enforced: string[];
   notEnforced: string[];
 }

@@ -15,8 +15,9 @@ import { HostError } from '../errors.js';
 import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
-import { prepareSandbox } from '../sandbox/prepare.js';
+import { prepareSandbox, startsEgressProxy } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
+import { KB_MCP_SERVER } from '../gateway/mcp/kbEndpoint.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -242,7 +243,7 @@ export class RunService {
     // backend has the host's network anyway, and says so).
     let egress: { close(): Promise<void> } | undefined;
     let egressSocket: string | undefined;
-    if (backend === 'bwrap' && binding.network.egress.length > 0) {
+    if (startsEgressProxy(backend, binding.network)) {
       mkdirSync(join(config.dataDir, 'sockets'), { recursive: true, mode: 0o700 });
       egressSocket = join(config.dataDir, 'sockets', `${runId}.sock`);
       egress = await startEgressProxy(egressSocket, { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate }, (decision) =>
@@ -314,7 +315,11 @@ export class RunService {
               baseUrl: gateway.baseUrl,
               anthropicBaseUrl: gateway.baseUrl,
               openaiBaseUrl: `${gateway.baseUrl}/v1`,
-              mcp: Object.fromEntries(projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`])),
+              mcp: Object.fromEntries([
+                ...projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`]),
+                // Granted knowledge bases as one host-served MCP server of search tools (docs/gateway.md).
+                ...(projection.knowledgeBases.length ? [[KB_MCP_SERVER, `${gateway!.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
+              ]),
               tokenEnv: 'PADDOCK_RUN_TOKEN',
             },
           }

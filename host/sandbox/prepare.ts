@@ -34,7 +34,7 @@ export interface SandboxRequest {
   egressSocket?: string;
   /** Host end of the run's gateway socket, bound into the sandbox (bwrap only). */
   gatewaySocket?: string;
-  /** What the egress proxy allows (for the report). */
+  /** The binding's egress allowlist (for the report; enforced only when `egressSocket` is set). */
   egress?: { allow: string[]; allowPrivate: boolean };
 }
 
@@ -70,28 +70,55 @@ function bridgeCommand(bridges: { socket: string; port: number }[], command: str
   return ['/bin/sh', '-c', `${script} exec "$@"`, 'paddock-bridge', ...command];
 }
 
+/** What a run's network mechanism is: the backend, whether its egress proxy runs, and the proxy's allowlist. */
+export interface NetworkFacts {
+  /** The host egress proxy is started and bridged into the sandbox. */
+  proxy: boolean;
+  /** The binding's `network.egress` allowlist (enforced only when `proxy`). */
+  allow: string[];
+  allowPrivate: boolean;
+}
+
+/** Whether a run gets the host egress proxy: bwrap only (the process backend has the host's network), and only with an allowlist. */
+export function startsEgressProxy(backend: Backend, network: { egress: string[] }): boolean {
+  return backend === 'bwrap' && network.egress.length > 0;
+}
+
+/**
+ * The one description of a run's network, from the mechanism (backend, proxy started or not, its
+ * allowlist). Explain, the run headers, `--json` and the audit's `run.spawned` all show this string.
+ */
+export function networkDescription(backend: Backend, n: NetworkFacts): string {
+  if (backend === 'process') {
+    return `any destination the host can reach (the process backend has no network sandbox)${n.allow.length ? `; the egress allowlist (${n.allow.join(', ')}) is NOT enforced` : ''}`;
+  }
+  if (!n.proxy) return 'none: own network namespace with only loopback';
+  return `only through the host egress proxy, to ${n.allow.join(', ')}; names resolved by the host; private and loopback addresses ${n.allowPrivate ? 'allowed' : 'refused'}; every destination audited`;
+}
+
+const NO_NETWORK: NetworkFacts = { proxy: false, allow: [], allowPrivate: false };
+
 /**
  * What a backend enforces with these limits on this machine (used for every run view and for
  * `explain`): computed from the mechanisms that actually applied, never from configuration.
  */
-export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, egress?: { allow: string[]; allowPrivate: boolean }): IsolationReport {
+export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, net: NetworkFacts = NO_NETWORK): IsolationReport {
   const enforced: string[] = [];
   const notEnforced: string[] = [];
+  const network = networkDescription(backend, net);
   const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
   if (backend === 'bwrap') {
     enforced.push(
       'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside',
       'filesystem: only the run workspace, its session folder and rw mounts are writable; read-only system paths (/usr, a few /etc files), the runner folder, its own bundle, node_modules, the harness CLIs and what the binding grants (readPaths, mounts); nothing else of the host is visible (paddock explain lists every bind)',
-      egress && egress.allow.length
-        ? `network: only through the host egress proxy, to ${egress.allow.join(', ')}; names resolved by the host; private and loopback addresses ${egress.allowPrivate ? 'allowed' : 'refused'}; every destination audited`
-        : 'network: none (own network namespace with only loopback)',
+      `network: ${network}`,
       'the whole process tree dies with the run (pid namespace), setsid escapees included',
     );
   } else {
     enforced.push('own session and process group, killed (SIGTERM, then SIGKILL) at run end and confirmed through /proc');
     notEnforced.push(
       'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
-      'network isolation: the runner can open any connection',
+      `network isolation: ${network}`,
     );
   }
   enforced.push(
@@ -103,7 +130,7 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
   limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');
   limit(machine.prlimit.available && 'prlimit', `CPU time ≤ ${l.cpuSeconds} s per process, files ≤ ${l.fileSizeBytes} bytes, ≤ ${l.openFiles} open files`, 'RLIMIT_CPU/FSIZE/NOFILE via prlimit');
   if (backend === 'process') limit(applied.killAll, 'descendants that call setsid are killed at run end', applied.killAll ?? '');
-  return { backend, strength: backend === 'bwrap' ? 'strong' : 'weak', enforced, notEnforced };
+  return { backend, strength: backend === 'bwrap' ? 'strong' : 'weak', network, enforced, notEnforced };
 }
 
 /**
@@ -134,7 +161,7 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
     bwrap: options ? { path: machine.bwrap.path!, options, inner } : undefined,
   });
-  const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
+  const report = isolationReport(request.backend, request.limits, machine, applied, { proxy: Boolean(bridged), allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false });
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),

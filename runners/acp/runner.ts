@@ -7,6 +7,7 @@ import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
 import { claudeEnv } from '../../sdk/harness/claudeCode.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { killTree } from '../../sdk/harness/spawnHarness.js';
+import { proxyEnv } from '../../sdk/harness/proxyEnv.js';
 import type { UpdateInput } from '../../sdk/protocol/types.js';
 
 type Update = SessionNotification['update'];
@@ -56,7 +57,7 @@ export const acpRunner = defineRunner({
     const root = binding.workspace?.root ?? process.cwd();
     const agentHome = join(binding.workspace?.session ?? process.env.HOME ?? root, 'home');
     mkdirSync(agentHome, { recursive: true });
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: agentHome, TMPDIR: process.env.TMPDIR ?? '/tmp', LANG: 'C.UTF-8', ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}), ...config.env };
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: agentHome, TMPDIR: process.env.TMPDIR ?? '/tmp', LANG: 'C.UTF-8', ...proxyEnv(), ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}), ...config.env };
     const token = process.env.PADDOCK_RUN_TOKEN;
     if (config.modelGateway !== 'none') {
       const access = gatewayAccess(binding, config.model, `acp with modelGateway "${config.modelGateway}"`);
@@ -65,7 +66,7 @@ export const acpRunner = defineRunner({
       if (config.modelGateway === 'anthropic') {
         // What Claude Code (under any adapter) needs: the gateway, the run token, the granted model for every tier.
         Object.assign(env, claudeEnv({ path: env.PATH!, home: agentHome, tmp: env.TMPDIR!, baseUrl: access.gateway.anthropicBaseUrl, token: access.token, model }), { ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model });
-      } else Object.assign(env, { OPENAI_BASE_URL: access.gateway.openaiBaseUrl, OPENAI_API_KEY: access.token, OPENAI_MODEL: model, NO_PROXY: '127.0.0.1,localhost' });
+      } else Object.assign(env, { OPENAI_BASE_URL: access.gateway.openaiBaseUrl, OPENAI_API_KEY: access.token, OPENAI_MODEL: model });
     }
     const child = spawn(config.command, config.args, {
       cwd: root,

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { ClaudeStreamMapper, claudeArgs, claudeEnv } from '../../sdk/harness/claudeCode.js';
@@ -54,6 +54,11 @@ export const claudeCodeRunner = defineRunner({
       mkdirSync(dir, { recursive: true });
       for (const s of binding.skills) if (s.path) symlinkSync(s.path, join(dir, s.name));
     }
+    // Mounts: working folders of the CLI (--add-dir, resolved: under the process backend a mount is
+    // a link whose target the CLI's permission checks would otherwise treat as outside), named to the model.
+    const addDirs = binding.mounts.map((m) => realpathSync(m.path));
+    const folders = binding.mounts.map((m, i) => `${addDirs[i]} (${m.readOnly ? 'read-only' : 'read-write'})`);
+    const systemPrompt = [config.appendSystemPrompt, folders.length ? `Granted working folders: ${folders.join(', ')}.` : undefined].filter(Boolean).join('\n\n') || undefined;
     const allowed = [...config.allowedTools, ...servers.map(([id]) => `mcp__${id}`)];
     const lifted = new Set(config.allowedTools.map(toolOf));
     const disallowed = [...DEFAULT_BANNED.filter((t) => !lifted.has(t)), ...config.disallowedTools];
@@ -70,7 +75,7 @@ export const claudeCodeRunner = defineRunner({
       const exit = await runHarnessTurn({
         name: 'claude',
         command: cli.command,
-        args: [...cli.prefix, ...claudeArgs({ prompt: eventText(event), model, permissionMode: config.permissionMode, allowedTools: allowed, disallowedTools: disallowed, maxTurns, mcpConfigFile, resume, appendSystemPrompt: config.appendSystemPrompt })],
+        args: [...cli.prefix, ...claudeArgs({ prompt: eventText(event), model, permissionMode: config.permissionMode, allowedTools: allowed, disallowedTools: disallowed, maxTurns, mcpConfigFile, resume, appendSystemPrompt: systemPrompt, addDirs })],
         cwd,
         env,
         signal: ctx.signal,

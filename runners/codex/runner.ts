@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { CodexStreamMapper, codexArgs, codexEnv } from '../../sdk/harness/codex.js';
@@ -46,12 +46,15 @@ export const codexRunner = defineRunner({
       return { status: 'failed', error: { code: 'harness_broken', message: `codex --version failed: ${(error as Error).message.split('\n')[0]}` } };
     }
 
+    // Read-write mounts are writable roots of Codex's own sandbox (resolved: a link under the process backend).
+    const addDirs = binding.mounts.filter((m) => !m.readOnly).map((m) => realpathSync(m.path));
+
     const turn = async (resume: string | undefined) => {
       const mapper = new CodexStreamMapper();
       const exit = await runHarnessTurn({
         name: 'codex',
         command: cli.command,
-        args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV })],
+        args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV, egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY), addDirs })],
         cwd: binding.workspace?.root ?? process.cwd(),
         env,
         signal: ctx.signal,

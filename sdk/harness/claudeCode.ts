@@ -1,4 +1,5 @@
 import type { RunResult, UpdateInput } from '../protocol/types.js';
+import { proxyEnv } from './proxyEnv.js';
 
 type Obj = Record<string, unknown>;
 
@@ -16,6 +17,8 @@ export interface ClaudeCodeOptions {
   /** Session to continue (`--resume`), from host-owned state. */
   resume?: string;
   appendSystemPrompt?: string;
+  /** More directories the CLI may work in (`--add-dir`): the run's granted mounts. */
+  addDirs?: string[];
 }
 
 /** Claude Code's command line for one headless turn with stream-json output. */
@@ -39,11 +42,15 @@ export function claudeArgs(o: ClaudeCodeOptions): string[] {
     ...(o.mcpConfigFile ? ['--mcp-config', o.mcpConfigFile] : []),
     ...(o.resume ? ['--resume', o.resume] : []),
     ...(o.appendSystemPrompt ? ['--append-system-prompt', o.appendSystemPrompt] : []),
+    ...(o.addDirs?.length ? ['--add-dir', ...o.addDirs] : []),
   ];
 }
 
-/** The environment Claude Code needs to run offline against the host gateway, and nothing else. */
-export function claudeEnv(input: { path: string; home: string; tmp: string; baseUrl: string; token: string; model: string }): Record<string, string> {
+/**
+ * The environment Claude Code needs to run offline against the host gateway, plus the run's egress
+ * proxy variables (from `proxy`, default the runner's own environment), and nothing else.
+ */
+export function claudeEnv(input: { path: string; home: string; tmp: string; baseUrl: string; token: string; model: string; proxy?: NodeJS.ProcessEnv }): Record<string, string> {
   return {
     PATH: input.path,
     HOME: input.home,
@@ -60,8 +67,8 @@ export function claudeEnv(input: { path: string; home: string; tmp: string; base
     DISABLE_TELEMETRY: '1',
     DISABLE_AUTOUPDATER: '1',
     DISABLE_ERROR_REPORTING: '1',
-    NO_PROXY: '127.0.0.1,localhost',
-    no_proxy: '127.0.0.1,localhost',
+    // The run's egress proxy (its Bash reaches the binding's allowlist through it), never the gateway.
+    ...proxyEnv(input.proxy),
     // The gateway already retries with backoff and a circuit breaker; one more try here is enough.
     CLAUDE_CODE_MAX_RETRIES: '1',
   };

@@ -1,4 +1,5 @@
 import type { RunResult, UpdateInput } from '../protocol/types.js';
+import { proxyEnv } from './proxyEnv.js';
 
 type Obj = Record<string, unknown>;
 
@@ -18,6 +19,13 @@ export interface CodexOptions {
   resume?: string;
   /** Name of the env var holding the run token. */
   tokenEnv: string;
+  /**
+   * The host gave the run an egress proxy (the binding's `network.egress`): let `workspace-write`
+   * commands use the network, which then reaches only the allowlist through the proxy.
+   */
+  egress?: boolean;
+  /** More writable roots (`--add-dir`): the run's read-write mounts. */
+  addDirs?: string[];
 }
 
 const toml = (s: string) => JSON.stringify(s);
@@ -35,6 +43,7 @@ export function codexArgs(o: CodexOptions): string[] {
     'model_providers.paddock.request_max_retries=1',
     'model_providers.paddock.stream_max_retries=1',
     'analytics.enabled=false',
+    ...(o.egress && o.sandbox === 'workspace-write' ? ['sandbox_workspace_write.network_access=true'] : []),
     ...Object.entries(o.mcp).flatMap(([id, url]) => [`mcp_servers.${id}.url=${toml(url)}`, `mcp_servers.${id}.bearer_token_env_var=${toml(o.tokenEnv)}`]),
   ];
   return [
@@ -48,14 +57,15 @@ export function codexArgs(o: CodexOptions): string[] {
     o.codexModel,
     '-s',
     o.sandbox,
+    ...(o.addDirs ?? []).flatMap((d) => ['--add-dir', d]),
     ...(o.resume ? ['resume', o.resume] : []),
     '--',
     o.prompt,
   ];
 }
 
-/** Codex's environment: its home in the session folder (resume), temp files outside it, the run token. */
-export function codexEnv(input: { path: string; home: string; codexHome: string; tmp: string; tokenEnv: string; token: string }): Record<string, string> {
+/** Codex's environment: its home in the session folder (resume), temp files outside it, the run token, the run's egress proxy variables. */
+export function codexEnv(input: { path: string; home: string; codexHome: string; tmp: string; tokenEnv: string; token: string; proxy?: NodeJS.ProcessEnv }): Record<string, string> {
   return {
     PATH: input.path,
     HOME: input.home,
@@ -64,8 +74,7 @@ export function codexEnv(input: { path: string; home: string; codexHome: string;
     TMPDIR: input.tmp,
     LANG: 'C.UTF-8',
     [input.tokenEnv]: input.token,
-    NO_PROXY: '127.0.0.1,localhost',
-    no_proxy: '127.0.0.1,localhost',
+    ...proxyEnv(input.proxy),
   };
 }
 

@@ -1,0 +1,26 @@
+import { indexResources, projectGrants } from '../authz/projection.js';
+import { parseLimits } from '../config/limits.js';
+import type { RunnerCatalog } from '../plugins/catalog.js';
+import type { ConfigFile } from './schema.js';
+
+/** A grant of a binding that will not reach its runner, and why. */
+export interface GrantWarning {
+  binding: string;
+  what: string;
+  why: string;
+}
+
+/**
+ * Grants no run of each binding will get: the `withheld` list of the same projectGrants() every
+ * run uses (not a rule of its own). `apply` prints these as warnings; `explain` lists them too.
+ */
+export function grantWarnings(file: ConfigFile, catalog: RunnerCatalog): GrantWarning[] {
+  const resources = indexResources(file.resources);
+  // Limits do not change what is withheld; any valid host limits do.
+  const limits = parseLimits();
+  return file.bindings.flatMap((binding) => {
+    const runner = catalog.runners.get(binding.runner);
+    if (!runner) return [];
+    return projectGrants(runner.manifest, binding, resources, limits).withheld.map((w) => ({ binding: binding.id, ...w }));
+  });
+}
