@@ -28,6 +28,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
   const paint = (ok: boolean, s: string) => (color ? `\x1b[${ok ? 32 : 31}m${s}\x1b[0m` : s);
   let midLine = false;
   let streamed = false;
+  // tool.finished carries only the call id: name the tool the user saw start (ids are opaque, e.g. toolu_01…).
+  const toolNames = new Map<string, string>();
   const meta = (text: string) => {
     if (midLine) out.write('\n');
     midLine = false;
@@ -56,10 +58,11 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
         case 'tool.started': {
           const command = (update.input as { command?: unknown } | undefined)?.command;
           const detail = update.title ?? (typeof command === 'string' ? command : undefined);
+          toolNames.set(update.toolCallId, update.name);
           return meta(`⚙ ${update.name}${detail ? ` — ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`);
         }
         case 'tool.finished':
-          return meta(`⚙ ${update.toolCallId} ${update.status}${update.error ? `: ${update.error}` : ''}`);
+          return meta(`⚙ ${toolNames.get(update.toolCallId) ?? 'tool'} ${update.status}${update.error ? `: ${update.error}` : ''}`);
         case 'progress':
           return meta(`… ${update.message}${update.percent !== undefined ? ` (${update.percent}%)` : ''}`);
         case 'usage':
