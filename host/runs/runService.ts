@@ -8,7 +8,7 @@ import { indexResources, projectGrants, type Projection, type ResourceIndex } fr
 import { GrantsSchema, BindingSchema, type Binding } from '../bindings/schema.js';
 import { insideRoots } from '../bindings/validateConfig.js';
 import type { HostConfig } from '../config/hostConfig.js';
-import { HOST_INFO } from '../config/hostConfig.js';
+import { DISPATCH_DEFAULTS, HOST_INFO } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';
 import { HostError } from '../errors.js';
@@ -22,7 +22,9 @@ import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import type { RunOutcome } from '../process/outcome.js';
+import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
+import { ClaimWaker, tryClaim } from '../state/claims.js';
+import { reconcile } from '../recovery/reconcile.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
 import { performEffect } from '../state/effects.js';
@@ -183,7 +185,42 @@ export class RunService {
     const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
+    // Ad-hoc runs respect the same store-decided claims as dispatched ones (one run per session).
+    if (!(await this.waitForClaim(queued, plan, request.signal))) {
+      const reason = 'cancelled while waiting for the session to be free';
+      this.abandon(queued, reason);
+      return notStartedOutcome(queued.runId, reason);
+    }
     return this.execute(queued, plan, event, request);
+  }
+
+  /**
+   * Wait until the store lets this queued run claim its session and a slot (docs/state.md,
+   * "Claims"): woken by this process's run ends and other processes' commits; runs of dead
+   * host processes are reclaimed through recovery. False when `signal` aborted first.
+   */
+  private async waitForClaim(queued: QueuedRun, plan: RunPlan, signal?: AbortSignal): Promise<boolean> {
+    const { store } = this;
+    const req = { runId: queued.runId, sessionId: queued.sessionId, bindingId: plan.binding.id, maxPerBinding: plan.binding.limits.maxConcurrentRuns, maxTotal: this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns };
+    for (;;) {
+      if (signal?.aborted) return false;
+      const verdict = tryClaim(store, req);
+      if (verdict.ok) return true;
+      if (verdict.deadOwners) {
+        await reconcile(store);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          waker.close();
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        const waker = new ClaimWaker(store, wake);
+        signal?.addEventListener('abort', wake, { once: true });
+        waker.start();
+      });
+    }
   }
 
   /** Start a queued run and supervise it to its end. */
@@ -328,7 +365,7 @@ export class RunService {
             {
               type: 'run.started',
               runId,
-              data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId) },
+              data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId), ...(sandbox.containment?.paths ? { cgroups: sandbox.containment.paths } : {}) },
               audit: {
                 type: 'run.spawned',
                 actor: 'host',

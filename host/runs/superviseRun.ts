@@ -48,8 +48,10 @@ export interface Containment {
   killAll(timeoutMs: number): Promise<number[]>;
   /** The same, synchronously and without waiting (the host is exiting). */
   killNow(): void;
-  /** Remove the container once empty. */
-  release(): void;
+  /** Remove the container once empty (waits for the kernel to finish reaping, bounded). */
+  release(): void | Promise<unknown>;
+  /** Where the container lives (e.g. cgroup directories), recorded so recovery can empty it after a crash. */
+  paths?: string[];
   /** What the container's limits did during the run (e.g. "the memory limit killed 1 process"). */
   notes?(): string[];
 }
@@ -110,7 +112,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     proc = await spawnRunner(options.launch);
   } catch (error) {
     decide('crashed', error instanceof Error ? error.message : String(error));
-    options.containment?.release();
+    await options.containment?.release();
     return outcome({});
   }
   registerGroup(proc.pid, options.containment ? () => options.containment!.killNow() : undefined);
@@ -285,7 +287,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   if (options.containment) {
     const left = await options.containment.killAll(limits.killConfirmMs);
     survivors = [...new Set([...survivors, ...left])];
-    if (left.length === 0) options.containment.release();
+    if (left.length === 0) await options.containment.release();
   }
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();

@@ -131,6 +131,7 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
         killAll: (ms) => cgroup.killAll(ms),
         killNow: () => cgroup.killNow(),
         release: () => cgroup.release(),
+        paths: cgroup.paths,
         notes: () => [
           ...(cgroup.oomKills() > 0 ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`] : []),
           ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
