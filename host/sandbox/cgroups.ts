@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, watch, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
 
@@ -318,49 +318,41 @@ export interface CgroupSweep {
 }
 
 /**
- * Remove empty per-run cgroup directories under this process's `<hierarchy>/paddock/` that no
- * live run can still be about to join. Several hosts (other data folders) share that parent, and
- * a run's cgroup is empty between its creation and its runner's join, so a directory is removed
- * only when `ended(runId)` says this store knows the run is over, or when it is older than
- * `minAgeMs` (create → join takes milliseconds; nothing waits minutes to join). The kernel
- * refuses rmdir of a cgroup that has members, so a live run's cgroup is never removed.
+ * Remove empty per-run cgroup directories under this process's `<hierarchy>/paddock/` whose run
+ * this store knows is over (`ended(runId)`). Several hosts (other data folders, other users' test
+ * runs) share that parent, and a live run's cgroup is empty between its creation and its runner's
+ * join, so a directory is never removed on its age or emptiness alone: run ids are random, so a
+ * run this store saw end belongs to no one else. (The kernel also refuses rmdir of a cgroup that
+ * has members.) Directories of runs of another data folder are that folder's host's to sweep.
  */
-export function sweepRunCgroups(ended: (runId: string) => boolean, minAgeMs: number, layout = readCgroupLayout(), now = Date.now()): CgroupSweep {
+export function sweepRunCgroups(ended: (runId: string) => boolean, layout = readCgroupLayout()): CgroupSweep {
   const sweep: CgroupSweep = { removed: [], kept: 0 };
   const parents = [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()].map((d) => join(d, 'paddock'));
   for (const parent of new Set(parents)) {
     let names: string[];
     try {
-      names = readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory() && CGROUP_NAME.test(e.name)).map((e) => e.name);
+      names = readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     } catch {
       continue;
     }
     for (const name of names) {
-      const dir = join(parent, name);
-      let old = false;
-      try {
-        old = now - statSync(dir).mtimeMs >= minAgeMs;
-      } catch {
-        continue;
-      }
       const runId = RUN_ID_PREFIX.exec(name)?.[1];
-      if (!(runId && ended(runId)) && !old) {
+      if (!runId || !ended(runId)) {
         sweep.kept += 1;
         continue;
       }
+      const dir = join(parent, name);
       try {
         rmdirSync(dir);
         sweep.removed.push(dir);
       } catch {
-        sweep.kept += 1; // populated (a live run), or gone already
+        sweep.kept += 1; // still populated, or gone already
       }
     }
   }
   return sweep;
 }
 
-/** Names paddock gives cgroups: `<runId>`, `<runId>-mcp-<server>`, `probe-<pid>`. */
-const CGROUP_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
 /** The run a cgroup belongs to (newRunId: `run_<uuid>`). */
 const RUN_ID_PREFIX = /^(run_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-mcp-.*)?$/;
 
