@@ -5,6 +5,7 @@ import type { Store } from '../state/store.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
 import { ownerAlive } from '../state/claims.js';
 import { RunCgroup } from '../sandbox/cgroups.js';
+import { killEscapees } from '../process/runEnvScan.js';
 
 /**
  * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived
@@ -47,9 +48,13 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     }
     // The group kill misses descendants that called setsid; the run's cgroup holds them all.
     const cgroup = await emptyRunCgroup(store, run.id);
+    // And whatever left the cgroup too but still carries the run's id in its environment.
+    const escaped = await killEscapees(run.id, 5_000);
+    cgroup.killed += escaped.found.length - escaped.survivors.length;
+    cgroup.survivors.push(...escaped.survivors);
     const reason = [
       killedPid ? `the host stopped during the run; its runner (pid ${killedPid}) was still alive and was killed` : 'the host stopped during the run',
-      ...(cgroup.killed > 0 ? [`${cgroup.killed} other process(es) left in its cgroup were killed`] : []),
+      ...(cgroup.killed > 0 ? [`${cgroup.killed} other process(es) left in its cgroup (or carrying its run id) were killed`] : []),
       ...(cgroup.survivors.length > 0 ? [`pids ${cgroup.survivors.join(', ')} of its cgroup could not be killed`] : []),
     ].join('; ');
     // Another process may be recovering the same run right now: append only if it is still open.

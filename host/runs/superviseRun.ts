@@ -6,6 +6,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../sdk/protocol/version.js';
 import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
 import type { HostLimits } from '../config/limits.js';
 import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
+import { killEscapees } from '../process/runEnvScan.js';
 import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
@@ -289,6 +290,12 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     survivors = [...new Set([...survivors, ...left])];
     if (left.length === 0) await options.containment.release();
   }
+  // Last, whatever still carries this run's PADDOCK_RUN_ID: a descendant that left the group,
+  // the session and the cgroup (a process-backend runner has the host user's rights and can move
+  // itself to another cgroup). Found ones are killed and named in the reason.
+  const escaped = await killEscapees(runId, limits.killConfirmMs);
+  survivors = [...new Set([...survivors, ...escaped.survivors])];
+  if (escaped.found.length > 0) notes.push(`${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`);
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();
   proc.stdout.destroy();

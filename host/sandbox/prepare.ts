@@ -86,6 +86,7 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
     notEnforced.push(
       'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
       'network isolation: the runner can open any connection',
+      "containment of the process tree: the runner has the host user's rights, so a descendant can move itself out of the run's cgroup (e.g. into the root cgroup) as well as its group and session; at run end such a process is found and killed only while its environment still holds the run's PADDOCK_RUN_ID",
     );
   }
   enforced.push(

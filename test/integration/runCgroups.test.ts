@@ -90,12 +90,29 @@ describe('run cgroups', () => {
       expect(alive(grandchild.pid, grandchild.start)).toBe(false);
       expect(cgroupDirsOf(escaped.runId)).toEqual([]);
       const after = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-      expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(escaped.runId)).toMatchObject({ status: 'interrupted', reason: expect.stringContaining('left in its cgroup were killed') });
+      expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(escaped.runId)).toMatchObject({ status: 'interrupted', reason: expect.stringContaining('left in its cgroup') });
       after.close();
     } finally {
       for (const p of [run, { pid: grandchild.pid, pid_start: grandchild.start }]) if (alive(p.pid, p.pid_start)) process.kill(p.pid, 'SIGKILL');
     }
   }, 180_000);
+
+  it('a root process-backend runner moves a child out of the run cgroup, group and session: it is still found (by its run id), killed and named; the report says the limit', async () => {
+    let isolation: string[] = [];
+    const outcome = await host.runs.runAdHoc({ runner: repoPath('test/fixtures/runnerDirs/cgroup-escapee'), event: textEvent('x'), sandbox: 'process', onStart: (info) => (isolation = info.isolation.notEnforced) });
+    const update = host.store.readEvents(host.store.run(outcome.runId)!.sessionId).find((e) => e.runId === outcome.runId && e.type === 'run.update');
+    const pid = (update!.data as { update: { data: { pid: number } } }).update.data.pid;
+    try {
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(processStartTime(pid)).toBeNull(); // the escapee is dead
+      expect(outcome.survivors).toEqual([]);
+      expect(outcome.reason).toContain(`had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${pid})`);
+      expect(isolation.join('\n')).toMatch(/move itself out of the run's cgroup .* only while its environment still holds the run's PADDOCK_RUN_ID/);
+      expect(cgroupDirsOf(outcome.runId)).toEqual([]);
+    } finally {
+      if (processStartTime(pid) !== null) process.kill(pid, 'SIGKILL');
+    }
+  }, 60_000);
 
   it('the sweep removes only empty cgroups of runs this store knows ended: never a live or unknown run, never a populated one', async () => {
     const known = `run_${'0'.repeat(8)}-0000-4000-8000-${String(process.pid).padStart(12, '0')}`;
