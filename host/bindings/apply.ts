@@ -4,6 +4,7 @@ import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from '../gateway/skills/skillDigest.js';
 import { validateConfig, type ValidationContext } from './validateConfig.js';
+import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
 export interface AppliedChange {
@@ -29,7 +30,7 @@ type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
  * stay and take part in validation (the file is checked as merged into them). Everything is
  * validated before anything changes; the changes commit in one transaction.
  */
-export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[] } {
+export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[]; warnings: string[] } {
   const repo = new ConfigRepo(store);
   const current = repo.snapshot();
   const merged = options.prune ? raw : mergeKept(raw, current);
@@ -61,7 +62,10 @@ export function applyConfig(store: Store, raw: unknown, context: ValidationConte
     }
     return changes;
   };
-  return { file, changes: options.dryRun ? run() : store.transaction(run) };
+  // Secret references are read at use time, possibly by a host with another environment: a
+  // missing one is a warning naming each resource and field, not a refusal.
+  const warnings = missingSecretRefs(file.resources).map(describeMissingRef);
+  return { file, changes: options.dryRun ? run() : store.transaction(run), warnings };
 }
 
 /** The file's objects first (so error paths match the file), then stored objects it does not mention. */
