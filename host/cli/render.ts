@@ -66,7 +66,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
         case 'progress':
           return meta(`… ${update.message}${update.percent !== undefined ? ` (${update.percent}%)` : ''}`);
         case 'usage':
-          return meta(`Σ ${JSON.stringify(update.usage)}`);
+          // The runner's own figures, not the host's meter (shown at the end of the run).
+          return meta(`Σ runner reports (unverified): ${JSON.stringify(update.usage)}`);
         case 'artifact':
           return meta(`📎 ${update.name} (${update.path})`);
         case 'log':
@@ -81,8 +82,16 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       midLine = false;
       const ok = outcome.status === 'completed';
       out.write(`${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${outcome.reason}`)}\n`);
+      if (outcome.usage) out.write(dim(`${describeUsage(outcome.usage)}\n`));
       if (!ok && outcome.stderrTail.trim()) out.write(dim(`runner stderr (tail):\n${outcome.stderrTail.trimEnd()}\n`));
       if (outcome.survivors.length > 0) out.write(paint(false, `! processes survived the run: ${outcome.survivors.join(', ')}\n`));
     },
   };
+}
+
+/** One line for a run's usage: the host's meter first, the runner's claim labelled as such. */
+export function describeUsage(usage: NonNullable<RunOutcome['usage']>): string {
+  const metered = `usage (metered by the host gateway): ${usage.modelCalls ?? 0} model call(s), ${usage.inputTokens ?? 0} input + ${usage.outputTokens ?? 0} output tokens, $${(usage.costUsd ?? 0).toFixed(4)}`;
+  const claim = usage.reportedByRunner;
+  return claim ? `${metered} · runner reported (unverified): ${JSON.stringify(claim)}` : metered;
 }

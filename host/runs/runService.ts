@@ -28,6 +28,7 @@ import { reconcile } from '../recovery/reconcile.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
 import { performEffect } from '../state/effects.js';
+import { meteredUsage } from '../state/meteredUsage.js';
 import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
 import type { Store } from '../state/store.js';
@@ -391,7 +392,8 @@ export class RunService {
         onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict, runner.manifest.id)),
       });
       batcher.flush();
-      const usage = outcome.result?.usage;
+      // The run's usage is what the host metered; the runner's own claim is kept beside it, labelled.
+      const usage = meteredUsage(store, runId, outcome.result?.usage);
       const external = outcome.result?.external;
       const data = { status: outcome.status, reason: outcome.reason, result: outcome.result, usage, exitCode: outcome.exitCode, signal: outcome.signal };
       store.append(sessionId, [
@@ -400,7 +402,7 @@ export class RunService {
           ? [{ type: 'external.saved' as const, runId, data: { external }, audit: { type: 'external.saved', actor: `runner:${runner.manifest.id}`, data: { external } } }]
           : []),
       ]);
-      return this.redactor.value(outcome);
+      return this.redactor.value({ ...outcome, usage });
     } finally {
       await egress?.close();
       await gateway?.close();

@@ -269,7 +269,8 @@ export class Store {
       }
       case 'run.ended': {
         const d = e.data as EventData<'run.ended'>;
-        const usage = d.result?.usage ?? d.usage;
+        // The host-metered usage (run.ended data.usage) wins over the runner's own claim in its result.
+        const usage = d.usage ?? d.result?.usage;
         this.stmts.runEnded.run(d.status, d.reason, e.at, usage ? JSON.stringify(usage) : null, e.seq, e.runId);
         this.stmts.releaseClaim.run(e.runId);
         return;

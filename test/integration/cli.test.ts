@@ -19,6 +19,8 @@ describe('paddock CLI (real process)', () => {
     expect(r.stdout).toContain('⚙ Bash — echo Hello from inside the paddock sandbox');
     expect(r.stdout).toContain('⚙ Bash ok'); // the finished call names its tool (issue 11, item 19c)
     expect(r.stdout).not.toMatch(/⚙ toolu_/);
+    // The cost shown is the host's meter; Claude Code's own estimate is labelled (item 19b).
+    expect(r.stdout).toMatch(/usage \(metered by the host gateway\): [1-9]\d* model call\(s\), \d+ input \+ \d+ output tokens, \$0\.0000 · runner reported \(unverified\): \{.*"costUsd":0\.\d+/);
     expect(r.stdout).toContain('Claude Code ran `echo` inside the bwrap sandbox and it printed: "Hello from inside the paddock sandbox"');
     expect(r.stdout).toMatch(/✓ completed in \d+ ms — runner completed the run/);
     expect(readdirSync(join(home, 'workspaces'))).toEqual([]); // the run's workspace was cleaned
