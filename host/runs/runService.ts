@@ -312,6 +312,7 @@ export class RunService {
       egressSocket,
       gatewaySocket: gateway?.socketPath,
       egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
+      stdoutFifo: true,
     });
     } catch (error) {
       await egress?.close();

@@ -240,6 +240,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       phase = 'handshake';
       if (options.signal?.aborted) return onAbort();
       const init = await conn.initialize(limits.handshakeTimeoutMs);
+      proc.stdoutOpened(); // the answer came through stdout: from now on its end is the runner's
       if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) {
         return decide(
           'protocol_error',

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import type { HostLimits } from '../config/limits.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
@@ -35,6 +37,12 @@ export interface SandboxRequest {
   gatewaySocket?: string;
   /** What the egress proxy allows (for the report). */
   egress?: { allow: string[]; allowPrivate: boolean };
+  /**
+   * bwrap only: give the runner its stdout through a FIFO opened by its own exec, not the pipe
+   * bwrap's processes inherit, so a runner that closes stdout is seen at once (bwrap's monitor
+   * and pid 1 would hold an inherited pipe open until the wall clock).
+   */
+  stdoutFifo?: boolean;
 }
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
@@ -115,7 +123,11 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   const bwrap = request.backend === 'bwrap';
   const bridged = bwrap && request.egressSocket;
   const bridges = bwrap ? [...(request.egressSocket ? [EGRESS] : []), ...(request.gatewaySocket ? [GATEWAY] : [])] : [];
-  const inner = bridges.length > 0 ? bridgeCommand(bridges, [request.launch.command, ...request.launch.args]) : [request.launch.command, ...request.launch.args];
+  // Innermost, so only the runner (not the bridges' socat) holds the FIFO as its stdout.
+  const fifo = bwrap && request.stdoutFifo ? makeStdoutFifo(request.workspace) : undefined;
+  if (fifo) request = { ...request, binds: [...request.binds, { source: fifo, target: STDOUT_FIFO, readOnly: false }] };
+  const runnerArgv = fifo ? ['/bin/sh', '-c', `exec "$@" >${STDOUT_FIFO}`, 'paddock-stdout', request.launch.command, ...request.launch.args] : [request.launch.command, ...request.launch.args];
+  const inner = bridges.length > 0 ? bridgeCommand(bridges, runnerArgv) : runnerArgv;
   if (bridged) {
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
@@ -139,5 +151,17 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
         ],
       }
     : undefined;
-  return { launch: { ...request.launch, command: command!, args }, report, containment };
+  return { launch: { ...request.launch, command: command!, args, ...(fifo ? { stdoutFifo: fifo } : {}) }, report, containment };
+}
+
+/** Where the runner's stdout FIFO appears inside the sandbox. */
+const STDOUT_FIFO = '/paddock-stdout';
+
+/** A FIFO beside the run's workspace (host side), for {@link SandboxRequest.stdoutFifo}. */
+function makeStdoutFifo(workspace: string): string {
+  const path = `${workspace}.stdout`;
+  rmSync(path, { force: true });
+  // Node has no mkfifo; coreutils' is at a fixed path, run with a fixed environment.
+  execFileSync('/usr/bin/mkfifo', ['-m', '0600', path], { env: {}, stdio: 'ignore' });
+  return path;
 }
