@@ -256,7 +256,16 @@ export class Dispatcher {
         this.finish(w, notStartedOutcome(w.queued.runId, reason));
         continue;
       }
-      const verdict = tryClaim(this.store, { runId: w.queued.runId, sessionId: w.queued.sessionId, bindingId, maxPerBinding: w.plan.binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal });
+      let verdict: ReturnType<typeof tryClaim>;
+      try {
+        verdict = tryClaim(this.store, { runId: w.queued.runId, sessionId: w.queued.sessionId, bindingId, maxPerBinding: w.plan.binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal });
+      } catch (error) {
+        // pump runs from timers: one run's trouble (e.g. it was ended elsewhere) must not stop the host.
+        this.log.error({ err: error, runId: w.queued.runId }, 'could not claim a waiting run; it is dropped');
+        this.unqueue(w);
+        this.finish(w, { ...notStartedOutcome(w.queued.runId, `could not claim its session: ${(error as Error).message}`), status: 'failed' });
+        continue;
+      }
       if (!verdict.ok) {
         reclaim ||= verdict.deadOwners;
         if (verdict.by === 'host' && !verdict.deadOwners) break;

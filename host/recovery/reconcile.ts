@@ -49,7 +49,7 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     // The group kill misses descendants that called setsid; the run's cgroup holds them all.
     const cgroup = await emptyRunCgroup(store, run.id);
     // And whatever left the cgroup too but still carries the run's id in its environment.
-    const escaped = await killEscapees(run.id, 5_000);
+    const escaped = await killEscapees(run.id, 5_000, run.pidStart ?? 0);
     cgroup.killed += escaped.found.length - escaped.survivors.length;
     cgroup.survivors.push(...escaped.survivors);
     const reason = [

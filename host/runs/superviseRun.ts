@@ -7,6 +7,7 @@ import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
 import type { HostLimits } from '../config/limits.js';
 import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
+import { processStartTime } from '../../sdk/process/procTable.js';
 import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
@@ -117,6 +118,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     return outcome({});
   }
   registerGroup(proc.pid, options.containment ? () => options.containment!.killNow() : undefined);
+  // Every process of the run started after its runner: the escapee scan skips older ones.
+  const runnerStart = processStartTime(proc.pid);
   options.onSpawn?.(proc.pid);
 
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -294,7 +297,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   // Last, whatever still carries this run's PADDOCK_RUN_ID: a descendant that left the group,
   // the session and the cgroup (a process-backend runner has the host user's rights and can move
   // itself to another cgroup). Found ones are killed and named in the reason.
-  const escaped = await killEscapees(runId, limits.killConfirmMs);
+  const escaped = await killEscapees(runId, limits.killConfirmMs, runnerStart ?? 0);
   survivors = [...new Set([...survivors, ...escaped.survivors])];
   if (escaped.found.length > 0) notes.push(`${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`);
   conn.close(RpcError.runnerExited('run ended'));
