@@ -5,6 +5,7 @@ import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from '../gateway/skills/skillDigest.js';
 import { validateConfig, type ValidationContext } from './validateConfig.js';
 import { grantWarnings, type GrantWarning } from './grantWarnings.js';
+import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
 export interface AppliedChange {
@@ -31,7 +32,7 @@ type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
  * validated before anything changes; the changes commit in one transaction. `warnings` lists the
  * grants a binding's runner will not get (projectGrants' `withheld`).
  */
-export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[] } {
+export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[]; missingSecrets: string[] } {
   const repo = new ConfigRepo(store);
   const current = repo.snapshot();
   const merged = options.prune ? raw : mergeKept(raw, current);
@@ -65,7 +66,10 @@ export function applyConfig(store: Store, raw: unknown, context: ValidationConte
   };
   // Accepted, but some grants will never reach their runner: said, not refused.
   const warnings = grantWarnings(file, context.catalog);
-  return { file, changes: options.dryRun ? run() : store.transaction(run), warnings };
+  // Secret references are read at use time, possibly by a host with another environment: a
+  // missing one is a warning naming each resource and field, not a refusal.
+  const missingSecrets = missingSecretRefs(file.resources).map(describeMissingRef);
+  return { file, changes: options.dryRun ? run() : store.transaction(run), warnings, missingSecrets };
 }
 
 /** The file's objects first (so error paths match the file), then stored objects it does not mention. */

@@ -19,6 +19,7 @@ export interface ExplainPaths {
   harnessDir: string;
   mountRoots: readonly string[];
 }
+import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
@@ -40,6 +41,8 @@ export interface Explanation {
   /** Under bwrap: every bind of the launch a run of this binding would get (`<runId>`, `<sessionId>`: per run). */
   binds?: SandboxBind[];
   withheld: Projection['withheld'];
+  /** Secret references of the resources this binding grants that do not resolve here now. */
+  missingSecrets: string[];
 }
 
 /**
@@ -74,7 +77,14 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
     }`,
   };
+  const grantedMcp = new Set(binding.grants.mcpServers.map((g) => (typeof g === 'string' ? g : g.id)));
+  const missingSecrets = missingSecretRefs({
+    models: resources.models.filter((m) => binding.grants.models.includes(m.id)),
+    knowledgeBases: resources.knowledgeBases.filter((k) => binding.grants.knowledgeBases.includes(k.id)),
+    mcpServers: resources.mcpServers.filter((s) => grantedMcp.has(s.id)),
+  }).map(describeMissingRef);
   const base = {
+    missingSecrets,
     binding: { id: binding.id, enabled: binding.enabled, runner: binding.runner, route: binding.route, steering: binding.steering, approvalPolicy: binding.approvalPolicy },
     sandbox: {
       profile: binding.sandbox,
@@ -159,6 +169,7 @@ export function renderExplanation(e: Explanation): string {
     for (const g of e.sandbox.report.enforced) lines.push(`  enforced: ${g}`);
     for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);
   } else lines.push(`sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`);
+  for (const m of e.missingSecrets) lines.push(`MISSING SECRET: ${m}`);
   if (e.withheld.length) {
     lines.push('granted or requested but withheld (will not reach the runner):');
     for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);

@@ -3,6 +3,7 @@ import { sweepSessionFolders, sweepWorkspaces } from '../runs/workspace.js';
 import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
+import { sweepRunCgroups } from '../sandbox/cgroups.js';
 
 /** The configured container, its store, and what start-up recovery did. */
 export async function openHost(config: HostConfig) {
@@ -13,6 +14,12 @@ export async function openHost(config: HostConfig) {
   const liveRuns = store.runs({ status: ['queued', 'running'], limit: 1_000_000 });
   sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, new Set(liveRuns.map((r) => r.id)));
   sweepSessionFolders(config.dataDir, config.sessionTtlMs ?? DISPATCH_DEFAULTS.sessionTtlMs, new Set(liveRuns.map((r) => r.sessionId)));
+  // Empty per-run cgroups a release could not remove, of runs this store knows ended (other hosts
+  // share <cgroup>/paddock/: docs/state.md, "Run cgroups").
+  sweepRunCgroups((runId) => {
+    const run = store.run(runId);
+    return run !== undefined && run.status !== 'queued' && run.status !== 'running';
+  });
   return { container, store, recovery };
 }
 

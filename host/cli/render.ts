@@ -33,6 +33,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
   const paint = (ok: boolean, s: string) => (color ? `\x1b[${ok ? 32 : 31}m${s}\x1b[0m` : s);
   let midLine = false;
   let streamed = false;
+  // tool.finished carries only the call id: name the tool the user saw start (ids are opaque, e.g. toolu_01…).
+  const toolNames = new Map<string, string>();
   const meta = (text: string) => {
     if (midLine) out.write('\n');
     midLine = false;
@@ -64,14 +66,16 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
         case 'tool.started': {
           const command = (update.input as { command?: unknown } | undefined)?.command;
           const detail = update.title ?? (typeof command === 'string' ? command : undefined);
+          toolNames.set(update.toolCallId, update.name);
           return meta(`⚙ ${update.name}${detail ? ` — ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`);
         }
         case 'tool.finished':
-          return meta(`⚙ ${update.toolCallId} ${update.status}${update.error ? `: ${update.error}` : ''}`);
+          return meta(`⚙ ${toolNames.get(update.toolCallId) ?? 'tool'} ${update.status}${update.error ? `: ${update.error}` : ''}`);
         case 'progress':
           return meta(`… ${update.message}${update.percent !== undefined ? ` (${update.percent}%)` : ''}`);
         case 'usage':
-          return meta(`Σ ${JSON.stringify(update.usage)}`);
+          // The runner's own figures, not the host's meter (shown at the end of the run).
+          return meta(`Σ runner reports (unverified): ${JSON.stringify(update.usage)}`);
         case 'artifact':
           return meta(`📎 ${update.name} (${update.path})`);
         case 'log':
@@ -86,8 +90,16 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       midLine = false;
       const ok = outcome.status === 'completed';
       out.write(`${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${outcome.reason}`)}\n`);
+      if (outcome.usage) out.write(dim(`${describeUsage(outcome.usage)}\n`));
       if (!ok && outcome.stderrTail.trim()) out.write(dim(`runner stderr (tail):\n${outcome.stderrTail.trimEnd()}\n`));
       if (outcome.survivors.length > 0) out.write(paint(false, `! processes survived the run: ${outcome.survivors.join(', ')}\n`));
     },
   };
+}
+
+/** One line for a run's usage: the host's meter first, the runner's claim labelled as such. */
+export function describeUsage(usage: NonNullable<RunOutcome['usage']>): string {
+  const metered = `usage (metered by the host gateway): ${usage.modelCalls ?? 0} model call(s), ${usage.inputTokens ?? 0} input + ${usage.outputTokens ?? 0} output tokens, $${(usage.costUsd ?? 0).toFixed(4)}`;
+  const claim = usage.reportedByRunner;
+  return claim ? `${metered} · runner reported (unverified): ${JSON.stringify(claim)}` : metered;
 }

@@ -16,7 +16,9 @@ import { validateRunnerConfig } from '../plugins/configSchema.js';
 import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
 import type { Store } from '../state/store.js';
 import { conversationKey, RunService, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
-import { RunControlWatcher } from './runControls.js';
+import { RunControlWatcher, requestCancel } from './runControls.js';
+import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
+import { reconcile } from '../recovery/reconcile.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 
@@ -78,10 +80,10 @@ export class Dispatcher {
   private readonly sessions = new Map<string, SessionSlot>();
   private readonly order: Waiting[] = [];
   private readonly byRun = new Map<string, Waiting>();
-  private readonly activeByBinding = new Map<string, number>();
-  private activeTotal = 0;
   private readonly repo: ConfigRepo;
   private readonly watcher: RunControlWatcher;
+  private readonly waker: ClaimWaker;
+  private reclaiming = false;
 
   constructor(
     @inject(TOKENS.HostConfig) private readonly config: HostConfig,
@@ -92,6 +94,7 @@ export class Dispatcher {
   ) {
     this.repo = new ConfigRepo(store);
     this.watcher = new RunControlWatcher(store, (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`));
+    this.waker = new ClaimWaker(store, () => this.pump());
   }
 
   /**
@@ -164,20 +167,22 @@ export class Dispatcher {
     const effective = { ...binding, config: checked.config, sandbox: sandbox.backend };
     const plan: RunPlan = { runner, binding: effective, resources, projection: projectGrants(runner.manifest, effective, resources, this.config.limits) };
 
-    // Everything below is synchronous: no other dispatch can interleave between the checks and the queueing.
+    // One IMMEDIATE transaction: no other dispatch — of this process or another one on this data
+    // folder — can interleave between the checks (dedupe, queue limits) and the queueing.
     const { store } = this;
     const waiting = store.transaction(() => {
       const again = this.findDelivery(event);
       if (again) return again;
       const { sessionId } = store.ensureSession(binding.id, conversationKey(event));
-      const slot = this.sessions.get(sessionId) ?? { active: undefined, waiting: [] };
-      const restart = binding.steering === 'restart' && slot.active !== undefined;
-      if (!restart && slot.active && slot.waiting.length >= binding.limits.maxQueued) {
-        throw refused('queue_full', `session ${sessionId} already has ${slot.waiting.length} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`, { bindingId: binding.id, sessionId });
+      const inSession = this.sessionLoad(sessionId);
+      const restart = binding.steering === 'restart' && inSession.live.length > 0;
+      if (!restart && inSession.claimed && inSession.waiting >= binding.limits.maxQueued) {
+        throw refused('queue_full', `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`, { bindingId: binding.id, sessionId });
       }
       const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
-      if (this.order.length >= maxQueued && this.mustWait(slot, binding)) {
-        throw refused('queue_full', `this host already has ${this.order.length} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
+      const waitingTotal = store.db.prepare("SELECT count(*) FROM runs WHERE status = 'queued' AND id NOT IN (SELECT run_id FROM run_claims)").pluck().get() as number;
+      if (waitingTotal >= maxQueued && claimBlocker(store, { sessionId, bindingId: binding.id, maxPerBinding: binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal, queuedSeq: null })) {
+        throw refused('queue_full', `this host already has ${waitingTotal} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
       }
       const revision = this.lastRevision(sessionId) + (restart ? 1 : 0);
       let queued: QueuedRun;
@@ -193,11 +198,14 @@ export class Dispatcher {
       if (sandbox.degraded.length > 0) {
         store.audit.append({ type: 'sandbox.degraded', actor: 'host', sessionId, runId: queued.runId, data: { bindingId: binding.id, asked: binding.sandbox, backend: sandbox.backend, degraded: sandbox.degraded } });
       }
-      return { queued, restart };
+      // Steering "restart" reaches runs other processes hold through run_controls (their watcher cancels them).
+      const foreign = restart ? inSession.live.filter((id) => !this.byRun.has(id)) : [];
+      if (foreign.length > 0) requestCancel(store, foreign, `superseded by message ${event.id}`, 'host:dispatch');
+      return { queued, restart, ahead: inSession.live.length };
     });
     if ('status' in waiting) return waiting;
 
-    const { queued, restart } = waiting;
+    const { queued, restart, ahead } = waiting;
     const slot = this.slot(queued.sessionId);
     if (restart) {
       // Steering "restart": the newer message supersedes everything before it in this session.
@@ -211,47 +219,81 @@ export class Dispatcher {
     this.order.push(w);
     this.byRun.set(queued.runId, w);
     this.watcher.start();
-    const position = slot.waiting.length - 1 + (slot.active ? 1 : 0);
+    this.waker.start();
     this.pump();
-    return { status: slot.active === w ? 'started' : 'queued', runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, position: slot.active === w ? 0 : position, done };
+    return { status: slot.active === w ? 'started' : 'queued', runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, position: slot.active === w ? 0 : ahead, done };
   }
 
-  /** Runs at once in this host process. */
+  /** Runs at once over every host process on this data folder. */
   private get maxTotal(): number {
     return this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns;
   }
 
-  /** Whether a new run of `binding` in this session would have to wait rather than start now. */
-  private mustWait(slot: SessionSlot, binding: Binding): boolean {
-    return (
-      slot.active !== undefined ||
-      slot.waiting.length > 0 ||
-      this.activeTotal >= this.maxTotal ||
-      (this.activeByBinding.get(binding.id) ?? 0) >= binding.limits.maxConcurrentRuns
-    );
+  /** A session's runs that have not ended (any process), whether one holds the claim, and how many wait. */
+  private sessionLoad(sessionId: string): { live: string[]; claimed: boolean; waiting: number } {
+    const rows = this.store.db
+      .prepare("SELECT r.id, c.run_id IS NOT NULL AS claimed FROM runs r LEFT JOIN run_claims c ON c.run_id = r.id WHERE r.session_id = ? AND r.status IN ('queued', 'running') ORDER BY r.queued_seq")
+      .all(sessionId) as { id: string; claimed: number }[];
+    return { live: rows.map((r) => r.id), claimed: rows.some((r) => r.claimed), waiting: rows.filter((r) => !r.claimed).length };
   }
 
-  /** Start every waiting run that now fits, oldest first. */
+  /**
+   * Start every waiting run of this process that the store lets claim, oldest first. Called when
+   * a run is queued, when one of ours ends, and when another process committed (a claim of
+   * theirs may have been released).
+   */
   private pump(): void {
+    let reclaim = false;
     for (const w of [...this.order]) {
-      if (this.activeTotal >= this.maxTotal) return;
       const slot = this.slot(w.queued.sessionId);
       const bindingId = w.plan.binding.id;
       if (slot.active || slot.waiting[0] !== w) continue;
-      if ((this.activeByBinding.get(bindingId) ?? 0) >= w.plan.binding.limits.maxConcurrentRuns) continue;
-      this.unqueue(w);
       const current = this.repo.get<Binding>('binding', bindingId);
       if (!current || !current.spec.enabled) {
+        this.unqueue(w);
         const reason = `binding "${bindingId}" was ${current ? 'disabled' : 'deleted'} before the run started`;
         this.runs.abandon(w.queued, reason);
         this.finish(w, notStartedOutcome(w.queued.runId, reason));
         continue;
       }
+      let verdict: ReturnType<typeof tryClaim>;
+      try {
+        verdict = tryClaim(this.store, { runId: w.queued.runId, sessionId: w.queued.sessionId, bindingId, maxPerBinding: w.plan.binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal });
+      } catch (error) {
+        // pump runs from timers: one run's trouble (e.g. it was ended elsewhere) must not stop the host.
+        this.log.error({ err: error, runId: w.queued.runId }, 'could not claim a waiting run; it is dropped');
+        this.unqueue(w);
+        this.finish(w, { ...notStartedOutcome(w.queued.runId, `could not claim its session: ${(error as Error).message}`), status: 'failed' });
+        continue;
+      }
+      if (!verdict.ok) {
+        reclaim ||= verdict.deadOwners;
+        if (verdict.by === 'host' && !verdict.deadOwners) break;
+        continue;
+      }
+      this.unqueue(w);
       slot.active = w;
-      this.activeTotal += 1;
-      this.activeByBinding.set(bindingId, (this.activeByBinding.get(bindingId) ?? 0) + 1);
       void this.execute(w);
     }
+    if (reclaim) void this.reclaim();
+  }
+
+  /**
+   * Something blocking a waiting run belongs to a host process that died: recovery interrupts
+   * its runs (killing runners and emptying their cgroups), which releases their claims; then try again.
+   */
+  private async reclaim(): Promise<void> {
+    if (this.reclaiming) return;
+    this.reclaiming = true;
+    try {
+      const report = await reconcile(this.store);
+      for (const r of report.interruptedRuns) this.log.warn({ runId: r.runId, killedPid: r.killedPid }, 'reclaimed the claim of a run whose host process died');
+    } catch (error) {
+      this.log.error({ err: error }, 'could not reclaim the runs of a dead host process');
+    } finally {
+      this.reclaiming = false;
+    }
+    this.pump();
   }
 
   private async execute(w: Waiting): Promise<void> {
@@ -271,9 +313,6 @@ export class Dispatcher {
     }
     const slot = this.slot(w.queued.sessionId);
     slot.active = undefined;
-    this.activeTotal -= 1;
-    const bindingId = w.plan.binding.id;
-    this.activeByBinding.set(bindingId, (this.activeByBinding.get(bindingId) ?? 1) - 1);
     this.finish(w, outcome);
     this.pump();
   }
@@ -282,7 +321,10 @@ export class Dispatcher {
     this.byRun.delete(w.queued.runId);
     const slot = this.sessions.get(w.queued.sessionId);
     if (slot && !slot.active && slot.waiting.length === 0) this.sessions.delete(w.queued.sessionId);
-    if (this.byRun.size === 0) this.watcher.stop();
+    if (this.byRun.size === 0) {
+      this.watcher.stop();
+      this.waker.stop();
+    }
     w.resolve(outcome);
   }
 

@@ -1,4 +1,4 @@
-import type { RunResult } from '../../sdk/protocol/types.js';
+import type { RunResult, Usage } from '../../sdk/protocol/types.js';
 
 /** Every way a supervised run can end. The first reason recorded wins. */
 export const OUTCOME_STATUSES = [
@@ -42,6 +42,11 @@ export interface RunOutcome {
   termination: Termination;
   /** Pids of the runner's group or session still alive after the ladder; empty when all died. */
   survivors: number[];
+  /**
+   * The run's usage as the host metered it (model calls through its gateway), with the runner's
+   * own claim under `reportedByRunner`; absent when the run never reached the point of recording.
+   */
+  usage?: Usage & { modelCalls?: number; meteredBy?: string; reportedByRunner?: Usage };
   /** The end of stderr, redacted. */
   stderrTail: string;
   durationMs: number;

@@ -1,4 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { execa } from 'execa';
 import { HostError } from '../errors.js';
 
@@ -8,6 +10,8 @@ export interface RunnerLaunch {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Read the runner's protocol output from this FIFO (the runner opens it itself) instead of the child's stdout pipe. */
+  stdoutFifo?: string;
 }
 
 /** A started runner: the leader pid doubles as process-group and session id. */
@@ -17,6 +21,12 @@ export interface RunnerProcess {
   stdin: NonNullable<ChildProcess['stdin']>;
   stdout: NonNullable<ChildProcess['stdout']>;
   stderr: NonNullable<ChildProcess['stderr']>;
+  /**
+   * Call once the runner has written to stdout (e.g. answered initialize): with a FIFO stdout the
+   * host holds a write end until then, so the reader sees no end-of-file before the runner has
+   * opened it; after this, the FIFO ends exactly when the runner's side closes.
+   */
+  stdoutOpened(): void;
 }
 
 /**
@@ -26,6 +36,20 @@ export interface RunnerProcess {
  * Rejects with `RUNNER_SPAWN_FAILED` when the command cannot be started.
  */
 export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> {
+  // O_NONBLOCK: opening a FIFO blocks until the other end opens, and this is the main thread.
+  const fifo = launch.stdoutFifo
+    ? (() => {
+        const read = openSync(launch.stdoutFifo, constants.O_RDONLY | constants.O_NONBLOCK);
+        const hold = openSync(launch.stdoutFifo, constants.O_WRONLY | constants.O_NONBLOCK);
+        return { read, hold: hold as number | undefined, path: launch.stdoutFifo };
+      })()
+    : undefined;
+  const releaseHold = () => {
+    if (fifo?.hold === undefined) return;
+    closeSync(fifo.hold);
+    fifo.hold = undefined;
+    rmSync(fifo.path, { force: true }); // the runner holds it open by now; nothing else may
+  };
   const subprocess = execa(launch.command, launch.args, {
     cwd: launch.cwd,
     env: launch.env,
@@ -35,26 +59,30 @@ export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> 
     buffer: false,
     reject: false,
     stdin: 'pipe',
-    stdout: 'pipe',
+    stdout: fifo ? 'ignore' : 'pipe',
     stderr: 'pipe',
   });
   // execa's promise settles only once every stdio stream closes, which a grandchild can delay
   // forever; the supervisor follows the child's own 'exit' event instead.
   subprocess.catch(() => undefined);
   const child = subprocess as unknown as ChildProcess;
+  child.once('exit', releaseHold);
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', (error: NodeJS.ErrnoException) =>
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      releaseHold();
+      if (fifo) closeSync(fifo.read);
       reject(
         new HostError('RUNNER_SPAWN_FAILED', `cannot start runner ${launch.command}: ${error.code ?? error.message}`, {
           command: launch.command,
           code: error.code,
         }),
-      ),
-    );
+      );
+    });
   });
-  if (!child.pid || !child.stdin || !child.stdout || !child.stderr) {
+  const stdout = fifo ? (new Socket({ fd: fifo.read, readable: true, writable: false }) as unknown as NonNullable<ChildProcess['stdout']>) : child.stdout;
+  if (!child.pid || !child.stdin || !stdout || !child.stderr) {
     throw new HostError('RUNNER_SPAWN_FAILED', `runner ${launch.command} started without a pid or stdio`);
   }
-  return { pid: child.pid, child, stdin: child.stdin, stdout: child.stdout, stderr: child.stderr };
+  return { pid: child.pid, child, stdin: child.stdin, stdout, stderr: child.stderr, stdoutOpened: releaseHold };
 }

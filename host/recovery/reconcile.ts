@@ -3,6 +3,24 @@ import { signalRunnerTree, waitForTreeGone } from '../process/groupSignals.js';
 import { HostError } from '../errors.js';
 import type { Store } from '../state/store.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
+import { ownerAlive } from '../state/claims.js';
+import { RunCgroup } from '../sandbox/cgroups.js';
+import { killEscapees } from '../process/runEnvScan.js';
+
+/**
+ * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived
+ * from the run id) and remove it. Returns how many processes were killed and which survived.
+ */
+async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: number; survivors: number[] }> {
+  const started = store.db.prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as string | undefined;
+  const recorded = started ? ((JSON.parse(started) as { cgroups?: unknown }).cgroups ?? []) : [];
+  const cgroup = RunCgroup.attach(runId, Array.isArray(recorded) ? recorded.filter((d): d is string => typeof d === 'string') : []);
+  if (!cgroup) return { killed: 0, survivors: [] };
+  const members = cgroup.members();
+  const survivors = await cgroup.killAll(5_000);
+  if (survivors.length === 0) await cgroup.release();
+  return { killed: members.length - survivors.length, survivors };
+}
 
 /** What recovery did at start. */
 export interface RecoveryReport {
@@ -20,19 +38,35 @@ export interface RecoveryReport {
 export async function reconcile(store: Store, probers: Record<string, Prober> = PROBERS): Promise<RecoveryReport> {
   const report: RecoveryReport = { interruptedRuns: [], effects: [], pausedSessions: [] };
   for (const run of store.runs({ status: ['queued', 'running'], limit: 1_000_000 })) {
-    // Another host process (e.g. a `paddock dispatch` still streaming) owns this run and is alive.
-    if (run.hostPid !== null && run.hostPid !== process.pid && run.hostStart !== null && processStartTime(run.hostPid) === run.hostStart) continue;
+    // A live host process (this one, or e.g. a `paddock dispatch` still streaming) owns this run.
+    if (ownerAlive({ host_pid: run.hostPid, host_start: run.hostStart })) continue;
     let killedPid: number | null = null;
     if (run.pid !== null && run.pidStart !== null && processStartTime(run.pid) === run.pidStart) {
       signalRunnerTree(run.pid, 'SIGKILL');
       await waitForTreeGone(run.pid, 5_000);
       killedPid = run.pid;
     }
-    const reason = killedPid ? `the host stopped during the run; its runner (pid ${killedPid}) was still alive and was killed` : 'the host stopped during the run';
-    store.append(run.sessionId, [
-      { type: 'run.interrupted', runId: run.id, data: { reason, killedPid }, audit: { type: 'recovery.run_interrupted', actor: 'host', data: { reason, killedPid } } },
-    ]);
-    report.interruptedRuns.push({ runId: run.id, sessionId: run.sessionId, killedPid });
+    // The group kill misses descendants that called setsid; the run's cgroup holds them all.
+    const cgroup = await emptyRunCgroup(store, run.id);
+    // And whatever left the cgroup too but still carries the run's id in its environment.
+    const escaped = await killEscapees(run.id, 5_000, run.pidStart ?? 0);
+    cgroup.killed += escaped.found.length - escaped.survivors.length;
+    cgroup.survivors.push(...escaped.survivors);
+    const reason = [
+      killedPid ? `the host stopped during the run; its runner (pid ${killedPid}) was still alive and was killed` : 'the host stopped during the run',
+      ...(cgroup.killed > 0 ? [`${cgroup.killed} other process(es) left in its cgroup (or carrying its run id) were killed`] : []),
+      ...(cgroup.survivors.length > 0 ? [`pids ${cgroup.survivors.join(', ')} of its cgroup could not be killed`] : []),
+    ].join('; ');
+    // Another process may be recovering the same run right now: append only if it is still open.
+    const appended = store.transaction(() => {
+      const status = store.db.prepare('SELECT status FROM runs WHERE id = ?').pluck().get(run.id);
+      if (status !== 'queued' && status !== 'running') return false;
+      store.append(run.sessionId, [
+        { type: 'run.interrupted', runId: run.id, data: { reason, killedPid }, audit: { type: 'recovery.run_interrupted', actor: 'host', data: { reason, killedPid, cgroupKilled: cgroup.killed, cgroupSurvivors: cgroup.survivors } } },
+      ]);
+      return true;
+    });
+    if (appended) report.interruptedRuns.push({ runId: run.id, sessionId: run.sessionId, killedPid });
   }
 
   const open = store.db
@@ -47,6 +81,9 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
   const toPause = new Map<string, string[]>();
   for (const row of open) {
     const intent = JSON.parse(row.data) as { effectId: string; kind: string; target: string; probe: Record<string, unknown> };
+    // An effect of a run a live host process still owns is in flight, not abandoned: leave it to that process.
+    const owner = row.runId ? store.run(row.runId) : undefined;
+    if (owner && (owner.status === 'queued' || owner.status === 'running') && ownerAlive({ host_pid: owner.hostPid, host_start: owner.hostStart })) continue;
     const verdict = probeEffect(intent.kind, intent.probe, probers);
     store.append(row.sessionId, [
       {

@@ -8,7 +8,7 @@ import { indexResources, projectGrants, type Projection, type ResourceIndex } fr
 import { GrantsSchema, BindingSchema, type Binding } from '../bindings/schema.js';
 import { insideRoots } from '../bindings/validateConfig.js';
 import type { HostConfig } from '../config/hostConfig.js';
-import { HOST_INFO } from '../config/hostConfig.js';
+import { DISPATCH_DEFAULTS, HOST_INFO } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';
 import { HostError } from '../errors.js';
@@ -22,10 +22,13 @@ import { fsRequestHandler } from '../policy/fsRequests.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunOutcome } from '../process/outcome.js';
+import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
+import { ClaimWaker, tryClaim } from '../state/claims.js';
+import { reconcile } from '../recovery/reconcile.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
 import { performEffect } from '../state/effects.js';
+import { meteredUsage } from '../state/meteredUsage.js';
 import { stateScope } from '../state/runnerState.js';
 import { stateRequestHandler } from '../state/stateRequests.js';
 import type { Store } from '../state/store.js';
@@ -185,12 +188,47 @@ export class RunService {
     const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
+    // Ad-hoc runs respect the same store-decided claims as dispatched ones (one run per session).
+    if (!(await this.waitForClaim(queued, plan, request.signal))) {
+      const reason = 'cancelled while waiting for the session to be free';
+      this.abandon(queued, reason);
+      return notStartedOutcome(queued.runId, reason);
+    }
     try {
       return await this.execute(queued, plan, event, request);
     } catch (error) {
       // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
       this.abandon(queued, `the run could not start: ${(error as Error).message}`, 'failed');
       throw error;
+    }
+  }
+
+  /**
+   * Wait until the store lets this queued run claim its session and a slot (docs/state.md,
+   * "Claims"): woken by this process's run ends and other processes' commits; runs of dead
+   * host processes are reclaimed through recovery. False when `signal` aborted first.
+   */
+  private async waitForClaim(queued: QueuedRun, plan: RunPlan, signal?: AbortSignal): Promise<boolean> {
+    const { store } = this;
+    const req = { runId: queued.runId, sessionId: queued.sessionId, bindingId: plan.binding.id, maxPerBinding: plan.binding.limits.maxConcurrentRuns, maxTotal: this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns };
+    for (;;) {
+      if (signal?.aborted) return false;
+      const verdict = tryClaim(store, req);
+      if (verdict.ok) return true;
+      if (verdict.deadOwners) {
+        await reconcile(store);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          waker.close();
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        const waker = new ClaimWaker(store, wake);
+        signal?.addEventListener('abort', wake, { once: true });
+        waker.start();
+      });
     }
   }
 
@@ -271,8 +309,8 @@ export class RunService {
       // The pinned harness CLIs (read-only under bwrap, see runSandbox.ts).
       const harnessDir = config.harnessDir ?? HARNESS_DIR;
       if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
-      sandbox = prepareSandbox(
-        runSandboxRequest({
+      sandbox = prepareSandbox({
+        ...runSandboxRequest({
           backend,
           runId,
           launch: { command, args, cwd: ws.root, env: runnerEnv },
@@ -287,7 +325,8 @@ export class RunService {
           gatewaySocket: gateway?.socketPath,
           egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
         }),
-      );
+        stdoutFifo: true,
+      });
     } catch (error) {
       await egress?.close();
       await gateway?.close();
@@ -352,7 +391,7 @@ export class RunService {
             {
               type: 'run.started',
               runId,
-              data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId) },
+              data: { pid, pidStart: processStartTime(pid), recoveryDelivered: pending.map((p) => p.runId), ...(sandbox.containment?.paths ? { cgroups: sandbox.containment.paths } : {}) },
               audit: {
                 type: 'run.spawned',
                 actor: 'host',
@@ -387,6 +426,8 @@ export class RunService {
       if (fault.signal.aborted && !outcome.reason.startsWith('host failed')) {
         outcome = { ...outcome, status: outcome.status === 'completed' ? 'failed' : outcome.status, reason: `${outcome.reason}; then the host failed while handling the runner output: ${describeError(fault.signal.reason)}` };
       }
+      // The run's usage is what the host metered; the runner's own claim is kept beside it, labelled.
+      outcome = { ...outcome, usage: meteredUsage(store, runId, outcome.result?.usage) };
       outcome = this.recordEnd(sessionId, runId, outcome, runner.manifest.id);
       try {
         return this.redactor.value(outcome);
@@ -411,7 +452,7 @@ export class RunService {
    */
   private recordEnd(sessionId: string, runId: string, outcome: RunOutcome, runnerId: string): RunOutcome {
     const write = (o: RunOutcome) => {
-      const usage = o.result?.usage;
+      const usage = o.usage ?? o.result?.usage;
       const external = o.result?.external;
       const data = { status: o.status, reason: o.reason, result: o.result, usage, exitCode: o.exitCode, signal: o.signal };
       this.store.append(sessionId, [

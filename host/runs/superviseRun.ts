@@ -6,6 +6,8 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../sdk/protocol/version.js';
 import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
 import type { HostLimits } from '../config/limits.js';
 import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
+import { killEscapees } from '../process/runEnvScan.js';
+import { processStartTime } from '../../sdk/process/procTable.js';
 import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
@@ -58,8 +60,10 @@ export interface Containment {
   killAll(timeoutMs: number): Promise<number[]>;
   /** The same, synchronously and without waiting (the host is exiting). */
   killNow(): void;
-  /** Remove the container once empty. */
-  release(): void;
+  /** Remove the container once empty (waits for the kernel to finish reaping, bounded). */
+  release(): void | Promise<unknown>;
+  /** Where the container lives (e.g. cgroup directories), recorded so recovery can empty it after a crash. */
+  paths?: string[];
   /** What the container's limits did during the run (e.g. "the memory limit killed 1 process"). */
   notes?(): string[];
 }
@@ -121,10 +125,12 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     proc = await spawnRunner(options.launch);
   } catch (error) {
     decide('crashed', error instanceof Error ? error.message : String(error));
-    options.containment?.release();
+    await options.containment?.release();
     return outcome({});
   }
   registerGroup(proc.pid, options.containment ? () => options.containment!.killNow() : undefined);
+  // Every process of the run started after its runner: the escapee scan skips older ones.
+  const runnerStart = processStartTime(proc.pid);
   // Host code run for one runner message must never throw into the stream that delivered it: an
   // exception fails this run, with its reason, and nothing else (issue 11, item 5).
   const hostFailed = (what: string, error: unknown) => {
@@ -265,6 +271,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       phase = 'handshake';
       if (options.signal?.aborted) return onAbort();
       const init = await conn.initialize(limits.handshakeTimeoutMs);
+      proc.stdoutOpened(); // the answer came through stdout: from now on its end is the runner's
       if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) {
         return decide(
           'protocol_error',
@@ -314,8 +321,14 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   if (options.containment) {
     const left = await options.containment.killAll(limits.killConfirmMs);
     survivors = [...new Set([...survivors, ...left])];
-    if (left.length === 0) options.containment.release();
+    if (left.length === 0) await options.containment.release();
   }
+  // Last, whatever still carries this run's PADDOCK_RUN_ID: a descendant that left the group,
+  // the session and the cgroup (a process-backend runner has the host user's rights and can move
+  // itself to another cgroup). Found ones are killed and named in the reason.
+  const escaped = await killEscapees(runId, limits.killConfirmMs, runnerStart ?? 0);
+  survivors = [...new Set([...survivors, ...escaped.survivors])];
+  if (escaped.found.length > 0) notes.push(`${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`);
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();
   proc.stdout.destroy();

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, watch, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
 
 /** Where this machine's cgroup hierarchies are, as this process sees them. */
@@ -144,6 +144,29 @@ export class RunCgroup {
     return new RunCgroup(dirs, applied, killFile, freezer);
   }
 
+  /**
+   * The cgroups a run had, from their recorded directories (e.g. after a host crash, for
+   * recovery). Only `<…>/paddock/<runId>` directories under /sys/fs/cgroup that exist are taken:
+   * the paths come from the state database, and nothing else may be written to.
+   */
+  static attach(runId: string, recorded: readonly string[], layout = readCgroupLayout()): RunCgroup | undefined {
+    const derived = [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()].map((d) => join(d, 'paddock', runId));
+    const dirs = new Map<string, string>();
+    for (const dir of new Set([...recorded, ...derived])) {
+      if (!dir.startsWith('/sys/fs/cgroup/') || basename(dir) !== runId || basename(dirname(dir)) !== 'paddock' || dir.includes('/../') || !existsSync(join(dir, 'cgroup.procs'))) continue;
+      dirs.set(dir, dir);
+    }
+    if (dirs.size === 0) return undefined;
+    const killFile = [...dirs.values()].map((d) => join(d, 'cgroup.kill')).find((f) => existsSync(f));
+    const freezer = killFile ? undefined : [...dirs.values()].find((d) => existsSync(join(d, 'freezer.state')));
+    return new RunCgroup(dirs, {}, killFile, freezer);
+  }
+
+  /** The run's cgroup directories (recorded with `run.started`, so recovery finds them after a crash). */
+  get paths(): string[] {
+    return [...this.dirs.values()];
+  }
+
   /** The `cgroup.procs` files the launch wrapper must write its pid into before it execs. */
   get procsFiles(): string[] {
     return [...this.dirs.values()].map((d) => join(d, 'cgroup.procs'));
@@ -233,17 +256,105 @@ export class RunCgroup {
     return 0;
   }
 
-  /** Remove the run's directories (they must be empty: call {@link killAll} first). */
-  release(): void {
+  /**
+   * Remove the run's directories (they must be empty: call {@link killAll} first). A v2 cgroup
+   * whose last members are still being reaped refuses rmdir (EBUSY) while `cgroup.events` says
+   * `populated 1`: wait for the kernel's change event on that file (up to `timeoutMs`), then
+   * remove. Returns the directories left behind (the next host start sweeps them, see
+   * {@link sweepRunCgroups}).
+   */
+  async release(timeoutMs = 2_000): Promise<string[]> {
+    const left: string[] = [];
+    // Children before parents is not an issue (one level); v2 first: its populated flag is the signal.
     for (const dir of this.dirs.values()) {
+      if (!(await removeWhenEmpty(dir, timeoutMs))) left.push(dir);
+    }
+    return left;
+  }
+}
+
+/** rmdir a cgroup directory, waiting (event-driven) for `populated 0` when its cgroup.events says it is still populated. */
+async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
+  const tryRemove = () => {
+    try {
+      rmdirSync(dir);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  };
+  if (tryRemove()) return true;
+  const events = join(dir, 'cgroup.events');
+  if (!existsSync(events)) return false; // v1: no populated notification; the sweep removes it later
+  return new Promise<boolean>((resolve) => {
+    let watcher: ReturnType<typeof watch> | undefined;
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      watcher?.close();
+      resolve(ok);
+    };
+    const check = () => {
+      try {
+        if (/^populated 0$/m.test(readFileSync(events, 'utf8')) && tryRemove()) done(true);
+      } catch {
+        done(tryRemove());
+      }
+    };
+    const timer = setTimeout(() => done(tryRemove()), timeoutMs);
+    try {
+      watcher = watch(events, check);
+      watcher.on('error', () => undefined);
+    } catch {
+      // Cannot watch: the timeout's last try decides.
+    }
+    check(); // it may have emptied between the first try and the watch
+  });
+}
+
+/** What {@link sweepRunCgroups} removed and left. */
+export interface CgroupSweep {
+  removed: string[];
+  kept: number;
+}
+
+/**
+ * Remove empty per-run cgroup directories under this process's `<hierarchy>/paddock/` whose run
+ * this store knows is over (`ended(runId)`). Several hosts (other data folders, other users' test
+ * runs) share that parent, and a live run's cgroup is empty between its creation and its runner's
+ * join, so a directory is never removed on its age or emptiness alone: run ids are random, so a
+ * run this store saw end belongs to no one else. (The kernel also refuses rmdir of a cgroup that
+ * has members.) Directories of runs of another data folder are that folder's host's to sweep.
+ */
+export function sweepRunCgroups(ended: (runId: string) => boolean, layout = readCgroupLayout()): CgroupSweep {
+  const sweep: CgroupSweep = { removed: [], kept: 0 };
+  const parents = [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()].map((d) => join(d, 'paddock'));
+  for (const parent of new Set(parents)) {
+    let names: string[];
+    try {
+      names = readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const runId = RUN_ID_PREFIX.exec(name)?.[1];
+      if (!runId || !ended(runId)) {
+        sweep.kept += 1;
+        continue;
+      }
+      const dir = join(parent, name);
       try {
         rmdirSync(dir);
+        sweep.removed.push(dir);
       } catch {
-        // EBUSY while a zombie is being reaped, or already gone; the next host start sweeps leftovers.
+        sweep.kept += 1; // still populated, or gone already
       }
     }
   }
+  return sweep;
 }
+
+/** The run a cgroup belongs to (newRunId: `run_<uuid>`). */
+const RUN_ID_PREFIX = /^(run_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:-mcp-.*)?$/;
 
 /** The launch-wrapper prefix that moves the runner into `procsFiles` before it execs the command. */
 export function joinCgroupsPrefix(procsFiles: readonly string[]): string[] {

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import type { HostLimits } from '../config/limits.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
@@ -36,6 +38,12 @@ export interface SandboxRequest {
   gatewaySocket?: string;
   /** The binding's egress allowlist (for the report; enforced only when `egressSocket` is set). */
   egress?: { allow: string[]; allowPrivate: boolean };
+  /**
+   * bwrap only: give the runner its stdout through a FIFO opened by its own exec, not the pipe
+   * bwrap's processes inherit, so a runner that closes stdout is seen at once (bwrap's monitor
+   * and pid 1 would hold an inherited pipe open until the wall clock).
+   */
+  stdoutFifo?: boolean;
 }
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
@@ -119,6 +127,7 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
     notEnforced.push(
       'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
       `network isolation: ${network}`,
+      "containment of the process tree: the runner has the host user's rights, so a descendant can move itself out of the run's cgroup (e.g. into the root cgroup) as well as its group and session; at run end such a process is found and killed only while its environment still holds the run's PADDOCK_RUN_ID",
     );
   }
   enforced.push(
@@ -147,7 +156,11 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   const bwrap = request.backend === 'bwrap';
   const bridged = bwrap && request.egressSocket;
   const bridges = bwrap ? [...(request.egressSocket ? [EGRESS] : []), ...(request.gatewaySocket ? [GATEWAY] : [])] : [];
-  const inner = bridges.length > 0 ? bridgeCommand(bridges, [request.launch.command, ...request.launch.args]) : [request.launch.command, ...request.launch.args];
+  // Innermost, so only the runner (not the bridges' socat) holds the FIFO as its stdout.
+  const fifo = bwrap && request.stdoutFifo ? makeStdoutFifo(request.workspace) : undefined;
+  if (fifo) request = { ...request, binds: [...request.binds, { source: fifo, target: STDOUT_FIFO, readOnly: false }] };
+  const runnerArgv = fifo ? ['/bin/sh', '-c', `exec "$@" >${STDOUT_FIFO}`, 'paddock-stdout', request.launch.command, ...request.launch.args] : [request.launch.command, ...request.launch.args];
+  const inner = bridges.length > 0 ? bridgeCommand(bridges, runnerArgv) : runnerArgv;
   if (bridged) {
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
@@ -168,13 +181,26 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
         killNow: () => cgroup.killNow(),
         release: () => {
           host.discard();
-          cgroup.release();
+          return cgroup.release();
         },
+        paths: cgroup.paths,
         notes: () => [
           ...(cgroup.oomKills() > 0 ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`] : []),
           ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
         ],
       }
     : undefined;
-  return { launch: host.launch, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}) };
+  return { launch: { ...host.launch, ...(fifo ? { stdoutFifo: fifo } : {}) }, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}) };
+}
+
+/** Where the runner's stdout FIFO appears inside the sandbox. */
+const STDOUT_FIFO = '/paddock-stdout';
+
+/** A FIFO beside the run's workspace (host side), for {@link SandboxRequest.stdoutFifo}. */
+function makeStdoutFifo(workspace: string): string {
+  const path = `${workspace}.stdout`;
+  rmSync(path, { force: true });
+  // Node has no mkfifo; coreutils' is at a fixed path, run with a fixed environment.
+  execFileSync('/usr/bin/mkfifo', ['-m', '0600', path], { env: {}, stdio: 'ignore' });
+  return path;
 }

@@ -41,7 +41,7 @@ export function probeMachine(refresh = false): MachineReport {
   const probe = RunCgroup.create(`probe-${process.pid}`, { memoryBytes: 1 << 30, pids: 1024 }, readCgroupLayout());
   if (probe) {
     Object.assign(report.cgroups, probe.applied);
-    probe.release();
+    void probe.release();
   } else report.cgroups.why = 'no writable cgroup hierarchy (not root, or cgroups not delegated)';
   cached = report;
   return report;

@@ -36,3 +36,41 @@ export function registerConfigSecrets(redactor: Redactor, resources: Resources, 
   for (const server of resources.mcpServers) for (const ref of [...Object.values(server.env), ...Object.values(server.headers)]) redactor.add(readSecretRef(ref, env));
   for (const kb of resources.knowledgeBases) if (kb.apiKey) redactor.add(readSecretRef(kb.apiKey, env));
 }
+
+/** A secret reference of the configuration that cannot be read on this host now. */
+export interface MissingSecretRef {
+  /** `model <id>`, `knowledgeBase <id>` or `mcpServer <id>`. */
+  resource: string;
+  /** The field holding the reference: `apiKey`, `env.<NAME>`, `headers.<Name>`. */
+  field: string;
+  /** Why: `environment variable X is not set` / `file F is not readable`. */
+  problem: string;
+}
+
+/** Secret-holding resources of a configuration, by kind. */
+type SecretHolders = Pick<Resources, 'models' | 'knowledgeBases' | 'mcpServers'>;
+
+/**
+ * Every secret reference of `resources` that does not resolve in `env` / the filesystem now: a
+ * run using it would fail. Reported by `apply` (a warning: the host that runs may have another
+ * environment), `explain` and `doctor`.
+ */
+export function missingSecretRefs(resources: SecretHolders, env: NodeJS.ProcessEnv = process.env): MissingSecretRef[] {
+  const missing: MissingSecretRef[] = [];
+  const check = (resource: string, field: string, ref: SecretRef) => {
+    if (readSecretRef(ref, env) !== undefined) return;
+    missing.push({ resource, field, problem: 'env' in ref ? `environment variable ${ref.env} is not set` : `file ${ref.file} is not readable` });
+  };
+  for (const m of resources.models) if (m.apiKey) check(`model ${m.id}`, 'apiKey', m.apiKey);
+  for (const k of resources.knowledgeBases) if (k.apiKey) check(`knowledgeBase ${k.id}`, 'apiKey', k.apiKey);
+  for (const s of resources.mcpServers) {
+    for (const [name, ref] of Object.entries(s.env)) check(`mcpServer ${s.id}`, `env.${name}`, ref);
+    for (const [name, ref] of Object.entries(s.headers)) check(`mcpServer ${s.id}`, `headers.${name}`, ref);
+  }
+  return missing;
+}
+
+/** One line for a missing reference. */
+export function describeMissingRef(m: MissingSecretRef): string {
+  return `${m.resource} ${m.field}: ${m.problem}; runs that use it fail until it resolves`;
+}

@@ -19,7 +19,13 @@ export const EVENT_DATA = {
     /** The host process that owns the run (pid and start time); recovery leaves a live owner's runs alone. */
     host: z.object({ pid: z.int().positive(), start: z.int().nonnegative().nullable() }).optional(),
   }),
-  'run.started': z.object({ pid: z.int().positive(), pidStart: z.int().nonnegative().nullable(), recoveryDelivered: z.array(z.string()).default([]) }),
+  'run.started': z.object({
+    pid: z.int().positive(),
+    pidStart: z.int().nonnegative().nullable(),
+    recoveryDelivered: z.array(z.string()).default([]),
+    /** The run's cgroup directories: recovery empties them after a host crash (setsid escapees included). */
+    cgroups: z.array(z.string()).optional(),
+  }),
   'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
   /** Something the host told the run's chat (a budget stop, a changed skill): a `log` update not from the runner. */
   'run.notice': z.object({ update: UpdateSchema }),

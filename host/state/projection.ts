@@ -123,7 +123,7 @@ export function foldEvent(s: SessionFold, e: StoredEvent): void {
       run!.endedAt = e.at;
       run!.status = later(run!.status, seq, d.status);
       run!.reason = later(run!.reason, seq, d.reason);
-      const usage = d.result?.usage ?? d.usage;
+      const usage = d.usage ?? d.result?.usage; // host-metered first (docs/state.md)
       if (usage) run!.finalUsage = later(run!.finalUsage, seq, usage as Usage);
       const output = d.result?.output ? textOf(d.result.output.parts as { type: string; text?: string }[]) : '';
       if (output) run!.output = later(run!.output, seq, output);

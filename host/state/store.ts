@@ -89,11 +89,13 @@ export class Store {
       insertSession: db.prepare('INSERT INTO sessions (id, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?)'),
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       runQueued: db.prepare(
-        "INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, host_start) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)",
+        "INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, host_start, queued_seq) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
       ),
       runStarted: db.prepare("UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?"),
       runEnded: db.prepare('UPDATE runs SET status = ?, reason = ?, ended_at = ?, usage = ?, last_seq = ? WHERE id = ?'),
       setPaused: db.prepare('UPDATE sessions SET paused_reason = ? WHERE id = ?'),
+      // A run's claim ends in the transaction that ends the run (docs/state.md, "Claims").
+      releaseClaim: db.prepare('DELETE FROM run_claims WHERE run_id = ?'),
     };
     const crash = /^(event|effect):(\d+)$/.exec(process.env.PADDOCK_TEST_CRASH_AT ?? '');
     this.crashAt = crash ? { kind: crash[1] as 'event' | 'effect', n: Number(crash[2]) } : undefined;
@@ -127,7 +129,11 @@ export class Store {
     const outermost = !this.db.inTransaction;
     const mark = this.uncommitted.length;
     try {
-      const value = this.db.transaction(fn)();
+      // IMMEDIATE: take the write lock at BEGIN. A deferred transaction that reads and then writes
+      // fails with SQLITE_BUSY (no wait) when another process committed in between; an immediate one
+      // waits for the lock (busy_timeout) and sees the latest data, so check-then-write is atomic
+      // across every process on this data folder (claims, queue limits, dedupe, recovery).
+      const value = outermost ? this.db.transaction(fn).immediate() : this.db.transaction(fn)();
       if (outermost) this.publishCommitted();
       return value;
     } catch (error) {
@@ -253,7 +259,7 @@ export class Store {
     switch (e.type) {
       case 'run.queued': {
         const d = e.data as EventData<'run.queued'>;
-        this.stmts.runQueued.run(e.runId, e.sessionId, d.runner, e.at, e.seq, d.bindingId ?? null, d.host?.pid ?? null, d.host?.start ?? null);
+        this.stmts.runQueued.run(e.runId, e.sessionId, d.runner, e.at, e.seq, d.bindingId ?? null, d.host?.pid ?? null, d.host?.start ?? null, e.seq);
         return;
       }
       case 'run.started': {
@@ -263,12 +269,15 @@ export class Store {
       }
       case 'run.ended': {
         const d = e.data as EventData<'run.ended'>;
-        const usage = d.result?.usage ?? d.usage;
+        // The host-metered usage (run.ended data.usage) wins over the runner's own claim in its result.
+        const usage = d.usage ?? d.result?.usage;
         this.stmts.runEnded.run(d.status, d.reason, e.at, usage ? JSON.stringify(usage) : null, e.seq, e.runId);
+        this.stmts.releaseClaim.run(e.runId);
         return;
       }
       case 'run.interrupted':
         this.stmts.runEnded.run('interrupted', (e.data as EventData<'run.interrupted'>).reason, e.at, null, e.seq, e.runId);
+        this.stmts.releaseClaim.run(e.runId);
         return;
       case 'session.paused':
         this.stmts.setPaused.run((e.data as EventData<'session.paused'>).reason, e.sessionId);

@@ -64,6 +64,13 @@ describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
     const calls = auditOf('gateway.call', outcome.runId);
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.every((c) => c.scripted === true && c.status === 200)).toBe(true);
+    // The run's usage is the host's meter (the scripted model has no pricing: $0), never Claude
+    // Code's own total_cost_usd, which is kept apart and labelled (issue 11, item 19b).
+    expect(outcome.usage).toMatchObject({ meteredBy: 'host gateway', modelCalls: calls.length, costUsd: 0 });
+    expect(outcome.usage!.reportedByRunner).toEqual(outcome.result?.usage);
+    expect(outcome.result?.usage?.costUsd, 'Claude Code reports its own cost estimate').toBeGreaterThan(0);
+    expect(host.store.run(outcome.runId)!.usage).toEqual(outcome.usage);
+    expect(host.store.session(host.store.run(outcome.runId)!.sessionId).runs.find((r) => r.runId === outcome.runId)!.usage).toMatchObject({ costUsd: 0, meteredBy: 'host gateway' });
     expect(claudeProcesses()).toEqual([]);
   });
 });

@@ -17,9 +17,21 @@ describe('paddock CLI (real process)', () => {
     expect(r.stdout).toMatch(/model: demo-scripted — paddock's SCRIPTED model \(deterministic, not a real LLM\); harness: Claude Code 2\.1\.332/);
     expect(r.stdout).toMatch(/isolation: bwrap backend \(strong\)/);
     expect(r.stdout).toContain('⚙ Bash — echo Hello from inside the paddock sandbox');
+    expect(r.stdout).toContain('⚙ Bash ok'); // the finished call names its tool (issue 11, item 19c)
+    expect(r.stdout).not.toMatch(/⚙ toolu_/);
+    // The cost shown is the host's meter; Claude Code's own estimate is labelled (item 19b).
+    expect(r.stdout).toMatch(/usage \(metered by the host gateway\): [1-9]\d* model call\(s\), \d+ input \+ \d+ output tokens, \$0\.0000 · runner reported \(unverified\): \{.*"costUsd":0\.\d+/);
     expect(r.stdout).toContain('Claude Code ran `echo` inside the bwrap sandbox and it printed: "Hello from inside the paddock sandbox"');
     expect(r.stdout).toMatch(/✓ completed in \d+ ms — runner completed the run/);
     expect(readdirSync(join(home, 'workspaces'))).toEqual([]); // the run's workspace was cleaned
+  });
+
+  it('the human view names the tool when a call finishes, never its opaque call id', async () => {
+    const r = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/tool-calls', '--text', 'x'], { dataDir: dataDir() });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const tools = r.stdout.split('\n').filter((l) => l.startsWith('⚙'));
+    expect(tools).toEqual(['⚙ Bash — echo hi', '⚙ Read', '⚙ Read error: no such file', '⚙ Bash ok']);
+    expect(r.stdout).not.toContain('OPAQUE');
   });
 
   it('paddock run --json streams NDJSON: started, updates in order, outcome', async () => {

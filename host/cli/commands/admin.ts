@@ -75,8 +75,9 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
       if (!flags.file) throw new HostError('INVALID_INPUT', 'apply needs -f <paddock.yaml> (or -f - for stdin)');
       const text = readFileSync(flags.file === '-' ? 0 : flags.file, 'utf8');
       const raw = parseConfigText(text, flags.file);
-      const { changes, warnings } = applyConfig(store, raw, context(), { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) });
-      print({ dryRun: flags['dry-run'] ?? false, changes, warnings }, () =>
+      const { changes, warnings, missingSecrets } = applyConfig(store, raw, context(), { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) });
+      if (!flags.json) for (const w of missingSecrets) err(`warning: ${w}`);
+      print({ dryRun: flags['dry-run'] ?? false, changes, warnings, missingSecrets }, () =>
         [
           ...changes.filter((c) => c.action !== 'unchanged').map((c) => `${flags['dry-run'] ? 'would be ' : ''}${c.action.padEnd(9)} ${c.kind} ${c.id}`),
           ...warnings.map((w) => `warning: binding ${w.binding}: ${w.what} will not reach its runner — ${w.why}`),

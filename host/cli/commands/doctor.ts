@@ -2,8 +2,32 @@ import { probeMachine } from '../../sandbox/probe.js';
 import { isolationReport } from '../../sandbox/prepare.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { harnessReports } from '../../harness/harnesses.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { KnowledgeBaseResource, McpServerResource, ModelResource } from '../../bindings/schema.js';
+import { describeMissingRef, missingSecretRefs } from '../../secrets/hostSecrets.js';
 
 type Out = (text: string) => void;
+
+/**
+ * Secret references of the data folder's stored resources that do not resolve in this
+ * environment (read-only; nothing when there is no database yet).
+ */
+function storedMissingSecrets(dataDir: string): string[] {
+  const path = join(dataDir, 'paddock.db');
+  if (!existsSync(path)) return [];
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare("SELECT kind, spec FROM config_objects WHERE kind IN ('model', 'knowledgeBase', 'mcpServer') ORDER BY kind, id").all() as { kind: string; spec: string }[];
+    const of = <T>(kind: string) => rows.filter((r) => r.kind === kind).map((r) => JSON.parse(r.spec) as T);
+    return missingSecretRefs({ models: of<ModelResource>('model'), knowledgeBases: of<KnowledgeBaseResource>('knowledgeBase'), mcpServers: of<McpServerResource>('mcpServer') }).map(describeMissingRef);
+  } catch (error) {
+    return [`could not read the configuration in ${path}: ${(error as Error).message}`];
+  } finally {
+    db.close();
+  }
+}
 
 /** `paddock doctor`: which backends and limits work on this machine, and why not. Exit 0 always. */
 export function doctorCommand(config: HostConfig, flags: { json: boolean }, out: Out): number {
@@ -13,8 +37,9 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
     ...(machine.bwrap.available ? { bwrap: isolationReport('bwrap', config.limits, machine, machine.cgroups) } : {}),
   };
   const harnesses = harnessReports();
+  const missingSecrets = storedMissingSecrets(config.dataDir);
   if (flags.json) {
-    out(JSON.stringify({ machine, backends, harnesses }));
+    out(JSON.stringify({ machine, backends, harnesses, missingSecrets }));
     return 0;
   }
   const yes = (ok: unknown) => (ok ? 'yes' : 'NO ');
@@ -27,6 +52,8 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
       `CPU/file/fd limits: ${yes(machine.prlimit.available)} ${machine.prlimit.available ? 'prlimit (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE)' : `— ${machine.prlimit.why}`}`,
       `egress bridge:     ${yes(machine.socat.available)} ${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
       ...harnesses.map((h) => `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`),
+      `secret references: ${missingSecrets.length === 0 ? 'all resolve' : `${missingSecrets.length} MISSING`}`,
+      ...missingSecrets.map((m) => `  MISSING: ${m}`),
       '',
       ...Object.entries(backends).flatMap(([name, report]) => [
         `${name} (${report.strength}):`,

@@ -2,6 +2,8 @@ import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
 import { resolveRun } from '../../recovery/reconcile.js';
 import { describeRecovery, openHost } from '../openHost.js';
+import { describeUsage } from '../render.js';
+import type { RunOutcome } from '../../process/outcome.js';
 
 type Out = (text: string) => void;
 
@@ -21,7 +23,7 @@ export async function stateCommand(config: HostConfig, words: string[], flags: {
       const run = store.run(id);
       if (!run) throw new HostError('NOT_FOUND', `no run ${id}`);
       const events = store.readEvents(run.sessionId).filter((e) => e.runId === id);
-      print({ run, events }, () => [`${run.id} ${run.status}: ${run.reason ?? ''}`, `session ${run.sessionId} · runner ${run.runnerId} · pid ${run.pid ?? '-'}`, ...events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`)].join('\n'));
+      print({ run, events }, () => [`${run.id} ${run.status}: ${run.reason ?? ''}`, `session ${run.sessionId} · runner ${run.runnerId} · pid ${run.pid ?? '-'}`, ...(run.usage ? [describeUsage(run.usage as NonNullable<RunOutcome['usage']>)] : []), ...events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`)].join('\n'));
       return 0;
     }
     if (noun === 'runs' && verb === 'resolve' && id) {

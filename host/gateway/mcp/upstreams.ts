@@ -113,7 +113,7 @@ export class McpUpstreams {
         if (!c) return;
         await c.client.close().catch(() => undefined);
         await c.sandbox?.containment?.killAll(2_000).catch(() => undefined);
-        c.sandbox?.containment?.release();
+        await c.sandbox?.containment?.release();
         if (c.workDir) rmSync(c.workDir, { recursive: true, force: true });
       }),
     );
@@ -190,7 +190,7 @@ export class McpUpstreams {
     } catch (error) {
       await transport.close().catch(() => undefined);
       await sandbox.containment?.killAll(2_000).catch(() => undefined);
-      sandbox.containment?.release();
+      await sandbox.containment?.release();
       rmSync(workDir, { recursive: true, force: true });
       throw error;
     }

@@ -1,0 +1,146 @@
+import { processStartTime } from '../../sdk/process/procTable.js';
+import type { Store } from './store.js';
+
+/** What a run needs to start: its session, its binding's slot limit and the host-wide one. */
+export interface ClaimRequest {
+  runId: string;
+  sessionId: string;
+  bindingId: string;
+  /** The binding's `limits.maxConcurrentRuns`. */
+  maxPerBinding: number;
+  /** The host's `maxConcurrentRuns`, counted over every process on this data folder. */
+  maxTotal: number;
+}
+
+/** Why a run may not start yet. */
+export interface ClaimBlocker {
+  /** `session`: an earlier run of the session is claimed or still waiting; `binding` / `host`: no slot. */
+  by: 'session' | 'binding' | 'host';
+  /** Some of what blocks belongs to host processes that are gone: recovery frees it (then try again). */
+  deadOwners: boolean;
+}
+
+/** The result of {@link tryClaim}. */
+export type ClaimVerdict = { ok: true } | ({ ok: false } & ClaimBlocker);
+
+interface OwnerRow {
+  host_pid: number | null;
+  host_start: number | null;
+}
+
+/** Whether the host process that recorded itself as (pid, start) still runs (start time defeats pid reuse). */
+export function ownerAlive(row: OwnerRow): boolean {
+  return row.host_pid !== null && row.host_start !== null && processStartTime(row.host_pid) === row.host_start;
+}
+
+/**
+ * What keeps `req` from starting now, read from the store (every process's runs), or undefined
+ * when it may start: the session has no claimed run and no earlier waiting run (runs of a session
+ * start in `run.queued` order), its binding has a free slot, and so has the host.
+ */
+export function claimBlocker(store: Store, req: Omit<ClaimRequest, 'runId'> & { queuedSeq: number | null }): ClaimBlocker | undefined {
+  const { db } = store;
+  const dead = (rows: OwnerRow[]) => rows.some((r) => !ownerAlive(r));
+  const sessionClaims = db.prepare('SELECT host_pid, host_start FROM run_claims WHERE session_id = ?').all(req.sessionId) as OwnerRow[];
+  const earlier =
+    req.queuedSeq === null
+      ? []
+      : (db
+          .prepare("SELECT host_pid, host_start FROM runs WHERE session_id = ? AND status = 'queued' AND queued_seq < ? AND id NOT IN (SELECT run_id FROM run_claims)")
+          .all(req.sessionId, req.queuedSeq) as OwnerRow[]);
+  if (sessionClaims.length > 0 || earlier.length > 0) return { by: 'session', deadOwners: dead([...sessionClaims, ...earlier]) };
+  const binding = db.prepare('SELECT host_pid, host_start FROM run_claims WHERE binding_id = ?').all(req.bindingId) as OwnerRow[];
+  if (binding.length >= req.maxPerBinding) return { by: 'binding', deadOwners: dead(binding) };
+  const all = db.prepare('SELECT host_pid, host_start FROM run_claims').all() as OwnerRow[];
+  if (all.length >= req.maxTotal) return { by: 'host', deadOwners: dead(all) };
+  return undefined;
+}
+
+/**
+ * Claim the right to start a queued run, in one IMMEDIATE transaction with the checks of
+ * {@link claimBlocker}: a claim names this process (pid + start time), so recovery can reclaim it
+ * if this process dies. The claim ends with the run (`run.ended`/`run.interrupted` delete it in
+ * their own transaction).
+ */
+export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
+  // A read-only look first: a waiting run that is still blocked does not take the write lock.
+  const seq = store.db.prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as number | null | undefined;
+  const early = claimBlocker(store, { ...req, queuedSeq: seq ?? null });
+  if (early) return { ok: false, ...early };
+  return store.transaction(() => {
+    const run = store.db.prepare('SELECT status, queued_seq FROM runs WHERE id = ?').get(req.runId) as { status: string; queued_seq: number | null } | undefined;
+    if (!run || run.status !== 'queued') throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
+    const blocker = claimBlocker(store, { ...req, queuedSeq: run.queued_seq });
+    if (blocker) return { ok: false, ...blocker };
+    store.db
+      .prepare('INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(req.runId, req.sessionId, req.bindingId, process.pid, processStartTime(process.pid), new Date().toISOString());
+    return { ok: true };
+  });
+}
+
+/** Bounds of the cross-process poll of {@link ClaimWaker}. */
+const WAKE_MIN_MS = 25;
+const WAKE_MAX_MS = 400;
+
+/**
+ * Calls `onChange` whenever a claim may have been released: at once for runs of this process
+ * (the store's committed events), and for other processes by watching SQLite's `data_version`.
+ * SQLite has no cross-process notification, so that part is a poll — one pragma (no disk read)
+ * per tick, 25 ms doubling to 400 ms while nothing changes, only while started (which keeps the
+ * process alive: its waiting run is its work). A host process that dies commits nothing, so at the slowest pace every tick
+ * also calls `onChange` (a read-only check of the blockers' owners, see {@link claimBlocker}).
+ */
+export class ClaimWaker {
+  private timer: NodeJS.Timeout | undefined;
+  private delay = WAKE_MIN_MS;
+  private version: number;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly onChange: () => void,
+  ) {
+    this.version = this.dataVersion();
+    this.unsubscribe = store.subscribe((event) => {
+      if (this.timer && (event.type === 'run.ended' || event.type === 'run.interrupted')) queueMicrotask(() => this.onChange());
+    });
+  }
+
+  /** Start watching (idempotent). */
+  start(): void {
+    if (this.timer) return;
+    this.delay = WAKE_MIN_MS;
+    this.schedule();
+  }
+
+  /** Stop watching. */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Stop for good. */
+  close(): void {
+    this.stop();
+    this.unsubscribe();
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      const version = this.dataVersion();
+      if (version !== this.version) {
+        this.version = version;
+        this.delay = WAKE_MIN_MS;
+        this.onChange();
+      } else if (this.delay >= WAKE_MAX_MS) this.onChange();
+      else this.delay = Math.min(this.delay * 2, WAKE_MAX_MS);
+      if (this.timer) this.schedule();
+    }, this.delay);
+    // Not unref'd: a process whose run waits for another process's claim has nothing else keeping it alive.
+  }
+
+  private dataVersion(): number {
+    return this.store.db.pragma('data_version', { simple: true }) as number;
+  }
+}
