@@ -57,5 +57,7 @@ export function runSandboxRequest(input: RunSandboxInput): SandboxRequest {
     egressSocket: input.egressSocket,
     gatewaySocket: input.gatewaySocket,
     egress: input.egress,
+    // A runner that closes stdout must be seen at once (prepare.ts, SandboxRequest.stdoutFifo).
+    stdoutFifo: input.backend === 'bwrap',
   };
 }

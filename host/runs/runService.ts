@@ -309,8 +309,8 @@ export class RunService {
       // The pinned harness CLIs (read-only under bwrap, see runSandbox.ts).
       const harnessDir = config.harnessDir ?? HARNESS_DIR;
       if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
-      sandbox = prepareSandbox({
-        ...runSandboxRequest({
+      sandbox = prepareSandbox(
+        runSandboxRequest({
           backend,
           runId,
           launch: { command, args, cwd: ws.root, env: runnerEnv },
@@ -325,8 +325,7 @@ export class RunService {
           gatewaySocket: gateway?.socketPath,
           egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
         }),
-        stdoutFifo: true,
-      });
+      );
     } catch (error) {
       await egress?.close();
       await gateway?.close();

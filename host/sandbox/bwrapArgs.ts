@@ -4,6 +4,8 @@ import type { SandboxRequest } from './prepare.js';
 
 /** Where the egress socket appears inside the sandbox, and the local port the bridge listens on. */
 export const EGRESS = { socket: '/run/paddock/egress.sock', port: 3128 } as const;
+/** The runner's stdout FIFO: its host end beside the workspace, and where the runner's exec opens it in the sandbox. */
+export const STDOUT_FIFO = { target: '/paddock-stdout', source: (workspace: string) => `${workspace}.stdout` } as const;
 /** Where the run's gateway socket appears inside the sandbox, and the local port its bridge listens on. */
 export const GATEWAY = { socket: '/run/paddock/gateway.sock', port: 3129 } as const;
 
@@ -52,6 +54,7 @@ export function bwrapOptions(request: SandboxRequest): string[] {
     // A writable repository still never gets writable git hooks or config (they run on the host's git).
     if (!b.readOnly) for (const sub of ['.git/hooks', '.git/config']) if (existsSync(join(b.source, sub))) args.push('--ro-bind', join(b.source, sub), join(b.target, sub));
   }
+  if (request.stdoutFifo) args.push('--bind', STDOUT_FIFO.source(request.workspace), STDOUT_FIFO.target);
   if (request.egressSocket) args.push('--bind', request.egressSocket, EGRESS.socket);
   if (request.gatewaySocket) args.push('--bind', request.gatewaySocket, GATEWAY.socket);
   // The sandbox's own root (a tmpfs holding the mount points) becomes read-only too.

@@ -5,7 +5,7 @@ import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
 import { RunCgroup, type CgroupApplied } from './cgroups.js';
-import { bindsOf, bwrapOptions, EGRESS, GATEWAY, type SandboxBind } from './bwrapArgs.js';
+import { bindsOf, bwrapOptions, EGRESS, GATEWAY, STDOUT_FIFO, type SandboxBind } from './bwrapArgs.js';
 import { hostLaunch } from './launcher.js';
 
 export { EGRESS, GATEWAY };
@@ -157,9 +157,9 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   const bridged = bwrap && request.egressSocket;
   const bridges = bwrap ? [...(request.egressSocket ? [EGRESS] : []), ...(request.gatewaySocket ? [GATEWAY] : [])] : [];
   // Innermost, so only the runner (not the bridges' socat) holds the FIFO as its stdout.
+  // bwrapOptions binds it (so `explain` lists it too); here it is made.
   const fifo = bwrap && request.stdoutFifo ? makeStdoutFifo(request.workspace) : undefined;
-  if (fifo) request = { ...request, binds: [...request.binds, { source: fifo, target: STDOUT_FIFO, readOnly: false }] };
-  const runnerArgv = fifo ? ['/bin/sh', '-c', `exec "$@" >${STDOUT_FIFO}`, 'paddock-stdout', request.launch.command, ...request.launch.args] : [request.launch.command, ...request.launch.args];
+  const runnerArgv = fifo ? ['/bin/sh', '-c', `exec "$@" >${STDOUT_FIFO.target}`, 'paddock-stdout', request.launch.command, ...request.launch.args] : [request.launch.command, ...request.launch.args];
   const inner = bridges.length > 0 ? bridgeCommand(bridges, runnerArgv) : runnerArgv;
   if (bridged) {
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
@@ -193,12 +193,9 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   return { launch: { ...host.launch, ...(fifo ? { stdoutFifo: fifo } : {}) }, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}) };
 }
 
-/** Where the runner's stdout FIFO appears inside the sandbox. */
-const STDOUT_FIFO = '/paddock-stdout';
-
 /** A FIFO beside the run's workspace (host side), for {@link SandboxRequest.stdoutFifo}. */
 function makeStdoutFifo(workspace: string): string {
-  const path = `${workspace}.stdout`;
+  const path = STDOUT_FIFO.source(workspace);
   rmSync(path, { force: true });
   // Node has no mkfifo; coreutils' is at a fixed path, run with a fixed environment.
   execFileSync('/usr/bin/mkfifo', ['-m', '0600', path], { env: {}, stdio: 'ignore' });
