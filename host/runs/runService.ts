@@ -16,6 +16,7 @@ import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/re
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox } from '../sandbox/prepare.js';
+import { probeMachine } from '../sandbox/probe.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
@@ -36,6 +37,7 @@ import { materializeGrants } from './materialize.js';
 import { checkSkills } from './skills.js';
 import { superviseRun } from './superviseRun.js';
 import { createRunWorkspace, removeRunWorkspace, sessionDir } from './workspace.js';
+import { clearRunSetIdBits, dedicatedIdentity, giveToRunIdentity } from './runIdentityFiles.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and projection. */
 export interface RunPlan {
@@ -194,10 +196,13 @@ export class RunService {
     const { command, args } = await runnerCommand(runner);
     const before = store.session(sessionId);
     const backend = binding.sandbox;
+    // The host uid a bwrap run's files belong to, when the host maps it to a dedicated one (runs as root).
+    const runIds = backend === 'bwrap' ? dedicatedIdentity(probeMachine().identity) : undefined;
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
       const created = createRunWorkspace(config.dataDir, runId);
       return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
     });
+    const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;
     const latest = pending.at(-1);
@@ -258,6 +263,9 @@ export class RunService {
       // The pinned harness CLIs (read-only under bwrap, see readOnlyPaths).
       const harnessDir = config.harnessDir ?? HARNESS_DIR;
       if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
+      const readPaths = grantedReadPaths(binding.readPaths, config.mountRoots ?? []);
+      // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the grant).
+      giveToRunIdentity(runIds, { dataDir: config.dataDir, workspace: ws.root, sessionFolder, sockets: [egressSocket, gateway?.socketPath], binds: ws.granted.binds, readPaths });
       sandbox = prepareSandbox({
       backend,
       runId,
@@ -268,7 +276,7 @@ export class RunService {
         env: runnerEnv,
       },
       workspace: ws.root,
-      readOnly: [...readOnlyPaths(runner.dir, args, config.harnessDir ?? HARNESS_DIR), ...grantedReadPaths(binding.readPaths, config.mountRoots ?? [])],
+      readOnly: [...readOnlyPaths(runner.dir, args, config.harnessDir ?? HARNESS_DIR), ...readPaths],
       binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
       limits,
       egressSocket,
@@ -368,6 +376,12 @@ export class RunService {
       await egress?.close();
       await gateway?.close();
       batcher.flush();
+      // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
+      const cleared = clearRunSetIdBits([...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])], runIds);
+      if (cleared.length > 0) {
+        store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { files: cleared } }));
+        log.warn({ files: cleared }, 'setuid/setgid bits cleared from files the run left');
+      }
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       }

@@ -26,15 +26,26 @@ export function systemArgs(): string[] {
   return args;
 }
 
+/**
+ * The namespaces and identity of a sandbox: uid/gid 65534 in a user namespace, either bwrap's own
+ * (mapped to the invoking user) or, with `usernsFd`, the host's run namespace (65534 → the
+ * dedicated run uid, host/sandbox/runIdentity.ts). `--unshare-all` would imply a user namespace
+ * of bwrap's own, so with `usernsFd` the others are listed one by one.
+ */
+export function namespaceArgs(usernsFd?: number): string[] {
+  const identity = ['--uid', '65534', '--gid', '65534'];
+  if (usernsFd === undefined) return ['--unshare-all', '--unshare-user', ...identity];
+  return ['--userns', String(usernsFd), '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try', ...identity];
+}
+
 /** The bwrap command line around `inner` (docs/security-model.md, "bwrap backend"). */
-export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
+export function bwrapArgs(request: SandboxRequest, inner: string[], usernsFd?: number): string[] {
   const { launch } = request;
   const args = [
-    '--unshare-all',
+    ...namespaceArgs(usernsFd),
     '--die-with-parent',
     '--new-session',
     '--cap-drop', 'ALL',
-    '--unshare-user', '--uid', '65534', '--gid', '65534',
     '--hostname', 'paddock',
     ...systemArgs(),
     '--proc', '/proc',

@@ -4,6 +4,7 @@ import type { RunnerLaunch } from '../process/spawnRunner.js';
 import type { Containment } from '../runs/superviseRun.js';
 import { RunCgroup, joinCgroupsPrefix, type CgroupApplied } from './cgroups.js';
 import { bwrapArgs, EGRESS, GATEWAY } from './bwrapArgs.js';
+import { dedicatedUserns, identityWarnings, usernsPrefix, USERNS_FD, type RunIdentity } from './runIdentity.js';
 
 export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
@@ -42,6 +43,8 @@ export interface PreparedSandbox {
   launch: RunnerLaunch;
   report: IsolationReport;
   containment?: Containment;
+  /** The host uid/gid the sandbox's 65534 is (bwrap only): what the run's files are owned by. */
+  identity?: RunIdentity;
 }
 
 /** `prlimit` options for the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
@@ -73,15 +76,22 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
   const notEnforced: string[] = [];
   const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
   if (backend === 'bwrap') {
+    const id = machine.identity;
     enforced.push(
-      'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside',
+      'error' in id
+        ? 'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside'
+        : `own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside, which is host uid ${id.uid} gid ${id.gid} outside (${id.mechanism === 'dedicated' ? `a user namespace paddock maps to a dedicated id, ${id.source === 'default' ? 'the default' : `from ${id.source}`}` : 'bwrap maps it to the user running paddock'}); no supplementary groups; setuid/setgid bits cleared from files the run leaves in its workspace, session folder and read-write mounts`,
       'filesystem: only the run workspace is writable; read-only system paths (/usr, a few /etc files), the runner folder and node_modules; nothing else of the host is visible',
       egress && egress.allow.length
         ? `network: only through the host egress proxy, to ${egress.allow.join(', ')}; names resolved by the host; private and loopback addresses ${egress.allowPrivate ? 'allowed' : 'refused'}; every destination audited`
         : 'network: none (own network namespace with only loopback)',
       'the whole process tree dies with the run (pid namespace), setsid escapees included',
     );
+    if ('error' in id) notEnforced.push(`a run identity: ${id.error} (bwrap runs are refused)`);
+    else for (const warning of identityWarnings(id)) notEnforced.push(`an unprivileged host identity: ${warning}`);
   } else {
+    const uid = process.getuid?.();
+    notEnforced.push(`a separate identity: the runner runs as the host user (uid ${uid ?? '?'}${uid === 0 ? ', root: whatever it writes is root\'s, setuid bits included' : ''})`);
     enforced.push('own session and process group, killed (SIGTERM, then SIGKILL) at run end and confirmed through /proc');
     notEnforced.push(
       'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
@@ -119,10 +129,18 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
   }
+  // A root host maps the sandbox to its dedicated run uid through a namespace of its own; an
+  // unprivileged host lets bwrap map it to itself (host/sandbox/runIdentity.ts).
+  const identity = bwrap ? machine.identity : undefined;
+  if (identity && 'error' in identity) {
+    cgroup?.release();
+    throw new Error(`cannot map the sandbox to an unprivileged host identity: ${identity.error}`);
+  }
+  const userns = identity?.mechanism === 'dedicated' ? dedicatedUserns(identity) : undefined;
   const wrapped = [
     ...joinCgroupsPrefix(cgroup?.procsFiles ?? []),
     ...(machine.prlimit.available ? prlimitArgs(request.limits) : []),
-    ...(request.backend === 'bwrap' ? [machine.bwrap.path!, ...bwrapArgs(request, inner)] : inner),
+    ...(bwrap ? [...(userns ? usernsPrefix(userns) : []), machine.bwrap.path!, ...bwrapArgs(request, inner, userns ? USERNS_FD : undefined)] : inner),
   ];
   const [command, ...args] = wrapped;
   const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
@@ -137,5 +155,5 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
         ],
       }
     : undefined;
-  return { launch: { ...request.launch, command: command!, args }, report, containment };
+  return { launch: { ...request.launch, command: command!, args }, report, containment, ...(identity ? { identity } : {}) };
 }

@@ -2,6 +2,7 @@ import { probeMachine } from '../../sandbox/probe.js';
 import { isolationReport } from '../../sandbox/prepare.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { harnessReports } from '../../harness/harnesses.js';
+import { runIdentityReport } from '../../sandbox/identityReport.js';
 
 type Out = (text: string) => void;
 
@@ -13,8 +14,9 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
     ...(machine.bwrap.available ? { bwrap: isolationReport('bwrap', config.limits, machine, machine.cgroups) } : {}),
   };
   const harnesses = harnessReports();
+  const identity = runIdentityReport(machine.identity, config.dataDir);
   if (flags.json) {
-    out(JSON.stringify({ machine, backends, harnesses }));
+    out(JSON.stringify({ machine, backends, harnesses, identity }));
     return 0;
   }
   const yes = (ok: unknown) => (ok ? 'yes' : 'NO ');
@@ -26,6 +28,8 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
       `kill whole tree:   ${yes(machine.cgroups.killAll)} ${machine.cgroups.killAll ?? '— setsid escapees of the process backend survive; bwrap still kills them (pid namespace)'}`,
       `CPU/file/fd limits: ${yes(machine.prlimit.available)} ${machine.prlimit.available ? 'prlimit (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE)' : `— ${machine.prlimit.why}`}`,
       `egress bridge:     ${yes(machine.socat.available)} ${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
+      `run identity:      ${yes(identity.ok)} ${identity.summary}`,
+      ...identity.warnings.map((w) => `  WARNING: ${w}`),
       ...harnesses.map((h) => `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`),
       '',
       ...Object.entries(backends).flatMap(([name, report]) => [
