@@ -7,6 +7,8 @@ import { probeMachine } from '../sandbox/probe.js';
 import { isolationReport } from '../sandbox/prepare.js';
 import { decideSandbox } from '../sandbox/decide.js';
 import type { Binding, Resources } from './schema.js';
+import { dedicatedIdentity, identityAccessProblem } from '../runs/runIdentityFiles.js';
+import type { RunIdentity, RunIdentityError } from '../sandbox/runIdentity.js';
 
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
@@ -24,7 +26,7 @@ export interface Explanation {
   network: string;
   sandbox: { profile: string; available: boolean; backend?: string; degraded: string[]; refusal?: string; report?: IsolationReport };
   /** The worst a run can do, from the backend's own report and launch recipe. */
-  worstCase: { readable: string[]; writable: string[]; network: string; credentials: string };
+  worstCase: { readable: string[]; writable: string[]; network: string; credentials: string; hostIdentity: string };
   withheld: Projection['withheld'];
 }
 
@@ -45,7 +47,8 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
     readable: strong
       ? ['/usr and the /bin, /lib links', '/etc: passwd, group, ld.so.*, ssl, ca-certificates, alternatives, localtime, nsswitch.conf', `the runner folder${runner ? ` (${runner.dir})` : ''}`, "the host's node_modules and harness CLIs (.harness)", 'the run workspace and its session folder', ...(binding.workspace === 'mount' ? binding.grants.mounts.map((id) => `mount ${id}`) : []), ...binding.readPaths.map((p) => `${p} (readPaths)`)]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
-    writable: strong ? ['the run workspace', 'the session folder (kept across the session\'s runs)', ...rwMounts.map((id) => `mount ${id} (rw)`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    writable: strong ? ['the run workspace', 'the session folder (kept across the session\'s runs)', ...rwMounts.map((id) => `mount ${id} (rw)${mountRefusal(id, resources, machine.identity)}`)] : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    hostIdentity: runsAs(strong, machine.identity),
     network: strong ? 'none: own network namespace with only loopback' : 'any destination the host can reach',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
@@ -109,6 +112,24 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   };
 }
 
+/** Who a run is on the host: what owns every file it writes (from the mapping the sandbox applies). */
+function runsAs(strong: boolean, identity: RunIdentity | RunIdentityError): string {
+  if (!strong) {
+    const uid = process.getuid?.();
+    return `the host user (uid ${uid ?? '?'}${uid === 0 ? ', root: whatever the runner writes is root\'s, setuid bits included' : ''}) — the process backend does not change identity`;
+  }
+  if ('error' in identity) return `none usable (${identity.error}): runs are refused`;
+  return `host uid ${identity.uid} gid ${identity.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`;
+}
+
+/** Why runs will be refused over a rw mount the run identity cannot write ('' when they will not). */
+function mountRefusal(id: string, resources: Resources, identity: RunIdentity | RunIdentityError): string {
+  const ids = dedicatedIdentity(identity);
+  const path = resources.mounts.find((m) => m.id === id)?.path;
+  const problem = ids && path ? identityAccessProblem(path, 'write', ids) : undefined;
+  return problem ? ` — REFUSED at run start: ${problem} (docs/admin-guide.md "Run identity")` : '';
+}
+
 /** A readable rendering of an explanation. */
 export function renderExplanation(e: Explanation): string {
   const lines: string[] = [];
@@ -132,7 +153,7 @@ export function renderExplanation(e: Explanation): string {
   lines.push(`workspace (${e.workspace.mode}): ${e.workspace.layout}`);
   for (const c of e.workspace.contents) lines.push(`  ${c}`);
   lines.push(`network: ${e.network}`);
-  lines.push('worst case:', `  can read: ${e.worstCase.readable.join('; ')}`, `  can write: ${e.worstCase.writable.join('; ')}`, `  network: ${e.worstCase.network}`, `  credentials: ${e.worstCase.credentials}`);
+  lines.push('worst case:', `  can read: ${e.worstCase.readable.join('; ')}`, `  can write: ${e.worstCase.writable.join('; ')}`, `  network: ${e.worstCase.network}`, `  credentials: ${e.worstCase.credentials}`, `  host identity: ${e.worstCase.hostIdentity}`);
   for (const d of e.sandbox.degraded) lines.push(`  DEGRADED: ${d}`);
   if (e.sandbox.report) {
     lines.push(`sandbox: ${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (${e.sandbox.report.strength})`);

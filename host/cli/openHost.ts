@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from '../runs/workspace.js';
 import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
+import { ConfigRepo } from '../bindings/configRepo.js';
+import { clearRunSetIdBits } from '../runs/runIdentityFiles.js';
 
 /** The configured container, its store, and what start-up recovery did. */
 export async function openHost(config: HostConfig) {
@@ -13,7 +16,23 @@ export async function openHost(config: HostConfig) {
   const liveRuns = store.runs({ status: ['queued', 'running'], limit: 1_000_000 });
   sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, new Set(liveRuns.map((r) => r.id)));
   sweepSessionFolders(config.dataDir, config.sessionTtlMs ?? DISPATCH_DEFAULTS.sessionTtlMs, new Set(liveRuns.map((r) => r.sessionId)));
+  clearInterruptedSetIdBits(config.dataDir, recovery, new ConfigRepo(store), (files) =>
+    store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
+  );
   return { container, store, recovery };
+}
+
+/**
+ * A run the host did not see to its end never had its setuid/setgid bits cleared: clear them now
+ * in its session folder and workspace and in every read-write mount (which of them it had is not
+ * recorded; walking them all is the safe side).
+ */
+export function clearInterruptedSetIdBits(dataDir: string, recovery: RecoveryReport, repo: ConfigRepo, audit: (files: unknown[]) => void): void {
+  if (recovery.interruptedRuns.length === 0) return;
+  const rwMounts = repo.snapshot().resources.mounts.filter((m) => m.mode === 'rw').map((m) => m.path);
+  const roots = [...recovery.interruptedRuns.flatMap((r) => [join(dataDir, 'sessions', r.sessionId), join(dataDir, 'workspaces', r.runId)]), ...rwMounts];
+  const files = clearRunSetIdBits(roots);
+  if (files.length > 0) audit(files);
 }
 
 /** One line per recovery action, for stderr (empty when there was nothing to recover). */

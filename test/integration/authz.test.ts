@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -225,6 +225,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
 
 describe('granted folders reach the runner inside its workspace', () => {
   const root = mkdtempSync(join(tmpdir(), 'paddock-mountroot-'));
+  chmodSync(root, 0o755); // readable by the run uid, like an admin's folder (docs/admin-guide.md "Run identity")
   mkdirSync(join(root, 'repo'));
   writeFileSync(join(root, 'repo', 'README.md'), 'hi\n');
   const mounted = makeHost({ mountRoots: [root] });

@@ -3,11 +3,16 @@ import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, mk
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigRepo } from '../../host/bindings/configRepo.js';
+import { explainBinding } from '../../host/bindings/explain.js';
+import type { Binding } from '../../host/bindings/schema.js';
+import { clearInterruptedSetIdBits } from '../../host/cli/openHost.js';
+import { discoverRunners } from '../../host/plugins/catalog.js';
 import { clearSetIdBits } from '../../host/runs/runIdentityFiles.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
 import { identityWarnings, type RunIdentity } from '../../host/sandbox/runIdentity.js';
 import { repoPath } from '../helpers/fixtures.js';
-import { chatEvent, tempHost } from '../helpers/host.js';
+import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
 
 // Item 4 of issue 11: bwrap run by root used to map the sandbox's uid 65534 to host uid 0, so a
 // file a run made in a read-write mount was root's on the host, setuid bit included.
@@ -141,6 +146,13 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       resources: { mounts: [{ id: 'repo', path: repo, mode: 'rw' }] },
       bindings: [{ id: 'nogrant', runner: 'attacker', route: { platform: 'ident', bot: 'nogrant' }, workspace: 'mount', grants: { mounts: ['repo'] }, config: { actions: ['write:in/mounts/repo/x'] } }],
     });
+    const explain = () => {
+      const repoCfg = new ConfigRepo(h.store);
+      return explainBinding(repoCfg.binding('nogrant').spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repoCfg.snapshot().resources, h.config.limits);
+    };
+    const before = explain();
+    expect(before.worstCase.writable).toContain(`mount repo (rw) — REFUSED at run start: host uid ${identity.uid} gid ${identity.gid} (what runs are on the host) cannot write (and search) ${repo} (docs/admin-guide.md "Run identity")`);
+    expect(before.worstCase.hostIdentity).toBe(`host uid ${identity.uid} gid ${identity.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`);
     const { outcome } = await dispatchAttack(h, 'nogrant');
     expect(outcome.status).toBe('failed');
     expect(outcome.reason).toContain(`mount repo (rw): host uid ${identity.uid} gid ${identity.gid}`);
@@ -149,6 +161,7 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     // Granted by ACL-free group write instead of ownership: the kernel decides, so it runs.
     chownSync(repo, 0, identity.gid);
     chmodSync(repo, 0o775);
+    expect(explain().worstCase.writable).toContain('mount repo (rw)');
     const again = await dispatchAttack(h, 'nogrant');
     expect(again.outcome.status, again.outcome.reason).toBe('completed');
     expect(again.results['write:in/mounts/repo/x']).toBe('ok');
@@ -176,6 +189,30 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     expect(findings).toHaveLength(2);
     expect(findings).toContainEqual({ path: shared, cleared: false, mode: '4755', why: '2 hard links, owned by 0:0: may be a host file' });
     expect(findings).toContainEqual({ path: own, cleared: true, mode: '6755' });
+  });
+
+  it('a run the host never saw end (host crash) has its bits cleared at the next host start: its session folder, workspace and every rw mount', async () => {
+    const { root, repo } = grantedRoot();
+    const h = tempHost({ mountRoots: [root] });
+    hosts.push(h);
+    h.apply({ resources: { mounts: [{ id: 'repo', path: repo, mode: 'rw' }, { id: 'ro', path: root, mode: 'ro' }] }, bindings: [] });
+    const sessionId = 'ses_00000000-0000-4000-8000-000000000000';
+    const runId = 'run_interrupted-0001';
+    const plant = (path: string) => {
+      mkdirSync(join(path, '..'), { recursive: true });
+      copyFileSync('/usr/bin/id', path);
+      chownSync(path, identity.uid, identity.gid);
+      chmodSync(path, 0o4755);
+      return path;
+    };
+    const planted = [plant(join(repo, 'left')), plant(join(h.dataDir, 'sessions', sessionId, 'left')), plant(join(h.dataDir, 'workspaces', runId, 'out', 'left'))];
+    const untouched = plant(join(root, 'not-rw', 'left')); // only in a read-only mount: no run could write there
+    const audited: unknown[][] = [];
+    clearInterruptedSetIdBits(h.dataDir, { interruptedRuns: [{ runId, sessionId, killedPid: null }], effects: [], pausedSessions: [] }, new ConfigRepo(h.store), (files) => audited.push(files));
+    for (const path of planted) expect(statSync(path).mode & 0o7777, path).toBe(0o755);
+    expect(statSync(untouched).mode & 0o7777).toBe(0o4755);
+    expect(audited).toHaveLength(1);
+    expect((audited[0] as { path: string }[]).map((f) => f.path).sort()).toEqual([...planted].sort());
   });
 
   // Three real CLI starts: slow on a loaded machine, hence the longer timeout.
