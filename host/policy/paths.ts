@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, realpathSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchownSync, fstatSync, ftruncateSync, lchownSync, lstatSync, mkdirSync, statSync, openSync, readSync, readlinkSync, realpathSync, writeSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 
 /** Why a path was refused; `code` is stable. */
@@ -34,6 +34,12 @@ function inside(root: string, path: string): boolean {
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
 }
 
+/** Give a folder the host just made inside a run's workspace to the workspace's owner (the run's host uid); links are never followed. */
+function ownLikeRoot(root: string, path: string): void {
+  const owner = statSync(root);
+  lchownSync(path, owner.uid, owner.gid);
+}
+
 /**
  * Walk the directories of `parts` under `root` one by one with lstat, refusing any symlink (so a
  * planted link can never redirect the walk); optionally creating missing directories (0700).
@@ -48,6 +54,7 @@ function walkDirs(root: string, dirs: string[], create: boolean): string {
     } catch {
       if (!create) throw new PathPolicyError('NOT_FOUND', `${relative(root, current)} does not exist`);
       mkdirSync(current, { mode: 0o700 });
+      ownLikeRoot(root, current);
       stat = lstatSync(current);
     }
     if (stat.isSymbolicLink()) throw new PathPolicyError('SYMLINK', `${relative(root, current)} is a symbolic link; links are never followed`);
@@ -121,6 +128,9 @@ export function writeInside(rootPath: string, rel: string, content: Buffer, mode
   }
   try {
     verifyOpened(fd, root, rel);
+    // What the host makes for a run is the run's (its host uid under bwrap), like what it writes itself.
+    const owner = statSync(root);
+    if (fstatSync(fd).uid !== owner.uid) fchownSync(fd, owner.uid, owner.gid);
     // Truncate only after the checks: O_TRUNC at open would already have cut a wrong file.
     if (mode === 'overwrite') {
       ftruncateSync(fd, 0);
