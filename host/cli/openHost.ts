@@ -1,11 +1,10 @@
-import { join } from 'node:path';
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from '../runs/workspace.js';
 import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
-import { clearRunSetIdBits } from '../runs/runIdentityFiles.js';
+import { clearInterruptedSetIdBits } from '../recovery/setIdLeftovers.js';
 
 /** The configured container, its store, and what start-up recovery did. */
 export async function openHost(config: HostConfig) {
@@ -20,19 +19,6 @@ export async function openHost(config: HostConfig) {
     store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
   );
   return { container, store, recovery };
-}
-
-/**
- * A run the host did not see to its end never had its setuid/setgid bits cleared: clear them now
- * in its session folder and workspace and in every read-write mount (which of them it had is not
- * recorded; walking them all is the safe side).
- */
-export function clearInterruptedSetIdBits(dataDir: string, recovery: RecoveryReport, repo: ConfigRepo, audit: (files: unknown[]) => void): void {
-  if (recovery.interruptedRuns.length === 0) return;
-  const rwMounts = repo.snapshot().resources.mounts.filter((m) => m.mode === 'rw').map((m) => m.path);
-  const roots = [...recovery.interruptedRuns.flatMap((r) => [join(dataDir, 'sessions', r.sessionId), join(dataDir, 'workspaces', r.runId)]), ...rwMounts];
-  const files = clearRunSetIdBits(roots);
-  if (files.length > 0) audit(files);
 }
 
 /** One line per recovery action, for stderr (empty when there was nothing to recover). */

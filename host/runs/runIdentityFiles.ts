@@ -101,31 +101,43 @@ export function clearSetIdBits(root: string, ids?: Ids): SetIdFinding[] {
   } catch {
     return findings; // gone, or not a directory: nothing of a run's below it
   }
-  const stack: { fd: number; path: string }[] = [{ fd: top, path: root }];
+  // Depth first, holding open only the folders on the current path (not every pending sibling).
+  const stack: { fd: number; path: string; names: string[] }[] = [{ fd: top, path: root, names: listed(top) }];
   while (stack.length > 0) {
-    const { fd, path } = stack.pop()!;
-    try {
-      for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
-        const via = `/proc/self/fd/${fd}/${name}`;
-        let stat: Stats;
-        try {
-          stat = lstatSync(via);
-        } catch {
-          continue;
-        }
-        if (stat.isDirectory()) {
-          try {
-            stack.push({ fd: openSync(via, O_DIR), path: join(path, name) });
-          } catch {
-            // Swapped or removed meanwhile.
-          }
-        } else if (stat.isFile() && (stat.mode & SETID) !== 0) findings.push(clearOne(via, join(path, name), ids));
-      }
-    } finally {
-      closeSync(fd);
+    const frame = stack.at(-1)!;
+    const name = frame.names.pop();
+    if (name === undefined) {
+      closeSync(frame.fd);
+      stack.pop();
+      continue;
     }
+    const via = `/proc/self/fd/${frame.fd}/${name}`;
+    let stat: Stats;
+    try {
+      stat = lstatSync(via);
+    } catch {
+      continue;
+    }
+    if (stat.isDirectory()) {
+      let fd: number;
+      try {
+        fd = openSync(via, O_DIR);
+      } catch {
+        continue; // swapped or removed meanwhile
+      }
+      stack.push({ fd, path: join(frame.path, name), names: listed(fd) });
+    } else if (stat.isFile() && (stat.mode & SETID) !== 0) findings.push(clearOne(via, join(frame.path, name), ids));
   }
   return findings;
+}
+
+/** The names in a held folder (empty when it cannot be read). */
+function listed(fd: number): string[] {
+  try {
+    return readdirSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return [];
+  }
 }
 
 function clearOne(via: string, path: string, ids?: Ids): SetIdFinding {

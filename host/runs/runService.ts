@@ -377,10 +377,16 @@ export class RunService {
       await gateway?.close();
       batcher.flush();
       // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
-      const cleared = clearRunSetIdBits([...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])], runIds);
-      if (cleared.length > 0) {
-        store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { files: cleared } }));
-        log.warn({ files: cleared }, 'setuid/setgid bits cleared from files the run left');
+      try {
+        const cleared = clearRunSetIdBits([...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])], runIds);
+        if (cleared.length > 0) {
+          store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { files: cleared } }));
+          log.warn({ files: cleared }, 'setuid/setgid bits cleared from files the run left');
+        }
+      } catch (error) {
+        // Never lose the run's outcome over it; the next start's recovery does not retry it, so say it loudly.
+        store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { error: String(error) } }));
+        log.error({ err: error }, 'clearing setuid/setgid bits after the run failed');
       }
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigRepo } from '../../host/bindings/configRepo.js';
 import { explainBinding } from '../../host/bindings/explain.js';
 import type { Binding } from '../../host/bindings/schema.js';
-import { clearInterruptedSetIdBits } from '../../host/cli/openHost.js';
+import { clearInterruptedSetIdBits } from '../../host/recovery/setIdLeftovers.js';
 import { discoverRunners } from '../../host/plugins/catalog.js';
 import { clearSetIdBits } from '../../host/runs/runIdentityFiles.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
@@ -213,6 +213,23 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     expect(statSync(untouched).mode & 0o7777).toBe(0o4755);
     expect(audited).toHaveLength(1);
     expect((audited[0] as { path: string }[]).map((f) => f.path).sort()).toEqual([...planted].sort());
+  });
+
+  it('the clearing walk reaches a file 600 folders deep beside 3000 sibling folders (it holds only the current path open)', () => {
+    const tree = mkdtempSync(join(tmpdir(), 'paddock-ident-deep-'));
+    for (let i = 0; i < 3000; i++) mkdirSync(join(tree, `s${i}`));
+    let deep = tree;
+    for (let i = 0; i < 600; i++) {
+      deep = join(deep, 'd');
+      mkdirSync(deep);
+    }
+    const file = join(deep, 'suid');
+    copyFileSync('/usr/bin/id', file);
+    chownSync(file, identity.uid, identity.gid);
+    chmodSync(file, 0o4755);
+    const findings = clearSetIdBits(tree, identity);
+    expect(findings).toEqual([{ path: file, cleared: true, mode: '4755' }]);
+    expect(statSync(file).mode & 0o7777).toBe(0o755);
   });
 
   // Three real CLI starts: slow on a loaded machine, hence the longer timeout.
