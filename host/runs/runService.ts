@@ -384,7 +384,7 @@ export class RunService {
           log.warn({ files: cleared }, 'setuid/setgid bits cleared from files the run left');
         }
       } catch (error) {
-        // Never lose the run's outcome over it; the next start's recovery does not retry it, so say it loudly.
+        // Never lose the run's outcome over it; audited and logged as an error instead.
         store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { error: String(error) } }));
         log.error({ err: error }, 'clearing setuid/setgid bits after the run failed');
       }
