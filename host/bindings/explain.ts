@@ -20,6 +20,8 @@ export interface ExplainPaths {
   mountRoots: readonly string[];
 }
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
+import { dedicatedIdentity, identityAccessProblem } from '../runs/runIdentityFiles.js';
+import type { RunIdentity, RunIdentityError } from '../sandbox/runIdentity.js';
 
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
@@ -37,7 +39,7 @@ export interface Explanation {
   network: string;
   sandbox: { profile: string; available: boolean; backend?: string; degraded: string[]; refusal?: string; report?: IsolationReport };
   /** The worst a run can do, from the backend's own report and launch recipe. */
-  worstCase: { readable: string[]; writable: string[]; network: string; credentials: string };
+  worstCase: { readable: string[]; writable: string[]; network: string; credentials: string; hostIdentity: string };
   /** Under bwrap: every bind of the launch a run of this binding would get (`<runId>`, `<sessionId>`: per run). */
   binds?: SandboxBind[];
   withheld: Projection['withheld'];
@@ -71,7 +73,9 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
           `the sandbox's own ${binds.filter((b) => b.mode === 'own').map((b) => b.target).join(', ')} (nothing of the host's)`,
         ]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
-    writable: binds ? binds.filter((b) => b.mode === 'rw').map(where) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    // A rw bind of the admin's (a mount) the run identity cannot write refuses the run at start: said here.
+    writable: binds ? binds.filter((b) => b.mode === 'rw').map((b) => `${where(b)}${b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, machine.identity)}`) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    hostIdentity: runsAs(strong, machine.identity),
     network: report?.network ?? 'none: runs are refused',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
@@ -139,6 +143,23 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   };
 }
 
+/** Who a run is on the host: what owns every file it writes (from the mapping the sandbox applies). */
+function runsAs(strong: boolean, identity: RunIdentity | RunIdentityError): string {
+  if (!strong) {
+    const uid = process.getuid?.();
+    return `the host user (uid ${uid ?? '?'}${uid === 0 ? ', root: whatever the runner writes is root\'s, setuid bits included' : ''}) — the process backend does not change identity`;
+  }
+  if ('error' in identity) return `none usable (${identity.error}): runs are refused`;
+  return `host uid ${identity.uid} gid ${identity.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`;
+}
+
+/** Why runs will be refused over a rw mount the run identity cannot write ('' when they will not). */
+function writeRefusal(path: string, identity: RunIdentity | RunIdentityError): string {
+  const ids = dedicatedIdentity(identity);
+  const problem = ids ? identityAccessProblem(path, 'write', ids) : undefined;
+  return problem ? ` — REFUSED at run start: ${problem} (docs/admin-guide.md "Run identity")` : '';
+}
+
 /** A readable rendering of an explanation. */
 export function renderExplanation(e: Explanation): string {
   const lines: string[] = [];
@@ -162,7 +183,7 @@ export function renderExplanation(e: Explanation): string {
   lines.push(`workspace (${e.workspace.mode}): ${e.workspace.layout}`);
   for (const c of e.workspace.contents) lines.push(`  ${c}`);
   lines.push(`network: ${e.network}`);
-  lines.push('worst case:', `  can read: ${e.worstCase.readable.join('; ')}`, `  can write: ${e.worstCase.writable.join('; ')}`, `  network: ${e.worstCase.network}`, `  credentials: ${e.worstCase.credentials}`);
+  lines.push('worst case:', `  can read: ${e.worstCase.readable.join('; ')}`, `  can write: ${e.worstCase.writable.join('; ')}`, `  network: ${e.worstCase.network}`, `  credentials: ${e.worstCase.credentials}`, `  host identity: ${e.worstCase.hostIdentity}`);
   for (const d of e.sandbox.degraded) lines.push(`  DEGRADED: ${d}`);
   if (e.sandbox.report) {
     lines.push(`sandbox: ${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (${e.sandbox.report.strength})`);

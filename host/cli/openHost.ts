@@ -4,6 +4,8 @@ import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
 import { sweepRunCgroups } from '../sandbox/cgroups.js';
+import { ConfigRepo } from '../bindings/configRepo.js';
+import { clearInterruptedSetIdBits } from '../recovery/setIdLeftovers.js';
 
 /** The configured container, its store, and what start-up recovery did. */
 export async function openHost(config: HostConfig) {
@@ -20,6 +22,9 @@ export async function openHost(config: HostConfig) {
     const run = store.run(runId);
     return run !== undefined && run.status !== 'queued' && run.status !== 'running';
   });
+  clearInterruptedSetIdBits(config.dataDir, recovery, new ConfigRepo(store), (files) =>
+    store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
+  );
   return { container, store, recovery };
 }
 

@@ -64,8 +64,10 @@ export async function walkBeneath(root: FileHandle, dirs: string[], create: bool
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' && create) {
-          await mkdirBeneath(current, part);
+          const made = await mkdirBeneath(current, part);
           next = await openDirBeneath(current, part).catch(() => undefined);
+          // What the host makes for a run is the run's (its host uid under bwrap), like what it makes itself.
+          if (made && next) await ownLikeRoot(root, next);
         } else if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw error;
         if (!next) throw await notADirectory(current, part, shown.join('/'));
       }
@@ -77,6 +79,12 @@ export async function walkBeneath(root: FileHandle, dirs: string[], create: bool
     if (current !== root) await closeQuietly(current);
     throw error;
   }
+}
+
+/** Give something the host just created beneath the workspace to the workspace's owner (the run's host uid), through its descriptor. */
+async function ownLikeRoot(root: FileHandle, made: FileHandle): Promise<void> {
+  const [owner, stat] = await Promise.all([root.stat(), made.stat()]);
+  if (stat.uid !== owner.uid || stat.gid !== owner.gid) await made.chown(owner.uid, owner.gid);
 }
 
 /** The workspace root, opened as a directory (the host names it; its real path bounds every result). */
@@ -182,6 +190,7 @@ export async function writeInside(rootPath: string, rel: string, content: Buffer
       // under the name meanwhile (a link, a FIFO, another file) makes it fail instead.
       try {
         file = await fsp.open(`/proc/self/fd/${dir.fd}/${name}`, access | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+        await ownLikeRoot(root, file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const stat = await lstatBeneath(dir, name);

@@ -16,6 +16,7 @@ import { resolveRunner, runnerCommand, type ResolvedRunner } from '../plugins/re
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox, startsEgressProxy } from '../sandbox/prepare.js';
+import { probeMachine } from '../sandbox/probe.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { KB_MCP_SERVER } from '../gateway/mcp/kbEndpoint.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
@@ -41,6 +42,7 @@ import { checkSkills } from './skills.js';
 import { describeError, superviseRun } from './superviseRun.js';
 import { runSandboxRequest } from './runSandbox.js';
 import { createRunWorkspace, removeRunWorkspace, sessionDir } from './workspace.js';
+import { clearRunSetIdBits, dedicatedIdentity, giveToRunIdentity } from './runIdentityFiles.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and projection. */
 export interface RunPlan {
@@ -240,10 +242,13 @@ export class RunService {
     const { command, args, bundle } = await runnerCommand(runner, join(config.dataDir, 'bundles'));
     const before = store.session(sessionId);
     const backend = binding.sandbox;
+    // The host uid a bwrap run's files belong to, when the host maps it to a dedicated one (runs as root).
+    const runIds = backend === 'bwrap' ? dedicatedIdentity(probeMachine().identity) : undefined;
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
       const created = createRunWorkspace(config.dataDir, runId);
       return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
     });
+    const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;
     const latest = pending.at(-1);
@@ -309,6 +314,9 @@ export class RunService {
       // The pinned harness CLIs (read-only under bwrap, see runSandbox.ts).
       const harnessDir = config.harnessDir ?? HARNESS_DIR;
       if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
+      const readPaths = grantedReadPaths(binding.readPaths, config.mountRoots ?? []);
+      // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the grant).
+      giveToRunIdentity(runIds, { dataDir: config.dataDir, workspace: ws.root, sessionFolder, sockets: [egressSocket, gateway?.socketPath], binds: ws.granted.binds, readPaths, bundle });
       sandbox = prepareSandbox(
         runSandboxRequest({
           backend,
@@ -318,7 +326,7 @@ export class RunService {
           runnerDir: runner.dir,
           bundle,
           harnessDir,
-          readPaths: grantedReadPaths(binding.readPaths, config.mountRoots ?? []),
+          readPaths,
           binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...skills.binds],
           limits,
           egressSocket,
@@ -438,6 +446,18 @@ export class RunService {
       await egress?.close();
       await gateway?.close();
       batcher.flush();
+      // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
+      try {
+        const cleared = clearRunSetIdBits([...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])], runIds);
+        if (cleared.length > 0) {
+          store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { files: cleared } }));
+          log.warn({ files: cleared }, 'setuid/setgid bits cleared from files the run left');
+        }
+      } catch (error) {
+        // Never lose the run's outcome over it; audited and logged as an error instead.
+        store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { error: String(error) } }));
+        log.error({ err: error }, 'clearing setuid/setgid bits after the run failed');
+      }
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       }

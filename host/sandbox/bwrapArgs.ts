@@ -29,18 +29,30 @@ export function systemArgs(): string[] {
 }
 
 /**
+ * The namespaces and identity of a sandbox: uid/gid 65534 in a user namespace, either bwrap's own
+ * (mapped to the invoking user) or, with `usernsFd`, the host's run namespace (65534 → the
+ * dedicated run uid, host/sandbox/runIdentity.ts). `--unshare-all` would imply a user namespace
+ * of bwrap's own, so with `usernsFd` the others are listed one by one.
+ */
+export function namespaceArgs(usernsFd?: number): string[] {
+  const identity = ['--uid', '65534', '--gid', '65534'];
+  if (usernsFd === undefined) return ['--unshare-all', '--unshare-user', ...identity];
+  return ['--userns', String(usernsFd), '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try', ...identity];
+}
+
+/**
  * bwrap's options for a run (docs/security-model.md, "bwrap backend"), without the command:
  * the launch passes them through `--args FD`, so the runner's environment (its run token) is
  * never in a host-visible command line. Also the source of `paddock explain`'s bind lists.
+ * `usernsFd`: the host's run user namespace (a root host, host/sandbox/runIdentity.ts).
  */
-export function bwrapOptions(request: SandboxRequest): string[] {
+export function bwrapOptions(request: SandboxRequest, usernsFd?: number): string[] {
   const { launch } = request;
   const args = [
-    '--unshare-all',
+    ...namespaceArgs(usernsFd),
     '--die-with-parent',
     '--new-session',
     '--cap-drop', 'ALL',
-    '--unshare-user', '--uid', '65534', '--gid', '65534',
     '--hostname', 'paddock',
     ...systemArgs(),
     '--proc', '/proc',
@@ -77,7 +89,7 @@ export interface SandboxBind {
 
 /** How many values each bwrap option this host uses takes (bindsOf refuses any other option). */
 const ARITY: Record<string, number> = {
-  '--unshare-all': 0, '--share-net': 0, '--unshare-user': 0, '--die-with-parent': 0, '--new-session': 0, '--clearenv': 0, '--as-pid-1': 0,
+  '--unshare-all': 0, '--share-net': 0, '--unshare-user': 0, '--unshare-ipc': 0, '--unshare-pid': 0, '--unshare-net': 0, '--unshare-uts': 0, '--unshare-cgroup-try': 0, '--userns': 1, '--die-with-parent': 0, '--new-session': 0, '--clearenv': 0, '--as-pid-1': 0,
   '--cap-drop': 1, '--cap-add': 1, '--uid': 1, '--gid': 1, '--hostname': 1, '--proc': 1, '--dev': 1, '--tmpfs': 1, '--remount-ro': 1, '--chdir': 1, '--unsetenv': 1, '--dir': 1, '--perms': 1, '--size': 1,
   '--setenv': 2, '--ro-bind': 2, '--ro-bind-try': 2, '--bind': 2, '--bind-try': 2, '--dev-bind': 2, '--dev-bind-try': 2, '--symlink': 2, '--chmod': 2,
 };

@@ -43,7 +43,8 @@ export function hostLaunch(opts: {
   runner: RunnerLaunch;
   procsFiles: readonly string[];
   prlimit?: string[];
-  bwrap?: { path: string; options: string[]; inner: string[] };
+  /** `prefix`: what runs just before bwrap (e.g. opening the run's user namespace), absolute paths only. */
+  bwrap?: { path: string; options: string[]; inner: string[]; prefix?: string[] };
 }): HostLaunch {
   const sh = requireHostTool('sh');
   const rm = requireHostTool('rm');
@@ -56,7 +57,7 @@ export function hostLaunch(opts: {
       );
   writeFileSync(join(dir, 'launch'), payload, { mode: 0o600 });
   const tail = opts.bwrap
-    ? [opts.bwrap.path, '--args', '3', '--', ...opts.bwrap.inner]
+    ? [...(opts.bwrap.prefix ?? []), opts.bwrap.path, '--args', '3', '--', ...opts.bwrap.inner]
     : [requireHostTool('bash'), '--norc', '--noprofile', '-c', ENV_LOADER, 'paddock-env', requireHostTool('env'), '-u', 'SHLVL', '--', opts.runner.command, ...opts.runner.args];
   // $0 of the launch shell is rm's absolute path (the script calls "$0" to remove the folder).
   const args = ['-c', LAUNCH_SCRIPT, rm, dir, ...opts.procsFiles, '--', ...(opts.prlimit ?? []), ...tail];

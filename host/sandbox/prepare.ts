@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { chownSync, rmSync } from 'node:fs';
 import type { HostLimits } from '../config/limits.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
@@ -7,6 +7,7 @@ import type { Containment } from '../runs/superviseRun.js';
 import { RunCgroup, type CgroupApplied } from './cgroups.js';
 import { bindsOf, bwrapOptions, EGRESS, GATEWAY, STDOUT_FIFO, type SandboxBind } from './bwrapArgs.js';
 import { hostLaunch } from './launcher.js';
+import { dedicatedUserns, identityWarnings, usernsPrefix, USERNS_FD, type RunIdentity } from './runIdentity.js';
 
 export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
@@ -56,6 +57,8 @@ export interface PreparedSandbox {
   binds?: SandboxBind[];
   report: IsolationReport;
   containment?: Containment;
+  /** The host uid/gid the sandbox's 65534 is (bwrap only): what the run's files are owned by. */
+  identity?: RunIdentity;
 }
 
 /** `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
@@ -116,13 +119,20 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
   const network = networkDescription(backend, net);
   const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
   if (backend === 'bwrap') {
+    const id = machine.identity;
     enforced.push(
-      'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside',
+      'error' in id
+        ? 'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside'
+        : `own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside, which is host uid ${id.uid} gid ${id.gid} outside (${id.mechanism === 'dedicated' ? `a user namespace paddock maps to a dedicated id, ${id.source === 'default' ? 'the default' : `from ${id.source}`}` : 'bwrap maps it to the user running paddock'}); no supplementary groups; setuid/setgid bits cleared from files the run leaves in its workspace, session folder and read-write mounts`,
       'filesystem: only the run workspace, its session folder and rw mounts are writable; read-only system paths (/usr, a few /etc files), the runner folder, its own bundle, node_modules, the harness CLIs and what the binding grants (readPaths, mounts); nothing else of the host is visible (paddock explain lists every bind)',
       `network: ${network}`,
       'the whole process tree dies with the run (pid namespace), setsid escapees included',
     );
+    if ('error' in id) notEnforced.push(`a run identity: ${id.error} (bwrap runs are refused)`);
+    else for (const warning of identityWarnings(id)) notEnforced.push(`an unprivileged host identity: ${warning}`);
   } else {
+    const uid = process.getuid?.();
+    notEnforced.push(`a separate identity: the runner runs as the host user (uid ${uid ?? '?'}${uid === 0 ? ', root: whatever it writes is root\'s, setuid bits included' : ''})`);
     enforced.push('own session and process group, killed (SIGTERM, then SIGKILL) at run end and confirmed through /proc');
     notEnforced.push(
       'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
@@ -165,14 +175,23 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     const proxy = `http://127.0.0.1:${EGRESS.port}`;
     request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
   }
+  // A root host maps the sandbox to its dedicated run uid through a namespace of its own; an
+  // unprivileged host lets bwrap map it to itself (host/sandbox/runIdentity.ts).
+  const identity = bwrap ? machine.identity : undefined;
+  if (identity && 'error' in identity) {
+    void cgroup?.release();
+    throw new Error(`cannot map the sandbox to an unprivileged host identity: ${identity.error}`);
+  }
+  const userns = identity?.mechanism === 'dedicated' ? dedicatedUserns(identity) : undefined;
+  if (fifo && identity) chownSync(fifo, identity.uid, identity.gid); // the runner opens it as its host uid
   // Host-side helpers by absolute path with the host's fixed environment; the runner's
   // environment reaches only the runner's own process (launcher.ts).
-  const options = bwrap ? bwrapOptions(request) : undefined;
+  const options = bwrap ? bwrapOptions(request, userns ? USERNS_FD : undefined) : undefined;
   const host = hostLaunch({
     runner: request.launch,
     procsFiles: cgroup?.procsFiles ?? [],
     prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
-    bwrap: options ? { path: machine.bwrap.path!, options, inner } : undefined,
+    bwrap: options ? { path: machine.bwrap.path!, options, inner, prefix: userns ? usernsPrefix(userns) : [] } : undefined,
   });
   const report = isolationReport(request.backend, request.limits, machine, applied, { proxy: Boolean(bridged), allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false });
   const containment: Containment | undefined = cgroup
@@ -190,7 +209,7 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
         ],
       }
     : undefined;
-  return { launch: { ...host.launch, ...(fifo ? { stdoutFifo: fifo } : {}) }, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}) };
+  return { launch: { ...host.launch, ...(fifo ? { stdoutFifo: fifo } : {}) }, report, containment, discard: host.discard, ...(options ? { binds: bindsOf(options) } : {}), ...(identity ? { identity } : {}) };
 }
 
 /** A FIFO beside the run's workspace (host side), for {@link SandboxRequest.stdoutFifo}. */

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { systemArgs } from './bwrapArgs.js';
+import { namespaceArgs, systemArgs } from './bwrapArgs.js';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
+import { dedicatedUserns, resolveRunIdentity, usernsPrefix, USERNS_FD, type RunIdentity, type RunIdentityError } from './runIdentity.js';
 import { RunCgroup, readCgroupLayout, type CgroupApplied } from './cgroups.js';
 
 /** What this machine can enforce, and why not where it cannot (for `paddock doctor`). */
@@ -11,6 +12,8 @@ export interface MachineReport {
   prlimit: { available: boolean; path?: string; why?: string };
   cgroups: CgroupApplied & { why?: string };
   socat: { available: boolean };
+  /** The host uid/gid sandboxed runs map to (PADDOCK_RUN_UID/GID, /etc/subuid, default), or why none can be used. */
+  identity: RunIdentity | RunIdentityError;
 }
 
 let cached: MachineReport | undefined;
@@ -18,7 +21,7 @@ let cached: MachineReport | undefined;
 /** Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). */
 export function probeMachine(refresh = false): MachineReport {
   if (cached && !refresh) return cached;
-  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: hostTool('socat') !== undefined } };
+  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: hostTool('socat') !== undefined }, identity: resolveRunIdentity() };
   // PADDOCK_BWRAP names the binary (e.g. a build of a newer bubblewrap); unset, the system's.
   // Always an absolute path: a host helper is never found through a PATH lookup.
   const named = process.env.PADDOCK_BWRAP;
@@ -27,8 +30,12 @@ export function probeMachine(refresh = false): MachineReport {
   else {
     try {
       report.bwrap.version = execFileSync(bwrap, ['--version'], { encoding: 'utf8', env: HOST_HELPER_ENV }).trim();
-      // The same namespaces, identity and system binds every run gets.
-      execFileSync(bwrap, ['--unshare-all', '--die-with-parent', '--cap-drop', 'ALL', '--unshare-user', '--uid', '65534', '--gid', '65534', ...systemArgs(), '--', 'true'], { stdio: 'pipe', timeout: 10_000, env: HOST_HELPER_ENV });
+      // The same namespaces, identity mapping and system binds every run gets.
+      const { identity } = report;
+      if ('error' in identity) throw Object.assign(new Error(), { stderr: `no usable host identity for runs: ${identity.error}` });
+      const userns = identity.mechanism === 'dedicated' ? dedicatedUserns(identity) : undefined;
+      const [command, ...args] = [...(userns ? usernsPrefix(userns) : []), bwrap, ...namespaceArgs(userns ? USERNS_FD : undefined), '--die-with-parent', '--cap-drop', 'ALL', ...systemArgs(), '--', 'true'];
+      execFileSync(command!, args, { stdio: 'pipe', timeout: 10_000, env: HOST_HELPER_ENV });
       report.bwrap.available = true;
       report.bwrap.path = bwrap;
     } catch (error) {

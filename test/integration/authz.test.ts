@@ -1,5 +1,5 @@
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -226,6 +226,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
 
 describe('granted folders reach the runner inside its workspace', () => {
   const root = mkdtempSync(join(tmpdir(), 'paddock-mountroot-'));
+  chmodSync(root, 0o755); // readable by the run uid, like an admin's folder (docs/admin-guide.md "Run identity")
   mkdirSync(join(root, 'repo'));
   writeFileSync(join(root, 'repo', 'README.md'), 'hi\n');
   const mounted = makeHost({ mountRoots: [root] });
@@ -311,5 +312,6 @@ describe('fs requests go through the path policy', () => {
     expect(probes['fs/read:dotdot']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.outside' });
     expect(probes['fs/write:own']).toBe('ok');
     expect(probes['fs/read:own']).toBe('ok');
+    expect(probes['direct:own']).toBe('ok'); // under bwrap the run is an unprivileged uid: the host gives it what it wrote
   });
 });

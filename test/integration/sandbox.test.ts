@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,6 +149,10 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     const root = mkdtempSync(join(tmpdir(), 'paddock-repos-'));
     mkdirSync(join(root, 'repo', '.git', 'hooks'), { recursive: true });
     writeFileSync(join(root, 'repo', '.git', 'config'), '[core]\n');
+    // Granted to the run identity, as docs/admin-guide.md "Run identity" says.
+    const ids = machine.identity as { uid: number; gid: number };
+    chmodSync(root, 0o755);
+    chownSync(join(root, 'repo'), ids.uid, ids.gid);
     const h = tempHost({ mountRoots: [root] });
     try {
       const actions = ['write:in/mounts/repo/src.txt', 'write:in/mounts/repo/.git/hooks/pre-commit', 'write:in/mounts/repo/.git/config'];

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { KnowledgeBaseResource, McpServerResource, ModelResource } from '../../bindings/schema.js';
 import { describeMissingRef, missingSecretRefs } from '../../secrets/hostSecrets.js';
+import { runIdentityReport } from '../../sandbox/identityReport.js';
 
 type Out = (text: string) => void;
 
@@ -38,8 +39,9 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
   };
   const harnesses = harnessReports();
   const missingSecrets = storedMissingSecrets(config.dataDir);
+  const identity = runIdentityReport(machine.identity, config.dataDir);
   if (flags.json) {
-    out(JSON.stringify({ machine, backends, harnesses, missingSecrets }));
+    out(JSON.stringify({ machine, backends, harnesses, identity, missingSecrets }));
     return 0;
   }
   const yes = (ok: unknown) => (ok ? 'yes' : 'NO ');
@@ -51,6 +53,8 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
       `kill whole tree:   ${yes(machine.cgroups.killAll)} ${machine.cgroups.killAll ?? '— setsid escapees of the process backend survive; bwrap still kills them (pid namespace)'}`,
       `CPU/file/fd limits: ${yes(machine.prlimit.available)} ${machine.prlimit.available ? 'prlimit (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE)' : `— ${machine.prlimit.why}`}`,
       `egress bridge:     ${yes(machine.socat.available)} ${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
+      `run identity:      ${yes(identity.ok)} ${identity.summary}`,
+      ...identity.warnings.map((w) => `  WARNING: ${w}`),
       ...harnesses.map((h) => `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`),
       `secret references: ${missingSecrets.length === 0 ? 'all resolve' : `${missingSecrets.length} MISSING`}`,
       ...missingSecrets.map((m) => `  MISSING: ${m}`),

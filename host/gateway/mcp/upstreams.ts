@@ -9,6 +9,7 @@ import { toolRefusal } from '../../../sdk/transport/grantCheck.js';
 import type { McpServerResource } from '../../bindings/schema.js';
 import { PACKAGE_ROOT } from '../../config/packageRoot.js';
 import { prepareSandbox, type PreparedSandbox } from '../../sandbox/prepare.js';
+import { chownTree, dedicatedIdentity, reachableBy } from '../../runs/runIdentityFiles.js';
 import { readSecretRef } from '../../secrets/hostSecrets.js';
 import type { Redactor } from '../../secrets/redactor.js';
 import type { Store } from '../../state/store.js';
@@ -184,6 +185,12 @@ export class McpUpstreams {
       binds: [],
       limits: this.run.sandboxLimits,
     });
+    // Under a dedicated run uid the server's folder is its own, like a run's workspace.
+    const ids = sandbox.identity && dedicatedIdentity(sandbox.identity);
+    if (ids) {
+      reachableBy(ids, workDir, this.deps.dataDir);
+      chownTree(workDir, ids);
+    }
     const transport = new StdioClientTransport({ command: sandbox.launch.command, args: sandbox.launch.args, env: sandbox.launch.env, cwd: workDir, stderr: 'ignore' });
     try {
       await client.connect(transport, { timeout: resource.timeoutMs });
