@@ -33,7 +33,7 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
       h.runs.runAdHoc({ runner: 'echo', event: chatEvent({ text: 'a b c d e f', conversation: { id: 'a2' } }), config: { delayMs: 100 }, onUpdate: () => (normalUpdates += 1) }),
     ]);
     expect(normal.status, normal.reason).toBe('completed');
-    expect(normalUpdates).toBe(7);
+    expect(normalUpdates).toBeGreaterThanOrEqual(7); // six deltas and the message (plus the redactor's held-back tail, when any)
     expect(attack.status, attack.reason).toBe('completed');
     const r = report(attack);
     expect(r).toMatchObject({

@@ -162,7 +162,7 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     // Granted by ACL-free group write instead of ownership: the kernel decides, so it runs.
     chownSync(repo, 0, identity.gid);
     chmodSync(repo, 0o775);
-    expect(explain().worstCase.writable).toContain('mount repo (rw)');
+    expect(explain().worstCase.writable).toContain(`${repo} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')}`);
     const again = await dispatchAttack(h, 'nogrant');
     expect(again.outcome.status, again.outcome.reason).toBe('completed');
     expect(again.results['write:in/mounts/repo/x']).toBe('ok');

@@ -49,6 +49,7 @@ async function runLaunch(backend: Backend, env: Record<string, string>): Promise
   writeFileSync(join(runnerDir, 'dump.mjs'), 'process.stdout.write(JSON.stringify(process.env));');
   chmodSync(runnerDir, 0o755);
   const workspace = mkdtempSync(join(tmpdir(), 'paddock-envws-'));
+  chmodSync(workspace, 0o777); // the run's host uid must reach its working folder (runService gives it the real workspace)
   const prepared = prepareSandbox({
     backend,
     runId: `pkg-env-${process.pid}-${Date.now()}`,
@@ -204,6 +205,9 @@ describe('item 2: nothing named by the runner package enters the sandbox', () =>
   it('explain lists every bind of the launch itself: its binds are the audited binds of a real run of the binding', async () => {
     const root = mkdtempSync(join(tmpdir(), 'paddock-pkg-roots-'));
     for (const d of ['ro', 'repo']) mkdirSync(join(root, d));
+    // What an admin does before granting folders: readable by the run identity, the rw one writable (docs/admin-guide.md "Run identity").
+    for (const d of [root, join(root, 'ro')]) chmodSync(d, 0o755);
+    chmodSync(join(root, 'repo'), 0o777);
     const h = tempHost({ mountRoots: [root] });
     try {
       h.apply({
@@ -333,7 +337,8 @@ await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_ev
     expect(first.status, first.reason).toBe('completed');
     const otherBundle = (JSON.parse((first.result!.output!.parts[0] as { text: string }).text) as { bundle: string }).bundle;
     expect(otherBundle.startsWith(`${bundles}/`)).toBe(true);
-    expect(statSync(bundles).mode & 0o777).toBe(0o700);
+    // Nothing listable or readable by others: 0700, or 0710 with the run identity's group (search only) under a root host.
+    expect(statSync(bundles).mode & 0o767).toBe(0o700);
     expect(statSync(otherBundle).mode & 0o777).toBe(0o644); // private through its 0700 folder; readable by whatever uid the run is mapped to
 
     const dir = tsRunner({ 'index.ts': `import note from './note.txt' with { type: 'text' };\n${RUNNER('own').replace('"own"', 'note.trim()')}`, 'note.txt': 'own file\n' });
