@@ -5,7 +5,7 @@ import type { HostLimits } from '../config/limits.js';
 import { RESOURCE_KINDS, type ResourceKind, type RunnerManifestFile } from '../plugins/manifest.js';
 
 /** Per-run limits a manifest or binding may lower. */
-const LIMIT_KEYS = ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes', 'memoryBytes', 'pids', 'cpuSeconds', 'fileSizeBytes', 'openFiles'] as const;
+const LIMIT_KEYS = ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes', 'memoryBytes', 'pids', 'cpuSeconds', 'fileSizeBytes', 'openFiles', 'diskBytes', 'inodes'] as const;
 
 /** Current resources by kind and id (what exists now). */
 export type ResourceIndex = { [K in keyof Resources]: Map<string, Resources[K][number]> };

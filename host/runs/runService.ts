@@ -17,6 +17,8 @@ import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { prepareSandbox } from '../sandbox/prepare.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
+import { probeMachine } from '../sandbox/probe.js';
+import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
@@ -194,9 +196,22 @@ export class RunService {
     const { command, args } = await runnerCommand(runner);
     const before = store.session(sessionId);
     const backend = binding.sandbox;
+    const sessionFolder = sessionDir(config.dataDir, sessionId);
+    // The disk quota: the workspace and the session folder become their own size-limited
+    // filesystems before anything is written into them (docs/security-model.md, "Disk quota").
+    const machine = probeMachine();
+    let disk: RunDiskQuota | undefined;
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
-      const created = createRunWorkspace(config.dataDir, runId);
-      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
+      if (machine.diskQuota.available) {
+        disk = mountRunDiskQuota(machine.diskQuota, config.dataDir, { runId, sessionId }, { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder }, projection.limits);
+      }
+      try {
+        const created = createRunWorkspace(config.dataDir, runId);
+        return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
+      } catch (error) {
+        disk?.release({ keepWorkspace: false });
+        throw error;
+      }
     });
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;
@@ -215,7 +230,6 @@ export class RunService {
           }
         : undefined;
     const limits = projection.limits;
-    const sessionFolder = sessionDir(config.dataDir, sessionId);
     const batcher = new AppendBatcher(store);
     // Something the host tells the run's chat: stored like an update, streamed to the caller.
     const notice = (level: 'info' | 'warn' | 'error', message: string) => {
@@ -274,10 +288,12 @@ export class RunService {
       egressSocket,
       gatewaySocket: gateway?.socketPath,
       egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
+      disk: disk?.applied,
     });
     } catch (error) {
       await egress?.close();
       await gateway?.close();
+      disk?.release({ keepWorkspace: config.keepWorkspaces === true });
       if (!config.keepWorkspaces) performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       throw error;
     }
@@ -307,11 +323,12 @@ export class RunService {
             },
           }
         : {}),
-      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes },
+      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes, diskBytes: limits.diskBytes, inodes: limits.inodes },
     };
     const log = this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id });
     const scope = stateScope(binding.id, sessionId, projection.state === 'binding' ? 'binding' : 'session');
     let outcome: RunOutcome | undefined;
+    const stopWatching = disk?.watch();
     try {
       outcome = await superviseRun({
         launch: sandbox.launch,
@@ -354,6 +371,10 @@ export class RunService {
         onHostRequest: (method, verdict) => batcher.add(sessionId, requestEvent(runId, method, verdict, runner.manifest.id)),
       });
       batcher.flush();
+      stopWatching?.();
+      // A limit the kernel held (ENOSPC) is named in the outcome, whatever the runner made of it.
+      const diskNotes = disk?.notes() ?? [];
+      if (diskNotes.length) outcome = { ...outcome, reason: `${outcome.reason}; ${diskNotes.join('; ')}` };
       const usage = outcome.result?.usage;
       const external = outcome.result?.external;
       const data = { status: outcome.status, reason: outcome.reason, result: outcome.result, usage, exitCode: outcome.exitCode, signal: outcome.signal };
@@ -365,9 +386,11 @@ export class RunService {
       ]);
       return this.redactor.value(outcome);
     } finally {
+      stopWatching?.();
       await egress?.close();
       await gateway?.close();
       batcher.flush();
+      disk?.release({ keepWorkspace: config.keepWorkspaces === true });
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       }

@@ -39,7 +39,8 @@ export function bwrapArgs(request: SandboxRequest, inner: string[]): string[] {
     ...systemArgs(),
     '--proc', '/proc',
     '--dev', '/dev',
-    '--tmpfs', '/tmp',
+    // The private /tmp is bounded like the workspace (tmpfs size; its pages count against the run's memory cgroup).
+    '--size', String(request.limits.diskBytes), '--tmpfs', '/tmp',
   ];
   for (const path of request.readOnly) args.push('--ro-bind', path, path);
   args.push('--bind', request.workspace, request.workspace);

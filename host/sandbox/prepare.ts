@@ -7,6 +7,7 @@ import { bwrapArgs, EGRESS, GATEWAY } from './bwrapArgs.js';
 
 export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
+import { diskQuotaLines, type DiskApplied } from './runDiskQuota.js';
 
 /** The sandbox backends. */
 export const BACKENDS = ['process', 'bwrap'] as const;
@@ -14,7 +15,7 @@ export const BACKENDS = ['process', 'bwrap'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 /** Resource limits a sandbox applies to the whole run. */
-export type SandboxLimits = Pick<HostLimits, 'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles'>;
+export type SandboxLimits = Pick<HostLimits, 'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles' | 'diskBytes' | 'inodes'>;
 
 /** What one run's sandbox must allow. Paths are host paths; nothing else is visible under bwrap. */
 export interface SandboxRequest {
@@ -35,6 +36,8 @@ export interface SandboxRequest {
   gatewaySocket?: string;
   /** What the egress proxy allows (for the report). */
   egress?: { allow: string[]; allowPrivate: boolean };
+  /** The quota filesystems mounted for this run (for the report); absent: none could be. */
+  disk?: DiskApplied;
 }
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
@@ -67,8 +70,10 @@ function bridgeCommand(bridges: { socket: string; port: number }[], command: str
 /**
  * What a backend enforces with these limits on this machine (used for every run view and for
  * `explain`): computed from the mechanisms that actually applied, never from configuration.
+ * `disk`: the run's mounted quota filesystems, `'none'` for a run that has none, absent for a
+ * binding not running yet (then what this machine would mount).
  */
-export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, egress?: { allow: string[]; allowPrivate: boolean }): IsolationReport {
+export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, egress?: { allow: string[]; allowPrivate: boolean }, disk?: DiskApplied | 'none'): IsolationReport {
   const enforced: string[] = [];
   const notEnforced: string[] = [];
   const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
@@ -96,6 +101,9 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
   limit(applied.memory, `memory ≤ ${l.memoryBytes} bytes for the whole run`, applied.memory ?? '');
   limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');
   limit(machine.prlimit.available && 'prlimit', `CPU time ≤ ${l.cpuSeconds} s per process, files ≤ ${l.fileSizeBytes} bytes, ≤ ${l.openFiles} open files`, 'RLIMIT_CPU/FSIZE/NOFILE via prlimit');
+  const diskLines = diskQuotaLines(l, machine.diskQuota, backend, disk);
+  enforced.push(...diskLines.enforced);
+  notEnforced.push(...diskLines.notEnforced);
   if (backend === 'process') limit(applied.killAll, 'descendants that call setsid are killed at run end', applied.killAll ?? '');
   return { backend, strength: backend === 'bwrap' ? 'strong' : 'weak', enforced, notEnforced };
 }
@@ -125,7 +133,8 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     ...(request.backend === 'bwrap' ? [machine.bwrap.path!, ...bwrapArgs(request, inner)] : inner),
   ];
   const [command, ...args] = wrapped;
-  const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined);
+  // A run without quota filesystems is reported as such, whatever the machine could do.
+  const report = isolationReport(request.backend, request.limits, machine, applied, bridged ? request.egress : undefined, request.disk ?? 'none');
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),

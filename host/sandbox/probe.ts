@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { systemArgs } from './bwrapArgs.js';
 import { RunCgroup, readCgroupLayout, type CgroupApplied } from './cgroups.js';
+import { probeDiskQuota, type DiskQuotaMachine } from './diskQuota.js';
 
 /** What this machine can enforce, and why not where it cannot (for `paddock doctor`). */
 export interface MachineReport {
@@ -9,6 +10,8 @@ export interface MachineReport {
   prlimit: { available: boolean; why?: string };
   cgroups: CgroupApplied & { why?: string };
   socat: { available: boolean };
+  /** Per-run disk and inode quota (ext4 images on loop devices, mounted by the host). */
+  diskQuota: DiskQuotaMachine;
 }
 
 let cached: MachineReport | undefined;
@@ -21,7 +24,7 @@ function which(binary: string): string | undefined {
 /** Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). */
 export function probeMachine(refresh = false): MachineReport {
   if (cached && !refresh) return cached;
-  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: which('socat') !== undefined } };
+  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: which('socat') !== undefined }, diskQuota: probeDiskQuota() };
   // PADDOCK_BWRAP names the binary (e.g. a build of a newer bubblewrap); unset, the system's.
   const bwrap = process.env.PADDOCK_BWRAP ? (existsSync(process.env.PADDOCK_BWRAP) ? process.env.PADDOCK_BWRAP : undefined) : which('bwrap');
   if (!bwrap) report.bwrap.why = process.env.PADDOCK_BWRAP ? `PADDOCK_BWRAP=${process.env.PADDOCK_BWRAP} does not exist` : 'bwrap is not installed (apt-get install bubblewrap)';

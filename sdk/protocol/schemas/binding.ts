@@ -66,6 +66,10 @@ export const RunLimitsSchema = z
     maxTurns: z.int().positive().optional(),
     maxUpdates: z.int().positive().optional(),
     maxEventBytes: z.int().positive().optional(),
+    /** Bytes of the workspace and of the session folder, each (writes past it fail with ENOSPC). */
+    diskBytes: z.int().positive().optional(),
+    /** Files and directories of the workspace and of the session folder, each. */
+    inodes: z.int().positive().optional(),
     maxLineBytes: z.int().positive().optional(),
   })
   .meta({ id: 'RunLimits' });
