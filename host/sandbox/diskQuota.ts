@@ -96,6 +96,8 @@ function figures(point: string): QuotaFigures {
 export class QuotaMount {
   private reachedBytes = false;
   private reachedInodes = false;
+  /** Full when mounted (a session folder an earlier run filled): not this run's doing until it frees space. */
+  private fullAtStart: { bytes: boolean; inodes: boolean };
 
   constructor(
     readonly what: 'workspace' | 'session folder',
@@ -103,7 +105,10 @@ export class QuotaMount {
     readonly image: string,
     private readonly tools: NonNullable<DiskQuotaMachine['tools']>,
     private readonly persistent: boolean,
-  ) {}
+  ) {
+    const f = figures(point);
+    this.fullAtStart = { bytes: f.freeBytes < FULL_BYTES, inodes: f.freeInodes === 0 };
+  }
 
   /** The filesystem's own figures now. */
   figures(): QuotaFigures {
@@ -114,16 +119,21 @@ export class QuotaMount {
   sample(): void {
     try {
       const f = figures(this.point);
-      if (f.freeBytes < FULL_BYTES) this.reachedBytes = true;
-      if (f.freeInodes === 0) this.reachedInodes = true;
+      const fullBytes = f.freeBytes < FULL_BYTES;
+      const fullInodes = f.freeInodes === 0;
+      if (fullBytes && !this.fullAtStart.bytes) this.reachedBytes = true;
+      if (fullInodes && !this.fullAtStart.inodes) this.reachedInodes = true;
+      // Once the run freed space, filling it again is its own doing.
+      if (!fullBytes) this.fullAtStart.bytes = false;
+      if (!fullInodes) this.fullAtStart.inodes = false;
     } catch {
       /* unmounted already */
     }
   }
 
-  /** Which limits were reached at any sample. */
-  reached(): { bytes: boolean; inodes: boolean } {
-    return { bytes: this.reachedBytes, inodes: this.reachedInodes };
+  /** Which limits this run reached at any sample, and which were still full from earlier runs. */
+  reached(): { bytes: boolean; inodes: boolean; fullBefore: { bytes: boolean; inodes: boolean } } {
+    return { bytes: this.reachedBytes, inodes: this.reachedInodes, fullBefore: { ...this.fullAtStart } };
   }
 
   /**

@@ -63,6 +63,7 @@ export function mountRunDiskQuota(
         return [
           ...(r.bytes ? [`the disk limit (diskBytes: ${m.what} of ${f.capacityBytes} bytes) was reached in the ${m.what}: writes past it failed with ENOSPC`] : []),
           ...(r.inodes ? [`the file-count limit (inodes: ${f.inodes} in the ${m.what}) was reached: new files failed with ENOSPC`] : []),
+          ...(r.fullBefore.bytes || r.fullBefore.inodes ? [`the ${m.what} was full from an earlier run for the whole run (${r.fullBefore.bytes ? `diskBytes: ${f.capacityBytes} bytes` : `inodes: ${f.inodes}`}): writes failed with ENOSPC`] : []),
         ];
       });
     },
