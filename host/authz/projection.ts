@@ -36,6 +36,8 @@ export interface Projection {
   state: 'none' | 'session' | 'binding';
   fs: 'none' | 'read' | 'readwrite';
   approval: boolean;
+  /** The window of earlier turns of the conversation each run receives (`none`: nothing). */
+  history: Binding['grants']['history'];
   /** Limits of each run (host limits, lowered by the binding, else the manifest). */
   limits: HostLimits;
   requestLimits: RequestLimits;
@@ -110,7 +112,7 @@ export function projectGrants(manifest: RunnerManifestFile, binding: Binding, re
   const artifacts = uses('artifacts', g.artifacts).map((id) => ({ id, name: resources.artifacts.get(id)!.name }));
   const mounts = uses('mounts', g.mounts).map((id) => ({ id, readOnly: resources.mounts.get(id)!.mode === 'ro' }));
 
-  const granted = { models, knowledgeBases, mcpServers, skills, artifacts, mounts, state: g.state, fs: g.fs, approval: g.approval };
+  const granted = { models, knowledgeBases, mcpServers, skills, artifacts, mounts, state: g.state, fs: g.fs, approval: g.approval, history: g.history };
   const hostRequests = manifest.capabilities.hostRequests.filter((m) => {
     const why = requestGranted(m as HostMethodName, granted);
     if (why) withheld.push({ what: `host request ${m}`, why });

@@ -34,6 +34,7 @@ import type { Store } from '../state/store.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequestHandler } from '../gateway/hostRequests.js';
+import { sessionHistory } from './history.js';
 import { materializeGrants } from './materialize.js';
 import { checkSkills } from './skills.js';
 import { superviseRun } from './superviseRun.js';
@@ -94,6 +95,7 @@ export function summarizeProjection(p: Projection): Record<string, unknown> {
     state: p.state,
     fs: p.fs,
     approval: p.approval,
+    history: p.history,
   };
 }
 
@@ -311,6 +313,7 @@ export class RunService {
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
       ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
+      history: sessionHistory(store.readEvents(sessionId), runId, projection.history, (text) => this.redactor.text(text)),
       workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp, session: sessionFolder },
       ...(gateway
         ? {
