@@ -1,5 +1,6 @@
 // The history grant end to end: the host projects earlier turns of the session (redacted, this
 // session only) and the local-agent runner hands them to the (scripted) model, which says what it saw.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { explainBinding, renderExplanation } from '../../host/bindings/explain.js';
@@ -16,6 +17,7 @@ async function say(bot: string, conversation: string, text: string): Promise<Run
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return ticket.done;
 }
+const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
 
 describe('grants.history (local-agent, scripted model)', () => {
@@ -23,7 +25,7 @@ describe('grants.history (local-agent, scripted model)', () => {
     const agent = (id: string, history: unknown) => ({ id, runner: 'local-agent', route: { bot: id }, sandbox: 'bwrap', grants: { models: ['sm'], ...(history === undefined ? {} : { history }) } });
     host.apply({
       resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] },
-      bindings: [agent('h-all', { messages: 50 }), agent('h-default', undefined), agent('h-none', 'none'), agent('h-one', { messages: 1 }), agent('h-tokens', { tokens: 4 })],
+      bindings: [{ id: 'h-digest', runner: 'history-digest', route: { bot: 'h-digest' }, sandbox: 'process', grants: { history: { messages: 50 } } }, agent('h-all', { messages: 50 }), agent('h-default', undefined), agent('h-none', 'none'), agent('h-one', { messages: 1 }), agent('h-tokens', { tokens: 4 })],
     });
   });
 
@@ -66,10 +68,17 @@ describe('grants.history (local-agent, scripted model)', () => {
 
   it('a secret in an earlier turn is redacted in the projected history, even one the host learned after storing it', async () => {
     const canary = 'hist-canary-3f9d2c7a1b6e4d8f';
-    await say('h-all', 'leak', `SAY:noted ${canary}`);
+    const first = `noted ${canary}`;
+    await say('h-digest', 'leak', first);
     // The host learns of the secret only now (e.g. a key referenced by a later apply): the stored
     // turn still holds it, so only the projection's own redaction can keep it from the next run.
     host.redactor.add(canary);
+    const digests = JSON.parse(outputOf(await say('h-digest', 'leak', 'what now?'))) as string[];
+    expect(digests).toHaveLength(2);
+    expect(digests[0]).toBe(`user:${digest(host.redactor.text(first))}`);
+    expect(host.redactor.text(first)).not.toContain(canary);
+    // The same through the local agent and the model.
+    await say('h-all', 'leak', `SAY:noted ${canary}`);
     const next = await say('h-all', 'leak', 'SEEN_HISTORY');
     expect(outputOf(next)).toContain('[REDACTED]');
     expect(outputOf(next)).not.toContain(canary);
@@ -77,6 +86,15 @@ describe('grants.history (local-agent, scripted model)', () => {
     const events = host.store.readEvents(host.store.run(next.runId)!.sessionId).filter((e) => e.runId === next.runId);
     expect(events.length).toBeGreaterThan(3);
     expect(JSON.stringify(events)).not.toContain(canary);
+  });
+
+  it('only earlier turns: answers of failed runs and tool traffic are left out, the run\'s own message too', async () => {
+    await say('h-digest', 'order', 'one');
+    const failed = await say('h-digest', 'order', 'FAIL please');
+    expect(failed.status).toBe('failed');
+    const third = JSON.parse(outputOf(await say('h-digest', 'order', 'three'))) as string[];
+    // one, its answer (the digest list "[]"), the failed message without an answer; not "three".
+    expect(third).toEqual([`user:${digest('one')}`, `assistant:${digest('[]')}`, `user:${digest('FAIL please')}`]);
   });
 
   it('explain shows the grant', () => {
