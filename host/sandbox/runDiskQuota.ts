@@ -97,7 +97,7 @@ function keepCopy(m: QuotaMount): void {
 
 /** The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`). */
 export function diskQuotaLines(limits: { diskBytes: number; inodes: number }, machine: DiskQuotaMachine, backend: 'process' | 'bwrap', applied?: DiskApplied | 'none'): { enforced: string[]; notEnforced: string[] } {
-  const tmp = backend === 'bwrap' ? [`the private /tmp ≤ ${limits.diskBytes} bytes (tmpfs size; its pages count against the memory limit)`] : [];
+  const tmp = backend === 'bwrap' ? [`the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`] : [];
   const rw = [
     'disk: writes into granted rw mounts (the admin\'s own folders) are not counted by the quota',
     ...(backend === 'process' ? ['disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded'] : []),

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openHost } from '../../host/cli/openHost.js';
 import type { IsolationReport } from '../../host/process/isolationReport.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { decideSandbox } from '../../host/sandbox/decide.js';
@@ -9,6 +8,7 @@ import { mountQuota, quotaImage } from '../../host/sandbox/diskQuota.js';
 import { isolationReport } from '../../host/sandbox/prepare.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
+import { paddock } from '../helpers/cli.js';
 import { tempHost } from '../helpers/host.js';
 
 // Real loop devices, real ext4, real bwrap: these need root (scripts/setup.sh; the suite runs as
@@ -127,11 +127,14 @@ describe('per-run disk and inode quota', () => {
     });
   }
 
-  it('bwrap: the private /tmp is bounded by diskBytes too', async () => {
-    const { report, isolation } = await fill(['big:tmp:600'], 'bwrap');
-    expect(report('big:tmp:600').code).toBe('ENOSPC');
-    expect(report('big:tmp:600').n).toBeLessThanOrEqual(DISK);
-    expect(isolation.enforced).toContain(`the private /tmp ≤ ${DISK} bytes (tmpfs size; its pages count against the memory limit)`);
+  it('bwrap: the private /tmp and /dev/shm are bounded by diskBytes too, the rest of /dev is read-only', async () => {
+    const { report, isolation } = await fill(['big:tmp:600', 'big:shm:600', 'empty:dev:1'], 'bwrap');
+    for (const action of ['big:tmp:600', 'big:shm:600']) {
+      expect(report(action).code, action).toBe('ENOSPC');
+      expect(report(action).n).toBeLessThanOrEqual(DISK);
+    }
+    expect(report('empty:dev:1').code).toBe('EROFS');
+    expect(isolation.enforced).toContain(`the private /tmp and /dev/shm ≤ ${DISK} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`);
   });
 
   it('the process backend says it bounds only the workspace and the session folder', async () => {
@@ -162,8 +165,9 @@ describe('per-run disk and inode quota', () => {
     mountQuota(machine.diskQuota, ses, quotaImage(host.dataDir, 'sessions', sessionId), { diskBytes: 16 * MiB, inodes: 100 }, 'session folder');
     writeFileSync(join(ws, 'left.txt'), 'left behind');
     expect(mountsOfData()).toHaveLength(2);
-    const reopened = await openHost(host.config);
-    reopened.store.close();
+    // A real host start on the same data folder (any command opens the host).
+    const started = await paddock(['runs', 'list', '--json'], { dataDir: host.dataDir });
+    expect(started.exitCode, started.stderr).toBe(0);
     expect(mountsOfData()).toEqual([]);
     expect(loopsOfData()).toEqual([]);
     // Old enough to expire only later: the folders stay, unmounted; the workspace image is gone.
