@@ -128,18 +128,29 @@ describe('per-run disk and inode quota', () => {
   }
 
   it('bwrap: the private /tmp and /dev/shm are bounded by diskBytes too, the rest of /dev is read-only', async () => {
-    const { report, isolation } = await fill(['big:tmp:600', 'big:shm:600', 'empty:dev:1'], 'bwrap');
+    const { report, isolation } = await fill(['big:tmp:600', 'big:shm:600', 'big:dev:1'], 'bwrap');
     for (const action of ['big:tmp:600', 'big:shm:600']) {
       expect(report(action).code, action).toBe('ENOSPC');
       expect(report(action).n).toBeLessThanOrEqual(DISK);
     }
-    expect(report('empty:dev:1').code).toBe('EROFS');
+    expect(report('big:dev:1').code).toBe('EROFS');
     expect(isolation.enforced).toContain(`the private /tmp and /dev/shm ≤ ${DISK} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`);
   });
 
   it('the process backend says it bounds only the workspace and the session folder', async () => {
     const { isolation } = await fill(['count:ws'], 'process');
     expect(isolation.notEnforced).toContain('disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded');
+  });
+
+  it('two runs of one session at once share its one filesystem (one loop device), and both end clean', async () => {
+    const conv = 'shared-session';
+    const [a, b] = await Promise.all([fill(['big:session:8'], 'bwrap', conv), fill(['many:session:4:64'], 'process', conv)]);
+    expect(a.report('big:session:8')).toEqual({ n: 8 * MiB, code: 'ok' });
+    expect(b.report('many:session:4:64')).toEqual({ n: 4, code: 'ok' });
+    const after = await fill(['count:session'], 'process', conv);
+    // big.bin and f0–f3 in one folder: both runs wrote into the same filesystem.
+    expect(after.report('count:session')).toEqual({ n: 5, code: 'ok' });
+    expectNothingLeft();
   });
 
   it('--keep-workspace keeps the files (copied out of the image), with nothing left mounted', async () => {
