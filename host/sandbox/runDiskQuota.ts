@@ -40,9 +40,9 @@ export function mountRunDiskQuota(
   const mounts: QuotaMount[] = [];
   try {
     mounts.push(mountQuota(machine, paths.workspaceRoot, quotaImage(dataDir, 'workspaces', ids.runId), limits, 'workspace'));
-    if (paths.sessionFolder) mounts.push(mountQuota(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits, 'session folder'));
+    if (paths.sessionFolder) mounts.push(acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits));
   } catch (error) {
-    for (const m of mounts.reverse()) m.release();
+    for (const m of mounts.reverse()) releaseMount(m);
     throw error;
   }
   let released = false;
@@ -72,10 +72,38 @@ export function mountRunDiskQuota(
       released = true;
       for (const m of [...mounts].reverse()) {
         if (keepWorkspace && m.what === 'workspace') keepCopy(m);
-        else m.release();
+        else releaseMount(m);
       }
     },
   };
+}
+
+/**
+ * Session folders mounted by this process, with how many of its runs use each: two runs of one
+ * session at once (ad-hoc runs; dispatch allows one) share the mount, the last one unmounts it.
+ * A run of another host process finds the folder mounted and is refused by `mount` (fail closed).
+ */
+const sessionMounts = new Map<string, { mount: QuotaMount; users: number }>();
+
+function acquireSession(machine: DiskQuotaMachine, point: string, image: string, limits: { diskBytes: number; inodes: number }): QuotaMount {
+  const held = sessionMounts.get(point);
+  if (held) {
+    held.users += 1;
+    return held.mount;
+  }
+  const mount = mountQuota(machine, point, image, limits, 'session folder');
+  sessionMounts.set(point, { mount, users: 1 });
+  return mount;
+}
+
+function releaseMount(m: QuotaMount): void {
+  const held = sessionMounts.get(m.point);
+  if (held && held.mount === m) {
+    held.users -= 1;
+    if (held.users > 0) return;
+    sessionMounts.delete(m.point);
+  }
+  m.release();
 }
 
 /** A kept workspace (`--keep-workspace`): its files copied out of the image, then the image dropped. */
