@@ -92,6 +92,26 @@ function figures(point: string): QuotaFigures {
   return { capacityBytes: s.blocks * s.bsize, inodes: s.files, freeBytes: s.bavail * s.bsize, freeInodes: s.ffree };
 }
 
+/** Quota filesystems mounted by this process and not released yet. */
+const live = new Set<QuotaMount>();
+let exitHook = false;
+
+/**
+ * On any host exit (process.exit, a second Ctrl-C, an uncaught error), detach every quota mount
+ * still held (lazily: the runner's processes are being SIGKILLed by the same exit); images stay
+ * for the next start's sweep. A SIGKILLed host leaves them to that sweep entirely.
+ */
+function detachAllOnExit(): void {
+  for (const m of live) {
+    try {
+      execFileSync(m.umountPath, ['-l', m.point], { env: HELPER_ENV, stdio: 'ignore', timeout: 5_000 });
+    } catch {
+      // Best effort: the process is exiting.
+    }
+  }
+  live.clear();
+}
+
 /** One mounted quota filesystem of a run. */
 export class QuotaMount {
   private reachedBytes = false;
@@ -108,6 +128,16 @@ export class QuotaMount {
   ) {
     const f = figures(point);
     this.fullAtStart = { bytes: f.freeBytes < FULL_BYTES, inodes: f.freeInodes === 0 };
+    live.add(this);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', detachAllOnExit);
+    }
+  }
+
+  /** The umount helper (for the exit hook). */
+  get umountPath(): string {
+    return this.tools.umount;
   }
 
   /** The filesystem's own figures now. */
@@ -143,6 +173,7 @@ export class QuotaMount {
    */
   release(): void {
     // The kernel shows real paths: compare with those.
+    live.delete(this);
     const device = loopDeviceOf(realpathSync(this.point));
     const image = realpathSync(this.image);
     try {

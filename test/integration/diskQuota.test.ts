@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { IsolationReport } from '../../host/process/isolationReport.js';
@@ -185,6 +186,30 @@ describe('per-run disk and inode quota', () => {
     expect(existsSync(quotaImage(host.dataDir, 'workspaces', runId))).toBe(false);
     expect(existsSync(join(ws, 'left.txt'))).toBe(false);
     expect(existsSync(quotaImage(host.dataDir, 'sessions', sessionId))).toBe(true);
+  });
+
+  it('a host SIGKILLed mid-run leaves its quota mounts; the next start unmounts them (and a second Ctrl-C leaves none)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-quota-crash-'));
+    const ours = () => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(dataDir));
+    const waitStarted = (child: ReturnType<typeof paddock>) =>
+      new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"type":"started"') && resolve()));
+    const crashed = paddock(['run', '--runner', 'test/fixtures/runnerDirs/hangs', '--text', 'x', '--json'], { dataDir });
+    await waitStarted(crashed);
+    expect(ours()).toHaveLength(2); // the workspace and the session folder
+    crashed.kill('SIGKILL');
+    await crashed;
+    expect(ours()).toHaveLength(2);
+    const started = await paddock(['runs', 'list', '--json'], { dataDir });
+    expect(started.exitCode, started.stderr).toBe(0);
+    expect(ours()).toEqual([]);
+    // The exit hook (any process.exit, e.g. a second Ctrl-C) detaches them at once.
+    const stopped = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], { dataDir });
+    await waitStarted(stopped);
+    stopped.kill('SIGINT');
+    await new Promise<void>((resolve) => stopped.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('cancelling') && resolve()));
+    stopped.kill('SIGINT');
+    expect((await stopped).exitCode).toBe(130);
+    expect(ours()).toEqual([]);
   });
 
   it('without the mechanism: the report says NOT enforced and a binding is refused unless it may degrade', () => {
