@@ -393,7 +393,12 @@ export class RunService {
       await egress?.close();
       await gateway?.close();
       batcher.flush();
-      disk?.release({ keepWorkspace: config.keepWorkspaces === true });
+      try {
+        disk?.release({ keepWorkspace: config.keepWorkspaces === true });
+      } catch (error) {
+        // Left mounted: the next host start unmounts it (the outcome above stands).
+        this.log.error({ runId, err: error }, 'could not release the run\'s disk quota');
+      }
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       }
