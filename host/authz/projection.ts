@@ -5,7 +5,7 @@ import type { HostLimits } from '../config/limits.js';
 import { RESOURCE_KINDS, type ResourceKind, type RunnerManifestFile } from '../plugins/manifest.js';
 
 /** Per-run limits a manifest or binding may lower. */
-const LIMIT_KEYS = ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes', 'memoryBytes', 'pids', 'cpuSeconds', 'fileSizeBytes', 'openFiles'] as const;
+const LIMIT_KEYS = ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes', 'memoryBytes', 'pids', 'cpuSeconds', 'fileSizeBytes', 'openFiles', 'diskBytes', 'inodes'] as const;
 
 /** Current resources by kind and id (what exists now). */
 export type ResourceIndex = { [K in keyof Resources]: Map<string, Resources[K][number]> };
@@ -36,6 +36,8 @@ export interface Projection {
   state: 'none' | 'session' | 'binding';
   fs: 'none' | 'read' | 'readwrite';
   approval: boolean;
+  /** The window of earlier turns of the conversation each run receives (`none`: nothing). */
+  history: Binding['grants']['history'];
   /** Limits of each run (host limits, lowered by the binding, else the manifest). */
   limits: HostLimits;
   requestLimits: RequestLimits;
@@ -113,7 +115,7 @@ export function projectGrants(manifest: RunnerManifestFile, binding: Binding, re
     for (const m of mounts.filter((x) => !x.readOnly)) withheld.push({ what: `writes to mount ${m.id}`, why: "workspace is copy: the run gets a copy of the folder and its writes never reach the mount (workspace: mount binds it)" });
   }
 
-  const granted = { models, knowledgeBases, mcpServers, skills, artifacts, mounts, state: g.state, fs: g.fs, approval: g.approval };
+  const granted = { models, knowledgeBases, mcpServers, skills, artifacts, mounts, state: g.state, fs: g.fs, approval: g.approval, history: g.history };
   const hostRequests = manifest.capabilities.hostRequests.filter((m) => {
     const why = requestGranted(m as HostMethodName, granted);
     if (why) withheld.push({ what: `host request ${m}`, why });

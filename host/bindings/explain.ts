@@ -177,6 +177,7 @@ export function renderExplanation(e: Explanation): string {
     lines.push(`  MCP servers: ${list(p.mcpServers.map((s) => `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`))}`);
     lines.push(`  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`);
     lines.push(`  state: ${p.state} · fs requests: ${p.fs} · approval requests: ${p.approval ? 'yes' : 'no'}`);
+    lines.push(`  history: ${p.history === 'none' ? 'none (each run sees only its own message)' : `the last ${[p.history.messages !== undefined && `${p.history.messages} messages`, p.history.tokens !== undefined && `≤ ${p.history.tokens} tokens`].filter(Boolean).join(', ')} of this conversation (user messages and completed answers, redacted)`}`);
   }
   lines.push(`effects the runner may cause by itself: ${list(e.effects)}`);
   lines.push(`limits: ${Object.entries(e.limits).map(([k, v]) => `${k}=${v}`).join(' ')}`);

@@ -137,6 +137,19 @@ export const GrantsSchema = z.strictObject({
   mounts: z.array(ObjectId).default([]),
   fs: z.enum(['none', 'read', 'readwrite']).default('none'),
   approval: z.boolean().default(false),
+  /**
+   * Earlier turns of the conversation the run receives in `binding.history` (redacted; this
+   * session only): `none`, or a window of the last `messages` and/or at most `tokens` (≈ 4
+   * characters a token) of user messages and the runner's completed answers.
+   */
+  history: z
+    .union([
+      z.literal('none'),
+      z
+        .strictObject({ messages: z.int().min(1).max(1_000).optional(), tokens: z.int().min(1).max(1_000_000).optional() })
+        .refine((w) => w.messages !== undefined || w.tokens !== undefined, 'give messages, tokens or both (or "none")'),
+    ])
+    .default('none'),
 });
 /** Parsed grants. */
 export type Grants = z.infer<typeof GrantsSchema>;

@@ -1,5 +1,6 @@
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from '../runs/workspace.js';
+import { removeOrphanQuotaImages, unmountLeftoverQuotas } from '../sandbox/quotaSweep.js';
 import { configureContainer } from '../di/configure.js';
 import { TOKENS } from '../di/tokens.js';
 import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
@@ -14,8 +15,12 @@ export async function openHost(config: HostConfig) {
   const recovery = await reconcile(store);
   // Retention: workspaces of runs that are over (or never recorded) expire after the TTL.
   const liveRuns = store.runs({ status: ['queued', 'running'], limit: 1_000_000 });
-  sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, new Set(liveRuns.map((r) => r.id)));
-  sweepSessionFolders(config.dataDir, config.sessionTtlMs ?? DISPATCH_DEFAULTS.sessionTtlMs, new Set(liveRuns.map((r) => r.sessionId)));
+  const live = { runs: new Set(liveRuns.map((r) => r.id)), sessions: new Set(liveRuns.map((r) => r.sessionId)) };
+  // Disk-quota filesystems a stopped host left mounted go first: the sweeps never cross a mount.
+  unmountLeftoverQuotas(config.dataDir, live);
+  sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, live.runs);
+  sweepSessionFolders(config.dataDir, config.sessionTtlMs ?? DISPATCH_DEFAULTS.sessionTtlMs, live.sessions);
+  removeOrphanQuotaImages(config.dataDir, live);
   // Empty per-run cgroups a release could not remove, of runs this store knows ended (other hosts
   // share <cgroup>/paddock/: docs/state.md, "Run cgroups").
   sweepRunCgroups((runId) => {

@@ -40,6 +40,13 @@ export const HostLimitsSchema = z.strictObject({
   fileSizeBytes: bytes(1024 * 1024 * 1024),
   /** Open files per process (RLIMIT_NOFILE); node needs about 20 to start. */
   openFiles: z.int().min(32).default(1024),
+  /**
+   * Bytes of each writable place of a run: the workspace, the session folder (each its own ext4
+   * image on a loop device) and the bwrap private /tmp (tmpfs size). docs/security-model.md.
+   */
+  diskBytes: z.int().min(8 * 1024 * 1024).default(1024 * 1024 * 1024),
+  /** Files and directories (inodes) of the workspace and of the session folder, each. */
+  inodes: z.int().min(64).default(100_000),
 });
 
 /** Host limits, defaults applied. */

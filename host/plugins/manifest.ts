@@ -21,6 +21,8 @@ export const RunLimitOverridesSchema = z.strictObject({
   cpuSeconds: z.int().positive().optional(),
   fileSizeBytes: z.int().positive().optional(),
   openFiles: z.int().min(32).optional(),
+  diskBytes: z.int().min(8 * 1024 * 1024).optional(),
+  inodes: z.int().min(64).optional(),
 });
 
 /**

@@ -19,6 +19,7 @@ import { prepareSandbox, startsEgressProxy } from '../sandbox/prepare.js';
 import { probeMachine } from '../sandbox/probe.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { KB_MCP_SERVER } from '../gateway/mcp/kbEndpoint.js';
+import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
 import { fsRequestHandler } from '../policy/fsRequests.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -37,6 +38,7 @@ import { DeltaRedactor } from '../secrets/deltaRedactor.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequestHandler } from '../gateway/hostRequests.js';
+import { sessionHistory } from './history.js';
 import { materializeGrants } from './materialize.js';
 import { checkSkills } from './skills.js';
 import { describeError, superviseRun } from './superviseRun.js';
@@ -99,6 +101,7 @@ export function summarizeProjection(p: Projection): Record<string, unknown> {
     state: p.state,
     fs: p.fs,
     approval: p.approval,
+    history: p.history,
   };
 }
 
@@ -242,11 +245,24 @@ export class RunService {
     const { command, args, bundle } = await runnerCommand(runner, join(config.dataDir, 'bundles'));
     const before = store.session(sessionId);
     const backend = binding.sandbox;
+    const sessionFolder = sessionDir(config.dataDir, sessionId);
+    // The disk quota: the workspace and the session folder become their own size-limited
+    // filesystems before anything is written into them (docs/security-model.md, "Disk quota").
+    const machine = probeMachine();
+    let disk: RunDiskQuota | undefined;
     // The host uid a bwrap run's files belong to, when the host maps it to a dedicated one (runs as root).
-    const runIds = backend === 'bwrap' ? dedicatedIdentity(probeMachine().identity) : undefined;
+    const runIds = backend === 'bwrap' ? dedicatedIdentity(machine.identity) : undefined;
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
-      const created = createRunWorkspace(config.dataDir, runId);
-      return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
+      if (machine.diskQuota.available) {
+        disk = mountRunDiskQuota(machine.diskQuota, config.dataDir, { runId, sessionId }, { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder }, projection.limits);
+      }
+      try {
+        const created = createRunWorkspace(config.dataDir, runId);
+        return { ...created, granted: materializeGrants(created, projection, plan.resources, binding.workspace, config.mountRoots ?? [], backend === 'bwrap') };
+      } catch (error) {
+        disk?.release({ keepWorkspace: false });
+        throw error;
+      }
     });
     const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
@@ -266,7 +282,6 @@ export class RunService {
           }
         : undefined;
     const limits = projection.limits;
-    const sessionFolder = sessionDir(config.dataDir, sessionId);
     // An event of this run that cannot be stored (or streamed) fails this run, never the host.
     const fault = new AbortController();
     const batcher = new AppendBatcher(store, (error, event) => {
@@ -317,8 +332,8 @@ export class RunService {
       const readPaths = grantedReadPaths(binding.readPaths, config.mountRoots ?? []);
       // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the grant).
       giveToRunIdentity(runIds, { dataDir: config.dataDir, workspace: ws.root, sessionFolder, sockets: [egressSocket, gateway?.socketPath], binds: ws.granted.binds, readPaths, bundle });
-      sandbox = prepareSandbox(
-        runSandboxRequest({
+      sandbox = prepareSandbox({
+        ...runSandboxRequest({
           backend,
           runId,
           launch: { command, args, cwd: ws.root, env: runnerEnv },
@@ -333,10 +348,12 @@ export class RunService {
           gatewaySocket: gateway?.socketPath,
           egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
         }),
-      );
+        disk: disk?.applied,
+      });
     } catch (error) {
       await egress?.close();
       await gateway?.close();
+      disk?.release({ keepWorkspace: config.keepWorkspaces === true });
       if (!config.keepWorkspaces) performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
       throw error;
     }
@@ -354,6 +371,7 @@ export class RunService {
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
       ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
+      history: sessionHistory(store.readEvents(sessionId), runId, projection.history, (text) => this.redactor.text(text)),
       workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp, session: sessionFolder },
       ...(gateway
         ? {
@@ -370,7 +388,7 @@ export class RunService {
             },
           }
         : {}),
-      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes },
+      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes, diskBytes: limits.diskBytes, inodes: limits.inodes },
     };
     const log = this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id });
     const scope = stateScope(binding.id, sessionId, projection.state === 'binding' ? 'binding' : 'session');
@@ -379,6 +397,7 @@ export class RunService {
     const recordUpdate = (update: Update, seq: number) =>
       batcher.add(sessionId, { type: 'run.update', runId, data: { runnerSeq: seq, update } }, () => hooks.onUpdate?.(this.redactor.value(update), seq));
     let outcome: RunOutcome | undefined;
+    const stopWatching = disk?.watch();
     try {
       outcome = await superviseRun({
         launch: sandbox.launch,
@@ -429,6 +448,10 @@ export class RunService {
       });
       for (const tail of deltas.end()) recordUpdate(tail, lastSeq);
       batcher.flush();
+      stopWatching?.();
+      // A limit the kernel held (ENOSPC) is named in the outcome, whatever the runner made of it.
+      const diskNotes = disk?.notes() ?? [];
+      if (diskNotes.length) outcome = { ...outcome, reason: `${outcome.reason}; ${diskNotes.join('; ')}` };
       // An update of the run's last turn that could not be stored: the run did not deliver what it said.
       if (fault.signal.aborted && !outcome.reason.startsWith('host failed')) {
         outcome = { ...outcome, status: outcome.status === 'completed' ? 'failed' : outcome.status, reason: `${outcome.reason}; then the host failed while handling the runner output: ${describeError(fault.signal.reason)}` };
@@ -443,6 +466,7 @@ export class RunService {
         return { ...outcome, result: undefined, reason: `${outcome.reason}; the result could not be redacted for display: ${describeError(error)}` };
       }
     } finally {
+      stopWatching?.();
       await egress?.close();
       await gateway?.close();
       batcher.flush();
@@ -457,6 +481,12 @@ export class RunService {
         // Never lose the run's outcome over it; audited and logged as an error instead.
         store.transaction(() => store.audit.append({ type: 'run.setid_cleared', actor: 'host', sessionId, runId, data: { error: String(error) } }));
         log.error({ err: error }, 'clearing setuid/setgid bits after the run failed');
+      }
+      try {
+        disk?.release({ keepWorkspace: config.keepWorkspaces === true });
+      } catch (error) {
+        // Left mounted: the next host start unmounts it (the outcome above stands).
+        this.log.error({ runId, err: error }, 'could not release the run\'s disk quota');
       }
       if (!config.keepWorkspaces) {
         performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));

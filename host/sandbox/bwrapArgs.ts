@@ -56,8 +56,12 @@ export function bwrapOptions(request: SandboxRequest, usernsFd?: number): string
     '--hostname', 'paddock',
     ...systemArgs(),
     '--proc', '/proc',
+    // The private /tmp and /dev/shm are bounded like the workspace (tmpfs size; their pages count
+    // against the run's memory cgroup); the rest of bwrap's /dev tmpfs is read-only (device nodes still work).
     '--dev', '/dev',
-    '--tmpfs', '/tmp',
+    '--size', String(request.limits.diskBytes), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
+    '--size', String(request.limits.diskBytes), '--tmpfs', '/tmp',
   ];
   for (const path of request.readOnly) args.push('--ro-bind', path, path);
   args.push('--bind', request.workspace, request.workspace);

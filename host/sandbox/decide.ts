@@ -21,10 +21,11 @@ export function decideSandbox(binding: { id: string; sandbox: Backend; allowDegr
     backend = 'process';
     degraded.push(`bwrap unavailable (${machine.bwrap.why}): running with the process backend, without filesystem or network isolation`);
   }
-  const missing = [!machine.cgroups.memory && 'memory', !machine.cgroups.pids && 'pids'].filter(Boolean) as string[];
+  const missing = [!machine.cgroups.memory && 'memory', !machine.cgroups.pids && 'pids', !machine.diskQuota.available && 'disk'].filter(Boolean) as string[];
   if (missing.length > 0) {
     if (!binding.allowDegrade) {
-      return { ok: false, reason: 'limits_unavailable', message: `binding "${binding.id}": this host cannot enforce the ${missing.join(' and ')} limit (${machine.cgroups.why ?? 'no cgroup controller'}); refusing` };
+      const why = [!machine.cgroups.memory || !machine.cgroups.pids ? (machine.cgroups.why ?? 'no cgroup controller') : '', machine.diskQuota.available ? '' : machine.diskQuota.why].filter(Boolean).join('; ');
+      return { ok: false, reason: 'limits_unavailable', message: `binding "${binding.id}": this host cannot enforce the ${missing.join(' and ')} limit (${why}); refusing` };
     }
     degraded.push(`no ${missing.join(' or ')} limit on this host`);
   }

@@ -11,6 +11,7 @@ import { dedicatedUserns, identityWarnings, usernsPrefix, USERNS_FD, type RunIde
 
 export { EGRESS, GATEWAY };
 import { probeMachine, type MachineReport } from './probe.js';
+import { diskQuotaLines, type DiskApplied } from './runDiskQuota.js';
 
 /** The sandbox backends. */
 export const BACKENDS = ['process', 'bwrap'] as const;
@@ -18,7 +19,7 @@ export const BACKENDS = ['process', 'bwrap'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 /** Resource limits a sandbox applies to the whole run. */
-export type SandboxLimits = Pick<HostLimits, 'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles'>;
+export type SandboxLimits = Pick<HostLimits, 'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles' | 'diskBytes' | 'inodes'>;
 
 /** What one run's sandbox must allow. Paths are host paths; nothing else is visible under bwrap. */
 export interface SandboxRequest {
@@ -45,6 +46,8 @@ export interface SandboxRequest {
    * and pid 1 would hold an inherited pipe open until the wall clock).
    */
   stdoutFifo?: boolean;
+  /** The quota filesystems mounted for this run (for the report); absent: none could be. */
+  disk?: DiskApplied;
 }
 
 /** A launch wrapped in its sandbox, what the sandbox enforces, and what holds the process tree. */
@@ -112,8 +115,10 @@ const NO_NETWORK: NetworkFacts = { proxy: false, allow: [], allowPrivate: false 
 /**
  * What a backend enforces with these limits on this machine (used for every run view and for
  * `explain`): computed from the mechanisms that actually applied, never from configuration.
+ * `disk`: the run's mounted quota filesystems, `'none'` for a run that has none, absent for a
+ * binding not running yet (then what this machine would mount).
  */
-export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, net: NetworkFacts = NO_NETWORK): IsolationReport {
+export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, net: NetworkFacts = NO_NETWORK, disk?: DiskApplied | 'none'): IsolationReport {
   const enforced: string[] = [];
   const notEnforced: string[] = [];
   const network = networkDescription(backend, net);
@@ -148,6 +153,9 @@ export function isolationReport(backend: Backend, l: SandboxLimits, machine: Mac
   limit(applied.memory, `memory ≤ ${l.memoryBytes} bytes for the whole run`, applied.memory ?? '');
   limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');
   limit(machine.prlimit.available && 'prlimit', `CPU time ≤ ${l.cpuSeconds} s per process, files ≤ ${l.fileSizeBytes} bytes, ≤ ${l.openFiles} open files`, 'RLIMIT_CPU/FSIZE/NOFILE via prlimit');
+  const diskLines = diskQuotaLines(l, machine.diskQuota, backend, disk);
+  enforced.push(...diskLines.enforced);
+  notEnforced.push(...diskLines.notEnforced);
   if (backend === 'process') limit(applied.killAll, 'descendants that call setsid are killed at run end', applied.killAll ?? '');
   return { backend, strength: backend === 'bwrap' ? 'strong' : 'weak', network, enforced, notEnforced };
 }
@@ -193,7 +201,8 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
     prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
     bwrap: options ? { path: machine.bwrap.path!, options, inner, prefix: userns ? usernsPrefix(userns) : [] } : undefined,
   });
-  const report = isolationReport(request.backend, request.limits, machine, applied, { proxy: Boolean(bridged), allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false });
+  // A run without quota filesystems is reported as such, whatever the machine could do.
+  const report = isolationReport(request.backend, request.limits, machine, applied, { proxy: Boolean(bridged), allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false }, request.disk ?? 'none');
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),

@@ -5,6 +5,7 @@ import { namespaceArgs, systemArgs } from './bwrapArgs.js';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
 import { dedicatedUserns, resolveRunIdentity, usernsPrefix, USERNS_FD, type RunIdentity, type RunIdentityError } from './runIdentity.js';
 import { RunCgroup, readCgroupLayout, type CgroupApplied } from './cgroups.js';
+import { probeDiskQuota, type DiskQuotaMachine } from './diskQuota.js';
 
 /** What this machine can enforce, and why not where it cannot (for `paddock doctor`). */
 export interface MachineReport {
@@ -14,6 +15,8 @@ export interface MachineReport {
   socat: { available: boolean };
   /** The host uid/gid sandboxed runs map to (PADDOCK_RUN_UID/GID, /etc/subuid, default), or why none can be used. */
   identity: RunIdentity | RunIdentityError;
+  /** Per-run disk and inode quota (ext4 images on loop devices, mounted by the host). */
+  diskQuota: DiskQuotaMachine;
 }
 
 let cached: MachineReport | undefined;
@@ -21,7 +24,7 @@ let cached: MachineReport | undefined;
 /** Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). */
 export function probeMachine(refresh = false): MachineReport {
   if (cached && !refresh) return cached;
-  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: hostTool('socat') !== undefined }, identity: resolveRunIdentity() };
+  const report: MachineReport = { bwrap: { available: false }, prlimit: { available: false }, cgroups: {}, socat: { available: hostTool('socat') !== undefined }, identity: resolveRunIdentity(), diskQuota: probeDiskQuota() };
   // PADDOCK_BWRAP names the binary (e.g. a build of a newer bubblewrap); unset, the system's.
   // Always an absolute path: a host helper is never found through a PATH lookup.
   const named = process.env.PADDOCK_BWRAP;

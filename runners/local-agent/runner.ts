@@ -55,7 +55,7 @@ export const localAgentRunner = defineRunner({
       }
     }
 
-    const messages: Message[] = [{ role: 'user', content: eventText(event) }];
+    const messages: Message[] = [...historyMessages(binding.history), { role: 'user', content: eventText(event) }];
     const usage = { inputTokens: 0, outputTokens: 0, turns: 0 };
     let lastText = '';
     try {
@@ -94,6 +94,23 @@ export const localAgentRunner = defineRunner({
     return { status: 'failed', error: { code: 'max_turns', message: `reached maxTurns (${config.maxTurns}) while the model still asked for tools` }, usage: { ...usage, model } };
   },
 });
+
+/**
+ * Earlier turns the host granted (`binding.history`, oldest first) as model messages: the first
+ * must be the user's (a placeholder when the window starts with an answer), and two turns of one role in a row (a message whose run gave no answer) are
+ * joined into one.
+ */
+export function historyMessages(history: { role: 'user' | 'assistant'; text: string }[]): Message[] {
+  const out: { role: 'user' | 'assistant'; content: string }[] = [];
+  for (const turn of history) {
+    // A window that starts with an answer: models expect a user turn first.
+    if (out.length === 0 && turn.role !== 'user') out.push({ role: 'user', content: '(earlier turns omitted)' });
+    const last = out.at(-1);
+    if (last && last.role === turn.role) last.content += `\n\n${turn.text}`;
+    else out.push({ role: turn.role, content: turn.text });
+  }
+  return out;
+}
 
 /** One tool call through the host; failures become an error result the model can read. */
 async function runTool(ctx: Parameters<typeof localAgentRunner.run>[2], route: Route | undefined, input: unknown): Promise<{ text: string; isError: boolean }> {

@@ -18,6 +18,8 @@ export type ChatEvent = z.infer<typeof E.ChatEventSchema>;
 export type ChatEventInput = z.input<typeof E.ChatEventSchema>;
 export type BindingProjection = z.infer<typeof B.BindingProjectionSchema>;
 export type BindingProjectionInput = z.input<typeof B.BindingProjectionSchema>;
+/** One earlier turn of the conversation in `binding.history`. */
+export type HistoryMessage = z.infer<typeof B.HistoryMessageSchema>;
 export type RunLimits = z.infer<typeof B.RunLimitsSchema>;
 export type InitializeParams = z.infer<typeof I.InitializeParamsSchema>;
 export type InitializeResult = z.infer<typeof I.InitializeResultSchema>;

@@ -17,7 +17,9 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'paddock-host-'));
   const config: HostConfig = {
     dataDir,
-    limits: parseLimits(options.limits ?? {}),
+    // Small disk quota images (the host default is 1 GiB): tests grep every byte of the data folder,
+    // session images included, for canaries.
+    limits: parseLimits({ diskBytes: 64 * 1024 * 1024, ...options.limits }),
     runnerDirs: [FIXTURE_RUNNERS],
     logLevel: 'silent',
     keepWorkspaces: false,

@@ -10,6 +10,7 @@ import { repoPath } from '../helpers/fixtures.js';
 import { processesWith } from '../helpers/procs.js';
 import { filesContaining } from '../helpers/canary.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { quotaImage } from '../../host/sandbox/diskQuota.js';
 
 const CANARY_KEY = `sk-ant-api03-harnesscanary${'K'.repeat(40)}AA`;
 process.env.PADDOCK_TEST_CLAUDE_CANARY_KEY = CANARY_KEY;
@@ -108,7 +109,8 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(first.outcome.status, first.outcome.reason).toBe('completed');
     // The session's files are lost (another machine, a wiped folder); the host still has the id.
     const { rmSync } = await import('node:fs');
-    rmSync(join(host.dataDir, 'sessions', first.sessionId, 'claude', 'projects'), { recursive: true, force: true });
+    // Between runs the session folder's files live in its quota image (host/sandbox/diskQuota.ts): losing it loses them.
+    rmSync(quotaImage(host.dataDir, 'sessions', first.sessionId), { force: true });
     const second = await dispatch('plain', 'SAY:fresh start', 'c-lost');
     expect(second.outcome.status, second.outcome.reason).toBe('completed');
     expect(outputOf(second.outcome)).toBe('fresh start');

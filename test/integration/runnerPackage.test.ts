@@ -57,7 +57,7 @@ async function runLaunch(backend: Backend, env: Record<string, string>): Promise
     workspace,
     readOnly: [runnerDir],
     binds: [],
-    limits: { memoryBytes: 512 * 1024 * 1024, pids: 64, cpuSeconds: 10, fileSizeBytes: 1 << 20, openFiles: 256 },
+    limits: { memoryBytes: 512 * 1024 * 1024, pids: 64, cpuSeconds: 10, fileSizeBytes: 1 << 20, openFiles: 256, diskBytes: 64 << 20, inodes: 10_000 },
   });
   const proc = await spawnRunner(prepared.launch);
   proc.stdin.end();

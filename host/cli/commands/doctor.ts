@@ -52,6 +52,7 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
       `pids limit:        ${yes(machine.cgroups.pids)} ${machine.cgroups.pids ?? `— ${machine.cgroups.why ?? 'no pids controller'}`}`,
       `kill whole tree:   ${yes(machine.cgroups.killAll)} ${machine.cgroups.killAll ?? '— setsid escapees of the process backend survive; bwrap still kills them (pid namespace)'}`,
       `CPU/file/fd limits: ${yes(machine.prlimit.available)} ${machine.prlimit.available ? 'prlimit (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE)' : `— ${machine.prlimit.why}`}`,
+      `disk/inode quota: ${yes(machine.diskQuota.available)} ${machine.diskQuota.available ? `${machine.diskQuota.mechanism} per workspace and session folder (${machine.diskQuota.tools!.mkfs})` : `— ${machine.diskQuota.why}`}`,
       `egress bridge:     ${yes(machine.socat.available)} ${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
       `run identity:      ${yes(identity.ok)} ${identity.summary}`,
       ...identity.warnings.map((w) => `  WARNING: ${w}`),

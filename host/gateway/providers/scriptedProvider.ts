@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelResource } from '../../bindings/schema.js';
 import { maxOutputOf } from '../modelBudget.js';
-import { planReply } from '../scripted/script.js';
+import { planReply, priorMessages } from '../scripted/script.js';
+import { blocksText } from '../wire/types.js';
 import { WIRES } from '../wire/index.js';
 import type { NormalizedReply } from '../wire/types.js';
 import type { Provider, ProviderAnswer, ProviderCall } from './types.js';
@@ -32,7 +33,7 @@ export function scriptedProvider(model: ModelResource): Provider {
       const fingerprint = createHash('sha256').update(`${call.format}\0${JSON.stringify(call.body)}`).digest('hex');
       const attempt = (attempts.get(fingerprint) ?? 0) + 1;
       attempts.set(fingerprint, attempt);
-      const plan = planReply(input, model.script ?? [], { offered: wire.toolNames(call.body), format: call.format, requestNumber: requests, callId: `call_scripted_${requests}` });
+      const plan = planReply(input, model.script ?? [], { offered: wire.toolNames(call.body), format: call.format, requestNumber: requests, callId: `call_scripted_${requests}`, prior: priorMessages(call.body, blocksText) });
       if (plan.delayMs > 0) await sleep(plan.delayMs, undefined, { signal: call.signal });
       const headers = { 'request-id': `req_scripted_${requests}`, 'x-paddock-scripted': 'true' };
       if (plan.error && (plan.error.times === undefined || attempt <= plan.error.times)) {

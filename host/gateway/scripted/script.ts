@@ -43,7 +43,7 @@ export function scriptedToolCall(name: string, arg: string, offered: string[], f
  * Decide the reply to a request: the model's script rules first, then the built-in directives
  * in the last user text, then the tool-result echo, then a greeting numbered by request.
  */
-export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx: { offered: string[]; format: WireFormat; requestNumber: number; callId: string }): ScriptedPlan {
+export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx: { offered: string[]; format: WireFormat; requestNumber: number; callId: string; prior?: { role: string; text: string }[] }): ScriptedPlan {
   const text = input?.text ?? '';
   const plan: ScriptedPlan = { content: [], stopReason: 'end_turn', delayMs: 0, chunks: 1, chunkDelayMs: 0 };
   const say = (t: string) => (plan.content = [{ type: 'text', text: t }]);
@@ -70,7 +70,11 @@ export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx
   const long = num(/LONG:(\d+)/.exec(text));
   const tool = /USE_TOOL:([A-Za-z0-9_.-]+):([^\n]*)/.exec(text);
   const sayText = /SAY:([^\n]*)/.exec(text);
-  if (tool) {
+  if (/SEEN_HISTORY/.test(text)) {
+    // What the model was shown before the last user message, for history tests.
+    const prior = ctx.prior ?? [];
+    say(`SEEN ${prior.length}: ${prior.map((m) => `${m.role}: ${m.text.slice(0, 200)}`).join(' | ')}`);
+  } else if (tool) {
     plan.content = [scriptedToolCall(tool[1]!, tool[2]!.trim(), ctx.offered, ctx.format, ctx.callId)];
     plan.stopReason = 'tool_use';
   } else if (long) {
@@ -79,4 +83,15 @@ export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx
   } else if (sayText) say(sayText[1]!.trim());
   else say(`Hello from the scripted model (request #${ctx.requestNumber}).`);
   return plan;
+}
+
+/**
+ * The user and assistant messages of a request before its last user message, in any wire format
+ * (`messages` of Anthropic and Chat, `input` of Responses); tool results and system entries left out.
+ */
+export function priorMessages(body: Record<string, unknown>, textOf: (content: unknown) => string): { role: string; text: string }[] {
+  const list = (Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : []) as Record<string, unknown>[];
+  const turns = list.filter((m) => (m?.role === 'user' || m?.role === 'assistant') && (m.type === undefined || m.type === 'message'));
+  const lastUser = turns.map((m) => m.role).lastIndexOf('user');
+  return turns.slice(0, Math.max(0, lastUser)).map((m) => ({ role: String(m.role), text: textOf(m.content) }));
 }

@@ -52,7 +52,11 @@ const ArtifactRefSchema = z.looseObject({
   mimeType: z.string().optional(),
   size: z.int().nonnegative().optional(),
 });
-const HistoryMessageSchema = z.looseObject({
+/**
+ * One earlier turn of the conversation, as the host projects it when the binding grants history
+ * (`grants.history`): a user message or the runner's completed answer, redacted, this session only.
+ */
+export const HistoryMessageSchema = z.looseObject({
   role: z.enum(['user', 'assistant']),
   text: z.string(),
   at: z.string().optional(),
@@ -66,6 +70,10 @@ export const RunLimitsSchema = z
     maxTurns: z.int().positive().optional(),
     maxUpdates: z.int().positive().optional(),
     maxEventBytes: z.int().positive().optional(),
+    /** Bytes of the workspace and of the session folder, each (writes past it fail with ENOSPC). */
+    diskBytes: z.int().positive().optional(),
+    /** Files and directories of the workspace and of the session folder, each. */
+    inodes: z.int().positive().optional(),
     maxLineBytes: z.int().positive().optional(),
   })
   .meta({ id: 'RunLimits' });
@@ -89,6 +97,7 @@ export const BindingProjectionSchema = z
     mounts: z.array(MountRefSchema).default([]),
     /** Where `state/*` keeps this run's keys: per binding and session, or per binding. */
     stateScope: z.enum(['session', 'binding']).optional(),
+    /** Earlier turns of this conversation, oldest first (empty unless the binding grants history). */
     history: z.array(HistoryMessageSchema).default([]),
     /** Present when the run has a model, knowledge base or MCP server granted (docs/gateway.md). */
     gateway: GatewayRefSchema.optional(),

@@ -54,7 +54,7 @@ describe('doctor\'s decision: is a mapping privileged (privilegedIdentityWarning
 });
 
 describe('the run report says who a run is on the host', () => {
-  const machine = (identity: MachineReport['identity']): MachineReport => ({ bwrap: { available: true }, prlimit: { available: true }, cgroups: {}, socat: { available: true }, identity });
+  const machine = (identity: MachineReport['identity']): MachineReport => ({ bwrap: { available: true }, prlimit: { available: true }, cgroups: {}, socat: { available: true }, identity, diskQuota: { available: false, why: 'not probed in this unit test' } });
   const limits = parseLimits();
 
   it('bwrap: the host uid/gid behind 65534 and how; a privileged one is listed as NOT enforced', () => {

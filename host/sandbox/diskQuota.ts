@@ -1,0 +1,216 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, rmdirSync, statfsSync, chmodSync, closeSync, openSync, ftruncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { loopDeviceOf, waitDetached } from './loopDevices.js';
+import { join } from 'node:path';
+import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
+
+/**
+ * Per-run disk and inode quota (docs/security-model.md, "Disk quota"): each writable place of a
+ * run (its workspace, its session folder) is its own ext4 filesystem in a sparse image file on a
+ * loop device, mounted by the host (root) with nosuid,nodev. The kernel refuses the write that
+ * would pass `diskBytes` or the file that would pass `inodes` (ENOSPC); nothing is ever written
+ * past the limit onto the host's disk.
+ */
+
+/** Host-side helpers run by absolute path with a fixed environment, never the runner's (hostTools.ts). */
+const HELPER_ENV = { ...HOST_HELPER_ENV, LC_ALL: 'C' };
+
+/** Whether this machine can mount quota images, with the helpers it uses, or why not. */
+export interface DiskQuotaMachine {
+  available: boolean;
+  mechanism?: string;
+  why?: string;
+  tools?: { mkfs: string; mount: string; umount: string };
+}
+
+const tool = hostTool;
+
+function run(path: string, args: string[]): void {
+  execFileSync(path, args, { env: HELPER_ENV, stdio: 'pipe', timeout: 30_000 });
+}
+
+/** Try the whole mechanism once (make, mount, write, unmount a tiny image): what `doctor` and every run rely on. */
+export function probeDiskQuota(): DiskQuotaMachine {
+  if (process.getuid?.() !== 0) return { available: false, why: 'mounting a quota image needs root (the host runs unprivileged)' };
+  const mkfs = tool('mkfs.ext4');
+  const mount = tool('mount');
+  const umount = tool('umount');
+  if (!mkfs || !mount || !umount) return { available: false, why: `missing ${[!mkfs && 'mkfs.ext4 (e2fsprogs)', !mount && 'mount', !umount && 'umount'].filter(Boolean).join(', ')}` };
+  const tools = { mkfs, mount, umount };
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-quota-probe-'));
+  const image = join(dir, 'probe.img');
+  const point = join(dir, 'mnt');
+  try {
+    mkdirSync(point);
+    makeImage(tools, image, 8 * 1024 * 1024, 64, false);
+    run(mount, mountArgs(image, point));
+    try {
+      statfsSync(point);
+    } finally {
+      run(umount, [point]);
+    }
+    return { available: true, mechanism: 'ext4 image on a loop device', tools };
+  } catch (error) {
+    const text = String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim();
+    return { available: false, why: `cannot mount a loop image here: ${text.split('\n')[0]}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function mountArgs(image: string, point: string): string[] {
+  return ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', image, point];
+}
+
+/** A sparse image of `bytes` holding an empty ext4 with at least `inodes` inodes, no reserved blocks. */
+function makeImage(tools: NonNullable<DiskQuotaMachine['tools']>, image: string, bytes: number, inodes: number, journal: boolean): void {
+  const fd = openSync(image, 'wx', 0o600);
+  try {
+    ftruncateSync(fd, bytes);
+  } finally {
+    closeSync(fd);
+  }
+  run(tools.mkfs, ['-q', '-F', '-m', '0', '-N', String(inodes), '-O', journal ? 'has_journal' : '^has_journal', '-E', 'lazy_itable_init=1,nodiscard,root_owner=0:0', '-L', 'paddock', image]);
+}
+
+/** What the mounted filesystem itself says it holds (statfs): the figures every report uses. */
+export interface QuotaFigures {
+  capacityBytes: number;
+  inodes: number;
+  freeBytes: number;
+  freeInodes: number;
+}
+
+/** Free space below this counts as "the limit was reached" (ext4 keeps a few blocks it never hands out). */
+const FULL_BYTES = 1024 * 1024;
+
+function figures(point: string): QuotaFigures {
+  const s = statfsSync(point);
+  return { capacityBytes: s.blocks * s.bsize, inodes: s.files, freeBytes: s.bavail * s.bsize, freeInodes: s.ffree };
+}
+
+/** Quota filesystems mounted by this process and not released yet. */
+const live = new Set<QuotaMount>();
+let exitHook = false;
+
+/**
+ * On any host exit (process.exit, a second Ctrl-C, an uncaught error), detach every quota mount
+ * still held (lazily: the runner's processes are being SIGKILLed by the same exit); images stay
+ * for the next start's sweep. A SIGKILLed host leaves them to that sweep entirely.
+ */
+function detachAllOnExit(): void {
+  for (const m of live) {
+    try {
+      execFileSync(m.umountPath, ['-l', m.point], { env: HELPER_ENV, stdio: 'ignore', timeout: 5_000 });
+    } catch {
+      // Best effort: the process is exiting.
+    }
+  }
+  live.clear();
+}
+
+/** One mounted quota filesystem of a run. */
+export class QuotaMount {
+  private reachedBytes = false;
+  private reachedInodes = false;
+  /** Full when mounted (a session folder an earlier run filled): not this run's doing until it frees space. */
+  private fullAtStart: { bytes: boolean; inodes: boolean };
+
+  constructor(
+    readonly what: 'workspace' | 'session folder',
+    readonly point: string,
+    readonly image: string,
+    private readonly tools: NonNullable<DiskQuotaMachine['tools']>,
+    private readonly persistent: boolean,
+  ) {
+    const f = figures(point);
+    this.fullAtStart = { bytes: f.freeBytes < FULL_BYTES, inodes: f.freeInodes === 0 };
+    live.add(this);
+    if (!exitHook) {
+      exitHook = true;
+      process.on('exit', detachAllOnExit);
+    }
+  }
+
+  /** The umount helper (for the exit hook). */
+  get umountPath(): string {
+    return this.tools.umount;
+  }
+
+  /** The filesystem's own figures now. */
+  figures(): QuotaFigures {
+    return figures(this.point);
+  }
+
+  /** Look at the filesystem and remember whether it was full; cheap (one statfs). */
+  sample(): void {
+    try {
+      const f = figures(this.point);
+      const fullBytes = f.freeBytes < FULL_BYTES;
+      const fullInodes = f.freeInodes === 0;
+      if (fullBytes && !this.fullAtStart.bytes) this.reachedBytes = true;
+      if (fullInodes && !this.fullAtStart.inodes) this.reachedInodes = true;
+      // Once the run freed space, filling it again is its own doing.
+      if (!fullBytes) this.fullAtStart.bytes = false;
+      if (!fullInodes) this.fullAtStart.inodes = false;
+    } catch {
+      /* unmounted already */
+    }
+  }
+
+  /** Which limits this run reached at any sample, and which were still full from earlier runs. */
+  reached(): { bytes: boolean; inodes: boolean; fullBefore: { bytes: boolean; inodes: boolean } } {
+    return { bytes: this.reachedBytes, inodes: this.reachedInodes, fullBefore: { ...this.fullAtStart } };
+  }
+
+  /**
+   * Unmount (lazily when busy: nothing of the run is left running by then, but an open
+   * descriptor in the host may linger), wait until the kernel has let go of the filesystem, and,
+   * for a workspace, delete its image.
+   */
+  release(): void {
+    // The kernel shows real paths: compare with those.
+    live.delete(this);
+    const device = loopDeviceOf(realpathSync(this.point));
+    const image = realpathSync(this.image);
+    try {
+      run(this.tools.umount, [this.point]);
+    } catch {
+      run(this.tools.umount, ['-l', this.point]);
+    }
+    if (device) waitDetached(device, image);
+    if (!this.persistent) rmSync(this.image, { force: true });
+  }
+}
+
+/** Where the images live: `<data>/quota/{workspaces,sessions}/<id>.img`, never visible to a run. */
+export function quotaImage(dataDir: string, kind: 'workspaces' | 'sessions', id: string): string {
+  return join(dataDir, 'quota', kind, `${id}.img`);
+}
+
+/**
+ * Mount a quota filesystem on `point` (an existing, empty directory). A workspace image is made
+ * fresh (no journal: it dies with the run); a session image is made on the session's first run
+ * (with a journal: it is kept) and mounted again by each later run — its size stays what it was
+ * made with. The root of the filesystem gets mode 0700 and no `lost+found`.
+ */
+export function mountQuota(machine: DiskQuotaMachine, point: string, image: string, limits: { diskBytes: number; inodes: number }, what: 'workspace' | 'session folder'): QuotaMount {
+  if (!machine.available || !machine.tools) throw new Error(`disk quota unavailable: ${machine.why}`);
+  const persistent = what === 'session folder';
+  mkdirSync(join(image, '..'), { recursive: true, mode: 0o700 });
+  const fresh = !existsSync(image);
+  if (fresh) makeImage(machine.tools, image, limits.diskBytes, limits.inodes, persistent);
+  mkdirSync(point, { recursive: true, mode: 0o700 });
+  try {
+    run(machine.tools.mount, mountArgs(image, point));
+  } catch (error) {
+    if (fresh) rmSync(image, { force: true });
+    throw new Error(`could not mount the ${what} quota image: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`);
+  }
+  if (fresh) {
+    rmdirSync(join(point, 'lost+found'));
+    chmodSync(point, 0o700);
+  }
+  return new QuotaMount(what, point, image, machine.tools, persistent);
+}

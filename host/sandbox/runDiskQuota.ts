@@ -1,0 +1,139 @@
+import { cpSync, lstatSync, renameSync, rmdirSync } from 'node:fs';
+import type { DiskQuotaMachine, QuotaFigures, QuotaMount } from './diskQuota.js';
+import { mountQuota, quotaImage } from './diskQuota.js';
+
+/** The quota filesystems one run got, as the isolation report shows them (from statfs, not from config). */
+export interface DiskApplied {
+  mechanism: string;
+  workspace: QuotaFigures;
+  session?: QuotaFigures;
+}
+
+/** How often the host looks at a run's quota filesystems to tell the user a limit was reached. */
+const SAMPLE_MS = 50;
+
+/** A run's mounted quotas: the report, sampling while it runs, the note for its outcome, the unmount. */
+export interface RunDiskQuota {
+  applied: DiskApplied;
+  /** Start sampling (statfs); returns the stop function. */
+  watch(): () => void;
+  /** "the disk limit … was reached in the workspace: writes failed with ENOSPC", once per limit and place. */
+  notes(): string[];
+  /**
+   * Unmount everything this run mounted (idempotent). `keepWorkspace`: the workspace's files are
+   * first copied (links as links, special files skipped) onto the host disk at the same path.
+   */
+  release(options: { keepWorkspace: boolean }): void;
+}
+
+/**
+ * Mount the run's workspace quota on `workspaceRoot` (before anything is created in it) and the
+ * session's quota on `sessionFolder`. On any failure, what was mounted is unmounted again.
+ */
+export function mountRunDiskQuota(
+  machine: DiskQuotaMachine,
+  dataDir: string,
+  ids: { runId: string; sessionId: string },
+  paths: { workspaceRoot: string; sessionFolder?: string },
+  limits: { diskBytes: number; inodes: number },
+): RunDiskQuota {
+  const mounts: QuotaMount[] = [];
+  try {
+    mounts.push(mountQuota(machine, paths.workspaceRoot, quotaImage(dataDir, 'workspaces', ids.runId), limits, 'workspace'));
+    if (paths.sessionFolder) mounts.push(acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits));
+  } catch (error) {
+    for (const m of mounts.reverse()) releaseMount(m);
+    throw error;
+  }
+  let released = false;
+  return {
+    applied: { mechanism: machine.mechanism ?? 'ext4 image on a loop device', workspace: mounts[0]!.figures(), ...(mounts[1] ? { session: mounts[1].figures() } : {}) },
+    watch() {
+      const timer = setInterval(() => mounts.forEach((m) => m.sample()), SAMPLE_MS);
+      timer.unref();
+      return () => {
+        clearInterval(timer);
+        mounts.forEach((m) => m.sample());
+      };
+    },
+    notes() {
+      return mounts.flatMap((m) => {
+        const r = m.reached();
+        const f = m.figures();
+        return [
+          ...(r.bytes ? [`the disk limit (diskBytes: ${m.what} of ${f.capacityBytes} bytes) was reached in the ${m.what}: writes past it failed with ENOSPC`] : []),
+          ...(r.inodes ? [`the file-count limit (inodes: ${f.inodes} in the ${m.what}) was reached: new files failed with ENOSPC`] : []),
+          ...(r.fullBefore.bytes || r.fullBefore.inodes ? [`the ${m.what} was full from an earlier run for the whole run (${r.fullBefore.bytes ? `diskBytes: ${f.capacityBytes} bytes` : `inodes: ${f.inodes}`}): writes failed with ENOSPC`] : []),
+        ];
+      });
+    },
+    release({ keepWorkspace }) {
+      if (released) return;
+      released = true;
+      for (const m of [...mounts].reverse()) {
+        if (keepWorkspace && m.what === 'workspace') keepCopy(m);
+        else releaseMount(m);
+      }
+    },
+  };
+}
+
+/**
+ * Session folders mounted by this process, with how many of its runs use each: two runs of one
+ * session at once (ad-hoc runs; dispatch allows one) share the mount, the last one unmounts it.
+ * A run of another host process finds the folder mounted and is refused by `mount` (fail closed).
+ */
+const sessionMounts = new Map<string, { mount: QuotaMount; users: number }>();
+
+function acquireSession(machine: DiskQuotaMachine, point: string, image: string, limits: { diskBytes: number; inodes: number }): QuotaMount {
+  const held = sessionMounts.get(point);
+  if (held) {
+    held.users += 1;
+    return held.mount;
+  }
+  const mount = mountQuota(machine, point, image, limits, 'session folder');
+  sessionMounts.set(point, { mount, users: 1 });
+  return mount;
+}
+
+function releaseMount(m: QuotaMount): void {
+  const held = sessionMounts.get(m.point);
+  if (held && held.mount === m) {
+    held.users -= 1;
+    if (held.users > 0) return;
+    sessionMounts.delete(m.point);
+  }
+  m.release();
+}
+
+/** A kept workspace (`--keep-workspace`): its files copied out of the image, then the image dropped. */
+function keepCopy(m: QuotaMount): void {
+  const kept = `${m.point}.kept`;
+  cpSync(m.point, kept, {
+    recursive: true,
+    verbatimSymlinks: true,
+    preserveTimestamps: true,
+    filter: (src) => {
+      const st = lstatSync(src);
+      return st.isFile() || st.isDirectory() || st.isSymbolicLink();
+    },
+  });
+  m.release();
+  rmdirSync(m.point);
+  renameSync(kept, m.point);
+}
+
+/** The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`). */
+export function diskQuotaLines(limits: { diskBytes: number; inodes: number }, machine: DiskQuotaMachine, backend: 'process' | 'bwrap', applied?: DiskApplied | 'none'): { enforced: string[]; notEnforced: string[] } {
+  const tmp = backend === 'bwrap' ? [`the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`] : [];
+  const rw = [
+    'disk: writes into granted rw mounts (the admin\'s own folders) are not counted by the quota',
+    ...(backend === 'process' ? ['disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded'] : []),
+  ];
+  if (applied && applied !== 'none') {
+    const place = (what: string, f: QuotaFigures) => `${what} ≤ ${f.capacityBytes} bytes and ≤ ${f.inodes} files`;
+    return { enforced: [`disk: ${place('workspace', applied.workspace)}${applied.session ? `, ${place('session folder', applied.session)}` : ''} (${applied.mechanism}, kernel-enforced: writes past it fail with ENOSPC)`, ...tmp], notEnforced: rw };
+  }
+  if (machine.available && applied !== 'none') return { enforced: [`disk: workspace and session folder each ≤ ${limits.diskBytes} bytes and ≤ about ${limits.inodes} files (${machine.mechanism}, mounted per run; kernel-enforced: writes past it fail with ENOSPC)`, ...tmp], notEnforced: rw };
+  return { enforced: tmp, notEnforced: [...rw.slice(1), `disk and file-count limits (diskBytes ${limits.diskBytes}, inodes ${limits.inodes}) of the workspace and session folder: ${machine.available ? 'not mounted for this run' : `no mechanism on this host (${machine.why})`}`] };
+}
