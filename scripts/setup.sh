@@ -33,3 +33,7 @@ fi
 # The pinned agent CLIs the harness runners wrap (Claude Code, Codex) and the Claude ACP adapter: about 1.2 GB from the npm
 # registry into .harness/, skipped while already installed. Tests and the demo use the real ones.
 bash scripts/install-harnesses.sh
+
+# As root, sandboxed runs are a dedicated unprivileged uid that must reach this package (a clone under
+# /root could not): grant it search-only access where it lacks it, and say so.
+bash scripts/run-identity-access.sh
