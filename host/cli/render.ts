@@ -1,3 +1,4 @@
+import { terminalSafe } from './terminalText.js';
 import type { Resume, Update } from '../../sdk/protocol/types.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';
@@ -35,10 +36,11 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
   let streamed = false;
   // tool.finished carries only the call id: name the tool the user saw start (ids are opaque, e.g. toolu_01…).
   const toolNames = new Map<string, string>();
+  // Everything a runner said is shown through terminalSafe: no escape sequence of its own acts.
   const meta = (text: string) => {
     if (midLine) out.write('\n');
     midLine = false;
-    out.write(`${dim(text)}\n`);
+    out.write(`${dim(terminalSafe(text))}\n`);
   };
   return {
     started: (info) => {
@@ -54,13 +56,13 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
         case 'message.delta':
           // The host holds back a message's last characters until it knows they hold no secret: a delta can be empty.
           if (!update.text) return;
-          out.write(update.text);
+          out.write(terminalSafe(update.text, true));
           midLine = !update.text.endsWith('\n');
           streamed = true;
           return;
         case 'message':
           meta('');
-          out.write(`${update.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('')}\n`);
+          out.write(`${terminalSafe(update.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join(''), true)}\n`);
           streamed = true;
           return;
         case 'tool.started': {
@@ -85,13 +87,13 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
     note: (text) => meta(text),
     outcome(outcome) {
       const text = outcome.result?.output?.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('');
-      if (!streamed && text) out.write(`${text}\n`);
+      if (!streamed && text) out.write(`${terminalSafe(text, true)}\n`);
       if (midLine) out.write('\n');
       midLine = false;
       const ok = outcome.status === 'completed';
-      out.write(`${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${outcome.reason}`)}\n`);
+      out.write(`${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${terminalSafe(outcome.reason)}`)}\n`);
       if (outcome.usage) out.write(dim(`${describeUsage(outcome.usage)}\n`));
-      if (!ok && outcome.stderrTail.trim()) out.write(dim(`runner stderr (tail):\n${outcome.stderrTail.trimEnd()}\n`));
+      if (!ok && outcome.stderrTail.trim()) out.write(dim(`runner stderr (tail):\n${terminalSafe(outcome.stderrTail.trimEnd(), true)}\n`));
       if (outcome.survivors.length > 0) out.write(paint(false, `! processes survived the run: ${outcome.survivors.join(', ')}\n`));
     },
   };

@@ -53,7 +53,8 @@ export const RunnerManifestSchema = z
      * runners through the gateway).
      */
     env: z
-      .record(z.string(), z.string())
+      // A NUL byte cannot be in an environment value (and must never split the launch file's words).
+      .record(z.string(), z.string().regex(/^[^\0]*$/, 'a NUL byte is not allowed in an environment value'))
       .default({})
       // Names are checked below with the id (every bad name reported); the pattern is for the published schema.
       .meta({ propertyNames: { pattern: '^[A-Z][A-Z0-9_]*$' }, description: "Literal variables for the runner's own process. Names: PADDOCK_RUNNER_* or the runner id upper-snake-cased as a prefix (MY_RUNNER_* for my-runner); PATH, LD_*, NODE_*, PYTHON*, *_PRELOAD, *PROXY and every other name a loader, interpreter, shell or the host reads are refused." }),

@@ -6,6 +6,7 @@ import { probeEffect, PROBERS, type Prober } from './probes.js';
 import { ownerAlive } from '../state/claims.js';
 import { RunCgroup } from '../sandbox/cgroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
+import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
 
 /**
  * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived
@@ -50,6 +51,12 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     const cgroup = await emptyRunCgroup(store, run.id);
     // And whatever left the cgroup too but still carries the run's id in its environment.
     const escaped = await killEscapees(run.id, 5_000, run.pidStart ?? 0);
+    // Its quota filesystems, left mounted by the dead host: the session's next run must mount its folder again.
+    try {
+      unmountQuotasOf(store.dataDir, [{ runId: run.id, sessionId: run.sessionId }]);
+    } catch {
+      // Left for the next host start's sweep (a run of the session fails closed on "already mounted" until then).
+    }
     cgroup.killed += escaped.found.length - escaped.survivors.length;
     cgroup.survivors.push(...escaped.survivors);
     const reason = [

@@ -195,12 +195,20 @@ export function prepareSandbox(input: SandboxRequest, machine: MachineReport = p
   // Host-side helpers by absolute path with the host's fixed environment; the runner's
   // environment reaches only the runner's own process (launcher.ts).
   const options = bwrap ? bwrapOptions(request, userns ? USERNS_FD : undefined) : undefined;
-  const host = hostLaunch({
-    runner: request.launch,
-    procsFiles: cgroup?.procsFiles ?? [],
-    prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
-    bwrap: options ? { path: machine.bwrap.path!, options, inner, prefix: userns ? usernsPrefix(userns) : [] } : undefined,
-  });
+  let host: ReturnType<typeof hostLaunch>;
+  try {
+    host = hostLaunch({
+      runner: request.launch,
+      procsFiles: cgroup?.procsFiles ?? [],
+      prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
+      bwrap: options ? { path: machine.bwrap.path!, options, inner, prefix: userns ? usernsPrefix(userns) : [] } : undefined,
+    });
+  } catch (error) {
+    // A launch that cannot be built (e.g. a NUL byte in a value) leaves nothing behind.
+    if (fifo) rmSync(fifo, { force: true });
+    void cgroup?.release();
+    throw error;
+  }
   // A run without quota filesystems is reported as such, whatever the machine could do.
   const report = isolationReport(request.backend, request.limits, machine, applied, { proxy: Boolean(bridged), allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false }, request.disk ?? 'none');
   const containment: Containment | undefined = cgroup

@@ -25,15 +25,32 @@ export function unmountLeftoverQuotas(dataDir: string, live: { runs: ReadonlySet
     const match = /^(workspaces|sessions)\/([^/]+)$/.exec(point.startsWith(`${root}/`) ? point.slice(root.length + 1) : '');
     if (!match) continue;
     if ((match[1] === 'workspaces' ? live.runs : live.sessions).has(match[2]!)) continue;
-    const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
-    try {
-      execFileSync(UMOUNT, [point], { env, stdio: 'pipe' });
-    } catch {
-      execFileSync(UMOUNT, ['-l', point], { env, stdio: 'pipe' });
-    }
+    unmountPoint(point);
     done.push(point);
   }
   return done;
+}
+
+/**
+ * The quota filesystems of runs recovery just interrupted (their host process died holding them
+ * mounted): unmounted, so the session's next run — in any process — can mount its folder again.
+ */
+export function unmountQuotasOf(dataDir: string, runs: readonly { runId: string; sessionId: string }[]): string[] {
+  if (!UMOUNT || runs.length === 0 || !existsSync(dataDir)) return [];
+  const root = realpathSync(dataDir);
+  const wanted = new Set(runs.flatMap((r) => [`${root}/workspaces/${r.runId}`, `${root}/sessions/${r.sessionId}`]));
+  const done = mountPoints().filter((point) => wanted.has(point));
+  for (const point of done) unmountPoint(point);
+  return done;
+}
+
+function unmountPoint(point: string): void {
+  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+  try {
+    execFileSync(UMOUNT!, [point], { env, stdio: 'pipe' });
+  } catch {
+    execFileSync(UMOUNT!, ['-l', point], { env, stdio: 'pipe' });
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
-import { cpSync, lstatSync, renameSync, rmdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, lchownSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DiskQuotaMachine, QuotaFigures, QuotaMount } from './diskQuota.js';
 import { mountQuota, quotaImage } from './diskQuota.js';
 
@@ -106,18 +107,57 @@ function releaseMount(m: QuotaMount): void {
   m.release();
 }
 
-/** A kept workspace (`--keep-workspace`): its files copied out of the image, then the image dropped. */
+/** Longest path a kept copy follows (PATH_MAX is 4096; deeper entries are listed, not copied). */
+const KEEP_MAX_PATH = 3800;
+
+/**
+ * A kept workspace (`--keep-workspace`): its folders, regular files and links (as links) copied
+ * out of the image, then the image dropped. The copy is the host's, so it is bounded like the run
+ * was: iterative (any depth, paths past {@link KEEP_MAX_PATH} left out), at most the image's
+ * capacity in apparent bytes (a sparse file is not expanded past the quota), owners as in the
+ * image (the run's uid, never made root's by the copy), modes without setuid, setgid or sticky
+ * bits. What was left out is listed in `KEPT-WORKSPACE-NOTE.txt`.
+ */
 function keepCopy(m: QuotaMount): void {
   const kept = `${m.point}.kept`;
-  cpSync(m.point, kept, {
-    recursive: true,
-    verbatimSymlinks: true,
-    preserveTimestamps: true,
-    filter: (src) => {
+  const left: string[] = [];
+  let budget = m.figures().capacityBytes;
+  mkdirSync(kept, { mode: 0o700 });
+  const top = lstatSync(m.point);
+  lchownSync(kept, top.uid, top.gid);
+  const stack: [string, string][] = [[m.point, kept]];
+  while (stack.length > 0) {
+    const [from, to] = stack.pop()!;
+    for (const name of readdirSync(from)) {
+      if (from === m.point && name === 'lost+found') continue;
+      const src = join(from, name);
+      const dst = join(to, name);
+      if (dst.length > KEEP_MAX_PATH) {
+        left.push(`${src.slice(m.point.length + 1, m.point.length + 201)}…: path too long`);
+        continue;
+      }
       const st = lstatSync(src);
-      return st.isFile() || st.isDirectory() || st.isSymbolicLink();
-    },
-  });
+      if (st.isDirectory()) {
+        mkdirSync(dst, { mode: 0o700 });
+        lchownSync(dst, st.uid, st.gid);
+        chmodSync(dst, st.mode & 0o777);
+        stack.push([src, dst]);
+      } else if (st.isSymbolicLink()) {
+        symlinkSync(readlinkSync(src), dst);
+        lchownSync(dst, st.uid, st.gid);
+      } else if (st.isFile()) {
+        if (st.size > budget) {
+          left.push(`${src.slice(m.point.length + 1)}: ${st.size} bytes would pass the quota's ${m.figures().capacityBytes} bytes`);
+          continue;
+        }
+        budget -= st.size;
+        copyFileSync(src, dst);
+        lchownSync(dst, st.uid, st.gid);
+        chmodSync(dst, st.mode & 0o777);
+      }
+    }
+  }
+  if (left.length > 0) writeFileSync(join(kept, 'KEPT-WORKSPACE-NOTE.txt'), `Left out of this kept copy:\n${left.join('\n')}\n`);
   m.release();
   rmdirSync(m.point);
   renameSync(kept, m.point);

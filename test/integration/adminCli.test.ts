@@ -73,7 +73,11 @@ bindings:
     expect(human).toContain('models: sonnet (anthropic claude-sonnet)');
     // The writable binds of the launch itself (per-run names as placeholders).
     expect(human).toContain(`can write: ${join(home, 'workspaces', '<runId>')}; ${join(home, 'sessions', '<sessionId>')}`);
-    expect(human).not.toContain('ANTHROPIC_API_KEY');
+    // A reference that does not resolve is named (issue 11, item 19); a value never is.
+    expect(human).toContain('MISSING SECRET: model sonnet apiKey: environment variable ANTHROPIC_API_KEY is not set');
+    const withKey = (await paddock(['explain', 'probe'], { dataDir: home, env: { ...env, ANTHROPIC_API_KEY: 'sk-ant-api03-admincli-canary-000000000000' } })).stdout;
+    expect(withKey).not.toContain('admincli-canary');
+    expect(withKey).not.toContain('MISSING');
     expect((await paddock(['explain', 'nope'], { dataDir: home, env })).stderr).toBe('paddock: no binding "nope"');
 
     const show = await paddock(['bindings', 'show', 'support'], { dataDir: home, env });

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -162,6 +162,37 @@ describe('per-run disk and inode quota', () => {
       const kept = join(host.dataDir, 'workspaces', outcome.runId, 'filler');
       expect(readdirSync(kept).sort()).toEqual(['f0', 'f1', 'f2']);
       expect(statSync(join(kept, 'f2')).size).toBe(4096);
+      expectNothingLeft();
+    } finally {
+      host.config.keepWorkspaces = false;
+    }
+  });
+
+  it('--keep-workspace copies out at most the quota: sparse files not expanded past it, any depth, no setuid/setgid bits, the outcome recorded', async () => {
+    host.config.keepWorkspaces = true;
+    try {
+      const { outcome, report } = await fill(['deep:ws:1900', 'sparse:ws:3:40', 'setid:ws'], 'bwrap');
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(report('deep:ws:1900')).toEqual({ n: 1900, code: 'ok' });
+      const kept = join(host.dataDir, 'workspaces', outcome.runId);
+      let bytes = 0;
+      const setIds: string[] = [];
+      const stack = [kept];
+      while (stack.length > 0) {
+        const dir = stack.pop()!;
+        for (const name of readdirSync(dir)) {
+          const path = join(dir, name);
+          const st = lstatSync(path);
+          if (st.mode & 0o6000) setIds.push(path);
+          if (st.isDirectory()) stack.push(path);
+          else if (st.isFile()) bytes += st.size;
+        }
+      }
+      expect(setIds).toEqual([]);
+      expect(bytes).toBeLessThanOrEqual(DISK); // three 40 MiB sparse files were 120 MiB apparent
+      const note = readFileSync(join(kept, 'KEPT-WORKSPACE-NOTE.txt'), 'utf8');
+      expect(note.match(/filler\/sparse\d: 41943040 bytes would pass the quota/g)).toHaveLength(2);
+      expect(note).toMatch(/path too long/);
       expectNothingLeft();
     } finally {
       host.config.keepWorkspaces = false;

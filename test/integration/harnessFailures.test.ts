@@ -13,6 +13,7 @@ import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 const harnessDir = mkdtempSync(join(tmpdir(), 'paddock-fake-harness-'));
+chmodSync(harnessDir, 0o755); // readable by the run uid, like the real .harness (docs/admin-guide.md "Run identity")
 const bin = join(harnessDir, 'node_modules', '@anthropic-ai', 'claude-code', 'bin');
 mkdirSync(bin, { recursive: true });
 writeFileSync(join(bin, 'claude.exe'), `#!/usr/bin/env node\n${readFileSync(repoPath('test/fixtures/fakeClaude.mjs'), 'utf8')}`);

@@ -1,7 +1,7 @@
 // Mounts and knowledge bases reach the REAL Claude Code CLI (issue 11 item 16): a granted mount is
 // a working folder its tools read, a granted knowledge base is a host-served MCP search tool
 // (audited kb.retrieve), and a grant that will not reach a runner is said by apply and explain.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ const kbDir = join(root, 'kb');
 mkdirSync(repo);
 mkdirSync(kbDir);
 writeFileSync(join(repo, 'notes.txt'), 'mount-content-7f3a\n');
+chmodSync(root, 0o755); // readable by the run uid, as an admin's granted folder must be (docs/admin-guide.md "Run identity")
 writeFileSync(join(kbDir, 'refunds.md'), '# Refund policy\n\nRefunds are paid within 14 days to the original card (marker kb-refund-91c2).\n');
 writeFileSync(join(kbDir, 'shipping.md'), '# Shipping\n\nParcels leave the warehouse every Tuesday.\n');
 

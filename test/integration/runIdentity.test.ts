@@ -9,6 +9,7 @@ import type { Binding } from '../../host/bindings/schema.js';
 import { clearInterruptedSetIdBits } from '../../host/recovery/setIdLeftovers.js';
 import { discoverRunners } from '../../host/plugins/catalog.js';
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
+import { quotaImage } from '../../host/sandbox/diskQuota.js';
 import { clearSetIdBits } from '../../host/runs/runIdentityFiles.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
 import { identityWarnings, type RunIdentity } from '../../host/sandbox/runIdentity.js';
@@ -116,6 +117,10 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       join(session, 'suid-id'),
       join(session, 'nested/sgid-id'),
     ];
+    // Between runs the session folder's files are inside its quota image: look at them there (read-only).
+    const sessionImage = quotaImage(h.dataDir, 'sessions', h.store.run(runId)!.sessionId);
+    execFileSync('/usr/bin/mount', ['-t', 'ext4', '-o', 'loop,ro,nosuid,nodev', sessionImage, session]);
+    try {
     for (const path of planted) {
       const stat = statSync(path);
       expect({ path, uid: stat.uid, gid: stat.gid, setid: stat.mode & 0o6000 }).toEqual({ path, uid: identity.uid, gid: identity.gid, setid: 0 });
@@ -127,6 +132,9 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
         expect(entry.uid, entry.path).toBe(identity.uid);
         if (!entry.link) expect(entry.mode & 0o6000, entry.path).toBe(0);
       }
+    }
+    } finally {
+      execFileSync('/usr/bin/umount', [session]);
     }
     expect(lstatSync(join(repo, 'su-symlink')).isSymbolicLink()).toBe(true);
     expect(statSync('/usr/bin/su').mode & 0o4000).toBe(0o4000); // the link was never followed

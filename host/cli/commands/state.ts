@@ -1,3 +1,4 @@
+import { terminalSafe } from '../terminalText.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
 import { resolveRun } from '../../recovery/reconcile.js';
@@ -37,7 +38,7 @@ export async function stateCommand(config: HostConfig, words: string[], flags: {
       print(view, () =>
         [
           `session ${view.sessionId} · binding ${view.bindingId} · ${view.maxSeq} events${view.paused ? ` · PAUSED: ${view.paused.reason}` : ''}`,
-          ...view.transcript.map((t) => `${t.role === 'user' ? 'user     ' : 'assistant'} │ ${t.text}`),
+          ...view.transcript.map((t) => `${t.role === 'user' ? 'user     ' : 'assistant'} │ ${terminalSafe(t.text, true)}`),
           ...(view.external ? [`external: ${JSON.stringify(view.external)}`] : []),
           ...view.openEffects.map((e) => `open effect ${e.effectId} (${e.kind} ${e.target}): ${e.status ?? 'no result'}`),
         ].join('\n'),

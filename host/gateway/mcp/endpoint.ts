@@ -13,6 +13,11 @@ export async function serveMcpRequest(upstreams: McpUpstreams, serverId: string,
   const server = new Server({ name: `paddock:${serverId}`, version: '1' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await upstreams.listTools(serverId) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => upstreams.callTool(serverId, request.params.name, request.params.arguments, extra.signal));
+  await answerStateless(server, req, res, body);
+}
+
+/** Answer one request with a per-request MCP server over stateless streamable HTTP (JSON responses), closed with the response. */
+export async function answerStateless(server: Server, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {
     void transport.close();

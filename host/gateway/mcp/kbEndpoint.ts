@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Gateway } from '../gateway.js';
+import { answerStateless } from './endpoint.js';
 import { retrieveForRun } from '../kb/runRetrieve.js';
 import type { GatewayRun } from '../runContext.js';
 
@@ -59,11 +59,5 @@ export async function serveKbMcpRequest(gateway: Gateway, run: GatewayRun, req: 
       return { content: [{ type: 'text' as const, text: `paddock: ${(error as Error).message}` }], isError: true };
     }
   });
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  res.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req, res, body);
+  await answerStateless(server, req, res, body);
 }

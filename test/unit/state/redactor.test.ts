@@ -4,6 +4,19 @@ import { REDACT_MAX_DEPTH, REDACTED, Redactor, TOO_DEEP } from '../../../host/se
 import { base64Core } from '../../../host/secrets/secretForms.js';
 import { CREDENTIAL_ENV_NAME, registerEnvSecrets } from '../../../host/secrets/hostSecrets.js';
 
+
+/** Push `text` through a fresh streaming redactor in chunks of the given sizes; what came out. */
+function streamInChunks(r: Redactor, text: string, cuts: number[]): string {
+  const stream = r.stream();
+  let out = '';
+  let i = 0;
+  for (const n of cuts) {
+    out += stream.push(text.slice(i, i + n));
+    i += n;
+  }
+  return out + stream.push(text.slice(i)) + stream.end();
+}
+
 describe('redactor', () => {
   it('removes a registered secret in every written form, and generic credential shapes', () => {
     const r = new Redactor();
@@ -25,14 +38,7 @@ describe('redactor', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 }), fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 30 }), (before, after, cuts) => {
         const text = `${before}${secret}${after}`;
-        const stream = r.stream();
-        let out = '';
-        let i = 0;
-        for (const n of cuts) {
-          out += stream.push(text.slice(i, i + n));
-          i += n;
-        }
-        out += stream.push(text.slice(i)) + stream.end();
+        const out = streamInChunks(r, text, cuts);
         expect(out).not.toContain(secret);
         expect(out).toContain(REDACTED);
       }),
@@ -85,14 +91,7 @@ describe('encoded secrets', () => {
       fc.property(fc.uint8Array({ maxLength: 64 }), fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: encodings.length - 1 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 40 }), (before, after, which, cuts) => {
         const text = `x ${encodings[which]!(Buffer.concat([before, Buffer.from(SECRET), after]))} y`;
         expect(leaks(r.text(text))).toEqual([]);
-        const stream = r.stream();
-        let out = '';
-        let i = 0;
-        for (const n of cuts) {
-          out += stream.push(text.slice(i, i + n));
-          i += n;
-        }
-        out += stream.push(text.slice(i)) + stream.end();
+        const out = streamInChunks(r, text, cuts);
         expect(leaks(out)).toEqual([]);
       }),
       { numRuns: 500 },

@@ -26,6 +26,8 @@ describe('state store', () => {
     expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(store.db.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual(builtinMigrations().map((m) => m.version));
     expect(statSync(join(dataDir, 'keys/audit-ed25519.pem')).mode & 0o777).toBe(0o600);
+    // The database and its WAL are the host's alone (the data folder may be group-searchable by the run uid).
+    for (const file of ['paddock.db', 'paddock.db-wal']) expect(statSync(join(dataDir, file)).mode & 0o777).toBe(0o600);
     store.close();
     const again = Store.open({ dataDir });
     expect(again.db.prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get()).toBe(1);
