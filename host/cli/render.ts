@@ -1,4 +1,4 @@
-import { terminalSafe } from './terminalText.js';
+import { terminalSafe } from '../util/terminalText.js';
 import type { Resume, Update } from '../../sdk/protocol/types.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import type { RunOutcome } from '../process/outcome.js';

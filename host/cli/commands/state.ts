@@ -1,4 +1,4 @@
-import { terminalSafe } from '../terminalText.js';
+import { terminalSafe } from '../../util/terminalText.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
 import { resolveRun } from '../../recovery/reconcile.js';

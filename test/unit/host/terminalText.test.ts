@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { terminalSafe } from '../../../host/cli/terminalText.js';
+import { terminalSafe } from '../../../host/util/terminalText.js';
 
 describe('terminalSafe: runner text never drives the terminal', () => {
   it.each([
