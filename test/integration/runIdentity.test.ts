@@ -247,7 +247,8 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       const data = mkdtempSync(join(tmpdir(), 'paddock-ident-doctor-'));
       chmodSync(data, 0o777);
       const command = [process.execPath, repoPath('bin/paddock.js'), 'doctor', ...flags, '--data-dir', data];
-      const [file, ...args] = asNobody ? ['/usr/bin/setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups', '--', ...command] : command;
+      // An unprivileged user that can reach the package: the run uid, which set-up lets search the folders above it.
+      const [file, ...args] = asNobody ? ['/usr/bin/setpriv', '--reuid', String(identity.uid), '--regid', String(identity.gid), '--clear-groups', '--', ...command] : command;
       return execFileSync(file!, args, { encoding: 'utf8', env: { PATH: process.env.PATH!, ...env } });
     };
     const plain = doctor({}, []);
@@ -263,6 +264,6 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     // paddock run unprivileged: bwrap's own mapping to that user, no warning.
     const nobody = JSON.parse(doctor({}, ['--json'], true)) as { identity: { ok: boolean; warnings: string[]; identity?: RunIdentity }; machine: { bwrap: { available: boolean; why?: string } } };
     expect(nobody.machine.bwrap.available, nobody.machine.bwrap.why).toBe(true);
-    expect(nobody.identity).toMatchObject({ ok: true, warnings: [], identity: { uid: 65534, gid: 65534, mechanism: 'invoking-user' } });
+    expect(nobody.identity).toMatchObject({ ok: true, warnings: [], identity: { uid: identity.uid, gid: identity.gid, mechanism: 'invoking-user' } });
   });
 });
