@@ -11,7 +11,7 @@ import { HostError } from '../../errors.js';
 import { TOKENS } from '../../di/tokens.js';
 import { discoverRunners } from '../../plugins/catalog.js';
 import { HARNESS_DIR } from '../../harness/harnesses.js';
-import { describeRecovery, openHost } from '../openHost.js';
+import { describeRecovery, openHost } from '../../start.js';
 
 type Out = (text: string) => void;
 

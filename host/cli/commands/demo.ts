@@ -4,7 +4,7 @@ import { TOKENS } from '../../di/tokens.js';
 import { harnessReports } from '../../harness/harnesses.js';
 import { discoverRunners } from '../../plugins/catalog.js';
 import { probeMachine } from '../../sandbox/probe.js';
-import { describeRecovery, openHost } from '../openHost.js';
+import { describeRecovery, openHost } from '../../start.js';
 import type { Renderer } from '../render.js';
 import { finishRun, withInterrupts } from './run.js';
 

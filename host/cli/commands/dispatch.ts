@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { TOKENS } from '../../di/tokens.js';
 import { HostError } from '../../errors.js';
-import { describeRecovery, openHost } from '../openHost.js';
+import { describeRecovery, openHost } from '../../start.js';
 import type { Renderer } from '../render.js';
 import { finishRun, withInterrupts } from './run.js';
 

@@ -2,7 +2,7 @@ import type { ChatEventInput } from '../../../sdk/protocol/types.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { TOKENS } from '../../di/tokens.js';
 import { OUTCOME_EXIT_CODES, type RunOutcome } from '../../process/outcome.js';
-import { describeRecovery, openHost } from '../openHost.js';
+import { describeRecovery, openHost } from '../../start.js';
 import type { Renderer } from '../render.js';
 
 /**

@@ -2,7 +2,7 @@ import { terminalSafe } from '../../util/terminalText.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
 import { resolveRun } from '../../recovery/reconcile.js';
-import { describeRecovery, openHost } from '../openHost.js';
+import { describeRecovery, openHost } from '../../start.js';
 import { describeUsage } from '../render.js';
 import type { RunOutcome } from '../../process/outcome.js';
 

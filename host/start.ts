@@ -1,12 +1,13 @@
-import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
-import { sweepSessionFolders, sweepWorkspaces } from '../runs/workspace.js';
-import { removeOrphanQuotaImages, unmountLeftoverQuotas } from '../sandbox/quotaSweep.js';
-import { configureContainer } from '../di/configure.js';
-import { TOKENS } from '../di/tokens.js';
-import { reconcile, type RecoveryReport } from '../recovery/reconcile.js';
-import { sweepRunCgroups } from '../sandbox/cgroups.js';
-import { ConfigRepo } from '../bindings/configRepo.js';
-import { clearInterruptedSetIdBits } from '../recovery/setIdLeftovers.js';
+/** Host start-up in one place (open the store, migrate, reconcile, sweep): the CLI, the coming HTTP server and library users call {@link openHost}. */
+import { DISPATCH_DEFAULTS, type HostConfig } from './config/hostConfig.js';
+import { sweepSessionFolders, sweepWorkspaces } from './runs/workspace.js';
+import { removeOrphanQuotaImages, unmountLeftoverQuotas } from './sandbox/quotaSweep.js';
+import { configureContainer } from './di/configure.js';
+import { TOKENS } from './di/tokens.js';
+import { reconcile, type RecoveryReport } from './recovery/reconcile.js';
+import { sweepRunCgroups } from './sandbox/cgroups.js';
+import { ConfigRepo } from './bindings/configRepo.js';
+import { clearInterruptedSetIdBits } from './recovery/setIdLeftovers.js';
 
 /** The configured container, its store, and what start-up recovery did. */
 export async function openHost(config: HostConfig) {
