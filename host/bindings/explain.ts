@@ -4,9 +4,9 @@ import type { RunnerCatalog } from '../plugins/catalog.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { RunnerManifestSchema } from '../plugins/manifest.js';
 import { probeMachine } from '../sandbox/probe.js';
-import { isolationReport, startsEgressProxy } from '../sandbox/prepare.js';
+import { sandboxBackend, type Backend } from '../sandbox/backend.js';
 import { decideSandbox } from '../sandbox/decide.js';
-import { bindsOf, bwrapOptions, type SandboxBind } from '../sandbox/bwrapArgs.js';
+import type { SandboxBind } from '../sandbox/bwrapArgs.js';
 import { runSandboxRequest } from '../runs/runSandbox.js';
 import type { ResolvedRunner } from '../plugins/resolveRunner.js';
 import type { Binding, Resources } from './schema.js';
@@ -20,8 +20,8 @@ export interface ExplainPaths {
   mountRoots: readonly string[];
 }
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
-import { dedicatedIdentity, identityAccessProblem } from '../runs/runIdentityFiles.js';
-import type { RunIdentity, RunIdentityError } from '../sandbox/runIdentity.js';
+import { identityAccessProblem } from '../runs/runIdentityFiles.js';
+import type { RunIdentity } from '../sandbox/runIdentity.js';
 
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
@@ -58,12 +58,10 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   // One projection serves both the isolation report (its limits) and the explanation below.
   const p = projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
   // The network facts the launch would have: the same predicate decides whether the egress proxy starts.
-  const report = decision.ok
-    ? isolationReport(decision.backend, p.limits, machine, machine.cgroups, { proxy: startsEgressProxy(decision.backend, binding.network), allow: binding.network.egress, allowPrivate: binding.network.allowPrivate })
-    : undefined;
-  const strong = decision.ok && decision.backend === 'bwrap';
-  // Under bwrap the lists are read from the launch itself: the same request and bwrap options a run gets.
-  const binds = strong ? bindsOf(bwrapOptions(plannedRequest(binding, runner, p, resources, paths))) : undefined;
+  const backend = decision.ok ? sandboxBackend(decision.backend) : undefined;
+  const report = backend?.report(p.limits, machine, machine.cgroups, { proxy: backend.startsEgressProxy(binding.network), allow: binding.network.egress, allowPrivate: binding.network.allowPrivate });
+  // A backend that binds: the lists are read from the launch itself, the same request and options a run gets.
+  const binds = backend?.launchBinds(plannedRequest(binding, runner, p, resources, paths, backend.name));
   const where = (b: SandboxBind) => `${b.source === b.target ? b.target : `${b.source} at ${b.target}`}${b.optional ? ' (if present)' : ''}`;
   const worstCase = {
     readable: binds
@@ -74,8 +72,9 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
         ]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
     // A rw bind of the admin's (a mount) the run identity cannot write refuses the run at start: said here.
-    writable: binds ? binds.filter((b) => b.mode === 'rw').map((b) => `${where(b)}${b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, machine.identity)}`) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
-    hostIdentity: runsAs(strong, machine.identity),
+    writable: binds ? binds.filter((b) => b.mode === 'rw').map((b) => `${where(b)}${b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, backend?.runIdentity(machine))}`) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    // A refused binding keeps today's wording: the host user's (the weakest backend's) identity.
+    hostIdentity: (backend ?? sandboxBackend('process')).hostIdentity(machine),
     network: report?.network ?? 'none: runs are refused',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
       p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
@@ -115,7 +114,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const contents = [
     ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),
     ...p.skills.map((s) => `in/skills/${s.name}/ (copy of skill ${s.id})`),
-    ...p.mounts.map((m) => `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' && m.readOnly && report?.backend === 'process' ? ' — read-only NOT enforced by the process backend' : binding.workspace === 'mount' ? ' — bound by bwrap' : ''})`),
+    ...p.mounts.map((m) => `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' ? mountNote(m.readOnly, backend ?? sandboxBackend(binding.sandbox)) : ''})`),
   ];
   return {
     ...base,
@@ -143,19 +142,14 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   };
 }
 
-/** Who a run is on the host: what owns every file it writes (from the mapping the sandbox applies). */
-function runsAs(strong: boolean, identity: RunIdentity | RunIdentityError): string {
-  if (!strong) {
-    const uid = process.getuid?.();
-    return `the host user (uid ${uid ?? '?'}${uid === 0 ? ', root: whatever the runner writes is root\'s, setuid bits included' : ''}) — the process backend does not change identity`;
-  }
-  if ('error' in identity) return `none usable (${identity.error}): runs are refused`;
-  return `host uid ${identity.uid} gid ${identity.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`;
+/** How a mount-mode mount reaches the run: bound by the sandbox, or a link whose read-only flag nothing enforces. */
+function mountNote(readOnly: boolean, backend: { name: Backend; bindsGrants: boolean }): string {
+  if (backend.bindsGrants) return ` — bound by ${backend.name}`;
+  return readOnly ? ` — read-only NOT enforced by the ${backend.name} backend` : '';
 }
 
 /** Why runs will be refused over a rw mount the run identity cannot write ('' when they will not). */
-function writeRefusal(path: string, identity: RunIdentity | RunIdentityError): string {
-  const ids = dedicatedIdentity(identity);
+function writeRefusal(path: string, ids: RunIdentity | undefined): string {
   const problem = ids ? identityAccessProblem(path, 'write', ids) : undefined;
   return problem ? ` — REFUSED at run start: ${problem} (docs/admin-guide.md "Run identity")` : '';
 }
@@ -203,7 +197,7 @@ export function renderExplanation(e: Explanation): string {
  * The sandbox request a run of `binding` would get, with `<runId>`/`<sessionId>` placeholders:
  * built by the run's own {@link runSandboxRequest}, so every bind `explain` lists is a bind of the launch.
  */
-function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p: Projection, resources: Resources, paths: ExplainPaths) {
+function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p: Projection, resources: Resources, paths: ExplainPaths, backend: Backend) {
   const workspace = join(paths.dataDir, 'workspaces', '<runId>');
   const session = join(paths.dataDir, 'sessions', '<sessionId>');
   const entry = runner?.manifest.entry;
@@ -218,8 +212,9 @@ function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p:
       : [];
   const skills = p.skills.map((s) => ({ source: join(workspace, 'in', 'skills', s.name), target: join(workspace, 'in', 'skills', s.name), readOnly: true }));
   const needsGateway = p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0;
+  const sandbox = sandboxBackend(backend);
   return runSandboxRequest({
-    backend: 'bwrap',
+    backend,
     runId: '<runId>',
     launch: { command: process.execPath, args: [], cwd: workspace, env: {} },
     workspace,
@@ -229,7 +224,7 @@ function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p:
     readPaths: binding.readPaths.map((r) => insideRoots(r, paths.mountRoots) ?? r),
     binds: [...mounts, { source: session, target: session, readOnly: false }, ...skills],
     limits: p.limits,
-    egressSocket: binding.network.egress.length > 0 ? join(paths.dataDir, 'sockets', '<runId>.sock') : undefined,
-    gatewaySocket: needsGateway ? join(paths.dataDir, 'sockets', '<runId>.gateway.sock') : undefined,
+    egressSocket: sandbox.startsEgressProxy(binding.network) ? join(paths.dataDir, 'sockets', '<runId>.sock') : undefined,
+    gatewaySocket: needsGateway && sandbox.gatewayOnSocket ? join(paths.dataDir, 'sockets', '<runId>.gateway.sock') : undefined,
   });
 }

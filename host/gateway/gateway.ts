@@ -14,6 +14,7 @@ import { callModel, costOf, type CallRefusal } from './modelCall.js';
 import { releaseRunReservations } from './modelBudget.js';
 import { formatsOf, type Provider } from './providers/index.js';
 import type { ModelResource } from '../bindings/schema.js';
+import { sandboxBackend, type Backend } from '../sandbox/backend.js';
 import type { GatewayRun } from './runContext.js';
 import { isClaims, presentedToken, RunTokens, type RunTokenClaims } from './runTokens.js';
 import { WIRES, type WireFormat } from './wire/index.js';
@@ -82,7 +83,8 @@ export class Gateway {
     let perRun: Server | undefined;
     let baseUrl: string;
     try {
-      if (input.backend === 'bwrap') {
+      // A run without host network reaches the gateway only through a socket bound into its sandbox.
+      if (sandboxBackend(input.backend).gatewayOnSocket) {
         const dir = join(this.deps.dataDir, 'sockets');
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         socketPath = join(dir, `${input.claims.runId}.gateway.sock`);
@@ -214,7 +216,7 @@ export class Gateway {
     const claims = this.tokens.resolve(presentedToken(req.headers));
     // A sandboxed (bwrap) run's token is valid on its own socket only, never on the loopback
     // listener, which any local process can reach.
-    const socketOnly = isClaims(claims) && !boundRunId && this.runs.get(claims.runId)?.run.backend === 'bwrap';
+    const socketOnly = isClaims(claims) && !boundRunId && sandboxOnSocket(this.runs.get(claims.runId)?.run.backend);
     if (!isClaims(claims) || (boundRunId && claims.runId !== boundRunId) || socketOnly) {
       const reason = !isClaims(claims) ? claims.reason : socketOnly ? 'of a sandboxed run on the loopback listener' : 'another run';
       const message =
@@ -289,6 +291,11 @@ export class Gateway {
       entry.run.signal.removeEventListener('abort', abort);
     }
   }
+}
+
+/** Whether a run of this backend is served only on its own socket (its token refused on the loopback listener). */
+function sandboxOnSocket(backend: Backend | undefined): boolean {
+  return backend !== undefined && sandboxBackend(backend).gatewayOnSocket;
 }
 
 function abortMessage(signal: AbortSignal): string {

@@ -1,6 +1,6 @@
 import type { Projection, ResourceIndex } from '../authz/projection.js';
 import type { BindingLimits } from '../bindings/schema.js';
-import type { SandboxLimits } from '../sandbox/prepare.js';
+import type { Backend, SandboxLimits } from '../sandbox/backend.js';
 import type { RunTokenClaims } from './runTokens.js';
 
 /** The model budgets of a binding (docs/gateway.md, "Budgets"). */
@@ -15,7 +15,7 @@ export interface GatewayRun {
   resources: ResourceIndex;
   budget: ModelBudget;
   /** Sandbox backend of the run (MCP stdio servers start under the same one). */
-  backend: 'process' | 'bwrap';
+  backend: Backend;
   /** The run's resource limits (MCP stdio servers get the same). */
   sandboxLimits: SandboxLimits;
   /** Tell the run (and the chat) something the host decided, as a `log` update. */

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lchownSync, lstatSync, openSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
-import { SETPRIV } from '../sandbox/runIdentity.js';
+import { dedicatedIdentity, SETPRIV } from '../sandbox/runIdentity.js';
 
 /** A uid/gid pair files are given to. */
 type Ids = Pick<RunIdentity, 'uid' | 'gid'>;
@@ -159,10 +159,8 @@ function clearOne(via: string, path: string, ids?: Ids): SetIdFinding {
   }
 }
 
-/** The identity files must be given to: only a dedicated one (an unprivileged host already owns what it makes). */
-export function dedicatedIdentity(identity: RunIdentity | { error: string }): RunIdentity | undefined {
-  return 'error' in identity || identity.mechanism !== 'dedicated' ? undefined : identity;
-}
+/** Re-exported for existing callers; it lives beside the identity it reads (a backend's `runIdentity`). */
+export { dedicatedIdentity };
 
 /**
  * Before a run starts: clear setuid/setgid from what the host copied into the workspace; with a

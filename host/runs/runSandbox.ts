@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
-import type { Backend, SandboxLimits, SandboxRequest } from '../sandbox/prepare.js';
+import { sandboxBackend, type Backend, type SandboxLimits, type SandboxRequest } from '../sandbox/backend.js';
 
 /** A bind of a granted or host-made folder into the sandbox. */
 export interface RunBind {
@@ -57,7 +57,7 @@ export function runSandboxRequest(input: RunSandboxInput): SandboxRequest {
     egressSocket: input.egressSocket,
     gatewaySocket: input.gatewaySocket,
     egress: input.egress,
-    // A runner that closes stdout must be seen at once (prepare.ts, SandboxRequest.stdoutFifo).
-    stdoutFifo: input.backend === 'bwrap',
+    // A runner that closes stdout must be seen at once (backend.ts, SandboxRequest.stdoutFifo).
+    stdoutFifo: sandboxBackend(input.backend).stdoutFifo,
   };
 }

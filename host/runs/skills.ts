@@ -1,5 +1,6 @@
 import type { Store } from '../state/store.js';
 import { makeFilesReadOnly, readSkill } from '../gateway/skills/skillDigest.js';
+import { sandboxBackend } from '../sandbox/backend.js';
 
 /** A granted skill as the run sees it. */
 export interface SkillHandle {
@@ -35,7 +36,7 @@ export function checkSkills(store: Store, copies: { id: string; name: string; pa
     const changed = recorded !== identity.digest;
     if (changed) onChanged({ skill: copy.id, name: identity.name, digest: identity.digest, recorded });
     handles.push({ ...copy, ...(identity.version ? { version: identity.version } : {}), digest: identity.digest, changed });
-    if (backend === 'bwrap') binds.push({ source: copy.path, target: copy.path, readOnly: true });
+    if (sandboxBackend(backend).bindsGrants) binds.push({ source: copy.path, target: copy.path, readOnly: true });
     else makeFilesReadOnly(copy.path);
   }
   return { handles, binds };

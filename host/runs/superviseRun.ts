@@ -12,6 +12,7 @@ import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcom
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
 import { TailBuffer } from '../process/tailBuffer.js';
+import type { Containment } from '../sandbox/containment.js';
 import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import { HostEndpoint } from '../../sdk/transport/hostEndpoint.js';
 import type { RequestLimits } from '../../sdk/transport/requestBudget.js';
@@ -52,20 +53,6 @@ export interface SuperviseRunOptions {
    * so descendants that left the process group and session (setsid) die too.
    */
   containment?: Containment;
-}
-
-/** A container of a run's whole process tree. */
-export interface Containment {
-  /** Kill every member, wait up to `timeoutMs`; resolves with the pids still alive. */
-  killAll(timeoutMs: number): Promise<number[]>;
-  /** The same, synchronously and without waiting (the host is exiting). */
-  killNow(): void;
-  /** Remove the container once empty (waits for the kernel to finish reaping, bounded). */
-  release(): void | Promise<unknown>;
-  /** Where the container lives (e.g. cgroup directories), recorded so recovery can empty it after a crash. */
-  paths?: string[];
-  /** What the container's limits did during the run (e.g. "the memory limit killed 1 process"). */
-  notes?(): string[];
 }
 
 type Phase = 'starting' | 'handshake' | 'running';

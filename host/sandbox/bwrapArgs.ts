@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { SandboxRequest } from './prepare.js';
+import type { SandboxRequest } from './backend.js';
 
 /** Where the egress socket appears inside the sandbox, and the local port the bridge listens on. */
 export const EGRESS = { socket: '/run/paddock/egress.sock', port: 3128 } as const;

@@ -1,4 +1,4 @@
-import type { Backend } from './prepare.js';
+import { sandboxBackend, type Backend } from './backend.js';
 import { probeMachine, type MachineReport } from './probe.js';
 
 /** How a binding's sandbox request maps onto this machine. */
@@ -14,12 +14,14 @@ export type SandboxDecision =
 export function decideSandbox(binding: { id: string; sandbox: Backend; allowDegrade: boolean }, machine: MachineReport = probeMachine()): SandboxDecision {
   const degraded: string[] = [];
   let backend = binding.sandbox;
-  if (backend === 'bwrap' && !machine.bwrap.available) {
-    if (!binding.allowDegrade) {
-      return { ok: false, reason: 'sandbox_unavailable', message: `binding "${binding.id}" asks for the bwrap sandbox, which this host cannot run (${machine.bwrap.why}); refusing rather than running it less isolated` };
+  const asked = sandboxBackend(backend);
+  const available = asked.available(machine);
+  if (!available.ok) {
+    if (!binding.allowDegrade || !asked.degradesTo) {
+      return { ok: false, reason: 'sandbox_unavailable', message: `binding "${binding.id}" asks for the ${asked.name} sandbox, which this host cannot run (${available.why}); refusing rather than running it less isolated` };
     }
-    backend = 'process';
-    degraded.push(`bwrap unavailable (${machine.bwrap.why}): running with the process backend, without filesystem or network isolation`);
+    backend = asked.degradesTo.backend;
+    degraded.push(`${asked.name} unavailable (${available.why}): running with the ${backend} backend, ${asked.degradesTo.loses}`);
   }
   const missing = [!machine.cgroups.memory && 'memory', !machine.cgroups.pids && 'pids', !machine.diskQuota.available && 'disk'].filter(Boolean) as string[];
   if (missing.length > 0) {

@@ -163,13 +163,13 @@ function keepCopy(m: QuotaMount): void {
   renameSync(kept, m.point);
 }
 
-/** The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`). */
-export function diskQuotaLines(limits: { diskBytes: number; inodes: number }, machine: DiskQuotaMachine, backend: 'process' | 'bwrap', applied?: DiskApplied | 'none'): { enforced: string[]; notEnforced: string[] } {
-  const tmp = backend === 'bwrap' ? [`the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`] : [];
-  const rw = [
-    'disk: writes into granted rw mounts (the admin\'s own folders) are not counted by the quota',
-    ...(backend === 'process' ? ['disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded'] : []),
-  ];
+/**
+ * The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`).
+ * `sandbox`: the backend's own disk lines (its private /tmp; where it can write beyond the quota).
+ */
+export function diskQuotaLines(limits: { diskBytes: number; inodes: number }, machine: DiskQuotaMachine, sandbox: { privateTmp: string[]; unbounded: string[] }, applied?: DiskApplied | 'none'): { enforced: string[]; notEnforced: string[] } {
+  const tmp = sandbox.privateTmp;
+  const rw = ['disk: writes into granted rw mounts (the admin\'s own folders) are not counted by the quota', ...sandbox.unbounded];
   if (applied && applied !== 'none') {
     const place = (what: string, f: QuotaFigures) => `${what} ≤ ${f.capacityBytes} bytes and ≤ ${f.inodes} files`;
     return { enforced: [`disk: ${place('workspace', applied.workspace)}${applied.session ? `, ${place('session folder', applied.session)}` : ''} (${applied.mechanism}, kernel-enforced: writes past it fail with ENOSPC)`, ...tmp], notEnforced: rw };

@@ -29,6 +29,11 @@ export interface RunIdentityError {
   error: string;
 }
 
+/** The identity files must be given to: only a dedicated one (an unprivileged host already owns what it makes). */
+export function dedicatedIdentity(identity: RunIdentity | RunIdentityError): RunIdentity | undefined {
+  return 'error' in identity || identity.mechanism !== 'dedicated' ? undefined : identity;
+}
+
 /** The first id of `user`'s range in an /etc/subuid-style text, if any. */
 export function firstSubordinateId(text: string, user: string, uid: number): number | undefined {
   for (const line of text.split('\n')) {

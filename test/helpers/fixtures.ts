@@ -10,7 +10,8 @@ import type { RunOutcome } from '../../host/process/outcome.js';
 import type { RunnerLaunch } from '../../host/process/spawnRunner.js';
 import type { HostRequestHandler } from '../../host/rpc/hostRequestHandler.js';
 import { buildRunParams, newRunId, textEvent } from '../../sdk/protocol/runParams.js';
-import { superviseRun, type Containment } from '../../host/runs/superviseRun.js';
+import { superviseRun } from '../../host/runs/superviseRun.js';
+import type { Containment } from '../../host/sandbox/containment.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { parseProcStat } from '../../sdk/process/procTable.js';
 

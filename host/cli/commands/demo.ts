@@ -65,7 +65,7 @@ export async function demoCommand(config: HostConfig, renderer: Renderer): Promi
   for (const line of describeRecovery(recovery)) renderer.note(line);
   try {
     applyConfig(store, demoConfig(sandbox), { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) }, { by: 'paddock demo' });
-    renderer.note(`model: demo-scripted — paddock's SCRIPTED model (deterministic, not a real LLM); harness: Claude Code ${claude.version}; sandbox: ${sandbox}${sandbox === 'process' ? ` (bwrap is not available: ${machine.bwrap.why})` : ''}`);
+    renderer.note(`model: demo-scripted — paddock's SCRIPTED model (deterministic, not a real LLM); harness: Claude Code ${claude.version}; sandbox: ${sandbox}${machine.bwrap.available ? '' : ` (bwrap is not available: ${machine.bwrap.why})`}`);
     const dispatcher = container.resolve(TOKENS.Dispatcher);
     return await withInterrupts(renderer, async (signal) => {
       const ticket = await dispatcher.dispatch(

@@ -1,5 +1,5 @@
 import { probeMachine } from '../../sandbox/probe.js';
-import { isolationReport } from '../../sandbox/prepare.js';
+import { BACKENDS, sandboxBackend } from '../../sandbox/backend.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { harnessReports } from '../../harness/harnesses.js';
 import { existsSync } from 'node:fs';
@@ -33,10 +33,12 @@ function storedMissingSecrets(dataDir: string): string[] {
 /** `paddock doctor`: which backends and limits work on this machine, and why not. Exit 0 always. */
 export function doctorCommand(config: HostConfig, flags: { json: boolean }, out: Out): number {
   const machine = probeMachine();
-  const backends = {
-    process: isolationReport('process', config.limits, machine, machine.cgroups),
-    ...(machine.bwrap.available ? { bwrap: isolationReport('bwrap', config.limits, machine, machine.cgroups) } : {}),
-  };
+  // Every backend this machine can run, with what it would enforce here.
+  const backends = Object.fromEntries(
+    BACKENDS.map(sandboxBackend)
+      .filter((b) => b.available(machine).ok)
+      .map((b) => [b.name, b.report(config.limits, machine, machine.cgroups)]),
+  );
   const harnesses = harnessReports();
   const missingSecrets = storedMissingSecrets(config.dataDir);
   const identity = runIdentityReport(machine.identity, config.dataDir);
