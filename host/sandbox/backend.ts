@@ -153,7 +153,8 @@ const BY_NAME: Record<Backend, SandboxBackend> = { process: processBackend, bwra
 
 /** The implementation of a backend name. */
 export function sandboxBackend(name: Backend): SandboxBackend {
-  const backend = BY_NAME[name];
+  // Own names only: a name like `__proto__` or `toString` is no backend.
+  const backend = Object.hasOwn(BY_NAME, name) ? BY_NAME[name] : undefined;
   if (!backend) throw new Error(`unknown sandbox backend ${JSON.stringify(name)}`);
   return backend;
 }

@@ -84,13 +84,13 @@ export const bwrapBackend: SandboxBackend = {
     // Fail closed: asking for bwrap on a machine without it throws (the caller refuses the run).
     const available = this.available(machine);
     if (!available.ok) throw new Error(`the bwrap sandbox is not available on this host: ${available.why}`);
+    // A root host maps the sandbox to its dedicated run uid through a namespace of its own; an
+    // unprivileged host lets bwrap map it to itself (host/sandbox/runIdentity.ts).
+    const identity = machine.identity;
+    if ('error' in identity) throw new Error(`cannot map the sandbox to an unprivileged host identity: ${identity.error}`);
     return containedLaunch(this, input, machine, () => {
       let request: SandboxRequest = input;
       const bridges = [...(request.egressSocket ? [EGRESS] : []), ...(request.gatewaySocket ? [GATEWAY] : [])];
-      // A root host maps the sandbox to its dedicated run uid through a namespace of its own; an
-      // unprivileged host lets bwrap map it to itself (host/sandbox/runIdentity.ts).
-      const identity = machine.identity;
-      if ('error' in identity) throw new Error(`cannot map the sandbox to an unprivileged host identity: ${identity.error}`);
       // Innermost, so only the runner (not the bridges' socat) holds the FIFO as its stdout.
       // bwrapOptions binds it (so `explain` lists it too); here it is made.
       const fifo = request.stdoutFifo ? makeStdoutFifo(request.workspace) : undefined;
