@@ -4,7 +4,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { client, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer, type SessionNotification } from '@agentclientprotocol/sdk';
 import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
-import { claudeEnv } from '../../sdk/harness/claudeCode.js';
+import { claudeEnv } from '../../sdk/harness/claudeEnv.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { killTree } from '../../sdk/harness/spawnHarness.js';
 import { proxyEnv } from '../../sdk/harness/proxyEnv.js';
