@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import type { RunnerDefinition } from '../sdk/runner/defineRunner.js';
 import { configJsonSchema } from '../sdk/runner/configJsonSchema.js';
 
-/** Folders of the runners whose manifests are generated: the built-in runners and the examples written in TypeScript. */
+/** Folders of the runners whose manifests are generated: the built-in runners and the TypeScript examples. */
 export function generatedRunnerDirs(repoRoot: string): string[] {
   return ['runners', 'examples']
     .flatMap((top) => readdirSync(join(repoRoot, top), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(repoRoot, top, d.name)))

@@ -1,4 +1,5 @@
-// The command lines of the built-in harness runners (their own parts: runners/claude-code/claudeCode.ts, runners/codex/codex.ts).
+// The command lines of the built-in harness runners (their own parts: runners/claude-code/claudeCode.ts,
+// runners/codex/codex.ts).
 import { describe, expect, it } from 'vitest';
 import { claudeArgs } from '../../../runners/claude-code/claudeCode.js';
 import { codexArgs } from '../../../runners/codex/codex.js';
