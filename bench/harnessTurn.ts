@@ -9,7 +9,8 @@ import { configureContainer } from '../host/di/configure.js';
 import { TOKENS } from '../host/di/tokens.js';
 import { HARNESS_DIR } from '../host/harness/harnesses.js';
 import { discoverRunners } from '../host/plugins/catalog.js';
-import { claudeArgs, claudeEnv } from '../sdk/harness/claudeCode.js';
+import { claudeEnv } from '../sdk/harness/claudeEnv.js';
+import { claudeArgs } from '../runners/claude-code/claudeCode.js';
 import { locateHarness } from '../sdk/harness/locate.js';
 import { fmt, summarize } from './stats.js';
 

@@ -1,7 +1,8 @@
-// npm run protocol:gen  — rewrite docs/protocol.schema.json and the generated parts of docs/protocol.md
+// npm run protocol:gen  — rewrite docs/protocol.schema.json, the generated parts of docs/protocol.md,
+//                         docs/runner-manifest.schema.json and docs/paddock.schema.json
 // npm run protocol:check — fail if either is stale
 import { readFileSync, writeFileSync } from 'node:fs';
-import { DOC_PATH, MANIFEST_SCHEMA_PATH, SCHEMA_PATH, expectedFiles } from './protocolDocs.js';
+import { CONFIG_SCHEMA_PATH, DOC_PATH, MANIFEST_SCHEMA_PATH, SCHEMA_PATH, expectedFiles } from './protocolDocs.js';
 
 const expected = expectedFiles();
 if (process.argv.includes('--check')) {
@@ -9,6 +10,7 @@ if (process.argv.includes('--check')) {
     [SCHEMA_PATH, expected.schema],
     [DOC_PATH, expected.doc],
     [MANIFEST_SCHEMA_PATH, expected.manifestSchema],
+    [CONFIG_SCHEMA_PATH, expected.configSchema],
   ].filter(([path, text]) => {
     try {
       return readFileSync(path as URL, 'utf8') !== text;
@@ -25,5 +27,6 @@ if (process.argv.includes('--check')) {
   writeFileSync(SCHEMA_PATH, expected.schema);
   writeFileSync(DOC_PATH, expected.doc);
   writeFileSync(MANIFEST_SCHEMA_PATH, expected.manifestSchema);
-  process.stdout.write('wrote docs/protocol.schema.json, docs/protocol.md and docs/runner-manifest.schema.json\n');
+  writeFileSync(CONFIG_SCHEMA_PATH, expected.configSchema);
+  process.stdout.write('wrote docs/protocol.schema.json, docs/protocol.md, docs/runner-manifest.schema.json and docs/paddock.schema.json\n');
 }

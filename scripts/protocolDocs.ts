@@ -8,10 +8,12 @@ import { PROTOCOL_TYPES } from '../sdk/protocol/registry.js';
 import { UPDATE_KINDS } from '../sdk/protocol/schemas/updates.js';
 import { PROTOCOL_VERSION } from '../sdk/protocol/version.js';
 import { RunnerManifestSchema } from '../host/plugins/manifest.js';
+import { ConfigFileSchema } from '../host/bindings/schema.js';
 
 export const SCHEMA_PATH = new URL('../docs/protocol.schema.json', import.meta.url);
 export const DOC_PATH = new URL('../docs/protocol.md', import.meta.url);
 export const MANIFEST_SCHEMA_PATH = new URL('../docs/runner-manifest.schema.json', import.meta.url);
+export const CONFIG_SCHEMA_PATH = new URL('../docs/paddock.schema.json', import.meta.url);
 
 const ALL_METHODS = { ...RUNNER_METHODS, ...HOST_METHODS, ...NOTIFICATIONS } as Record<
   string,
@@ -116,12 +118,30 @@ export function buildManifestSchema(): Record<string, unknown> {
   };
 }
 
+/**
+ * The JSON Schema of `paddock.yaml` (input form: fields with defaults are optional), for editor
+ * completion (`# yaml-language-server: $schema=…`). Checks zod cannot express as JSON Schema
+ * (absolute paths, valid regular expressions, references, runner configs) are done by `apply`.
+ */
+export function buildConfigSchema(): Record<string, unknown> {
+  const generated = z.toJSONSchema(ConfigFileSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const { $schema, ...rest } = generated;
+  return {
+    $schema,
+    $id: 'paddock-config',
+    title: 'paddock.yaml',
+    description: 'Generated from host/bindings/schema.ts by `npm run protocol:gen`. Do not edit. See docs/admin-guide.md.',
+    ...rest,
+  };
+}
+
 /** What the committed files should contain. */
-export function expectedFiles(): { schema: string; doc: string; manifestSchema: string } {
+export function expectedFiles(): { schema: string; doc: string; manifestSchema: string; configSchema: string } {
   const schema = buildJsonSchema();
   return {
     schema: `${JSON.stringify(schema, null, 2)}\n`,
     doc: renderProtocolDoc(readFileSync(DOC_PATH, 'utf8'), schema),
     manifestSchema: `${JSON.stringify(buildManifestSchema(), null, 2)}\n`,
+    configSchema: `${JSON.stringify(buildConfigSchema(), null, 2)}\n`,
   };
 }

@@ -12,6 +12,8 @@ node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a=
 missing=()
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v socat >/dev/null 2>&1 || missing+=(socat)
+# python3 (>= 3.9) runs examples/python-runner, the runner written from docs/protocol.md alone.
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (apt-get)"

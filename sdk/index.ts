@@ -21,8 +21,9 @@ export {
 export { locateHarness, type LocatedHarness } from './harness/locate.js';
 export { gatewayAccess, hasAccess, type GatewayAccess } from './harness/gatewayAccess.js';
 export { runHarnessTurn, harnessExitFailure, type HarnessTurnOptions } from './harness/harnessTurn.js';
-export { claudeArgs, claudeEnv, ClaudeStreamMapper, type ClaudeCodeOptions, type PermissionDenial } from './harness/claudeCode.js';
-export { codexArgs, codexEnv, CodexStreamMapper, type CodexOptions } from './harness/codex.js';
+export { claudeEnv } from './harness/claudeEnv.js';
+export { proxyEnv } from './harness/proxyEnv.js';
+export { configJsonSchema } from './runner/configJsonSchema.js';
 /** Deepest nesting a protocol message may have (docs/protocol.md, Transport). */
 export { MAX_JSON_DEPTH } from './transport/jsonDepth.js';
 export {

@@ -50,6 +50,20 @@ export function findInlineSecret(value: unknown, field = ''): InlineSecret | und
   return undefined;
 }
 
+/** Every apparent inline secret in `value` (see {@link findInlineSecret}), in document order. */
+export function findInlineSecrets(value: unknown, field = ''): InlineSecret[] {
+  if (Array.isArray(value)) return value.flatMap((item, i) => findInlineSecrets(item, `${field}[${i}]`));
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, item]) => {
+      const path = field ? `${field}.${key}` : key;
+      if (typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key)) return [{ field: path, why: `"${key}" holds a literal string; write { env: NAME } or { file: /path } instead` }];
+      return findInlineSecrets(item, path);
+    });
+  }
+  const found = findInlineSecret(value, field);
+  return found ? [found] : [];
+}
+
 /** The first string in `value` for which `test` is true, with its field path. */
 export function findString(value: unknown, test: (text: string) => boolean, field = ''): string | undefined {
   if (typeof value === 'string') return test(value) ? field || '(root)' : undefined;

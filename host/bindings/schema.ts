@@ -26,13 +26,13 @@ export const ScriptRuleSchema = z
     reply: z.string().optional(),
     tool: z.strictObject({ name: z.string().min(1), input: z.record(z.string(), z.unknown()).default({}) }).optional(),
     /** Answer with this HTTP status instead (429, 500, 529 …), for the first `times` attempts. */
-    error: z.int().min(400).max(599).optional(),
+    error: z.int().min(400).max(599).optional().describe('Answer with this HTTP status instead (429, 500, 529 …), for the first `times` attempts.'),
     times: z.int().positive().optional(),
     delayMs: z.int().nonnegative().max(600_000).optional(),
     /** Stream the reply in this many chunks. */
-    chunks: z.int().positive().max(100_000).optional(),
+    chunks: z.int().positive().max(100_000).optional().describe('Stream the reply in this many chunks.'),
     /** Wait this long between streamed chunks. */
-    chunkDelayMs: z.int().nonnegative().max(60_000).optional(),
+    chunkDelayMs: z.int().nonnegative().max(60_000).optional().describe('Wait this long between streamed chunks.'),
   })
   .refine((r) => [r.reply, r.tool, r.error].filter((x) => x !== undefined).length <= 1, { message: 'give at most one of reply, tool, error', path: ['reply'] });
 
@@ -42,22 +42,22 @@ export const ModelResourceSchema = z
     id: ObjectId,
     name: z.string().optional(),
     /** `scripted` is the built-in deterministic model for tests and the offline demo. */
-    provider: z.enum(['anthropic', 'openai', 'scripted']),
+    provider: z.enum(['anthropic', 'openai', 'scripted']).describe('`scripted` is the built-in deterministic model for tests and the offline demo.'),
     /** The provider's model name, sent upstream. */
     model: z.string().min(1),
     /** Upstream base URL (Anthropic: without `/v1`; OpenAI: with `/v1`). Defaults to the vendor's. */
     baseUrl: z.url().optional(),
     /** OpenAI-compatible providers: which API the upstream speaks. */
-    api: z.enum(['responses', 'chat']).optional(),
+    api: z.enum(['responses', 'chat']).optional().describe('OpenAI-compatible providers: which API the upstream speaks.'),
     apiKey: SecretRefSchema.optional(),
     /** USD per million tokens; without it the model's calls count tokens but no cost. */
     pricing: z.strictObject({ inputPerMTokUsd: z.number().nonnegative(), outputPerMTokUsd: z.number().nonnegative() }).optional(),
     /** Retries of a 429/5xx/connection error before the answer reaches the harness. */
-    maxRetries: z.int().min(0).max(10).default(3),
+    maxRetries: z.int().min(0).max(10).default(3).describe('Retries of a 429/5xx/connection error before the answer reaches the harness.'),
     /** Upstream request timeout (to the first byte). */
-    timeoutMs: z.int().positive().default(120_000),
+    timeoutMs: z.int().positive().default(120_000).describe('Upstream request timeout (to the first byte).'),
     /** Scripted provider only: rules tried before the built-in directives. */
-    script: z.array(ScriptRuleSchema).optional(),
+    script: z.array(ScriptRuleSchema).optional().describe('Scripted provider only: rules tried before the built-in directives.'),
   })
   .refine((m) => m.provider === 'scripted' || m.script === undefined, { message: 'only a scripted model has a script', path: ['script'] })
   .refine((m) => m.provider === 'openai' || m.api === undefined, { message: 'only an openai model has an api', path: ['api'] })
@@ -69,9 +69,9 @@ export const KnowledgeBaseResourceSchema = z
     name: z.string().optional(),
     description: z.string().optional(),
     /** A folder of Markdown / text documents, indexed with SQLite FTS5. */
-    path: AbsolutePath.optional(),
+    path: AbsolutePath.optional().describe('A folder of Markdown / text documents, indexed with SQLite FTS5.'),
     /** An HTTP retriever: `POST {query, topK}` → `{chunks}`. */
-    url: z.url().optional(),
+    url: z.url().optional().describe('An HTTP retriever: `POST {query, topK}` → `{chunks}`.'),
     apiKey: SecretRefSchema.optional(),
     timeoutMs: z.int().positive().default(15_000),
   })
@@ -85,15 +85,15 @@ export const McpServerResourceSchema = z
     args: z.array(z.string()).default([]),
     url: z.url().optional(),
     /** Environment of a `command` server, each value read from a reference by the host. */
-    env: z.record(z.string(), SecretRefSchema).default({}),
+    env: z.record(z.string(), SecretRefSchema).default({}).describe('Environment of a `command` server, each value read from a reference by the host.'),
     /** HTTP headers of a `url` server (e.g. `Authorization`), each value read from a reference. */
-    headers: z.record(z.string(), SecretRefSchema).default({}),
+    headers: z.record(z.string(), SecretRefSchema).default({}).describe('HTTP headers of a `url` server (e.g. `Authorization`), each value read from a reference.'),
     /** A tool call that takes longer is abandoned with an error. */
-    timeoutMs: z.int().positive().default(30_000),
+    timeoutMs: z.int().positive().default(30_000).describe('A tool call that takes longer is abandoned with an error.'),
     tools: z
       .strictObject({
         /** Tools that may be called at all; omitted means every tool the server lists. */
-        allow: z.array(z.string().min(1)).optional(),
+        allow: z.array(z.string().min(1)).optional().describe('Tools that may be called at all; omitted means every tool the server lists.'),
         deny: z.array(z.string().min(1)).default([]),
       })
       .default({ deny: [] }),
@@ -169,23 +169,23 @@ export type Route = z.infer<typeof RouteSchema>;
 /** Limits of a binding: per-run limits plus queueing, concurrency and request rate. */
 export const BindingLimitsSchema = RunLimitOverridesSchema.extend({
   /** Runs of this binding at once, over all its sessions. */
-  maxConcurrentRuns: z.int().positive().default(4),
+  maxConcurrentRuns: z.int().positive().default(4).describe('Runs of this binding at once, over all its sessions.'),
   /** Messages waiting per session behind its active run; one more is refused. */
-  maxQueued: z.int().nonnegative().default(8),
+  maxQueued: z.int().nonnegative().default(8).describe('Messages waiting per session behind its active run; one more is refused.'),
   /** Runner → host requests per second per run (token bucket, burst = 2 × rate). */
-  requestsPerSecond: z.number().positive().default(50),
+  requestsPerSecond: z.number().positive().default(50).describe('Runner → host requests per second per run (token bucket, burst = 2 × rate).'),
   /** Runner → host requests per run in total. */
-  maxRequests: z.int().positive().default(10_000),
+  maxRequests: z.int().positive().default(10_000).describe('Runner → host requests per run in total.'),
   /** Largest runner → host request line. */
-  maxRequestBytes: z.int().positive().default(1024 * 1024),
+  maxRequestBytes: z.int().positive().default(1024 * 1024).describe('Largest runner → host request line.'),
   /** Model tokens (input + output) of one run, through the gateway. */
-  modelTokensPerRun: z.int().positive().default(1_000_000),
+  modelTokensPerRun: z.int().positive().default(1_000_000).describe('Model tokens (input + output) of one run, through the gateway.'),
   /** Model cost of one run in USD (priced models only). */
-  modelCostPerRunUsd: z.number().positive().optional(),
+  modelCostPerRunUsd: z.number().positive().optional().describe('Model cost of one run in USD (priced models only).'),
   /** Model tokens of all runs of this binding in the last 24 hours. */
-  modelTokensPerDay: z.int().positive().optional(),
+  modelTokensPerDay: z.int().positive().optional().describe('Model tokens of all runs of this binding in the last 24 hours.'),
   /** Model cost of all runs of this binding in the last 24 hours, in USD. */
-  modelCostPerDayUsd: z.number().positive().optional(),
+  modelCostPerDayUsd: z.number().positive().optional().describe('Model cost of all runs of this binding in the last 24 hours, in USD.'),
 });
 /** Parsed binding limits. */
 export type BindingLimits = z.infer<typeof BindingLimitsSchema>;
@@ -201,7 +201,7 @@ export const BindingSchema = z.strictObject({
   limits: BindingLimitsSchema.default(BindingLimitsSchema.parse({})),
   workspace: z.enum(['copy', 'mount']).default('copy'),
   /** Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed). */
-  sandbox: z.enum(['process', 'bwrap']).default('bwrap'),
+  sandbox: z.enum(['process', 'bwrap']).default('bwrap').describe('Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed).'),
   /**
    * Network of a sandboxed run: none, unless destinations are allowed here; they are reached
    * through the host's egress proxy, which resolves names itself and audits every destination.
@@ -209,9 +209,9 @@ export const BindingSchema = z.strictObject({
   network: z
     .strictObject({
       /** `host`, `host:port`, `*.domain` (not the apex), `*.domain:port`; a bare host means ports 80 and 443. */
-      egress: z.array(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/, 'a host, host:port or *.domain')).default([]),
+      egress: z.array(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/, 'a host, host:port or *.domain')).default([]).describe('`host`, `host:port`, `*.domain` (not the apex), `*.domain:port`; a bare host means ports 80 and 443.'),
       /** Allow destinations that resolve to loopback, private or link-local addresses. */
-      allowPrivate: z.boolean().default(false),
+      allowPrivate: z.boolean().default(false).describe('Allow destinations that resolve to loopback, private or link-local addresses.'),
     })
     .default({ egress: [], allowPrivate: false }),
   /**
@@ -220,7 +220,7 @@ export const BindingSchema = z.strictObject({
    */
   readPaths: z.array(AbsolutePath).default([]),
   /** Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain). */
-  allowDegrade: z.boolean().default(false),
+  allowDegrade: z.boolean().default(false).describe('Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain).'),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
   steering: z.enum(['queue', 'restart']).default('queue'),
   enabled: z.boolean().default(true),

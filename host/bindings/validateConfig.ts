@@ -5,10 +5,12 @@ import type { z } from 'zod';
 import { HostError } from '../errors.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
-import { findInlineSecret, findString } from './inlineSecrets.js';
+import { describeIssue } from './configIssues.js';
+import { findInlineSecrets, findString } from './inlineSecrets.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';
+import { didYouMean } from '../util/didYouMean.js';
 import { ConfigFileSchema, type ConfigFile, type Resources } from './schema.js';
 
 /** What validation checks references and paths against. */
@@ -18,6 +20,15 @@ export interface ValidationContext {
   mountRoots: readonly string[];
   /** The host's redactor: a config may not contain the value of any secret it knows. */
   redactor?: Redactor;
+  /** The file being validated (`paddock.yaml`, `-` for stdin), named in every problem. */
+  source?: string;
+}
+
+/** One problem of a configuration: where (file, field path) and what is wrong. */
+export interface ConfigProblem {
+  file?: string;
+  field: string;
+  message: string;
 }
 
 const invalid = (field: string, message: string): never => {
@@ -36,6 +47,12 @@ export function parseOrExplain<T extends z.ZodType>(schema: T, value: unknown, p
   const issue = parsed.error.issues[0]!;
   const field = fieldPath([...(prefix ? [prefix] : []), ...issue.path]) || '(root)';
   return invalid(field, issue.message);
+}
+
+/** The HostError that reports every problem, one `file: field: message` line each. */
+export function configInvalid(problems: readonly ConfigProblem[]): HostError {
+  const lines = problems.map((p) => `${p.file ? `${p.file}: ` : ''}${p.field}: ${p.message}`);
+  return new HostError('CONFIG_INVALID', lines.join('\n'), { field: problems[0]?.field, problems });
 }
 
 /** Parse `paddock.yaml` text (YAML or JSON) into plain data; a syntax error names the line. */
@@ -60,98 +77,164 @@ export function insideRoots(path: string, roots: readonly string[]): string | un
   return undefined;
 }
 
+const RESOURCE_KINDS = ['models', 'knowledgeBases', 'mcpServers', 'skills', 'artifacts', 'mounts'] as const;
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The parsed file of the items that parsed, with each kept item's index in the original file. */
+interface Salvaged {
+  file: ConfigFile;
+  /** `index.bindings[i]` is the original index of `file.bindings[i]` (and likewise per resource kind). */
+  index: Record<keyof Resources | 'bindings', number[]>;
+  /** Ids of items that failed to parse, so references to them do not add "no resource" problems. */
+  brokenIds: Record<keyof Resources | 'bindings', Set<string>>;
+}
+
+/**
+ * Parse the file item by item: every structural problem is reported, and the items that parsed
+ * are kept so the cross-item checks can still run on them (one bad binding hides nothing else).
+ */
+function parseSalvaging(raw: unknown, report: (field: string, message: string) => void): Salvaged | undefined {
+  const parsed = ConfigFileSchema.safeParse(raw);
+  const broken = new Set<string>();
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      for (const problem of describeIssue(ConfigFileSchema, issue)) report(fieldPath(problem.path), problem.message);
+      const [top, second, third] = issue.path;
+      if (top === 'bindings' && typeof second === 'number') broken.add(`bindings/${second}`);
+      if (top === 'resources' && typeof second === 'string' && typeof third === 'number') broken.add(`${second}/${third}`);
+    }
+  }
+  const rawFile = isRecord(raw) ? raw : {};
+  const rawResources = isRecord(rawFile.resources) ? rawFile.resources : {};
+  const keep = (kind: string, list: unknown) => {
+    const items = Array.isArray(list) ? list.map((item: unknown, i) => ({ item, i })) : [];
+    const kept = items.filter(({ i }) => !broken.has(`${kind}/${i}`));
+    const ids = items.filter(({ i }) => broken.has(`${kind}/${i}`)).flatMap(({ item }) => (isRecord(item) && typeof item.id === 'string' ? [item.id] : []));
+    return { kept, brokenIds: new Set(ids) };
+  };
+  const parts = Object.fromEntries([...RESOURCE_KINDS.map((k) => [k, keep(k, rawResources[k])] as const), ['bindings', keep('bindings', rawFile.bindings)] as const]);
+  const salvaged = ConfigFileSchema.safeParse({
+    resources: Object.fromEntries(RESOURCE_KINDS.map((k) => [k, parts[k]!.kept.map((x) => x.item)])),
+    bindings: parts.bindings!.kept.map((x) => x.item),
+  });
+  if (!salvaged.success) return undefined;
+  const mapParts = <T>(pick: (p: (typeof parts)[string]) => T) => Object.fromEntries(Object.entries(parts).map(([k, p]) => [k, pick(p!)])) as Record<keyof Resources | 'bindings', T>;
+  return { file: salvaged.data, index: mapParts((p) => p.kept.map((x) => x.i)), brokenIds: mapParts((p) => p.brokenIds) };
+}
+
 /**
  * Validate a whole configuration: no inline secret anywhere, every field well-formed, ids
  * unique, every reference resolvable (in this file, or in `stored` objects the apply keeps),
  * each binding's config valid for its runner, tool grants inside the server's lists, mounts
- * under an allowed root, no two enabled bindings claiming the same route. Throws
- * `CONFIG_INVALID` naming the field; returns the parsed file (defaults applied).
+ * under an allowed root, no two enabled bindings claiming the same route. Throws one
+ * `CONFIG_INVALID` listing every problem (file, field path, message; a did-you-mean for an
+ * unknown field); returns the parsed file (defaults applied).
  */
 export function validateConfig(raw: unknown, context: ValidationContext, stored: Partial<Resources> = {}): ConfigFile {
-  const secret = findInlineSecret(raw);
-  if (secret) invalid(secret.field || '(root)', `apparent inline secret: ${secret.why}`);
-  const file = parseOrExplain(ConfigFileSchema, raw);
+  const problems: ConfigProblem[] = [];
+  const report = (field: string, message: string) => {
+    // A field already reported (an inline secret that is also the wrong shape) is reported once.
+    const at = field || '(root)';
+    if (problems.some((p) => p.field === at && (p.message === message || p.message.startsWith('apparent inline secret')))) return;
+    problems.push({ ...(context.source ? { file: context.source } : {}), field: at, message });
+  };
+  for (const secret of findInlineSecrets(raw)) report(secret.field, `apparent inline secret: ${secret.why}`);
+  const salvaged = parseSalvaging(raw, report);
+  if (!salvaged) throw configInvalid(problems);
+  const { file, index, brokenIds } = salvaged;
   if (context.redactor) {
     const redactor = context.redactor;
     registerConfigSecrets(redactor, file.resources);
     const field = findString(raw, (text) => redactor.text(text) !== text);
-    if (field) invalid(field, 'holds the value of a secret the host knows (a key the configuration references, or a credential in its environment); reference it with { env: NAME } or { file: /path }');
+    if (field) report(field, 'holds the value of a secret the host knows (a key the configuration references, or a credential in its environment); reference it with { env: NAME } or { file: /path }');
   }
 
   const known: Record<keyof Resources, Map<string, unknown>> = {} as never;
   for (const kind of Object.keys(file.resources) as (keyof Resources)[]) {
     const ids = new Map<string, unknown>();
     for (const item of stored[kind] ?? []) ids.set((item as { id: string }).id, item);
+    for (const id of brokenIds[kind]) ids.set(id, undefined);
     const inFile = new Set<string>();
     file.resources[kind].forEach((item, i) => {
-      if (inFile.has(item.id)) invalid(`resources.${kind}[${i}].id`, `duplicate id "${item.id}"`);
+      if (inFile.has(item.id)) report(`resources.${kind}[${index[kind][i]}].id`, `duplicate id "${item.id}"`);
       inFile.add(item.id);
       ids.set(item.id, item);
     });
     known[kind] = ids;
   }
   file.resources.mounts.forEach((m, i) => {
-    if (context.mountRoots.length === 0) invalid(`resources.mounts[${i}].path`, 'no mount roots are configured (PADDOCK_MOUNT_ROOTS); mounts are refused');
-    if (!existsSync(m.path) || !statSync(m.path).isDirectory()) invalid(`resources.mounts[${i}].path`, `${m.path} is not a directory`);
-    if (!insideRoots(m.path, context.mountRoots)) invalid(`resources.mounts[${i}].path`, `${m.path} is not under an allowed mount root (${context.mountRoots.join(', ')})`);
+    const at = `resources.mounts[${index.mounts[i]}].path`;
+    if (context.mountRoots.length === 0) report(at, 'no mount roots are configured (PADDOCK_MOUNT_ROOTS); mounts are refused');
+    else if (!existsSync(m.path) || !statSync(m.path).isDirectory()) report(at, `${m.path} is not a directory`);
+    else if (!insideRoots(m.path, context.mountRoots)) report(at, `${m.path} is not under an allowed mount root (${context.mountRoots.join(', ')})`);
   });
   for (const [kind, wantDir] of [['skills', true], ['artifacts', false]] as const) {
     file.resources[kind].forEach((r, i) => {
+      const at = `resources.${kind}[${index[kind][i]}].path`;
       const ok = existsSync(r.path) && (wantDir ? statSync(r.path).isDirectory() : statSync(r.path).isFile());
-      if (!ok) invalid(`resources.${kind}[${i}].path`, `${r.path} is not ${wantDir ? 'a directory' : 'a file'}`);
-      if (wantDir && !existsSync(join(r.path, 'SKILL.md'))) invalid(`resources.${kind}[${i}].path`, `${r.path} has no SKILL.md`);
+      if (!ok) report(at, `${r.path} is not ${wantDir ? 'a directory' : 'a file'}`);
+      else if (wantDir && !existsSync(join(r.path, 'SKILL.md'))) report(at, `${r.path} has no SKILL.md`);
     });
   }
   file.resources.knowledgeBases.forEach((k, i) => {
-    if (k.path && !(existsSync(k.path) && statSync(k.path).isDirectory())) invalid(`resources.knowledgeBases[${i}].path`, `${k.path} is not a directory`);
+    if (k.path && !(existsSync(k.path) && statSync(k.path).isDirectory())) report(`resources.knowledgeBases[${index.knowledgeBases[i]}].path`, `${k.path} is not a directory`);
   });
 
-  const bindingIds = new Set<string>();
+  const bindingIds = new Set<string>(brokenIds.bindings);
   file.bindings.forEach((b, i) => {
-    const at = `bindings[${i}]`;
-    if (bindingIds.has(b.id)) invalid(`${at}.id`, `duplicate id "${b.id}"`);
+    const at = `bindings[${index.bindings[i]}]`;
+    if (bindingIds.has(b.id)) report(`${at}.id`, `duplicate id "${b.id}"`);
     bindingIds.add(b.id);
     const runner = context.catalog.runners.get(b.runner);
     if (!runner) {
       const broken = context.catalog.problems.find((p) => p.file.includes(`/${b.runner}/`));
-      invalid(`${at}.runner`, broken ? `runner "${b.runner}" has a broken manifest: ${broken.message}` : `no runner "${b.runner}" (see paddock runners list)`);
+      const guess = didYouMean(b.runner, context.catalog.runners.keys());
+      report(`${at}.runner`, broken ? `runner "${b.runner}" has a broken manifest: ${broken.message}` : `no runner "${b.runner}"${guess ? `; did you mean "${guess}"?` : ''} (see paddock runners list)`);
+    } else {
+      const checked = validateRunnerConfig(runner.manifest.configSchema, b.config);
+      if (!checked.ok) for (const p of checked.problems) report(`${at}.config${p.field ? `.${p.field}` : ''}`, p.message);
     }
-    const checked = validateRunnerConfig(runner!.manifest.configSchema, b.config);
-    if (!checked.ok) invalid(`${at}.config${checked.field ? `.${checked.field}` : ''}`, checked.message);
     for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
       b.grants[kind].forEach((id, j) => {
-        if (!known[kind].has(id)) invalid(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"`);
+        if (!known[kind].has(id)) report(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"${suggestId(id, known[kind])}`);
       });
     }
     b.grants.mcpServers.forEach((grant, j) => {
       const id = typeof grant === 'string' ? grant : grant.id;
+      if (!known.mcpServers.has(id)) return report(`${at}.grants.mcpServers[${j}]`, `no mcpServers resource "${id}"${suggestId(id, known.mcpServers)}`);
       const server = known.mcpServers.get(id) as { tools: { allow?: string[]; deny: string[] } } | undefined;
-      if (!server) return invalid(`${at}.grants.mcpServers[${j}]`, `no mcpServers resource "${id}"`);
-      if (typeof grant === 'string') return;
+      if (typeof grant === 'string' || !server) return;
       grant.tools?.forEach((tool, k) => {
-        if (server.tools.deny.includes(tool)) invalid(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is on server ${id}'s deny list`);
-        if (server.tools.allow && !server.tools.allow.includes(tool)) invalid(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is not on server ${id}'s allow list`);
+        if (server.tools.deny.includes(tool)) report(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is on server ${id}'s deny list`);
+        else if (server.tools.allow && !server.tools.allow.includes(tool)) report(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is not on server ${id}'s allow list`);
       });
     });
     for (const field of ['modelCostPerRunUsd', 'modelCostPerDayUsd'] as const) {
       if (b.limits[field] === undefined) continue;
-      const unpriced = b.grants.models.filter((id) => !(known.models.get(id) as { pricing?: unknown } | undefined)?.pricing);
-      if (unpriced.length > 0) invalid(`${at}.limits.${field}`, `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`);
+      const unpriced = b.grants.models.filter((id) => known.models.get(id) !== undefined && !(known.models.get(id) as { pricing?: unknown }).pricing);
+      if (unpriced.length > 0) report(`${at}.limits.${field}`, `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`);
     }
     b.readPaths.forEach((path, j) => {
-      if (!insideRoots(path, context.mountRoots)) invalid(`${at}.readPaths[${j}]`, `${path} is not an existing path under an allowed mount root (${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`);
+      if (!insideRoots(path, context.mountRoots)) report(`${at}.readPaths[${j}]`, `${path} is not an existing path under an allowed mount root (${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`);
     });
-    if (b.workspace === 'mount' && b.grants.mounts.length === 0) invalid(`${at}.workspace`, 'workspace "mount" needs at least one granted mount (grants.mounts)');
+    if (b.workspace === 'mount' && b.grants.mounts.length === 0) report(`${at}.workspace`, 'workspace "mount" needs at least one granted mount (grants.mounts)');
   });
 
-  const enabled = file.bindings.map((b, i) => ({ b, i })).filter(({ b }) => b.enabled);
+  const enabled = file.bindings.map((b, i) => ({ b, i: index.bindings[i]! })).filter(({ b }) => b.enabled);
   // Reported at the earlier binding: the file's own objects come before the stored ones it keeps.
   for (const [n, { b }] of enabled.entries()) {
     for (const { b: other, i } of enabled.slice(0, n)) {
       if (routeKey(b.route) === routeKey(other.route) && routesOverlap(b.route, other.route)) {
-        invalid(`bindings[${i}].route`, `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`);
+        report(`bindings[${i}].route`, `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`);
       }
     }
   }
+  if (problems.length > 0) throw configInvalid(problems);
   return file;
+}
+
+/** `; did you mean "x"?` when a referenced id is a likely typo of a known one. */
+function suggestId(id: string, known: Map<string, unknown>): string {
+  const guess = didYouMean(id, known.keys());
+  return guess ? `; did you mean "${guess}"?` : '';
 }

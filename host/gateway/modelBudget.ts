@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../util/procIdentity.js';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Store } from '../state/store.js';
 import type { GatewayRun } from './runContext.js';

@@ -1,6 +1,9 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { didYouMean } from '../util/didYouMean.js';
 
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false, useDefaults: true });
+// allErrors: a config's every problem is reported at once; verbose: errors carry their parent
+// schema, whose property names feed the did-you-mean of an unknown field.
+const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, validateFormats: false, useDefaults: true });
 /** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
 const compiled = new Map<string, ValidateFunction>();
 
@@ -13,13 +16,22 @@ function fieldOf(pointer: string): string {
     .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
-function describe(error: ErrorObject): { field: string; message: string } {
+/** One problem of a runner config: the field path (relative to the config) and what is wrong. */
+export interface RunnerConfigProblem {
+  field: string;
+  message: string;
+}
+
+function describe(error: ErrorObject): RunnerConfigProblem {
   let field = fieldOf(error.instancePath);
   // "must have required property 'x'" names the parent; point at the missing field itself.
   if (error.keyword === 'required') field = field ? `${field}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
-    return { field: field ? `${field}.${extra}` : extra, message: 'is not allowed by the runner\'s config schema' };
+    const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    const guess = didYouMean(extra, Object.keys(properties));
+    const message = `is not allowed by the runner's config schema${guess ? `; did you mean "${guess}"?` : ''}`;
+    return { field: field ? `${field}.${extra}` : extra, message };
   }
   return { field, message: error.message ?? 'is invalid' };
 }
@@ -36,14 +48,17 @@ export function compileConfigSchema(schema: Record<string, unknown>): ValidateFu
 
 /**
  * Check a binding's runner config against the runner's config schema. Returns a copy with the
- * schema's defaults filled in, or the first problem with its field path (relative to the config).
+ * schema's defaults filled in, or every problem with its field path (relative to the config);
+ * `field` and `message` repeat the first.
  */
 export function validateRunnerConfig(
   schema: Record<string, unknown>,
   config: Record<string, unknown>,
-): { ok: true; config: Record<string, unknown> } | { ok: false; field: string; message: string } {
+): { ok: true; config: Record<string, unknown> } | { ok: false; field: string; message: string; problems: RunnerConfigProblem[] } {
   const validate = compileConfigSchema(schema);
   const copy = structuredClone(config);
   if (validate(copy)) return { ok: true, config: copy };
-  return { ok: false, ...describe(validate.errors![0]!) };
+  const seen = new Set<string>();
+  const problems = validate.errors!.map(describe).filter((p) => !seen.has(`${p.field}\0${p.message}`) && seen.add(`${p.field}\0${p.message}`));
+  return { ok: false, ...problems[0]!, problems };
 }

@@ -1,4 +1,5 @@
-import { liveGroupMembers, signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
+import { signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
+import { liveGroupMembers } from '../util/procIdentity.js';
 
 /**
  * Signal a runner's process tree: the group (`kill(-pgid)`), plus every live process of its

@@ -1,4 +1,4 @@
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../util/procIdentity.js';
 import { signalRunnerTree, waitForTreeGone } from '../process/groupSignals.js';
 import { HostError } from '../errors.js';
 import type { Store } from '../state/store.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../util/procIdentity.js';
 import { buildRunParams, newRunId } from '../../sdk/protocol/runParams.js';
 import type { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, Update } from '../../sdk/protocol/types.js';

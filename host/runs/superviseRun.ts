@@ -7,7 +7,7 @@ import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
 import type { HostLimits } from '../config/limits.js';
 import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../util/procIdentity.js';
 import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';

@@ -1,4 +1,4 @@
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../util/procIdentity.js';
 import type { Store } from './store.js';
 
 /** What a run needs to start: its session, its binding's slot limit and the host-wide one. */

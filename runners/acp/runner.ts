@@ -4,7 +4,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { client, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer, type SessionNotification } from '@agentclientprotocol/sdk';
 import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
-import { claudeEnv } from '../../sdk/harness/claudeCode.js';
+import { claudeEnv } from '../../sdk/harness/claudeEnv.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { killTree } from '../../sdk/harness/spawnHarness.js';
 import { proxyEnv } from '../../sdk/harness/proxyEnv.js';
@@ -46,11 +46,11 @@ export function mapAcpUpdate(u: Update): UpdateInput[] {
 export const acpRunner = defineRunner({
   manifest: { name: 'acp', version: '0.1.0' },
   configSchema: z.strictObject({
-    command: z.string().min(1),
+    command: z.string().min(1).describe('The ACP agent to start (absolute path, or a name on PATH inside the sandbox).'),
     args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-    modelGateway: z.enum(['none', 'anthropic', 'openai']).default('none'),
-    model: z.string().optional(),
+    env: z.record(z.string(), z.string()).default({}).describe('Literal environment for the agent (no secrets: the configuration refuses them).'),
+    modelGateway: z.enum(['none', 'anthropic', 'openai']).default('none').describe('Give the agent the host gateway as its model API (base URL + the run token as key), e.g. anthropic for the Claude Code ACP adapter.'),
+    model: z.string().optional().describe('Granted model id the agent should use (default: the first granted).'),
   }),
   async run(event, binding, ctx) {
     const { config } = binding;

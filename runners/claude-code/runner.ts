@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defineRunner, eventText, z } from '../../sdk/index.js';
-import { ClaudeStreamMapper, claudeArgs, claudeEnv } from '../../sdk/harness/claudeCode.js';
+import { claudeEnv, defineRunner, eventText, z } from '../../sdk/index.js';
+import { ClaudeStreamMapper, claudeArgs } from './claudeCode.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
@@ -23,10 +23,10 @@ const toolOf = (rule: string) => rule.replace(/\(.*$/, '');
 export const claudeCodeRunner = defineRunner({
   manifest: { name: 'claude-code', version: '0.1.0' },
   configSchema: z.strictObject({
-    model: z.string().optional(),
-    allowedTools: z.array(z.string()).default([]),
-    disallowedTools: z.array(z.string()).default([]),
-    permissionMode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']).default('dontAsk'),
+    model: z.string().optional().describe('Granted model id to use; default: the first granted model.'),
+    allowedTools: z.array(z.string()).default([]).describe('Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Naming Bash, Edit, Write or NotebookEdit here also lifts its default ban.'),
+    disallowedTools: z.array(z.string()).default([]).describe('More tools the CLI may never use (added to the default ban of Bash, Edit, Write, NotebookEdit).'),
+    permissionMode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']).default('dontAsk').describe('dontAsk: anything not allowed is denied (headless). bypassPermissions runs every tool: only inside the bwrap sandbox.'),
     maxTurns: z.int().min(1).max(200).default(12),
     appendSystemPrompt: z.string().max(20_000).optional(),
   }),

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineRunner, eventText, z } from '../../sdk/index.js';
-import { CodexStreamMapper, codexArgs, codexEnv } from '../../sdk/harness/codex.js';
+import { CodexStreamMapper, codexArgs, codexEnv } from './codex.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
@@ -19,9 +19,9 @@ const TESTED_VERSION = '0.171.0';
 export const codexRunner = defineRunner({
   manifest: { name: 'codex', version: '0.1.0' },
   configSchema: z.strictObject({
-    model: z.string().optional(),
-    codexModel: z.string().default('gpt-5.5'),
-    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('read-only'),
+    model: z.string().optional().describe('Granted model id to use; default: the first granted model.'),
+    codexModel: z.string().default('gpt-5.5').describe('The model name Codex is told (one of its bundled names); the gateway serves the granted model whatever it says.'),
+    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('read-only').describe("Codex's own sandbox for the commands it runs (inside the run's sandbox)."),
   }),
   async run(event, binding, ctx) {
     const { config } = binding;

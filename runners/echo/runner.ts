@@ -5,9 +5,8 @@ import { defineRunner, eventText, z } from '../../sdk/index.js';
 export const echoRunner = defineRunner({
   manifest: { name: 'echo', version: '0.1.0' },
   configSchema: z.strictObject({
-    /** Pause between streamed words, to make streaming (and cancelling) visible. */
-    delayMs: z.int().min(0).max(60_000).default(0),
-    prefix: z.string().max(200).default(''),
+    delayMs: z.int().min(0).max(60_000).default(0).describe('Pause between streamed words.'),
+    prefix: z.string().max(200).default('').describe('Text put before the echo.'),
   }),
   async run(event, binding, ctx) {
     const reply = `${binding.config.prefix}${eventText(event)}`;

@@ -29,9 +29,9 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 export const localAgentRunner = defineRunner({
   manifest: { name: 'local-agent', version: '0.1.0' },
   configSchema: z.strictObject({
-    model: z.string().optional(),
-    system: z.string().max(20_000).optional(),
-    maxTurns: z.int().min(1).max(50).default(6),
+    model: z.string().optional().describe('Granted model id; default: the first granted model.'),
+    system: z.string().max(20_000).optional().describe('System prompt.'),
+    maxTurns: z.int().min(1).max(50).default(6).describe('Model calls per run.'),
     maxTokens: z.int().min(1).max(200_000).default(4096),
   }),
   async run(event, binding, ctx) {

@@ -40,16 +40,6 @@ export function readProcTable(): ProcEntry[] {
   return entries;
 }
 
-/**
- * Live (non-zombie) processes in process group `pgid` or session `sid`. Zombies are excluded on
- * purpose: `kill(-pgid, 0)` counts them, and an init that reaps slowly keeps them for seconds.
- */
-export function liveGroupMembers(pgid: number, sid: number = pgid): number[] {
-  return readProcTable()
-    .filter((p) => p.state !== 'Z' && (p.pgrp === pgid || p.session === sid))
-    .map((p) => p.pid);
-}
-
 /** Live (non-zombie) descendants of `pid`, found through the parent links in one snapshot. */
 export function liveDescendants(pid: number, table: ProcEntry[] = readProcTable()): number[] {
   const children = new Map<number, ProcEntry[]>();
@@ -102,14 +92,4 @@ export async function waitUntilGone(alive: () => number[], timeoutMs: number): P
 export function stillAlive(pids: Iterable<number>): number[] {
   const live = new Set(readProcTable().filter((p) => p.state !== 'Z').map((p) => p.pid));
   return [...pids].filter((pid) => live.has(pid));
-}
-
-/** Start time (clock ticks after boot) of a live process, or null when it is gone or a zombie. */
-export function processStartTime(pid: number): number | null {
-  try {
-    const entry = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    return entry && entry.state !== 'Z' ? entry.startTime : null;
-  } catch {
-    return null;
-  }
 }

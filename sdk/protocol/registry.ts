@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { UsageSchema, MessagePartSchema, EffectSchema } from './schemas/common.js';
+import { UsageSchema, MessagePartSchema, EffectSchema, JsonValueSchema } from './schemas/common.js';
 import { BindingProjectionSchema, RunLimitsSchema } from './schemas/binding.js';
 import { ChatEventSchema } from './schemas/event.js';
 import * as H from './schemas/hostRequests.js';
@@ -31,6 +31,8 @@ export const PROTOCOL_TYPES = {
   Usage: UsageSchema,
   MessagePart: MessagePartSchema,
   Effect: EffectSchema,
+  /** Any JSON value (state values, error data): named so the generated schema has no anonymous `schema0`. */
+  JsonValue: JsonValueSchema,
   StateGetParams: H.StateGetParamsSchema,
   StateGetResult: H.StateGetResultSchema,
   StateSetParams: H.StateSetParamsSchema,

@@ -154,6 +154,7 @@ export async function runRunnerConformance(factory: RunnerFactory, options: Conf
       await probe.dispose();
     }
     if (probe.violations.length > 0) problems.push(`protocol violations: ${probe.violations.map((v) => v.reason).join('; ')}`);
+    if (problems.length > 0) problems.push(...runnerOutcome(probe));
     const detail = problems.length > 0 ? problems.join('; ') : undefined;
     checks.push({ name, ok: detail === undefined, detail, durationMs: Math.round(performance.now() - started) });
   };
@@ -222,6 +223,23 @@ export async function runRunnerConformance(factory: RunnerFactory, options: Conf
 
   const failures = checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
   return { passed: failures.length === 0, checks, failures };
+}
+
+/** How much of the runner's stderr a failed check quotes. */
+const STDERR_IN_REPORT = 2_000;
+
+/**
+ * For a failed check: how the runner ended, if it ended on its own, and the end of what it wrote
+ * to stderr, so a runner that fails to start (a missing module, a syntax error) says why.
+ */
+function runnerOutcome(probe: Probe): string[] {
+  const out: string[] = [];
+  // After dispose the runner has ended; SIGKILL is the suite's own kill, anything else its own end.
+  const status = probe.transport.exitStatus?.();
+  if (status && status !== 'signal SIGKILL') out.push(`the runner exited (${status}) before the check finished`);
+  const stderr = probe.transport.stderrTail?.().trim();
+  if (stderr) out.push(`runner stderr: ${stderr.length > STDERR_IN_REPORT ? `…${stderr.slice(-STDERR_IN_REPORT)}` : stderr}`);
+  return out;
 }
 
 function expect(condition: boolean, message: string): asserts condition {

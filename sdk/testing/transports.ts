@@ -15,14 +15,24 @@ export interface RunnerTransport {
   exited: Promise<void>;
   /** Stop it by force (SIGKILL to its process group). */
   kill(): void;
+  /** The last few KiB the runner wrote to stderr (a process runner), for reports of a runner that failed. */
+  stderrTail?(): string;
+  /** How the runner process ended (`exit code 1`, `signal SIGKILL`), once it has. */
+  exitStatus?(): string | undefined;
 }
+
+/** How much of a runner's stderr {@link spawnRunnerProcess} keeps for reports. */
+export const STDERR_TAIL_BYTES = 8 * 1024;
+/** Longest wait, after the runner exited, for the rest of its stderr. */
+const STDERR_DRAIN_MS = 250;
 
 /** Starts a fresh runner for each check of the conformance suite. */
 export type RunnerFactory = () => RunnerTransport | Promise<RunnerTransport>;
 
 /**
- * Start a runner as a real child process in its own process group (stderr passes through to
- * this process's stderr unless `stderr: 'ignore'`).
+ * Start a runner as a real child process in its own process group. Its stderr passes through to
+ * this process's stderr (unless `stderr: 'ignore'`), and its last {@link STDERR_TAIL_BYTES} are
+ * kept either way, so a conformance report can show why a runner failed to start.
  */
 export function spawnRunnerProcess(
   command: string,
@@ -32,12 +42,28 @@ export function spawnRunnerProcess(
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env ?? { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
   });
+  let tail = Buffer.alloc(0);
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (options.stderr !== 'ignore') process.stderr.write(chunk);
+    tail = Buffer.concat([tail, chunk]);
+    if (tail.length > STDERR_TAIL_BYTES) tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
+  });
+  let status: string | undefined;
+  const stderrEnded = new Promise<void>((resolve) => child.stderr.once('close', () => resolve()));
   const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', () => resolve());
+    child.once('exit', (code, signal) => {
+      status = signal ? `signal ${signal}` : `exit code ${code}`;
+      // Ended once the runner's last stderr bytes are read, so the tail holds its last words; a
+      // descendant that escaped the process group may hold stderr open, so wait for that briefly.
+      void Promise.race([stderrEnded, new Promise((r) => setTimeout(r, STDERR_DRAIN_MS).unref())]).then(() => resolve());
+    });
+    child.once('error', (error) => {
+      status = `failed to start: ${error.message}`;
+      resolve();
+    });
   });
   child.stdin.on('error', () => undefined);
   return {
@@ -51,6 +77,8 @@ export function spawnRunnerProcess(
         // Already gone.
       }
     },
+    stderrTail: () => tail.toString('utf8'),
+    exitStatus: () => status,
   };
 }
 

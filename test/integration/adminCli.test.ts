@@ -45,9 +45,9 @@ bindings:
     const inline = writeFile(home, 'inline.yaml', 'resources:\n  models:\n    - { id: leak, provider: openai, model: gpt, apiKey: "sk-proj-abcdefghijklmnopqrstuvwxyz" }\n');
     const refused = await paddock(['apply', '-f', inline], { dataDir: home, env });
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toBe('paddock: resources.models[0].apiKey: apparent inline secret: "apiKey" holds a literal string; write { env: NAME } or { file: /path } instead');
+    expect(refused.stderr).toBe(`paddock: ${inline}: resources.models[0].apiKey: apparent inline secret: "apiKey" holds a literal string; write { env: NAME } or { file: /path } instead`);
     const badConfig = writeFile(home, 'bad.yaml', 'bindings:\n  - { id: support, runner: echo, route: { platform: telegram, bot: support }, config: { delayMs: fast } }\n');
-    expect((await paddock(['apply', '-f', badConfig], { dataDir: home, env })).stderr).toBe('paddock: bindings[0].config.delayMs: must be integer');
+    expect((await paddock(['apply', '-f', badConfig], { dataDir: home, env })).stderr).toBe(`paddock: ${badConfig}: bindings[0].config.delayMs: must be integer`);
 
     const exported = parseYaml((await paddock(['export'], { dataDir: home, env })).stdout) as { bindings: { id: string; config: unknown }[] };
     expect(exported.bindings.map((b) => b.id)).toEqual(['probe', 'support']);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
-import { liveGroupMembers } from '../../sdk/process/procTable.js';
+import { liveGroupMembers } from '../../host/util/procIdentity.js';
 import { jsonLines, paddock } from '../helpers/cli.js';
 
 const dataDir = () => mkdtempSync(join(tmpdir(), 'paddock-cli-'));

@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { echoRunner } from '../../runners/echo/runner.js';
 import { helloRunner } from '../../examples/hello-runner/runner.js';
@@ -56,5 +57,31 @@ describe('runner conformance suite', () => {
       stepTimeoutMs: 1_000,
     });
     expect(garbage.failures.join('\n')).toMatch(/protocol violations: not JSON: "Loading model weights/);
+  });
+
+  it("shows the runner's exit and stderr when it fails to start", async () => {
+    const report = await runRunnerConformance(await processFactory('test/fixtures/runners/crashOnStart.ts'), { slowRun: {}, stepTimeoutMs: 2_000, exitGraceMs: 500 });
+    expect(report.passed).toBe(false);
+    const handshake = report.checks.find((c) => c.name.startsWith('handshake'))!;
+    expect(handshake.ok).toBe(false);
+    expect(handshake.detail).toMatch(/the runner exited \(exit code 3\) before the check finished/);
+    expect(handshake.detail).toMatch(/runner stderr: fatal: fixture cannot start \(missing config\)$/);
+    // A runner that works keeps its stderr out of the report (there is nothing to explain).
+    const fine = await runRunnerConformance(await processFactory('runners/echo/index.ts'), { slowRun: SLOW_ECHO });
+    expect(fine.checks.every((c) => c.detail === undefined)).toBe(true);
+  });
+
+  it('quotes only the end of a flood of stderr', async () => {
+    const report = await runRunnerConformance(
+      async () => {
+        const script = await compileNodeEntry(repoPath('test/fixtures/runners/crashOnStart.ts'));
+        // The same crash, after 100 KiB of noise on stderr.
+        return spawnRunnerProcess(process.execPath, ['-e', `process.stderr.write('noise '.repeat(20000)); import(${JSON.stringify(pathToFileURL(script).href)})`], { stderr: 'ignore' });
+      },
+      { slowRun: {}, stepTimeoutMs: 2_000, exitGraceMs: 500 },
+    );
+    const detail = report.checks.find((c) => c.name.startsWith('handshake'))!.detail!;
+    expect(detail).toMatch(/runner stderr: …(noise )+.*fatal: fixture cannot start/s);
+    expect(detail.length).toBeLessThan(2_400);
   });
 });

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { auditKeyPaths } from '../../host/audit/auditKey.js';
 import { verifyAudit } from '../../host/audit/verify.js';
 import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../../host/util/procIdentity.js';
 import { repoPath } from '../helpers/fixtures.js';
 
 // Crash-point injection with a real host process: PADDOCK_TEST_CRASH_AT makes the host SIGKILL

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../../host/util/procIdentity.js';
 import { paddock } from '../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
 

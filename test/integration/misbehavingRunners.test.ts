@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { liveGroupMembers } from '../../sdk/process/procTable.js';
+import { liveGroupMembers } from '../../host/util/procIdentity.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { isAlive, superviseEntry } from '../helpers/fixtures.js';

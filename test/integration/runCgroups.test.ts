@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { textEvent } from '../../sdk/protocol/runParams.js';
-import { processStartTime } from '../../sdk/process/procTable.js';
+import { processStartTime } from '../../host/util/procIdentity.js';
 import { readCgroupLayout, RunCgroup, sweepRunCgroups } from '../../host/sandbox/cgroups.js';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';

@@ -75,7 +75,7 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
       if (!flags.file) throw new HostError('INVALID_INPUT', 'apply needs -f <paddock.yaml> (or -f - for stdin)');
       const text = readFileSync(flags.file === '-' ? 0 : flags.file, 'utf8');
       const raw = parseConfigText(text, flags.file);
-      const { changes, warnings, missingSecrets } = applyConfig(store, raw, context(), { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) });
+      const { changes, warnings, missingSecrets } = applyConfig(store, raw, { ...context(), source: flags.file === '-' ? '<stdin>' : flags.file }, { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) });
       if (!flags.json) for (const w of missingSecrets) err(`warning: ${w}`);
       print({ dryRun: flags['dry-run'] ?? false, changes, warnings, missingSecrets }, () =>
         [

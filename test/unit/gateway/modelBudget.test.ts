@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BindingLimitsSchema, ModelResourceSchema } from '../../../host/bindings/schema.js';
 import { budgetUse, DEFAULT_MAX_OUTPUT_TOKENS, planReservation, releaseReservation, releaseRunReservations, reserve } from '../../../host/gateway/modelBudget.js';
 import type { GatewayRun } from '../../../host/gateway/runContext.js';
-import { processStartTime } from '../../../sdk/process/procTable.js';
+import { processStartTime } from '../../../host/util/procIdentity.js';
 import { tempStore } from '../../helpers/store.js';
 
 const model = ModelResourceSchema.parse({ id: 'm', provider: 'scripted', model: 'scripted-1' });

@@ -81,4 +81,13 @@ describe('protocol v1 schemas', () => {
     expect(readFileSync(repoPath('docs/protocol.md'), 'utf8')).toBe(expected.doc);
     expect(readFileSync(repoPath('docs/runner-manifest.schema.json'), 'utf8')).toBe(expected.manifestSchema);
   });
+
+  it('names every $defs entry after its type (no anonymous schema0) and every $ref resolves', () => {
+    const names = Object.keys(schemaDoc.$defs);
+    expect(names.filter((n) => !/^[A-Z][A-Za-z]+$/.test(n))).toEqual([]);
+    const refs = [...JSON.stringify(schemaDoc).matchAll(/"\$ref":"#\/\$defs\/([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(40);
+    expect(refs.filter((r) => !names.includes(r))).toEqual([]);
+    expect(readFileSync(repoPath('docs/protocol.md'), 'utf8')).not.toMatch(/schema\d/);
+  });
 });

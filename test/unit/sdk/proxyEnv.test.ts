@@ -1,7 +1,7 @@
 // Harness environments keep the run's proxy variables and nothing else of the runner's env.
 import { describe, expect, it } from 'vitest';
-import { claudeArgs, claudeEnv } from '../../../sdk/harness/claudeCode.js';
-import { codexArgs, codexEnv } from '../../../sdk/harness/codex.js';
+import { claudeEnv } from '../../../sdk/harness/claudeEnv.js';
+import { codexEnv } from '../../../runners/codex/codex.js';
 import { proxyEnv } from '../../../sdk/harness/proxyEnv.js';
 
 const proxy = 'http://127.0.0.1:3128';
@@ -35,14 +35,5 @@ describe('proxyEnv', () => {
       for (const name of ['ALL_PROXY', 'LD_PRELOAD', 'AWS_SECRET_ACCESS_KEY', 'Http_Proxy']) expect(env, name).not.toHaveProperty(name);
       expect(Object.values(env)).not.toContain('canary');
     }
-  });
-
-  it('mounts become --add-dir; Codex workspace-write gets network access only with a proxy', () => {
-    expect(claudeArgs({ prompt: 'p', model: 'm', permissionMode: 'dontAsk', allowedTools: [], disallowedTools: [], maxTurns: 1, addDirs: ['/w/in/mounts/a', '/w/in/mounts/b'] }).slice(-3)).toEqual(['--add-dir', '/w/in/mounts/a', '/w/in/mounts/b']);
-    const codex = (o: { egress?: boolean; sandbox: 'read-only' | 'workspace-write' }) => codexArgs({ prompt: 'p', baseUrl: 'u', model: 'm', codexModel: 'gpt-5.5', mcp: {}, tokenEnv: 'T', addDirs: ['/r'], ...o });
-    expect(codex({ egress: true, sandbox: 'workspace-write' })).toContain('sandbox_workspace_write.network_access=true');
-    expect(codex({ egress: false, sandbox: 'workspace-write' })).not.toContain('sandbox_workspace_write.network_access=true');
-    expect(codex({ egress: true, sandbox: 'read-only' })).not.toContain('sandbox_workspace_write.network_access=true');
-    expect(codex({ sandbox: 'read-only' }).join(' ')).toContain('--add-dir /r');
   });
 });

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reconcile, resolveRun } from '../../../host/recovery/reconcile.js';
-import { processStartTime } from '../../../sdk/process/procTable.js';
+import { processStartTime } from '../../../host/util/procIdentity.js';
 import { tempStore } from '../../helpers/store.js';
 
 function openRun(store: ReturnType<typeof tempStore>['store'], runId: string, pid?: number) {

@@ -1,5 +1,5 @@
-import type { RunResult, UpdateInput } from '../protocol/types.js';
-import { proxyEnv } from './proxyEnv.js';
+// Codex's command line, environment and `exec --json` parser: this runner's own.
+import { proxyEnv, type RunResult, type UpdateInput } from '../../sdk/index.js';
 
 type Obj = Record<string, unknown>;
 
