@@ -134,4 +134,22 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
       delete process.env.PADDOCK_PLAN_TEST_KEY;
     }
   });
+
+  it('RunService.runAdHoc: --sandbox bwrap on a machine without bwrap is refused as sandbox_unavailable, nothing queued', async () => {
+    // This host has bwrap; point the host at a bwrap that does not exist (the same switch as the dispatch test).
+    process.env.PADDOCK_BWRAP = '/nonexistent/bwrap';
+    probeMachine(true);
+    try {
+      const before = host.store.audit.records().length;
+      const error = await host.runs.runAdHoc({ runner: 'echo', event: chatEvent() as never, sandbox: 'bwrap' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HostError);
+      expect((error as HostError).code).toBe('RUN_REFUSED');
+      expect((error as HostError).data).toEqual({ reason: 'sandbox_unavailable', bindingId: 'adhoc-echo' });
+      expect((error as Error).message).toMatch(/asks for the bwrap sandbox, which this host cannot run \(PADDOCK_BWRAP=\/nonexistent\/bwrap/);
+      expect(host.store.audit.records().slice(before).map((r) => r.type)).toEqual([]);
+    } finally {
+      delete process.env.PADDOCK_BWRAP;
+      probeMachine(true);
+    }
+  });
 });
