@@ -11,22 +11,14 @@ import { HostError } from '../errors.js';
 import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
 import type { Store } from '../state/store.js';
 import { conversationKey, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
+import type { PlanRefusal } from '../runs/plan.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
 import { reconcile } from '../recovery/reconcile.js';
 import type { Redactor } from '../secrets/redactor.js';
 
 /** Why dispatch refused an event (stable; clients branch on it). */
-export type RefusalReason =
-  | 'invalid_event'
-  | 'no_binding'
-  | 'binding_disabled'
-  | 'runner_unavailable'
-  | 'sandbox_unavailable'
-  | 'limits_unavailable'
-  | 'config_invalid'
-  | 'queue_full'
-  | 'session_paused';
+export type RefusalReason = PlanRefusal | 'invalid_event' | 'queue_full' | 'session_paused';
 
 /** What dispatch did with an event. */
 export type DispatchTicket =
@@ -82,7 +74,7 @@ export interface DispatchRuns {
 
 /**
  * The entry for bot platforms (docs/admin-guide.md, "Dispatch"): validate an event, drop
- * redeliveries, route it to the most specific binding, and run it — one active run per session
+ * redeliveries, plan it (routing included: the run service's one planning path), and run it — one active run per session
  * with a bounded queue behind it, within per-binding and host-wide concurrency limits.
  * Transport-free: the CLI and (later) the HTTP API call {@link dispatch}.
  */
@@ -160,7 +152,7 @@ export class Dispatcher {
       plan = this.runs.plan({ kind: 'dispatch', event });
     } catch (error) {
       // The one planning path refuses with the same reasons; dispatch reports them as its own.
-      if (error instanceof HostError && error.code === 'RUN_REFUSED') throw refused(error.data.reason as RefusalReason, error.message, omitReason(error.data));
+      if (error instanceof HostError && error.code === 'RUN_REFUSED') throw refused(error.data.reason as PlanRefusal, error.message, omitReason(error.data));
       throw error;
     }
     const { binding } = plan;

@@ -65,7 +65,7 @@ describe('hostRequestTable', () => {
     const handler = tableHandler(hostRequestTable(sources(['state/get', 'approval/request', 'model/complete'])));
     for (const method of ['approval/request', 'model/complete', 'fs/write', 'kb/retrieve'] as HostMethodName[]) {
       const ours = await handler.handle(method, { runId: scope.runId }, scope).catch((e: unknown) => e as RpcError);
-      const old = await unsupportedHostRequests.handle(method, { runId: scope.runId }, scope).catch((e: unknown) => e as RpcError);
+      const old = (await unsupportedHostRequests.handle(method, { runId: scope.runId }, scope).catch((e: unknown) => e)) as RpcError;
       expect(ours).toBeInstanceOf(RpcError);
       expect({ code: (ours as RpcError).code, message: (ours as RpcError).message, data: (ours as RpcError).data }).toEqual({ code: old.code, message: old.message, data: old.data });
       expect((ours as RpcError).code).toBe(ErrorCodes.NotSupported);
