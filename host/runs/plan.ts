@@ -80,10 +80,12 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   const sandbox = decideSandbox(binding, deps.machine?.());
   if (!sandbox.ok) throw planRefused(sandbox.reason, sandbox.message, { bindingId: binding.id });
   const runner = adHocRunner ?? catalogRunner(deps.config, binding);
-  const checked = validateRunnerConfig(runner.manifest.configSchema, binding.config);
+  // A binding's config is checked again now (the runner's schema may have changed since apply). An
+  // ad-hoc config goes to the runner as given: its own validation answers, as a failed run naming
+  // the field (what `paddock run --config` has always shown; cli.test.ts).
+  const checked = request.kind === 'dispatch' ? validateRunnerConfig(runner.manifest.configSchema, binding.config) : { ok: true as const, config: binding.config };
   if (!checked.ok) {
-    const why = request.kind === 'dispatch' ? " (the runner's config schema changed?)" : '';
-    throw planRefused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message}${why}`, { bindingId: binding.id, field: `config.${checked.field}` });
+    throw planRefused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`, { bindingId: binding.id, field: `config.${checked.field}` });
   }
   const snapshot = repo ? repo.snapshot().resources : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.

@@ -2,11 +2,17 @@
 // same rules and give the same refusal codes. The machine is a fake report (a machine without
 // bwrap, cgroups or loop devices cannot be made on demand); everything else is real (store,
 // config repository, runner catalog, redactor).
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { applyConfig } from '../../../host/bindings/apply.js';
 import { HostError } from '../../../host/errors.js';
+import { discoverRunners } from '../../../host/plugins/catalog.js';
 import { planRun, type PlanDeps, type PlanRequest } from '../../../host/runs/plan.js';
 import { probeMachine, type MachineReport } from '../../../host/sandbox/probe.js';
 import { Redactor } from '../../../host/secrets/redactor.js';
+import { repoPath } from '../../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../../helpers/host.js';
 
 const host = tempHost();
@@ -74,21 +80,35 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     expect(plan.sandbox).toEqual({ asked: 'bwrap', degraded: [expect.stringContaining('bwrap unavailable (fake: bwrap is not installed)')] });
   });
 
-  it.each([
-    ['dispatched', dispatched('p-config'), "config.delayMs"],
-    ['ad-hoc', { kind: 'adhoc', runner: 'echo', config: { delayMs: 5 } } as PlanRequest, "config.delayMs"],
-  ])('%s: the runner config is validated and its defaults filled', (_kind, request) => {
-    const plan = planRun(deps(FAKE_FULL), request);
-    expect(plan.binding.config).toEqual({ delayMs: 5, prefix: '' });
+  it('dispatched: the binding config is validated again and its defaults filled; invalid → config_invalid naming the field', async () => {
+    expect(planRun(deps(FAKE_FULL), dispatched('p-config')).binding.config).toEqual({ delayMs: 5, prefix: '' });
+    // The runner's schema changed since apply: the same runner, its folder now with a stricter schema.
+    const runnerDir = (maximum: number) => {
+      const base = mkdtempSync(join(tmpdir(), 'paddock-plan-runners-'));
+      mkdirSync(join(base, 'schema-runner'));
+      const manifest = JSON.parse(readFileSync(repoPath('runners/echo/runner.json'), 'utf8')) as { id: string; configSchema: { properties: Record<string, unknown> } };
+      manifest.id = 'schema-runner';
+      manifest.configSchema.properties.delayMs = { type: 'integer', maximum };
+      writeFileSync(join(base, 'schema-runner', 'runner.json'), JSON.stringify(manifest));
+      writeFileSync(join(base, 'schema-runner', 'index.ts'), '');
+      return base;
+    };
+    const before = runnerDir(100);
+    // Its own host: the binding names a runner only these folders have.
+    const own = tempHost();
+    const ownDeps = (runnerDirs: string[]): PlanDeps => ({ ...deps(FAKE_FULL), store: own.store, config: { ...own.config, runnerDirs } });
+    applyConfig(own.store, { bindings: [{ id: 'p-schema', runner: 'schema-runner', route: { bot: 'p-schema' }, sandbox: 'process', config: { delayMs: 5 } }] }, { catalog: discoverRunners([before]), mountRoots: [], redactor: host.redactor }, { by: 'user:test' });
+    expect(planRun(ownDeps([before]), dispatched('p-schema')).binding.config).toEqual({ delayMs: 5, prefix: '' });
+    const stricter = runnerDir(1);
+    const error = refusal(() => planRun(ownDeps([stricter]), dispatched('p-schema')));
+    expect(error.code).toBe('RUN_REFUSED');
+    expect(error.data).toEqual({ reason: 'config_invalid', bindingId: 'p-schema', field: 'config.delayMs' });
+    expect(error.message).toMatch(/config\.delayMs: .*\(the runner's config schema changed\?\)/);
+    await own.close();
   });
 
-  it('an invalid config is refused as config_invalid, naming the field, for both', () => {
-    // A binding's config was valid at apply; the runner's schema may change after. Ad-hoc configs are checked the same way.
-    const adhoc = refusal(() => planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'echo', config: { delayMs: -1 } }));
-    expect(adhoc.code).toBe('RUN_REFUSED');
-    expect(adhoc.data).toMatchObject({ reason: 'config_invalid', field: 'config.delayMs', bindingId: 'adhoc-echo' });
-    const unknown = refusal(() => planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'echo', config: { dealyMs: 5 } }));
-    expect(unknown.data).toMatchObject({ reason: 'config_invalid', field: 'config.dealyMs' });
+  it("ad-hoc: the config goes to the runner as given (its own validation answers, as a failed run)", () => {
+    expect(planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'echo', config: { delayMs: 'soon' } }).binding.config).toEqual({ delayMs: 'soon' });
   });
 
   it('dispatched: no binding routes the event → no_binding; a disabled binding → binding_disabled', () => {
