@@ -13,7 +13,8 @@ export type HostErrorCode =
   | 'SESSION_PAUSED'
   | 'NOT_FOUND'
   | 'CONFIG_INVALID'
-  | 'DISPATCH_REFUSED';
+  | 'DISPATCH_REFUSED'
+  | 'RUN_REFUSED';
 
 /** A host-side failure with a stable code, typed data and an optional cause. */
 export class HostError extends Error {

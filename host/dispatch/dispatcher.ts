@@ -1,38 +1,24 @@
 import type { Logger } from 'pino';
 import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
-import { indexResources, projectGrants } from '../authz/projection.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
-import { decideSandbox } from '../sandbox/decide.js';
-import { matchBinding } from '../bindings/routing.js';
 import type { Binding } from '../bindings/schema.js';
 import { fieldPath } from '../bindings/validateConfig.js';
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';
 import { HostError } from '../errors.js';
-import { discoverRunners } from '../plugins/catalog.js';
-import { validateRunnerConfig } from '../plugins/configSchema.js';
 import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
 import type { Store } from '../state/store.js';
-import { conversationKey, RunService, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
+import { conversationKey, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
+import type { PlanRefusal } from '../runs/plan.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
 import { reconcile } from '../recovery/reconcile.js';
-import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 
 /** Why dispatch refused an event (stable; clients branch on it). */
-export type RefusalReason =
-  | 'invalid_event'
-  | 'no_binding'
-  | 'binding_disabled'
-  | 'runner_unavailable'
-  | 'sandbox_unavailable'
-  | 'limits_unavailable'
-  | 'config_invalid'
-  | 'queue_full'
-  | 'session_paused';
+export type RefusalReason = PlanRefusal | 'invalid_event' | 'queue_full' | 'session_paused';
 
 /** What dispatch did with an event. */
 export type DispatchTicket =
@@ -69,9 +55,26 @@ interface SessionSlot {
 const refused = (reason: RefusalReason, message: string, data: Record<string, unknown> = {}) =>
   new HostError('DISPATCH_REFUSED', message, { reason, ...data });
 
+/** A refusal's data without its reason (the reason is passed on separately). */
+function omitReason(data: Record<string, unknown>): Record<string, unknown> {
+  const { reason: _reason, ...rest } = data;
+  return rest;
+}
+
+/**
+ * What the dispatcher needs of the run service (a fake in unit tests): the one planning path,
+ * queueing and abandoning a run in the journal, and executing a run it let start.
+ */
+export interface DispatchRuns {
+  plan(request: { kind: 'dispatch'; event: ChatEvent }): RunPlan;
+  queue(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision: number): QueuedRun;
+  abandon(run: QueuedRun, reason: string, status?: 'cancelled' | 'failed'): void;
+  execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks): Promise<RunOutcome>;
+}
+
 /**
  * The entry for bot platforms (docs/admin-guide.md, "Dispatch"): validate an event, drop
- * redeliveries, route it to the most specific binding, and run it — one active run per session
+ * redeliveries, plan it (routing included: the run service's one planning path), and run it — one active run per session
  * with a bounded queue behind it, within per-binding and host-wide concurrency limits.
  * Transport-free: the CLI and (later) the HTTP API call {@link dispatch}.
  */
@@ -89,8 +92,9 @@ export class Dispatcher {
     @inject(TOKENS.HostConfig) private readonly config: HostConfig,
     @inject(TOKENS.Logger) private readonly log: Logger,
     @inject(TOKENS.Store) private readonly store: Store,
-    @inject(TOKENS.RunService) private readonly runs: RunService,
-    @inject(TOKENS.Redactor) private readonly redactor: Redactor,
+    @inject(TOKENS.RunService) private readonly runs: DispatchRuns,
+    // Kept for the composition root's signature; planning (and secret registration) is the run service's.
+    @inject(TOKENS.Redactor) _redactor: Redactor,
   ) {
     this.repo = new ConfigRepo(store);
     this.watcher = new RunControlWatcher(store, (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`));
@@ -143,29 +147,15 @@ export class Dispatcher {
   private accept(event: ChatEvent, hooks: DispatchHooks): DispatchTicket {
     const duplicate = this.findDelivery(event);
     if (duplicate) return duplicate;
-    const bindings = this.repo.list<Binding>('binding').map((o) => o.spec);
-    const binding = matchBinding(bindings, event);
-    const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
-    if (!binding) throw refused('no_binding', `no binding routes ${where}`);
-    if (!binding.enabled) throw refused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
-    const sandbox = decideSandbox(binding);
-    if (!sandbox.ok) throw refused(sandbox.reason, sandbox.message, { bindingId: binding.id });
-    const catalog = discoverRunners(this.config.runnerDirs);
-    const runner = catalog.runners.get(binding.runner);
-    if (!runner) {
-      const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));
-      throw refused('runner_unavailable', `binding "${binding.id}": runner "${binding.runner}" is ${problem ? `broken: ${problem.message}` : 'not installed'}`, { bindingId: binding.id });
+    let plan: RunPlan;
+    try {
+      plan = this.runs.plan({ kind: 'dispatch', event });
+    } catch (error) {
+      // The one planning path refuses with the same reasons; dispatch reports them as its own.
+      if (error instanceof HostError && error.code === 'RUN_REFUSED') throw refused(error.data.reason as PlanRefusal, error.message, omitReason(error.data));
+      throw error;
     }
-    const checked = validateRunnerConfig(runner.manifest.configSchema, binding.config);
-    if (!checked.ok) {
-      throw refused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`, { bindingId: binding.id, field: `config.${checked.field}` });
-    }
-    const snapshot = this.repo.snapshot().resources;
-    // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
-    registerConfigSecrets(this.redactor, snapshot);
-    const resources = indexResources(snapshot);
-    const effective = { ...binding, config: checked.config, sandbox: sandbox.backend };
-    const plan: RunPlan = { runner, binding: effective, resources, projection: projectGrants(runner.manifest, effective, resources, this.config.limits) };
+    const { binding } = plan;
 
     // One IMMEDIATE transaction: no other dispatch — of this process or another one on this data
     // folder — can interleave between the checks (dedupe, queue limits) and the queueing.
@@ -195,9 +185,6 @@ export class Dispatcher {
       store.db
         .prepare('INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(event.platform, event.bot, event.id, binding.id, sessionId, queued.runId, new Date().toISOString());
-      if (sandbox.degraded.length > 0) {
-        store.audit.append({ type: 'sandbox.degraded', actor: 'host', sessionId, runId: queued.runId, data: { bindingId: binding.id, asked: binding.sandbox, backend: sandbox.backend, degraded: sandbox.degraded } });
-      }
       // Steering "restart" reaches runs other processes hold through run_controls (their watcher cancels them).
       const foreign = restart ? inSession.live.filter((id) => !this.byRun.has(id)) : [];
       if (foreign.length > 0) requestCancel(store, foreign, `superseded by message ${event.id}`, 'host:dispatch');

@@ -1,6 +1,6 @@
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
-import type { HostRequestHandler } from '../rpc/hostRequestHandler.js';
+import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
 import { PathPolicyError, readInside, writeInside } from './paths.js';
 
 /** Most a single `fs/read` returns. */
@@ -22,32 +22,30 @@ function refusal(error: unknown, method: string, path: string): never {
 /**
  * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
  * followed, no `..`, no hard link, only regular files opened, `.git/hooks` and `.git/config` never
- * written), all of it off the event loop; other methods go to `fallback`. Which of the two a run
- * may call is decided by its projection (`grants.fs`).
+ * written), all of it off the event loop. Which of the two a run may call is decided by its
+ * projection (`grants.fs`).
  */
-export function fsRequestHandler(workspaceRoot: string, fallback: HostRequestHandler): HostRequestHandler {
+export function fsRequests(workspaceRoot: string): HostRequestEntries {
   return {
-    handle: async (method, params, scope) => {
+    'fs/read': async (params) => {
       const path = String(params.path);
-      if (method === 'fs/read') {
-        try {
-          const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
-          const { content, size, truncated } = await readInside(workspaceRoot, path, Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES));
-          return { content: content.toString(encoding), encoding, size, truncated };
-        } catch (error) {
-          refusal(error, method, path);
-        }
+      try {
+        const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
+        const { content, size, truncated } = await readInside(workspaceRoot, path, Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES));
+        return { content: content.toString(encoding), encoding, size, truncated };
+      } catch (error) {
+        refusal(error, 'fs/read', path);
       }
-      if (method === 'fs/write') {
-        try {
-          const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
-          const bytes = Buffer.from(String(params.content), encoding);
-          return { bytesWritten: await writeInside(workspaceRoot, path, bytes, (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite') };
-        } catch (error) {
-          refusal(error, method, path);
-        }
+    },
+    'fs/write': async (params) => {
+      const path = String(params.path);
+      try {
+        const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
+        const bytes = Buffer.from(String(params.content), encoding);
+        return { bytesWritten: await writeInside(workspaceRoot, path, bytes, (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite') };
+      } catch (error) {
+        refusal(error, 'fs/write', path);
       }
-      return fallback.handle(method, params, scope);
     },
   };
 }

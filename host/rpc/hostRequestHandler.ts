@@ -1,5 +1,6 @@
+import type { HostMethodName } from '../../sdk/protocol/methods.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
-import type { HostRequestHandler } from '../../sdk/transport/hostEndpoint.js';
+import type { HostRequestHandler, HostRequestScope } from '../../sdk/transport/hostEndpoint.js';
 
 export type { HostRequestHandler, HostRequestScope } from '../../sdk/transport/hostEndpoint.js';
 
@@ -9,3 +10,9 @@ export const unsupportedHostRequests: HostRequestHandler = {
     throw RpcError.notSupported(method, 'host yet');
   },
 };
+
+/** Answers one host method for one run (the endpoint checked the run and the grant before). */
+export type HostRequestEntry = (params: Record<string, unknown>, scope: HostRequestScope) => Promise<unknown>;
+
+/** Host methods and their handlers; a method with no entry is not supported by this host. */
+export type HostRequestEntries = Partial<Record<HostMethodName, HostRequestEntry>>;

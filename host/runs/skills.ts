@@ -1,6 +1,6 @@
 import type { Store } from '../state/store.js';
 import { makeFilesReadOnly, readSkill } from '../gateway/skills/skillDigest.js';
-import { sandboxBackend } from '../sandbox/backend.js';
+import { sandboxBackend, type Backend } from '../sandbox/backend.js';
 
 /** A granted skill as the run sees it. */
 export interface SkillHandle {
@@ -27,7 +27,7 @@ export interface ChangedSkill {
  * runner running as the file's owner or root could restore it — said in docs/security-model.md).
  * A skill whose content differs from its recorded digest is reported through `onChanged`.
  */
-export function checkSkills(store: Store, copies: { id: string; name: string; path: string }[], backend: 'process' | 'bwrap', onChanged: (c: ChangedSkill) => void) {
+export function checkSkills(store: Store, copies: { id: string; name: string; path: string }[], backend: Backend, onChanged: (c: ChangedSkill) => void) {
   const handles: SkillHandle[] = [];
   const binds: { source: string; target: string; readOnly: boolean }[] = [];
   for (const copy of copies) {

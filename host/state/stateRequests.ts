@@ -1,27 +1,18 @@
 import type { JsonValue } from '../../sdk/protocol/types.js';
-import type { HostRequestHandler } from '../rpc/hostRequestHandler.js';
+import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
 import type { RunnerStateRepo } from './runnerState.js';
 
 /**
  * Answers `state/get|set|delete` from the host's store in one fixed scope: the run's binding (and
- * session). The runner only names keys. Other host requests go to `fallback`.
+ * session). The runner only names keys.
  */
-export function stateRequestHandler(repo: RunnerStateRepo, scope: string, fallback: HostRequestHandler): HostRequestHandler {
+export function stateRequests(repo: RunnerStateRepo, scope: string): HostRequestEntries {
   return {
-    handle: async (method, params, requestScope) => {
-      const key = String(params.key);
-      switch (method) {
-        case 'state/get':
-          return repo.get(scope, key);
-        case 'state/set':
-          repo.set(scope, key, params.value as JsonValue);
-          return {};
-        case 'state/delete':
-          return { deleted: repo.delete(scope, key) };
-        default:
-          return fallback.handle(method, params, requestScope);
-      }
+    'state/get': async (params) => repo.get(scope, String(params.key)),
+    'state/set': async (params) => {
+      repo.set(scope, String(params.key), params.value as JsonValue);
+      return {};
     },
+    'state/delete': async (params) => ({ deleted: repo.delete(scope, String(params.key)) }),
   };
 }
-

@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openScriptedRun } from '../../host/gateway/scriptedRun.js';
-import { gatewayRequestHandler } from '../../host/gateway/hostRequests.js';
+import { gatewayRequests } from '../../host/gateway/hostRequests.js';
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
-import { unsupportedHostRequests } from '../../host/rpc/hostRequestHandler.js';
+import { tableHandler } from '../../host/runs/hostRequestTable.js';
 import { runRunnerConformance, spawnRunnerProcess } from '../../sdk/testing/index.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { tempHost } from '../helpers/host.js';
@@ -41,7 +41,7 @@ async function conformance(runner: string, runs: { sample: { text: string; confi
           gateway: { baseUrl: handle.baseUrl, anthropicBaseUrl: handle.baseUrl, openaiBaseUrl: `${handle.baseUrl}/v1`, mcp: {}, tokenEnv: 'PADDOCK_RUN_TOKEN' },
           workspace: ws,
         },
-        hostRequests: gatewayRequestHandler(host.gateway, handle, unsupportedHostRequests),
+        hostRequests: tableHandler(gatewayRequests(host.gateway, handle)),
       },
     });
   } finally {

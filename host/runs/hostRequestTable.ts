@@ -1,0 +1,54 @@
+import type { HostMethodName } from '../../sdk/protocol/methods.js';
+import { RpcError } from '../../sdk/protocol/rpcError.js';
+import type { Projection } from '../authz/projection.js';
+import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
+import { gatewayRequests } from '../gateway/hostRequests.js';
+import { fsRequests } from '../policy/fsRequests.js';
+import type { HostRequestEntries, HostRequestHandler } from '../rpc/hostRequestHandler.js';
+import type { RunnerStateRepo } from '../state/runnerState.js';
+import { stateRequests } from '../state/stateRequests.js';
+
+/** What one run's host requests are answered from. */
+export interface HostRequestSources {
+  /** The run's grants: only methods listed in `hostRequests` get an entry. */
+  projection: Pick<Projection, 'hostRequests'>;
+  /** Runner state in the run's fixed scope. */
+  state: { repo: RunnerStateRepo; scope: string };
+  /** The run's workspace root (fs requests, under the path policy). */
+  workspaceRoot: string;
+  /** The host gateway and the run's handle (absent: nothing is granted through it). */
+  gateway: { gateway: Gateway; handle: GatewayRunHandle | undefined };
+}
+
+/** A run's host requests: method → handler, and nothing else. */
+export type HostRequestTable = HostRequestEntries;
+
+/**
+ * The table of one run: every method the host implements (state, fs, gateway; approvals have no
+ * implementation yet), kept to the methods the run's projection grants. Adding a host method is
+ * adding its entry to one of the sources.
+ */
+export function hostRequestTable(sources: HostRequestSources): HostRequestTable {
+  const implemented: HostRequestEntries = {
+    ...stateRequests(sources.state.repo, sources.state.scope),
+    ...fsRequests(sources.workspaceRoot),
+    ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
+  };
+  const granted = new Set<HostMethodName>(sources.projection.hostRequests);
+  return Object.fromEntries(Object.entries(implemented).filter(([method]) => granted.has(method as HostMethodName))) as HostRequestTable;
+}
+
+/**
+ * The handler the run's endpoint calls (after its run and grant checks): the table's entry, or
+ * `NotSupported` for a method the host does not implement (or the run was not granted — the
+ * endpoint refuses those with `PolicyDenied` before they get here).
+ */
+export function tableHandler(table: HostRequestTable): HostRequestHandler {
+  return {
+    handle: async (method, params, scope) => {
+      const entry = Object.hasOwn(table, method) ? table[method] : undefined;
+      if (!entry) throw RpcError.notSupported(method, 'host yet');
+      return entry(params, scope);
+    },
+  };
+}

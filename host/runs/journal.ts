@@ -1,0 +1,234 @@
+import type { Logger } from 'pino';
+import { processStartTime } from '../util/procIdentity.js';
+import { newRunId } from '../../sdk/protocol/runParams.js';
+import type { RpcError } from '../../sdk/protocol/rpcError.js';
+import type { ChatEvent, Update } from '../../sdk/protocol/types.js';
+import type { Projection } from '../authz/projection.js';
+import { HostError } from '../errors.js';
+import type { RunOutcome } from '../process/outcome.js';
+import { DeltaRedactor } from '../secrets/deltaRedactor.js';
+import type { Redactor } from '../secrets/redactor.js';
+import { AppendBatcher } from '../state/appendBatcher.js';
+import type { Store } from '../state/store.js';
+import type { RunPlan } from './plan.js';
+import { describeError } from './superviseRun.js';
+
+/** A run recorded as queued. */
+export interface QueuedRun {
+  runId: string;
+  sessionId: string;
+  goalRevision: number;
+}
+
+/** Statuses whose `external` pointers count as confirmed by the harness (docs/state.md, rule 5). */
+const CONFIRMING = new Set(['completed', 'cancelled']);
+
+/** A short, secret-free record of a projection for the audit trail. */
+export function summarizeProjection(p: Projection): Record<string, unknown> {
+  return {
+    hostRequests: p.hostRequests,
+    models: p.models.map((m) => m.id),
+    knowledgeBases: p.knowledgeBases.map((k) => k.id),
+    mcpServers: p.mcpServers.map((s) => ({ id: s.id, allowedTools: s.allowedTools ?? '*', deniedTools: s.deniedTools })),
+    skills: p.skills.map((s) => s.id),
+    artifacts: p.artifacts.map((a) => a.id),
+    mounts: p.mounts.map((m) => ({ id: m.id, readOnly: m.readOnly })),
+    state: p.state,
+    fs: p.fs,
+    approval: p.approval,
+    history: p.history,
+  };
+}
+
+/**
+ * The only writer of a run's events and audit records (docs/run-pipeline.md, "journal"): queued,
+ * abandoned, and — through {@link open} — everything of a run that starts.
+ */
+export class RunJournal {
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly redactor: Redactor,
+  ) {}
+
+  /**
+   * Record a message and its queued run (one transaction; callers may wrap it in theirs, e.g.
+   * dispatch adds its dedupe row), with the sandbox degradation the plan accepted. A paused
+   * session is refused.
+   */
+  queued(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision = 0): QueuedRun {
+    const { store } = this;
+    return store.transaction(() => {
+      const paused = store.db.prepare('SELECT paused_reason FROM sessions WHERE id = ?').pluck().get(sessionId) as string | null;
+      if (paused) {
+        throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${paused}`, { sessionId, openEffects: store.session(sessionId).openEffects });
+      }
+      const runId = newRunId();
+      const { manifest } = plan.runner;
+      store.append(sessionId, [
+        { type: 'message.received', data: { event } },
+        {
+          type: 'run.queued',
+          runId,
+          data: { runner: manifest.id, goalRevision, attempt: 1, bindingId: plan.binding.id, host: { pid: process.pid, start: processStartTime(process.pid) } },
+          audit: {
+            type: 'run.queued',
+            actor: 'host',
+            data: { runner: manifest.id, version: manifest.version, bindingId: plan.binding.id, goalRevision, projection: summarizeProjection(plan.projection) },
+          },
+        },
+      ]);
+      if (plan.sandbox.degraded.length > 0) {
+        store.audit.append({ type: 'sandbox.degraded', actor: 'host', sessionId, runId, data: { bindingId: plan.binding.id, asked: plan.sandbox.asked, backend: plan.binding.sandbox, degraded: plan.sandbox.degraded } });
+      }
+      return { runId, sessionId, goalRevision };
+    });
+  }
+
+  /**
+   * End a queued run that never reached its runner: `cancelled` (binding disabled, superseded,
+   * cancelled while waiting) or `failed` (it could not start).
+   */
+  abandon(run: QueuedRun, reason: string, status: 'cancelled' | 'failed' = 'cancelled'): void {
+    this.store.append(run.sessionId, [
+      {
+        type: 'run.ended',
+        runId: run.runId,
+        data: { status, reason, exitCode: null, signal: null },
+        audit: { type: 'run.ended', actor: 'host', data: { status, reason, started: false } },
+      },
+    ]);
+  }
+
+  /** The writer of one starting run; `onUpdate` gets each update or notice once it is committed, redacted. */
+  open(run: QueuedRun, runnerId: string, onUpdate?: (update: Update, seq: number) => void): OpenRunJournal {
+    return new OpenRunJournal(this.store, this.log, this.redactor, run, runnerId, onUpdate);
+  }
+}
+
+/** What `run.spawned` records about the launch (besides the pid). */
+export type SpawnRecord = Record<string, unknown>;
+
+/** One started run's writer: its updates, notices, request decisions, audits, start and end. */
+export class OpenRunJournal {
+  private readonly batcher: AppendBatcher;
+  private readonly deltas: DeltaRedactor;
+  private readonly faults = new AbortController();
+  private lastSeq = 1;
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: Logger,
+    private readonly redactor: Redactor,
+    private readonly run: QueuedRun,
+    private readonly runnerId: string,
+    private readonly onUpdate?: (update: Update, seq: number) => void,
+  ) {
+    this.deltas = new DeltaRedactor(redactor);
+    // An event of this run that cannot be stored (or streamed) fails this run, never the host.
+    this.batcher = new AppendBatcher(store, (error, event) => {
+      log.error({ runId: run.runId, err: error, event: event.type }, 'storing a run event failed');
+      if (!this.faults.signal.aborted) this.faults.abort(new Error(`storing its ${event.type} event failed: ${describeError(error)}`));
+    });
+  }
+
+  /** Aborted (with the error) when one of the run's events could not be stored: the run fails. */
+  get fault(): AbortSignal {
+    return this.faults.signal;
+  }
+
+  /** Something the host tells the run's chat: stored like an update, streamed to the caller. */
+  notice(level: 'info' | 'warn' | 'error', message: string): void {
+    const update: Update = { kind: 'log', level, message: this.redactor.text(message) };
+    this.batcher.add(this.run.sessionId, { type: 'run.notice', runId: this.run.runId, data: { update } }, () => this.onUpdate?.(update, 0));
+  }
+
+  /**
+   * One runner update: stored, then streamed redacted like the stored copy (message text as one
+   * stream per message, so a secret split across deltas stays caught).
+   */
+  update(update: Update, seq: number): void {
+    this.lastSeq = seq;
+    for (const safe of this.deltas.update(update)) this.record(safe, seq);
+  }
+
+  /** The runner's updates are over: what the delta redactor still holds is recorded. */
+  endUpdates(): void {
+    for (const tail of this.deltas.end()) this.record(tail, this.lastSeq);
+    this.batcher.flush();
+  }
+
+  /** The decision on one runner request (and, for a refusal, the audit record naming who denied what). */
+  request(method: string, verdict: 'accepted' | RpcError): void {
+    this.batcher.add(this.run.sessionId, requestEvent(this.run.runId, method, verdict, this.runnerId));
+  }
+
+  /** The runner process started: `run.started` and its `run.spawned` audit record. */
+  started(pid: number, facts: { recoveryDelivered: string[]; cgroups?: string[] }, spawned: SpawnRecord): void {
+    this.store.append(this.run.sessionId, [
+      {
+        type: 'run.started',
+        runId: this.run.runId,
+        data: { pid, pidStart: processStartTime(pid), recoveryDelivered: facts.recoveryDelivered, ...(facts.cgroups ? { cgroups: facts.cgroups } : {}) },
+        audit: { type: 'run.spawned', actor: 'host', data: { pid, ...spawned } },
+      },
+    ]);
+  }
+
+  /** An audit record of this run on its own (skill changed, egress decision, setid bits cleared). */
+  audit(type: 'skill.changed' | 'egress.allowed' | 'egress.denied' | 'run.setid_cleared', actor: string, data: unknown): void {
+    const { store } = this;
+    store.transaction(() => store.audit.append({ type, actor, sessionId: this.run.sessionId, runId: this.run.runId, data: data as Record<string, unknown> }));
+  }
+
+  /** Commit what is queued now. */
+  flush(): void {
+    this.batcher.flush();
+  }
+
+  /**
+   * Record the run's end (and its confirmed external pointers). A result the store refuses (odd
+   * data that got past the protocol checks) still ends the run, as failed, without the result:
+   * the outcome is always recorded. Returns the outcome as recorded.
+   */
+  ended(outcome: RunOutcome): RunOutcome {
+    const { sessionId, runId } = this.run;
+    const write = (o: RunOutcome) => {
+      const usage = o.usage ?? o.result?.usage;
+      const external = o.result?.external;
+      const data = { status: o.status, reason: o.reason, result: o.result, usage, exitCode: o.exitCode, signal: o.signal };
+      this.store.append(sessionId, [
+        { type: 'run.ended', runId, data, audit: { type: 'run.ended', actor: 'host', data: { status: o.status, reason: o.reason, exitCode: o.exitCode, signal: o.signal, survivors: o.survivors } } },
+        ...(external && CONFIRMING.has(o.status)
+          ? [{ type: 'external.saved' as const, runId, data: { external }, audit: { type: 'external.saved', actor: `runner:${this.runnerId}`, data: { external } } }]
+          : []),
+      ]);
+    };
+    try {
+      write(outcome);
+      return outcome;
+    } catch (error) {
+      this.log.error({ runId, err: error }, 'storing the run result failed');
+      const failed: RunOutcome = { ...outcome, status: 'failed', result: undefined, reason: `${outcome.reason}; the host could not store the runner's result: ${describeError(error)}` };
+      write(failed);
+      return failed;
+    }
+  }
+
+  private record(update: Update, seq: number): void {
+    this.batcher.add(this.run.sessionId, { type: 'run.update', runId: this.run.runId, data: { runnerSeq: seq, update } }, () => this.onUpdate?.(this.redactor.value(update), seq));
+  }
+}
+
+/** The event (and, for a refusal, the audit record naming who denied what) of one runner request. */
+function requestEvent(runId: string, method: string, verdict: 'accepted' | RpcError, runnerId: string) {
+  if (verdict === 'accepted') return { type: 'run.request' as const, runId, data: { method, decision: 'accepted' as const } };
+  const deniedBy = (verdict.data as { deniedBy?: string } | undefined)?.deniedBy;
+  const decision = { code: verdict.code, reason: verdict.message };
+  return {
+    type: 'run.request' as const,
+    runId,
+    data: { method, decision },
+    audit: { type: 'policy.denied', actor: 'host', data: { method, requestedBy: `runner:${runnerId}`, ...decision, ...(deniedBy ? { deniedBy } : {}), details: verdict.data ?? null } },
+  };
+}

@@ -1,0 +1,141 @@
+import type { ChatEvent } from '../../sdk/protocol/types.js';
+import { indexResources, projectGrants, type Projection, type ResourceIndex } from '../authz/projection.js';
+import { ConfigRepo } from '../bindings/configRepo.js';
+import { matchBinding } from '../bindings/routing.js';
+import { BindingSchema, GrantsSchema, type Binding, type Resources } from '../bindings/schema.js';
+import type { HostConfig } from '../config/hostConfig.js';
+import { HostError } from '../errors.js';
+import { discoverRunners } from '../plugins/catalog.js';
+import { validateRunnerConfig } from '../plugins/configSchema.js';
+import { resolveRunner, type ResolvedRunner } from '../plugins/resolveRunner.js';
+import { decideSandbox } from '../sandbox/decide.js';
+import type { Backend } from '../sandbox/prepare.js';
+import type { MachineReport } from '../sandbox/probe.js';
+import { registerConfigSecrets } from '../secrets/hostSecrets.js';
+import type { Redactor } from '../secrets/redactor.js';
+import type { Store } from '../state/store.js';
+
+/** Everything decided about a run before it starts: runner, binding, config and projection. */
+export interface RunPlan {
+  runner: ResolvedRunner;
+  /** The effective binding: the decided backend, the validated config (defaults filled). */
+  binding: Binding;
+  projection: Projection;
+  /** Resources as they were when the projection was computed (for copying into the workspace). */
+  resources: ResourceIndex;
+  /** The sandbox decision: the backend asked for and what was given up for this machine (audited when not empty). */
+  sandbox: { asked: Backend; degraded: string[] };
+}
+
+/** Why a run was refused before it was queued (stable; clients branch on it). */
+export type PlanRefusal =
+  | 'no_binding'
+  | 'binding_disabled'
+  | 'runner_unavailable'
+  | 'sandbox_unavailable'
+  | 'limits_unavailable'
+  | 'config_invalid';
+
+/** What to plan: a dispatched chat event (routed to a binding) or an ad-hoc run of a runner. */
+export type PlanRequest =
+  | { kind: 'dispatch'; event: ChatEvent }
+  | {
+      kind: 'adhoc';
+      /** Runner folder or name. */
+      runner: string;
+      config?: Record<string, unknown>;
+      /** Sandbox backend (default `process`). */
+      sandbox?: Backend;
+      /** Run with less isolation where the backend or a limit is missing (audited), like a binding's `allowDegrade`. */
+      allowDegrade?: boolean;
+    };
+
+/** What planning reads. */
+export interface PlanDeps {
+  config: HostConfig;
+  store: Store;
+  redactor: Redactor;
+  /** The machine the sandbox decision is made for (default: probed). */
+  machine?: () => MachineReport;
+}
+
+/** A refusal of planning, with its reason code (`data.reason`) and what it concerns. */
+export function planRefused(reason: PlanRefusal, message: string, data: Record<string, unknown> = {}): HostError {
+  return new HostError('RUN_REFUSED', message, { reason, ...data });
+}
+
+const NO_RESOURCES: Resources = { models: [], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] };
+
+/**
+ * The one planning path of a run, dispatched or ad hoc: the binding (routed, or made from the
+ * runner's manifest), the sandbox decision, the runner and its config, secret registration and
+ * the grant projection — the same rules in the same order (docs/run-pipeline.md, "plan"). Throws
+ * a `RUN_REFUSED` {@link HostError} with `data.reason`; an ad-hoc runner that cannot be found or
+ * read keeps its own error (it names the file).
+ */
+export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
+  const repo = request.kind === 'dispatch' ? new ConfigRepo(deps.store) : undefined;
+  const { binding, runner: adHocRunner } = request.kind === 'dispatch' ? { binding: routedBinding(repo!, request.event), runner: undefined } : adHocBinding(deps.config, request);
+  if (!binding.enabled) throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
+  const sandbox = decideSandbox(binding, deps.machine?.());
+  if (!sandbox.ok) throw planRefused(sandbox.reason, sandbox.message, { bindingId: binding.id });
+  const runner = adHocRunner ?? catalogRunner(deps.config, binding);
+  // A binding's config is checked again now (the runner's schema may have changed since apply). An
+  // ad-hoc config goes to the runner as given: its own validation answers, as a failed run naming
+  // the field (what `paddock run --config` has always shown; cli.test.ts).
+  const checked = request.kind === 'dispatch' ? validateRunnerConfig(runner.manifest.configSchema, binding.config) : { ok: true as const, config: binding.config };
+  if (!checked.ok) {
+    throw planRefused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`, { bindingId: binding.id, field: `config.${checked.field}` });
+  }
+  const snapshot = repo ? repo.snapshot().resources : NO_RESOURCES;
+  // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
+  registerConfigSecrets(deps.redactor, snapshot);
+  const resources = indexResources(snapshot);
+  const effective: Binding = { ...binding, config: checked.config, sandbox: sandbox.backend };
+  return {
+    runner,
+    binding: effective,
+    resources,
+    projection: projectGrants(runner.manifest, effective, resources, deps.config.limits),
+    sandbox: { asked: binding.sandbox, degraded: sandbox.degraded },
+  };
+}
+
+/** The most specific binding that routes `event`, or a `no_binding` refusal. */
+function routedBinding(repo: ConfigRepo, event: ChatEvent): Binding {
+  const binding = matchBinding(repo.list<Binding>('binding').map((o) => o.spec), event);
+  const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
+  if (!binding) throw planRefused('no_binding', `no binding routes ${where}`);
+  return binding;
+}
+
+/** An installed runner of the catalog, or a `runner_unavailable` refusal naming what is wrong. */
+function catalogRunner(config: HostConfig, binding: Binding): ResolvedRunner {
+  const catalog = discoverRunners(config.runnerDirs);
+  const runner = catalog.runners.get(binding.runner);
+  if (runner) return runner;
+  const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));
+  throw planRefused('runner_unavailable', `binding "${binding.id}": runner "${binding.runner}" is ${problem ? `broken: ${problem.message}` : 'not installed'}`, { bindingId: binding.id });
+}
+
+/**
+ * The binding of a run with no binding: the operator who starts it acts as the admin and grants
+ * the host requests the runner's manifest asks for (state per session), and no resources.
+ */
+function adHocBinding(config: HostConfig, request: Extract<PlanRequest, { kind: 'adhoc' }>): { binding: Binding; runner: ResolvedRunner } {
+  const runner = resolveRunner(request.runner, config.runnerDirs);
+  const asks = runner.manifest.capabilities.hostRequests;
+  const binding = BindingSchema.parse({
+    id: `adhoc-${runner.manifest.id}`,
+    runner: runner.manifest.id,
+    config: request.config ?? {},
+    sandbox: request.sandbox ?? 'process',
+    allowDegrade: request.allowDegrade ?? false,
+    grants: GrantsSchema.parse({
+      state: asks.some((m) => m.startsWith('state/')) ? 'session' : 'none',
+      fs: asks.includes('fs/write') ? 'readwrite' : asks.includes('fs/read') ? 'read' : 'none',
+      approval: asks.includes('approval/request'),
+    }),
+  });
+  return { binding, runner };
+}

@@ -1,0 +1,407 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { BindingProjectionInput, Resume } from '../../sdk/protocol/types.js';
+import { insideRoots } from '../bindings/validateConfig.js';
+import type { HostConfig } from '../config/hostConfig.js';
+import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
+import { KB_MCP_SERVER } from '../gateway/mcp/kbEndpoint.js';
+import { HARNESS_DIR } from '../harness/harnesses.js';
+import { runnerCommand, type RunnerCommand } from '../plugins/resolveRunner.js';
+import { buildRunnerEnv } from '../process/envAllowlist.js';
+import type { RunnerLaunch } from '../process/spawnRunner.js';
+import { startEgressProxy } from '../sandbox/egressProxy.js';
+import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
+import { probeMachine, type MachineReport } from '../sandbox/probe.js';
+import type { RunIdentity } from '../sandbox/runIdentity.js';
+import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
+import type { Redactor } from '../secrets/redactor.js';
+import { performEffect } from '../state/effects.js';
+import type { Store } from '../state/store.js';
+import { sessionHistory } from './history.js';
+import type { OpenRunJournal, QueuedRun } from './journal.js';
+import { materializeGrants, type MaterializedGrants } from './materialize.js';
+import type { RunPlan } from './plan.js';
+import { clearRunSetIdBits, giveToRunIdentity } from './runIdentityFiles.js';
+import { runSandboxRequest } from './runSandbox.js';
+import { checkSkills } from './skills.js';
+import type { Containment } from '../sandbox/containment.js';
+import { createRunWorkspace, removeRunWorkspace, sessionDir, type RunWorkspace } from './workspace.js';
+
+/** What provisioning uses: host-wide services. */
+export interface ProvisionDeps {
+  config: HostConfig;
+  store: Store;
+  log: Logger;
+  redactor: Redactor;
+  gateway: Gateway;
+  /** The machine the sandbox is made on (default: probed). */
+  machine?: () => MachineReport;
+}
+
+/** The run to provision. */
+export interface ProvisionInput {
+  queued: QueuedRun;
+  plan: RunPlan;
+  journal: OpenRunJournal;
+}
+
+/** Everything a run got before its runner starts (docs/run-pipeline.md, "provision and release"). */
+export interface Provisioned {
+  command: RunnerCommand;
+  sessionFolder: string;
+  workspace: RunWorkspace & { granted: MaterializedGrants };
+  disk?: RunDiskQuota;
+  skills: ReturnType<typeof checkSkills>;
+  egressSocket?: string;
+  gateway?: GatewayRunHandle;
+  sandbox: PreparedSandbox;
+  /** The binding as the runner sees it. */
+  wire: BindingProjectionInput;
+  resume: Resume | undefined;
+  /** Interrupted runs whose recovery this run is told about. */
+  recoveryDelivered: string[];
+  /** Hand the launch to the supervisor: from now on the run's cgroup is the supervisor's to empty and remove. */
+  launch(): { launch: RunnerLaunch; containment?: Containment };
+  /** Undo exactly what was provisioned, in reverse order, once (never throws: a failed undo is logged). */
+  release(): Promise<void>;
+}
+
+/** What the steps have made so far; each step fills its part and registers its undo. */
+export interface ProvisionDraft extends Partial<Omit<Provisioned, 'launch' | 'release'>> {
+  readonly deps: ProvisionDeps;
+  readonly input: ProvisionInput;
+  readonly machine: MachineReport;
+  /** The host uid a bwrap run's files belong to, when the host maps it to a dedicated one (runs as root). */
+  runIds?: RunIdentity;
+  env?: Record<string, string>;
+  harnessDir?: string;
+  readPaths?: string[];
+  /** Set once the supervisor owns the launch. */
+  launched?: boolean;
+  /** Register the undo of what a step just made (run in reverse order by release). */
+  onRelease(step: string, undo: () => void | Promise<void>): void;
+}
+
+/** One named provisioning step. */
+export interface ProvisionStep {
+  name: string;
+  run(draft: ProvisionDraft): void | Promise<void>;
+}
+
+/** A field a step should have filled. */
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`provisioning: ${what} was not provisioned (a step is missing)`);
+  return value;
+}
+
+/** The runner's command line (a TypeScript entry is bundled, cached by content: nothing to undo). */
+const command: ProvisionStep = {
+  name: 'command',
+  run: async (d) => {
+    d.command = await runnerCommand(d.input.plan.runner, join(d.deps.config.dataDir, 'bundles'));
+  },
+};
+
+/** What the session tells this run: its harness's pointers and every interruption not yet reported. */
+const session: ProvisionStep = {
+  name: 'session',
+  run: (d) => {
+    const { store, config } = d.deps;
+    const { sessionId } = d.input.queued;
+    const before = store.session(sessionId);
+    d.sessionFolder = sessionDir(config.dataDir, sessionId);
+    // Every interruption not yet reported goes to this run, once (the latest one names the run).
+    const pending = before.pendingRecovery;
+    const latest = pending.at(-1);
+    d.recoveryDelivered = pending.map((p) => p.runId);
+    d.resume =
+      before.external || latest
+        ? {
+            external: before.external ?? undefined,
+            recovery: latest
+              ? {
+                  interruptedRunId: latest.runId,
+                  summary: pending.map((p) => `run ${p.runId} was interrupted: ${p.reason}`).join('; '),
+                  effects: pending.flatMap((p) => p.effects),
+                }
+              : undefined,
+          }
+        : undefined;
+  },
+};
+
+/**
+ * The workspace: the disk quota first (the workspace and the session folder become their own
+ * size-limited filesystems before anything is written into them; docs/security-model.md, "Disk
+ * quota"), then the folders and the granted copies, as one logged effect.
+ */
+const workspace: ProvisionStep = {
+  name: 'workspace',
+  run: (d) => {
+    const { store, config, log } = d.deps;
+    const { queued, plan, journal } = d.input;
+    const { runId, sessionId } = queued;
+    const sessionFolder = need(d.sessionFolder, 'the session folder');
+    const backend = sandboxBackend(plan.binding.sandbox);
+    d.runIds = backend.runIdentity(d.machine);
+    const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
+      if (d.machine.diskQuota.available) {
+        d.disk = mountRunDiskQuota(d.machine.diskQuota, config.dataDir, { runId, sessionId }, { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder }, plan.projection.limits);
+      }
+      try {
+        const created = createRunWorkspace(config.dataDir, runId);
+        return { ...created, granted: materializeGrants(created, plan.projection, plan.resources, plan.binding.workspace, config.mountRoots ?? [], backend.bindsGrants) };
+      } catch (error) {
+        d.disk?.release({ keepWorkspace: false });
+        d.disk = undefined;
+        throw error;
+      }
+    });
+    d.workspace = ws;
+    const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
+    d.onRelease('workspace', () => {
+      // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
+      try {
+        const cleared = clearRunSetIdBits([...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])], d.runIds);
+        if (cleared.length > 0) {
+          journal.audit('run.setid_cleared', 'host', { files: cleared });
+          log.warn({ runId, files: cleared }, 'setuid/setgid bits cleared from files the run left');
+        }
+      } catch (error) {
+        // Never lose the run's outcome over it; audited and logged as an error instead.
+        journal.audit('run.setid_cleared', 'host', { error: String(error) });
+        log.error({ runId, err: error }, 'clearing setuid/setgid bits after the run failed');
+      }
+      try {
+        d.disk?.release({ keepWorkspace: config.keepWorkspaces === true });
+      } catch (error) {
+        // Left mounted: the next host start unmounts it (the outcome stands).
+        log.error({ runId, err: error }, "could not release the run's disk quota");
+      }
+      if (!config.keepWorkspaces) {
+        performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
+      }
+    });
+  },
+};
+
+/** The granted skills' copies: identified, made read-only, a changed one audited and told to the chat. */
+const skills: ProvisionStep = {
+  name: 'skills',
+  run: (d) => {
+    const { journal, plan } = d.input;
+    d.skills = checkSkills(d.deps.store, need(d.workspace, 'the workspace').granted.skills, plan.binding.sandbox, (changed) => {
+      journal.audit('skill.changed', 'host', changed);
+      journal.notice('warn', `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ${changed.digest}); the run got the current content`);
+    });
+  },
+};
+
+/**
+ * The run's only network door, when its binding allows destinations (bwrap only: the process
+ * backend has the host's network anyway, and says so).
+ */
+const egress: ProvisionStep = {
+  name: 'egress',
+  run: async (d) => {
+    const { binding, runner } = d.input.plan;
+    if (!sandboxBackend(binding.sandbox).startsEgressProxy(binding.network)) return;
+    const { dataDir } = d.deps.config;
+    mkdirSync(join(dataDir, 'sockets'), { recursive: true, mode: 0o700 });
+    const socket = join(dataDir, 'sockets', `${d.input.queued.runId}.sock`);
+    const proxy = await startEgressProxy(socket, { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate }, (decision) =>
+      d.input.journal.audit(decision.allowed ? 'egress.allowed' : 'egress.denied', `runner:${runner.manifest.id}`, decision),
+    );
+    d.egressSocket = socket;
+    d.onRelease('egress', () => proxy.close());
+  },
+};
+
+/** The host gateway: models, knowledge bases and MCP tools, behind a token that dies with the run. */
+const gateway: ProvisionStep = {
+  name: 'gateway',
+  run: async (d) => {
+    const { queued, plan, journal } = d.input;
+    const { projection, binding, runner } = plan;
+    if (projection.models.length + projection.knowledgeBases.length + projection.mcpServers.length === 0) return;
+    const handle = await d.deps.gateway.openRun({
+      claims: { runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, runnerId: runner.manifest.id },
+      projection,
+      resources: plan.resources,
+      budget: binding.limits,
+      backend: binding.sandbox,
+      sandboxLimits: projection.limits,
+      notice: (level, message) => journal.notice(level, message),
+    });
+    d.gateway = handle;
+    d.onRelease('gateway', () => handle.close());
+  },
+};
+
+/** The runner's environment (an allowlist), the read paths checked again, the files given to the run identity. */
+const env: ProvisionStep = {
+  name: 'env',
+  run: (d) => {
+    const { config } = d.deps;
+    const { queued, plan } = d.input;
+    const ws = need(d.workspace, 'the workspace');
+    const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId: queued.runId, extra: plan.runner.manifest.env });
+    if (d.gateway) Object.assign(runnerEnv, { PADDOCK_RUN_TOKEN: d.gateway.token, PADDOCK_GATEWAY_URL: d.gateway.baseUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
+    // The pinned harness CLIs (read-only under bwrap, see runSandbox.ts).
+    const harnessDir = config.harnessDir ?? HARNESS_DIR;
+    if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
+    const readPaths = grantedReadPaths(plan.binding.readPaths, config.mountRoots ?? []);
+    // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the grant).
+    giveToRunIdentity(d.runIds, {
+      dataDir: config.dataDir,
+      workspace: ws.root,
+      sessionFolder: need(d.sessionFolder, 'the session folder'),
+      sockets: [d.egressSocket, d.gateway?.socketPath],
+      binds: ws.granted.binds,
+      readPaths,
+      bundle: need(d.command, 'the command').bundle,
+    });
+    Object.assign(d, { env: runnerEnv, harnessDir, readPaths });
+  },
+};
+
+/** The sandbox launch (cgroup, launch file): released here until the supervisor takes it. */
+const sandbox: ProvisionStep = {
+  name: 'sandbox',
+  run: (d) => {
+    const { queued, plan } = d.input;
+    const { binding, runner, projection } = plan;
+    const ws = need(d.workspace, 'the workspace');
+    const cmd = need(d.command, 'the command');
+    const sessionFolder = need(d.sessionFolder, 'the session folder');
+    const prepared = sandboxBackend(binding.sandbox).prepare(
+      {
+        ...runSandboxRequest({
+          backend: binding.sandbox,
+          runId: queued.runId,
+          launch: { command: cmd.command, args: cmd.args, cwd: ws.root, env: need(d.env, 'the environment') },
+          workspace: ws.root,
+          runnerDir: runner.dir,
+          bundle: cmd.bundle,
+          harnessDir: need(d.harnessDir, 'the harness folder'),
+          readPaths: need(d.readPaths, 'the read paths'),
+          binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...need(d.skills, 'the skills').binds],
+          limits: projection.limits,
+          egressSocket: d.egressSocket,
+          gatewaySocket: d.gateway?.socketPath,
+          egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
+        }),
+        disk: d.disk?.applied,
+      },
+      d.machine,
+    );
+    d.sandbox = prepared;
+    d.onRelease('sandbox', async () => {
+      if (d.launched) return;
+      if (prepared.containment) await prepared.containment.release();
+      else prepared.discard();
+    });
+  },
+};
+
+/** The binding as the runner sees it: grants, handles, history, workspace, gateway URLs, limits. */
+const wire: ProvisionStep = {
+  name: 'wire',
+  run: (d) => {
+    const { store, redactor } = d.deps;
+    const { queued, plan } = d.input;
+    const { binding, runner, projection } = plan;
+    const ws = need(d.workspace, 'the workspace');
+    const gw = d.gateway;
+    const limits = projection.limits;
+    d.wire = {
+      bindingId: binding.id,
+      runner: { id: runner.manifest.id, version: runner.manifest.version },
+      config: binding.config,
+      hostRequests: projection.hostRequests,
+      models: projection.models,
+      knowledgeBases: projection.knowledgeBases,
+      mcpServers: projection.mcpServers,
+      skills: need(d.skills, 'the skills').handles,
+      artifacts: ws.granted.artifacts,
+      mounts: ws.granted.mounts,
+      ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
+      history: sessionHistory(store.readEvents(queued.sessionId), queued.runId, projection.history, (text) => redactor.text(text)),
+      workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp, session: need(d.sessionFolder, 'the session folder') },
+      ...(gw
+        ? {
+            gateway: {
+              baseUrl: gw.baseUrl,
+              anthropicBaseUrl: gw.baseUrl,
+              openaiBaseUrl: `${gw.baseUrl}/v1`,
+              mcp: Object.fromEntries([
+                ...projection.mcpServers.map((m) => [m.id, `${gw.baseUrl}/mcp/${m.id}`]),
+                // Granted knowledge bases as one host-served MCP server of search tools (docs/gateway.md).
+                ...(projection.knowledgeBases.length ? [[KB_MCP_SERVER, `${gw.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
+              ]),
+              tokenEnv: 'PADDOCK_RUN_TOKEN',
+            },
+          }
+        : {}),
+      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes, diskBytes: limits.diskBytes, inodes: limits.inodes },
+    };
+  },
+};
+
+/** The provisioning steps of a run, in order (release undoes them in reverse). */
+export const PROVISION_STEPS: readonly ProvisionStep[] = [command, session, workspace, skills, egress, gateway, env, sandbox, wire];
+
+/**
+ * Provision a run: run `steps` in order; if one throws, undo what the earlier ones made (in
+ * reverse) and rethrow. The result's `release()` undoes it all, once, on every path.
+ */
+export async function provision(deps: ProvisionDeps, input: ProvisionInput, steps: readonly ProvisionStep[] = PROVISION_STEPS): Promise<Provisioned> {
+  const undos: { step: string; undo: () => void | Promise<void> }[] = [];
+  const draft: ProvisionDraft = { deps, input, machine: (deps.machine ?? probeMachine)(), onRelease: (step, undo) => void undos.push({ step, undo }) };
+  let released: Promise<void> | undefined;
+  const release = () =>
+    (released ??= (async () => {
+      for (const { step, undo } of undos.reverse()) {
+        try {
+          await undo();
+        } catch (error) {
+          // One undo failing must not keep the others from running (a start-up sweep catches leftovers).
+          deps.log.error({ runId: input.queued.runId, step, err: error }, 'releasing what a run was given failed');
+        }
+      }
+    })());
+  try {
+    for (const step of steps) await step.run(draft);
+    return {
+      command: need(draft.command, 'the command'),
+      sessionFolder: need(draft.sessionFolder, 'the session folder'),
+      workspace: need(draft.workspace, 'the workspace'),
+      disk: draft.disk,
+      skills: need(draft.skills, 'the skills'),
+      egressSocket: draft.egressSocket,
+      gateway: draft.gateway,
+      sandbox: need(draft.sandbox, 'the sandbox'),
+      wire: need(draft.wire, 'the wire binding'),
+      resume: draft.resume,
+      recoveryDelivered: need(draft.recoveryDelivered, 'the recovery record'),
+      launch: () => {
+        draft.launched = true;
+        return { launch: draft.sandbox!.launch, containment: draft.sandbox!.containment };
+      },
+      release,
+    };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+/** The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths. */
+function grantedReadPaths(paths: string[], roots: readonly string[]): string[] {
+  return paths.map((path) => {
+    const real = insideRoots(path, roots);
+    if (!real) throw new Error(`read path ${path} is no longer an existing path under an allowed mount root`);
+    return real;
+  });
+}

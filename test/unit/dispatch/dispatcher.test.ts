@@ -1,0 +1,264 @@
+// The dispatcher (host/dispatch/dispatcher.ts) keeps only queues and concurrency. Here it runs
+// against FakeRunService: real planning, queueing and ending in a real store (claims live there),
+// but a fake `execute` that starts nothing and ends only when the test says so.
+import { afterAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { Dispatcher, type DispatchRuns, type DispatchTicket } from '../../../host/dispatch/dispatcher.js';
+import { HostError } from '../../../host/errors.js';
+import { notStartedOutcome, type RunOutcome } from '../../../host/process/outcome.js';
+import { RunJournal, type QueuedRun } from '../../../host/runs/journal.js';
+import { planRun, type RunPlan } from '../../../host/runs/plan.js';
+import type { RunHooks } from '../../../host/runs/runService.js';
+import { probeMachine, type MachineReport } from '../../../host/sandbox/probe.js';
+import type { ChatEvent } from '../../../sdk/protocol/types.js';
+import { chatEvent, tempHost } from '../../helpers/host.js';
+
+const log = pino({ level: 'silent' });
+const real = probeMachine();
+/** A fake machine report that can enforce everything: queueing must not depend on this host's sandbox. */
+const FAKE_FULL: MachineReport = { ...real, bwrap: { available: true, path: '/usr/bin/bwrap' }, cgroups: { ...real.cgroups, memory: 'fake', pids: 'fake' }, diskQuota: { ...real.diskQuota, available: true } };
+
+interface Executing {
+  queued: QueuedRun;
+  text: string;
+  signal: AbortSignal;
+  /** End the run (recorded in the store like a real end, which releases its claim). */
+  finish(status?: RunOutcome['status']): void;
+  fail(error: Error): void;
+}
+
+/** FakeRunService: the dispatcher's view of the run service; `execute` waits for the test. */
+class FakeRunService implements DispatchRuns {
+  readonly executing: Executing[] = [];
+  readonly abandoned: { runId: string; reason: string; status: string }[] = [];
+  private readonly journal: RunJournal;
+  private readonly waiters: { n: number; resolve(): void }[] = [];
+
+  constructor(private readonly h: ReturnType<typeof tempHost>) {
+    this.journal = new RunJournal(h.store, log, h.redactor);
+  }
+
+  plan(request: { kind: 'dispatch'; event: ChatEvent }): RunPlan {
+    return planRun({ config: this.h.config, store: this.h.store, redactor: this.h.redactor, machine: () => FAKE_FULL }, request);
+  }
+
+  queue(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision: number): QueuedRun {
+    return this.journal.queued(plan, event, sessionId, goalRevision);
+  }
+
+  abandon(run: QueuedRun, reason: string, status: 'cancelled' | 'failed' = 'cancelled'): void {
+    this.abandoned.push({ runId: run.runId, reason, status });
+    this.journal.abandon(run, reason, status);
+  }
+
+  execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks): Promise<RunOutcome> {
+    return new Promise<RunOutcome>((resolve, reject) => {
+      const text = (event.message?.parts[0] as { text: string } | undefined)?.text ?? '';
+      this.executing.push({
+        queued,
+        text,
+        signal: hooks.signal!,
+        finish: (status = 'completed') => {
+          const outcome = { ...notStartedOutcome(queued.runId, 'fake run finished'), status };
+          resolve(this.journal.open(queued, plan.runner.manifest.id).ended(outcome));
+        },
+        fail: reject,
+      });
+      for (const w of this.waiters.filter((x) => this.executing.length >= x.n)) w.resolve();
+    });
+  }
+
+  /** Resolves once `n` runs have been executed in total. */
+  executed(n: number): Promise<void> {
+    return new Promise((resolve) => (this.executing.length >= n ? resolve() : this.waiters.push({ n, resolve })));
+  }
+
+  texts(): string[] {
+    return this.executing.map((e) => e.text);
+  }
+}
+
+function setUp(options: { maxConcurrentRuns?: number; maxQueuedRuns?: number } = {}) {
+  const h = tempHost(options);
+  const base = { runner: 'echo', sandbox: 'process' };
+  h.apply({
+    bindings: [
+      { id: 'q', ...base, route: { bot: 'q' }, limits: { maxQueued: 1, maxConcurrentRuns: 4 } },
+      { id: 'serial', ...base, route: { bot: 'serial' }, limits: { maxConcurrentRuns: 1 } },
+      { id: 'other', ...base, route: { bot: 'other' } },
+      { id: 'steer', ...base, route: { bot: 'steer' }, steering: 'restart' },
+      { id: 'jail', runner: 'echo', route: { bot: 'jail' }, sandbox: 'bwrap', limits: { maxConcurrentRuns: 4 } },
+    ],
+  });
+  const runs = new FakeRunService(h);
+  const dispatcher = new Dispatcher(h.config, log, h.store, runs, h.redactor);
+  return { h, runs, dispatcher };
+}
+
+const hosts: ReturnType<typeof tempHost>[] = [];
+afterAll(async () => {
+  for (const h of hosts) await h.close();
+});
+
+const ticket = (t: DispatchTicket) => {
+  if (t.status === 'duplicate') throw new Error('unexpected duplicate');
+  return t;
+};
+const event = (bot: string, text: string, conversation = 'c1', id?: string) => chatEvent({ bot, text, conversation: { id: conversation }, id });
+
+describe('Dispatcher queueing against a fake run service', () => {
+  it('one active run per session: the next message waits behind it, then runs', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const a = ticket(await dispatcher.dispatch(event('q', 'one')));
+    const b = ticket(await dispatcher.dispatch(event('q', 'two')));
+    expect([a.status, a.position, b.status, b.position]).toEqual(['started', 0, 'queued', 1]);
+    await runs.executed(1);
+    expect(runs.texts()).toEqual(['one']);
+    runs.executing[0]!.finish();
+    await runs.executed(2);
+    expect(runs.texts()).toEqual(['one', 'two']);
+    expect((await a.done).status).toBe('completed');
+    runs.executing[1]!.finish();
+    expect((await b.done).status).toBe('completed');
+    await dispatcher.drain();
+  });
+
+  it('runs of different sessions execute side by side; a binding at maxConcurrentRuns holds the next back', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    await dispatcher.dispatch(event('other', 'x1', 'c1'));
+    await dispatcher.dispatch(event('other', 'x2', 'c2'));
+    await runs.executed(2);
+    const s1 = ticket(await dispatcher.dispatch(event('serial', 's1', 'c1')));
+    const s2 = ticket(await dispatcher.dispatch(event('serial', 's2', 'c2')));
+    await runs.executed(3);
+    expect(s2.status).toBe('queued');
+    expect(runs.texts()).toEqual(['x1', 'x2', 's1']);
+    runs.executing[2]!.finish();
+    await runs.executed(4);
+    expect(runs.texts().at(-1)).toBe('s2');
+    for (const e of runs.executing.slice(0, 2)) e.finish();
+    runs.executing[3]!.finish();
+    await Promise.all([s1.done, s2.done]);
+    await dispatcher.drain();
+  });
+
+  it('the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses beyond it', async () => {
+    const { h, runs, dispatcher } = setUp({ maxConcurrentRuns: 1, maxQueuedRuns: 1 });
+    hosts.push(h);
+    await dispatcher.dispatch(event('other', 'first'));
+    const waiting = ticket(await dispatcher.dispatch(event('q', 'second')));
+    expect(waiting.status).toBe('queued');
+    const error = (await dispatcher.dispatch(event('serial', 'third')).catch((e: unknown) => e)) as HostError;
+    expect(error.code).toBe('DISPATCH_REFUSED');
+    expect(error.data.reason).toBe('queue_full');
+    await runs.executed(1);
+    runs.executing[0]!.finish();
+    await runs.executed(2);
+    expect(runs.texts()).toEqual(['first', 'second']);
+    runs.executing[1]!.finish();
+    await dispatcher.drain();
+  });
+
+  it('a full session queue refuses the next message (queue_full), audited', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    await dispatcher.dispatch(event('q', 'one'));
+    await dispatcher.dispatch(event('q', 'two'));
+    const error = (await dispatcher.dispatch(event('q', 'three')).catch((e: unknown) => e)) as HostError;
+    expect(error.data).toMatchObject({ reason: 'queue_full', bindingId: 'q' });
+    expect(h.store.audit.records().filter((r) => r.type === 'dispatch.refused').at(-1)!.data).toMatchObject({ reason: 'queue_full', bindingId: 'q' });
+    await runs.executed(1);
+    runs.executing[0]!.finish();
+    await runs.executed(2);
+    runs.executing[1]!.finish();
+    await dispatcher.drain();
+    expect(runs.texts()).toEqual(['one', 'two']);
+  });
+
+  it('a planning refusal is a dispatch refusal with the same reason and data, audited', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    // The fake run service plans for a machine without bwrap, through the one planning path.
+    const noBwrap: MachineReport = { ...FAKE_FULL, bwrap: { available: false, why: 'fake: no bwrap' } };
+    runs.plan = (request) => planRun({ config: h.config, store: h.store, redactor: h.redactor, machine: () => noBwrap }, request);
+    const error = (await dispatcher.dispatch(event('jail', 'x')).catch((e: unknown) => e)) as HostError;
+    expect(error.code).toBe('DISPATCH_REFUSED');
+    expect(error.data).toEqual({ reason: 'sandbox_unavailable', bindingId: 'jail' });
+    const nobody = (await dispatcher.dispatch(event('nobody', 'x')).catch((e: unknown) => e)) as HostError;
+    expect(nobody.data).toEqual({ reason: 'no_binding' });
+    expect(h.store.audit.records().filter((r) => r.type === 'dispatch.refused').map((r) => (r.data as { reason: string }).reason)).toEqual(['sandbox_unavailable', 'no_binding']);
+    expect(runs.executing).toEqual([]);
+  });
+
+  it('cancel: a waiting run is abandoned and never executes; an active run gets its signal aborted', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const a = ticket(await dispatcher.dispatch(event('q', 'active')));
+    const b = ticket(await dispatcher.dispatch(event('q', 'waiting')));
+    expect(dispatcher.cancel(b.runId, 'changed my mind')).toBe(true);
+    expect(await b.done).toMatchObject({ status: 'cancelled', reason: 'changed my mind' });
+    expect(runs.abandoned).toEqual([{ runId: b.runId, reason: 'changed my mind', status: 'cancelled' }]);
+    await runs.executed(1);
+    expect(dispatcher.cancel(a.runId, 'stop')).toBe(true);
+    expect(runs.executing[0]!.signal.aborted).toBe(true);
+    runs.executing[0]!.finish('cancelled');
+    expect((await a.done).status).toBe('cancelled');
+    expect(dispatcher.cancel(a.runId, 'again')).toBe(false);
+    expect(runs.texts()).toEqual(['active']);
+  });
+
+  it('a run whose execute throws is ended as failed (never reached its runner) and the next one starts', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const a = ticket(await dispatcher.dispatch(event('q', 'broken')));
+    const b = ticket(await dispatcher.dispatch(event('q', 'fine')));
+    await runs.executed(1);
+    runs.executing[0]!.fail(new Error('fake: its entry failed to build'));
+    expect(await a.done).toMatchObject({ status: 'failed', reason: 'the run could not start: fake: its entry failed to build' });
+    expect(runs.abandoned).toEqual([{ runId: a.runId, reason: 'the run could not start: fake: its entry failed to build', status: 'failed' }]);
+    await runs.executed(2);
+    runs.executing[1]!.finish();
+    expect((await b.done).status).toBe('completed');
+  });
+
+  it('a redelivered event id is a duplicate of the first ticket: queued once', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const first = ticket(await dispatcher.dispatch(event('other', 'once', 'c1', 'evt-dup-1')));
+    const again = await dispatcher.dispatch(event('other', 'once', 'c1', 'evt-dup-1'));
+    expect(again).toEqual({ status: 'duplicate', runId: first.runId, sessionId: first.sessionId, bindingId: 'other' });
+    await runs.executed(1);
+    runs.executing[0]!.finish();
+    await dispatcher.drain();
+    expect(runs.texts()).toEqual(['once']);
+  });
+
+  it('steering "restart": a new message cancels the active run and the waiting ones; it runs with the next goal revision', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const a = ticket(await dispatcher.dispatch(event('steer', 'first')));
+    await runs.executed(1);
+    const b = ticket(await dispatcher.dispatch(event('steer', 'second')));
+    expect(runs.executing[0]!.signal.aborted).toBe(true);
+    runs.executing[0]!.finish('cancelled');
+    await a.done;
+    await runs.executed(2);
+    expect(runs.executing[1]!.queued.goalRevision).toBe(runs.executing[0]!.queued.goalRevision + 1);
+    runs.executing[1]!.finish();
+    expect((await b.done).status).toBe('completed');
+  });
+
+  it('a binding disabled while its run waits: the run is abandoned when its turn comes', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    await dispatcher.dispatch(event('other', 'active'));
+    const waiting = ticket(await dispatcher.dispatch(event('other', 'waiting')));
+    h.apply({ bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, enabled: false }] });
+    await runs.executed(1);
+    runs.executing[0]!.finish();
+    expect(await waiting.done).toMatchObject({ status: 'cancelled', reason: 'binding "other" was disabled before the run started' });
+    expect(runs.texts()).toEqual(['active']);
+  });
+});
