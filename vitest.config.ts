@@ -9,6 +9,8 @@ export default defineConfig({
     environment: 'node',
     pool: 'forks',
     setupFiles: ['reflect-metadata'],
+    // Tests start bin/paddock.js, which runs dist/: rebuilt here when a source changed (scripts/build.mjs).
+    globalSetup: ['test/helpers/buildDist.ts'],
     projects: [
       {
         extends: true,

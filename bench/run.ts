@@ -1,6 +1,7 @@
 // npm run bench — prints figures, baselines and method; writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { cliBench } from './cli.js';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
 import { gatewayBench } from './gateway.js';
@@ -20,6 +21,7 @@ const results = {
   ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),
   ...(only && only !== 'gateway' ? {} : { gateway: await gatewayBench() }),
   ...(only && only !== 'harness' ? {} : { harness: await harnessBench() }),
+  ...(only && only !== 'cli' ? {} : { cli: await cliBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// The `paddock` command. The host runs from its TypeScript sources through tsx, with this
-// package's tsconfig whatever the caller's working directory (decorators need it).
-import { fileURLToPath } from 'node:url';
-import { register } from 'tsx/esm/api';
+// The `paddock` command: plain JavaScript from the build (dist/, `npm run build`; set-up builds it).
+// No TypeScript loader at run time: runner entries are bundled by the host itself (host/plugins/compileEntry.ts).
+import { existsSync } from 'node:fs';
 
-register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-await import('../host/cli/entry.ts');
+const entry = new URL('../dist/host/cli/entry.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('paddock: the build is missing (dist/). In a clone of paddock run `npm run setup` (or `npm run build`).\n');
+  process.exit(1);
+}
+await import(entry.href);

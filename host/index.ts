@@ -1,4 +1,9 @@
-/** paddock host library: supervise runner processes, keep state, bind and dispatch. The `paddock` CLI is built on this. */
+/**
+ * paddock host library (`import { openHost } from 'paddock'`): supervise runner processes, keep state, bind and
+ * dispatch. The `paddock` CLI is built on this. A library user needs no decorators and no paddock tsconfig: this
+ * is compiled JavaScript with .d.ts (dist/host/index.js); start with {@link openHost}.
+ */
+export { openHost, describeRecovery } from './start.js';
 export { superviseRun, type SuperviseRunOptions } from './runs/superviseRun.js';
 export { RunService, type AdHocRunRequest } from './runs/runService.js';
 export { buildRunParams, newRunId, textEvent } from '../sdk/protocol/runParams.js';

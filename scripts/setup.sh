@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything paddock needs on a fresh machine (Debian 12, Node 20.19+, npm 11).
-# Idempotent: skips `npm ci` while package-lock.json is unchanged since the last install.
+# Idempotent: skips `npm ci` while package-lock.json is unchanged since the last install, and the build while
+# no source changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   npm ci --no-audit --no-fund
   echo "$want" > "$stamp"
 fi
+
+# The host runs from its build (dist/, tsc): compiled when missing or when any source changed since (a content
+# hash, about 0.3 s when nothing did), so `npm test` after an edit runs the edited code.
+node scripts/build.mjs
 
 # The pinned agent CLIs the harness runners wrap (Claude Code, Codex) and the Claude ACP adapter: about 1.2 GB from the npm
 # registry into .harness/, skipped while already installed. Tests and the demo use the real ones.

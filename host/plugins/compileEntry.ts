@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, join, resolve } from 'node:path';
-import { PACKAGE_ROOT } from '../config/packageRoot.js';
+import { hostModuleDirs, PACKAGE_ROOT } from '../config/packageRoot.js';
 import type * as Esbuild from 'esbuild';
 import { HostError } from '../errors.js';
 import { confineBuild } from './confineBuild.js';
@@ -97,7 +97,7 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
       logLevel: 'silent',
       banner: { js: REQUIRE_SHIM },
       external: [...builtinModules, 'node:*'],
-      plugins: [confineBuild([build.root, SDK_DIR], { names: OWN_DEPENDENCIES, resolveDir: PACKAGE_ROOT })],
+      plugins: [confineBuild([build.root, SDK_DIR], { names: OWN_DEPENDENCIES, resolveDir: PACKAGE_ROOT, moduleDirs: hostModuleDirs() })],
       alias: {
         'paddock/sdk/testing': join(SDK_DIR, 'testing/index.ts'),
         'paddock/sdk': join(SDK_DIR, 'index.ts'),

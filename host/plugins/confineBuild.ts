@@ -25,16 +25,22 @@ function real(path: string): string | undefined {
  * included, and the paddock SDK): every import — relative, absolute, through a link, a package's
  * `exports`/`main`, with any `with { type }` — is resolved by esbuild, then refused unless its
  * real path lies under a root; every file esbuild loads is checked again. Bare imports of
- * `external.names` (paddock's own dependencies) are resolved from `external.resolveDir` (must land in its node_modules) and left external by
+ * `external.names` (paddock's own dependencies) are resolved from `external.resolveDir` (must land in one of
+ * `external.moduleDirs`, default its node_modules) and left external by
  * absolute path, so the bundle needs no NODE_PATH and no node_modules next to it.
  */
-export function confineBuild(roots: readonly string[], external: { names: readonly string[]; resolveDir: string }): Esbuild.Plugin {
+export function confineBuild(
+  roots: readonly string[],
+  external: { names: readonly string[]; resolveDir: string; moduleDirs?: readonly string[] },
+): Esbuild.Plugin {
   const realRoots = roots.map((r) => real(r) ?? r);
   const allowed = (path: string) => {
     const resolved = real(path);
     return resolved !== undefined && realRoots.some((root) => inside(resolved, root));
   };
   const externalDir = external.resolveDir;
+  // An installed paddock's dependencies sit in the installing project's node_modules (hoisted), not under the package.
+  const moduleDirs = (external.moduleDirs ?? [join(externalDir, 'node_modules')]).map((d) => real(d) ?? d);
   const isExternal = (spec: string) => external.names.some((name) => spec === name || spec.startsWith(`${name}/`));
   return {
     name: 'paddock-confine',
@@ -56,7 +62,8 @@ export function confineBuild(roots: readonly string[], external: { names: readon
         const from = args.importer ? ` in ${args.importer}` : '';
         if (external) {
           // The host's own copy, by absolute path: the sandbox binds the host's node_modules read-only.
-          if (!inside(result.path, join(externalDir, 'node_modules'))) return { errors: [{ text: `import "${args.path}"${from} did not resolve to paddock's own dependency` }] };
+          const path = real(result.path) ?? result.path;
+          if (!moduleDirs.some((dir) => inside(path, dir))) return { errors: [{ text: `import "${args.path}"${from} did not resolve to paddock's own dependency` }] };
           return { path: result.path, external: true };
         }
         if (result.namespace === 'file' && !allowed(result.path)) {

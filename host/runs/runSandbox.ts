@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../config/packageRoot.js';
+import { hostModuleDirs } from '../config/packageRoot.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import { sandboxBackend, type Backend, type SandboxLimits, type SandboxRequest } from '../sandbox/backend.js';
 
@@ -40,8 +39,7 @@ export interface RunSandboxInput {
  * comes from the binding (`readPaths`, mounts), nothing else.
  */
 export function runnerReadOnly(runnerDir: string, bundle: string | undefined, harnessDir: string): string[] {
-  const modules = join(PACKAGE_ROOT, 'node_modules');
-  return [runnerDir, ...(bundle ? [bundle] : []), ...[modules, harnessDir].filter((d) => existsSync(d))];
+  return [runnerDir, ...(bundle ? [bundle] : []), ...[...hostModuleDirs(), harnessDir].filter((d) => existsSync(d))];
 }
 
 /** The sandbox request of a run: one function, so a run and `paddock explain` bind exactly the same. */

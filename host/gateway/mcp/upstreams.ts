@@ -7,7 +7,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { toolRefusal } from '../../../sdk/transport/grantCheck.js';
 import type { McpServerResource } from '../../bindings/schema.js';
-import { PACKAGE_ROOT } from '../../config/packageRoot.js';
+import { hostModuleDirs } from '../../config/packageRoot.js';
 import { prepareSandbox, type PreparedSandbox } from '../../sandbox/prepare.js';
 import { chownTree, dedicatedIdentity, reachableBy } from '../../runs/runIdentityFiles.js';
 import { readSecretRef } from '../../secrets/hostSecrets.js';
@@ -40,7 +40,7 @@ const CLIENT_INFO = { name: 'paddock-gateway', version: '1' };
 
 /** Host paths a sandboxed stdio server must read: folders of its absolute command and arguments, and paddock's node_modules. */
 function serverReadPaths(server: McpServerResource): string[] {
-  const paths = new Set<string>([join(PACKAGE_ROOT, 'node_modules')]);
+  const paths = new Set<string>(hostModuleDirs());
   for (const part of [server.command ?? '', ...server.args]) {
     if (!isAbsolute(part) || part.startsWith('/usr/')) continue;
     try {
