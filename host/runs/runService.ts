@@ -380,9 +380,9 @@ export class RunService {
               anthropicBaseUrl: gateway.baseUrl,
               openaiBaseUrl: `${gateway.baseUrl}/v1`,
               mcp: Object.fromEntries([
-                ...projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`]),
+                ...projection.mcpServers.map((m) => [m.id, `${gateway!.baseUrl}/mcp/${m.id}`] as const),
                 // Granted knowledge bases as one host-served MCP server of search tools (docs/gateway.md).
-                ...(projection.knowledgeBases.length ? [[KB_MCP_SERVER, `${gateway!.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
+                ...(projection.knowledgeBases.length ? [[KB_MCP_SERVER, `${gateway!.baseUrl}/mcp/${KB_MCP_SERVER}`] as const] : []),
               ]),
               tokenEnv: 'PADDOCK_RUN_TOKEN',
             },

@@ -1,7 +1,6 @@
 // The claude-code runner with the REAL Claude Code CLI (pinned, installed by
 // scripts/install-harnesses.sh), offline, sandboxed, through the host gateway and its scripted
 // model. Needs the harness install: fails loudly, naming the fix, when it is missing.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';

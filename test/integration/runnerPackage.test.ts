@@ -67,7 +67,7 @@ async function runLaunch(backend: Backend, env: Record<string, string>): Promise
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => proc.child.once('close', (c) => resolve(c)));
   await prepared.containment?.killAll(2_000);
-  prepared.containment?.release();
+  await prepared.containment?.release();
   return { stdout, stderr, code, launch: prepared };
 }
 
