@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { HostError } from '../errors.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
-import { findInlineSecret, findString } from './inlineSecrets.js';
+import { findInlineSecret, findString } from '../secrets/inlineSecrets.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';

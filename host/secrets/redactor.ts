@@ -1,4 +1,4 @@
-import { SECRET_SHAPES } from '../bindings/inlineSecrets.js';
+import { SECRET_SHAPES } from './inlineSecrets.js';
 import { secretForms } from './secretForms.js';
 
 /** What a redacted secret is replaced with. */

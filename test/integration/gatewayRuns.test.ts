@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexResources } from '../../host/authz/projection.js';
 import { BindingLimitsSchema, McpServerResourceSchema } from '../../host/bindings/schema.js';
-import { readSkill } from '../../host/gateway/skills/skillDigest.js';
+import { readSkill } from '../../host/bindings/skillDigest.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { Update } from '../../sdk/protocol/types.js';
