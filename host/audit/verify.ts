@@ -1,5 +1,7 @@
 import { verify as verifySignature, type KeyObject } from 'node:crypto';
-import type { Db } from '../state/db.js';
+// The better-sqlite3 handle type, named here, not imported from state/: state/ imports audit/.
+import type BetterSqlite3 from 'better-sqlite3';
+type Db = BetterSqlite3.Database;
 import { keyIdOf } from './auditKey.js';
 import { checkpointBody, GENESIS, hashRecord } from './auditLog.js';
 
