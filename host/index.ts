@@ -1,4 +1,7 @@
-/** paddock host library: supervise runner processes, keep state, bind and dispatch. The `paddock` CLI is built on this. */
+/**
+ * paddock host library: supervise runner processes, keep state, bind and dispatch. The `paddock` CLI is built on
+ * this.
+ */
 export { superviseRun, type SuperviseRunOptions } from './runs/superviseRun.js';
 export { RunService, type AdHocRunRequest } from './runs/runService.js';
 export { buildRunParams, newRunId, textEvent } from '../sdk/protocol/runParams.js';

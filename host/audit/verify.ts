@@ -105,7 +105,8 @@ function classifyMismatch(db: Db, row: Row, data: unknown, records: number): Aud
   if (belongsAt === undefined) return { ok: false, problem: 'edited', seq: row.seq, detail: 'content does not match its hash', records };
   const detail = `record stored at ${row.seq} was written as record ${belongsAt}`;
   if (belongsAt < row.seq) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
-  // Written later than where it sits: either swapped with a later record, or records before it were removed and renumbered.
+  // Written later than where it sits: either swapped with a later record, or records before it were removed and
+  // renumbered.
   const later = db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq').iterate(row.seq) as IterableIterator<Row>;
   for (const other of later) {
     const otherData = JSON.parse(other.data) as unknown;

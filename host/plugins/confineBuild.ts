@@ -25,7 +25,8 @@ function real(path: string): string | undefined {
  * included, and the paddock SDK): every import — relative, absolute, through a link, a package's
  * `exports`/`main`, with any `with { type }` — is resolved by esbuild, then refused unless its
  * real path lies under a root; every file esbuild loads is checked again. Bare imports of
- * `external.names` (paddock's own dependencies) are resolved from `external.resolveDir` (must land in its node_modules) and left external by
+ * `external.names` (paddock's own dependencies) are resolved from `external.resolveDir` (must land in its
+ * node_modules) and left external by
  * absolute path, so the bundle needs no NODE_PATH and no node_modules next to it.
  */
 export function confineBuild(roots: readonly string[], external: { names: readonly string[]; resolveDir: string }): Esbuild.Plugin {

@@ -330,7 +330,8 @@ export class RunService {
       const harnessDir = config.harnessDir ?? HARNESS_DIR;
       if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
       const readPaths = grantedReadPaths(binding.readPaths, config.mountRoots ?? []);
-      // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the grant).
+      // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the
+      // grant).
       giveToRunIdentity(runIds, { dataDir: config.dataDir, workspace: ws.root, sessionFolder, sockets: [egressSocket, gateway?.socketPath], binds: ws.granted.binds, readPaths, bundle });
       sandbox = prepareSandbox({
         ...runSandboxRequest({
@@ -523,7 +524,10 @@ export class RunService {
   }
 }
 
-/** The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths. */
+/**
+ * The binding's read paths, checked again now (roots or links under them may have changed since apply), as real
+ * paths.
+ */
 function grantedReadPaths(paths: string[], roots: readonly string[]): string[] {
   return paths.map((path) => {
     const real = insideRoots(path, roots);

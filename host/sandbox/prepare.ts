@@ -64,7 +64,10 @@ export interface PreparedSandbox {
   identity?: RunIdentity;
 }
 
-/** `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
+/**
+ * `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE,
+ * RLIMIT_NOFILE).
+ */
 function prlimitArgs(path: string, limits: SandboxLimits): string[] {
   return [path, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
 }
@@ -93,7 +96,10 @@ export interface NetworkFacts {
   allowPrivate: boolean;
 }
 
-/** Whether a run gets the host egress proxy: bwrap only (the process backend has the host's network), and only with an allowlist. */
+/**
+ * Whether a run gets the host egress proxy: bwrap only (the process backend has the host's network), and only with an
+ * allowlist.
+ */
 export function startsEgressProxy(backend: Backend, network: { egress: string[] }): boolean {
   return backend === 'bwrap' && network.egress.length > 0;
 }

@@ -163,7 +163,10 @@ function keepCopy(m: QuotaMount): void {
   renameSync(kept, m.point);
 }
 
-/** The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`). */
+/**
+ * The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and
+ * `doctor`).
+ */
 export function diskQuotaLines(limits: { diskBytes: number; inodes: number }, machine: DiskQuotaMachine, backend: 'process' | 'bwrap', applied?: DiskApplied | 'none'): { enforced: string[]; notEnforced: string[] } {
   const tmp = backend === 'bwrap' ? [`the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`] : [];
   const rw = [

@@ -35,7 +35,10 @@ export function readSecretRef(ref: SecretRef, env: NodeJS.ProcessEnv = process.e
 export const CREDENTIAL_ENV_NAME =
   /^(?:.*[_.-])?(?:KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|AUTHORIZATION)$|^(?:.*[_.-])?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY)[_.-](?!(?:.*[_.-])?(?:DIR|FILE|PATH|SOCK|SOCKET|URL|HOST|PORT|USER|NAME|ID|TYPE|MODE|LENGTH|ENABLED|DISABLED)$)/i;
 
-/** Register the host's own secrets: the values of environment variables named like credentials ({@link CREDENTIAL_ENV_NAME}). */
+/**
+ * Register the host's own secrets: the values of environment variables named like credentials ({@link
+ * CREDENTIAL_ENV_NAME}).
+ */
 export function registerEnvSecrets(redactor: Redactor, env: NodeJS.ProcessEnv = process.env): void {
   for (const [name, value] of Object.entries(env)) if (CREDENTIAL_ENV_NAME.test(name)) redactor.add(value);
 }

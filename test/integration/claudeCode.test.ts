@@ -108,7 +108,8 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(first.outcome.status, first.outcome.reason).toBe('completed');
     // The session's files are lost (another machine, a wiped folder); the host still has the id.
     const { rmSync } = await import('node:fs');
-    // Between runs the session folder's files live in its quota image (host/sandbox/diskQuota.ts): losing it loses them.
+    // Between runs the session folder's files live in its quota image (host/sandbox/diskQuota.ts): losing it loses
+    // them.
     rmSync(quotaImage(host.dataDir, 'sessions', first.sessionId), { force: true });
     const second = await dispatch('plain', 'SAY:fresh start', 'c-lost');
     expect(second.outcome.status, second.outcome.reason).toBe('completed');
