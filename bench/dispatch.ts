@@ -47,7 +47,10 @@ export async function dispatchBench(count = 40) {
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     const outcome = await ticket.done;
     if (outcome.status !== 'completed') throw new Error(outcome.reason);
-    if (i >= 5) viaDispatch.push(performance.now() - t), accept.push(accepted);
+    if (i >= 5) {
+      viaDispatch.push(performance.now() - t);
+      accept.push(accepted);
+    }
     t = performance.now();
     const direct = await runs.runAdHoc({ runner: 'echo', event: event(100_000 + i) });
     if (direct.status !== 'completed') throw new Error(direct.reason);

@@ -52,7 +52,10 @@ export async function throughput(cases = [{ count: 100_000, size: 64 }, { count:
   return results;
 }
 
-/** The same stream end to end through RunService: every update committed to SQLite (group commit) before it is forwarded. */
+/**
+ * The same stream end to end through RunService: every update committed to SQLite (group commit) before it is
+ * forwarded.
+ */
 export async function throughputWithStore(count = 100_000, size = 64) {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');

@@ -1,4 +1,7 @@
-/** Host start-up in one place (open the store, migrate, reconcile, sweep): the CLI, the coming HTTP server and library users call {@link openHost}. */
+/**
+ * Host start-up in one place (open the store, migrate, reconcile, sweep): the CLI, the coming HTTP server and library
+ * users call {@link openHost}.
+ */
 import { DISPATCH_DEFAULTS, type HostConfig } from './config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from './runs/workspace.js';
 import { removeOrphanQuotaImages, unmountLeftoverQuotas } from './sandbox/quotaSweep.js';

@@ -1,5 +1,7 @@
 import { createHash, sign } from 'node:crypto';
-import type { Db } from '../state/db.js';
+// The better-sqlite3 handle type, named here, not imported from state/: state/ imports audit/.
+import type BetterSqlite3 from 'better-sqlite3';
+type Db = BetterSqlite3.Database;
 import type { AuditKey } from './auditKey.js';
 import { canonicalJson, toCanonicalSafe } from './canonicalJson.js';
 

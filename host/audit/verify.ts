@@ -1,5 +1,7 @@
 import { verify as verifySignature, type KeyObject } from 'node:crypto';
-import type { Db } from '../state/db.js';
+// The better-sqlite3 handle type, named here, not imported from state/: state/ imports audit/.
+import type BetterSqlite3 from 'better-sqlite3';
+type Db = BetterSqlite3.Database;
 import { keyIdOf } from './auditKey.js';
 import { checkpointBody, GENESIS, hashRecord } from './auditLog.js';
 
@@ -103,7 +105,8 @@ function classifyMismatch(db: Db, row: Row, data: unknown, records: number): Aud
   if (belongsAt === undefined) return { ok: false, problem: 'edited', seq: row.seq, detail: 'content does not match its hash', records };
   const detail = `record stored at ${row.seq} was written as record ${belongsAt}`;
   if (belongsAt < row.seq) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
-  // Written later than where it sits: either swapped with a later record, or records before it were removed and renumbered.
+  // Written later than where it sits: either swapped with a later record, or records before it were removed and
+  // renumbered.
   const later = db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq').iterate(row.seq) as IterableIterator<Row>;
   for (const other of later) {
     const otherData = JSON.parse(other.data) as unknown;

@@ -2,7 +2,7 @@ import { canonicalJson } from '../audit/canonicalJson.js';
 import type { Store } from '../state/store.js';
 import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
-import { readSkill } from '../gateway/skills/skillDigest.js';
+import { readSkill } from './skillDigest.js';
 import { validateConfig, type ValidationContext } from './validateConfig.js';
 import { grantWarnings, type GrantWarning } from './grantWarnings.js';
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';

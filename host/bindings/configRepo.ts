@@ -119,6 +119,6 @@ export class ConfigRepo {
 
   private record(kind: ConfigKind, id: string, version: number, action: 'created' | 'updated' | 'deleted', spec: string | null, by: string, at: string): void {
     this.store.db.prepare('INSERT INTO config_changes (at, kind, id, version, action, spec, by) VALUES (?, ?, ?, ?, ?, ?, ?)').run(at, kind, id, version, action, spec, by);
-    this.store.audit.append({ type: `config.${action}`, actor: by, data: { kind, id, version, spec: spec === null ? null : JSON.parse(spec) } }, at);
+    this.store.audit.append({ type: `config.${action}`, actor: by, data: { kind, id, version, spec: spec === null ? null : (JSON.parse(spec) as unknown) } }, at);
   }
 }

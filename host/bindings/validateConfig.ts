@@ -6,7 +6,7 @@ import { HostError } from '../errors.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
 import { describeIssue } from './configIssues.js';
-import { findInlineSecrets, findString } from './inlineSecrets.js';
+import { findInlineSecrets, findString } from '../secrets/inlineSecrets.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';

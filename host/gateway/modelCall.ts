@@ -194,7 +194,8 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
         if (safe) onText(safe);
       }
     : undefined;
-  // The assembler reads the provider's own bytes (redaction must not break their framing); what it builds is redacted below.
+  // The assembler reads the provider's own bytes (redaction must not break their framing); what it builds is redacted
+  // below.
   const assembler = WIRES[request.format].assembler(stream, safeText);
   // An SSE answer is redacted event by event (a key split across two events is caught); anything else as bytes.
   const redactStream = stream ? sseRedactor(deps.redactor) : deps.redactor.stream();

@@ -14,7 +14,8 @@ export type TokenRefusal = { reason: 'missing' | 'unknown' | 'revoked'; runId?: 
 const hash = (token: string) => createHash('sha256').update(token).digest();
 
 /**
- * Run-scoped gateway tokens: minted at run start, revoked at the run's result line (or its end). Only SHA-256 digests are
+ * Run-scoped gateway tokens: minted at run start, revoked at the run's result line (or its end). Only SHA-256 digests
+ * are
  * kept (a memory dump of the host does not give working tokens of finished runs), and a revoked
  * token is remembered so its refusal can say "the run ended" rather than "unknown".
  */

@@ -69,7 +69,7 @@ export function confineBuild(
         if (result.namespace === 'file' && !allowed(result.path)) {
           return { errors: [{ text: `import "${args.path}"${from} resolves to ${result.path}, outside the runner folder: a runner build may read only its own folder (node_modules included) and the paddock SDK` }] };
         }
-        return { path: result.path, namespace: result.namespace, sideEffects: result.sideEffects, suffix: result.suffix, pluginData: result.pluginData };
+        return { path: result.path, namespace: result.namespace, sideEffects: result.sideEffects, suffix: result.suffix, pluginData: result.pluginData as unknown };
       });
       // The floor under the resolver: nothing is loaded from outside the roots, however it was reached.
       build.onLoad({ filter: /.*/ }, (args) =>

@@ -81,7 +81,10 @@ export async function walkBeneath(root: FileHandle, dirs: string[], create: bool
   }
 }
 
-/** Give something the host just created beneath the workspace to the workspace's owner (the run's host uid), through its descriptor. */
+/**
+ * Give something the host just created beneath the workspace to the workspace's owner (the run's host uid), through
+ * its descriptor.
+ */
 async function ownLikeRoot(root: FileHandle, made: FileHandle): Promise<void> {
   const [owner, stat] = await Promise.all([root.stat(), made.stat()]);
   if (stat.uid !== owner.uid || stat.gid !== owner.gid) await made.chown(owner.uid, owner.gid);

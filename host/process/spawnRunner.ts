@@ -10,7 +10,9 @@ export interface RunnerLaunch {
   args: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Read the runner's protocol output from this FIFO (the runner opens it itself) instead of the child's stdout pipe. */
+  /**
+   * Read the runner's protocol output from this FIFO (the runner opens it itself) instead of the child's stdout pipe.
+   */
   stdoutFifo?: string;
 }
 

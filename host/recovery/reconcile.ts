@@ -32,7 +32,8 @@ export interface RecoveryReport {
 
 /**
  * Reconcile what a previous host left unfinished (docs/state.md, "Recovery"): every run without a
- * terminal event whose owning host process is gone becomes `interrupted` (a runner that outlived a killed host is killed first,
+ * terminal event whose owning host process is gone becomes `interrupted` (a runner that outlived a killed host is
+ * killed first,
  * matched by pid **and** start time); every effect intent without a result is probed; any
  * `unknown` or `still_running` effect pauses its session. Idempotent: a second call finds nothing.
  */

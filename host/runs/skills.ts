@@ -1,5 +1,5 @@
 import type { Store } from '../state/store.js';
-import { makeFilesReadOnly, readSkill } from '../gateway/skills/skillDigest.js';
+import { makeFilesReadOnly, readSkill } from '../bindings/skillDigest.js';
 import { sandboxBackend, type Backend } from '../sandbox/backend.js';
 
 /** A granted skill as the run sees it. */

@@ -273,7 +273,10 @@ export class RunCgroup {
   }
 }
 
-/** rmdir a cgroup directory, waiting (event-driven) for `populated 0` when its cgroup.events says it is still populated. */
+/**
+ * rmdir a cgroup directory, waiting (event-driven) for `populated 0` when its cgroup.events says it is still
+ * populated.
+ */
 async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean> {
   const tryRemove = () => {
     try {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, rmdirSync, statfsSync, chmodSync, closeSync, openSync, ftruncateSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, rmdirSync, statfsSync, chmodSync, closeSync, openSync, ftruncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { loopDeviceOf, waitDetached } from './loopDevices.js';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { BlockList, connect, isIP, type Socket } from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 
@@ -69,7 +69,9 @@ export async function decideEgress(host: string, port: number, policy: EgressPol
  */
 export async function startEgressProxy(socketPath: string, policy: EgressPolicy, onDecision: (d: EgressDecision) => void): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
-  const server: Server = createServer(async (req, res) => {
+  // The handlers are async (DNS); a throw inside one (e.g. onDecision) must end that request, not
+  // become an unhandled rejection that takes the host down.
+  const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -90,8 +92,14 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
     });
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
+  };
+  const server: Server = createServer((req, res) => {
+    onRequest(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
   });
-  server.on('connect', async (req: IncomingMessage, client: Socket, head: Buffer) => {
+  const onConnect = async (req: IncomingMessage, client: Socket, head: Buffer): Promise<void> => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => undefined);
@@ -111,6 +119,9 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.destroy());
+  };
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    onConnect(req, client, head).catch(() => client.destroy());
   });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socketPath, resolve));

@@ -13,7 +13,8 @@ const LAUNCH_SCRIPT = 'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "
 
 /**
  * Process backend only (bash started with --norc --noprofile: Debian's bash would otherwise read
- * ~/.bashrc because its stdin, a socket pair, looks like an rsh connection): load the runner's environment (NUL-separated `NAME=value` on fd 3) into
+ * ~/.bashrc because its stdin, a socket pair, looks like an rsh connection): load the runner's environment
+ * (NUL-separated `NAME=value` on fd 3) into
  * an otherwise empty environment, close fd 3, then exec the runner's command through `env -u
  * SHLVL` (bash's exec would add SHLVL). Only this last exec — the runner's own command — sees
  * the runner's environment.

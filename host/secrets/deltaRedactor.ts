@@ -19,7 +19,10 @@ export class DeltaRedactor {
 
   constructor(private readonly redactor: Redactor) {}
 
-  /** What to store and stream, in order, for one update from the runner (other kinds pass through; redact them as usual). */
+  /**
+   * What to store and stream, in order, for one update from the runner (other kinds pass through; redact them as
+   * usual).
+   */
   update(update: Update): Update[] {
     if (update.kind !== 'message.delta') return ENDS_MESSAGE.has(update.kind) ? [...this.end(), update] : [update];
     let stream = this.open.get(update.messageId);
@@ -27,7 +30,10 @@ export class DeltaRedactor {
     return [{ ...update, text: stream.push(update.text) }];
   }
 
-  /** The held-back ends of every open message, as one last delta each (call when messages end, and at the end of the run). */
+  /**
+   * The held-back ends of every open message, as one last delta each (call when messages end, and at the end of the
+   * run).
+   */
   end(): Update[] {
     const out: Update[] = [];
     for (const [messageId, stream] of this.open) {

@@ -1,8 +1,18 @@
 import { readFileSync } from 'node:fs';
-import type { Resources } from '../bindings/schema.js';
 import type { Redactor } from './redactor.js';
 
 type SecretRef = { env: string } | { file: string };
+
+/**
+ * The secret-holding resources of a configuration, by kind. Structural on purpose: secrets/ sits
+ * below bindings/ (docs/decisions.md, Issue 12 — habits), so it names the fields it reads instead
+ * of importing the binding schema; `Resources` fits it.
+ */
+export interface SecretHolders {
+  models: readonly { id: string; apiKey?: SecretRef | undefined }[];
+  knowledgeBases: readonly { id: string; apiKey?: SecretRef | undefined }[];
+  mcpServers: readonly { id: string; env: Record<string, SecretRef>; headers: Record<string, SecretRef> }[];
+}
 
 /** The value a secret reference points at now, if it can be read. */
 export function readSecretRef(ref: SecretRef, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -25,13 +35,16 @@ export function readSecretRef(ref: SecretRef, env: NodeJS.ProcessEnv = process.e
 export const CREDENTIAL_ENV_NAME =
   /^(?:.*[_.-])?(?:KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|AUTHORIZATION)$|^(?:.*[_.-])?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY)[_.-](?!(?:.*[_.-])?(?:DIR|FILE|PATH|SOCK|SOCKET|URL|HOST|PORT|USER|NAME|ID|TYPE|MODE|LENGTH|ENABLED|DISABLED)$)/i;
 
-/** Register the host's own secrets: the values of environment variables named like credentials ({@link CREDENTIAL_ENV_NAME}). */
+/**
+ * Register the host's own secrets: the values of environment variables named like credentials ({@link
+ * CREDENTIAL_ENV_NAME}).
+ */
 export function registerEnvSecrets(redactor: Redactor, env: NodeJS.ProcessEnv = process.env): void {
   for (const [name, value] of Object.entries(env)) if (CREDENTIAL_ENV_NAME.test(name)) redactor.add(value);
 }
 
 /** Register every secret the configuration references (model keys, MCP server env). */
-export function registerConfigSecrets(redactor: Redactor, resources: Resources, env: NodeJS.ProcessEnv = process.env): void {
+export function registerConfigSecrets(redactor: Redactor, resources: SecretHolders, env: NodeJS.ProcessEnv = process.env): void {
   for (const model of resources.models) if (model.apiKey) redactor.add(readSecretRef(model.apiKey, env));
   for (const server of resources.mcpServers) for (const ref of [...Object.values(server.env), ...Object.values(server.headers)]) redactor.add(readSecretRef(ref, env));
   for (const kb of resources.knowledgeBases) if (kb.apiKey) redactor.add(readSecretRef(kb.apiKey, env));
@@ -46,9 +59,6 @@ export interface MissingSecretRef {
   /** Why: `environment variable X is not set` / `file F is not readable`. */
   problem: string;
 }
-
-/** Secret-holding resources of a configuration, by kind. */
-type SecretHolders = Pick<Resources, 'models' | 'knowledgeBases' | 'mcpServers'>;
 
 /**
  * Every secret reference of `resources` that does not resolve in `env` / the filesystem now: a

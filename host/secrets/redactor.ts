@@ -1,4 +1,4 @@
-import { SECRET_SHAPES } from '../bindings/inlineSecrets.js';
+import { SECRET_SHAPES } from './inlineSecrets.js';
 import { secretForms } from './secretForms.js';
 
 /** What a redacted secret is replaced with. */
@@ -13,7 +13,9 @@ const MIN_SECRET_LENGTH = 8;
 export const REDACT_MAX_DEPTH = 256;
 /** What replaces a container nested deeper than {@link REDACT_MAX_DEPTH}. */
 export const TOO_DEEP = `[REDACTED: nested deeper than ${REDACT_MAX_DEPTH} levels]`;
-/** Text a stream holds back at least: open-ended credential shapes (`sk-…`, bearer) up to this long are caught whole. */
+/**
+ * Text a stream holds back at least: open-ended credential shapes (`sk-…`, bearer) up to this long are caught whole.
+ */
 const MIN_HOLDBACK = 200;
 /** Most a stream holds back while one open-ended shape keeps growing; past it, the match is redacted as far as seen. */
 const MAX_HOLDBACK = 64 * 1024;
@@ -164,7 +166,10 @@ export class Redactor {
   }
 }
 
-/** Add the range of every match of a global pattern (an `exec` loop: far cheaper than `matchAll` on many short strings). */
+/**
+ * Add the range of every match of a global pattern (an `exec` loop: far cheaper than `matchAll` on many short
+ * strings).
+ */
 function collect(pattern: RegExp, text: string, into: Span[]): void {
   pattern.lastIndex = 0;
   for (let m = pattern.exec(text); m; m = pattern.exec(text)) into.push([m.index, m.index + m[0].length]);
@@ -182,7 +187,9 @@ function apply(text: string, spans: Span[], upTo: number): string {
   return out + text.slice(at, upTo);
 }
 
-/** Set an own, enumerable property (also for the key `__proto__`, which plain assignment would turn into a prototype). */
+/**
+ * Set an own, enumerable property (also for the key `__proto__`, which plain assignment would turn into a prototype).
+ */
 function define(target: object, key: string | number, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else (target as Record<string | number, unknown>)[key] = value;

@@ -88,7 +88,8 @@ const WAKE_MAX_MS = 400;
  * (the store's committed events), and for other processes by watching SQLite's `data_version`.
  * SQLite has no cross-process notification, so that part is a poll — one pragma (no disk read)
  * per tick, 25 ms doubling to 400 ms while nothing changes, only while started (which keeps the
- * process alive: its waiting run is its work). A host process that dies commits nothing, so at the slowest pace every tick
+ * process alive: its waiting run is its work). A host process that dies commits nothing, so at the slowest pace every
+ * tick
  * also calls `onChange` (a read-only check of the blockers' owners, see {@link claimBlocker}).
  */
 export class ClaimWaker {

@@ -19,7 +19,8 @@ export function openDatabase(path: string, durability: Durability = 'normal'): D
   let db: Db | undefined;
   try {
     db = new Database(path);
-    // The host's alone: the data folder may be group-searchable by the run identity (docs/admin-guide.md "Run identity").
+    // The host's alone: the data folder may be group-searchable by the run identity (docs/admin-guide.md "Run
+    // identity").
     if (path !== ':memory:') for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
     db.pragma('busy_timeout = 5000');
     const mode = db.pragma('journal_mode = WAL', { simple: true });

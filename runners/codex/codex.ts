@@ -64,7 +64,10 @@ export function codexArgs(o: CodexOptions): string[] {
   ];
 }
 
-/** Codex's environment: its home in the session folder (resume), temp files outside it, the run token, the run's egress proxy variables. */
+/**
+ * Codex's environment: its home in the session folder (resume), temp files outside it, the run token, the run's
+ * egress proxy variables.
+ */
 export function codexEnv(input: { path: string; home: string; codexHome: string; tmp: string; tokenEnv: string; token: string; proxy?: NodeJS.ProcessEnv }): Record<string, string> {
   return {
     PATH: input.path,

@@ -97,7 +97,8 @@ export const localAgentRunner = defineRunner({
 
 /**
  * Earlier turns the host granted (`binding.history`, oldest first) as model messages: the first
- * must be the user's (a placeholder when the window starts with an answer), and two turns of one role in a row (a message whose run gave no answer) are
+ * must be the user's (a placeholder when the window starts with an answer), and two turns of one role in a row (a
+ * message whose run gave no answer) are
  * joined into one.
  */
 export function historyMessages(history: { role: 'user' | 'assistant'; text: string }[]): Message[] {

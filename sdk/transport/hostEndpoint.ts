@@ -12,7 +12,10 @@ import { DEFAULT_REQUEST_LIMITS, RequestBudget, type RequestLimits } from './req
 export interface HostRequestScope {
   runId: string;
   signal: AbortSignal;
-  /** Send a host → runner notification while the request is pending (e.g. `model/delta`); dropped once the run is over. */
+  /**
+   * Send a host → runner notification while the request is pending (e.g. `model/delta`); dropped once the run is
+   * over.
+   */
   notify(method: 'model/delta', params: Record<string, unknown>): void;
 }
 

@@ -1,7 +1,7 @@
 // The acp runner driving a real ACP agent process (a fixture written with the official SDK) in
 // the bwrap sandbox: updates, fs through the host path policy, terminals refused, permissions
 // denied, MCP through the host endpoint, session load from host state, cancel.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
@@ -80,7 +80,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     const { outcome, runId } = await dispatch('acp-fs', 'MCP:echo:{"text":"via acp"}', 'mcp-1');
     expect(outputOf(outcome)).toBe('echo: via acp');
     const calls = host.store.db.prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?").pluck().all(runId) as string[];
-    expect(calls.map((c) => JSON.parse(c))).toEqual([expect.objectContaining({ tool: 'echo', outcome: 'ok' })]);
+    expect(calls.map((c) => JSON.parse(c) as unknown)).toEqual([expect.objectContaining({ tool: 'echo', outcome: 'ok' })]);
     const { outcome: denied } = await dispatch('acp-fs', 'MCP:delete_everything:{}', 'mcp-2');
     expect(outputOf(denied)).toContain('mcpServer.tools.deny');
   });
@@ -111,6 +111,6 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     expect(first.outcome.status, first.outcome.reason).toBe('completed');
     expect(outputOf(first.outcome)).toContain('hello via the ACP adapter');
     const calls = host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?").pluck().all(first.runId) as string[];
-    expect(calls.map((c) => JSON.parse(c))).toContainEqual(expect.objectContaining({ model: 'sm', scripted: true, status: 200 }));
+    expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(expect.objectContaining({ model: 'sm', scripted: true, status: 200 }));
   }, 120_000);
 });

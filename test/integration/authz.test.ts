@@ -212,7 +212,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
     if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
     const outcome = await ticket.done;
     expect(outcome.status, outcome.reason).toBe('completed');
-    const answers = Object.fromEntries(outcome.stderrTail.trim().split('\n').map((l) => l.split('=')));
+    const answers = Object.fromEntries(outcome.stderrTail.trim().split('\n').map((l) => l.split('=') as [string, string]));
     expect(answers).toEqual({
       before: String(ErrorCodes.RunNotActive),
       forged: String(ErrorCodes.RunNotActive),
@@ -264,7 +264,7 @@ describe('granted folders reach the runner inside its workspace', () => {
     const outcome = await runProbe(withdrawn, 'copier');
     expect(outcome.status).toBe('failed');
     expect(outcome.reason).toMatch(/mount repo is no longer a directory under an allowed mount root/);
-    withdrawn.close();
+    await withdrawn.close();
     rmSync(join(root, 'repo'), { recursive: true });
   });
 });

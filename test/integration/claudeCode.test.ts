@@ -1,7 +1,6 @@
 // The claude-code runner with the REAL Claude Code CLI (pinned, installed by
 // scripts/install-harnesses.sh), offline, sandboxed, through the host gateway and its scripted
 // model. Needs the harness install: fails loudly, naming the fix, when it is missing.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
@@ -109,7 +108,8 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(first.outcome.status, first.outcome.reason).toBe('completed');
     // The session's files are lost (another machine, a wiped folder); the host still has the id.
     const { rmSync } = await import('node:fs');
-    // Between runs the session folder's files live in its quota image (host/sandbox/diskQuota.ts): losing it loses them.
+    // Between runs the session folder's files live in its quota image (host/sandbox/diskQuota.ts): losing it loses
+    // them.
     rmSync(quotaImage(host.dataDir, 'sessions', first.sessionId), { force: true });
     const second = await dispatch('plain', 'SAY:fresh start', 'c-lost');
     expect(second.outcome.status, second.outcome.reason).toBe('completed');

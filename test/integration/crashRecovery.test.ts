@@ -64,7 +64,10 @@ function checkLog(events: EventRow[]): void {
   expect(new Set(intents).size).toBe(intents.length);
 }
 
-/** Events a clean run writes in a fresh session and in an existing one, by scenario (measured, so the boundaries follow the code). */
+/**
+ * Events a clean run writes in a fresh session and in an existing one, by scenario (measured, so the boundaries
+ * follow the code).
+ */
 const SCENARIOS = [
   { name: 'echo', runner: 'echo', text: TEXT, okExit: 0 },
   { name: 'long echo', runner: 'echo', text: LONG, okExit: 0 },

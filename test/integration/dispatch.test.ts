@@ -55,9 +55,9 @@ host.apply({
     { id: 'jailed', ...base, route: { platform: 'telegram', bot: 'jailed' }, sandbox: 'bwrap' },
   ],
 });
-afterAll(() => {
+afterAll(async () => {
   rv.close();
-  host.close();
+  await host.close();
 });
 
 const eventsOf = (sessionId: string) => host.store.readEvents(sessionId);
@@ -234,9 +234,9 @@ describe('host-wide dispatch limits', () => {
       { id: 'y', runner: 'rendezvous', sandbox: 'process', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'y' } },
     ],
   });
-  afterAll(() => {
+  afterAll(async () => {
     rv2.close();
-    small.close();
+    await small.close();
   });
 
   it('the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses beyond it', async () => {

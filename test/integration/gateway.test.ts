@@ -90,21 +90,21 @@ describe('the gateway serves models to a run token, in three wire formats', () =
 
     const responses = await post(handle, '/v1/responses', { model: 'sm', stream: true, input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'USE_TOOL:Bash:echo hi' }] }], tools: [{ type: 'function', name: 'exec_command' }] }, { authorization: `Bearer ${handle.token}` });
     expect(responses.status).toBe(200);
-    const completed = new SseParser().push(responses.text).map((e) => JSON.parse(e.data)).find((e) => e.type === 'response.completed');
-    expect(completed.response.output[0]).toMatchObject({ type: 'function_call', name: 'exec_command', arguments: JSON.stringify({ cmd: 'echo hi' }) });
+    const completed = new SseParser().push(responses.text).map((e) => body<{ type: string; response: { output: unknown[] } }>(e.data)).find((e) => e.type === 'response.completed');
+    expect(completed?.response.output[0]).toMatchObject({ type: 'function_call', name: 'exec_command', arguments: JSON.stringify({ cmd: 'echo hi' }) });
 
     const followUp = await post(handle, '/v1/responses', { model: 'sm', stream: false, input: [{ type: 'function_call', call_id: 'c1', name: 'exec_command', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: 'hi\n' }] });
-    expect(JSON.parse(followUp.text).output[0].content[0].text).toBe('TOOL_RESULT_SEEN: hi\n');
+    expect(body<ResponsesBody>(followUp.text).output[0]?.content[0]?.text).toBe('TOOL_RESULT_SEEN: hi\n');
 
     const chat = await post(handle, '/v1/chat/completions', { model: 'scripted-1', stream: true, messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'LONG:5' }] });
-    const chunks = chat.text.split('\n\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
-    expect(chunks.flatMap((c) => c.choices.map((ch: { delta: { content?: string } }) => ch.delta.content ?? '')).join('')).toBe('chunk 1 chunk 2 chunk 3 chunk 4 chunk 5.');
+    const chunks = chat.text.split('\n\n').filter((l) => l.startsWith('data: {')).map((l) => body<ChatChunk>(l.slice(6)));
+    expect(chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('')).toBe('chunk 1 chunk 2 chunk 3 chunk 4 chunk 5.');
     expect(chat.text.trim().endsWith('data: [DONE]')).toBe(true);
     const chatJson = await post(handle, '/v1/chat/completions', { model: 'sm', messages: [{ role: 'user', content: 'SAY:ok' }] });
-    expect(JSON.parse(chatJson.text).choices[0].message.content).toBe('ok');
+    expect(body<ChatChunk>(chatJson.text).choices[0]?.message.content).toBe('ok');
     // A harness with fixed model names (Codex) selects the granted model by header.
     const byHeader = await post(handle, '/v1/responses', { model: 'gpt-5.5', stream: false, input: 'SAY:chosen by header' }, { authorization: `Bearer ${handle.token}`, 'x-paddock-model': 'sm' });
-    expect(JSON.parse(byHeader.text).output[0].content[0].text).toBe('chosen by header');
+    expect(body<ResponsesBody>(byHeader.text).output[0]?.content[0]?.text).toBe('chosen by header');
     expect((await post(handle, '/v1/responses', { model: 'gpt-5.5', stream: false, input: 'hi' })).status).toBe(403);
     await handle.close();
   });
@@ -185,6 +185,12 @@ function wireCall(format: 'anthropic' | 'responses' | 'chat', text: string, max?
 }
 
 const FORMATS = ['anthropic', 'responses', 'chat'] as const;
+/** The shapes of the gateway's JSON answers this file reads (typed, so no `any` leaks into assertions). */
+type ResponsesBody = { output: { content: { text: string }[] }[] };
+type ChatChunk = { choices: { delta: { content?: string }; message: { content: string } }[] };
+type ErrorBody = { error: { message: string } };
+const body = <T>(text: string): T => JSON.parse(text) as T;
+
 const reservationsOf = (host: Host, runId: string) => host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations WHERE run_id = ?').pluck().get(runId) as number;
 const deniedFor = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.denied' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
 const callAudits = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as { inputTokens: number; outputTokens: number; costUsd: number; reservedTokens: number; reservedCostUsd: number; status: number; overrunTokens?: number });
@@ -368,7 +374,7 @@ describe('a run token is revoked when the host reads the result, and a sandboxed
     await expect((async () => { for (;;) if ((await reader.read()).done) return 'ended cleanly'; })()).rejects.toThrow();
     const later = await post(handle, '/v1/messages', wireCall('anthropic', 'SAY:after', 5).body);
     expect(later.status).toBe(401);
-    expect(JSON.parse(later.text).error.message).toBe(`paddock: the run token is revoked (run ${runId} returned its result)`);
+    expect(body<ErrorBody>(later.text).error.message).toBe(`paddock: the run token is revoked (run ${runId} returned its result)`);
     expect(auditOf(host, 'gateway.denied').at(-1)).toMatchObject({ reason: 'token revoked', deniedBy: 'gateway.runToken', tokenRunId: runId });
     expect(reservationsOf(host, runId)).toBe(0);
     await handle.close();
@@ -387,7 +393,7 @@ describe('a run token is revoked when the host reads the result, and a sandboxed
       expect(await refused.text()).toContain('valid only on its run\'s own gateway socket');
     }
     const denials = auditOf(host, 'gateway.denied').slice(before);
-    expect(denials).toEqual(Array.from({ length: 3 }, () => expect.objectContaining({ reason: 'token of a sandboxed run on the loopback listener', deniedBy: 'gateway.runToken', tokenRunId: sandboxed.run.claims.runId })));
+    expect(denials).toEqual(Array.from({ length: 3 }, (): unknown => expect.objectContaining({ reason: 'token of a sandboxed run on the loopback listener', deniedBy: 'gateway.runToken', tokenRunId: sandboxed.run.claims.runId })));
     expect(JSON.stringify(denials)).not.toContain(sandboxed.token);
     expect(callsOf(host, sandboxed.run.claims.runId)).toEqual([]);
     const viaSocket = await new Promise<number>((resolve, reject) => {
@@ -503,7 +509,7 @@ describe('a provider that ignores the output maximum it was sent', () => {
     // Charged in full: the next call no longer fits.
     const next = await post(handle, '/v1/responses', { model: 'gpt', input: 'again' });
     expect(next.status).toBe(403);
-    expect(JSON.parse(next.text).error.message).toContain('this run used 5010 of 6000 tokens');
+    expect(body<ErrorBody>(next.text).error.message).toContain('this run used 5010 of 6000 tokens');
     await handle.close();
   });
 });
@@ -541,7 +547,7 @@ describe('Retry-After from a real HTTP provider', () => {
     const { handle } = await openRun(host, [model('wait-zero'), model('wait-long')]);
     const ok = await post(handle, '/v1/messages', { model: 'wait-zero', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.text).content[0].text).toBe('fine');
+    expect(body<{ content: { text: string }[] }>(ok.text).content[0]?.text).toBe('fine');
     const limited = await post(handle, '/v1/messages', { model: 'wait-long', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('120');

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexResources } from '../../host/authz/projection.js';
 import { BindingLimitsSchema, McpServerResourceSchema } from '../../host/bindings/schema.js';
-import { readSkill } from '../../host/gateway/skills/skillDigest.js';
+import { readSkill } from '../../host/bindings/skillDigest.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { Update } from '../../sdk/protocol/types.js';
@@ -53,7 +53,7 @@ async function dispatch(bot: string): Promise<{ outcome: RunOutcome; report: { g
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   const outcome = await ticket.done;
   const text = (outcome.result?.output?.parts[0] as { text?: string } | undefined)?.text;
-  return { outcome, report: text ? JSON.parse(text) : { gateway: null, skills: [], report: [] }, updates };
+  return { outcome, report: text ? (JSON.parse(text) as Awaited<ReturnType<typeof dispatch>>['report']) : { gateway: null, skills: [], report: [] }, updates };
 }
 
 const auditOf = (type: string, runId?: string) =>
@@ -360,7 +360,7 @@ describe('the run token is revoked the moment the host reads the run result', ()
       expect(line, outcome.stderrTail).toBeDefined();
       const { http, sdk } = (JSON.parse(line!) as { afterResult: { http: { status: number; text: string }; sdk: { code: number; message: string } } }).afterResult;
       expect(http.status).toBe(401);
-      expect(JSON.parse(http.text).error.message).toBe(`paddock: the run token is revoked (run ${outcome.runId} returned its result)`);
+      expect((JSON.parse(http.text) as { error: { message: string } }).error.message).toBe(`paddock: the run token is revoked (run ${outcome.runId} returned its result)`);
       expect(sdk.code).toBe(ErrorCodes.RunNotActive);
       // Both refusals are audited; nothing reached the model.
       const tokenDenials = auditOf('gateway.denied').filter((d) => d.tokenRunId === outcome.runId);
@@ -385,7 +385,9 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
     const server = createServer((req, res) => {
       let raw = '';
       req.on('data', (c) => (raw += c));
-      req.on('end', async () => {
+      // The handler awaits the MCP transport; a throw answers 500 instead of an unhandled rejection.
+      req.on('end', () => void answer().catch(() => res.writeHead(500).end()));
+      const answer = async () => {
         if (req.url === '/retrieve') {
           seen.kbAuth.push(req.headers.authorization);
           const { query, topK } = JSON.parse(raw) as { query: string; topK: number };
@@ -399,8 +401,8 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
         res.on('close', () => void transport.close());
         await mcp.connect(transport);
-        await transport.handleRequest(req, res, raw ? JSON.parse(raw) : undefined);
-      });
+        await transport.handleRequest(req, res, raw ? (JSON.parse(raw) as unknown) : undefined);
+      };
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;

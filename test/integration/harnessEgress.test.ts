@@ -27,7 +27,7 @@ async function listen(address: string, fixedPort = 0): Promise<number> {
 }
 
 afterAll(async () => {
-  host.close();
+  await host.close();
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
 });
 

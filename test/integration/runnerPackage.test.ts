@@ -30,7 +30,9 @@ afterAll(() => host.close());
 /** Host helpers a planted PATH could shadow; each planted copy leaves a canary file when it runs. */
 const HELPERS = ['sh', 'bash', 'dash', 'prlimit', 'bwrap', 'env', 'rm', 'socat', 'node', 'cat', 'echo', 'grep', 'sleep', 'kill'];
 
-/** A folder of executables named like the host helpers; each writes `<canaries>/<name>` and then does the real thing. */
+/**
+ * A folder of executables named like the host helpers; each writes `<canaries>/<name>` and then does the real thing.
+ */
 function plantHelpers(): { dir: string; canaries: string } {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-plant-'));
   const canaries = mkdtempSync(join(tmpdir(), 'paddock-canaries-'));
@@ -67,7 +69,7 @@ async function runLaunch(backend: Backend, env: Record<string, string>): Promise
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((resolve) => proc.child.once('close', (c) => resolve(c)));
   await prepared.containment?.killAll(2_000);
-  prepared.containment?.release();
+  await prepared.containment?.release();
   return { stdout, stderr, code, launch: prepared };
 }
 
@@ -205,7 +207,8 @@ describe('item 2: nothing named by the runner package enters the sandbox', () =>
   it('explain lists every bind of the launch itself: its binds are the audited binds of a real run of the binding', async () => {
     const root = mkdtempSync(join(tmpdir(), 'paddock-pkg-roots-'));
     for (const d of ['ro', 'repo']) mkdirSync(join(root, d));
-    // What an admin does before granting folders: readable by the run identity, the rw one writable (docs/admin-guide.md "Run identity").
+    // What an admin does before granting folders: readable by the run identity, the rw one writable
+    // (docs/admin-guide.md "Run identity").
     for (const d of [root, join(root, 'ro')]) chmodSync(d, 0o755);
     chmodSync(join(root, 'repo'), 0o777);
     const h = tempHost({ mountRoots: [root] });
@@ -337,7 +340,8 @@ await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_ev
     expect(first.status, first.reason).toBe('completed');
     const otherBundle = (JSON.parse((first.result!.output!.parts[0] as { text: string }).text) as { bundle: string }).bundle;
     expect(otherBundle.startsWith(`${bundles}/`)).toBe(true);
-    // Nothing listable or readable by others: 0700, or 0710 with the run identity's group (search only) under a root host.
+    // Nothing listable or readable by others: 0700, or 0710 with the run identity's group (search only) under a root
+    // host.
     expect(statSync(bundles).mode & 0o767).toBe(0o700);
     expect(statSync(otherBundle).mode & 0o777).toBe(0o644); // private through its 0700 folder; readable by whatever uid the run is mapped to
 

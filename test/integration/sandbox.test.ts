@@ -173,7 +173,7 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
       expect(existsSync(join(root, 'repo', '.git', 'hooks', 'pre-commit'))).toBe(false);
       expect(readFileSync(join(root, 'repo', '.git', 'config'), 'utf8')).toBe('[core]\n');
     } finally {
-      h.close();
+      await h.close();
     }
   });
 
@@ -212,7 +212,7 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
       expect(big.status, big.reason).toBe('completed');
       expect(JSON.parse((big.result!.output!.parts[0] as { text: string }).text)).toEqual({ 'bigfile:4': 'EFBIG' });
     } finally {
-      small.close();
+      await small.close();
     }
   });
 

@@ -56,7 +56,7 @@ describe('canary secrets appear in no stored or streamed byte', () => {
       expect(() => host.apply({ bindings: [{ id: 'pasted', runner: 'echo', route: { bot: 'p' }, config: { prefix: `key ${CANARY.modelFile}` } }] })).toThrow(
         /^bindings\[0\]\.config\.prefix: holds the value of a secret the host knows/,
       );
-      host.close();
+      await host.close();
 
       const forms = Object.values(CANARY).flatMap((c) => [...formsOf(c), Buffer.from(c).toString('hex').toUpperCase()]);
       const haystacks: [string, string][] = [

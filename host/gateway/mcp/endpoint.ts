@@ -16,7 +16,10 @@ export async function serveMcpRequest(upstreams: McpUpstreams, serverId: string,
   await answerStateless(server, req, res, body);
 }
 
-/** Answer one request with a per-request MCP server over stateless streamable HTTP (JSON responses), closed with the response. */
+/**
+ * Answer one request with a per-request MCP server over stateless streamable HTTP (JSON responses), closed with the
+ * response.
+ */
 export async function answerStateless(server: Server, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {

@@ -38,7 +38,10 @@ export interface UpstreamDeps {
 
 const CLIENT_INFO = { name: 'paddock-gateway', version: '1' };
 
-/** Host paths a sandboxed stdio server must read: folders of its absolute command and arguments, and paddock's node_modules. */
+/**
+ * Host paths a sandboxed stdio server must read: folders of its absolute command and arguments, and paddock's
+ * node_modules.
+ */
 function serverReadPaths(server: McpServerResource): string[] {
   const paths = new Set<string>(hostModuleDirs());
   for (const part of [server.command ?? '', ...server.args]) {

@@ -6,7 +6,7 @@ import { stringify as toYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { applyConfig } from '../../../host/bindings/apply.js';
 import { ConfigRepo } from '../../../host/bindings/configRepo.js';
-import { findInlineSecret } from '../../../host/bindings/inlineSecrets.js';
+import { findInlineSecret } from '../../../host/secrets/inlineSecrets.js';
 import { matchBinding } from '../../../host/bindings/routing.js';
 import { BindingSchema } from '../../../host/bindings/schema.js';
 import { parseConfigText, validateConfig } from '../../../host/bindings/validateConfig.js';

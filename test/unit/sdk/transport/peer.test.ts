@@ -1,10 +1,10 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
-import { RpcError } from '../../../sdk/protocol/rpcError.js';
-import { attachPeer, lineWriter } from '../../../sdk/transport/attach.js';
-import { JsonRpcPeer, type ProtocolViolation } from '../../../sdk/transport/peer.js';
+import { ErrorCodes } from '../../../../sdk/protocol/errorCodes.js';
+import { RpcError } from '../../../../sdk/protocol/rpcError.js';
+import { attachPeer, lineWriter } from '../../../../sdk/transport/attach.js';
+import { JsonRpcPeer, type ProtocolViolation } from '../../../../sdk/transport/peer.js';
 
 /** Two peers wired back to back over in-memory streams. */
 function pair() {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { echoRunner } from '../../../runners/echo/runner.js';
-import { defineRunner, ErrorCodes, RpcError } from '../../../sdk/index.js';
-import { createFakeHost } from '../../../sdk/testing/index.js';
+import { echoRunner } from '../../../../runners/echo/runner.js';
+import { defineRunner, ErrorCodes, RpcError } from '../../../../sdk/index.js';
+import { createFakeHost } from '../../../../sdk/testing/index.js';
 
 describe('fake host (unit-testing a runner in process)', () => {
   it('runs echo: streamed deltas, then the result', async () => {

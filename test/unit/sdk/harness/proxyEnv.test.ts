@@ -1,8 +1,8 @@
 // Harness environments keep the run's proxy variables and nothing else of the runner's env.
 import { describe, expect, it } from 'vitest';
-import { claudeEnv } from '../../../sdk/harness/claudeEnv.js';
-import { codexEnv } from '../../../runners/codex/codex.js';
-import { proxyEnv } from '../../../sdk/harness/proxyEnv.js';
+import { claudeEnv } from '../../../../sdk/harness/claudeEnv.js';
+import { codexEnv } from '../../../../runners/codex/codex.js';
+import { proxyEnv } from '../../../../sdk/harness/proxyEnv.js';
 
 const proxy = 'http://127.0.0.1:3128';
 const runnerEnv = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineReader } from '../../../sdk/transport/ndjson.js';
+import { LineReader } from '../../../../sdk/transport/ndjson.js';
 
 function collect(max: number, skip = false) {
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
-import { RequestBudget } from '../../../sdk/transport/requestBudget.js';
+import { ErrorCodes } from '../../../../sdk/protocol/errorCodes.js';
+import { RequestBudget } from '../../../../sdk/transport/requestBudget.js';
 
 describe('per-run request budget (fake clock)', () => {
   it('allows a burst of twice the rate, then refills at the rate; a refusal spends nothing', () => {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
-import { MAX_JSON_DEPTH, jsonDepth, shallowJson } from '../../../sdk/transport/jsonDepth.js';
-import { JsonRpcPeer, type ProtocolViolation } from '../../../sdk/transport/peer.js';
+import { ErrorCodes } from '../../../../sdk/protocol/errorCodes.js';
+import { MAX_JSON_DEPTH, jsonDepth, shallowJson } from '../../../../sdk/transport/jsonDepth.js';
+import { JsonRpcPeer, type ProtocolViolation } from '../../../../sdk/transport/peer.js';
 
 /** Depth as a recursive walk sees it (the reference; only used on small values). */
 function depthOf(value: unknown): number {

@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
-import { HOST_METHODS, NOTIFICATIONS, RUNNER_METHODS } from '../../../sdk/protocol/methods.js';
-import { PROTOCOL_TYPES, type ProtocolTypeName } from '../../../sdk/protocol/registry.js';
-import { expectedFiles } from '../../../scripts/protocolDocs.js';
-import { repoPath } from '../../helpers/fixtures.js';
+import { ErrorCodes } from '../../../../sdk/protocol/errorCodes.js';
+import { HOST_METHODS, NOTIFICATIONS, RUNNER_METHODS } from '../../../../sdk/protocol/methods.js';
+import { PROTOCOL_TYPES, type ProtocolTypeName } from '../../../../sdk/protocol/registry.js';
+import { expectedFiles } from '../../../../scripts/protocolDocs.js';
+import { repoPath } from '../../../helpers/fixtures.js';
 
 const EXAMPLES = repoPath('test/fixtures/protocol');
 const schemaDoc = JSON.parse(readFileSync(repoPath('docs/protocol.schema.json'), 'utf8')) as { $defs: Record<string, unknown> };
