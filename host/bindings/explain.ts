@@ -7,7 +7,7 @@ import { probeMachine } from '../sandbox/probe.js';
 import { sandboxBackend, type Backend } from '../sandbox/backend.js';
 import { decideSandbox } from '../sandbox/decide.js';
 import type { SandboxBind } from '../sandbox/bwrapArgs.js';
-import { runSandboxRequest } from '../runs/runSandbox.js';
+import { runSandboxRequest } from '../sandbox/runSandbox.js';
 import type { ResolvedRunner } from '../plugins/resolveRunner.js';
 import type { Binding, Resources } from './schema.js';
 import { insideRoots } from './validateConfig.js';
@@ -20,7 +20,7 @@ export interface ExplainPaths {
   mountRoots: readonly string[];
 }
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
-import { identityAccessProblem } from '../runs/runIdentityFiles.js';
+import { identityAccessProblem } from '../sandbox/runIdentityFiles.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { ConfigRepo } from '../bindings/configRepo.js';
-import { clearRunSetIdBits } from '../runs/runIdentityFiles.js';
+import { clearRunSetIdBits } from '../sandbox/runIdentityFiles.js';
 import type { RecoveryReport } from './reconcile.js';
 
 /**

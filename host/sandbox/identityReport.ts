@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
-import { identityAccessProblem } from '../runs/runIdentityFiles.js';
+import { identityAccessProblem } from './runIdentityFiles.js';
 import { identityWarnings, type RunIdentity, type RunIdentityError } from './runIdentity.js';
 
 /** What `paddock doctor` says about the host identity of sandboxed runs. */

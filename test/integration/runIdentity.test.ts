@@ -10,7 +10,7 @@ import { clearInterruptedSetIdBits } from '../../host/recovery/setIdLeftovers.js
 import { discoverRunners } from '../../host/plugins/catalog.js';
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { quotaImage } from '../../host/sandbox/diskQuota.js';
-import { clearSetIdBits } from '../../host/runs/runIdentityFiles.js';
+import { clearSetIdBits } from '../../host/sandbox/runIdentityFiles.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
 import { identityWarnings, type RunIdentity } from '../../host/sandbox/runIdentity.js';
 import { repoPath } from '../helpers/fixtures.js';

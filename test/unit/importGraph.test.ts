@@ -46,27 +46,11 @@ const hostEdges: ImportEdge[] = graph
   .filter((g) => g.file !== 'host/di/tokens.ts')
   .flatMap((g) => g.imports.flatMap((i) => (i.to === undefined ? [] : [{ from: g.file, to: i.to.replace(/\.js$/, '.ts') }])));
 
-const RUN_IDENTITY =
-  'runIdentityFiles.ts (the run identity of the sandbox) sits in runs/: lane B, its owner, moves it to sandbox/';
-
 /**
- * Back edges the restructure of issue 12 removes in other lanes, each with why it is still here.
+ * Back edges tolerated for now, each with why it is still here (empty since issue 12 removed the last).
  * Shrink-only: the second layering test fails when an entry no longer matches an edge.
  */
-const KNOWN_BACK_EDGES: { key: string; reason: string }[] = [
-  {
-    key: 'host/sandbox/prepare.ts → host/runs/superviseRun.ts',
-    reason: 'Containment is declared in runs/superviseRun.ts: lane B moves it into the SandboxBackend interface',
-  },
-  {
-    key: 'host/bindings/explain.ts → host/runs/runSandbox.ts',
-    reason: 'explain reports the sandbox a run would get: lane B (SandboxBackend) owns both files',
-  },
-  { key: 'host/bindings/explain.ts → host/runs/runIdentityFiles.ts', reason: RUN_IDENTITY },
-  { key: 'host/gateway/mcp/upstreams.ts → host/runs/runIdentityFiles.ts', reason: RUN_IDENTITY },
-  { key: 'host/recovery/setIdLeftovers.ts → host/runs/runIdentityFiles.ts', reason: RUN_IDENTITY },
-  { key: 'host/sandbox/identityReport.ts → host/runs/runIdentityFiles.ts', reason: RUN_IDENTITY },
-];
+const KNOWN_BACK_EDGES: { key: string; reason: string }[] = [];
 
 describe('import graph (layering invariants)', () => {
   it('sees the imports it checks (the extractor is not vacuous)', () => {

@@ -9,7 +9,7 @@ import { toolRefusal } from '../../../sdk/transport/grantCheck.js';
 import type { McpServerResource } from '../../bindings/schema.js';
 import { hostModuleDirs } from '../../config/packageRoot.js';
 import { prepareSandbox, type PreparedSandbox } from '../../sandbox/prepare.js';
-import { chownTree, dedicatedIdentity, reachableBy } from '../../runs/runIdentityFiles.js';
+import { chownTree, dedicatedIdentity, reachableBy } from '../../sandbox/runIdentityFiles.js';
 import { readSecretRef } from '../../secrets/hostSecrets.js';
 import type { Redactor } from '../../secrets/redactor.js';
 import type { Store } from '../../state/store.js';

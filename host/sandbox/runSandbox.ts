@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { hostModuleDirs } from '../config/packageRoot.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
-import { sandboxBackend, type Backend, type SandboxLimits, type SandboxRequest } from '../sandbox/backend.js';
+import { sandboxBackend, type Backend, type SandboxLimits, type SandboxRequest } from './backend.js';
 
 /** A bind of a granted or host-made folder into the sandbox. */
 export interface RunBind {

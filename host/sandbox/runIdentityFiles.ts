@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lchownSync, lstatSync, openSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import type { RunIdentity } from '../sandbox/runIdentity.js';
-import { dedicatedIdentity, SETPRIV } from '../sandbox/runIdentity.js';
+import type { RunIdentity } from './runIdentity.js';
+import { dedicatedIdentity, SETPRIV } from './runIdentity.js';
 
 /** A uid/gid pair files are given to. */
 type Ids = Pick<RunIdentity, 'uid' | 'gid'>;
