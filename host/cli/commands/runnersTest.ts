@@ -47,7 +47,8 @@ function startRunner(command: RunnerCommand, root: string, index: number, env: R
   });
   const exited = new Promise<void>((done) => {
     child.once('exit', (code, signal) => {
-      if (!record.killed) record.ended ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
+      // The suite kills every runner after its check: only an end of its own is worth reporting.
+      if (!(record.killed && signal === 'SIGKILL')) record.ended ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
       done();
     });
     child.once('error', (error) => {
