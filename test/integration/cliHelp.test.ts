@@ -2,12 +2,13 @@
 // take is refused, naming it), and the lazy loading of command modules — all through the real bin.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../host/cli/commandTable.js';
 import { paddock } from '../helpers/cli.js';
-import { repoPath } from '../helpers/fixtures.js';
+import { REPO_ROOT, repoPath } from '../helpers/fixtures.js';
 
 const home = mkdtempSync(join(tmpdir(), 'paddock-help-'));
 
@@ -19,8 +20,7 @@ async function modulesLoaded(args: string[]): Promise<{ exitCode: number | undef
     cwd: repoPath('.'),
     env: { PADDOCK_HOME: home, PADDOCK_MODULE_TRACE: trace, NO_COLOR: '1' },
   });
-  const base = `file://${repoPath('.')}`;
-  const modules = [...new Set(readFileSync(trace, 'utf8').split('\n').filter((u) => u.startsWith('file:')))].map((u) => u.replace(base, ''));
+  const modules = [...new Set(readFileSync(trace, 'utf8').split('\n').filter((u) => u.startsWith('file:')))].map((u) => relative(REPO_ROOT, fileURLToPath(u)));
   return { exitCode: r.exitCode, modules };
 }
 
