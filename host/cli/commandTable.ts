@@ -272,7 +272,7 @@ export const COMMANDS: CommandSpec[] = [
       'Writes a cancel request the host process holding the run acts on within a fraction of a second:',
       'a queued run never starts, a running one gets run/cancel and ends `cancelled` (or is killed after its grace).',
     ],
-    options: { reason: { type: 'string', value: '<text>', help: 'why, recorded in the audit log and the run (default "cancelled with paddock runs cancel")' }, by, json },
+    options: { reason: { type: 'string', value: '<text>', help: 'why: in the audit log, and the run\'s reason if it had not started (default "cancelled with paddock runs cancel")' }, by, json },
     exitCodes: ['0 cancel requested', '1 the run had already ended (nothing to cancel)', '2 usage error, or no such run'],
     async run(ctx) {
       const { cancelRunCommand } = await import('./commands/cancel.js');
