@@ -43,7 +43,7 @@ describe('paddock runners test', () => {
     const report = JSON.parse(plain.stdout) as Report;
     expect(report).toMatchObject({ runner: { id: 'plain-echo', version: '1.2.3' }, command: [process.execPath, join(dir, 'runner.mjs')], passed: true, failures: [] });
     expect(report.checks.length).toBeGreaterThanOrEqual(8);
-  }, 180_000);
+  }, 300_000);
 
   it('fails with exit 1, naming each failed check with why, how the runner ended and its stderr', async () => {
     const crashes = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/crashes', '--step-timeout', '5000', '--json'], { dataDir: home });
@@ -68,7 +68,7 @@ describe('paddock runners test', () => {
     const brokenReport = JSON.parse(broken.stdout) as Report;
     expect(brokenReport.checks.filter((c) => c.ok)).toEqual([]);
     expect(brokenReport.checks[0]!.ended).toBe(`could not start ${JSON.stringify(join(home, 'no-such-interpreter'))}: spawn ${join(home, 'no-such-interpreter')} ENOENT`);
-  }, 180_000);
+  }, 300_000);
 
   it('a folder without a valid runner.json, or a config its schema refuses, is a usage error (exit 2) naming the file and field', async () => {
     const manifest = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/broken-manifest'], { dataDir: home });

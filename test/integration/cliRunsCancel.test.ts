@@ -111,5 +111,5 @@ describe('paddock runs cancel', () => {
     ]);
     expect((await paddock(['audit', 'verify'], { dataDir: home })).exitCode).toBe(0);
     rv.close();
-  }, 180_000);
+  }, 300_000);
 });
