@@ -6,7 +6,6 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../host/cli/commandTable.js';
 import { paddock } from '../helpers/cli.js';
 import { REPO_ROOT, repoPath } from '../helpers/fixtures.js';
 
@@ -27,17 +26,30 @@ async function modulesLoaded(args: string[]): Promise<{ exitCode: number | undef
 /** What a help or version call must never load: the store, the host's inner layers, schema and protocol libraries. */
 const HEAVY = [/^host\/(state|runs|dispatch|gateway|sandbox|bindings|plugins|audit|recovery)\//, /^sdk\//, /node_modules\/(zod|better-sqlite3|@modelcontextprotocol|@agentclientprotocol|ajv|pino|tsyringe|yaml|esbuild)\//, /^host\/start\./];
 
+/** Every command the top-level help lists: its words, the options its synopsis names, its summary. */
+async function listedCommands(): Promise<{ words: string[]; options: string[]; summary: string }[]> {
+  const lines = (await paddock(['--help'], { dataDir: home })).stdout.split('\n');
+  return lines.flatMap((line, i) => {
+    const m = line.match(/^ {2}paddock ((?:[a-z]+ ?)+)(.*)$/);
+    if (!m) return [];
+    return [{ words: m[1]!.trim().split(' '), options: [...m[2]!.matchAll(/--([a-z-]+)|(?<=^|[ [])-([a-z])(?= )/g)].map((o) => o[1] ?? o[2]!), summary: lines[i + 1]!.trim() }];
+  });
+}
+
 describe('paddock --help for every command', () => {
   it('each command and subcommand prints its usage, every option with its meaning, and exit codes', async () => {
-    expect(COMMANDS.length).toBeGreaterThanOrEqual(24);
-    for (const spec of COMMANDS) {
+    const commands = await listedCommands();
+    expect(commands.map((c) => c.words.join(' '))).toEqual(expect.arrayContaining(['run', 'dispatch', 'runners test', 'runs cancel', 'runs list', 'audit verify', 'version']));
+    expect(commands.length).toBeGreaterThanOrEqual(24);
+    for (const spec of commands) {
       for (const flag of ['--help', '-h']) {
         const r = await paddock([...spec.words, flag], { dataDir: home });
         const name = `paddock ${spec.words.join(' ')} ${flag}`;
         expect(r.exitCode, name).toBe(0);
         expect(r.stdout, name).toMatch(new RegExp(`^Usage: paddock ${spec.words.join(' ')}\\b`));
         expect(r.stdout, name).toContain(spec.summary);
-        for (const [option, o] of Object.entries(spec.options)) expect(r.stdout, `${name}: --${option}`).toMatch(new RegExp(`--${option}\\b.* ${o.help.slice(0, 20).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+        // Each option on a line of its own, with its meaning after it.
+        for (const option of spec.options) expect(r.stdout, `${name}: ${option}`).toMatch(option.length === 1 ? new RegExp(`\\n {2}-${option}, --[a-z-]+ \\S+ +\\S`) : new RegExp(`\\n +(-[a-z], )?--${option}\\b[^\\n]* {2,}\\S`));
         expect(r.stdout, name).toContain('--data-dir <dir>');
         expect(r.stdout, name).toMatch(/\nExit codes:\n {2}0 /);
       }
@@ -50,7 +62,6 @@ describe('paddock --help for every command', () => {
     expect(group.exitCode).toBe(0);
     for (const verb of ['list', 'show', 'resolve', 'cancel']) expect(group.stdout).toContain(`paddock runs ${verb}`);
     const top = await paddock(['--help'], { dataDir: home });
-    for (const spec of COMMANDS) expect(top.stdout).toContain(`paddock ${spec.words.join(' ')}`);
     expect(top.stdout).toContain('`paddock <command> --help`');
   });
 
