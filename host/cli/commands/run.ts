@@ -1,6 +1,7 @@
 import type { ChatEventInput } from '../../../sdk/protocol/types.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { TOKENS } from '../../di/tokens.js';
+import { RunControlWatcher } from '../../dispatch/runControls.js';
 import { OUTCOME_EXIT_CODES, type RunOutcome } from '../../process/outcome.js';
 import { describeRecovery, openHost } from '../../start.js';
 import type { Renderer } from '../render.js';
@@ -50,6 +51,18 @@ export async function runCommand(args: {
   const { container, store, recovery } = await openHost(args.config);
   for (const line of describeRecovery(recovery)) args.renderer.note(line);
   const service = container.resolve(TOKENS.RunService);
+  // `paddock runs cancel` from another shell reaches an ad-hoc run through run_controls, as it
+  // reaches a dispatched one through the dispatcher's watcher. The run id is known at its start:
+  // a request for it written while it waited for its session cancels it as it starts.
+  const cancelled = new AbortController();
+  const requests = new Map<string, string>();
+  let runId: string | undefined;
+  const watcher = new RunControlWatcher(store, (control) => {
+    const why = `${control.reason} (by ${control.by})`;
+    requests.set(control.runId, why);
+    if (control.runId === runId) cancelled.abort(new Error(why));
+  });
+  watcher.start();
   try {
     return await withInterrupts(args.renderer, async (signal) => {
       const outcome = await service.runAdHoc({
@@ -57,13 +70,19 @@ export async function runCommand(args: {
         event: args.event,
         config: args.runnerConfig,
         sandbox: args.sandbox,
-        signal,
-        onStart: (info) => args.renderer.started(info),
+        signal: AbortSignal.any([signal, cancelled.signal]),
+        onStart: (info) => {
+          runId = info.runId;
+          args.renderer.started(info);
+          const asked = requests.get(info.runId);
+          if (asked) cancelled.abort(new Error(asked));
+        },
         onUpdate: (update, seq) => args.renderer.update(update, seq),
       });
       return finishRun(args.renderer, outcome);
     });
   } finally {
+    watcher.stop();
     store.close();
   }
 }

@@ -1,0 +1,323 @@
+// Every `paddock` command: its words, options, help and how it runs. Each `run` loads its module with
+// a dynamic import(), so `paddock --help` or `paddock version` never loads the store, zod schemas,
+// the MCP SDK or the gateway (decisions.md, Issue 12 — cli).
+import type { HostConfig } from '../config/hostConfig.js';
+import type { Renderer } from './render.js';
+import { UsageError, type CommandContext, type CommandSpec, type Flags, type OptionSpec } from './spec.js';
+
+const RUN_EXIT_CODES = [
+  '0 completed, 1 failed, 2 usage error or invalid input, 3 quota_exceeded, 4 crashed, 5 protocol_error,',
+  '124 timed_out, 130 cancelled (Ctrl-C: first press cancels, second kills)',
+];
+
+const json: OptionSpec = { type: 'boolean', help: 'machine-readable output (JSON; a run streams one JSON object per line)' };
+const runnerDir: OptionSpec = { type: 'string', multiple: true, value: '<dir>', help: 'also look for runners by name in this folder (after built-in and $PADDOCK_RUNNER_DIRS)' };
+const timeout: OptionSpec = { type: 'string', value: '<ms>', help: "host's default wall-clock limit of a run, in milliseconds" };
+const keepWorkspace: OptionSpec = { type: 'boolean', help: "keep the run's workspace folder after the run (removed by default)" };
+const by: OptionSpec = { type: 'string', value: '<name>', help: 'who is acting, for the audit log (default: $USER)' };
+const file: OptionSpec = { type: 'string', short: 'f', value: '<file|->', help: 'the input file (- reads stdin)' };
+const cancelActive: OptionSpec = { type: 'boolean', help: "also ask the binding's queued and running runs to cancel" };
+
+async function hostConfig(flags: Flags): Promise<HostConfig> {
+  return (await import('./hostFlags.js')).hostConfigFromFlags(flags);
+}
+
+async function renderer(flags: Flags): Promise<Renderer> {
+  const { humanRenderer, jsonRenderer } = await import('./render.js');
+  return flags.json ? jsonRenderer() : humanRenderer();
+}
+
+/** A flag's string value. */
+const str = (flags: Flags, name: string) => flags[name] as string | undefined;
+
+/** The admin commands' flags, as commands/admin.ts reads them. */
+function adminFlags(flags: Flags) {
+  return { json: flags.json === true, file: str(flags, 'file'), prune: flags.prune === true, 'dry-run': flags['dry-run'] === true, 'cancel-active': flags['cancel-active'] === true, by: str(flags, 'by') };
+}
+
+/** `paddock apply|export|resources|bindings|explain …` through commands/admin.ts. */
+async function config(ctx: CommandContext, words: string[]): Promise<number> {
+  const { configCommand } = await import('./commands/admin.js');
+  return configCommand(await hostConfig(ctx.flags), [...words, ...ctx.args], adminFlags(ctx.flags), ctx.out, ctx.err);
+}
+
+/** `paddock runs …|sessions show` through commands/state.ts. */
+async function state(ctx: CommandContext, words: string[]): Promise<number> {
+  const { stateCommand } = await import('./commands/state.js');
+  return stateCommand(await hostConfig(ctx.flags), [...words, ...ctx.args], { json: ctx.flags.json === true, status: str(ctx.flags, 'status'), as: str(ctx.flags, 'as'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
+}
+
+/** Every command, in the order `paddock --help` lists them. */
+export const COMMANDS: CommandSpec[] = [
+  {
+    words: ['demo'],
+    summary: 'a sample chat event through the real Claude Code CLI on the scripted model (offline, no key)',
+    details: ['Adds the model `demo-scripted` and the binding `demo` to the data folder, then dispatches one event to it.'],
+    options: { json, 'keep-workspace': keepWorkspace, 'runner-dir': runnerDir },
+    exitCodes: [...RUN_EXIT_CODES, '1 also when the Claude Code CLI is not installed'],
+    async run(ctx) {
+      const cfg = await hostConfig(ctx.flags);
+      if (!ctx.flags.json) ctx.out(`paddock demo — data folder ${cfg.dataDir}`);
+      return (await import('./commands/demo.js')).demoCommand(cfg, await renderer(ctx.flags));
+    },
+  },
+  {
+    words: ['run'],
+    summary: 'one event through a runner (a folder with runner.json, or a runner name), streamed',
+    details: ['An ad-hoc run: no binding, no grants; the runner gets only its config. `paddock runs cancel` stops it from another shell.'],
+    options: {
+      runner: { type: 'string', value: '<dir|name>', help: 'the runner: a folder with runner.json, or a built-in or configured name', required: true },
+      text: { type: 'string', value: '<message>', help: 'the chat message', required: true },
+      conversation: { type: 'string', value: '<id>', help: 'private conversation id: runs with the same id share a session' },
+      config: { type: 'string', value: '<json>', help: "the runner's config, a JSON object (checked against its configSchema)" },
+      timeout,
+      sandbox: { type: 'string', value: 'process|bwrap', help: 'isolation backend (default: process)' },
+      'keep-workspace': keepWorkspace,
+      'runner-dir': runnerDir,
+      json,
+    },
+    exitCodes: RUN_EXIT_CODES,
+    async run(ctx) {
+      const runner = str(ctx.flags, 'runner');
+      const text = str(ctx.flags, 'text');
+      const sandbox = str(ctx.flags, 'sandbox');
+      if (!runner) throw new UsageError('run needs --runner <dir|name>', this);
+      if (text === undefined) throw new UsageError('run needs --text <message>', this);
+      if (sandbox !== undefined && sandbox !== 'process' && sandbox !== 'bwrap') throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox)}`, this);
+      const { parseJsonObjectFlag } = await import('./hostFlags.js');
+      const runnerConfig = parseJsonObjectFlag('--config', str(ctx.flags, 'config'));
+      const cfg = await hostConfig(ctx.flags);
+      const { textEvent } = await import('../../sdk/protocol/runParams.js');
+      const conversation = str(ctx.flags, 'conversation');
+      const event = textEvent(text, conversation ? { conversation: { type: 'private', id: conversation } } : {});
+      const { runCommand } = await import('./commands/run.js');
+      return runCommand({ config: cfg, runner, event, runnerConfig, renderer: await renderer(ctx.flags), sandbox });
+    },
+  },
+  {
+    words: ['dispatch'],
+    summary: 'a platform event (JSON) through the binding its route selects, streamed',
+    options: { file: { ...file, help: 'the event, a JSON file (- reads stdin)', required: true }, json, timeout, 'keep-workspace': keepWorkspace, 'runner-dir': runnerDir },
+    exitCodes: [...RUN_EXIT_CODES, '0 also for a duplicate delivery (nothing started), 6 refused (no binding, disabled, queue full, …)'],
+    async run(ctx) {
+      const f = str(ctx.flags, 'file');
+      if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
+      return (await import('./commands/dispatch.js')).dispatchCommand(await hostConfig(ctx.flags), f, await renderer(ctx.flags));
+    },
+  },
+  {
+    words: ['runners', 'list'],
+    summary: 'runners found (built-in, $PADDOCK_RUNNER_DIRS, --runner-dir); broken ones on stderr',
+    options: { json, 'runner-dir': runnerDir },
+    async run(ctx) {
+      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx.flags), 'list', undefined, adminFlags(ctx.flags), ctx.out, ctx.err);
+    },
+  },
+  {
+    words: ['runners', 'show'],
+    args: ['id'],
+    summary: "a runner's manifest: what it asks for, its limits and config schema",
+    options: { json, 'runner-dir': runnerDir },
+    async run(ctx) {
+      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx.flags), 'show', ctx.args[0], adminFlags(ctx.flags), ctx.out, ctx.err);
+    },
+  },
+  {
+    words: ['runners', 'test'],
+    args: ['dir'],
+    summary: 'run the conformance suite against a runner folder (any language): reads runner.json, starts its entry',
+    details: [
+      'Each check starts a fresh runner process the way the host does (entry.command + args, or a node entry),',
+      'with the host\'s runner environment (PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID, the manifest\'s env).',
+      'The runner runs as you, WITHOUT a sandbox or limits: test only runner code you trust (your own).',
+      'The cancel check needs a run that takes a second or more: give it with --slow-text/--slow-config.',
+    ],
+    options: {
+      text: { type: 'string', value: '<message>', help: 'message of the sample run (default "hello")' },
+      config: { type: 'string', value: '<json>', help: 'runner config of the sample run (default {})' },
+      'slow-text': { type: 'string', value: '<message>', help: 'message of the slow run cancelled mid-way (default: the sample one)' },
+      'slow-config': { type: 'string', value: '<json>', help: 'runner config of the slow run (default: the sample one)' },
+      'step-timeout': { type: 'string', value: '<ms>', help: 'longest any one step may take (default 10000)' },
+      json: { type: 'boolean', help: 'the report as one JSON object: {runner, dir, passed, checks, failures}' },
+    },
+    exitCodes: ['0 every check passed', '1 a check failed (each failure named, with the runner\'s stderr)', '2 usage error, or no valid runner.json in <dir>'],
+    async run(ctx) {
+      return (await import('./commands/runnersTest.js')).runnersTestCommand(ctx.args[0]!, ctx.flags, ctx.out);
+    },
+  },
+  {
+    words: ['apply'],
+    summary: 'validate a configuration file, then store its resources and bindings in one transaction (audited)',
+    options: {
+      file: { ...file, value: '<paddock.yaml|->', help: 'the configuration (YAML or JSON; - reads stdin)', required: true },
+      prune: { type: 'boolean', help: 'delete stored bindings and resources the file does not name' },
+      'dry-run': { type: 'boolean', help: 'validate and show the changes, write nothing' },
+      by,
+      json,
+      'runner-dir': runnerDir,
+    },
+    async run(ctx) {
+      return config(ctx, ['apply']);
+    },
+  },
+  {
+    words: ['export'],
+    summary: 'the stored configuration as YAML (or JSON)',
+    options: { json },
+    async run(ctx) {
+      return config(ctx, ['export']);
+    },
+  },
+  {
+    words: ['resources', 'list'],
+    summary: 'stored resources (models, knowledge bases, MCP servers, mounts)',
+    options: { json },
+    async run(ctx) {
+      return config(ctx, ['resources', 'list']);
+    },
+  },
+  {
+    words: ['bindings', 'list'],
+    summary: 'stored bindings: enabled, version, runner, route',
+    options: { json },
+    async run(ctx) {
+      return config(ctx, ['bindings', 'list']);
+    },
+  },
+  {
+    words: ['bindings', 'show'],
+    args: ['id'],
+    summary: "a binding's current spec and its change history",
+    options: { json },
+    async run(ctx) {
+      return config(ctx, ['bindings', 'show']);
+    },
+  },
+  {
+    words: ['bindings', 'enable'],
+    args: ['id'],
+    summary: 'enable a binding (audited)',
+    options: { by, json, 'runner-dir': runnerDir },
+    async run(ctx) {
+      return config(ctx, ['bindings', 'enable']);
+    },
+  },
+  {
+    words: ['bindings', 'disable'],
+    args: ['id'],
+    summary: 'disable a binding: new events are refused (audited)',
+    options: { 'cancel-active': cancelActive, by, json, 'runner-dir': runnerDir },
+    async run(ctx) {
+      return config(ctx, ['bindings', 'disable']);
+    },
+  },
+  {
+    words: ['bindings', 'delete'],
+    args: ['id'],
+    summary: 'delete a binding (audited; its history stays)',
+    options: { 'cancel-active': cancelActive, by, json },
+    async run(ctx) {
+      return config(ctx, ['bindings', 'delete']);
+    },
+  },
+  {
+    words: ['explain'],
+    args: ['binding'],
+    summary: 'what a run of this binding may touch, and what is not enforced',
+    options: { json, timeout, 'runner-dir': runnerDir },
+    async run(ctx) {
+      return config(ctx, ['explain']);
+    },
+  },
+  {
+    words: ['doctor'],
+    summary: 'which sandbox backends and limits work on this machine, and why not; harnesses; missing secrets',
+    options: { json, timeout },
+    exitCodes: ['0 always (read the report)', '2 usage error'],
+    async run(ctx) {
+      return (await import('./commands/doctor.js')).doctorCommand(await hostConfig(ctx.flags), { json: ctx.flags.json === true }, ctx.out);
+    },
+  },
+  {
+    words: ['runs', 'list'],
+    summary: 'runs, newest first',
+    options: { status: { type: 'string', value: '<s1,s2>', help: 'only runs with these statuses (queued, running, completed, failed, cancelled, …)' }, json },
+    async run(ctx) {
+      return state(ctx, ['runs', 'list']);
+    },
+  },
+  {
+    words: ['runs', 'show'],
+    args: ['runId'],
+    summary: 'a run and its events',
+    options: { json },
+    async run(ctx) {
+      return state(ctx, ['runs', 'show']);
+    },
+  },
+  {
+    words: ['runs', 'resolve'],
+    args: ['runId'],
+    summary: 'decide the effects recovery could not (did the interrupted run send its message?)',
+    options: { as: { type: 'string', value: 'succeeded|failed', help: 'what happened to the open effects', required: true }, by, json },
+    async run(ctx) {
+      return state(ctx, ['runs', 'resolve']);
+    },
+  },
+  {
+    words: ['runs', 'cancel'],
+    args: ['runId'],
+    summary: 'cancel a queued or running run, whichever paddock process holds it (audited)',
+    details: [
+      'Writes a cancel request the host process holding the run acts on within a fraction of a second:',
+      'a queued run never starts, a running one gets run/cancel and ends `cancelled` (or is killed after its grace).',
+    ],
+    options: { reason: { type: 'string', value: '<text>', help: 'why: in the audit log, and the run\'s reason if it had not started (default "cancelled with paddock runs cancel")' }, by, json },
+    exitCodes: ['0 cancel requested', '1 the run had already ended (nothing to cancel)', '2 usage error, or no such run'],
+    async run(ctx) {
+      const { cancelRunCommand } = await import('./commands/cancel.js');
+      return cancelRunCommand(await hostConfig(ctx.flags), ctx.args[0]!, { json: ctx.flags.json === true, reason: str(ctx.flags, 'reason'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
+    },
+  },
+  {
+    words: ['sessions', 'show'],
+    args: ['sessionId'],
+    summary: 'a session: transcript, resume pointers, open effects',
+    options: { json },
+    async run(ctx) {
+      return state(ctx, ['sessions', 'show']);
+    },
+  },
+  {
+    words: ['audit', 'verify'],
+    summary: 'check the audit chain and its signed checkpoints',
+    options: { key: { type: 'string', value: '<pub.pem>', help: "public key to check the signatures with (default: the data folder's)" }, json },
+    exitCodes: ['0 intact', '1 tampered (the first bad record is named)', '2 usage error, or no state database'],
+    async run(ctx) {
+      const cfg = await hostConfig(ctx.flags);
+      return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'verify', { json: ctx.flags.json === true, key: str(ctx.flags, 'key') }, ctx.out);
+    },
+  },
+  {
+    words: ['audit', 'export'],
+    summary: 'the audit log as JSONL (one record per line)',
+    options: {},
+    async run(ctx) {
+      const cfg = await hostConfig(ctx.flags);
+      return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'export', { json: false }, ctx.out);
+    },
+  },
+  {
+    words: ['version'],
+    summary: "paddock's version",
+    options: {},
+    async run(ctx) {
+      const { HOST_INFO } = await import('../config/hostConfig.js');
+      ctx.out(HOST_INFO.version);
+      return 0;
+    },
+  },
+];
+
+/** Groups whose bare word runs one subcommand (`paddock runners` = `paddock runners list`). */
+export const GROUP_DEFAULTS: Record<string, string> = { runners: 'list', resources: 'list', bindings: 'list' };

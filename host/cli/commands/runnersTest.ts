@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runRunnerConformance, type ConformanceCheck } from '../../../sdk/testing/conformance.js';
+import type { RunnerTransport } from '../../../sdk/testing/transports.js';
+import { HostError } from '../../errors.js';
+import { validateRunnerConfig } from '../../plugins/configSchema.js';
+import { loadManifest, runnerCommand, type RunnerCommand } from '../../plugins/resolveRunner.js';
+import { buildRunnerEnv } from '../../process/envAllowlist.js';
+import { terminalSafe } from '../../util/terminalText.js';
+import { parseJsonObjectFlag, parsePositiveInt } from '../hostFlags.js';
+import type { Flags } from '../spec.js';
+
+type Out = (text: string) => void;
+
+/** How much of each runner process's stderr the report keeps (its end). */
+const STDERR_TAIL_BYTES = 4096;
+
+/** One runner process the suite started: its stderr's tail and how it ended. */
+interface Spawned {
+  stderr: string;
+  /** Why it could not start, or how it exited (not when the suite killed it, as it does after each check). */
+  ended?: string;
+  killed?: boolean;
+}
+
+/** A check of the report, with the stderr of the runner process it started when it failed. */
+type ReportedCheck = ConformanceCheck & { stderr?: string; ended?: string };
+
+/**
+ * Start one runner process as the host would: its entry's command line (a TypeScript entry
+ * bundled), the host's runner environment, a fresh empty working folder, its own process group.
+ * Unlike a host run: no sandbox and no limits (the command's help says so).
+ */
+function startRunner(command: RunnerCommand, root: string, index: number, env: Record<string, string>, record: Spawned): RunnerTransport {
+  const work = join(root, `run-${index}`);
+  for (const d of ['workspace', 'home', 'tmp']) mkdirSync(join(work, d), { recursive: true });
+  const child = spawn(command.command, command.args, {
+    cwd: join(work, 'workspace'),
+    env: { ...env, HOME: join(work, 'home'), TMPDIR: join(work, 'tmp') },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    record.stderr = (record.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+  });
+  const exited = new Promise<void>((done) => {
+    child.once('exit', (code, signal) => {
+      // The suite kills every runner after its check: only an end of its own is worth reporting.
+      if (!(record.killed && signal === 'SIGKILL')) record.ended ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
+      done();
+    });
+    child.once('error', (error) => {
+      record.ended = `could not start ${JSON.stringify(command.command)}: ${error.message}`;
+      done();
+    });
+  });
+  child.stdin.on('error', () => undefined);
+  return {
+    input: child.stdin,
+    output: child.stdout,
+    exited,
+    kill: () => {
+      record.killed = true;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    },
+  };
+}
+
+/**
+ * `paddock runners test <dir>`: the conformance suite against a runner folder in any language.
+ * Exit 0 when every check passed, 1 otherwise; a folder without a valid runner.json is a HostError (2).
+ */
+export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out): Promise<number> {
+  const dir = resolve(dirArg);
+  const runner = loadManifest(dir);
+  const { manifest } = runner;
+  const runConfig = (flag: string) => {
+    const given = parseJsonObjectFlag(`--${flag}`, flags[flag] as string | undefined) ?? {};
+    // The host hands a runner its config with the schema's defaults filled in: so does the suite.
+    const checked = validateRunnerConfig(manifest.configSchema, given);
+    if (!checked.ok) throw new HostError('INVALID_INPUT', `--${flag}: ${checked.field}: ${checked.message} (the runner's configSchema in ${join(dir, 'runner.json')})`);
+    return checked.config;
+  };
+  const sampleRun = { text: (flags.text as string | undefined) ?? 'hello', config: runConfig('config') };
+  const slowRun = {
+    text: (flags['slow-text'] as string | undefined) ?? sampleRun.text,
+    config: flags['slow-config'] !== undefined ? runConfig('slow-config') : sampleRun.config,
+  };
+  const stepTimeoutMs = flags['step-timeout'] !== undefined ? parsePositiveInt('--step-timeout', flags['step-timeout'] as string) : undefined;
+
+  const root = mkdtempSync(join(tmpdir(), 'paddock-runners-test-'));
+  try {
+    const command = await runnerCommand(runner, root);
+    const env = buildRunnerEnv({ hostEnv: process.env, home: root, tmpDir: root, runId: 'run_conformance', extra: manifest.env });
+    const spawned: Spawned[] = [];
+    const report = await runRunnerConformance(
+      () => {
+        const record: Spawned = { stderr: '' };
+        spawned.push(record);
+        return startRunner(command, root, spawned.length, env, record);
+      },
+      { sampleRun, slowRun, stepTimeoutMs },
+    );
+    // The suite starts one fresh runner per check, in order: the i-th process belongs to the i-th check.
+    const matched = spawned.length === report.checks.length;
+    const checks: ReportedCheck[] = report.checks.map((c, i) => (c.ok || !matched ? c : { ...c, stderr: spawned[i]!.stderr, ended: spawned[i]!.ended }));
+    const result = { runner: { id: manifest.id, version: manifest.version }, dir, command: [command.command, ...command.args], passed: report.passed, checks, failures: report.failures };
+    if (flags.json) out(JSON.stringify(result));
+    else out(renderReport(result));
+    return report.passed ? 0 : 1;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The human report: one line per check, a failed one with its reason and the runner's stderr. */
+function renderReport(r: { runner: { id: string; version: string }; dir: string; passed: boolean; checks: ReportedCheck[] }): string {
+  const passed = r.checks.filter((c) => c.ok).length;
+  // Runner text (ids, details, stderr) is untrusted: shown through terminalSafe.
+  return [
+    `conformance of runner ${terminalSafe(r.runner.id)} ${terminalSafe(r.runner.version)} (${r.dir})`,
+    ...r.checks.flatMap((c) => [
+      `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name} (${c.durationMs} ms)`,
+      ...(c.ok ? [] : [`       why: ${terminalSafe(c.detail ?? '')}`]),
+      ...(c.ended && !c.ok ? [`       runner process: ${terminalSafe(c.ended)}`] : []),
+      ...(c.stderr?.trim() ? ['       runner stderr (tail):', ...terminalSafe(c.stderr.trimEnd(), true).split('\n').map((l) => `         ${l}`)] : []),
+    ]),
+    `${passed}/${r.checks.length} checks passed${r.passed ? '' : ' — FAILED'}`,
+  ].join('\n');
+}
