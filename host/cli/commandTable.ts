@@ -72,6 +72,10 @@ export const COMMANDS: CommandSpec[] = [
       config: { type: 'string', value: '<json>', help: "the runner's config, a JSON object (checked against its configSchema)" },
       timeout,
       sandbox: { type: 'string', value: 'process|bwrap', help: 'isolation backend (default: process)' },
+      'allow-degrade': {
+        type: 'boolean',
+        help: "run with what this machine can enforce when the backend or a limit is missing (audited), like a binding's allowDegrade; refused by default",
+      },
       'keep-workspace': keepWorkspace,
       'runner-dir': runnerDir,
       json,
@@ -91,7 +95,7 @@ export const COMMANDS: CommandSpec[] = [
       const conversation = str(ctx.flags, 'conversation');
       const event = textEvent(text, conversation ? { conversation: { type: 'private', id: conversation } } : {});
       const { runCommand } = await import('./commands/run.js');
-      return runCommand({ config: cfg, runner, event, runnerConfig, renderer: await renderer(ctx.flags), sandbox });
+      return runCommand({ config: cfg, runner, event, runnerConfig, renderer: await renderer(ctx.flags), sandbox, allowDegrade: ctx.flags['allow-degrade'] === true });
     },
   },
   {

@@ -47,6 +47,8 @@ export async function runCommand(args: {
   runnerConfig?: Record<string, unknown>;
   renderer: Renderer;
   sandbox?: 'process' | 'bwrap';
+  /** Run with less isolation where the machine lacks the backend or a limit (audited). */
+  allowDegrade?: boolean;
 }): Promise<number> {
   const { container, store, recovery } = await openHost(args.config);
   for (const line of describeRecovery(recovery)) args.renderer.note(line);
@@ -70,6 +72,7 @@ export async function runCommand(args: {
         event: args.event,
         config: args.runnerConfig,
         sandbox: args.sandbox,
+        allowDegrade: args.allowDegrade,
         signal: AbortSignal.any([signal, cancelled.signal]),
         onStart: (info) => {
           runId = info.runId;
