@@ -4,7 +4,7 @@ import type { HostConfig } from '../../config/hostConfig.js';
 import { harnessReports } from '../../harness/harnesses.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabaseReadOnly } from '../../state/db.js';
 import { readStoredSpecs } from '../../state/configRepo.js';
 import type { KnowledgeBaseResource, McpServerResource, ModelResource } from '../../bindings/schema.js';
 import { describeMissingRef, missingSecretRefs } from '../../secrets/hostSecrets.js';
@@ -19,7 +19,7 @@ type Out = (text: string) => void;
 function storedMissingSecrets(dataDir: string): string[] {
   const path = join(dataDir, 'paddock.db');
   if (!existsSync(path)) return [];
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = openDatabaseReadOnly(path);
   try {
     const rows = readStoredSpecs(db, ['model', 'knowledgeBase', 'mcpServer']);
     const of = <T>(kind: string) => rows.filter((r) => r.kind === kind).map((r) => r.spec as T);

@@ -65,32 +65,32 @@ export function ftsQuery(query: string): string | undefined {
  * and deleted files by size and mtime), so answers always reflect what is on disk.
  */
 export class FolderIndex {
-  private readonly db: KbIndexFile;
+  private readonly index: KbIndexFile;
 
   constructor(
     private readonly folder: string,
     indexFile: string,
   ) {
-    this.db = new KbIndexFile(indexFile, folder);
+    this.index = new KbIndexFile(indexFile, folder);
   }
 
   /** Re-index what changed; returns how many files were (re)indexed and removed. */
   sync(): { indexed: number; removed: number } {
     const onDisk = walk(this.folder);
-    const known = this.db.files();
+    const known = this.index.files();
     let indexed = 0;
     let removed = 0;
-    this.db.transaction(() => {
+    this.index.transaction(() => {
       for (const path of known.keys()) {
         if (onDisk.has(path)) continue;
-        this.db.remove(path);
+        this.index.remove(path);
         removed += 1;
       }
       for (const [path, stat] of onDisk) {
         const before = known.get(path);
         if (before && before.size === stat.size && before.mtimeMs === stat.mtimeMs) continue;
         const text = readFileSync(join(this.folder, path), 'utf8');
-        this.db.put(path, stat, titleOf(text, path), chunkDocument(text));
+        this.index.put(path, stat, titleOf(text, path), chunkDocument(text));
         indexed += 1;
       }
     });
@@ -102,11 +102,11 @@ export class FolderIndex {
     this.sync();
     const match = ftsQuery(query);
     if (!match) return [];
-    const rows = this.db.search(match, topK);
+    const rows = this.index.search(match, topK);
     return rows.map((r) => ({ text: r.text, source: { id: `${r.path}#${r.ordinal}`, title: r.title, uri: r.path }, score: -r.rank }));
   }
 
   close(): void {
-    this.db.close();
+    this.index.close();
   }
 }
