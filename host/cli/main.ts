@@ -46,8 +46,11 @@ Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY,
   PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders).`;
 
 
+/** What an embedder (a test entry) adds to the configuration the command line builds. */
+export type MainOptions = Pick<HostConfig, 'storeHooks'>;
+
 /** The `paddock` command. Returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   const [command, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -84,6 +87,7 @@ export async function main(argv: string[]): Promise<number> {
     logLevel: process.env.PADDOCK_LOG_LEVEL ?? 'warn',
     keepWorkspaces: values['keep-workspace'],
     durability: parseDurability(values.durability ?? process.env.PADDOCK_DURABILITY),
+    ...options,
   };
   switch (command) {
     case 'demo':
@@ -164,14 +168,14 @@ function parseConfigFlag(text: string | undefined): Record<string, unknown> | un
 }
 
 /** Run `main` as the process: print usage and host errors plainly, set the exit code. */
-export async function runMain(argv: string[]): Promise<void> {
+export async function runMain(argv: string[], options: MainOptions = {}): Promise<void> {
   // A reader that went away (`paddock audit export | head`) ends the output, not the host with a stack trace.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
   try {
-    process.exitCode = await main(argv);
+    process.exitCode = await main(argv, options);
   } catch (error) {
     if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`paddock: ${error.message}\n\n${USAGE}\n`);
