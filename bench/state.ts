@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { auditKeyPaths } from '../host/audit/auditKey.js';
 import { verifyAudit } from '../host/audit/verify.js';
 import { reconcile } from '../host/recovery/reconcile.js';
-import { Store } from '../host/state/store.js';
+import { dbOf, Store } from '../host/state/store.js';
 import { fmt } from './stats.js';
 
 const delta = (i: number) => ({ type: 'run.update' as const, runId: 'run_x', data: { runnerSeq: i + 1, update: { kind: 'message.delta' as const, text: 'hello world ' } } });
@@ -61,7 +61,7 @@ export async function stateBench(): Promise<Record<string, unknown>> {
         store.append(sessionId, batch);
       });
     }
-    const events = store.db.prepare('SELECT count(*) FROM events').pluck().get() as number;
+    const events = dbOf(store).prepare('SELECT count(*) FROM events').pluck().get() as number;
     console.log(`recovery set-up: ${events} events in ${sessions} sessions written in ${fmt((performance.now() - t0) / 1000)} s (not part of the figure)`);
     store.close(); // the "crash": a new host opens the same data
     let t = performance.now();
@@ -76,9 +76,9 @@ export async function stateBench(): Promise<Record<string, unknown>> {
 
     // 3. Audit verify over what these runs wrote, plus 200k more records.
     for (let b = 0; b < 200; b++) store.transaction(() => { for (let i = 0; i < 1_000; i++) store.audit.append({ type: 'bench.fact', actor: 'host', data: { b, i, what: 'spawn', argv: ['node', 'runner.mjs'] } }); });
-    const records = store.db.prepare('SELECT count(*) FROM audit').pluck().get() as number;
+    const records = dbOf(store).prepare('SELECT count(*) FROM audit').pluck().get() as number;
     t = performance.now();
-    const verdict = verifyAudit(store.db, createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
+    const verdict = verifyAudit(dbOf(store), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
     const verifyMs = performance.now() - t;
     if (!verdict.ok) throw new Error(`audit did not verify: ${JSON.stringify(verdict)}`);
     console.log(`audit verify: ${records} records in ${fmt(verifyMs)} ms = ${fmt(records / (verifyMs / 1000) / 1000)}k records/s`);

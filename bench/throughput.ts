@@ -1,6 +1,7 @@
 import { Redactor } from '../host/secrets/redactor.js';
 import { bundle, hostRun, rawRunLines, rawSpawn } from './harness.js';
 import { fmt, summarize } from './stats.js';
+import { dbOf } from '../host/state/store.js';
 
 /** Streamed run/update throughput through the host vs reading the same runner's raw NDJSON pipe. */
 export async function throughput(cases = [{ count: 100_000, size: 64 }, { count: 20_000, size: 4096 }], repeats = 3) {
@@ -85,7 +86,7 @@ export async function throughputWithStore(count = 100_000, size = 64) {
     },
   });
   if (outcome.status !== 'completed' || seen !== count) throw new Error(`e2e run: ${outcome.status} ${outcome.reason} (${seen})`);
-  const stored = store.db.prepare("SELECT count(*) FROM events WHERE type = 'run.update'").pluck().get() as number;
+  const stored = dbOf(store).prepare("SELECT count(*) FROM events WHERE type = 'run.update'").pluck().get() as number;
   store.close();
   rmSync(dataDir, { recursive: true, force: true });
   const perSecond = count / ((end - start) / 1000);

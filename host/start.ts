@@ -12,8 +12,23 @@ import { sweepRunCgroups } from './sandbox/cgroups.js';
 import { ConfigRepo } from './bindings/configRepo.js';
 import { clearInterruptedSetIdBits } from './recovery/setIdLeftovers.js';
 
-/** The configured container, its store, and what start-up recovery did. */
-export async function openHost(config: HostConfig) {
+/** What {@link openHost} starts besides the store. */
+export interface OpenHostOptions {
+  /**
+   * Start the gateway's host-wide loopback listener now (a long-lived server wants it up before
+   * the first run); otherwise it starts with the first run that needs it (the CLI: `paddock runs
+   * list` binds no port).
+   */
+  listen?: boolean;
+}
+
+/**
+ * Start the host in one place (docs/state.md, "Start-up"): open the store (migrating it),
+ * reconcile what a stopped host left, sweep expired workspaces and session folders, leftover
+ * quota images and mounts, empty run cgroups and set-id bits, and (with `listen`) start the
+ * gateway listener. Returns the container, the store, what recovery did, and `close()`.
+ */
+export async function openHost(config: HostConfig, options: OpenHostOptions = {}) {
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);
   const recovery = await reconcile(store);
@@ -34,8 +49,29 @@ export async function openHost(config: HostConfig) {
   clearInterruptedSetIdBits(config.dataDir, recovery, new ConfigRepo(store), (files) =>
     store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
   );
-  return { container, store, recovery };
+  const gatewayUrl = options.listen ? await container.resolve(TOKENS.Gateway).loopbackUrl() : undefined;
+  let closed = false;
+  return {
+    container,
+    store,
+    recovery,
+    /** The gateway's loopback URL when started with `listen`. */
+    gatewayUrl,
+    /** Stop the gateway's listeners and close the store (signing the audit head). Idempotent. */
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      try {
+        await container.resolve(TOKENS.Gateway).close();
+      } finally {
+        store.close();
+      }
+    },
+  };
 }
+
+/** A started host (see {@link openHost}). */
+export type StartedHost = Awaited<ReturnType<typeof openHost>>;
 
 /** One line per recovery action, for stderr (empty when there was nothing to recover). */
 export function describeRecovery(report: RecoveryReport): string[] {

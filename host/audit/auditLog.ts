@@ -1,7 +1,6 @@
 import { createHash, sign } from 'node:crypto';
-// The better-sqlite3 handle type, named here, not imported from state/: state/ imports audit/.
-import type BetterSqlite3 from 'better-sqlite3';
-type Db = BetterSqlite3.Database;
+import type { Db } from '../state/db.js';
+import { auditRows, auditWriter } from '../state/auditTable.js';
 import type { AuditKey } from './auditKey.js';
 import { canonicalJson, toCanonicalSafe } from './canonicalJson.js';
 
@@ -35,18 +34,7 @@ export interface AuditRecord {
 
 /** Stored audit records in order, optionally only those of one run or of some types. */
 export function* readAuditRecords(db: Db, filter: { runId?: string; types?: string[] } = {}): IterableIterator<AuditRecord> {
-  const clauses: string[] = [];
-  const args: unknown[] = [];
-  if (filter.runId !== undefined) {
-    clauses.push('run_id = ?');
-    args.push(filter.runId);
-  }
-  if (filter.types?.length) {
-    clauses.push(`type IN (${filter.types.map(() => '?').join(',')})`);
-    args.push(...filter.types);
-  }
-  const sql = `SELECT * FROM audit ${clauses.length ? `WHERE ${clauses.join(' AND ')}` : ''} ORDER BY seq`;
-  for (const row of db.prepare(sql).iterate(...args) as IterableIterator<Record<string, unknown>>) {
+  for (const row of auditRows(db, filter)) {
     yield {
       seq: row.seq as number,
       at: row.at as string,
@@ -80,25 +68,19 @@ export function checkpointBody(seq: number, head: string): string {
  * records (the store does this), so the record and the change commit together.
  */
 export class AuditLog {
-  private readonly insert;
-  private readonly head;
-  private readonly insertCheckpoint;
+  private readonly rows;
 
   constructor(
     private readonly db: Db,
     private readonly key: AuditKey,
     private readonly redact: Redactor = (v) => v,
   ) {
-    this.insert = db.prepare(
-      'INSERT INTO audit (seq, at, type, actor, session_id, run_id, data, prev, hash) VALUES (@seq, @at, @type, @actor, @sessionId, @runId, @data, @prev, @hash)',
-    );
-    this.head = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
-    this.insertCheckpoint = db.prepare('INSERT OR IGNORE INTO audit_checkpoints (seq, at, head, key_id, signature) VALUES (?, ?, ?, ?, ?)');
+    this.rows = auditWriter(db);
   }
 
   /** Append one record (inside the caller's transaction); checkpoints every {@link CHECKPOINT_EVERY}. */
   append(entry: AuditEntry, at = new Date().toISOString()): AuditRecord {
-    const last = this.head.get() as { seq: number; hash: string } | undefined;
+    const last = this.rows.head();
     const unhashed = {
       seq: (last?.seq ?? 0) + 1,
       at,
@@ -110,7 +92,7 @@ export class AuditLog {
       prev: last?.hash ?? GENESIS,
     };
     const record = { ...unhashed, hash: hashRecord(unhashed) };
-    this.insert.run({ ...record, data: canonicalJson(record.data) });
+    this.rows.insert({ ...record, data: canonicalJson(record.data) });
     if (record.seq % CHECKPOINT_EVERY === 0) this.checkpoint(record.seq, record.hash, at);
     return record;
   }
@@ -122,12 +104,12 @@ export class AuditLog {
 
   /** Sign the current head (e.g. when the store closes). No-op on an empty log. */
   checkpointHead(): void {
-    const last = this.head.get() as { seq: number; hash: string } | undefined;
+    const last = this.rows.head();
     if (last) this.checkpoint(last.seq, last.hash, new Date().toISOString());
   }
 
   private checkpoint(seq: number, head: string, at: string): void {
     const signature = sign(null, Buffer.from(checkpointBody(seq, head)), this.key.privateKey).toString('base64');
-    this.insertCheckpoint.run(seq, at, head, this.key.keyId, signature);
+    this.rows.insertCheckpoint(seq, at, head, this.key.keyId, signature);
   }
 }

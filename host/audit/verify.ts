@@ -1,7 +1,6 @@
 import { verify as verifySignature, type KeyObject } from 'node:crypto';
-// The better-sqlite3 handle type, named here, not imported from state/: state/ imports audit/.
-import type BetterSqlite3 from 'better-sqlite3';
-type Db = BetterSqlite3.Database;
+import type { Db } from '../state/db.js';
+import { auditCheckpoints, auditRowsAfter, auditRowsAsStored, maxAuditSeq, type AuditRow } from '../state/auditTable.js';
 import { keyIdOf } from './auditKey.js';
 import { checkpointBody, GENESIS, hashRecord } from './auditLog.js';
 
@@ -13,17 +12,7 @@ export type AuditVerdict =
   | { ok: true; records: number; checkpoints: number; head: string; keyId: string }
   | { ok: false; problem: AuditProblem; seq: number; detail: string; records: number };
 
-interface Row {
-  seq: number;
-  at: string;
-  type: string;
-  actor: string;
-  session_id: string | null;
-  run_id: string | null;
-  data: string;
-  prev: string;
-  hash: string;
-}
+type Row = AuditRow;
 
 /**
  * Recompute the whole chain in seq order and check every checkpoint against it and against
@@ -32,7 +21,7 @@ interface Row {
  * a truncated log (a checkpoint covers records that are gone) or a bad checkpoint signature.
  */
 export function verifyAudit(db: Db, publicKey: KeyObject): AuditVerdict {
-  const rows = db.prepare('SELECT * FROM audit ORDER BY rowid').iterate() as IterableIterator<Row>;
+  const rows = auditRowsAsStored(db);
   const heads = new Map<number, string>();
   let expectedSeq = 1;
   let prev = GENESIS;
@@ -64,12 +53,7 @@ export function verifyAudit(db: Db, publicKey: KeyObject): AuditVerdict {
   }
   if (mismatch) return classifyMismatch(db, mismatch.row, mismatch.data, records);
   const keyId = keyIdOf(publicKey);
-  const checkpoints = db.prepare('SELECT seq, head, key_id, signature FROM audit_checkpoints ORDER BY seq').all() as {
-    seq: number;
-    head: string;
-    key_id: string;
-    signature: string;
-  }[];
+  const checkpoints = auditCheckpoints(db);
   for (const cp of checkpoints) {
     const signed = verifySignature(null, Buffer.from(checkpointBody(cp.seq, cp.head)), publicKey, Buffer.from(cp.signature, 'base64'));
     if (!signed) {
@@ -94,7 +78,7 @@ function hashAs(row: Row, data: unknown, seq: number): string {
  * removal before it. Runs only on the failure path.
  */
 function classifyMismatch(db: Db, row: Row, data: unknown, records: number): AuditVerdict {
-  const total = (db.prepare('SELECT max(seq) FROM audit').pluck().get() as number) ?? row.seq;
+  const total = maxAuditSeq(db) ?? row.seq;
   let belongsAt: number | undefined;
   for (let seq = Math.max(1, row.seq - 1000); seq <= Math.min(total + 1000, row.seq + 1000); seq++) {
     if (seq !== row.seq && hashAs(row, data, seq) === row.hash) {
@@ -107,7 +91,7 @@ function classifyMismatch(db: Db, row: Row, data: unknown, records: number): Aud
   if (belongsAt < row.seq) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
   // Written later than where it sits: either swapped with a later record, or records before it were removed and
   // renumbered.
-  const later = db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq').iterate(row.seq) as IterableIterator<Row>;
+  const later = auditRowsAfter(db, row.seq);
   for (const other of later) {
     const otherData = JSON.parse(other.data) as unknown;
     if (hashAs(other, otherData, row.seq) === other.hash) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };

@@ -1,5 +1,6 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import type { Store } from '../state/store.js';
+import { forgetSkillDigest, recordedSkillDigests, recordSkillDigest } from '../state/skillDigests.js';
 import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from './skillDigest.js';
@@ -58,7 +59,7 @@ export function applyConfig(store: Store, raw: unknown, context: ValidationConte
     for (const o of [...doomed].sort((a, b) => Number(b.kind === 'binding') - Number(a.kind === 'binding'))) {
       if (!options.dryRun) {
         repo.delete(o.kind, o.id, options.by);
-        if (o.kind === 'skill') store.db.prepare('DELETE FROM skill_digests WHERE skill_id = ?').run(o.id);
+        if (o.kind === 'skill') forgetSkillDigest(store, o.id);
       }
       changes.push({ kind: o.kind, id: o.id, action: 'deleted' });
     }
@@ -102,14 +103,12 @@ function mentionedIds(raw: unknown, plural: keyof Resources): Set<string> {
  * is now) and of any kept skill never recorded. Runs compare against this (docs/gateway.md, "Skills").
  */
 function recordSkillDigests(store: Store, skills: SkillResource[], mentioned: Set<string>, by: string): void {
-  const recorded = new Map((store.db.prepare('SELECT skill_id AS id, digest FROM skill_digests').all() as { id: string; digest: string }[]).map((r) => [r.id, r.digest]));
+  const recorded = recordedSkillDigests(store);
   for (const skill of skills) {
     if (!mentioned.has(skill.id) && recorded.has(skill.id)) continue;
     const identity = readSkill(skill.path, skill.name);
     if (recorded.get(skill.id) === identity.digest) continue;
-    store.db
-      .prepare('INSERT OR REPLACE INTO skill_digests (skill_id, digest, name, version, recorded_at) VALUES (?, ?, ?, ?, ?)')
-      .run(skill.id, identity.digest, identity.name, identity.version ?? null, new Date().toISOString());
+    recordSkillDigest(store, { id: skill.id, digest: identity.digest, name: identity.name, version: identity.version ?? null });
     store.audit.append({ type: 'skill.recorded', actor: by, data: { skill: skill.id, name: identity.name, version: identity.version ?? null, digest: identity.digest } });
   }
 }

@@ -18,8 +18,8 @@ const by: OptionSpec = { type: 'string', value: '<name>', help: 'who is acting, 
 const file: OptionSpec = { type: 'string', short: 'f', value: '<file|->', help: 'the input file (- reads stdin)' };
 const cancelActive: OptionSpec = { type: 'boolean', help: "also ask the binding's queued and running runs to cancel" };
 
-async function hostConfig(flags: Flags): Promise<HostConfig> {
-  return (await import('./hostFlags.js')).hostConfigFromFlags(flags);
+async function hostConfig(ctx: CommandContext): Promise<HostConfig> {
+  return { ...(await import('./hostFlags.js')).hostConfigFromFlags(ctx.flags), ...ctx.embed };
 }
 
 async function renderer(flags: Flags): Promise<Renderer> {
@@ -38,13 +38,13 @@ function adminFlags(flags: Flags) {
 /** `paddock apply|export|resources|bindings|explain …` through commands/admin.ts. */
 async function config(ctx: CommandContext, words: string[]): Promise<number> {
   const { configCommand } = await import('./commands/admin.js');
-  return configCommand(await hostConfig(ctx.flags), [...words, ...ctx.args], adminFlags(ctx.flags), ctx.out, ctx.err);
+  return configCommand(await hostConfig(ctx), [...words, ...ctx.args], adminFlags(ctx.flags), ctx.out, ctx.err);
 }
 
 /** `paddock runs …|sessions show` through commands/state.ts. */
 async function state(ctx: CommandContext, words: string[]): Promise<number> {
   const { stateCommand } = await import('./commands/state.js');
-  return stateCommand(await hostConfig(ctx.flags), [...words, ...ctx.args], { json: ctx.flags.json === true, status: str(ctx.flags, 'status'), as: str(ctx.flags, 'as'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
+  return stateCommand(await hostConfig(ctx), [...words, ...ctx.args], { json: ctx.flags.json === true, status: str(ctx.flags, 'status'), as: str(ctx.flags, 'as'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
 }
 
 /** Every command, in the order `paddock --help` lists them. */
@@ -56,7 +56,7 @@ export const COMMANDS: CommandSpec[] = [
     options: { json, 'keep-workspace': keepWorkspace, 'runner-dir': runnerDir },
     exitCodes: [...RUN_EXIT_CODES, '1 also when the Claude Code CLI is not installed'],
     async run(ctx) {
-      const cfg = await hostConfig(ctx.flags);
+      const cfg = await hostConfig(ctx);
       if (!ctx.flags.json) ctx.out(`paddock demo — data folder ${cfg.dataDir}`);
       return (await import('./commands/demo.js')).demoCommand(cfg, await renderer(ctx.flags));
     },
@@ -90,7 +90,7 @@ export const COMMANDS: CommandSpec[] = [
       if (sandbox !== undefined && sandbox !== 'process' && sandbox !== 'bwrap') throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox)}`, this);
       const { parseJsonObjectFlag } = await import('./hostFlags.js');
       const runnerConfig = parseJsonObjectFlag('--config', str(ctx.flags, 'config'));
-      const cfg = await hostConfig(ctx.flags);
+      const cfg = await hostConfig(ctx);
       const { textEvent } = await import('../../sdk/protocol/runParams.js');
       const conversation = str(ctx.flags, 'conversation');
       const event = textEvent(text, conversation ? { conversation: { type: 'private', id: conversation } } : {});
@@ -106,7 +106,7 @@ export const COMMANDS: CommandSpec[] = [
     async run(ctx) {
       const f = str(ctx.flags, 'file');
       if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
-      return (await import('./commands/dispatch.js')).dispatchCommand(await hostConfig(ctx.flags), f, await renderer(ctx.flags));
+      return (await import('./commands/dispatch.js')).dispatchCommand(await hostConfig(ctx), f, await renderer(ctx.flags));
     },
   },
   {
@@ -114,7 +114,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'runners found (built-in, $PADDOCK_RUNNER_DIRS, --runner-dir); broken ones on stderr',
     options: { json, 'runner-dir': runnerDir },
     async run(ctx) {
-      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx.flags), 'list', undefined, adminFlags(ctx.flags), ctx.out, ctx.err);
+      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx), 'list', undefined, adminFlags(ctx.flags), ctx.out, ctx.err);
     },
   },
   {
@@ -123,7 +123,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: "a runner's manifest: what it asks for, its limits and config schema",
     options: { json, 'runner-dir': runnerDir },
     async run(ctx) {
-      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx.flags), 'show', ctx.args[0], adminFlags(ctx.flags), ctx.out, ctx.err);
+      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx), 'show', ctx.args[0], adminFlags(ctx.flags), ctx.out, ctx.err);
     },
   },
   {
@@ -239,7 +239,7 @@ export const COMMANDS: CommandSpec[] = [
     options: { json, timeout },
     exitCodes: ['0 always (read the report)', '2 usage error'],
     async run(ctx) {
-      return (await import('./commands/doctor.js')).doctorCommand(await hostConfig(ctx.flags), { json: ctx.flags.json === true }, ctx.out);
+      return (await import('./commands/doctor.js')).doctorCommand(await hostConfig(ctx), { json: ctx.flags.json === true }, ctx.out);
     },
   },
   {
@@ -280,7 +280,7 @@ export const COMMANDS: CommandSpec[] = [
     exitCodes: ['0 cancel requested', '1 the run had already ended (nothing to cancel)', '2 usage error, or no such run'],
     async run(ctx) {
       const { cancelRunCommand } = await import('./commands/cancel.js');
-      return cancelRunCommand(await hostConfig(ctx.flags), ctx.args[0]!, { json: ctx.flags.json === true, reason: str(ctx.flags, 'reason'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
+      return cancelRunCommand(await hostConfig(ctx), ctx.args[0]!, { json: ctx.flags.json === true, reason: str(ctx.flags, 'reason'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
     },
   },
   {
@@ -298,7 +298,7 @@ export const COMMANDS: CommandSpec[] = [
     options: { key: { type: 'string', value: '<pub.pem>', help: "public key to check the signatures with (default: the data folder's)" }, json },
     exitCodes: ['0 intact', '1 tampered (the first bad record is named)', '2 usage error, or no state database'],
     async run(ctx) {
-      const cfg = await hostConfig(ctx.flags);
+      const cfg = await hostConfig(ctx);
       return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'verify', { json: ctx.flags.json === true, key: str(ctx.flags, 'key') }, ctx.out);
     },
   },
@@ -307,7 +307,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'the audit log as JSONL (one record per line)',
     options: {},
     async run(ctx) {
-      const cfg = await hostConfig(ctx.flags);
+      const cfg = await hostConfig(ctx);
       return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'export', { json: false }, ctx.out);
     },
   },

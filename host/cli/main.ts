@@ -3,7 +3,7 @@
 import { HOST_INFO } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
 import { COMMANDS, GROUP_DEFAULTS } from './commandTable.js';
-import { checkArgs, commandHelp, groupHelp, parseCommandArgs, synopsis, UsageError, type CommandSpec } from './spec.js';
+import { checkArgs, commandHelp, groupHelp, parseCommandArgs, synopsis, UsageError, type CommandContext, type CommandSpec } from './spec.js';
 
 /** The top-level help: every command's synopsis and summary. */
 function usage(): string {
@@ -40,14 +40,17 @@ function findCommand(argv: string[]): Found | undefined {
   return { group: first!, specs: group, rest: argv.slice(1) };
 }
 
+/** What an embedder (a test entry) adds to the configuration the command line builds. */
+export type MainOptions = CommandContext['embed'];
+
 /** The `paddock` command. Returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   const [command, ...words] = argv;
   if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && words.length === 0)) {
     stdout(usage());
     return 0;
   }
-  if (command === 'help') return main([...words, '--help']);
+  if (command === 'help') return main([...words, '--help'], options);
   const found = findCommand(argv);
   if (!found) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   if ('group' in found) {
@@ -66,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     checkArgs(spec, args);
-    return await spec.run({ flags, args, out: stdout, err: stderr });
+    return await spec.run({ flags, args, out: stdout, err: stderr, embed: options });
   } catch (error) {
     if (error instanceof UsageError) error.command ??= spec;
     throw error;
@@ -77,14 +80,14 @@ const stdout = (text: string) => void process.stdout.write(`${text}\n`);
 const stderr = (text: string) => void process.stderr.write(`${text}\n`);
 
 /** Run `main` as the process: print usage and host errors plainly, set the exit code. */
-export async function runMain(argv: string[]): Promise<void> {
+export async function runMain(argv: string[], options: MainOptions = {}): Promise<void> {
   // A reader that went away (`paddock audit export | head`) ends the output, not the host with a stack trace.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     throw error;
   });
   try {
-    process.exitCode = await main(argv);
+    process.exitCode = await main(argv, options);
   } catch (error) {
     if (error instanceof UsageError) {
       // The help of the command the user meant (the whole usage when no command was recognised).

@@ -1,3 +1,4 @@
+import type { HostConfig } from '../config/hostConfig.js';
 // What a CLI command declares (options, arguments, help) and the parsing every command shares.
 // Nothing here may import a heavy module: `paddock --help` loads only this, the table and main.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -25,6 +26,8 @@ export interface CommandContext {
   args: string[];
   out: (text: string) => void;
   err: (text: string) => void;
+  /** What an embedder (a test entry) adds to the host configuration the flags make. */
+  embed: Pick<HostConfig, 'storeHooks'>;
 }
 
 /** A command or subcommand (`runs cancel`). */

@@ -1,3 +1,4 @@
+import type { StoreHooks } from '../state/store.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from './packageRoot.js';
@@ -26,6 +27,8 @@ export interface HostConfig {
   sessionTtlMs?: number;
   /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */
   harnessDir?: string;
+  /** Observation hooks of the store (docs/state.md "Store hooks"): for embedders and tests, never set from the command line. */
+  storeHooks?: StoreHooks;
 }
 
 /** Host-wide dispatch defaults. */

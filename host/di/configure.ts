@@ -21,7 +21,7 @@ export function configureContainer(config: HostConfig, container: Container = ro
   container.register(TOKENS.Redactor, { useValue: redactor });
   container.register(TOKENS.Store, {
     useFactory: instanceCachingFactory(() => {
-      const store = Store.open({ dataDir: config.dataDir, durability: config.durability, redact: (v) => redactor.value(v) });
+      const store = Store.open({ dataDir: config.dataDir, durability: config.durability, redact: (v) => redactor.value(v), hooks: config.storeHooks });
       registerConfigSecrets(redactor, new ConfigRepo(store).snapshot().resources);
       return store;
     }),

@@ -14,6 +14,7 @@ import { conversationKey, type QueuedRun, type RunHooks, type RunPlan } from '..
 import type { PlanRefusal } from '../runs/plan.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
+import { findDelivery, lastGoalRevision, liveSessionRuns, recordDelivery, waitingRunsTotal } from '../state/dispatchLog.js';
 import { reconcile } from '../recovery/reconcile.js';
 import type { Redactor } from '../secrets/redactor.js';
 
@@ -170,7 +171,7 @@ export class Dispatcher {
         throw refused('queue_full', `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`, { bindingId: binding.id, sessionId });
       }
       const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
-      const waitingTotal = store.db.prepare("SELECT count(*) FROM runs WHERE status = 'queued' AND id NOT IN (SELECT run_id FROM run_claims)").pluck().get() as number;
+      const waitingTotal = waitingRunsTotal(store);
       if (waitingTotal >= maxQueued && claimBlocker(store, { sessionId, bindingId: binding.id, maxPerBinding: binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal, queuedSeq: null })) {
         throw refused('queue_full', `this host already has ${waitingTotal} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
       }
@@ -182,9 +183,7 @@ export class Dispatcher {
         if (error instanceof HostError && error.code === 'SESSION_PAUSED') throw refused('session_paused', error.message, { bindingId: binding.id, sessionId });
         throw error;
       }
-      store.db
-        .prepare('INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(event.platform, event.bot, event.id, binding.id, sessionId, queued.runId, new Date().toISOString());
+      recordDelivery(store, event, { bindingId: binding.id, sessionId, runId: queued.runId });
       // Steering "restart" reaches runs other processes hold through run_controls (their watcher cancels them).
       const foreign = restart ? inSession.live.filter((id) => !this.byRun.has(id)) : [];
       if (foreign.length > 0) requestCancel(store, foreign, `superseded by message ${event.id}`, 'host:dispatch');
@@ -218,9 +217,7 @@ export class Dispatcher {
 
   /** A session's runs that have not ended (any process), whether one holds the claim, and how many wait. */
   private sessionLoad(sessionId: string): { live: string[]; claimed: boolean; waiting: number } {
-    const rows = this.store.db
-      .prepare("SELECT r.id, c.run_id IS NOT NULL AS claimed FROM runs r LEFT JOIN run_claims c ON c.run_id = r.id WHERE r.session_id = ? AND r.status IN ('queued', 'running') ORDER BY r.queued_seq")
-      .all(sessionId) as { id: string; claimed: number }[];
+    const rows = liveSessionRuns(this.store, sessionId);
     return { live: rows.map((r) => r.id), claimed: rows.some((r) => r.claimed), waiting: rows.filter((r) => !r.claimed).length };
   }
 
@@ -329,16 +326,11 @@ export class Dispatcher {
   }
 
   private lastRevision(sessionId: string): number {
-    return (this.store.db
-      .prepare("SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND type = 'run.queued'")
-      .pluck()
-      .get(sessionId) as number);
+    return lastGoalRevision(this.store, sessionId);
   }
 
   private findDelivery(event: ChatEvent): DispatchTicket | undefined {
-    const row = this.store.db
-      .prepare('SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE platform = ? AND bot = ? AND event_id = ?')
-      .get(event.platform, event.bot, event.id) as { runId: string; sessionId: string; bindingId: string } | undefined;
+    const row = findDelivery(this.store, event.platform, event.bot, event.id);
     return row ? { status: 'duplicate', ...row } : undefined;
   }
 

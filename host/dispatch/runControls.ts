@@ -1,22 +1,15 @@
 import type { Store } from '../state/store.js';
+import { controlsAfter, dataVersion, insertCancels, lastControlSeq, type RunControl } from '../state/runControls.js';
 
-/** A request to stop a run, written by whoever asked (CLI, API) for whichever host process owns it. */
-export interface RunControl {
-  seq: number;
-  runId: string;
-  action: 'cancel';
-  reason: string;
-  by: string;
-}
+export type { RunControl };
 
 /** Ask the owner of `runIds` to cancel them; audited. Returns how many requests were written. */
 export function requestCancel(store: Store, runIds: readonly string[], reason: string, by: string): number {
   if (runIds.length === 0) return 0;
   const at = new Date().toISOString();
   store.transaction(() => {
-    const insert = store.db.prepare("INSERT INTO run_controls (run_id, action, reason, by, at) VALUES (?, 'cancel', ?, ?, ?)");
+    insertCancels(store, runIds, reason, by, at);
     for (const runId of runIds) {
-      insert.run(runId, reason, by, at);
       store.audit.append({ type: 'run.cancel_requested', actor: by, runId, data: { reason } }, at);
     }
   });
@@ -38,7 +31,7 @@ export class RunControlWatcher {
     private readonly onControl: (control: RunControl) => void,
     private readonly intervalMs = 200,
   ) {
-    this.lastSeq = store.db.prepare('SELECT coalesce(max(seq), 0) FROM run_controls').pluck().get() as number;
+    this.lastSeq = lastControlSeq(store);
     this.lastVersion = this.dataVersion();
   }
 
@@ -60,7 +53,7 @@ export class RunControlWatcher {
     const version = this.dataVersion();
     if (version === this.lastVersion) return;
     this.lastVersion = version;
-    const rows = this.store.db.prepare('SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE seq > ? ORDER BY seq').all(this.lastSeq) as RunControl[];
+    const rows = controlsAfter(this.store, this.lastSeq);
     for (const row of rows) {
       this.lastSeq = row.seq;
       this.onControl(row);
@@ -68,6 +61,6 @@ export class RunControlWatcher {
   }
 
   private dataVersion(): number {
-    return this.store.db.pragma('data_version', { simple: true }) as number;
+    return dataVersion(this.store);
   }
 }

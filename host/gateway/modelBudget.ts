@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { processStartTime } from '../util/procIdentity.js';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Store } from '../state/store.js';
+import { deleteOwnerReservations, deleteReservation, deleteRunReservations, insertReservation, reservationOwners, reservedSpend, settledSpend } from '../state/gatewayCalls.js';
 import type { GatewayRun } from './runContext.js';
 import type { WireFormat } from './wire/index.js';
 
@@ -68,16 +69,14 @@ export function planReservation(model: ModelResource, format: WireFormat, body: 
 
 const DAY_MS = 86_400_000;
 const OWN_START = processStartTime(process.pid);
+const OWNER = { pid: process.pid, start: OWN_START };
 
 /** Settled (metered) and reserved (in flight) tokens and cost of a run and of its binding's last 24 h. */
 export function budgetUse(store: Store, run: Pick<GatewayRun, 'claims'>, now = Date.now()) {
-  const { db } = store;
-  const settled = (where: string, ...args: unknown[]) => db.prepare(`SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE ${where}`).get(...args) as { tokens: number; cost: number };
-  const reserved = (where: string, ...args: unknown[]) => db.prepare(`SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_reservations WHERE ${where}`).get(...args) as { tokens: number; cost: number };
   const { runId, bindingId } = run.claims;
   return {
-    run: { settled: settled('run_id = ?', runId), reserved: reserved('run_id = ?', runId) },
-    day: { settled: settled('binding_id = ? AND at_ms > ?', bindingId, now - DAY_MS), reserved: reserved('binding_id = ?', bindingId) },
+    run: { settled: settledSpend(store, { runId }), reserved: reservedSpend(store, { runId }) },
+    day: { settled: settledSpend(store, { bindingId, sinceMs: now - DAY_MS }), reserved: reservedSpend(store, { bindingId }) },
   };
 }
 
@@ -88,8 +87,8 @@ export function budgetUse(store: Store, run: Pick<GatewayRun, 'claims'>, now = D
  * others' reservations. Reservations of host processes that are gone are dropped first.
  */
 export function reserve(store: Store, run: GatewayRun, reservation: CallReservation, now = Date.now()): { id: string } | BudgetRefusal {
-  return store.db
-    .transaction(() => {
+  // store.transaction is IMMEDIATE when outermost (and joins an outer one otherwise).
+  return store.transaction(() => {
       dropOrphans(store);
       const use = budgetUse(store, run, now);
       const { budget, claims } = run;
@@ -114,22 +113,19 @@ export function reserve(store: Store, run: GatewayRun, reservation: CallReservat
       const refusal = check('modelTokensPerRun', 'run', 'tokens') ?? check('modelCostPerRunUsd', 'run', 'USD') ?? check('modelTokensPerDay', 'day', 'tokens') ?? check('modelCostPerDayUsd', 'day', 'USD');
       if (refusal) return refusal;
       const id = randomUUID();
-      store.db
-        .prepare('INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(id, claims.runId, claims.bindingId, reservation.tokens, reservation.costUsd, now, process.pid, OWN_START);
+      insertReservation(store, { id, runId: claims.runId, bindingId: claims.bindingId, tokens: reservation.tokens, costUsd: reservation.costUsd, atMs: now, owner: OWNER });
       return { id };
-    })
-    .immediate();
+    });
 }
 
 /** Drop a reservation (its call settled; call inside the transaction that records the call). */
 export function releaseReservation(store: Store, id: string): void {
-  store.db.prepare('DELETE FROM gateway_reservations WHERE id = ?').run(id);
+  deleteReservation(store, id);
 }
 
 /** Drop whatever this host process still holds for a run (its gateway closed; a backstop). */
 export function releaseRunReservations(store: Store, runId: string): number {
-  return store.db.prepare('DELETE FROM gateway_reservations WHERE run_id = ? AND owner_pid = ? AND owner_start IS ?').run(runId, process.pid, OWN_START).changes;
+  return deleteRunReservations(store, runId, OWNER);
 }
 
 /**
@@ -138,12 +134,11 @@ export function releaseRunReservations(store: Store, runId: string): number {
  * calls are over, and what they metered before the crash is what counts.
  */
 function dropOrphans(store: Store): void {
-  const owners = store.db.prepare('SELECT DISTINCT owner_pid AS pid, owner_start AS start FROM gateway_reservations').all() as { pid: number; start: number | null }[];
-  for (const { pid, start } of owners) {
+  for (const { pid, start } of reservationOwners(store)) {
     if (pid === process.pid && start === OWN_START) continue;
     if (start !== null && processStartTime(pid) === start) continue;
     if (start === null && pid !== process.pid && pidAlive(pid)) continue;
-    store.db.prepare('DELETE FROM gateway_reservations WHERE owner_pid = ? AND owner_start IS ?').run(pid, start);
+    deleteOwnerReservations(store, { pid, start });
   }
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
+import { insertGatewayCall } from '../state/gatewayCalls.js';
 import { CircuitBreaker } from './circuitBreaker.js';
 import { createProvider, ProviderUnavailable, type Provider, type ProviderAnswer } from './providers/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -255,10 +256,11 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
   const { claims } = run;
   store.transaction(() => {
     if (r.held) releaseReservation(store, r.held.id);
-    store.db
-      .prepare('INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      // This row is written directly, not through the store's redaction of events and audit data.
-      .run(now.toISOString(), now.getTime(), claims.runId, claims.sessionId, claims.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.usage.inputTokens, r.usage.outputTokens, r.cost, r.latencyMs, r.error === undefined ? null : deps.redactor.text(r.error));
+    // This row is written directly, not through the store's redaction of events and audit data.
+    insertGatewayCall(store, {
+      at: now, runId: claims.runId, sessionId: claims.sessionId, bindingId: claims.bindingId, modelId: r.modelId, provider: r.provider, endpoint: r.endpoint, status: r.status,
+      attempts: r.attempts, inputTokens: r.usage.inputTokens, outputTokens: r.usage.outputTokens, costUsd: r.cost, latencyMs: r.latencyMs, error: r.error === undefined ? null : deps.redactor.text(r.error),
+    });
     store.audit.append({
       type: r.deniedBy || (r.status >= 400 && r.attempts === 0) ? 'gateway.denied' : 'gateway.call',
       actor: `runner:${claims.runnerId}`,

@@ -2,6 +2,7 @@ import { processStartTime } from '../util/procIdentity.js';
 import { signalRunnerTree, waitForTreeGone } from '../process/groupSignals.js';
 import { HostError } from '../errors.js';
 import type { Store } from '../state/store.js';
+import { openEffectIntents, runStartedData, runStatus } from '../state/recoveryReads.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
 import { ownerAlive } from '../state/claims.js';
 import { RunCgroup } from '../sandbox/cgroups.js';
@@ -13,7 +14,7 @@ import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
  * from the run id) and remove it. Returns how many processes were killed and which survived.
  */
 async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: number; survivors: number[] }> {
-  const started = store.db.prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as string | undefined;
+  const started = runStartedData(store, runId);
   const recorded = started ? ((JSON.parse(started) as { cgroups?: unknown }).cgroups ?? []) : [];
   const cgroup = RunCgroup.attach(runId, Array.isArray(recorded) ? recorded.filter((d): d is string => typeof d === 'string') : []);
   if (!cgroup) return { killed: 0, survivors: [] };
@@ -67,7 +68,7 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     ].join('; ');
     // Another process may be recovering the same run right now: append only if it is still open.
     const appended = store.transaction(() => {
-      const status = store.db.prepare('SELECT status FROM runs WHERE id = ?').pluck().get(run.id);
+      const status = runStatus(store, run.id);
       if (status !== 'queued' && status !== 'running') return false;
       store.append(run.sessionId, [
         { type: 'run.interrupted', runId: run.id, data: { reason, killedPid }, audit: { type: 'recovery.run_interrupted', actor: 'host', data: { reason, killedPid, cgroupKilled: cgroup.killed, cgroupSurvivors: cgroup.survivors } } },
@@ -77,15 +78,7 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     if (appended) report.interruptedRuns.push({ runId: run.id, sessionId: run.sessionId, killedPid });
   }
 
-  const open = store.db
-    .prepare(
-      `SELECT i.session_id AS sessionId, i.run_id AS runId, i.data AS data FROM events i
-       WHERE i.type LIKE 'effect.%' AND i.type = 'effect.intent' AND NOT EXISTS (
-         SELECT 1 FROM events r WHERE json_extract(r.data, '$.effectId') = json_extract(i.data, '$.effectId')
-           AND r.type LIKE 'effect.%' AND r.type IN ('effect.result', 'effect.reconciled', 'effect.resolved'))
-       ORDER BY i.session_id, i.seq`,
-    )
-    .all() as { sessionId: string; runId: string | null; data: string }[];
+  const open = openEffectIntents(store);
   const toPause = new Map<string, string[]>();
   for (const row of open) {
     const intent = JSON.parse(row.data) as { effectId: string; kind: string; target: string; probe: Record<string, unknown> };

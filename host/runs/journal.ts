@@ -59,7 +59,7 @@ export class RunJournal {
   queued(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision = 0): QueuedRun {
     const { store } = this;
     return store.transaction(() => {
-      const paused = store.db.prepare('SELECT paused_reason FROM sessions WHERE id = ?').pluck().get(sessionId) as string | null;
+      const paused = store.pausedReason(sessionId);
       if (paused) {
         throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${paused}`, { sessionId, openEffects: store.session(sessionId).openEffects });
       }

@@ -1,4 +1,5 @@
 import type { Store } from '../state/store.js';
+import { recordedSkillDigest } from '../state/skillDigests.js';
 import { makeFilesReadOnly, readSkill } from '../bindings/skillDigest.js';
 import { sandboxBackend, type Backend } from '../sandbox/backend.js';
 
@@ -32,7 +33,7 @@ export function checkSkills(store: Store, copies: { id: string; name: string; pa
   const binds: { source: string; target: string; readOnly: boolean }[] = [];
   for (const copy of copies) {
     const identity = readSkill(copy.path, copy.name);
-    const recorded = (store.db.prepare('SELECT digest FROM skill_digests WHERE skill_id = ?').pluck().get(copy.id) as string | undefined) ?? null;
+    const recorded = recordedSkillDigest(store, copy.id);
     const changed = recorded !== identity.digest;
     if (changed) onChanged({ skill: copy.id, name: identity.name, digest: identity.digest, recorded });
     handles.push({ ...copy, ...(identity.version ? { version: identity.version } : {}), digest: identity.digest, changed });

@@ -1,5 +1,5 @@
 import { processStartTime } from '../util/procIdentity.js';
-import type { Store } from './store.js';
+import { dbOf, type Store } from './store.js';
 
 /** What a run needs to start: its session, its binding's slot limit and the host-wide one. */
 export interface ClaimRequest {
@@ -39,7 +39,7 @@ export function ownerAlive(row: OwnerRow): boolean {
  * start in `run.queued` order), its binding has a free slot, and so has the host.
  */
 export function claimBlocker(store: Store, req: Omit<ClaimRequest, 'runId'> & { queuedSeq: number | null }): ClaimBlocker | undefined {
-  const { db } = store;
+  const db = dbOf(store);
   const dead = (rows: OwnerRow[]) => rows.some((r) => !ownerAlive(r));
   const sessionClaims = db.prepare('SELECT host_pid, host_start FROM run_claims WHERE session_id = ?').all(req.sessionId) as OwnerRow[];
   const earlier =
@@ -64,15 +64,15 @@ export function claimBlocker(store: Store, req: Omit<ClaimRequest, 'runId'> & { 
  */
 export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
   // A read-only look first: a waiting run that is still blocked does not take the write lock.
-  const seq = store.db.prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as number | null | undefined;
+  const seq = dbOf(store).prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as number | null | undefined;
   const early = claimBlocker(store, { ...req, queuedSeq: seq ?? null });
   if (early) return { ok: false, ...early };
   return store.transaction(() => {
-    const run = store.db.prepare('SELECT status, queued_seq FROM runs WHERE id = ?').get(req.runId) as { status: string; queued_seq: number | null } | undefined;
+    const run = dbOf(store).prepare('SELECT status, queued_seq FROM runs WHERE id = ?').get(req.runId) as { status: string; queued_seq: number | null } | undefined;
     if (!run || run.status !== 'queued') throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
     const blocker = claimBlocker(store, { ...req, queuedSeq: run.queued_seq });
     if (blocker) return { ok: false, ...blocker };
-    store.db
+    dbOf(store)
       .prepare('INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(req.runId, req.sessionId, req.bindingId, process.pid, processStartTime(process.pid), new Date().toISOString());
     return { ok: true };
@@ -142,6 +142,6 @@ export class ClaimWaker {
   }
 
   private dataVersion(): number {
-    return this.store.db.pragma('data_version', { simple: true }) as number;
+    return dbOf(this.store).pragma('data_version', { simple: true }) as number;
   }
 }

@@ -48,3 +48,8 @@ function describeOpenError(path: string, error: unknown): HostError {
   }
   return new HostError('STATE_UNAVAILABLE', `cannot open state database ${path}: ${message}`, { path, code }, { cause: error });
 }
+
+/** Open an existing state database read-only (no migration, no WAL set-up): `paddock audit`, `paddock doctor`. */
+export function openDatabaseReadOnly(path: string): Db {
+  return new Database(path, { readonly: true, fileMustExist: true });
+}

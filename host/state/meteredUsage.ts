@@ -1,5 +1,5 @@
 import type { Usage } from '../../sdk/protocol/types.js';
-import type { Store } from './store.js';
+import { dbOf, type Store } from './store.js';
 
 /** A run's usage as the host measured it, with the runner's own claim kept apart. */
 export type RunUsage = Usage & {
@@ -17,7 +17,7 @@ export type RunUsage = Usage & {
  * A run that used no model through the gateway metered zero.
  */
 export function meteredUsage(store: Store, runId: string, reportedByRunner?: Usage): RunUsage {
-  const row = store.db
+  const row = dbOf(store)
     .prepare('SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output, coalesce(sum(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ? AND status < 400')
     .get(runId) as { calls: number; input: number; output: number; cost: number };
   return {

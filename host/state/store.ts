@@ -15,6 +15,19 @@ export interface StoreOptions {
   durability?: Durability;
   /** Applied to audit data before hashing and to event data before storing. */
   redact?: Redactor;
+  /** Observation points (docs/state.md, "Store hooks"); none in production. */
+  hooks?: StoreHooks;
+}
+
+/**
+ * Observation points of a {@link Store}, called synchronously at a durability boundary. They see
+ * what happened and change nothing; the crash tests use them to SIGKILL the host exactly there.
+ */
+export interface StoreHooks {
+  /** After an event's transaction committed (and its listeners heard it). `n` counts from 1 per Store. */
+  afterEventCommitted?(event: StoredEvent, n: number): void;
+  /** After an effect's intent committed, before the effect itself runs. `n` counts from 1 per Store. */
+  beforeEffect?(n: number): void;
 }
 
 /** One event to append. */
@@ -66,20 +79,22 @@ export class Store {
   private readonly stmts;
   private readonly redact: Redactor;
   private closed = false;
-  /** Test-only crash switch (PADDOCK_TEST_CRASH_AT=event:N|effect:N): SIGKILL ourselves at a boundary. */
-  private readonly crashAt: { kind: 'event' | 'effect'; n: number } | undefined;
+  private readonly hooks: StoreHooks;
   private eventsAppended = 0;
   private effectsStarted = 0;
   /** Events appended inside a transaction that has not committed yet. */
   private uncommitted: StoredEvent[] = [];
 
   private constructor(
-    readonly db: Db,
+    /** The connection: only host/state/ modules reach it, through {@link dbOf}. */
+    private readonly db: Db,
     readonly key: AuditKey,
     readonly dataDir: string,
     redact: Redactor,
+    hooks: StoreHooks,
   ) {
     this.redact = redact;
+    this.hooks = hooks;
     this.audit = new AuditLog(db, key, redact);
     this.runnerState = new RunnerStateRepo(db, redact);
     this.stmts = {
@@ -97,8 +112,6 @@ export class Store {
       // A run's claim ends in the transaction that ends the run (docs/state.md, "Claims").
       releaseClaim: db.prepare('DELETE FROM run_claims WHERE run_id = ?'),
     };
-    const crash = /^(event|effect):(\d+)$/.exec(process.env.PADDOCK_TEST_CRASH_AT ?? '');
-    this.crashAt = crash ? { kind: crash[1] as 'event' | 'effect', n: Number(crash[2]) } : undefined;
   }
 
   /** Open the data folder's database, apply migrations, load (or create) the audit key. */
@@ -107,9 +120,9 @@ export class Store {
     try {
       const { applied } = migrate(db);
       const key = loadOrCreateAuditKey(options.dataDir);
-      const store = new Store(db, key, options.dataDir, options.redact ?? ((v) => v));
+      const store = new Store(db, key, options.dataDir, options.redact ?? ((v) => v), options.hooks ?? {});
       if (key.created || applied.length > 0) {
-        store.db.transaction(() => {
+        db.transaction(() => {
           if (key.created) store.audit.append({ type: 'audit.key_created', actor: 'host', data: { keyId: key.keyId } });
           if (applied.length > 0) store.audit.append({ type: 'state.migrated', actor: 'host', data: { versions: applied } });
         })();
@@ -187,14 +200,19 @@ export class Store {
     for (const event of committed) {
       this.eventsAppended += 1;
       for (const listener of this.listeners) listener(event);
-      if (this.crashAt?.kind === 'event' && this.eventsAppended === this.crashAt.n) process.kill(process.pid, 'SIGKILL');
+      this.hooks.afterEventCommitted?.(event, this.eventsAppended);
     }
   }
 
-  /** Called by the effect ledger between an intent and the effect (test crash switch). */
+  /** Called by the effect ledger between an intent and the effect (the `beforeEffect` hook). */
   afterEffectIntent(): void {
     this.effectsStarted += 1;
-    if (this.crashAt?.kind === 'effect' && this.effectsStarted === this.crashAt.n) process.kill(process.pid, 'SIGKILL');
+    this.hooks.beforeEffect?.(this.effectsStarted);
+  }
+
+  /** Why a session is paused, or null when it is not. */
+  pausedReason(sessionId: string): string | null {
+    return (this.db.prepare('SELECT paused_reason FROM sessions WHERE id = ?').pluck().get(sessionId) as string | null | undefined) ?? null;
   }
 
   /** Events of a session after `afterSeq`, in order (for readers catching up). */
@@ -287,6 +305,11 @@ export class Store {
         return;
     }
   }
+}
+
+/** The store's connection, for host/state/ modules only (a test fails on any use outside host/state/). */
+export function dbOf(store: Store): Db {
+  return store['db'];
 }
 
 function toRunRow(r: Record<string, unknown>): RunRow {

@@ -9,6 +9,7 @@ import type { Update } from '../../sdk/protocol/types.js';
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const AGENT = repoPath('test/fixtures/acp/agent.mjs');
 const ADAPTER = join(HARNESS_DIR, 'node_modules', '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js');
@@ -79,7 +80,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
   it('MCP: the agent gets the run\'s host endpoint (with the run token) and its tool call goes through the host', async () => {
     const { outcome, runId } = await dispatch('acp-fs', 'MCP:echo:{"text":"via acp"}', 'mcp-1');
     expect(outputOf(outcome)).toBe('echo: via acp');
-    const calls = host.store.db.prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?").pluck().all(runId) as string[];
+    const calls = rawDb(host.store).prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?").pluck().all(runId) as string[];
     expect(calls.map((c) => JSON.parse(c) as unknown)).toEqual([expect.objectContaining({ tool: 'echo', outcome: 'ok' })]);
     const { outcome: denied } = await dispatch('acp-fs', 'MCP:delete_everything:{}', 'mcp-2');
     expect(outputOf(denied)).toContain('mcpServer.tools.deny');
@@ -110,7 +111,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     const first = await dispatch('acp-claude', 'SAY:hello via the ACP adapter', 'real-1');
     expect(first.outcome.status, first.outcome.reason).toBe('completed');
     expect(outputOf(first.outcome)).toContain('hello via the ACP adapter');
-    const calls = host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?").pluck().all(first.runId) as string[];
+    const calls = rawDb(host.store).prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?").pluck().all(first.runId) as string[];
     expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(expect.objectContaining({ model: 'sm', scripted: true, status: 200 }));
   }, 120_000);
 });

@@ -10,6 +10,7 @@ import { processesWith } from '../helpers/procs.js';
 import { filesContaining } from '../helpers/canary.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { quotaImage } from '../../host/sandbox/diskQuota.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const CANARY_KEY = `sk-ant-api03-harnesscanary${'K'.repeat(40)}AA`;
 process.env.PADDOCK_TEST_CLAUDE_CANARY_KEY = CANARY_KEY;
@@ -27,7 +28,7 @@ async function dispatch(bot: string, text: string, conversation = 'c1', signal?:
   return { outcome: await ticket.done, updates, sessionId: ticket.sessionId };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-const auditOf = (type: string, runId: string) => (host.store.db.prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const auditOf = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
 
 beforeAll(() => {
   const claude = harnessReports().find((h) => h.name === 'claude')!;
@@ -99,7 +100,7 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(outputOf(second.outcome)).toBe('second turn');
     expect(second.outcome.result?.external?.sessionId).toBe(first.outcome.result?.external?.sessionId);
     // The second turn's request carried the first one: more input tokens than a fresh turn.
-    const tokens = (runId: string) => host.store.db.prepare('SELECT MAX(input_tokens) FROM gateway_calls WHERE run_id = ?').pluck().get(runId) as number;
+    const tokens = (runId: string) => rawDb(host.store).prepare('SELECT MAX(input_tokens) FROM gateway_calls WHERE run_id = ?').pluck().get(runId) as number;
     expect(tokens(second.outcome.runId)).toBeGreaterThan(tokens(first.outcome.runId));
   });
 
@@ -164,7 +165,7 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(env).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:3129/);
     expect(env).not.toContain('PADDOCK_TEST_CLAUDE_CANARY_KEY');
     expect(env).not.toContain(CANARY_KEY);
-    host.store.db.pragma('wal_checkpoint(PASSIVE)');
+    rawDb(host.store).pragma('wal_checkpoint(PASSIVE)');
     expect(filesContaining(host.dataDir, CANARY_KEY)).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const host = tempHost({ limits: { wallClockMs: 120_000 } });
@@ -22,7 +23,7 @@ async function dispatch(bot: string, text: string, conversation = 'c1', updates:
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-const auditOf = (type: string, runId: string) => (host.store.db.prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const auditOf = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
 
 describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
   beforeAll(() => {

@@ -12,14 +12,14 @@ import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
 import { repoPath } from '../helpers/fixtures.js';
 
-// Crash-point injection with a real host process: PADDOCK_TEST_CRASH_AT makes the host SIGKILL
-// itself right after the N-th committed event (event:N) or between the intent and the act of
+// Crash-point injection with a real host process: the CLI run through test/fixtures/crashingHost.ts,
+// whose store hook (PADDOCK_TEST_CRASH_AT) makes the host SIGKILL itself right after the N-th committed event (event:N) or between the intent and the act of
 // its N-th host-side effect (effect:N). For every boundary of a scripted session we check the
 // raw database before a restart, then restart the host and check that it recovers and converges.
 
 let cli = '';
 beforeAll(async () => {
-  cli = await compileNodeEntry(repoPath('host/cli/entry.ts'));
+  cli = await compileNodeEntry(repoPath('test/fixtures/crashingHost.ts'));
 });
 
 function host(dataDir: string, args: string[], crashAt?: string) {

@@ -18,6 +18,7 @@ import { SseParser } from '../../host/gateway/wire/sse.js';
 import { tempHost } from '../helpers/host.js';
 import { filesContaining } from '../helpers/canary.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 type Host = ReturnType<typeof tempHost>;
 
@@ -60,8 +61,8 @@ function sseText(raw: string): string {
     .join('');
 }
 
-const auditOf = (host: Host, type: string) => host.store.db.prepare('SELECT data FROM audit WHERE type = ? ORDER BY seq').pluck().all(type).map((d) => JSON.parse(d as string) as Record<string, unknown>);
-const callsOf = (host: Host, runId: string) => host.store.db.prepare('SELECT * FROM gateway_calls WHERE run_id = ? ORDER BY seq').all(runId) as Record<string, unknown>[];
+const auditOf = (host: Host, type: string) => rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? ORDER BY seq').pluck().all(type).map((d) => JSON.parse(d as string) as Record<string, unknown>);
+const callsOf = (host: Host, runId: string) => rawDb(host.store).prepare('SELECT * FROM gateway_calls WHERE run_id = ? ORDER BY seq').all(runId) as Record<string, unknown>[];
 
 describe('the gateway serves models to a run token, in three wire formats', () => {
   let host: Host;
@@ -191,9 +192,9 @@ type ChatChunk = { choices: { delta: { content?: string }; message: { content: s
 type ErrorBody = { error: { message: string } };
 const body = <T>(text: string): T => JSON.parse(text) as T;
 
-const reservationsOf = (host: Host, runId: string) => host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations WHERE run_id = ?').pluck().get(runId) as number;
-const deniedFor = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.denied' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
-const callAudits = (host: Host, runId: string) => (host.store.db.prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as { inputTokens: number; outputTokens: number; costUsd: number; reservedTokens: number; reservedCostUsd: number; status: number; overrunTokens?: number });
+const reservationsOf = (host: Host, runId: string) => rawDb(host.store).prepare('SELECT COUNT(*) FROM gateway_reservations WHERE run_id = ?').pluck().get(runId) as number;
+const deniedFor = (host: Host, runId: string) => (rawDb(host.store).prepare("SELECT data FROM audit WHERE type = 'gateway.denied' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const callAudits = (host: Host, runId: string) => (rawDb(host.store).prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ? ORDER BY seq").pluck().all(runId) as string[]).map((d) => JSON.parse(d) as { inputTokens: number; outputTokens: number; costUsd: number; reservedTokens: number; reservedCostUsd: number; status: number; overrunTokens?: number });
 
 /** Fire all requests at once (no await in between) and collect status + parsed error message. */
 async function burst(handle: GatewayRunHandle, calls: { path: string; body: Record<string, unknown> }[]) {
@@ -268,7 +269,7 @@ describe('budgets hold under concurrency: reserve before the call, settle after'
       const two = await openRun(h, [scripted()], { limits: { modelTokensPerDay: 90 } });
       const calls = Array.from({ length: 20 }, (_, i) => wireCall(FORMATS[i % 3]!, `LONG:20 SLOW:40 #${i}`, 5));
       const [a, b] = await Promise.all([burst(one.handle, calls), burst(two.handle, calls)]);
-      const day = h.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'gw-binding'").pluck().get() as number;
+      const day = rawDb(h.store).prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'gw-binding'").pluck().get() as number;
       expect(day).toBeLessThanOrEqual(90);
       const answers = [...a, ...b];
       expect(answers.filter((x) => x.status === 200).length).toBeGreaterThanOrEqual(2);
@@ -302,16 +303,16 @@ describe('budgets hold under concurrency: reserve before the call, settle after'
       for (const child of children) child.stdin!.end('go\n');
       const answers = (await Promise.all(nextLine.map((next) => next()))).flatMap((line) => JSON.parse(line) as { status: number; message: string }[]);
       await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
-      const day = h.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get() as number;
+      const day = rawDb(h.store).prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get() as number;
       expect(day).toBeGreaterThan(0);
       expect(day).toBeLessThanOrEqual(90);
       const ok = answers.filter((a) => a.status === 200).length;
-      expect(ok).toBe(h.store.db.prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get());
+      expect(ok).toBe(rawDb(h.store).prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200").pluck().get());
       const refused = answers.filter((a) => a.status !== 200);
       expect(refused).toHaveLength(40 - ok);
       expect(refused.every((a) => a.status === 403 && a.message.includes('limits.modelTokensPerDay'))).toBe(true);
-      expect(h.store.db.prepare("SELECT COUNT(*) FROM audit WHERE type = 'gateway.denied' AND json_extract(data, '$.deniedBy') = 'binding.limits.modelTokensPerDay'").pluck().get()).toBe(refused.length);
-      expect(h.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+      expect(rawDb(h.store).prepare("SELECT COUNT(*) FROM audit WHERE type = 'gateway.denied' AND json_extract(data, '$.deniedBy') = 'binding.limits.modelTokensPerDay'").pluck().get()).toBe(refused.length);
+      expect(rawDb(h.store).prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
     } finally {
       await h.close();
     }
@@ -460,7 +461,7 @@ describe('a provider key reaches the provider and nothing else', () => {
     expect(sseText(answer.text)).toContain('your key is [REDACTED]');
     expect(callsOf(host, handle.run.claims.runId).at(-1)).toMatchObject({ input_tokens: 7, output_tokens: 9 });
     await handle.close();
-    host.store.db.pragma('wal_checkpoint(PASSIVE)');
+    rawDb(host.store).pragma('wal_checkpoint(PASSIVE)');
     expect(filesContaining(host.dataDir, CANARY)).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const MCP_CANARY = `mcp-canary-${process.pid}-Zq8vWm3kT1`;
@@ -57,7 +58,7 @@ async function dispatch(bot: string): Promise<{ outcome: RunOutcome; report: { g
 }
 
 const auditOf = (type: string, runId?: string) =>
-  (host.store.db.prepare('SELECT data, run_id AS runId FROM audit WHERE type = ? ORDER BY seq').all(type) as { data: string; runId: string | null }[])
+  (rawDb(host.store).prepare('SELECT data, run_id AS runId FROM audit WHERE type = ? ORDER BY seq').all(type) as { data: string; runId: string | null }[])
     .filter((r) => !runId || r.runId === runId)
     .map((r) => JSON.parse(r.data) as Record<string, unknown>);
 
@@ -303,7 +304,7 @@ describe('budgets hold for a real runner\'s concurrent calls (HTTP through its s
       expect(outcome.status, outcome.reason).toBe('completed');
       const answers = report.report[0] as unknown as ({ ok: true } | { status: number; text: string } | { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } })[];
       expect(answers).toHaveLength(count);
-      const calls = host.store.db.prepare('SELECT * FROM gateway_calls WHERE run_id = ? AND status = 200').all(outcome.runId) as { input_tokens: number; output_tokens: number; endpoint: string }[];
+      const calls = rawDb(host.store).prepare('SELECT * FROM gateway_calls WHERE run_id = ? AND status = 200').all(outcome.runId) as { input_tokens: number; output_tokens: number; endpoint: string }[];
       expect(calls.reduce((sum, c) => sum + c.input_tokens + c.output_tokens, 0)).toBeLessThanOrEqual(60);
       expect(calls.every((c) => c.endpoint === (via === 'http' ? 'anthropic' : 'model/complete'))).toBe(true);
       const ok = answers.filter((a) => ('ok' in a) || ('status' in a && a.status === 200));
@@ -324,7 +325,7 @@ describe('budgets hold for a real runner\'s concurrent calls (HTTP through its s
       const denied = auditOf('gateway.denied', outcome.runId);
       expect(denied).toHaveLength(refused.length);
       expect(denied.every((d) => d.deniedBy === 'binding.limits.modelTokensPerRun')).toBe(true);
-      expect(host.store.db.prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+      expect(rawDb(host.store).prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
     }, 60_000);
   }
 });
@@ -335,7 +336,7 @@ describe('a per-day budget shared by two concurrent runs of one binding, over SD
     const tickets = await Promise.all(['day-a', 'day-b'].map((id) => host.dispatcher.dispatch(chatEvent({ bot: 'day', conversation: { id } }))));
     const outcomes = await Promise.all(tickets.map((t) => (t.status === 'duplicate' ? Promise.reject(new Error('duplicate')) : t.done)));
     for (const o of outcomes) expect(o.status, o.reason).toBe('completed');
-    const day = host.store.db.prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get() as number;
+    const day = rawDb(host.store).prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get() as number;
     expect(day).toBeGreaterThan(0);
     expect(day).toBeLessThanOrEqual(90);
     const answers = outcomes.flatMap((o) => (JSON.parse((o.result!.output!.parts[0] as { text: string }).text) as { report: unknown[][] }).report[0]!) as ({ ok: true } | { error: { code: number; message: string } })[];
@@ -343,7 +344,7 @@ describe('a per-day budget shared by two concurrent runs of one binding, over SD
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.every((a) => a.error.code === ErrorCodes.QuotaExceeded && a.error.message.includes('model budget limits.modelTokensPerDay') && a.error.message.includes('the binding in the last 24 h'))).toBe(true);
     expect(outcomes.reduce((n, o) => n + auditOf('gateway.denied', o.runId).filter((d) => d.deniedBy === 'binding.limits.modelTokensPerDay').length, 0)).toBe(refused.length);
-    expect(answers.length - refused.length).toBe(host.store.db.prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get());
+    expect(answers.length - refused.length).toBe(rawDb(host.store).prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get());
   }, 60_000);
 });
 
@@ -366,7 +367,7 @@ describe('the run token is revoked the moment the host reads the run result', ()
       const tokenDenials = auditOf('gateway.denied').filter((d) => d.tokenRunId === outcome.runId);
       expect(tokenDenials).toEqual([expect.objectContaining({ reason: 'token revoked', deniedBy: 'gateway.runToken' })]);
       expect(auditOf('policy.denied', outcome.runId)).toEqual([expect.objectContaining({ method: 'model/complete', deniedBy: 'connection.activeRun' })]);
-      expect(host.store.db.prepare('SELECT COUNT(*) FROM gateway_calls WHERE run_id = ?').pluck().get(outcome.runId)).toBe(0);
+      expect(rawDb(host.store).prepare('SELECT COUNT(*) FROM gateway_calls WHERE run_id = ?').pluck().get(outcome.runId)).toBe(0);
     }, 60_000);
   }
 });

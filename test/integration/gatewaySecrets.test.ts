@@ -11,6 +11,7 @@ import { base64Core } from '../../host/secrets/secretForms.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { paddock } from '../helpers/cli.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const KEY = `canary-provider-key-${process.pid}-Hq7Zr2Lw9`;
 process.env.PADDOCK_TEST_ECHO_PROVIDER_KEY = KEY;
@@ -151,7 +152,7 @@ describe('a provider echoing its key: one redaction point for every path out of 
     expect(leaksIn(received)).toEqual([]);
     expect(leaksIn(JSON.stringify(updates))).toEqual([]);
     expect(leaksIn(outcomeText)).toEqual([]);
-    host.store.db.pragma('wal_checkpoint(PASSIVE)');
+    rawDb(host.store).pragma('wal_checkpoint(PASSIVE)');
     for (const file of readdirSync(host.dataDir).filter((f) => f.startsWith('paddock.db'))) expect(leaksIn(readFileSync(join(host.dataDir, file)).toString('latin1')), file).toEqual([]);
     const audit = (await paddock(['audit', 'export'], { dataDir: host.dataDir })).stdout;
     expect(audit).toContain('gateway.call');

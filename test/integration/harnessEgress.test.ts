@@ -9,6 +9,7 @@ import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const host = tempHost({ limits: { wallClockMs: 120_000 } });
 const servers: Server[] = [];
@@ -37,7 +38,7 @@ async function dispatch(bot: string, text: string, conversation: string): Promis
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { outcome: await ticket.done, updates };
 }
-const egressAudit = (runId: string) => (host.store.db.prepare("SELECT type, data FROM audit WHERE type LIKE 'egress.%' AND run_id = ? ORDER BY seq").all(runId) as { type: string; data: string }[]).map((r) => ({ type: r.type, ...(JSON.parse(r.data) as Record<string, unknown>) }));
+const egressAudit = (runId: string) => (rawDb(host.store).prepare("SELECT type, data FROM audit WHERE type LIKE 'egress.%' AND run_id = ? ORDER BY seq").all(runId) as { type: string; data: string }[]).map((r) => ({ type: r.type, ...(JSON.parse(r.data) as Record<string, unknown>) }));
 const toolOutput = (updates: Update[]) => updates.filter((u) => u.kind === 'tool.finished').map((u) => String((u as { output?: unknown }).output ?? (u as { error?: unknown }).error ?? '')).join('\n');
 
 beforeAll(async () => {

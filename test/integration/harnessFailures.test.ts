@@ -11,6 +11,7 @@ import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const harnessDir = mkdtempSync(join(tmpdir(), 'paddock-fake-harness-'));
 chmodSync(harnessDir, 0o755); // readable by the run uid, like the real .harness (docs/admin-guide.md "Run identity")
@@ -45,7 +46,7 @@ describe('claude-code runner against a FAKE CLI (failure modes)', () => {
     expect(outcome.status).toBe('failed');
     expect(outcome.reason).toMatch(/claude ended without a result line \(exit 139\).*segmentation fault \(simulated\)/);
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'message', parts: [{ type: 'text', text: 'half an answer' }] }));
-    expect(host.store.db.prepare("SELECT COUNT(*) FROM events WHERE type = 'external.saved' AND run_id = ?").pluck().get(outcome.runId)).toBe(0);
+    expect(rawDb(host.store).prepare("SELECT COUNT(*) FROM events WHERE type = 'external.saved' AND run_id = ?").pluck().get(outcome.runId)).toBe(0);
     expect(fakeProcesses()).toEqual([]);
   });
 

@@ -10,6 +10,7 @@ import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { jsonLines, paddock } from '../helpers/cli.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const root = mkdtempSync(join(tmpdir(), 'paddock-grants-'));
 const repo = join(root, 'repo');
@@ -31,7 +32,7 @@ async function dispatch(bot: string, text: string): Promise<{ outcome: RunOutcom
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-const auditOf = (type: string, runId: string) => (host.store.db.prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const auditOf = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
 
 beforeAll(() => {
   const claude = harnessReports().find((h) => h.name === 'claude')!;

@@ -10,6 +10,7 @@ const chatEvent = (over: Parameters<typeof anyChatEvent>[0]) => anyChatEvent(ove
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { rawDb } from '../helpers/rawDb.js';
 
 // Issue 11, item 5: a runner's deeply nested (or huge) JSON fails that run with a clear reason;
 // the host records the outcome, a concurrent run completes, and the host goes on.
@@ -100,8 +101,8 @@ describe('an exception while storing what a runner sent fails that run only', ()
   // full disk or any other store error would. It stands in for the failures the protocol checks
   // now keep out, so the guards behind them stay proven.
   const plant = (type: string) =>
-    h.store.db.exec(`CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.type = '${type}' AND NEW.data LIKE '%poison-pill%' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`);
-  const unplant = () => h.store.db.exec('DROP TRIGGER IF EXISTS poison');
+    rawDb(h.store).exec(`CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.type = '${type}' AND NEW.data LIKE '%poison-pill%' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`);
+  const unplant = () => rawDb(h.store).exec('DROP TRIGGER IF EXISTS poison');
 
   it('an update the store refuses at group-commit time fails its run (failed, with the error); the other updates and a concurrent run are stored', async () => {
     plant('run.update');

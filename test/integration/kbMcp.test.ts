@@ -11,6 +11,7 @@ import { indexResources } from '../../host/authz/projection.js';
 import { BindingLimitsSchema, KnowledgeBaseResourceSchema } from '../../host/bindings/schema.js';
 import { KB_MCP_SERVER, kbToolName } from '../../host/gateway/mcp/kbEndpoint.js';
 import { tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const root = mkdtempSync(join(tmpdir(), 'paddock-kbmcp-'));
 for (const [kb, file, text] of [
@@ -43,7 +44,7 @@ async function connect(baseUrl: string, token: string | undefined) {
   await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${KB_MCP_SERVER}`), { requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} } }));
   return client;
 }
-const audit = (type: string, runId: string) => (host.store.db.prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const audit = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
 const textOf = (r: unknown) => ((r as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
 
 describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {

@@ -8,6 +8,7 @@ import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { rawDb } from '../helpers/rawDb.js';
 
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 afterAll(() => host.close());
@@ -77,7 +78,7 @@ describe('local-agent runner (bwrap, everything through the host)', () => {
     const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'la', text: 'DELAY:30000' }));
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     // Cancel once the host has accepted the runner's model/complete (the call is then pending).
-    const pending = host.store.db.prepare("SELECT 1 FROM events WHERE run_id = ? AND type = 'run.request' AND data LIKE '%model/complete%'");
+    const pending = rawDb(host.store).prepare("SELECT 1 FROM events WHERE run_id = ? AND type = 'run.request' AND data LIKE '%model/complete%'");
     while (!pending.get(ticket.runId)) await new Promise((r) => setTimeout(r, 20));
     host.dispatcher.cancel(ticket.runId, 'test cancel');
     const outcome = await ticket.done;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostError } from '../../host/errors.js';
 import { Store } from '../../host/state/store.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
+import { storeConnection } from '../helpers/rawDb.js';
 
 // A real full disk: a 1 MiB tmpfs this test mounts (the test machines and CI run as root; without
 // the right to mount, this test fails loudly rather than skipping).
@@ -51,6 +52,6 @@ describe('state on a full disk', () => {
     expect(events.length).toBe(1 + committed * 2);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(committed).toBeGreaterThan(5);
-    reopened.db.close();
+    storeConnection(reopened).close();
   });
 });

@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabaseReadOnly } from '../../state/db.js';
 import { auditKeyPaths } from '../../audit/auditKey.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAudit } from '../../audit/verify.js';
@@ -13,7 +13,7 @@ type Out = (text: string) => void;
 export function auditCommand(dataDir: string, verb: string | undefined, flags: { json: boolean; key?: string }, out: Out): number {
   const file = join(dataDir, 'paddock.db');
   if (!existsSync(file)) throw new HostError('NOT_FOUND', `no state database at ${file}`);
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openDatabaseReadOnly(file);
   try {
     if (verb === 'verify') {
       const keyFile = flags.key ?? auditKeyPaths(dataDir).publicPath;

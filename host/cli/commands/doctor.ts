@@ -4,7 +4,8 @@ import type { HostConfig } from '../../config/hostConfig.js';
 import { harnessReports } from '../../harness/harnesses.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabaseReadOnly } from '../../state/db.js';
+import { readStoredSpecs } from '../../state/configRepo.js';
 import type { KnowledgeBaseResource, McpServerResource, ModelResource } from '../../bindings/schema.js';
 import { describeMissingRef, missingSecretRefs } from '../../secrets/hostSecrets.js';
 import { runIdentityReport } from '../../sandbox/identityReport.js';
@@ -18,10 +19,10 @@ type Out = (text: string) => void;
 function storedMissingSecrets(dataDir: string): string[] {
   const path = join(dataDir, 'paddock.db');
   if (!existsSync(path)) return [];
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = openDatabaseReadOnly(path);
   try {
-    const rows = db.prepare("SELECT kind, spec FROM config_objects WHERE kind IN ('model', 'knowledgeBase', 'mcpServer') ORDER BY kind, id").all() as { kind: string; spec: string }[];
-    const of = <T>(kind: string) => rows.filter((r) => r.kind === kind).map((r) => JSON.parse(r.spec) as T);
+    const rows = readStoredSpecs(db, ['model', 'knowledgeBase', 'mcpServer']);
+    const of = <T>(kind: string) => rows.filter((r) => r.kind === kind).map((r) => r.spec as T);
     return missingSecretRefs({ models: of<ModelResource>('model'), knowledgeBases: of<KnowledgeBaseResource>('knowledgeBase'), mcpServers: of<McpServerResource>('mcpServer') }).map(describeMissingRef);
   } catch (error) {
     return [`could not read the configuration in ${path}: ${(error as Error).message}`];

@@ -1,6 +1,6 @@
-import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, dirname, join, relative } from 'node:path';
-import Database from 'better-sqlite3';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import { KbIndexFile } from '../../state/kbIndex.js';
 
 /** A retrieved chunk with its source. */
 export interface KbChunk {
@@ -65,56 +65,35 @@ export function ftsQuery(query: string): string | undefined {
  * and deleted files by size and mtime), so answers always reflect what is on disk.
  */
 export class FolderIndex {
-  private readonly db: Database.Database;
+  private readonly index: KbIndexFile;
 
   constructor(
     private readonly folder: string,
     indexFile: string,
   ) {
-    mkdirSync(dirname(indexFile), { recursive: true, mode: 0o700 });
-    this.db = new Database(indexFile);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, title TEXT NOT NULL);
-      CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(path UNINDEXED, ordinal UNINDEXED, title UNINDEXED, text, tokenize = 'porter unicode61');
-    `);
-    const indexed = this.db.prepare("SELECT value FROM meta WHERE key = 'folder'").pluck().get() as string | undefined;
-    if (indexed !== folder) {
-      // The resource now points elsewhere: start over.
-      this.db.transaction(() => {
-        this.db.exec('DELETE FROM files; DELETE FROM chunks;');
-        this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('folder', ?)").run(folder);
-      })();
-    }
+    this.index = new KbIndexFile(indexFile, folder);
   }
 
   /** Re-index what changed; returns how many files were (re)indexed and removed. */
   sync(): { indexed: number; removed: number } {
     const onDisk = walk(this.folder);
-    const known = new Map((this.db.prepare('SELECT path, size, mtime_ms AS mtimeMs FROM files').all() as { path: string; size: number; mtimeMs: number }[]).map((r) => [r.path, r]));
+    const known = this.index.files();
     let indexed = 0;
     let removed = 0;
-    this.db.transaction(() => {
+    this.index.transaction(() => {
       for (const path of known.keys()) {
         if (onDisk.has(path)) continue;
-        this.db.prepare('DELETE FROM chunks WHERE path = ?').run(path);
-        this.db.prepare('DELETE FROM files WHERE path = ?').run(path);
+        this.index.remove(path);
         removed += 1;
       }
       for (const [path, stat] of onDisk) {
         const before = known.get(path);
         if (before && before.size === stat.size && before.mtimeMs === stat.mtimeMs) continue;
         const text = readFileSync(join(this.folder, path), 'utf8');
-        const title = titleOf(text, path);
-        this.db.prepare('DELETE FROM chunks WHERE path = ?').run(path);
-        const insert = this.db.prepare('INSERT INTO chunks (path, ordinal, title, text) VALUES (?, ?, ?, ?)');
-        chunkDocument(text).forEach((chunk, i) => insert.run(path, i, title, chunk));
-        this.db.prepare('INSERT OR REPLACE INTO files (path, size, mtime_ms, title) VALUES (?, ?, ?, ?)').run(path, stat.size, stat.mtimeMs, title);
+        this.index.put(path, stat, titleOf(text, path), chunkDocument(text));
         indexed += 1;
       }
-    })();
+    });
     return { indexed, removed };
   }
 
@@ -123,13 +102,11 @@ export class FolderIndex {
     this.sync();
     const match = ftsQuery(query);
     if (!match) return [];
-    const rows = this.db
-      .prepare('SELECT path, ordinal, title, text, bm25(chunks) AS rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?')
-      .all(match, topK) as { path: string; ordinal: number; title: string; text: string; rank: number }[];
+    const rows = this.index.search(match, topK);
     return rows.map((r) => ({ text: r.text, source: { id: `${r.path}#${r.ordinal}`, title: r.title, uri: r.path }, score: -r.rank }));
   }
 
   close(): void {
-    this.db.close();
+    this.index.close();
   }
 }

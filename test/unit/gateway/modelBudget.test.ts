@@ -8,6 +8,7 @@ import { budgetUse, DEFAULT_MAX_OUTPUT_TOKENS, planReservation, releaseReservati
 import type { GatewayRun } from '../../../host/gateway/runContext.js';
 import { processStartTime } from '../../../host/util/procIdentity.js';
 import { tempStore } from '../../helpers/store.js';
+import { rawDb } from '../../helpers/rawDb.js';
 
 const model = ModelResourceSchema.parse({ id: 'm', provider: 'scripted', model: 'scripted-1' });
 const priced = ModelResourceSchema.parse({ id: 'p', provider: 'scripted', model: 'scripted-1', pricing: { inputPerMTokUsd: 2_000, outputPerMTokUsd: 10_000 } });
@@ -84,11 +85,11 @@ describe('reservations in the store', () => {
     const limits = { modelTokensPerDay: 100, modelCostPerRunUsd: 0.5 };
     expect(reserve(store, run('d1', limits), r(70))).toMatchObject({ id: expect.any(String) });
     expect(reserve(store, run('d2', limits), r(31))).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerDay' });
-    store.db.prepare("INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'd0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 20, 5, 0, 1)").run(Date.now());
+    rawDb(store).prepare("INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'd0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 20, 5, 0, 1)").run(Date.now());
     expect(reserve(store, run('d2', limits), r(6))).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerDay' });
     expect(reserve(store, run('d2', limits), r(5, 0.3))).toMatchObject({ id: expect.any(String) });
     // A day-old settled call no longer counts.
-    store.db.prepare('UPDATE gateway_calls SET at_ms = ? WHERE run_id = ?').run(Date.now() - 86_400_001, 'd0');
+    rawDb(store).prepare('UPDATE gateway_calls SET at_ms = ? WHERE run_id = ?').run(Date.now() - 86_400_001, 'd0');
     expect(reserve(store, run('d2', limits), r(20, 0.3))).toMatchObject({ deniedBy: 'binding.limits.modelCostPerRunUsd' });
     expect(reserve(store, run('d2', limits), r(20, 0.2))).toMatchObject({ id: expect.any(String) });
   });
@@ -100,7 +101,7 @@ describe('reservations in the store', () => {
     const refused = reserve(store, run('c2', limits), r(1, 0.5));
     expect(refused).toMatchObject({ deniedBy: 'binding.limits.modelCostPerDayUsd' });
     expect((refused as { message: string }).message).toContain('the binding in the last 24 h used 0.000000 of 1.000000 USD, 0.600000 USD are reserved by calls in flight');
-    store.db.prepare("INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'c0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 1, 1, 0.35, 1)").run(Date.now());
+    rawDb(store).prepare("INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'c0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 1, 1, 0.35, 1)").run(Date.now());
     expect(reserve(store, run('c2', limits), r(1, 0.06))).toMatchObject({ deniedBy: 'binding.limits.modelCostPerDayUsd' });
     expect(reserve(store, run('c2', limits), r(1, 0.05))).toMatchObject({ id: expect.any(String) });
   });
@@ -111,14 +112,14 @@ describe('reservations in the store', () => {
     // A host process that has exited (a real pid, no longer running) and one that still runs.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const deadPid = Number(dead.stdout);
-    const insert = store.db.prepare("INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, 'rx', 'b', ?, 0, 0, ?, ?)");
+    const insert = rawDb(store).prepare("INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, 'rx', 'b', ?, 0, 0, ?, ?)");
     insert.run('dead', 90, deadPid, 12345);
     // Our own pid with another start time: a previous host that had this pid.
     insert.run('reused-pid', 90, process.pid, (processStartTime(process.pid) ?? 0) - 1);
     insert.run('live', 30, process.ppid, processStartTime(process.ppid));
     expect(reserve(store, a, r(70))).toMatchObject({ id: expect.any(String) });
-    expect(store.db.prepare('SELECT id FROM gateway_reservations ORDER BY id').pluck().all()).toEqual(expect.arrayContaining(['live']));
-    expect(store.db.prepare("SELECT COUNT(*) FROM gateway_reservations WHERE id IN ('dead', 'reused-pid')").pluck().get()).toBe(0);
+    expect(rawDb(store).prepare('SELECT id FROM gateway_reservations ORDER BY id').pluck().all()).toEqual(expect.arrayContaining(['live']));
+    expect(rawDb(store).prepare("SELECT COUNT(*) FROM gateway_reservations WHERE id IN ('dead', 'reused-pid')").pluck().get()).toBe(0);
     expect(reserve(store, a, r(1))).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerRun' });
   });
 });

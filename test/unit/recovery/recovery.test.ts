@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { reconcile, resolveRun } from '../../../host/recovery/reconcile.js';
 import { processStartTime } from '../../../host/util/procIdentity.js';
 import { tempStore } from '../../helpers/store.js';
+import { rawDb } from '../../helpers/rawDb.js';
 
 function openRun(store: ReturnType<typeof tempStore>['store'], runId: string, pid?: number) {
   const { sessionId } = store.ensureSession('b', `k-${runId}`);
@@ -81,7 +82,7 @@ describe('recovery', () => {
     const after = store.session(s);
     expect(after.paused).toBeNull();
     expect(after.openEffects).toEqual([]);
-    const audit = store.db.prepare("SELECT actor FROM audit WHERE type = 'effect.resolved'").pluck().all();
+    const audit = rawDb(store).prepare("SELECT actor FROM audit WHERE type = 'effect.resolved'").pluck().all();
     expect(audit).toEqual(['user:ada']);
   });
 });

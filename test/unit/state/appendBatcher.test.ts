@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { AppendBatcher } from '../../../host/state/appendBatcher.js';
 import { tempStore } from '../../helpers/store.js';
+import { rawDb } from '../../helpers/rawDb.js';
 
 describe('AppendBatcher', () => {
   it('a flush never throws: an event the store refuses goes to onError, the rest of the batch commits and its callbacks run', async () => {
     const { store } = tempStore();
     const { sessionId } = store.ensureSession('b', 'k');
     // A real SQLite refusal of one event (as a CHECK, a full disk or any store error would).
-    store.db.exec(`CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.data LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    rawDb(store).exec(`CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.data LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
     const errors: string[] = [];
     const committed: string[] = [];
     const batcher = new AppendBatcher(store, (error, event) => errors.push(`${(event.data as { update: { message: string } }).update.message}: ${(error as Error).message}`));

@@ -10,6 +10,7 @@ import { ErrorCodes } from '../../../sdk/protocol/errorCodes.js';
 import { RpcError } from '../../../sdk/protocol/rpcError.js';
 import { textEvent } from '../../../sdk/protocol/runParams.js';
 import { tempStore } from '../../helpers/store.js';
+import { rawDb, storeConnection } from '../../helpers/rawDb.js';
 
 const codeOf = (fn: () => unknown) => {
   try {
@@ -23,23 +24,23 @@ const codeOf = (fn: () => unknown) => {
 describe('state store', () => {
   it('opens a WAL database, applies migrations once, keeps the audit key 0600', () => {
     const { store, dataDir } = tempStore();
-    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(store.db.prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual(builtinMigrations().map((m) => m.version));
+    expect(storeConnection(store).pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(rawDb(store).prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual(builtinMigrations().map((m) => m.version));
     expect(statSync(join(dataDir, 'keys/audit-ed25519.pem')).mode & 0o777).toBe(0o600);
     // The database and its WAL are the host's alone (the data folder may be group-searchable by the run uid).
     for (const file of ['paddock.db', 'paddock.db-wal']) expect(statSync(join(dataDir, file)).mode & 0o777).toBe(0o600);
     store.close();
     const again = Store.open({ dataDir });
-    expect(again.db.prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get()).toBe(1);
+    expect(rawDb(again).prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get()).toBe(1);
     again.close();
   });
 
   it('durability full makes every commit fsync (synchronous = FULL); normal is the default', () => {
     const { dataDir, store } = tempStore();
-    expect(store.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    expect(storeConnection(store).pragma('synchronous', { simple: true })).toBe(1); // NORMAL
     store.close();
     const full = Store.open({ dataDir, durability: 'full' });
-    expect(full.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    expect(storeConnection(full).pragma('synchronous', { simple: true })).toBe(2); // FULL
     full.close();
   });
 
@@ -76,9 +77,9 @@ describe('state store', () => {
     ).toThrow(/invalid run.started event: pid/);
     expect(store.readEvents(s).map((e) => e.type)).toEqual(['session.created']);
     expect(store.run('run_2')).toBeUndefined();
-    const auditCount = store.db.prepare('SELECT count(*) FROM audit').pluck().get();
+    const auditCount = rawDb(store).prepare('SELECT count(*) FROM audit').pluck().get();
     store.append(s, [{ type: 'run.queued', runId: 'run_2', data: { runner: 'echo', goalRevision: 0, attempt: 1 }, audit: { type: 'run.queued', actor: 'host', data: {} } }]);
-    expect(store.db.prepare('SELECT count(*) FROM audit').pluck().get()).toBe((auditCount as number) + 1);
+    expect(rawDb(store).prepare('SELECT count(*) FROM audit').pluck().get()).toBe((auditCount as number) + 1);
   });
 
   it('listeners hear about events only after the outermost commit, never about rolled-back ones', () => {
@@ -112,9 +113,9 @@ describe('state store', () => {
   it('events and audit records cannot be updated or deleted through SQL', () => {
     const { store } = tempStore();
     store.ensureSession('b', 'k');
-    expect(() => store.db.exec("UPDATE events SET type = 'x'")).toThrow(/append-only/);
-    expect(() => store.db.exec('DELETE FROM events')).toThrow(/append-only/);
-    expect(() => store.db.exec('DELETE FROM audit')).toThrow(/append-only/);
+    expect(() => rawDb(store).exec("UPDATE events SET type = 'x'")).toThrow(/append-only/);
+    expect(() => rawDb(store).exec('DELETE FROM events')).toThrow(/append-only/);
+    expect(() => rawDb(store).exec('DELETE FROM audit')).toThrow(/append-only/);
   });
 
   it('runner state is scoped, JSON, and capped', () => {

@@ -1,0 +1,25 @@
+/** The reads start-up recovery decides on (docs/state.md, "Recovery"). */
+import { dbOf, type Store } from './store.js';
+
+/** The data of a run's `run.started` event as stored (JSON text), if it started. */
+export function runStartedData(store: Store, runId: string): string | undefined {
+  return dbOf(store).prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as string | undefined;
+}
+
+/** A run's current status in the `runs` projection (read inside the transaction that acts on it). */
+export function runStatus(store: Store, runId: string): string | undefined {
+  return dbOf(store).prepare('SELECT status FROM runs WHERE id = ?').pluck().get(runId) as string | undefined;
+}
+
+/** Every `effect.intent` with no result, reconciliation or resolution yet, by session and seq. */
+export function openEffectIntents(store: Store): { sessionId: string; runId: string | null; data: string }[] {
+  return dbOf(store)
+    .prepare(
+      `SELECT i.session_id AS sessionId, i.run_id AS runId, i.data AS data FROM events i
+       WHERE i.type LIKE 'effect.%' AND i.type = 'effect.intent' AND NOT EXISTS (
+         SELECT 1 FROM events r WHERE json_extract(r.data, '$.effectId') = json_extract(i.data, '$.effectId')
+           AND r.type LIKE 'effect.%' AND r.type IN ('effect.result', 'effect.reconciled', 'effect.resolved'))
+       ORDER BY i.session_id, i.seq`,
+    )
+    .all() as { sessionId: string; runId: string | null; data: string }[];
+}

@@ -1,0 +1,32 @@
+/** The `run_controls` table: cancel requests any process writes for whichever host process owns the run. */
+import { dbOf, type Store } from './store.js';
+
+/** A request to stop a run, written by whoever asked (CLI, API) for whichever host process owns it. */
+export interface RunControl {
+  seq: number;
+  runId: string;
+  action: 'cancel';
+  reason: string;
+  by: string;
+}
+
+/** Write one cancel request per run (call inside the transaction that audits them). */
+export function insertCancels(store: Store, runIds: readonly string[], reason: string, by: string, at: string): void {
+  const insert = dbOf(store).prepare("INSERT INTO run_controls (run_id, action, reason, by, at) VALUES (?, 'cancel', ?, ?, ?)");
+  for (const runId of runIds) insert.run(runId, reason, by, at);
+}
+
+/** The newest request's seq (0 when none). */
+export function lastControlSeq(store: Store): number {
+  return dbOf(store).prepare('SELECT coalesce(max(seq), 0) FROM run_controls').pluck().get() as number;
+}
+
+/** Requests after `seq`, oldest first. */
+export function controlsAfter(store: Store, seq: number): RunControl[] {
+  return dbOf(store).prepare('SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE seq > ? ORDER BY seq').all(seq) as RunControl[];
+}
+
+/** SQLite's `data_version`: changes only when another connection committed (a cheap poll). */
+export function dataVersion(store: Store): number {
+  return dbOf(store).pragma('data_version', { simple: true }) as number;
+}
