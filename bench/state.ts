@@ -1,3 +1,4 @@
+import { auditTable } from '../host/state/auditTable.js';
 import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,7 +79,7 @@ export async function stateBench(): Promise<Record<string, unknown>> {
     for (let b = 0; b < 200; b++) store.transaction(() => { for (let i = 0; i < 1_000; i++) store.audit.append({ type: 'bench.fact', actor: 'host', data: { b, i, what: 'spawn', argv: ['node', 'runner.mjs'] } }); });
     const records = dbOf(store).prepare('SELECT count(*) FROM audit').pluck().get() as number;
     t = performance.now();
-    const verdict = verifyAudit(dbOf(store), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
+    const verdict = verifyAudit(auditTable(dbOf(store)), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
     const verifyMs = performance.now() - t;
     if (!verdict.ok) throw new Error(`audit did not verify: ${JSON.stringify(verdict)}`);
     console.log(`audit verify: ${records} records in ${fmt(verifyMs)} ms = ${fmt(records / (verifyMs / 1000) / 1000)}k records/s`);

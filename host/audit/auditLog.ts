@@ -1,6 +1,5 @@
 import { createHash, sign } from 'node:crypto';
-import type { Db } from '../state/db.js';
-import { auditRows, auditWriter } from '../state/auditTable.js';
+import type { AuditStorage } from './auditStorage.js';
 import type { AuditKey } from './auditKey.js';
 import { canonicalJson, toCanonicalSafe } from './canonicalJson.js';
 
@@ -33,8 +32,8 @@ export interface AuditRecord {
 }
 
 /** Stored audit records in order, optionally only those of one run or of some types. */
-export function* readAuditRecords(db: Db, filter: { runId?: string; types?: string[] } = {}): IterableIterator<AuditRecord> {
-  for (const row of auditRows(db, filter)) {
+export function* readAuditRecords(storage: AuditStorage, filter: { runId?: string; types?: string[] } = {}): IterableIterator<AuditRecord> {
+  for (const row of storage.rows(filter)) {
     yield {
       seq: row.seq as number,
       at: row.at as string,
@@ -68,15 +67,11 @@ export function checkpointBody(seq: number, head: string): string {
  * records (the store does this), so the record and the change commit together.
  */
 export class AuditLog {
-  private readonly rows;
-
   constructor(
-    private readonly db: Db,
+    private readonly rows: AuditStorage,
     private readonly key: AuditKey,
     private readonly redact: Redactor = (v) => v,
-  ) {
-    this.rows = auditWriter(db);
-  }
+  ) {}
 
   /** Append one record (inside the caller's transaction); checkpoints every {@link CHECKPOINT_EVERY}. */
   append(entry: AuditEntry, at = new Date().toISOString()): AuditRecord {
@@ -99,7 +94,7 @@ export class AuditLog {
 
   /** Stored records, oldest first (see {@link readAuditRecords}). */
   records(filter: { runId?: string; types?: string[] } = {}): AuditRecord[] {
-    return [...readAuditRecords(this.db, filter)];
+    return [...readAuditRecords(this.rows, filter)];
   }
 
   /** Sign the current head (e.g. when the store closes). No-op on an empty log. */

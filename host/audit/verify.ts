@@ -1,6 +1,5 @@
 import { verify as verifySignature, type KeyObject } from 'node:crypto';
-import type { Db } from '../state/db.js';
-import { auditCheckpoints, auditRowsAfter, auditRowsAsStored, maxAuditSeq, type AuditRow } from '../state/auditTable.js';
+import type { AuditRow, AuditStorage } from './auditStorage.js';
 import { keyIdOf } from './auditKey.js';
 import { checkpointBody, GENESIS, hashRecord } from './auditLog.js';
 
@@ -20,8 +19,8 @@ type Row = AuditRow;
  * content), a dropped or reordered one (seq gap, or `prev` not the previous record's hash),
  * a truncated log (a checkpoint covers records that are gone) or a bad checkpoint signature.
  */
-export function verifyAudit(db: Db, publicKey: KeyObject): AuditVerdict {
-  const rows = auditRowsAsStored(db);
+export function verifyAudit(db: AuditStorage, publicKey: KeyObject): AuditVerdict {
+  const rows = db.rowsAsStored();
   const heads = new Map<number, string>();
   let expectedSeq = 1;
   let prev = GENESIS;
@@ -53,7 +52,7 @@ export function verifyAudit(db: Db, publicKey: KeyObject): AuditVerdict {
   }
   if (mismatch) return classifyMismatch(db, mismatch.row, mismatch.data, records);
   const keyId = keyIdOf(publicKey);
-  const checkpoints = auditCheckpoints(db);
+  const checkpoints = db.checkpoints();
   for (const cp of checkpoints) {
     const signed = verifySignature(null, Buffer.from(checkpointBody(cp.seq, cp.head)), publicKey, Buffer.from(cp.signature, 'base64'));
     if (!signed) {
@@ -77,8 +76,8 @@ function hashAs(row: Row, data: unknown, seq: number): string {
  * wrong position (it was hashed with another seq), and whether that looks like a swap or a
  * removal before it. Runs only on the failure path.
  */
-function classifyMismatch(db: Db, row: Row, data: unknown, records: number): AuditVerdict {
-  const total = maxAuditSeq(db) ?? row.seq;
+function classifyMismatch(db: AuditStorage, row: Row, data: unknown, records: number): AuditVerdict {
+  const total = db.maxSeq() ?? row.seq;
   let belongsAt: number | undefined;
   for (let seq = Math.max(1, row.seq - 1000); seq <= Math.min(total + 1000, row.seq + 1000); seq++) {
     if (seq !== row.seq && hashAs(row, data, seq) === row.hash) {
@@ -91,7 +90,7 @@ function classifyMismatch(db: Db, row: Row, data: unknown, records: number): Aud
   if (belongsAt < row.seq) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
   // Written later than where it sits: either swapped with a later record, or records before it were removed and
   // renumbered.
-  const later = auditRowsAfter(db, row.seq);
+  const later = db.rowsAfter(row.seq);
   for (const other of later) {
     const otherData = JSON.parse(other.data) as unknown;
     if (hashAs(other, otherData, row.seq) === other.hash) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };

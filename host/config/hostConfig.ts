@@ -1,4 +1,4 @@
-import type { StoreHooks } from '../state/store.js';
+import type { StoreHooks } from './storeHooks.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from './packageRoot.js';

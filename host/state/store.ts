@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { StoreHooks } from '../config/storeHooks.js';
 import { HostError } from '../errors.js';
 import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { openDatabase, type Db, type Durability } from './db.js';
+import { auditTable } from './auditTable.js';
 import { EVENT_DATA, type EventData, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
 import { foldAll, type SessionProjection } from './projection.js';
@@ -19,16 +21,7 @@ export interface StoreOptions {
   hooks?: StoreHooks;
 }
 
-/**
- * Observation points of a {@link Store}, called synchronously at a durability boundary. They see
- * what happened and change nothing; the crash tests use them to SIGKILL the host exactly there.
- */
-export interface StoreHooks {
-  /** After an event's transaction committed (and its listeners heard it). `n` counts from 1 per Store. */
-  afterEventCommitted?(event: StoredEvent, n: number): void;
-  /** After an effect's intent committed, before the effect itself runs. `n` counts from 1 per Store. */
-  beforeEffect?(n: number): void;
-}
+export type { StoreHooks } from '../config/storeHooks.js';
 
 /** One event to append. */
 export interface NewEvent<T extends EventType = EventType> {
@@ -95,7 +88,7 @@ export class Store {
   ) {
     this.redact = redact;
     this.hooks = hooks;
-    this.audit = new AuditLog(db, key, redact);
+    this.audit = new AuditLog(auditTable(db), key, redact);
     this.runnerState = new RunnerStateRepo(db, redact);
     this.stmts = {
       nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = ?').pluck(),

@@ -27,21 +27,21 @@ export const HOST_LAYERS: readonly (readonly string[])[] = [
   ['cli', 'api', 'start.ts', 'index.ts', 'di/configure.ts'],
   ['dispatch'],
   ['runs'],
-  // bindings/schema.ts (what a configuration is) is its own unit: authz reads it, bindings/apply
-  // computes grant warnings with authz; the folder-level cycle is not a module-level one.
   [
     'authz',
     'policy',
     'sandbox',
     'gateway',
     'bindings',
-    'bindings/schema.ts',
     'plugins',
     'secrets',
     'harness',
     'recovery',
   ],
   ['state', 'audit'],
+  // What a configuration and a runner manifest are (zod schemas, each its own unit): the store keeps
+  // them typed (state/configRepo.ts), authz reads them, bindings/ validates and applies them.
+  ['bindings/schema.ts', 'plugins/manifest.ts'],
   ['process'],
   ['config', 'util', 'errors.ts', 'logging', 'di', 'rpc'],
   ['sdk'],

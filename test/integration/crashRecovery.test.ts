@@ -1,3 +1,4 @@
+import { auditTable } from '../../host/state/auditTable.js';
 import { mkdtempSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ function readDb(dataDir: string) {
   try {
     const events = db.prepare('SELECT session_id, seq, type, run_id, data FROM events ORDER BY session_id, seq').all() as EventRow[];
     const runs = db.prepare('SELECT id, status, pid, pid_start FROM runs').all() as { id: string; status: string; pid: number | null; pid_start: number | null }[];
-    const audit = verifyAudit(db, createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
+    const audit = verifyAudit(auditTable(db), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
     return { events, runs, audit };
   } finally {
     db.close();

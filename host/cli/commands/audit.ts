@@ -1,3 +1,4 @@
+import { auditTable } from '../../state/auditTable.js';
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,14 +18,14 @@ export function auditCommand(dataDir: string, verb: string | undefined, flags: {
   try {
     if (verb === 'verify') {
       const keyFile = flags.key ?? auditKeyPaths(dataDir).publicPath;
-      const verdict = verifyAudit(db, createPublicKey(readFileSync(keyFile)));
+      const verdict = verifyAudit(auditTable(db), createPublicKey(readFileSync(keyFile)));
       if (flags.json) out(JSON.stringify(verdict));
       else if (verdict.ok) out(`OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, head ${verdict.head.slice(0, 16)}…`);
       else out(`FAILED at record ${verdict.seq}: ${verdict.problem} — ${verdict.detail}`);
       return verdict.ok ? 0 : 1;
     }
     if (verb === 'export') {
-      for (const record of readAuditRecords(db)) out(JSON.stringify(record));
+      for (const record of readAuditRecords(auditTable(db))) out(JSON.stringify(record));
       return 0;
     }
     throw new HostError('INVALID_INPUT', 'audit needs verify or export');

@@ -1,3 +1,4 @@
+import { auditTable } from '../../../host/state/auditTable.js';
 import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -28,7 +29,7 @@ function tamper(dataDir: string, sql: string): void {
 function verify(dataDir: string) {
   const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
   try {
-    return verifyAudit(db, createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
+    return verifyAudit(auditTable(db), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
   } finally {
     db.close();
   }
@@ -85,7 +86,7 @@ describe('tamper-evident audit log', () => {
     const db = new Database(join(dataDir, 'paddock.db'));
     const body = `paddock-audit\n512\n${Buffer.from(String(db.prepare('SELECT hash FROM audit WHERE seq = 512').pluck().get()), 'hex').toString('base64')}\n`;
     db.prepare('UPDATE audit_checkpoints SET signature = ? WHERE seq = 512').run(sign(null, Buffer.from(body), privateKey).toString('base64'));
-    expect(verifyAudit(db, pinned)).toMatchObject({ ok: false, problem: 'bad signature', seq: 512 });
+    expect(verifyAudit(auditTable(db), pinned)).toMatchObject({ ok: false, problem: 'bad signature', seq: 512 });
     db.close();
   });
 });

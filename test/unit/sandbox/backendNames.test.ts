@@ -18,7 +18,7 @@ const BRANCH = new RegExp(
  * command line, checked before it is a Backend).
  */
 const ALLOWED: Record<string, string> = {
-  'host/cli/main.ts': "values.sandbox !== 'process' && values.sandbox !== 'bwrap'",
+  'host/cli/commandTable.ts': "sandbox !== 'process' && sandbox !== 'bwrap'",
 };
 
 /**
