@@ -23,7 +23,7 @@ export { unsupportedHostRequests, type HostRequestHandler, type HostRequestScope
 export { HostError, type HostErrorCode } from './errors.js';
 export { Store, type StoreOptions, type NewEvent, type RunRow } from './state/store.js';
 export { EVENT_DATA, type EventType, type EventData, type StoredEvent } from './state/events.js';
-export { foldAll, foldEvent, emptySession, project, type SessionProjection } from './state/projection.js';
+export { foldAll, foldEvent, emptySession, viewSession, type SessionView } from './state/sessionView.js';
 export { performEffect, type EffectSpec } from './state/effects.js';
 export { reconcile, resolveRun, type RecoveryReport } from './recovery/reconcile.js';
 export { PROBERS, probeEffect, type Prober, type ProbeVerdict } from './recovery/probes.js';
@@ -36,5 +36,5 @@ export { ConfigRepo, type ConfigKind, type ConfigObject } from './bindings/confi
 export { explainBinding, renderExplanation, type Explanation } from './bindings/explain.js';
 export { validateConfig, parseConfigText } from './bindings/validateConfig.js';
 export { BindingSchema, ConfigFileSchema, GrantsSchema, RouteSchema, type Binding, type ConfigFile, type Grants, type Route } from './bindings/schema.js';
-export { projectGrants, indexResources, type Projection } from './authz/projection.js';
+export { resolveRunAccess, indexResources, type RunAccess } from './authz/runAccess.js';
 export { discoverRunners, type RunnerCatalog, type ManifestProblem } from './plugins/catalog.js';

@@ -32,7 +32,7 @@ export {
   RpcError,
   type ErrorCode,
   type ChatEvent,
-  type BindingProjection,
+  type WireBinding,
   type RunInfo,
   type Resume,
   type RunResult,

@@ -31,7 +31,7 @@ type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
  * Apply a configuration declaratively. Without `prune`, stored objects the file does not mention
  * stay and take part in validation (the file is checked as merged into them). Everything is
  * validated before anything changes; the changes commit in one transaction. `warnings` lists the
- * grants a binding's runner will not get (projectGrants' `withheld`).
+ * grants a binding's runner will not get (resolveRunAccess' `withheld`).
  */
 export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[]; missingSecrets: string[] } {
   const repo = new ConfigRepo(store);

@@ -1,4 +1,4 @@
-import { indexResources, projectGrants, type Projection } from '../authz/projection.js';
+import { indexResources, resolveRunAccess, type RunAccess } from '../authz/runAccess.js';
 import type { HostLimits } from '../config/limits.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import type { IsolationReport } from '../process/isolationReport.js';
@@ -30,8 +30,8 @@ const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missin
 export interface Explanation {
   binding: { id: string; enabled: boolean; runner: string; route: Binding['route']; steering: Binding['steering']; approvalPolicy: Binding['approvalPolicy'] };
   runner: { id: string; version: string; dir: string; risk: string } | { id: string; missing: string };
-  /** The projection every run gets (absent when the runner is missing). */
-  projection?: Omit<Projection, 'withheld' | 'limits' | 'requestLimits'>;
+  /** The access every run gets (absent when the runner is missing). */
+  access?: Omit<RunAccess, 'withheld' | 'limits' | 'requestLimits'>;
   /** What the runner may do by itself, outside host requests (declared by its manifest). */
   effects: string[];
   limits: Record<string, number>;
@@ -42,21 +42,21 @@ export interface Explanation {
   worstCase: { readable: string[]; writable: string[]; network: string; credentials: string; hostIdentity: string };
   /** Under bwrap: every bind of the launch a run of this binding would get (`<runId>`, `<sessionId>`: per run). */
   binds?: SandboxBind[];
-  withheld: Projection['withheld'];
+  withheld: RunAccess['withheld'];
   /** Secret references of the resources this binding grants that do not resolve here now. */
   missingSecrets: string[];
 }
 
 /**
- * Explain a binding from the same code that enforces it: the projection is computed by
- * `projectGrants()`, the isolation facts come from the backend's own report.
+ * Explain a binding from the same code that enforces it: the access is computed by
+ * `resolveRunAccess()`, the isolation facts come from the backend's own report.
  */
 export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits, paths: ExplainPaths): Explanation {
   const runner = catalog.runners.get(binding.runner);
   const machine = probeMachine();
   const decision = decideSandbox(binding, machine);
-  // One projection serves both the isolation report (its limits) and the explanation below.
-  const p = projectGrants(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
+  // One access serves both the isolation report (its limits) and the explanation below.
+  const p = resolveRunAccess(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
   // The network facts the launch would have: the same predicate decides whether the egress proxy starts.
   const backend = decision.ok ? sandboxBackend(decision.backend) : undefined;
   const report = backend?.report(p.limits, machine, machine.cgroups, { proxy: backend.startsEgressProxy(binding.network), allow: binding.network.egress, allowPrivate: binding.network.allowPrivate });
@@ -110,7 +110,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       withheld: [{ what: 'everything', why: `runner "${binding.runner}" is not available; runs are refused` }],
     };
   }
-  const { withheld, limits, requestLimits, ...projection } = p;
+  const { withheld, limits, requestLimits, ...access } = p;
   const contents = [
     ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),
     ...p.skills.map((s) => `in/skills/${s.name}/ (copy of skill ${s.id})`),
@@ -119,7 +119,7 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   return {
     ...base,
     runner: { id: runner.manifest.id, version: runner.manifest.version, dir: runner.dir, risk: runner.manifest.risk },
-    projection,
+    access,
     effects: runner.manifest.effects,
     limits: {
       wallClockMs: limits.wallClockMs,
@@ -162,8 +162,8 @@ export function renderExplanation(e: Explanation): string {
   lines.push(`  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ${e.binding.approvalPolicy}`);
   if ('missing' in e.runner) lines.push(`  runner: ${e.runner.missing}`);
   else lines.push(`  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`);
-  if (e.projection) {
-    const p = e.projection;
+  if (e.access) {
+    const p = e.access;
     lines.push('may call (host requests):', `  ${list(p.hostRequests)}`);
     lines.push('resources:');
     lines.push(`  models: ${list(p.models.map((m) => `${m.id} (${m.provider === 'scripted' ? 'SCRIPTED test model, not a real LLM:' : m.provider} ${m.model})`))}${p.models.length ? ' — through the host gateway only' : ''}`);
@@ -197,7 +197,7 @@ export function renderExplanation(e: Explanation): string {
  * The sandbox request a run of `binding` would get, with `<runId>`/`<sessionId>` placeholders:
  * built by the run's own {@link runSandboxRequest}, so every bind `explain` lists is a bind of the launch.
  */
-function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p: Projection, resources: Resources, paths: ExplainPaths, backend: Backend) {
+function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p: RunAccess, resources: Resources, paths: ExplainPaths, backend: Backend) {
   const workspace = join(paths.dataDir, 'workspaces', '<runId>');
   const session = join(paths.dataDir, 'sessions', '<sessionId>');
   const entry = runner?.manifest.entry;

@@ -1,4 +1,4 @@
-import { indexResources, projectGrants } from '../authz/projection.js';
+import { indexResources, resolveRunAccess } from '../authz/runAccess.js';
 import { parseLimits } from '../config/limits.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import type { ConfigFile } from './schema.js';
@@ -11,7 +11,7 @@ export interface GrantWarning {
 }
 
 /**
- * Grants no run of each binding will get: the `withheld` list of the same projectGrants() every
+ * Grants no run of each binding will get: the `withheld` list of the same resolveRunAccess() every
  * run uses (not a rule of its own). `apply` prints these as warnings; `explain` lists them too.
  */
 export function grantWarnings(file: ConfigFile, catalog: RunnerCatalog): GrantWarning[] {
@@ -21,6 +21,6 @@ export function grantWarnings(file: ConfigFile, catalog: RunnerCatalog): GrantWa
   return file.bindings.flatMap((binding) => {
     const runner = catalog.runners.get(binding.runner);
     if (!runner) return [];
-    return projectGrants(runner.manifest, binding, resources, limits).withheld.map((w) => ({ binding: binding.id, ...w }));
+    return resolveRunAccess(runner.manifest, binding, resources, limits).withheld.map((w) => ({ binding: binding.id, ...w }));
   });
 }

@@ -248,13 +248,13 @@ export class Gateway {
     if (mcp) {
       const serverId = mcp[1]!;
       if (serverId === KB_MCP_SERVER) {
-        if (entry.run.projection.knowledgeBases.length === 0) {
+        if (entry.run.access.knowledgeBases.length === 0) {
           this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'kb.denied', actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data: { deniedBy: 'binding.grants.knowledgeBases', reason: 'no knowledge base granted' } }));
           return fail(403, 'permission_error', `paddock: no knowledge base is granted to run ${claims.runId}`);
         }
         return serveKbMcpRequest(this, entry.run, req, res, body);
       }
-      if (!entry.run.projection.mcpServers.some((s) => s.id === serverId)) {
+      if (!entry.run.access.mcpServers.some((s) => s.id === serverId)) {
         this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'mcp.denied', actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data: { server: serverId, deniedBy: 'binding.grants.mcpServers', reason: 'server not granted' } }));
         return fail(403, 'permission_error', `paddock: MCP server "${serverId}" is not granted to run ${claims.runId}`);
       }

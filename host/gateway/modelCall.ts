@@ -57,7 +57,7 @@ const ANSWER_HEADERS = ['content-type', 'request-id', 'x-request-id', 'retry-aft
 /** The model of a request: a granted model's resource id, or its provider name. */
 export function findGrantedModel(run: GatewayRun, requested: unknown): ModelResource | undefined {
   const name = typeof requested === 'string' ? requested : '';
-  const handle = run.projection.models.find((m) => m.id === name) ?? run.projection.models.find((m) => m.model === name);
+  const handle = run.access.models.find((m) => m.id === name) ?? run.access.models.find((m) => m.model === name);
   return handle ? run.resources.models.get(handle.id) : undefined;
 }
 
@@ -88,7 +88,7 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
     return refuse({ status: 401, type: 'authentication_error', deniedBy: 'gateway.runToken', message: `paddock: the run token is revoked (run ${run.claims.runId} ${abortReason(run.signal, 'ended')})` });
   }
   if (!model) {
-    return refuse({ status: 403, type: 'permission_error', deniedBy: 'binding.grants.models', message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.projection.models.map((m) => m.id).join(', ') || 'none'})` });
+    return refuse({ status: 403, type: 'permission_error', deniedBy: 'binding.grants.models', message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.access.models.map((m) => m.id).join(', ') || 'none'})` });
   }
   const provider = providerFor(deps, model);
   if (!provider.formats.includes(request.format)) {

@@ -1,4 +1,4 @@
-import type { Projection, ResourceIndex } from '../authz/projection.js';
+import type { RunAccess, ResourceIndex } from '../authz/runAccess.js';
 import type { BindingLimits } from '../bindings/schema.js';
 import type { Backend, SandboxLimits } from '../sandbox/backend.js';
 import type { RunTokenClaims } from './runTokens.js';
@@ -10,7 +10,7 @@ export type ModelBudget = Pick<BindingLimits, 'modelTokensPerRun' | 'modelCostPe
 export interface GatewayRun {
   claims: RunTokenClaims;
   /** The run's grants (models and MCP servers with their tool lists). */
-  projection: Pick<Projection, 'models' | 'mcpServers' | 'knowledgeBases'>;
+  access: Pick<RunAccess, 'models' | 'mcpServers' | 'knowledgeBases'>;
   /** Resources as they were when the run started. */
   resources: ResourceIndex;
   budget: ModelBudget;

@@ -1,4 +1,4 @@
-import { indexResources } from '../authz/projection.js';
+import { indexResources } from '../authz/runAccess.js';
 import { BindingLimitsSchema, ModelResourceSchema } from '../bindings/schema.js';
 import { parseLimits } from '../config/limits.js';
 import type { Gateway, GatewayRunHandle } from './gateway.js';
@@ -12,7 +12,7 @@ export function openScriptedRun(gateway: Gateway, runId: string): Promise<Gatewa
   const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
   return gateway.openRun({
     claims: { runId, sessionId: `ses-${runId}`, bindingId: `binding-${runId}`, runnerId: runId },
-    projection: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
+    access: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
     resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
     budget: BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
     backend: 'process',

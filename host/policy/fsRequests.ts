@@ -23,7 +23,7 @@ function refusal(error: unknown, method: string, path: string): never {
  * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
  * followed, no `..`, no hard link, only regular files opened, `.git/hooks` and `.git/config` never
  * written), all of it off the event loop. Which of the two a run may call is decided by its
- * projection (`grants.fs`).
+ * access (`grants.fs`).
  */
 export function fsRequests(workspaceRoot: string): HostRequestEntries {
   return {

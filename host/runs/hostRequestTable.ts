@@ -1,6 +1,6 @@
 import type { HostMethodName } from '../../sdk/protocol/methods.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
-import type { Projection } from '../authz/projection.js';
+import type { RunAccess } from '../authz/runAccess.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequests } from '../gateway/hostRequests.js';
 import { fsRequests } from '../policy/fsRequests.js';
@@ -11,7 +11,7 @@ import { stateRequests } from '../state/stateRequests.js';
 /** What one run's host requests are answered from. */
 export interface HostRequestSources {
   /** The run's grants: only methods listed in `hostRequests` get an entry. */
-  projection: Pick<Projection, 'hostRequests'>;
+  access: Pick<RunAccess, 'hostRequests'>;
   /** Runner state in the run's fixed scope. */
   state: { repo: RunnerStateRepo; scope: string };
   /** The run's workspace root (fs requests, under the path policy). */
@@ -25,7 +25,7 @@ export type HostRequestTable = HostRequestEntries;
 
 /**
  * The table of one run: every method the host implements (state, fs, gateway; approvals have no
- * implementation yet), kept to the methods the run's projection grants. Adding a host method is
+ * implementation yet), kept to the methods the run's access grants. Adding a host method is
  * adding its entry to one of the sources.
  */
 export function hostRequestTable(sources: HostRequestSources): HostRequestTable {
@@ -34,7 +34,7 @@ export function hostRequestTable(sources: HostRequestSources): HostRequestTable 
     ...fsRequests(sources.workspaceRoot),
     ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
   };
-  const granted = new Set<HostMethodName>(sources.projection.hostRequests);
+  const granted = new Set<HostMethodName>(sources.access.hostRequests);
   return Object.fromEntries(Object.entries(implemented).filter(([method]) => granted.has(method as HostMethodName))) as HostRequestTable;
 }
 

@@ -3,7 +3,7 @@ import { processStartTime } from '../util/procIdentity.js';
 import { newRunId } from '../../sdk/protocol/runParams.js';
 import type { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { ChatEvent, Update } from '../../sdk/protocol/types.js';
-import type { Projection } from '../authz/projection.js';
+import type { RunAccess } from '../authz/runAccess.js';
 import { HostError } from '../errors.js';
 import type { RunOutcome } from '../process/outcome.js';
 import { DeltaRedactor } from '../secrets/deltaRedactor.js';
@@ -23,8 +23,8 @@ export interface QueuedRun {
 /** Statuses whose `external` pointers count as confirmed by the harness (docs/state.md, rule 5). */
 const CONFIRMING = new Set(['completed', 'cancelled']);
 
-/** A short, secret-free record of a projection for the audit trail. */
-export function summarizeProjection(p: Projection): Record<string, unknown> {
+/** A short, secret-free record of a access for the audit trail. */
+export function summarizeAccess(p: RunAccess): Record<string, unknown> {
   return {
     hostRequests: p.hostRequests,
     models: p.models.map((m) => m.id),
@@ -74,7 +74,7 @@ export class RunJournal {
           audit: {
             type: 'run.queued',
             actor: 'host',
-            data: { runner: manifest.id, version: manifest.version, bindingId: plan.binding.id, goalRevision, projection: summarizeProjection(plan.projection) },
+            data: { runner: manifest.id, version: manifest.version, bindingId: plan.binding.id, goalRevision, access: summarizeAccess(plan.access) },
           },
         },
       ]);

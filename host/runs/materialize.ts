@@ -1,6 +1,6 @@
 import { cpSync, mkdirSync, symlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { ResourceIndex, Projection } from '../authz/projection.js';
+import type { ResourceIndex, RunAccess } from '../authz/runAccess.js';
 import { insideRoots } from '../bindings/validateConfig.js';
 import type { RunWorkspace } from './workspace.js';
 
@@ -20,14 +20,14 @@ function segment(name: string, what: string): string {
 }
 
 /**
- * Put what the projection grants into the workspace, so the runner only ever sees paths inside
+ * Put what the access grants into the workspace, so the runner only ever sees paths inside
  * it: artifacts are copied to `in/artifacts/<name>`, skills to `in/skills/<name>/`; mounts are
  * copied to `in/mounts/<id>/` in `copy` mode, or linked there in `mount` mode. With the `process`
  * backend a link is an ordinary symlink and read-only is NOT enforced (the bwrap backend binds it).
  */
 export function materializeGrants(
   ws: RunWorkspace,
-  projection: Projection,
+  access: RunAccess,
   resources: ResourceIndex,
   mode: 'copy' | 'mount',
   mountRoots: readonly string[],
@@ -40,18 +40,18 @@ export function materializeGrants(
     mkdirSync(path, { recursive: true, mode: 0o700 });
     return path;
   };
-  for (const a of projection.artifacts) {
+  for (const a of access.artifacts) {
     const path = join(dir('artifacts'), segment(a.name, 'artifact'));
     cpSync(resources.artifacts.get(a.id)!.path, path, { dereference: true });
     out.artifacts.push({ ...a, path });
   }
-  for (const s of projection.skills) {
+  for (const s of access.skills) {
     const path = join(dir('skills'), segment(s.name, 'skill'));
     // Links inside a skill stay links: a copy never pulls in a file from outside the skill's folder.
     cpSync(resources.skills.get(s.id)!.path, path, { recursive: true, verbatimSymlinks: true });
     out.skills.push({ ...s, path });
   }
-  for (const m of projection.mounts) {
+  for (const m of access.mounts) {
     const path = join(dir('mounts'), segment(m.id, 'mount'));
     // Checked again now, not only at apply: the roots or the links under them may have changed since.
     const source = insideRoots(resources.mounts.get(m.id)!.path, mountRoots);

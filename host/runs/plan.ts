@@ -1,5 +1,5 @@
 import type { ChatEvent } from '../../sdk/protocol/types.js';
-import { indexResources, projectGrants, type Projection, type ResourceIndex } from '../authz/projection.js';
+import { indexResources, resolveRunAccess, type RunAccess, type ResourceIndex } from '../authz/runAccess.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import { matchBinding } from '../bindings/routing.js';
 import { BindingSchema, GrantsSchema, type Binding, type Resources } from '../bindings/schema.js';
@@ -15,13 +15,13 @@ import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
 
-/** Everything decided about a run before it starts: runner, binding, config and projection. */
+/** Everything decided about a run before it starts: runner, binding, config and access. */
 export interface RunPlan {
   runner: ResolvedRunner;
   /** The effective binding: the decided backend, the validated config (defaults filled). */
   binding: Binding;
-  projection: Projection;
-  /** Resources as they were when the projection was computed (for copying into the workspace). */
+  access: RunAccess;
+  /** Resources as they were when the access was computed (for copying into the workspace). */
   resources: ResourceIndex;
   /** The sandbox decision: the backend asked for and what was given up for this machine (audited when not empty). */
   sandbox: { asked: Backend; degraded: string[] };
@@ -69,7 +69,7 @@ const NO_RESOURCES: Resources = { models: [], knowledgeBases: [], mcpServers: []
 /**
  * The one planning path of a run, dispatched or ad hoc: the binding (routed, or made from the
  * runner's manifest), the sandbox decision, the runner and its config, secret registration and
- * the grant projection — the same rules in the same order (docs/run-pipeline.md, "plan"). Throws
+ * the grant access — the same rules in the same order (docs/run-pipeline.md, "plan"). Throws
  * a `RUN_REFUSED` {@link HostError} with `data.reason`; an ad-hoc runner that cannot be found or
  * read keeps its own error (it names the file).
  */
@@ -96,7 +96,7 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
     runner,
     binding: effective,
     resources,
-    projection: projectGrants(runner.manifest, effective, resources, deps.config.limits),
+    access: resolveRunAccess(runner.manifest, effective, resources, deps.config.limits),
     sandbox: { asked: binding.sandbox, degraded: sandbox.degraded },
   };
 }

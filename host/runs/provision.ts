@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { BindingProjectionInput, Resume } from '../../sdk/protocol/types.js';
+import type { WireBindingInput, Resume } from '../../sdk/protocol/types.js';
 import { insideRoots } from '../bindings/validateConfig.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
@@ -57,7 +57,7 @@ export interface Provisioned {
   gateway?: GatewayRunHandle;
   sandbox: PreparedSandbox;
   /** The binding as the runner sees it. */
-  wire: BindingProjectionInput;
+  wire: WireBindingInput;
   resume: Resume | undefined;
   /** Interrupted runs whose recovery this run is told about. */
   recoveryDelivered: string[];
@@ -147,11 +147,11 @@ const workspace: ProvisionStep = {
     d.runIds = backend.runIdentity(d.machine);
     const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
       if (d.machine.diskQuota.available) {
-        d.disk = mountRunDiskQuota(d.machine.diskQuota, config.dataDir, { runId, sessionId }, { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder }, plan.projection.limits);
+        d.disk = mountRunDiskQuota(d.machine.diskQuota, config.dataDir, { runId, sessionId }, { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder }, plan.access.limits);
       }
       try {
         const created = createRunWorkspace(config.dataDir, runId);
-        return { ...created, granted: materializeGrants(created, plan.projection, plan.resources, plan.binding.workspace, config.mountRoots ?? [], backend.bindsGrants) };
+        return { ...created, granted: materializeGrants(created, plan.access, plan.resources, plan.binding.workspace, config.mountRoots ?? [], backend.bindsGrants) };
       } catch (error) {
         d.disk?.release({ keepWorkspace: false });
         d.disk = undefined;
@@ -223,15 +223,15 @@ const gateway: ProvisionStep = {
   name: 'gateway',
   run: async (d) => {
     const { queued, plan, journal } = d.input;
-    const { projection, binding, runner } = plan;
-    if (projection.models.length + projection.knowledgeBases.length + projection.mcpServers.length === 0) return;
+    const { access, binding, runner } = plan;
+    if (access.models.length + access.knowledgeBases.length + access.mcpServers.length === 0) return;
     const handle = await d.deps.gateway.openRun({
       claims: { runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, runnerId: runner.manifest.id },
-      projection,
+      access,
       resources: plan.resources,
       budget: binding.limits,
       backend: binding.sandbox,
-      sandboxLimits: projection.limits,
+      sandboxLimits: access.limits,
       notice: (level, message) => journal.notice(level, message),
     });
     d.gateway = handle;
@@ -271,7 +271,7 @@ const sandbox: ProvisionStep = {
   name: 'sandbox',
   run: (d) => {
     const { queued, plan } = d.input;
-    const { binding, runner, projection } = plan;
+    const { binding, runner, access } = plan;
     const ws = need(d.workspace, 'the workspace');
     const cmd = need(d.command, 'the command');
     const sessionFolder = need(d.sessionFolder, 'the session folder');
@@ -287,7 +287,7 @@ const sandbox: ProvisionStep = {
           harnessDir: need(d.harnessDir, 'the harness folder'),
           readPaths: need(d.readPaths, 'the read paths'),
           binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...need(d.skills, 'the skills').binds],
-          limits: projection.limits,
+          limits: access.limits,
           egressSocket: d.egressSocket,
           gatewaySocket: d.gateway?.socketPath,
           egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
@@ -311,23 +311,23 @@ const wire: ProvisionStep = {
   run: (d) => {
     const { store, redactor } = d.deps;
     const { queued, plan } = d.input;
-    const { binding, runner, projection } = plan;
+    const { binding, runner, access } = plan;
     const ws = need(d.workspace, 'the workspace');
     const gw = d.gateway;
-    const limits = projection.limits;
+    const limits = access.limits;
     d.wire = {
       bindingId: binding.id,
       runner: { id: runner.manifest.id, version: runner.manifest.version },
       config: binding.config,
-      hostRequests: projection.hostRequests,
-      models: projection.models,
-      knowledgeBases: projection.knowledgeBases,
-      mcpServers: projection.mcpServers,
+      hostRequests: access.hostRequests,
+      models: access.models,
+      knowledgeBases: access.knowledgeBases,
+      mcpServers: access.mcpServers,
       skills: need(d.skills, 'the skills').handles,
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
-      ...(projection.state !== 'none' ? { stateScope: projection.state } : {}),
-      history: sessionHistory(store.readEvents(queued.sessionId), queued.runId, projection.history, (text) => redactor.text(text)),
+      ...(access.state !== 'none' ? { stateScope: access.state } : {}),
+      history: sessionHistory(store.readEvents(queued.sessionId), queued.runId, access.history, (text) => redactor.text(text)),
       workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp, session: need(d.sessionFolder, 'the session folder') },
       ...(gw
         ? {
@@ -336,9 +336,9 @@ const wire: ProvisionStep = {
               anthropicBaseUrl: gw.baseUrl,
               openaiBaseUrl: `${gw.baseUrl}/v1`,
               mcp: Object.fromEntries([
-                ...projection.mcpServers.map((m) => [m.id, `${gw.baseUrl}/mcp/${m.id}`]),
+                ...access.mcpServers.map((m) => [m.id, `${gw.baseUrl}/mcp/${m.id}`]),
                 // Granted knowledge bases as one host-served MCP server of search tools (docs/gateway.md).
-                ...(projection.knowledgeBases.length ? [[KB_MCP_SERVER, `${gw.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
+                ...(access.knowledgeBases.length ? [[KB_MCP_SERVER, `${gw.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
               ]),
               tokenEnv: 'PADDOCK_RUN_TOKEN',
             },

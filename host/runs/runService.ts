@@ -158,11 +158,11 @@ export class RunService {
   /** Run the runner under its sandbox against the run's host request table; the outcome as the host metered and saw it. */
   private async supervise(queued: QueuedRun, plan: RunPlan, event: ChatEvent, run: Provisioned, journal: OpenRunJournal, signal?: AbortSignal): Promise<RunOutcome> {
     const { runId, sessionId } = queued;
-    const { binding, runner, projection } = plan;
-    const limits = projection.limits;
+    const { binding, runner, access } = plan;
+    const limits = access.limits;
     const table = hostRequestTable({
-      projection,
-      state: { repo: this.store.runnerState, scope: stateScope(binding.id, sessionId, projection.state === 'binding' ? 'binding' : 'session') },
+      access,
+      state: { repo: this.store.runnerState, scope: stateScope(binding.id, sessionId, access.state === 'binding' ? 'binding' : 'session') },
       workspaceRoot: run.workspace.root,
       gateway: { gateway: this.gateway, handle: run.gateway },
     });
@@ -175,7 +175,7 @@ export class RunService {
         containment,
         params: buildRunParams({ runId, sessionId, event, binding: run.wire, resume: run.resume, wallClockMs: limits.wallClockMs, goalRevision: queued.goalRevision }),
         limits,
-        requestLimits: projection.requestLimits,
+        requestLimits: access.requestLimits,
         host: HOST_INFO,
         signal,
         // The run token dies with the result line (or any other end), not at teardown.
@@ -192,9 +192,9 @@ export class RunService {
             ...(run.sandbox.binds ? { binds: run.sandbox.binds } : {}),
             isolation: run.sandbox.report,
             limits,
-            requestLimits: projection.requestLimits,
+            requestLimits: access.requestLimits,
             skills: run.skills.handles.map(({ id, name, version, digest, changed }) => ({ id, name, version: version ?? null, digest, changed })),
-            gateway: run.gateway ? { baseUrl: run.gateway.baseUrl, models: projection.models.map((m) => m.id), mcpServers: projection.mcpServers.map((m) => m.id), knowledgeBases: projection.knowledgeBases.map((k) => k.id) } : null,
+            gateway: run.gateway ? { baseUrl: run.gateway.baseUrl, models: access.models.map((m) => m.id), mcpServers: access.mcpServers.map((m) => m.id), knowledgeBases: access.knowledgeBases.map((k) => k.id) } : null,
           }),
         redact: (text) => this.redactor.text(text),
         onUpdate: (update, seq) => journal.update(update, seq),

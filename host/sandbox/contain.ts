@@ -110,7 +110,7 @@ export function assembleReport(backend: Pick<SandboxBackend, 'name' | 'strength'
   enforced.push(
     'environment built from an allowlist: no host secrets or tokens',
     'handshake, wall-clock, idle and cancel-grace timeouts; stdout, stderr, line, update-count and event-byte quotas',
-    "runner requests checked against the run's projection (run id, method, model, knowledge base, MCP server and tool) and its rate, count and size limits",
+    "runner requests checked against the run's grants (run id, method, model, knowledge base, MCP server and tool) and its rate, count and size limits",
   );
   limit(applied.memory, `memory ≤ ${l.memoryBytes} bytes for the whole run`, applied.memory ?? '');
   limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');

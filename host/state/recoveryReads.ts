@@ -6,7 +6,7 @@ export function runStartedData(store: Store, runId: string): string | undefined 
   return dbOf(store).prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as string | undefined;
 }
 
-/** A run's current status in the `runs` projection (read inside the transaction that acts on it). */
+/** A run's current status in the `runs` view table (read inside the transaction that acts on it). */
 export function runStatus(store: Store, runId: string): string | undefined {
   return dbOf(store).prepare('SELECT status FROM runs WHERE id = ?').pluck().get(runId) as string | undefined;
 }

@@ -8,7 +8,7 @@ import { openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
 import { EVENT_DATA, type EventData, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
-import { foldAll, type SessionProjection } from './projection.js';
+import { foldAll, type SessionView } from './sessionView.js';
 import { RunnerStateRepo } from './runnerState.js';
 
 /** Options of {@link Store.open}. */
@@ -32,7 +32,7 @@ export interface NewEvent<T extends EventType = EventType> {
   audit?: Omit<AuditEntry, 'sessionId' | 'runId'>;
 }
 
-/** A row of the `runs` projection table. */
+/** A row of the `runs` view table. */
 export interface RunRow {
   id: string;
   sessionId: string;
@@ -62,7 +62,7 @@ function newEventId(): string {
 
 /**
  * The host's state: one SQLite database (docs/state.md). Every write goes through here; an
- * event, the projection rows it changes and its audit record commit in one transaction.
+ * event, the view rows it changes and its audit record commit in one transaction.
  * Listeners hear about events only after they committed.
  */
 export class Store {
@@ -166,7 +166,7 @@ export class Store {
   }
 
   /**
-   * Append events to a session's log with the next gap-free seqs, update projection rows, and
+   * Append events to a session's log with the next gap-free seqs, update view rows, and
    * write their audit records — all in one transaction. Listeners hear about them after commit.
    */
   append(sessionId: string, events: NewEvent[]): StoredEvent[] {
@@ -178,7 +178,7 @@ export class Store {
         const seq = this.stmts.nextSeq.get(sessionId) as number;
         const event: StoredEvent = { id: newEventId(), sessionId, seq, type: e.type, runId: e.runId ?? null, at, data: this.redact(e.data) as EventData<EventType> };
         this.stmts.insertEvent.run(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
-        this.project(event);
+        this.updateViews(event);
         if (e.audit) this.audit.append({ ...e.audit, sessionId, runId: event.runId }, at);
         this.uncommitted.push(event);
         return event;
@@ -221,14 +221,14 @@ export class Store {
     }));
   }
 
-  /** Fold a session's log into its projection. */
-  session(sessionId: string): SessionProjection {
+  /** Fold a session's log into its view. */
+  session(sessionId: string): SessionView {
     const exists = this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').pluck().get(sessionId);
     if (!exists) throw new HostError('NOT_FOUND', `no session ${sessionId}`);
     return foldAll(sessionId, this.readEvents(sessionId));
   }
 
-  /** A run's projection row. */
+  /** A run's view row. */
   run(runId: string): RunRow | undefined {
     const row = this.db.prepare('SELECT * FROM runs WHERE id = ?').get(runId) as Record<string, unknown> | undefined;
     return row ? toRunRow(row) : undefined;
@@ -265,8 +265,8 @@ export class Store {
     this.db.close();
   }
 
-  /** Keep the `runs` and `sessions` projection rows in step with an event (inside its transaction). */
-  private project(e: StoredEvent): void {
+  /** Keep the `runs` and `sessions` view rows in step with an event (inside its transaction). */
+  private updateViews(e: StoredEvent): void {
     switch (e.type) {
       case 'run.queued': {
         const d = e.data as EventData<'run.queued'>;

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { UsageSchema, MessagePartSchema, EffectSchema, JsonValueSchema } from './schemas/common.js';
-import { BindingProjectionSchema, RunLimitsSchema } from './schemas/binding.js';
+import { WireBindingSchema, RunLimitsSchema } from './schemas/binding.js';
 import { ChatEventSchema } from './schemas/event.js';
 import * as H from './schemas/hostRequests.js';
 import { InitializeParamsSchema, InitializeResultSchema } from './schemas/initialize.js';
@@ -17,7 +17,7 @@ export const PROTOCOL_TYPES = {
   RunParams: R.RunParamsSchema,
   RunInfo: R.RunInfoSchema,
   ChatEvent: ChatEventSchema,
-  BindingProjection: BindingProjectionSchema,
+  WireBinding: WireBindingSchema,
   RunLimits: RunLimitsSchema,
   Resume: R.ResumeSchema,
   ExternalPointers: R.ExternalPointersSchema,

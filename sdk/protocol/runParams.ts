@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BindingProjectionInput, ChatEvent, ChatEventInput, Resume, RunParams } from './types.js';
+import type { WireBindingInput, ChatEvent, ChatEventInput, Resume, RunParams } from './types.js';
 import { RunParamsSchema } from './schemas/run.js';
 
 /** A fresh run id: `run_` and a UUID. */
@@ -27,7 +27,7 @@ export function buildRunParams(args: {
   runId: string;
   sessionId: string;
   event: ChatEventInput;
-  binding: BindingProjectionInput;
+  binding: WireBindingInput;
   resume?: Resume;
   wallClockMs: number;
   goalRevision?: number;

@@ -16,8 +16,8 @@ export type MessagePart = z.infer<typeof C.MessagePartSchema>;
 export type Effect = z.infer<typeof C.EffectSchema>;
 export type ChatEvent = z.infer<typeof E.ChatEventSchema>;
 export type ChatEventInput = z.input<typeof E.ChatEventSchema>;
-export type BindingProjection = z.infer<typeof B.BindingProjectionSchema>;
-export type BindingProjectionInput = z.input<typeof B.BindingProjectionSchema>;
+export type WireBinding = z.infer<typeof B.WireBindingSchema>;
+export type WireBindingInput = z.input<typeof B.WireBindingSchema>;
 /** One earlier turn of the conversation in `binding.history`. */
 export type HistoryMessage = z.infer<typeof B.HistoryMessageSchema>;
 export type RunLimits = z.infer<typeof B.RunLimitsSchema>;

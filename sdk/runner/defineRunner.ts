@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { BindingProjection, ChatEvent, RunResultInput } from '../protocol/types.js';
+import type { WireBinding, ChatEvent, RunResultInput } from '../protocol/types.js';
 import type { RunContext } from './context.js';
 
 /** Who the runner is; sent to the host in the `initialize` answer. */
@@ -18,7 +18,7 @@ export interface RunnerManifest {
 type DeclaredWithoutConfig<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K extends 'config' ? never : K]: T[K] };
 
 /** The binding as `run()` sees it: `config` already parsed with the runner's `configSchema`. */
-export type RunBinding<Config> = DeclaredWithoutConfig<BindingProjection> & { config: Config };
+export type RunBinding<Config> = DeclaredWithoutConfig<WireBinding> & { config: Config };
 
 /**
  * What `run()` may return: a full {@link RunResultInput}, a plain string (a completed run whose

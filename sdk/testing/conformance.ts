@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCodes } from '../protocol/errorCodes.js';
 import { RpcError } from '../protocol/rpcError.js';
 import { buildRunParams, textEvent } from '../protocol/runParams.js';
-import type { BindingProjectionInput, InitializeResult, RunParams, RunResult, Update } from '../protocol/types.js';
+import type { WireBindingInput, InitializeResult, RunParams, RunResult, Update } from '../protocol/types.js';
 import { PROTOCOL_VERSION } from '../protocol/version.js';
 import { attachPeer, lineWriter } from '../transport/attach.js';
 import { HostEndpoint, type HostRequestHandler } from '../transport/hostEndpoint.js';
@@ -18,7 +18,7 @@ export interface ConformanceRun {
 /** What the suite's host gives every run, for runners that need more than a config (a model, a gateway). */
 export interface ConformanceHost {
   /** Merged into every run's binding (e.g. `models`, `hostRequests`, `gateway`, `workspace`). */
-  binding?: Partial<BindingProjectionInput>;
+  binding?: Partial<WireBindingInput>;
   /** Answers the runner's host requests (after the usual scope and grant checks). Default: NotSupported. */
   hostRequests?: HostRequestHandler;
 }

@@ -3,7 +3,7 @@ import type { HostMethodName } from '../protocol/methods.js';
 import { RpcError } from '../protocol/rpcError.js';
 import { buildRunParams, textEvent } from '../protocol/runParams.js';
 import type {
-  BindingProjectionInput,
+  WireBindingInput,
   ChatEventInput,
   InitializeResult,
   JsonValue,
@@ -43,7 +43,7 @@ export interface FakeRunInput {
   text?: string;
   event?: Partial<ChatEventInput>;
   config?: Record<string, unknown>;
-  binding?: Partial<BindingProjectionInput>;
+  binding?: Partial<WireBindingInput>;
   resume?: Resume;
   /** Abort to send `run/cancel`. */
   signal?: AbortSignal;

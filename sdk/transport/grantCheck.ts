@@ -1,13 +1,13 @@
 import type { HostMethodName } from '../protocol/methods.js';
 import { RpcError } from '../protocol/rpcError.js';
-import type { BindingProjection } from '../protocol/types.js';
+import type { WireBinding } from '../protocol/types.js';
 
 /**
- * Is this request inside the run's projection? The projection the host sent in `run` is the
+ * Is this request inside the run's grants? The binding the host sent in `run` is the
  * run's grants: a method must be listed in `hostRequests`, and a model, knowledge base or MCP
  * server/tool must be one of its handles. Returns the refusal, or undefined if granted.
  */
-export function checkGrant(method: HostMethodName, params: Record<string, unknown>, binding: BindingProjection, runId: string): RpcError | undefined {
+export function checkGrant(method: HostMethodName, params: Record<string, unknown>, binding: WireBinding, runId: string): RpcError | undefined {
   if (!binding.hostRequests.includes(method)) {
     return RpcError.policyDenied(`${method} is not granted to run ${runId}`, { deniedBy: 'binding.hostRequests', method });
   }
@@ -48,7 +48,7 @@ export function checkGrant(method: HostMethodName, params: Record<string, unknow
   }
 }
 
-/** A granted MCP server's tool lists, as the run's projection carries them. */
+/** A granted MCP server's tool lists, as the run's binding carries them. */
 export interface ToolLists {
   id: string;
   allowedTools?: string[];

@@ -46,7 +46,7 @@ export interface HostEndpointOptions {
 
 interface ActiveRun {
   runId: string;
-  /** The projection sent in `run`: the run's grants. */
+  /** The binding sent in `run`: the run's grants. */
   binding: RunParams['binding'];
   budget: RequestBudget;
   lastSeq: number;

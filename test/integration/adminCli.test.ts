@@ -61,12 +61,12 @@ bindings:
     const resources = JSON.parse((await paddock(['resources', 'list', '--json'], { dataDir: home, env })).stdout) as { kind: string; id: string }[];
     expect(resources.map((r) => `${r.kind}/${r.id}`)).toEqual(['model/sonnet']);
     const explain = JSON.parse((await paddock(['explain', 'probe', '--json'], { dataDir: home, env })).stdout) as {
-      projection: { hostRequests: string[]; models: { id: string }[] };
+      access: { hostRequests: string[]; models: { id: string }[] };
       sandbox: { report: { enforced: string[] } };
       network: string;
     };
-    expect(explain.projection.hostRequests).toEqual(['state/get', 'state/set', 'state/delete', 'model/complete']);
-    expect(explain.projection.models.map((m) => m.id)).toEqual(['sonnet']);
+    expect(explain.access.hostRequests).toEqual(['state/get', 'state/set', 'state/delete', 'model/complete']);
+    expect(explain.access.models.map((m) => m.id)).toEqual(['sonnet']);
     expect(explain.network).toBe('none: own network namespace with only loopback'); // bindings default to bwrap
     expect(explain.sandbox.report.enforced.join(' ')).toMatch(/only the run workspace, its session folder and rw mounts are writable/);
     const human = (await paddock(['explain', 'probe'], { dataDir: home, env })).stdout;

@@ -98,7 +98,7 @@ const allowed = (v: Verdict) => v === 'ok' || (v.code !== ErrorCodes.PolicyDenie
 
 /** What explain says about one probe, computed only from the explanation. */
 function predicted(e: Explanation, probeName: string): boolean {
-  const p = e.projection!;
+  const p = e.access!;
   const [method, target] = probeName.split(':') as [string, string | undefined];
   if (!p.hostRequests.includes(method as never)) return false;
   if (method === 'model/complete') return p.models.some((m) => m.id === target);
@@ -177,13 +177,13 @@ describe('grants are enforced on every runner request (real runner, real store)'
     for (const [name, verdict] of Object.entries(report.probes)) expect(allowed(verdict), name).toBe(false);
   });
 
-  it('explain says exactly what is enforced: its projection is what the runner got, and predicts every probe', async () => {
+  it('explain says exactly what is enforced: its access is what the runner got, and predicts every probe', async () => {
     const repo = new ConfigRepo(host.store);
     for (const bot of ['probe-bot', 'bare-bot']) {
       const bindingId = bot === 'probe-bot' ? 'probe' : 'bare';
       const explanation = explainBinding(repo.binding(bindingId).spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repo.snapshot().resources, host.config.limits, { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: host.config.mountRoots ?? [] });
       const { report } = await probe(bot);
-      const p = explanation.projection!;
+      const p = explanation.access!;
       expect(report.received.hostRequests).toEqual(p.hostRequests);
       expect(report.received.models).toEqual(p.models);
       expect(report.received.knowledgeBases).toEqual(p.knowledgeBases);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexResources } from '../../host/authz/projection.js';
+import { indexResources } from '../../host/authz/runAccess.js';
 import { BindingLimitsSchema, ModelResourceSchema, type ModelResource } from '../../host/bindings/schema.js';
 import type { GatewayRunHandle } from '../../host/gateway/gateway.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../host/gateway/modelBudget.js';
@@ -31,7 +31,7 @@ async function openRun(host: Host, models: ModelResource[], options: { granted?:
   const handle = await host.gateway.openRun({
     ...(options.onCallRecorded ? { onCallRecorded: options.onCallRecorded } : {}),
     claims: { runId: `run-gw-${process.pid}-${runCounter}`, sessionId: `ses-gw-${runCounter}`, bindingId: 'gw-binding', runnerId: 'test-client' },
-    projection: { models: models.filter((m) => granted.includes(m.id)).map((m) => ({ id: m.id, provider: m.provider, model: m.model })), mcpServers: [], knowledgeBases: [] },
+    access: { models: models.filter((m) => granted.includes(m.id)).map((m) => ({ id: m.id, provider: m.provider, model: m.model })), mcpServers: [], knowledgeBases: [] },
     resources: indexResources({ models, knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
     budget: BindingLimitsSchema.parse(options.limits ?? {}),
     backend: options.backend ?? 'process',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexResources } from '../../host/authz/projection.js';
+import { indexResources } from '../../host/authz/runAccess.js';
 import { BindingLimitsSchema, McpServerResourceSchema } from '../../host/bindings/schema.js';
 import { readSkill } from '../../host/bindings/skillDigest.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
@@ -202,7 +202,7 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
     const server = McpServerResourceSchema.parse({ id: 'tools', command: process.execPath, args: [MCP_SERVER], timeoutMs: 5000, tools: { deny: ['delete_everything'] } });
     const handle = await host.gateway.openRun({
       claims: { runId: `run-mcp-${process.pid}`, sessionId: 'ses-mcp', bindingId: 'mcp-binding', runnerId: 'mcp-client' },
-      projection: { models: [], knowledgeBases: [], mcpServers: [{ id: 'tools', allowedTools: ['echo', 'add', 'secret'], deniedTools: ['delete_everything'] }] },
+      access: { models: [], knowledgeBases: [], mcpServers: [{ id: 'tools', allowedTools: ['echo', 'add', 'secret'], deniedTools: ['delete_everything'] }] },
       resources: indexResources({ models: [], knowledgeBases: [], mcpServers: [server], skills: [], artifacts: [], mounts: [] }),
       budget: BindingLimitsSchema.parse({}),
       backend: 'process',

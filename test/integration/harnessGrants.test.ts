@@ -108,14 +108,14 @@ bindings:
     expect((jsonLines(json.stdout)[0] as unknown as { warnings: { binding: string }[] }).warnings.map((w) => w.binding)).toEqual(['echoes', 'echoes', 'coder']);
 
     const explained = await paddock(['explain', 'echoes', '--json'], { dataDir: home, env });
-    const e = JSON.parse(explained.stdout) as { withheld: { what: string; why: string }[]; projection: { knowledgeBases: unknown[] } };
+    const e = JSON.parse(explained.stdout) as { withheld: { what: string; why: string }[]; access: { knowledgeBases: unknown[] } };
     expect(e.withheld).toContainEqual({ what: 'knowledgeBases: handbook', why: "the runner's manifest does not use knowledgeBases" });
-    expect(e.projection.knowledgeBases).toEqual([]);
+    expect(e.access.knowledgeBases).toEqual([]);
     const text = await paddock(['explain', 'coder'], { dataDir: home, env });
     expect(text.stdout).toMatch(/withheld.*\n.*writes to mount repo — workspace is copy/);
-    const fine = JSON.parse((await paddock(['explain', 'fine', '--json'], { dataDir: home, env })).stdout) as { withheld: unknown[]; projection: { knowledgeBases: { id: string }[]; mounts: { id: string }[] } };
+    const fine = JSON.parse((await paddock(['explain', 'fine', '--json'], { dataDir: home, env })).stdout) as { withheld: unknown[]; access: { knowledgeBases: { id: string }[]; mounts: { id: string }[] } };
     expect(fine.withheld).toEqual([]);
-    expect(fine.projection.knowledgeBases.map((k) => k.id)).toEqual(['handbook']);
-    expect(fine.projection.mounts.map((m) => m.id)).toEqual(['repo']);
+    expect(fine.access.knowledgeBases.map((k) => k.id)).toEqual(['handbook']);
+    expect(fine.access.mounts.map((m) => m.id)).toEqual(['repo']);
   }, 180_000);
 });

@@ -72,7 +72,7 @@ describe('grants.history (local-agent, scripted model)', () => {
     const first = `noted ${canary}`;
     await say('h-digest', 'leak', first);
     // The host learns of the secret only now (e.g. a key referenced by a later apply): the stored
-    // turn still holds it, so only the projection's own redaction can keep it from the next run.
+    // turn still holds it, so only the access's own redaction can keep it from the next run.
     host.redactor.add(canary);
     const digests = JSON.parse(outputOf(await say('h-digest', 'leak', 'what now?'))) as string[];
     expect(digests).toHaveLength(2);
@@ -101,7 +101,7 @@ describe('grants.history (local-agent, scripted model)', () => {
   it('explain shows the grant', () => {
     const repo = new ConfigRepo(host.store);
     const e = explainBinding(repo.binding('h-one').spec as Binding, discoverRunners(host.config.runnerDirs), repo.snapshot().resources, host.config.limits, { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: [] });
-    expect(e.projection?.history).toEqual({ messages: 1 });
+    expect(e.access?.history).toEqual({ messages: 1 });
     expect(renderExplanation(e)).toContain('history: the last 1 messages of this conversation (user messages and completed answers, redacted)');
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { indexResources } from '../../host/authz/projection.js';
+import { indexResources } from '../../host/authz/runAccess.js';
 import { BindingLimitsSchema, KnowledgeBaseResourceSchema } from '../../host/bindings/schema.js';
 import { KB_MCP_SERVER, kbToolName } from '../../host/gateway/mcp/kbEndpoint.js';
 import { tempHost } from '../helpers/host.js';
@@ -31,7 +31,7 @@ async function openRun(granted: string[]) {
   n += 1;
   return host.gateway.openRun({
     claims: { runId: `run-kbmcp-${process.pid}-${n}`, sessionId: `ses-kbmcp-${n}`, bindingId: 'kb-binding', runnerId: 'test-harness' },
-    projection: { models: [], mcpServers: [], knowledgeBases: kbs.filter((k) => granted.includes(k.id)).map((k) => ({ id: k.id, ...(k.name ? { name: k.name } : {}) })) },
+    access: { models: [], mcpServers: [], knowledgeBases: kbs.filter((k) => granted.includes(k.id)).map((k) => ({ id: k.id, ...(k.name ? { name: k.name } : {}) })) },
     resources: indexResources({ models: [], knowledgeBases: kbs, mcpServers: [], skills: [], artifacts: [], mounts: [] }),
     budget: BindingLimitsSchema.parse({}),
     backend: 'process',

@@ -25,8 +25,8 @@ export function kbToolName(id: string): string {
  * redaction and `kb.retrieve` audit as the SDK's `kb/retrieve`.
  */
 export async function serveKbMcpRequest(gateway: Gateway, run: GatewayRun, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-  const byTool = new Map<string, (typeof run.projection.knowledgeBases)[number]>();
-  for (const kb of run.projection.knowledgeBases) {
+  const byTool = new Map<string, (typeof run.access.knowledgeBases)[number]>();
+  for (const kb of run.access.knowledgeBases) {
     // Two ids may map to one name (`a.b`, `a_b`): the later one gets a number, never hides the other.
     let name = kbToolName(kb.id);
     for (let i = 2; byTool.has(name); i += 1) name = `${kbToolName(kb.id)}_${i}`;

@@ -124,7 +124,7 @@ export class McpUpstreams {
   }
 
   private handle(serverId: string) {
-    const handle = this.run.projection.mcpServers.find((s) => s.id === serverId);
+    const handle = this.run.access.mcpServers.find((s) => s.id === serverId);
     if (!handle) throw new Error(`MCP server "${serverId}" is not granted to run ${this.run.claims.runId}`);
     return handle;
   }

@@ -82,7 +82,7 @@ export const RunLimitsSchema = z
  * The binding as projected for one run: validated runner config plus handles to granted
  * resources only. It never carries a secret or a host path outside the run's workspace.
  */
-export const BindingProjectionSchema = z
+export const WireBindingSchema = z
   .looseObject({
     bindingId: IdSchema,
     runner: z.looseObject({ id: IdSchema, version: z.string().optional() }),
@@ -113,4 +113,4 @@ export const BindingProjectionSchema = z
       .optional(),
     limits: RunLimitsSchema.default({}),
   })
-  .meta({ id: 'BindingProjection', description: 'What one run may touch: config plus granted handles.' });
+  .meta({ id: 'WireBinding', description: 'What one run may touch: config plus granted handles.' });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BindingProjectionSchema } from './binding.js';
+import { WireBindingSchema } from './binding.js';
 import { IdSchema, JsonValueSchema, MessagePartSchema, TimestampSchema, UsageSchema } from './common.js';
 import { ChatEventSchema } from './event.js';
 
@@ -52,7 +52,7 @@ export const RunParamsSchema = z
   .looseObject({
     run: RunInfoSchema,
     event: ChatEventSchema,
-    binding: BindingProjectionSchema,
+    binding: WireBindingSchema,
     resume: ResumeSchema.optional(),
   })
   .meta({ id: 'RunParams' });

@@ -26,7 +26,7 @@ const workspaceRoot = mkdtempSync(join(tmpdir(), 'paddock-table-'));
 writeFileSync(join(workspaceRoot, 'hello.txt'), 'hello table');
 
 const sources = (hostRequests: HostMethodName[], handle?: GatewayRunHandle): HostRequestSources => ({
-  projection: { hostRequests },
+  access: { hostRequests },
   state: { repo: host.store.runnerState, scope: 'binding:table/session:s1' },
   workspaceRoot,
   gateway: { gateway: host.gateway, handle },

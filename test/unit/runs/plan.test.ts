@@ -134,11 +134,11 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
   it('grants: a dispatched run gets its binding ∩ manifest; an ad-hoc run what its manifest asks (state per session)', () => {
     const d = planRun(deps(FAKE_FULL), dispatched('p-counter'));
     const a = planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'counter' });
-    expect(d.projection.hostRequests).toEqual(['state/get', 'state/set']);
-    expect(a.projection.hostRequests).toEqual(d.projection.hostRequests);
-    expect(a.projection.state).toBe('session');
+    expect(d.access.hostRequests).toEqual(['state/get', 'state/set']);
+    expect(a.access.hostRequests).toEqual(d.access.hostRequests);
+    expect(a.access.state).toBe('session');
     expect(a.binding.id).toBe('adhoc-counter');
-    expect(a.projection.models).toEqual([]);
+    expect(a.access.models).toEqual([]);
   });
 
   it('dispatched: the secrets its resources reference are known to the redactor before the run', () => {
@@ -148,7 +148,7 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
       const redactor = new Redactor();
       expect(redactor.text(`key ${secret}`)).toContain(secret);
       const plan = planRun(deps(FAKE_FULL, { redactor }), dispatched('p-models'));
-      expect(plan.projection.models.map((m) => m.id)).toEqual(['sm', 'keyed']);
+      expect(plan.access.models.map((m) => m.id)).toEqual(['sm', 'keyed']);
       expect(redactor.text(`key ${secret}`)).not.toContain(secret);
     } finally {
       delete process.env.PADDOCK_PLAN_TEST_KEY;

@@ -46,7 +46,7 @@ describe('fake host (unit-testing a runner in process)', () => {
       },
     });
     const host = await createFakeHost(counter, { grants: ['state/get', 'state/set', 'model/complete'] });
-    // The model is granted as a handle of the projection; the fake host has no stub for it.
+    // The model is granted as a handle of the binding; the fake host has no stub for it.
     const binding = { models: [{ id: 'm' }] };
     await host.run({ binding });
     const { result } = await host.run({ binding });

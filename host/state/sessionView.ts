@@ -173,7 +173,7 @@ export interface TranscriptEntry {
 }
 
 /** The read model of a session: plain data, comparable with deep equality. */
-export interface SessionProjection {
+export interface SessionView {
   sessionId: string;
   bindingId: string | null;
   maxSeq: number;
@@ -212,8 +212,8 @@ function assistantLines(runId: string, run: RunFold): TranscriptEntry[] {
   return lines;
 }
 
-/** Read the projection out of a fold state. */
-export function project(sessionId: string, s: SessionFold): SessionProjection {
+/** Read the session view out of a fold state. */
+export function viewSession(sessionId: string, s: SessionFold): SessionView {
   const runs = [...s.runs.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   const transcript = [
     ...[...s.userMessages.entries()].map(([seq, text]) => ({ seq, role: 'user' as const, runId: null, text })),
@@ -254,8 +254,8 @@ export function project(sessionId: string, s: SessionFold): SessionProjection {
 }
 
 /** Fold a whole list of events. */
-export function foldAll(sessionId: string, events: Iterable<StoredEvent>): SessionProjection {
+export function foldAll(sessionId: string, events: Iterable<StoredEvent>): SessionView {
   const state = emptySession();
   for (const e of events) foldEvent(state, e);
-  return project(sessionId, state);
+  return viewSession(sessionId, state);
 }

@@ -25,7 +25,7 @@ export type McpHandle = {
 };
 
 /** Everything one run of a binding may touch: manifest requests ∩ binding grants ∩ what exists now. */
-export interface Projection {
+export interface RunAccess {
   hostRequests: HostMethodName[];
   models: { id: string; name?: string; provider: string; model: string }[];
   knowledgeBases: { id: string; name?: string }[];
@@ -46,7 +46,7 @@ export interface Projection {
 }
 
 /** What a host request needs granted, besides the manifest asking for it. */
-function requestGranted(method: HostMethodName, p: Omit<Projection, 'hostRequests' | 'withheld' | 'limits' | 'requestLimits'>): string | undefined {
+function requestGranted(method: HostMethodName, p: Omit<RunAccess, 'hostRequests' | 'withheld' | 'limits' | 'requestLimits'>): string | undefined {
   switch (method) {
     case 'state/get':
     case 'state/set':
@@ -76,11 +76,11 @@ function intersect(a: string[] | undefined, b: string[] | undefined): string[] |
 }
 
 /**
- * Compute a run's projection. Pure: the same inputs always give the same projection, and
+ * Compute a run's access. Pure: the same inputs always give the same access, and
  * nothing in it lies outside the binding's grants, the manifest's requests or `resources`.
  */
-export function projectGrants(manifest: RunnerManifestFile, binding: Binding, resources: ResourceIndex, hostLimits: HostLimits): Projection {
-  const withheld: Projection['withheld'] = [];
+export function resolveRunAccess(manifest: RunnerManifestFile, binding: Binding, resources: ResourceIndex, hostLimits: HostLimits): RunAccess {
+  const withheld: RunAccess['withheld'] = [];
   const uses = (kind: ResourceKind, ids: string[]): string[] => {
     if (ids.length > 0 && !manifest.resources.includes(kind)) {
       withheld.push({ what: `${kind}: ${ids.join(', ')}`, why: `the runner's manifest does not use ${kind}` });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EventData, EventType, StoredEvent } from '../../../host/state/events.js';
-import { emptySession, foldAll, foldEvent, project } from '../../../host/state/projection.js';
+import { emptySession, foldAll, foldEvent, viewSession } from '../../../host/state/sessionView.js';
 import { textEvent } from '../../../sdk/protocol/runParams.js';
 
 type Draft = { type: EventType; runId?: string; data: unknown };
@@ -63,8 +63,8 @@ const logArb = fc
     }));
   });
 
-describe('session projection (fold over the event log)', () => {
-  it('any permutation with duplicates folds to the same projection as the clean log', () => {
+describe('session view (fold over the event log)', () => {
+  it('any permutation with duplicates folds to the same view as the clean log', () => {
     fc.assert(
       fc.property(
         logArb.chain((log) => fc.tuple(fc.constant(log), fc.shuffledSubarray(log, { minLength: 0 }), fc.nat())),
@@ -92,7 +92,7 @@ describe('session projection (fold over the event log)', () => {
           foldEvent(live, log[k - 1]!);
           const prefix = log.slice(0, k);
           const view = foldAll('ses_p', prefix);
-          expect(project('ses_p', live)).toEqual(view);
+          expect(viewSession('ses_p', live)).toEqual(view);
           expect(view.maxSeq).toBe(k);
           const seqs = view.transcript.map((t) => t.seq);
           expect(seqs).toEqual([...seqs].sort((a, b) => a - b));

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { indexResources, projectGrants } from '../../../host/authz/projection.js';
+import { indexResources, resolveRunAccess } from '../../../host/authz/runAccess.js';
 import { BindingSchema, ConfigFileSchema } from '../../../host/bindings/schema.js';
 import { parseLimits } from '../../../host/config/limits.js';
 import { RESOURCE_KINDS, RunnerManifestSchema } from '../../../host/plugins/manifest.js';
@@ -80,11 +80,11 @@ const bindingArb = fc
 
 const hostLimits = parseLimits();
 
-describe('projection (property)', () => {
+describe('access (property)', () => {
   it('never contains anything outside manifest requests ∩ binding grants ∩ existing resources, and never a secret or host path', () => {
     fc.assert(
       fc.property(manifestArb, resourcesArb, bindingArb, (manifest, resources, binding) => {
-        const p = projectGrants(manifest, binding, indexResources(resources), hostLimits);
+        const p = resolveRunAccess(manifest, binding, indexResources(resources), hostLimits);
         const g = binding.grants;
         const exists = (kind: keyof typeof resources, id: string) => resources[kind].some((r) => r.id === id);
         for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
@@ -133,14 +133,14 @@ describe('projection (property)', () => {
   });
 });
 
-describe('projection limits', () => {
+describe('access limits', () => {
   it('binding limits win over the manifest defaults, and the host limit caps both', () => {
     const manifest = RunnerManifestSchema.parse({ id: 'r', name: 'r', version: '1', protocolVersion: 1, entry: { node: 'i.ts' }, limits: { wallClockMs: 60_000, idleMs: 5_000 } });
     const empty = indexResources(ConfigFileSchema.parse({}).resources);
     const host = parseLimits({ wallClockMs: 100_000, idleMs: 50_000 });
-    const plain = projectGrants(manifest, BindingSchema.parse({ id: 'b', runner: 'r' }), empty, host);
+    const plain = resolveRunAccess(manifest, BindingSchema.parse({ id: 'b', runner: 'r' }), empty, host);
     expect([plain.limits.wallClockMs, plain.limits.idleMs]).toEqual([60_000, 5_000]);
-    const own = projectGrants(manifest, BindingSchema.parse({ id: 'b', runner: 'r', limits: { wallClockMs: 90_000, idleMs: 999_999 } }), empty, host);
+    const own = resolveRunAccess(manifest, BindingSchema.parse({ id: 'b', runner: 'r', limits: { wallClockMs: 90_000, idleMs: 999_999 } }), empty, host);
     expect([own.limits.wallClockMs, own.limits.idleMs]).toEqual([90_000, 50_000]);
     expect(own.requestLimits).toEqual({ requestsPerSecond: 50, maxRequests: 10_000, maxRequestBytes: 1024 * 1024 });
   });
