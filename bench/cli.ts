@@ -17,7 +17,8 @@ const GNU_TIME = '/usr/bin/time';
 
 /** Wall and CPU time of one `node <args>`, in ms; its stdout. Fails loudly on a non-zero exit. */
 function timed(args: string[], env: NodeJS.ProcessEnv): { ms: number; cpuMs: number; stdout: string } {
-  if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} is missing (Debian package "time"): the CLI bench reports CPU time too`);
+  if (!existsSync(GNU_TIME))
+    throw new Error(`${GNU_TIME} is missing (Debian package "time"): the CLI bench reports CPU time too`);
   const cpuFile = join(tmpdir(), `paddock-bench-cpu-${process.pid}`);
   const t = performance.now();
   // cwd: the package, so tsx (the "before" baseline) reads paddock's tsconfig as the old bin made it do.
@@ -36,7 +37,9 @@ function timed(args: string[], env: NodeJS.ProcessEnv): { ms: number; cpuMs: num
 
 /** The run's own duration from its recorded events: run.queued → run.ended (`paddock runs show`, outside the timing). */
 function runDuration(runId: string, env: NodeJS.ProcessEnv): number {
-  const shown = JSON.parse(timed([BIN, 'runs', 'show', runId, '--json'], env).stdout) as { events: { type: string; at: string }[] };
+  const shown = JSON.parse(timed([BIN, 'runs', 'show', runId, '--json'], env).stdout) as {
+    events: { type: string; at: string }[];
+  };
   const at = (type: string) => Date.parse(shown.events.find((e) => e.type === type)?.at ?? 'missing');
   const ms = at('run.ended') - at('run.queued');
   if (!Number.isFinite(ms)) throw new Error(`run ${runId} has no run.queued/run.ended events`);
@@ -55,10 +58,28 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   const dispatch = () => {
     const file = join(data, `event-${n}.json`);
     const conversation = { type: 'group', id: `c${n}` };
-    const event = { id: `evt-bench-${n++}`, type: 'message', platform: 'telegram', bot: 'bench', conversation, sender: { id: 'u1', name: 'Ada' } };
-    writeFileSync(file, JSON.stringify({ ...event, message: { parts: [{ type: 'text', text: 'hi' }] }, receivedAt: new Date().toISOString() }));
+    const event = {
+      id: `evt-bench-${n++}`,
+      type: 'message',
+      platform: 'telegram',
+      bot: 'bench',
+      conversation,
+      sender: { id: 'u1', name: 'Ada' },
+    };
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...event,
+        message: { parts: [{ type: 'text', text: 'hi' }] },
+        receivedAt: new Date().toISOString(),
+      }),
+    );
     const r = timed([BIN, 'dispatch', '-f', file, '--json'], env);
-    const outcome = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; outcome?: { runId: string; status: string } }).find((l) => l.type === 'outcome')?.outcome;
+    const outcome = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; outcome?: { runId: string; status: string } })
+      .find((l) => l.type === 'outcome')?.outcome;
     if (outcome?.status !== 'completed') throw new Error(`bench dispatch did not complete: ${r.stdout.slice(-500)}`);
     return { ...r, run: runDuration(outcome.runId, env) };
   };
@@ -95,19 +116,29 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   const run = summarize(runMs);
   const outside = summarize(outsideRunMs);
   const dispatchOverhead = outside.median - base.wall;
-  console.log(`\n## CLI start-up (${iterations} rounds, interleaved, after one warm-up each; data folder with ${iterations + 1} runs)`);
+  console.log(
+    `\n## CLI start-up (${iterations} rounds, interleaved, after one warm-up each; data folder with ${iterations + 1} runs)`,
+  );
   console.log('method: `node <args>` from spawn to exit (spawnSync under GNU time): wall, and CPU = user + sys of the');
-  console.log('        process and the children it reaped; overhead = median − median of `node -e 0` in the same rounds.');
-  console.log("        A dispatch also against its run's own duration, run.queued → run.ended from its recorded events.");
+  console.log(
+    '        process and the children it reaped; overhead = median − median of `node -e 0` in the same rounds.',
+  );
+  console.log(
+    "        A dispatch also against its run's own duration, run.queued → run.ended from its recorded events.",
+  );
   for (const r of rows) {
     console.log(
       `${r.name.padEnd(32)} wall median ${fmt(r.wall.median)} ms (p90 ${fmt(r.wall.p90)}), overhead ${fmt(r.overheadMs)} ms;` +
         ` CPU median ${fmt(r.cpu.median, 0)} ms, overhead ${fmt(r.cpuOverheadMs, 0)} ms`,
     );
   }
-  console.log(`  the dispatch's run, queued → ended: median ${fmt(run.median)} ms; outside the run (wall − run): median ${fmt(outside.median)} ms → overhead over node -e 0 ${fmt(dispatchOverhead)} ms`);
+  console.log(
+    `  the dispatch's run, queued → ended: median ${fmt(run.median)} ms; outside the run (wall − run): median ${fmt(outside.median)} ms → overhead over node -e 0 ${fmt(dispatchOverhead)} ms`,
+  );
   const verdict = (ms: number) => (ms <= 250 ? 'meets' : 'misses');
   const overheadOf = (name: string) => rows.find((r) => r.name === name)!.overheadMs;
-  console.log(`target (wall overhead ≤ 250 ms median): --help ${verdict(overheadOf('paddock --help'))}, runs list ${verdict(overheadOf('paddock runs list'))}, dispatch ${verdict(dispatchOverhead)} it.`);
+  console.log(
+    `target (wall overhead ≤ 250 ms median): --help ${verdict(overheadOf('paddock --help'))}, runs list ${verdict(overheadOf('paddock runs list'))}, dispatch ${verdict(dispatchOverhead)} it.`,
+  );
   return { rows, run, outsideRun: outside, dispatchOverheadMs: dispatchOverhead };
 }

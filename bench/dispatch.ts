@@ -22,8 +22,15 @@ export async function dispatchBench(count = 40) {
   applyConfig(
     store,
     {
-      resources: { models: Array.from({ length: 20 }, (_, i) => ({ id: `m${i}`, provider: 'scripted', model: `m${i}` })) },
-      bindings: Array.from({ length: 50 }, (_, i) => ({ id: `b${i}`, runner: 'echo', route: { platform: 'bench', bot: `bot${i}` }, grants: { state: 'session', models: ['m1', 'm2'] } })),
+      resources: {
+        models: Array.from({ length: 20 }, (_, i) => ({ id: `m${i}`, provider: 'scripted', model: `m${i}` })),
+      },
+      bindings: Array.from({ length: 50 }, (_, i) => ({
+        id: `b${i}`,
+        runner: 'echo',
+        route: { platform: 'bench', bot: `bot${i}` },
+        grants: { state: 'session', models: ['m1', 'm2'] },
+      })),
     },
     { catalog: discoverRunners([]), mountRoots: [] },
     { by: 'bench' },
@@ -64,7 +71,9 @@ export async function dispatchBench(count = 40) {
   console.log(`\n## Dispatch vs ad-hoc run (${count} runs each, interleaved, first 5 dropped; 50 bindings, 20 models)`);
   console.log('method: wall time from dispatch(event) to the outcome, vs RunService.runAdHoc with the same');
   console.log('        event; both spawn the bundled echo runner and commit every event to a real SQLite store.');
-  console.log(`dispatch: median ${fmt(d.median, 1)} ms, p99 ${fmt(d.p99, 1)} ms (dispatch() returning, which includes the run's first set-up steps: median ${fmt(acc.median, 2)} ms)`);
+  console.log(
+    `dispatch: median ${fmt(d.median, 1)} ms, p99 ${fmt(d.p99, 1)} ms (dispatch() returning, which includes the run's first set-up steps: median ${fmt(acc.median, 2)} ms)`,
+  );
   console.log(`ad hoc:   median ${fmt(a.median, 1)} ms, p99 ${fmt(a.p99, 1)} ms`);
   console.log(`ratio dispatch / ad hoc (median): ${fmt(d.median / a.median, 2)}×`);
   return { dispatch: d, adHoc: a, accept: acc };

@@ -18,7 +18,13 @@ import { fmt, summarize } from './stats.js';
  */
 export async function gatewayBench(count = 300) {
   const dataDir = mkdtempSync(`${tmpdir()}/paddock-bench-gateway-`);
-  const container = configureContainer({ dataDir, limits: parseLimits(), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false });
+  const container = configureContainer({
+    dataDir,
+    limits: parseLimits(),
+    runnerDirs: [],
+    logLevel: 'silent',
+    keepWorkspaces: false,
+  });
   const gateway = container.resolve(TOKENS.Gateway);
   const handle = await openScriptedRun(gateway, 'run-bench');
   const bodies = {
@@ -26,8 +32,22 @@ export async function gatewayBench(count = 300) {
     long: 'LONG:1000',
   };
   // The baseline serves exactly the bytes the scripted provider renders for the same request.
-  const rendered = (text: string, chunks: number) => WIRES.anthropic.render({ id: 'm', model: 'scripted-1', content: [{ type: 'text', text }], stopReason: 'end_turn', usage: { inputTokens: 30, outputTokens: 10 } }, true, chunks);
-  const canned = { short: rendered('hello there', 1), long: rendered(Array.from({ length: 1000 }, (_, i) => `chunk ${i + 1}`).join(' ') + '.', 1000) };
+  const rendered = (text: string, chunks: number) =>
+    WIRES.anthropic.render(
+      {
+        id: 'm',
+        model: 'scripted-1',
+        content: [{ type: 'text', text }],
+        stopReason: 'end_turn',
+        usage: { inputTokens: 30, outputTokens: 10 },
+      },
+      true,
+      chunks,
+    );
+  const canned = {
+    short: rendered('hello there', 1),
+    long: rendered(Array.from({ length: 1000 }, (_, i) => `chunk ${i + 1}`).join(' ') + '.', 1000),
+  };
   const bare = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
@@ -41,15 +61,23 @@ export async function gatewayBench(count = 300) {
   const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
   const call = async (base: string, text: string) => {
     const t = performance.now();
-    const response = await fetch(`${base}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': handle.token }, body: JSON.stringify({ model: 'sm', max_tokens: 100, stream: true, messages: [{ role: 'user', content: text }] }) });
+    const response = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': handle.token },
+      body: JSON.stringify({ model: 'sm', max_tokens: 100, stream: true, messages: [{ role: 'user', content: text }] }),
+    });
     await response.text();
     if (response.status !== 200) throw new Error(`status ${response.status}`);
     return performance.now() - t;
   };
   const results: Record<string, { bare: ReturnType<typeof summarize>; gateway: ReturnType<typeof summarize> }> = {};
   console.log(`\n## Gateway cost per model call (${count} sequential calls per case, interleaved, first 10 dropped)`);
-  console.log('method: fetch of a streamed Anthropic answer; baseline = bare node:http server writing the same pre-rendered SSE');
-  console.log('        bytes; gateway = run token → grant → budget (SQL sum) → breaker → scripted provider → redaction → record.');
+  console.log(
+    'method: fetch of a streamed Anthropic answer; baseline = bare node:http server writing the same pre-rendered SSE',
+  );
+  console.log(
+    '        bytes; gateway = run token → grant → budget (SQL sum) → breaker → scripted provider → redaction → record.',
+  );
   for (const [name, text] of Object.entries(bodies)) {
     const n = name === 'long' ? Math.ceil(count / 3) : count;
     const times = { bare: [] as number[], gateway: [] as number[] };
@@ -63,7 +91,9 @@ export async function gatewayBench(count = 300) {
     }
     const b = summarize(times.bare);
     const g = summarize(times.gateway);
-    console.log(`${name === 'short' ? 'short answer  ' : '1 000 deltas  '} bare: median ${fmt(b.median, 2)} ms · gateway: median ${fmt(g.median, 2)} ms, p90 ${fmt(g.p90, 2)} ms · ratio ${fmt(g.median / b.median, 2)}× (+${fmt(g.median - b.median, 2)} ms)`);
+    console.log(
+      `${name === 'short' ? 'short answer  ' : '1 000 deltas  '} bare: median ${fmt(b.median, 2)} ms · gateway: median ${fmt(g.median, 2)} ms, p90 ${fmt(g.p90, 2)} ms · ratio ${fmt(g.median / b.median, 2)}× (+${fmt(g.median - b.median, 2)} ms)`,
+    );
     results[name] = { bare: b, gateway: g };
   }
   await handle.close();

@@ -15,17 +15,38 @@ export const bundle = (entry: string) => compileNodeEntry(new URL(`../${entry}`,
 /** One run through the real host path. */
 export async function hostRun(
   script: string,
-  args: { config?: Record<string, unknown>; limits?: HostLimitsInput; grants?: string[]; hostRequests?: HostRequestHandler; onUpdate?(u: Update): void },
+  args: {
+    config?: Record<string, unknown>;
+    limits?: HostLimitsInput;
+    grants?: string[];
+    hostRequests?: HostRequestHandler;
+    onUpdate?(u: Update): void;
+  },
 ): Promise<RunOutcome> {
-  const limits = parseLimits({ maxUpdates: 10_000_000, maxEventBytes: 2 ** 31 - 1, maxStdoutBytes: 2 ** 31 - 1, ...args.limits });
+  const limits = parseLimits({
+    maxUpdates: 10_000_000,
+    maxEventBytes: 2 ** 31 - 1,
+    maxStdoutBytes: 2 ** 31 - 1,
+    ...args.limits,
+  });
   const runId = newRunId();
   return superviseRun({
-    launch: { command: process.execPath, args: [script], cwd: '/tmp', env: buildRunnerEnv({ hostEnv: process.env, home: '/tmp', tmpDir: '/tmp', runId }) },
+    launch: {
+      command: process.execPath,
+      args: [script],
+      cwd: '/tmp',
+      env: buildRunnerEnv({ hostEnv: process.env, home: '/tmp', tmpDir: '/tmp', runId }),
+    },
     params: buildRunParams({
       runId,
       sessionId: 'ses_bench',
       event: textEvent('bench'),
-      binding: { bindingId: 'bench', runner: { id: 'bench' }, config: args.config ?? {}, hostRequests: args.grants ?? [] },
+      binding: {
+        bindingId: 'bench',
+        runner: { id: 'bench' },
+        config: args.config ?? {},
+        hostRequests: args.grants ?? [],
+      },
       wallClockMs: limits.wallClockMs,
     }),
     limits,
@@ -41,8 +62,19 @@ export async function hostRun(
 /** The `initialize` and `run` lines a host would send, for driving a runner by hand. */
 export function rawRunLines(config: Record<string, unknown>): string {
   const runId = newRunId();
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, host: { name: 'raw', version: '0' }, capabilities: {} } };
-  const params = buildRunParams({ runId, sessionId: 's', event: textEvent('bench'), binding: { bindingId: 'b', runner: { id: 'r' }, config }, wallClockMs: 600_000 });
+  const init = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: 1, host: { name: 'raw', version: '0' }, capabilities: {} },
+  };
+  const params = buildRunParams({
+    runId,
+    sessionId: 's',
+    event: textEvent('bench'),
+    binding: { bindingId: 'b', runner: { id: 'r' }, config },
+    wallClockMs: 600_000,
+  });
   return `${JSON.stringify(init)}\n${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'run', params })}\n`;
 }
 
@@ -52,7 +84,10 @@ export function rawRunLines(config: Record<string, unknown>): string {
  */
 export function rawSpawn(script: string, input: string, onLine: (line: string) => boolean): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'ignore'], env: { PATH: process.env.PATH } });
+    const child = spawn(process.execPath, [script], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env: { PATH: process.env.PATH },
+    });
     let rest = '';
     let done = false;
     child.stdout.setEncoding('utf8');

@@ -28,7 +28,12 @@ export async function harnessBench(count = 12) {
   const store = container.resolve(TOKENS.Store);
   applyConfig(
     store,
-    { resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] }, bindings: [{ id: 'bench', runner: 'claude-code', route: { bot: 'bench' }, sandbox: 'bwrap', grants: { models: ['sm'] } }] },
+    {
+      resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] },
+      bindings: [
+        { id: 'bench', runner: 'claude-code', route: { bot: 'bench' }, sandbox: 'bwrap', grants: { models: ['sm'] } },
+      ],
+    },
     { catalog: discoverRunners([]), mountRoots: [] },
     { by: 'bench' },
   );
@@ -38,7 +43,16 @@ export async function harnessBench(count = 12) {
   const times = { paddock: [] as number[], bare: [] as number[] };
   for (let i = 0; i < count + 2; i++) {
     let t = performance.now();
-    const ticket = await dispatcher.dispatch({ id: `bench-${i}`, type: 'message', platform: 'bench', bot: 'bench', conversation: { type: 'private', id: `c${i}` }, sender: { id: 'u' }, message: { parts: [{ type: 'text', text: 'SAY:benchmark' }] }, receivedAt: new Date().toISOString() });
+    const ticket = await dispatcher.dispatch({
+      id: `bench-${i}`,
+      type: 'message',
+      platform: 'bench',
+      bot: 'bench',
+      conversation: { type: 'private', id: `c${i}` },
+      sender: { id: 'u' },
+      message: { parts: [{ type: 'text', text: 'SAY:benchmark' }] },
+      receivedAt: new Date().toISOString(),
+    });
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     const outcome = await ticket.done;
     if (outcome.status !== 'completed') throw new Error(`paddock run: ${outcome.reason}`);
@@ -46,12 +60,33 @@ export async function harnessBench(count = 12) {
     const home = mkdtempSync(join(tmpdir(), 'bench-claude-'));
     t = performance.now();
     // Asynchronously: the gateway it calls lives in this process.
-    await execa(cli.command, [...cli.prefix, ...claudeArgs({ prompt: 'SAY:benchmark', model: 'sm', permissionMode: 'dontAsk', allowedTools: [], disallowedTools: [], maxTurns: 4 })], {
-      env: claudeEnv({ path: process.env.PATH ?? '/usr/bin:/bin', home, tmp: home, baseUrl: bare.baseUrl, token: bare.token, model: 'sm' }),
-      extendEnv: false,
-      cwd: home,
-      stdin: 'ignore',
-    });
+    await execa(
+      cli.command,
+      [
+        ...cli.prefix,
+        ...claudeArgs({
+          prompt: 'SAY:benchmark',
+          model: 'sm',
+          permissionMode: 'dontAsk',
+          allowedTools: [],
+          disallowedTools: [],
+          maxTurns: 4,
+        }),
+      ],
+      {
+        env: claudeEnv({
+          path: process.env.PATH ?? '/usr/bin:/bin',
+          home,
+          tmp: home,
+          baseUrl: bare.baseUrl,
+          token: bare.token,
+          model: 'sm',
+        }),
+        extendEnv: false,
+        cwd: home,
+        stdin: 'ignore',
+      },
+    );
     const b = performance.now() - t;
     rmSync(home, { recursive: true, force: true });
     if (i >= 2) {
@@ -70,6 +105,8 @@ export async function harnessBench(count = 12) {
   console.log('        baseline = the same CLI, same flags and env, started bare against the same gateway.');
   console.log(`paddock: median ${fmt(p.median, 0)} ms, p90 ${fmt(p.p90, 0)} ms`);
   console.log(`bare CLI: median ${fmt(b.median, 0)} ms, p90 ${fmt(b.p90, 0)} ms`);
-  console.log(`ratio paddock / bare (median): ${fmt(p.median / b.median, 2)}× (+${fmt(p.median - b.median, 0)} ms per turn)`);
+  console.log(
+    `ratio paddock / bare (median): ${fmt(p.median / b.median, 2)}× (+${fmt(p.median - b.median, 0)} ms per turn)`,
+  );
   return { paddock: p, bare: b };
 }

@@ -15,7 +15,9 @@ export async function roundTrip(count = 5_000) {
   const times = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as number[];
   const host = summarize(times.slice(200)); // drop warm-up
 
-  const echo = spawn(process.execPath, [new URL('./baselines/lineEcho.mjs', import.meta.url).pathname], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const echo = spawn(process.execPath, [new URL('./baselines/lineEcho.mjs', import.meta.url).pathname], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
   const lines = createInterface({ input: echo.stdout });
   const waiters: (() => void)[] = [];
   lines.on('line', () => waiters.shift()?.());

@@ -15,7 +15,14 @@ console.log(`# paddock benchmarks — ${new Date().toISOString()}`);
 console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`);
 const only = process.argv[2];
 const results = {
-  ...(only && only !== 'process' ? {} : { cold: await coldStart(), throughput: await throughput(), throughputWithStore: await throughputWithStore(), roundTrip: await roundTrip() }),
+  ...(only && only !== 'process'
+    ? {}
+    : {
+        cold: await coldStart(),
+        throughput: await throughput(),
+        throughputWithStore: await throughputWithStore(),
+        roundTrip: await roundTrip(),
+      }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
   ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),

@@ -13,7 +13,13 @@ import { fmt, summarize } from './stats.js';
  */
 export async function sandboxBench(count = 30) {
   const dataDir = mkdtempSync(`${tmpdir()}/paddock-bench-sandbox-`);
-  const container = configureContainer({ dataDir, limits: parseLimits(), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false });
+  const container = configureContainer({
+    dataDir,
+    limits: parseLimits(),
+    runnerDirs: [],
+    logLevel: 'silent',
+    keepWorkspaces: false,
+  });
   const runs = container.resolve(TOKENS.RunService);
   const times: Record<'process' | 'bwrap', number[]> = { process: [], bwrap: [] };
   for (let i = 0; i < count + 3; i++) {
@@ -28,9 +34,13 @@ export async function sandboxBench(count = 30) {
   rmSync(dataDir, { recursive: true, force: true });
   const p = summarize(times.process);
   const b = summarize(times.bwrap);
-  console.log(`\n## Sandbox cost (${count} whole runs each, interleaved, first 3 dropped; echo runner through RunService)`);
+  console.log(
+    `\n## Sandbox cost (${count} whole runs each, interleaved, first 3 dropped; echo runner through RunService)`,
+  );
   console.log('method: wall time of RunService.runAdHoc (workspace, cgroup, spawn, handshake, run, shutdown,');
-  console.log('        cgroup kill, store) with --sandbox process (cgroup + prlimit) vs bwrap (the same plus namespaces).');
+  console.log(
+    '        cgroup kill, store) with --sandbox process (cgroup + prlimit) vs bwrap (the same plus namespaces).',
+  );
   console.log(`process: median ${fmt(p.median, 1)} ms, p90 ${fmt(p.p90, 1)} ms`);
   console.log(`bwrap:   median ${fmt(b.median, 1)} ms, p90 ${fmt(b.p90, 1)} ms`);
   console.log(`ratio bwrap / process (median): ${fmt(b.median / p.median, 2)}×`);

@@ -4,7 +4,13 @@ import { fmt, summarize } from './stats.js';
 import { dbOf } from '../host/state/store.js';
 
 /** Streamed run/update throughput through the host vs reading the same runner's raw NDJSON pipe. */
-export async function throughput(cases = [{ count: 100_000, size: 64 }, { count: 20_000, size: 4096 }], repeats = 3) {
+export async function throughput(
+  cases = [
+    { count: 100_000, size: 64 },
+    { count: 20_000, size: 4096 },
+  ],
+  repeats = 3,
+) {
   const script = await bundle('bench/runners/streamer.ts');
   const results: Record<string, unknown>[] = [];
   console.log(`\n## run/update throughput (${repeats} repeats each, best kept)`);
@@ -27,7 +33,8 @@ export async function throughput(cases = [{ count: 100_000, size: 64 }, { count:
           end = performance.now();
         },
       });
-      if (outcome.status !== 'completed' || seen !== count) throw new Error(`host run: ${outcome.status} ${outcome.reason} (${seen} updates)`);
+      if (outcome.status !== 'completed' || seen !== count)
+        throw new Error(`host run: ${outcome.status} ${outcome.reason} (${seen} updates)`);
       lineBytes = outcome.counters.eventBytes / count;
       host.push((end - start) / 1000);
       let rawStart = 0;
@@ -72,7 +79,13 @@ export async function throughputWithStore(count = 100_000, size = 64) {
   const { Gateway } = await import('../host/gateway/gateway.js');
   const redactor = new Redactor();
   const log = pino({ level: 'silent' });
-  const service = new RunService({ dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false }, log, store, redactor, new Gateway({ store, redactor, log, dataDir }));
+  const service = new RunService(
+    { dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false },
+    log,
+    store,
+    redactor,
+    new Gateway({ store, redactor, log, dataDir }),
+  );
   let start = 0;
   let end = 0;
   let seen = 0;
@@ -85,11 +98,14 @@ export async function throughputWithStore(count = 100_000, size = 64) {
       end = performance.now();
     },
   });
-  if (outcome.status !== 'completed' || seen !== count) throw new Error(`e2e run: ${outcome.status} ${outcome.reason} (${seen})`);
+  if (outcome.status !== 'completed' || seen !== count)
+    throw new Error(`e2e run: ${outcome.status} ${outcome.reason} (${seen})`);
   const stored = dbOf(store).prepare("SELECT count(*) FROM events WHERE type = 'run.update'").pluck().get() as number;
   store.close();
   rmSync(dataDir, { recursive: true, force: true });
   const perSecond = count / ((end - start) / 1000);
-  console.log(`COUNT=${count} SIZE=${size} through RunService + SQLite store: ${fmt(perSecond / 1000)}k updates/s, ${stored} run.update events stored`);
+  console.log(
+    `COUNT=${count} SIZE=${size} through RunService + SQLite store: ${fmt(perSecond / 1000)}k updates/s, ${stored} run.update events stored`,
+  );
   return { count, size, perSecond, stored };
 }

@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/host/cli/entry.js', import.meta.url);
 if (!existsSync(entry)) {
-  process.stderr.write('paddock: the build is missing (dist/). In a clone of paddock run `npm run setup` (or `npm run build`).\n');
+  process.stderr.write(
+    'paddock: the build is missing (dist/). In a clone of paddock run `npm run setup` (or `npm run build`).\n',
+  );
   process.exit(1);
 }
 await import(entry.href);

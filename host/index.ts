@@ -11,7 +11,13 @@ export { HostLimitsSchema, parseLimits, type HostLimits, type HostLimitsInput } 
 export { HOST_INFO, type HostConfig } from './config/hostConfig.js';
 export { configureContainer } from './di/configure.js';
 export { TOKENS } from './di/tokens.js';
-export { OUTCOME_STATUSES, OUTCOME_EXIT_CODES, type RunOutcome, type OutcomeStatus, type Termination } from './process/outcome.js';
+export {
+  OUTCOME_STATUSES,
+  OUTCOME_EXIT_CODES,
+  type RunOutcome,
+  type OutcomeStatus,
+  type Termination,
+} from './process/outcome.js';
 export type { IsolationReport } from './process/isolationReport.js';
 export { isolationReport, prepareSandbox, type SandboxRequest } from './sandbox/prepare.js';
 export { probeMachine, type MachineReport } from './sandbox/probe.js';
@@ -35,6 +41,15 @@ export { applyConfig, type AppliedChange, type ApplyOptions } from './bindings/a
 export { ConfigRepo, type ConfigKind, type ConfigObject } from './bindings/configRepo.js';
 export { explainBinding, renderExplanation, type Explanation } from './bindings/explain.js';
 export { validateConfig, parseConfigText } from './bindings/validateConfig.js';
-export { BindingSchema, ConfigFileSchema, GrantsSchema, RouteSchema, type Binding, type ConfigFile, type Grants, type Route } from './bindings/schema.js';
+export {
+  BindingSchema,
+  ConfigFileSchema,
+  GrantsSchema,
+  RouteSchema,
+  type Binding,
+  type ConfigFile,
+  type Grants,
+  type Route,
+} from './bindings/schema.js';
 export { resolveRunAccess, indexResources, type RunAccess } from './authz/runAccess.js';
 export { discoverRunners, type RunnerCatalog, type ManifestProblem } from './plugins/catalog.js';

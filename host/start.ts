@@ -76,8 +76,14 @@ export type StartedHost = Awaited<ReturnType<typeof openHost>>;
 /** One line per recovery action, for stderr (empty when there was nothing to recover). */
 export function describeRecovery(report: RecoveryReport): string[] {
   return [
-    ...report.interruptedRuns.map((r) => `recovery: run ${r.runId} was interrupted by a host stop${r.killedPid ? `; its surviving runner (pid ${r.killedPid}) was killed` : ''}`),
+    ...report.interruptedRuns.map(
+      (r) =>
+        `recovery: run ${r.runId} was interrupted by a host stop${r.killedPid ? `; its surviving runner (pid ${r.killedPid}) was killed` : ''}`,
+    ),
     ...report.effects.map((e) => `recovery: effect ${e.effectId} → ${e.status} (${e.how})`),
-    ...report.pausedSessions.map((s) => `recovery: session ${s} is paused until its unknown effects are resolved (paddock runs resolve <runId> --as succeeded|failed)`),
+    ...report.pausedSessions.map(
+      (s) =>
+        `recovery: session ${s} is paused until its unknown effects are resolved (paddock runs resolve <runId> --as succeeded|failed)`,
+    ),
   ];
 }

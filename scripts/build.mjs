@@ -34,7 +34,11 @@ function inputs() {
 /** sha256 over every input's path and content. */
 export function sourceHash() {
   const hash = createHash('sha256');
-  for (const file of inputs()) hash.update(`${file}\0`).update(readFileSync(join(ROOT, file))).update('\0');
+  for (const file of inputs())
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(ROOT, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 

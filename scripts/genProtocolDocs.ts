@@ -28,5 +28,7 @@ if (process.argv.includes('--check')) {
   writeFileSync(DOC_PATH, expected.doc);
   writeFileSync(MANIFEST_SCHEMA_PATH, expected.manifestSchema);
   writeFileSync(CONFIG_SCHEMA_PATH, expected.configSchema);
-  process.stdout.write('wrote docs/protocol.schema.json, docs/protocol.md, docs/runner-manifest.schema.json and docs/paddock.schema.json\n');
+  process.stdout.write(
+    'wrote docs/protocol.schema.json, docs/protocol.md, docs/runner-manifest.schema.json and docs/paddock.schema.json\n',
+  );
 }

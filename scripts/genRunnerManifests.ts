@@ -23,4 +23,4 @@ if (check && stale > 0) {
   process.stderr.write('run: npm run runners:gen\n');
   process.exit(1);
 }
-if (stale === 0) process.stdout.write('every runner.json matches its runner\'s code\n');
+if (stale === 0) process.stdout.write("every runner.json matches its runner's code\n");

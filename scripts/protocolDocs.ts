@@ -31,7 +31,11 @@ export function buildJsonSchema(): Record<string, unknown> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(PROTOCOL_TYPES)) registry.add(schema, { id });
   // Input form: what a sender may write (fields with defaults are optional).
-  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', io: 'input', uri: (id) => `#/$defs/${id}` }) as {
+  const generated = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io: 'input',
+    uri: (id) => `#/$defs/${id}`,
+  }) as {
     schemas: Record<string, Record<string, unknown>>;
   };
   const defs: Record<string, unknown> = {};
@@ -72,11 +76,15 @@ function methodsTable(): string {
         m.result ? `[${typeName(m.result)}](#${typeName(m.result).toLowerCase()})` : '—'
       } | ${m.summary} |`,
   );
-  return ['| method | kind | direction | params | result | what it does |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  return ['| method | kind | direction | params | result | what it does |', '|---|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }
 
 function errorTable(): string {
-  const rows = (Object.keys(ErrorCodes) as ErrorCodeName[]).map((k) => `| ${ErrorCodes[k]} | \`${k}\` | ${ERROR_CODE_MEANINGS[k]} |`);
+  const rows = (Object.keys(ErrorCodes) as ErrorCodeName[]).map(
+    (k) => `| ${ErrorCodes[k]} | \`${k}\` | ${ERROR_CODE_MEANINGS[k]} |`,
+  );
   return ['| code | name | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
@@ -110,11 +118,15 @@ export function renderProtocolDoc(current: string, schema = buildJsonSchema()): 
 
 /** The JSON Schema of `runner.json`, for runner authors writing manifests by hand or in other languages. */
 export function buildManifestSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(RunnerManifestSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const generated = z.toJSONSchema(RunnerManifestSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
+    string,
+    unknown
+  >;
   return {
     ...generated,
     $id: 'paddock-runner-manifest',
-    description: 'Generated from host/plugins/manifest.ts by `npm run protocol:gen`. Do not edit. See docs/runner-authoring.md.',
+    description:
+      'Generated from host/plugins/manifest.ts by `npm run protocol:gen`. Do not edit. See docs/runner-authoring.md.',
   };
 }
 
@@ -124,13 +136,17 @@ export function buildManifestSchema(): Record<string, unknown> {
  * (absolute paths, valid regular expressions, references, runner configs) are done by `apply`.
  */
 export function buildConfigSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(ConfigFileSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const generated = z.toJSONSchema(ConfigFileSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
+    string,
+    unknown
+  >;
   const { $schema, ...rest } = generated;
   return {
     $schema,
     $id: 'paddock-config',
     title: 'paddock.yaml',
-    description: 'Generated from host/bindings/schema.ts by `npm run protocol:gen`. Do not edit. See docs/admin-guide.md.',
+    description:
+      'Generated from host/bindings/schema.ts by `npm run protocol:gen`. Do not edit. See docs/admin-guide.md.',
     ...rest,
   };
 }

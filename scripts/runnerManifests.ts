@@ -10,15 +10,23 @@ import { configJsonSchema } from '../sdk/runner/configJsonSchema.js';
 /** Folders of the runners whose manifests are generated: the built-in runners and the TypeScript examples. */
 export function generatedRunnerDirs(repoRoot: string): string[] {
   return ['runners', 'examples']
-    .flatMap((top) => readdirSync(join(repoRoot, top), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => join(repoRoot, top, d.name)))
+    .flatMap((top) =>
+      readdirSync(join(repoRoot, top), { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => join(repoRoot, top, d.name)),
+    )
     .filter((dir) => existsSync(join(dir, 'runner.ts')) && existsSync(join(dir, 'runner.json')));
 }
 
 /** The runner definition `<dir>/runner.ts` exports (the one export with a manifest and a run function). */
 export async function loadDefinition(dir: string): Promise<RunnerDefinition> {
   const module = (await import(pathToFileURL(join(dir, 'runner.ts')).href)) as Record<string, unknown>;
-  const found = Object.values(module).filter((v): v is RunnerDefinition => typeof v === 'object' && v !== null && 'manifest' in v && typeof (v as RunnerDefinition).run === 'function');
-  if (found.length !== 1) throw new Error(`${dir}/runner.ts must export exactly one runner definition (found ${found.length})`);
+  const found = Object.values(module).filter(
+    (v): v is RunnerDefinition =>
+      typeof v === 'object' && v !== null && 'manifest' in v && typeof (v as RunnerDefinition).run === 'function',
+  );
+  if (found.length !== 1)
+    throw new Error(`${dir}/runner.ts must export exactly one runner definition (found ${found.length})`);
   return found[0]!;
 }
 
@@ -27,8 +35,11 @@ export async function expectedManifest(dir: string): Promise<{ text: string; sta
   const current = JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8')) as Record<string, unknown>;
   const definition = await loadDefinition(dir);
   const wanted = { ...current, version: definition.manifest.version, configSchema: configJsonSchema(definition) };
-  const stale = (['version', 'configSchema'] as const).filter((k) => JSON.stringify(current[k]) !== JSON.stringify(wanted[k]));
-  if (current.id !== definition.manifest.name) stale.push(`id (runner.json "${String(current.id)}", code "${definition.manifest.name}")` as never);
+  const stale = (['version', 'configSchema'] as const).filter(
+    (k) => JSON.stringify(current[k]) !== JSON.stringify(wanted[k]),
+  );
+  if (current.id !== definition.manifest.name)
+    stale.push(`id (runner.json "${String(current.id)}", code "${definition.manifest.name}")` as never);
   return { text: formatManifest(wanted), stale };
 }
 
@@ -37,7 +48,9 @@ function inline(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(inline).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value);
-    return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${inline(v)}`).join(', ')} }`;
+    return entries.length === 0
+      ? '{}'
+      : `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${inline(v)}`).join(', ')} }`;
   }
   return JSON.stringify(value);
 }
@@ -46,7 +59,10 @@ function inline(value: unknown): string {
 export function formatManifest(manifest: Record<string, unknown>): string {
   const block = (value: Record<string, unknown>, indent: string, expand: (key: string) => boolean): string =>
     `{\n${Object.entries(value)
-      .map(([k, v]) => `${indent}  ${JSON.stringify(k)}: ${expand(k) && v && typeof v === 'object' && !Array.isArray(v) ? block(v as Record<string, unknown>, `${indent}  `, (kk) => kk === 'properties' && k === 'configSchema') : inline(v)}`)
+      .map(
+        ([k, v]) =>
+          `${indent}  ${JSON.stringify(k)}: ${expand(k) && v && typeof v === 'object' && !Array.isArray(v) ? block(v as Record<string, unknown>, `${indent}  `, (kk) => kk === 'properties' && k === 'configSchema') : inline(v)}`,
+      )
       .join(',\n')}\n${indent}}`;
   return `${block(manifest, '', (k) => k === 'configSchema')}\n`;
 }

@@ -3,7 +3,13 @@
  * Protocol reference: docs/protocol.md. Authoring guide: docs/runner-authoring.md.
  */
 export { z } from 'zod';
-export { defineRunner, type RunnerDefinition, type RunnerManifest, type RunBinding, type RunReturn } from './runner/defineRunner.js';
+export {
+  defineRunner,
+  type RunnerDefinition,
+  type RunnerManifest,
+  type RunBinding,
+  type RunReturn,
+} from './runner/defineRunner.js';
 export { serve, type ServeOptions } from './runner/serve.js';
 export type { RunContext, HostCalls } from './runner/context.js';
 export { eventText } from './runner/eventText.js';

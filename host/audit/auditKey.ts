@@ -19,7 +19,10 @@ export function auditKeyPaths(dataDir: string): { privatePath: string; publicPat
 
 /** Key id of a public key. */
 export function keyIdOf(publicKey: KeyObject): string {
-  return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** Load the audit key, generating it (mode 0600) on first start. */

@@ -32,7 +32,10 @@ export interface AuditRecord {
 }
 
 /** Stored audit records in order, optionally only those of one run or of some types. */
-export function* readAuditRecords(storage: AuditStorage, filter: { runId?: string; types?: string[] } = {}): IterableIterator<AuditRecord> {
+export function* readAuditRecords(
+  storage: AuditStorage,
+  filter: { runId?: string; types?: string[] } = {},
+): IterableIterator<AuditRecord> {
   for (const row of storage.rows(filter)) {
     yield {
       seq: row.seq as number,
@@ -53,7 +56,16 @@ export type Redactor = (value: unknown) => unknown;
 
 /** The hash of a record: SHA-256 over a domain tag and the canonical JSON of every field but `hash`. */
 export function hashRecord(record: Omit<AuditRecord, 'hash'>): string {
-  const body = canonicalJson({ seq: record.seq, at: record.at, type: record.type, actor: record.actor, sessionId: record.sessionId, runId: record.runId, data: record.data, prev: record.prev });
+  const body = canonicalJson({
+    seq: record.seq,
+    at: record.at,
+    type: record.type,
+    actor: record.actor,
+    sessionId: record.sessionId,
+    runId: record.runId,
+    data: record.data,
+    prev: record.prev,
+  });
   return createHash('sha256').update('paddock-audit-v1\0').update(body).digest('hex');
 }
 

@@ -24,7 +24,11 @@ export function toCanonicalSafe(value: unknown): unknown {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : String(value);
   if (Array.isArray(value)) return value.map(toCanonicalSafe);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, toCanonicalSafe(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, toCanonicalSafe(v)]),
+    );
   }
   return value;
 }

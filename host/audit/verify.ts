@@ -37,14 +37,26 @@ export function verifyAudit(db: AuditStorage, publicKey: KeyObject): AuditVerdic
     if (row.seq !== expectedSeq) {
       // A gap means records were removed; going backwards means rows were moved.
       const problem = row.seq > expectedSeq ? 'dropped' : 'reordered';
-      return { ok: false, problem, seq: expectedSeq, detail: `expected record ${expectedSeq}, found ${row.seq}`, records };
+      return {
+        ok: false,
+        problem,
+        seq: expectedSeq,
+        detail: `expected record ${expectedSeq}, found ${row.seq}`,
+        records,
+      };
     }
     if (hashAs(row, data, row.seq) !== row.hash) {
       mismatch = { row, data }; // classified after the loop: better-sqlite3 allows no query while iterating
       break;
     }
     if (row.prev !== prev) {
-      return { ok: false, problem: 'dropped', seq: row.seq, detail: "prev does not match the previous record's hash (a record before it was removed or replaced)", records };
+      return {
+        ok: false,
+        problem: 'dropped',
+        seq: row.seq,
+        detail: "prev does not match the previous record's hash (a record before it was removed or replaced)",
+        records,
+      };
     }
     heads.set(row.seq, row.hash);
     prev = row.hash;
@@ -54,21 +66,54 @@ export function verifyAudit(db: AuditStorage, publicKey: KeyObject): AuditVerdic
   const keyId = keyIdOf(publicKey);
   const checkpoints = db.checkpoints();
   for (const cp of checkpoints) {
-    const signed = verifySignature(null, Buffer.from(checkpointBody(cp.seq, cp.head)), publicKey, Buffer.from(cp.signature, 'base64'));
+    const signed = verifySignature(
+      null,
+      Buffer.from(checkpointBody(cp.seq, cp.head)),
+      publicKey,
+      Buffer.from(cp.signature, 'base64'),
+    );
     if (!signed) {
-      return { ok: false, problem: 'bad signature', seq: cp.seq, detail: `checkpoint at ${cp.seq} is not signed by key ${keyId} (signed by ${cp.key_id})`, records };
+      return {
+        ok: false,
+        problem: 'bad signature',
+        seq: cp.seq,
+        detail: `checkpoint at ${cp.seq} is not signed by key ${keyId} (signed by ${cp.key_id})`,
+        records,
+      };
     }
     const head = heads.get(cp.seq);
     if (head === undefined) {
-      return { ok: false, problem: 'truncated', seq: cp.seq, detail: `a signed checkpoint covers record ${cp.seq}, but the log ends at ${records}`, records };
+      return {
+        ok: false,
+        problem: 'truncated',
+        seq: cp.seq,
+        detail: `a signed checkpoint covers record ${cp.seq}, but the log ends at ${records}`,
+        records,
+      };
     }
-    if (head !== cp.head) return { ok: false, problem: 'edited', seq: cp.seq, detail: `record ${cp.seq} differs from the signed checkpoint`, records };
+    if (head !== cp.head)
+      return {
+        ok: false,
+        problem: 'edited',
+        seq: cp.seq,
+        detail: `record ${cp.seq} differs from the signed checkpoint`,
+        records,
+      };
   }
   return { ok: true, records, checkpoints: checkpoints.length, head: prev, keyId };
 }
 
 function hashAs(row: Row, data: unknown, seq: number): string {
-  return hashRecord({ seq, at: row.at, type: row.type, actor: row.actor, sessionId: row.session_id, runId: row.run_id, data, prev: row.prev });
+  return hashRecord({
+    seq,
+    at: row.at,
+    type: row.type,
+    actor: row.actor,
+    sessionId: row.session_id,
+    runId: row.run_id,
+    data,
+    prev: row.prev,
+  });
 }
 
 /**
@@ -85,7 +130,8 @@ function classifyMismatch(db: AuditStorage, row: Row, data: unknown, records: nu
       break;
     }
   }
-  if (belongsAt === undefined) return { ok: false, problem: 'edited', seq: row.seq, detail: 'content does not match its hash', records };
+  if (belongsAt === undefined)
+    return { ok: false, problem: 'edited', seq: row.seq, detail: 'content does not match its hash', records };
   const detail = `record stored at ${row.seq} was written as record ${belongsAt}`;
   if (belongsAt < row.seq) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
   // Written later than where it sits: either swapped with a later record, or records before it were removed and
@@ -93,7 +139,14 @@ function classifyMismatch(db: AuditStorage, row: Row, data: unknown, records: nu
   const later = db.rowsAfter(row.seq);
   for (const other of later) {
     const otherData = JSON.parse(other.data) as unknown;
-    if (hashAs(other, otherData, row.seq) === other.hash) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
+    if (hashAs(other, otherData, row.seq) === other.hash)
+      return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
   }
-  return { ok: false, problem: 'dropped', seq: row.seq, detail: `${detail}: ${belongsAt - row.seq} record(s) before it were removed`, records };
+  return {
+    ok: false,
+    problem: 'dropped',
+    seq: row.seq,
+    detail: `${detail}: ${belongsAt - row.seq} record(s) before it were removed`,
+    records,
+  };
 }

@@ -5,14 +5,30 @@ import type { HostLimits } from '../config/limits.js';
 import { RESOURCE_KINDS, type ResourceKind, type RunnerManifestFile } from '../plugins/manifest.js';
 
 /** Per-run limits a manifest or binding may lower. */
-const LIMIT_KEYS = ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes', 'memoryBytes', 'pids', 'cpuSeconds', 'fileSizeBytes', 'openFiles', 'diskBytes', 'inodes'] as const;
+const LIMIT_KEYS = [
+  'wallClockMs',
+  'idleMs',
+  'maxUpdates',
+  'maxEventBytes',
+  'maxStdoutBytes',
+  'maxStderrBytes',
+  'memoryBytes',
+  'pids',
+  'cpuSeconds',
+  'fileSizeBytes',
+  'openFiles',
+  'diskBytes',
+  'inodes',
+] as const;
 
 /** Current resources by kind and id (what exists now). */
 export type ResourceIndex = { [K in keyof Resources]: Map<string, Resources[K][number]> };
 
 /** Index resource lists by id. */
 export function indexResources(resources: Resources): ResourceIndex {
-  return Object.fromEntries(RESOURCE_KINDS.map((kind) => [kind, new Map(resources[kind].map((r) => [r.id, r]))])) as ResourceIndex;
+  return Object.fromEntries(
+    RESOURCE_KINDS.map((kind) => [kind, new Map(resources[kind].map((r) => [r.id, r]))]),
+  ) as ResourceIndex;
 }
 
 /** A granted MCP server, as the run sees it. */
@@ -46,7 +62,10 @@ export interface RunAccess {
 }
 
 /** What a host request needs granted, besides the manifest asking for it. */
-function requestGranted(method: HostMethodName, p: Omit<RunAccess, 'hostRequests' | 'withheld' | 'limits' | 'requestLimits'>): string | undefined {
+function requestGranted(
+  method: HostMethodName,
+  p: Omit<RunAccess, 'hostRequests' | 'withheld' | 'limits' | 'requestLimits'>,
+): string | undefined {
   switch (method) {
     case 'state/get':
     case 'state/set':
@@ -79,7 +98,12 @@ function intersect(a: string[] | undefined, b: string[] | undefined): string[] |
  * Compute a run's access. Pure: the same inputs always give the same access, and
  * nothing in it lies outside the binding's grants, the manifest's requests or `resources`.
  */
-export function resolveRunAccess(manifest: RunnerManifestFile, binding: Binding, resources: ResourceIndex, hostLimits: HostLimits): RunAccess {
+export function resolveRunAccess(
+  manifest: RunnerManifestFile,
+  binding: Binding,
+  resources: ResourceIndex,
+  hostLimits: HostLimits,
+): RunAccess {
   const withheld: RunAccess['withheld'] = [];
   const uses = (kind: ResourceKind, ids: string[]): string[] => {
     if (ids.length > 0 && !manifest.resources.includes(kind)) {
@@ -101,21 +125,43 @@ export function resolveRunAccess(manifest: RunnerManifestFile, binding: Binding,
     const kb = resources.knowledgeBases.get(id)!;
     return { id, ...(kb.name ? { name: kb.name } : {}) };
   });
-  const mcpGrants = new Map(g.mcpServers.map((grant) => (typeof grant === 'string' ? [grant, undefined] : [grant.id, grant.tools])));
+  const mcpGrants = new Map(
+    g.mcpServers.map((grant) => (typeof grant === 'string' ? [grant, undefined] : [grant.id, grant.tools])),
+  );
   const mcpServers = uses('mcpServers', [...mcpGrants.keys()]).map((id): McpHandle => {
     const server = resources.mcpServers.get(id)!;
     const deniedTools = [...server.tools.deny];
     const allowedTools = intersect(server.tools.allow, mcpGrants.get(id))?.filter((t) => !deniedTools.includes(t));
-    return { id, ...(server.name ? { name: server.name } : {}), ...(allowedTools ? { allowedTools } : {}), deniedTools };
+    return {
+      id,
+      ...(server.name ? { name: server.name } : {}),
+      ...(allowedTools ? { allowedTools } : {}),
+      deniedTools,
+    };
   });
   const skills = uses('skills', g.skills).map((id) => ({ id, name: resources.skills.get(id)!.name }));
   const artifacts = uses('artifacts', g.artifacts).map((id) => ({ id, name: resources.artifacts.get(id)!.name }));
   const mounts = uses('mounts', g.mounts).map((id) => ({ id, readOnly: resources.mounts.get(id)!.mode === 'ro' }));
   if (binding.workspace === 'copy') {
-    for (const m of mounts.filter((x) => !x.readOnly)) withheld.push({ what: `writes to mount ${m.id}`, why: "workspace is copy: the run gets a copy of the folder and its writes never reach the mount (workspace: mount binds it)" });
+    for (const m of mounts.filter((x) => !x.readOnly))
+      withheld.push({
+        what: `writes to mount ${m.id}`,
+        why: 'workspace is copy: the run gets a copy of the folder and its writes never reach the mount (workspace: mount binds it)',
+      });
   }
 
-  const granted = { models, knowledgeBases, mcpServers, skills, artifacts, mounts, state: g.state, fs: g.fs, approval: g.approval, history: g.history };
+  const granted = {
+    models,
+    knowledgeBases,
+    mcpServers,
+    skills,
+    artifacts,
+    mounts,
+    state: g.state,
+    fs: g.fs,
+    approval: g.approval,
+    history: g.history,
+  };
   const hostRequests = manifest.capabilities.hostRequests.filter((m) => {
     const why = requestGranted(m as HostMethodName, granted);
     if (why) withheld.push({ what: `host request ${m}`, why });
@@ -136,6 +182,10 @@ export function resolveRunAccess(manifest: RunnerManifestFile, binding: Binding,
     const wanted = binding.limits[key] ?? manifest.limits[key];
     if (wanted !== undefined) limits[key] = Math.min(wanted, hostLimits[key]);
   }
-  const requestLimits = { requestsPerSecond: binding.limits.requestsPerSecond, maxRequests: binding.limits.maxRequests, maxRequestBytes: binding.limits.maxRequestBytes };
+  const requestLimits = {
+    requestsPerSecond: binding.limits.requestsPerSecond,
+    maxRequests: binding.limits.maxRequests,
+    maxRequestBytes: binding.limits.maxRequestBytes,
+  };
   return { hostRequests, ...granted, limits, requestLimits, withheld };
 }

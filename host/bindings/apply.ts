@@ -33,14 +33,21 @@ type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
  * validated before anything changes; the changes commit in one transaction. `warnings` lists the
  * grants a binding's runner will not get (resolveRunAccess' `withheld`).
  */
-export function applyConfig(store: Store, raw: unknown, context: ValidationContext, options: ApplyOptions): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[]; missingSecrets: string[] } {
+export function applyConfig(
+  store: Store,
+  raw: unknown,
+  context: ValidationContext,
+  options: ApplyOptions,
+): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[]; missingSecrets: string[] } {
   const repo = new ConfigRepo(store);
   const current = repo.snapshot();
   const merged = options.prune ? raw : mergeKept(raw, current);
   const file = validateConfig(merged, context);
 
   const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [
-    ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) => file.resources[plural as keyof Resources].map((spec) => ({ kind: kind as ConfigKind, id: spec.id, spec }))),
+    ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) =>
+      file.resources[plural as keyof Resources].map((spec) => ({ kind: kind as ConfigKind, id: spec.id, spec })),
+    ),
     ...file.bindings.map((spec) => ({ kind: 'binding' as const, id: spec.id, spec })),
   ];
   const wantedKeys = new Set(wanted.map((w) => `${w.kind}/${w.id}`));
@@ -51,7 +58,15 @@ export function applyConfig(store: Store, raw: unknown, context: ValidationConte
     for (const w of wanted) {
       if (options.dryRun) {
         const existing = repo.get(w.kind, w.id);
-        changes.push({ kind: w.kind, id: w.id, action: !existing ? 'created' : canonicalJson(existing.spec) === canonicalJson(w.spec) ? 'unchanged' : 'updated' });
+        changes.push({
+          kind: w.kind,
+          id: w.id,
+          action: !existing
+            ? 'created'
+            : canonicalJson(existing.spec) === canonicalJson(w.spec)
+              ? 'unchanged'
+              : 'updated',
+        });
       } else changes.push({ kind: w.kind, id: w.id, action: repo.put(w.kind, w.id, w.spec, options.by) });
     }
     if (!options.dryRun) recordSkillDigests(store, file.resources.skills, mentionedIds(raw, 'skills'), options.by);
@@ -89,7 +104,11 @@ function mergeKept(raw: unknown, current: ConfigFile): unknown {
   }
   if (file.bindings !== undefined && !Array.isArray(file.bindings)) return raw;
   const bindingIds = idsOf(file.bindings);
-  return { ...file, resources, bindings: [...(file.bindings ?? []), ...current.bindings.filter((b) => !bindingIds.has(b.id))] };
+  return {
+    ...file,
+    resources,
+    bindings: [...(file.bindings ?? []), ...current.bindings.filter((b) => !bindingIds.has(b.id))],
+  };
 }
 
 /** Ids of one resource kind the applied file itself lists. */
@@ -108,7 +127,16 @@ function recordSkillDigests(store: Store, skills: SkillResource[], mentioned: Se
     if (!mentioned.has(skill.id) && recorded.has(skill.id)) continue;
     const identity = readSkill(skill.path, skill.name);
     if (recorded.get(skill.id) === identity.digest) continue;
-    recordSkillDigest(store, { id: skill.id, digest: identity.digest, name: identity.name, version: identity.version ?? null });
-    store.audit.append({ type: 'skill.recorded', actor: by, data: { skill: skill.id, name: identity.name, version: identity.version ?? null, digest: identity.digest } });
+    recordSkillDigest(store, {
+      id: skill.id,
+      digest: identity.digest,
+      name: identity.name,
+      version: identity.version ?? null,
+    });
+    store.audit.append({
+      type: 'skill.recorded',
+      actor: by,
+      data: { skill: skill.id, name: identity.name, version: identity.version ?? null, digest: identity.digest },
+    });
   }
 }

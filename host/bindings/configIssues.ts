@@ -20,7 +20,8 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): Se
       case 'object': {
         const shape = def.shape as Record<string, unknown>;
         if (rest.length === 0) Object.keys(shape).forEach((k) => keys.add(k));
-        else if (typeof rest[0] === 'string' && Object.hasOwn(shape, rest[0])) visit(shape[rest[0]], rest.slice(1), depth + 1);
+        else if (typeof rest[0] === 'string' && Object.hasOwn(shape, rest[0]))
+          visit(shape[rest[0]], rest.slice(1), depth + 1);
         return;
       }
       case 'array':

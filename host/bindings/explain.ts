@@ -23,12 +23,24 @@ import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js
 import { identityAccessProblem } from '../sandbox/runIdentityFiles.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 
-
-const EMPTY_MANIFEST = RunnerManifestSchema.parse({ id: 'missing', name: 'missing', version: '0', protocolVersion: 1, entry: { node: 'index.js' } });
+const EMPTY_MANIFEST = RunnerManifestSchema.parse({
+  id: 'missing',
+  name: 'missing',
+  version: '0',
+  protocolVersion: 1,
+  entry: { node: 'index.js' },
+});
 
 /** What a run of a binding may touch, in the worst case, as `paddock explain` prints it. */
 export interface Explanation {
-  binding: { id: string; enabled: boolean; runner: string; route: Binding['route']; steering: Binding['steering']; approvalPolicy: Binding['approvalPolicy'] };
+  binding: {
+    id: string;
+    enabled: boolean;
+    runner: string;
+    route: Binding['route'];
+    steering: Binding['steering'];
+    approvalPolicy: Binding['approvalPolicy'];
+  };
   runner: { id: string; version: string; dir: string; risk: string } | { id: string; missing: string };
   /** The access every run gets (absent when the runner is missing). */
   access?: Omit<RunAccess, 'withheld' | 'limits' | 'requestLimits'>;
@@ -37,7 +49,14 @@ export interface Explanation {
   limits: Record<string, number>;
   workspace: { mode: Binding['workspace']; layout: string; contents: string[] };
   network: string;
-  sandbox: { profile: string; available: boolean; backend?: string; degraded: string[]; refusal?: string; report?: IsolationReport };
+  sandbox: {
+    profile: string;
+    available: boolean;
+    backend?: string;
+    degraded: string[];
+    refusal?: string;
+    report?: IsolationReport;
+  };
   /** The worst a run can do, from the backend's own report and launch recipe. */
   worstCase: { readable: string[]; writable: string[]; network: string; credentials: string; hostIdentity: string };
   /** Under bwrap: every bind of the launch a run of this binding would get (`<runId>`, `<sessionId>`: per run). */
@@ -51,7 +70,13 @@ export interface Explanation {
  * Explain a binding from the same code that enforces it: the access is computed by
  * `resolveRunAccess()`, the isolation facts come from the backend's own report.
  */
-export function explainBinding(binding: Binding, catalog: RunnerCatalog, resources: Resources, hostLimits: HostLimits, paths: ExplainPaths): Explanation {
+export function explainBinding(
+  binding: Binding,
+  catalog: RunnerCatalog,
+  resources: Resources,
+  hostLimits: HostLimits,
+  paths: ExplainPaths,
+): Explanation {
   const runner = catalog.runners.get(binding.runner);
   const machine = probeMachine();
   const decision = decideSandbox(binding, machine);
@@ -59,25 +84,47 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const p = resolveRunAccess(runner?.manifest ?? EMPTY_MANIFEST, binding, indexResources(resources), hostLimits);
   // The network facts the launch would have: the same predicate decides whether the egress proxy starts.
   const backend = decision.ok ? sandboxBackend(decision.backend) : undefined;
-  const report = backend?.report(p.limits, machine, machine.cgroups, { proxy: backend.startsEgressProxy(binding.network), allow: binding.network.egress, allowPrivate: binding.network.allowPrivate });
+  const report = backend?.report(p.limits, machine, machine.cgroups, {
+    proxy: backend.startsEgressProxy(binding.network),
+    allow: binding.network.egress,
+    allowPrivate: binding.network.allowPrivate,
+  });
   // A backend that binds: the lists are read from the launch itself, the same request and options a run gets.
   const binds = backend?.launchBinds(plannedRequest(binding, runner, p, resources, paths, backend.name));
-  const where = (b: SandboxBind) => `${b.source === b.target ? b.target : `${b.source} at ${b.target}`}${b.optional ? ' (if present)' : ''}`;
+  const where = (b: SandboxBind) =>
+    `${b.source === b.target ? b.target : `${b.source} at ${b.target}`}${b.optional ? ' (if present)' : ''}`;
   const worstCase = {
     readable: binds
       ? [
           ...binds.filter((b) => b.mode === 'ro' || b.mode === 'rw').map(where),
-          `links: ${binds.filter((b) => b.mode === 'link').map((b) => `${b.target} → ${b.source}`).join(', ') || 'none'}`,
-          `the sandbox's own ${binds.filter((b) => b.mode === 'own').map((b) => b.target).join(', ')} (nothing of the host's)`,
+          `links: ${
+            binds
+              .filter((b) => b.mode === 'link')
+              .map((b) => `${b.target} → ${b.source}`)
+              .join(', ') || 'none'
+          }`,
+          `the sandbox's own ${binds
+            .filter((b) => b.mode === 'own')
+            .map((b) => b.target)
+            .join(', ')} (nothing of the host's)`,
         ]
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can read`],
     // A rw bind of the admin's (a mount) the run identity cannot write refuses the run at start: said here.
-    writable: binds ? binds.filter((b) => b.mode === 'rw').map((b) => `${where(b)}${b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, backend?.runIdentity(machine))}`) : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
+    writable: binds
+      ? binds
+          .filter((b) => b.mode === 'rw')
+          .map(
+            (b) =>
+              `${where(b)}${b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, backend?.runIdentity(machine))}`,
+          )
+      : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
     // A refused binding keeps today's wording: the host user's (the weakest backend's) identity.
     hostIdentity: (backend ?? sandboxBackend('process')).hostIdentity(machine),
     network: report?.network ?? 'none: runs are refused',
     credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
-      p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0 ? '; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run\'s grants and budget, revoked when the run ends' : ''
+      p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0
+        ? "; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run's grants and budget, revoked when the run ends"
+        : ''
     }`,
   };
   const grantedMcp = new Set(binding.grants.mcpServers.map((g) => (typeof g === 'string' ? g : g.id)));
@@ -88,7 +135,14 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   }).map(describeMissingRef);
   const base = {
     missingSecrets,
-    binding: { id: binding.id, enabled: binding.enabled, runner: binding.runner, route: binding.route, steering: binding.steering, approvalPolicy: binding.approvalPolicy },
+    binding: {
+      id: binding.id,
+      enabled: binding.enabled,
+      runner: binding.runner,
+      route: binding.route,
+      steering: binding.steering,
+      approvalPolicy: binding.approvalPolicy,
+    },
     sandbox: {
       profile: binding.sandbox,
       available: decision.ok,
@@ -114,7 +168,10 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
   const contents = [
     ...p.artifacts.map((a) => `in/artifacts/${a.name} (copy of artifact ${a.id})`),
     ...p.skills.map((s) => `in/skills/${s.name}/ (copy of skill ${s.id})`),
-    ...p.mounts.map((m) => `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' ? mountNote(m.readOnly, backend ?? sandboxBackend(binding.sandbox)) : ''})`),
+    ...p.mounts.map(
+      (m) =>
+        `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' ? mountNote(m.readOnly, backend ?? sandboxBackend(binding.sandbox)) : ''})`,
+    ),
   ];
   return {
     ...base,
@@ -133,11 +190,21 @@ export function explainBinding(binding: Binding, catalog: RunnerCatalog, resourc
       maxQueued: binding.limits.maxQueued,
       // Model budgets, enforced by the gateway (docs/gateway.md).
       modelTokensPerRun: binding.limits.modelTokensPerRun,
-      ...(binding.limits.modelCostPerRunUsd !== undefined ? { modelCostPerRunUsd: binding.limits.modelCostPerRunUsd } : {}),
-      ...(binding.limits.modelTokensPerDay !== undefined ? { modelTokensPerDay: binding.limits.modelTokensPerDay } : {}),
-      ...(binding.limits.modelCostPerDayUsd !== undefined ? { modelCostPerDayUsd: binding.limits.modelCostPerDayUsd } : {}),
+      ...(binding.limits.modelCostPerRunUsd !== undefined
+        ? { modelCostPerRunUsd: binding.limits.modelCostPerRunUsd }
+        : {}),
+      ...(binding.limits.modelTokensPerDay !== undefined
+        ? { modelTokensPerDay: binding.limits.modelTokensPerDay }
+        : {}),
+      ...(binding.limits.modelCostPerDayUsd !== undefined
+        ? { modelCostPerDayUsd: binding.limits.modelCostPerDayUsd }
+        : {}),
     },
-    workspace: { mode: binding.workspace, layout: '<data>/workspaces/<runId>/{in,out,tmp,home} (cwd = root, HOME = home, TMPDIR = tmp)', contents },
+    workspace: {
+      mode: binding.workspace,
+      layout: '<data>/workspaces/<runId>/{in,out,tmp,home} (cwd = root, HOME = home, TMPDIR = tmp)',
+      contents,
+    },
     withheld,
   };
 }
@@ -159,32 +226,61 @@ export function renderExplanation(e: Explanation): string {
   const lines: string[] = [];
   const list = (items: string[]) => (items.length ? items.join(', ') : 'none');
   lines.push(`binding ${e.binding.id} (${e.binding.enabled ? 'enabled' : 'DISABLED'}) → runner ${e.binding.runner}`);
-  lines.push(`  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ${e.binding.approvalPolicy}`);
+  lines.push(
+    `  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ${e.binding.approvalPolicy}`,
+  );
   if ('missing' in e.runner) lines.push(`  runner: ${e.runner.missing}`);
-  else lines.push(`  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`);
+  else
+    lines.push(
+      `  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`,
+    );
   if (e.access) {
     const p = e.access;
     lines.push('may call (host requests):', `  ${list(p.hostRequests)}`);
     lines.push('resources:');
-    lines.push(`  models: ${list(p.models.map((m) => `${m.id} (${m.provider === 'scripted' ? 'SCRIPTED test model, not a real LLM:' : m.provider} ${m.model})`))}${p.models.length ? ' — through the host gateway only' : ''}`);
+    lines.push(
+      `  models: ${list(p.models.map((m) => `${m.id} (${m.provider === 'scripted' ? 'SCRIPTED test model, not a real LLM:' : m.provider} ${m.model})`))}${p.models.length ? ' — through the host gateway only' : ''}`,
+    );
     lines.push(`  knowledge bases: ${list(p.knowledgeBases.map((k) => k.id))}`);
-    lines.push(`  MCP servers: ${list(p.mcpServers.map((s) => `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`))}`);
-    lines.push(`  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`);
+    lines.push(
+      `  MCP servers: ${list(p.mcpServers.map((s) => `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`))}`,
+    );
+    lines.push(
+      `  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`,
+    );
     lines.push(`  state: ${p.state} · fs requests: ${p.fs} · approval requests: ${p.approval ? 'yes' : 'no'}`);
-    lines.push(`  history: ${p.history === 'none' ? 'none (each run sees only its own message)' : `the last ${[p.history.messages !== undefined && `${p.history.messages} messages`, p.history.tokens !== undefined && `≤ ${p.history.tokens} tokens`].filter(Boolean).join(', ')} of this conversation (user messages and completed answers, redacted)`}`);
+    lines.push(
+      `  history: ${p.history === 'none' ? 'none (each run sees only its own message)' : `the last ${[p.history.messages !== undefined && `${p.history.messages} messages`, p.history.tokens !== undefined && `≤ ${p.history.tokens} tokens`].filter(Boolean).join(', ')} of this conversation (user messages and completed answers, redacted)`}`,
+    );
   }
   lines.push(`effects the runner may cause by itself: ${list(e.effects)}`);
-  lines.push(`limits: ${Object.entries(e.limits).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  lines.push(
+    `limits: ${Object.entries(e.limits)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
   lines.push(`workspace (${e.workspace.mode}): ${e.workspace.layout}`);
   for (const c of e.workspace.contents) lines.push(`  ${c}`);
   lines.push(`network: ${e.network}`);
-  lines.push('worst case:', `  can read: ${e.worstCase.readable.join('; ')}`, `  can write: ${e.worstCase.writable.join('; ')}`, `  network: ${e.worstCase.network}`, `  credentials: ${e.worstCase.credentials}`, `  host identity: ${e.worstCase.hostIdentity}`);
+  lines.push(
+    'worst case:',
+    `  can read: ${e.worstCase.readable.join('; ')}`,
+    `  can write: ${e.worstCase.writable.join('; ')}`,
+    `  network: ${e.worstCase.network}`,
+    `  credentials: ${e.worstCase.credentials}`,
+    `  host identity: ${e.worstCase.hostIdentity}`,
+  );
   for (const d of e.sandbox.degraded) lines.push(`  DEGRADED: ${d}`);
   if (e.sandbox.report) {
-    lines.push(`sandbox: ${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (${e.sandbox.report.strength})`);
+    lines.push(
+      `sandbox: ${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (${e.sandbox.report.strength})`,
+    );
     for (const g of e.sandbox.report.enforced) lines.push(`  enforced: ${g}`);
     for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);
-  } else lines.push(`sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`);
+  } else
+    lines.push(
+      `sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`,
+    );
   for (const m of e.missingSecrets) lines.push(`MISSING SECRET: ${m}`);
   if (e.withheld.length) {
     lines.push('granted or requested but withheld (will not reach the runner):');
@@ -197,20 +293,38 @@ export function renderExplanation(e: Explanation): string {
  * The sandbox request a run of `binding` would get, with `<runId>`/`<sessionId>` placeholders:
  * built by the run's own {@link runSandboxRequest}, so every bind `explain` lists is a bind of the launch.
  */
-function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p: RunAccess, resources: Resources, paths: ExplainPaths, backend: Backend) {
+function plannedRequest(
+  binding: Binding,
+  runner: ResolvedRunner | undefined,
+  p: RunAccess,
+  resources: Resources,
+  paths: ExplainPaths,
+  backend: Backend,
+) {
   const workspace = join(paths.dataDir, 'workspaces', '<runId>');
   const session = join(paths.dataDir, 'sessions', '<sessionId>');
   const entry = runner?.manifest.entry;
-  const bundle = entry && 'node' in entry && /\.(c|m)?ts$/.test(entry.node) ? join(paths.dataDir, 'bundles', `<bundle of ${entry.node}>.mjs`) : undefined;
+  const bundle =
+    entry && 'node' in entry && /\.(c|m)?ts$/.test(entry.node)
+      ? join(paths.dataDir, 'bundles', `<bundle of ${entry.node}>.mjs`)
+      : undefined;
   // Mount mode binds each granted mount into the workspace (materialize.ts); copy mode copies it.
   const mounts =
     binding.workspace === 'mount'
       ? p.mounts.map((m) => {
           const source = resources.mounts.find((r) => r.id === m.id)?.path ?? `<mount ${m.id}>`;
-          return { source: insideRoots(source, paths.mountRoots) ?? source, target: join(workspace, 'in', 'mounts', m.id), readOnly: m.readOnly };
+          return {
+            source: insideRoots(source, paths.mountRoots) ?? source,
+            target: join(workspace, 'in', 'mounts', m.id),
+            readOnly: m.readOnly,
+          };
         })
       : [];
-  const skills = p.skills.map((s) => ({ source: join(workspace, 'in', 'skills', s.name), target: join(workspace, 'in', 'skills', s.name), readOnly: true }));
+  const skills = p.skills.map((s) => ({
+    source: join(workspace, 'in', 'skills', s.name),
+    target: join(workspace, 'in', 'skills', s.name),
+    readOnly: true,
+  }));
   const needsGateway = p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0;
   const sandbox = sandboxBackend(backend);
   return runSandboxRequest({
@@ -224,7 +338,10 @@ function plannedRequest(binding: Binding, runner: ResolvedRunner | undefined, p:
     readPaths: binding.readPaths.map((r) => insideRoots(r, paths.mountRoots) ?? r),
     binds: [...mounts, { source: session, target: session, readOnly: false }, ...skills],
     limits: p.limits,
-    egressSocket: sandbox.startsEgressProxy(binding.network) ? join(paths.dataDir, 'sockets', '<runId>.sock') : undefined,
-    gatewaySocket: needsGateway && sandbox.gatewayOnSocket ? join(paths.dataDir, 'sockets', '<runId>.gateway.sock') : undefined,
+    egressSocket: sandbox.startsEgressProxy(binding.network)
+      ? join(paths.dataDir, 'sockets', '<runId>.sock')
+      : undefined,
+    gatewaySocket:
+      needsGateway && sandbox.gatewayOnSocket ? join(paths.dataDir, 'sockets', '<runId>.gateway.sock') : undefined,
   });
 }

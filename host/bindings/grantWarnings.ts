@@ -21,6 +21,9 @@ export function grantWarnings(file: ConfigFile, catalog: RunnerCatalog): GrantWa
   return file.bindings.flatMap((binding) => {
     const runner = catalog.runners.get(binding.runner);
     if (!runner) return [];
-    return resolveRunAccess(runner.manifest, binding, resources, limits).withheld.map((w) => ({ binding: binding.id, ...w }));
+    return resolveRunAccess(runner.manifest, binding, resources, limits).withheld.map((w) => ({
+      binding: binding.id,
+      ...w,
+    }));
   });
 }

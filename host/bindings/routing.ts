@@ -3,12 +3,22 @@ import type { Binding, Route } from './schema.js';
 
 /** How specific a route is: each field set outranks every combination of less specific ones. */
 export function routeSpecificity(route: Route): number {
-  return (route.conversation.id !== undefined ? 8 : 0) + (route.conversation.type !== undefined ? 4 : 0) + (route.bot !== undefined ? 2 : 0) + (route.platform !== undefined ? 1 : 0);
+  return (
+    (route.conversation.id !== undefined ? 8 : 0) +
+    (route.conversation.type !== undefined ? 4 : 0) +
+    (route.bot !== undefined ? 2 : 0) +
+    (route.platform !== undefined ? 1 : 0)
+  );
 }
 
 /** A route's match fields, as one comparable string (event types aside). */
 export function routeKey(route: Route): string {
-  return JSON.stringify([route.platform ?? null, route.bot ?? null, route.conversation.type ?? null, route.conversation.id ?? null]);
+  return JSON.stringify([
+    route.platform ?? null,
+    route.bot ?? null,
+    route.conversation.type ?? null,
+    route.conversation.id ?? null,
+  ]);
 }
 
 /** Whether two routes share an event type. */

@@ -2,7 +2,9 @@ import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { RunLimitOverridesSchema } from '../plugins/manifest.js';
 
-const ObjectId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" and "-" (at most 64)');
+const ObjectId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" and "-" (at most 64)');
 const AbsolutePath = z.string().refine((p) => isAbsolute(p), 'must be an absolute path');
 
 /** Where a secret is read from at use time. The configuration never holds the secret itself. */
@@ -15,18 +17,26 @@ export const SecretRefSchema = z.union([
 export const ScriptRuleSchema = z
   .strictObject({
     /** A regular expression tested against the last user message (or tool result) text. */
-    match: z.string().min(1).refine((r) => {
-      try {
-        new RegExp(r);
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'not a valid regular expression'),
+    match: z
+      .string()
+      .min(1)
+      .refine((r) => {
+        try {
+          new RegExp(r);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'not a valid regular expression'),
     reply: z.string().optional(),
     tool: z.strictObject({ name: z.string().min(1), input: z.record(z.string(), z.unknown()).default({}) }).optional(),
     /** Answer with this HTTP status instead (429, 500, 529 …), for the first `times` attempts. */
-    error: z.int().min(400).max(599).optional().describe('Answer with this HTTP status instead (429, 500, 529 …), for the first `times` attempts.'),
+    error: z
+      .int()
+      .min(400)
+      .max(599)
+      .optional()
+      .describe('Answer with this HTTP status instead (429, 500, 529 …), for the first `times` attempts.'),
     times: z.int().positive().optional(),
     delayMs: z.int().nonnegative().max(600_000).optional(),
     /** Stream the reply in this many chunks. */
@@ -34,7 +44,10 @@ export const ScriptRuleSchema = z
     /** Wait this long between streamed chunks. */
     chunkDelayMs: z.int().nonnegative().max(60_000).optional().describe('Wait this long between streamed chunks.'),
   })
-  .refine((r) => [r.reply, r.tool, r.error].filter((x) => x !== undefined).length <= 1, { message: 'give at most one of reply, tool, error', path: ['reply'] });
+  .refine((r) => [r.reply, r.tool, r.error].filter((x) => x !== undefined).length <= 1, {
+    message: 'give at most one of reply, tool, error',
+    path: ['reply'],
+  });
 
 /** A model the host gateway can call. */
 export const ModelResourceSchema = z
@@ -42,26 +55,50 @@ export const ModelResourceSchema = z
     id: ObjectId,
     name: z.string().optional(),
     /** `scripted` is the built-in deterministic model for tests and the offline demo. */
-    provider: z.enum(['anthropic', 'openai', 'scripted']).describe('`scripted` is the built-in deterministic model for tests and the offline demo.'),
+    provider: z
+      .enum(['anthropic', 'openai', 'scripted'])
+      .describe('`scripted` is the built-in deterministic model for tests and the offline demo.'),
     /** The provider's model name, sent upstream. */
     model: z.string().min(1),
     /** Upstream base URL (Anthropic: without `/v1`; OpenAI: with `/v1`). Defaults to the vendor's. */
     baseUrl: z.url().optional(),
     /** OpenAI-compatible providers: which API the upstream speaks. */
-    api: z.enum(['responses', 'chat']).optional().describe('OpenAI-compatible providers: which API the upstream speaks.'),
+    api: z
+      .enum(['responses', 'chat'])
+      .optional()
+      .describe('OpenAI-compatible providers: which API the upstream speaks.'),
     apiKey: SecretRefSchema.optional(),
     /** USD per million tokens; without it the model's calls count tokens but no cost. */
-    pricing: z.strictObject({ inputPerMTokUsd: z.number().nonnegative(), outputPerMTokUsd: z.number().nonnegative() }).optional(),
+    pricing: z
+      .strictObject({ inputPerMTokUsd: z.number().nonnegative(), outputPerMTokUsd: z.number().nonnegative() })
+      .optional(),
     /** Retries of a 429/5xx/connection error before the answer reaches the harness. */
-    maxRetries: z.int().min(0).max(10).default(3).describe('Retries of a 429/5xx/connection error before the answer reaches the harness.'),
+    maxRetries: z
+      .int()
+      .min(0)
+      .max(10)
+      .default(3)
+      .describe('Retries of a 429/5xx/connection error before the answer reaches the harness.'),
     /** Upstream request timeout (to the first byte). */
     timeoutMs: z.int().positive().default(120_000).describe('Upstream request timeout (to the first byte).'),
     /** Scripted provider only: rules tried before the built-in directives. */
-    script: z.array(ScriptRuleSchema).optional().describe('Scripted provider only: rules tried before the built-in directives.'),
+    script: z
+      .array(ScriptRuleSchema)
+      .optional()
+      .describe('Scripted provider only: rules tried before the built-in directives.'),
   })
-  .refine((m) => m.provider === 'scripted' || m.script === undefined, { message: 'only a scripted model has a script', path: ['script'] })
-  .refine((m) => m.provider === 'openai' || m.api === undefined, { message: 'only an openai model has an api', path: ['api'] })
-  .refine((m) => m.provider === 'scripted' || m.apiKey !== undefined, { message: 'a provider model needs apiKey ({env} or {file})', path: ['apiKey'] });
+  .refine((m) => m.provider === 'scripted' || m.script === undefined, {
+    message: 'only a scripted model has a script',
+    path: ['script'],
+  })
+  .refine((m) => m.provider === 'openai' || m.api === undefined, {
+    message: 'only an openai model has an api',
+    path: ['api'],
+  })
+  .refine((m) => m.provider === 'scripted' || m.apiKey !== undefined, {
+    message: 'a provider model needs apiKey ({env} or {file})',
+    path: ['apiKey'],
+  });
 /** A knowledge base the host retrieves from: a folder it indexes, or an HTTP retriever. */
 export const KnowledgeBaseResourceSchema = z
   .strictObject({
@@ -75,7 +112,10 @@ export const KnowledgeBaseResourceSchema = z
     apiKey: SecretRefSchema.optional(),
     timeoutMs: z.int().positive().default(15_000),
   })
-  .refine((k) => (k.path === undefined) !== (k.url === undefined), { message: 'give exactly one of path or url', path: ['path'] });
+  .refine((k) => (k.path === undefined) !== (k.url === undefined), {
+    message: 'give exactly one of path or url',
+    path: ['path'],
+  });
 /** An MCP server the host proxies, with its own tool allow/deny lists. */
 export const McpServerResourceSchema = z
   .strictObject({
@@ -85,26 +125,47 @@ export const McpServerResourceSchema = z
     args: z.array(z.string()).default([]),
     url: z.url().optional(),
     /** Environment of a `command` server, each value read from a reference by the host. */
-    env: z.record(z.string(), SecretRefSchema).default({}).describe('Environment of a `command` server, each value read from a reference by the host.'),
+    env: z
+      .record(z.string(), SecretRefSchema)
+      .default({})
+      .describe('Environment of a `command` server, each value read from a reference by the host.'),
     /** HTTP headers of a `url` server (e.g. `Authorization`), each value read from a reference. */
-    headers: z.record(z.string(), SecretRefSchema).default({}).describe('HTTP headers of a `url` server (e.g. `Authorization`), each value read from a reference.'),
+    headers: z
+      .record(z.string(), SecretRefSchema)
+      .default({})
+      .describe('HTTP headers of a `url` server (e.g. `Authorization`), each value read from a reference.'),
     /** A tool call that takes longer is abandoned with an error. */
     timeoutMs: z.int().positive().default(30_000).describe('A tool call that takes longer is abandoned with an error.'),
     tools: z
       .strictObject({
         /** Tools that may be called at all; omitted means every tool the server lists. */
-        allow: z.array(z.string().min(1)).optional().describe('Tools that may be called at all; omitted means every tool the server lists.'),
+        allow: z
+          .array(z.string().min(1))
+          .optional()
+          .describe('Tools that may be called at all; omitted means every tool the server lists.'),
         deny: z.array(z.string().min(1)).default([]),
       })
       .default({ deny: [] }),
   })
-  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of command or url', path: ['command'] });
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), {
+    message: 'give exactly one of command or url',
+    path: ['command'],
+  });
 /** A skill: a directory with a SKILL.md. */
-export const SkillResourceSchema = z.strictObject({ id: ObjectId, name: z.string().min(1), description: z.string().optional(), path: AbsolutePath });
+export const SkillResourceSchema = z.strictObject({
+  id: ObjectId,
+  name: z.string().min(1),
+  description: z.string().optional(),
+  path: AbsolutePath,
+});
 /** A file handed to runs (copied into the workspace). */
 export const ArtifactResourceSchema = z.strictObject({ id: ObjectId, name: z.string().min(1), path: AbsolutePath });
 /** A host directory a run may see, under an allowlisted root. */
-export const MountResourceSchema = z.strictObject({ id: ObjectId, path: AbsolutePath, mode: z.enum(['ro', 'rw']).default('ro') });
+export const MountResourceSchema = z.strictObject({
+  id: ObjectId,
+  path: AbsolutePath,
+  mode: z.enum(['ro', 'rw']).default('ro'),
+});
 
 /** Resource schemas by kind, in the order `apply` and `export` use. */
 export const RESOURCE_SCHEMAS = {
@@ -124,7 +185,10 @@ export type SkillResource = z.infer<typeof SkillResourceSchema>;
 export type McpServerResource = z.infer<typeof McpServerResourceSchema>;
 export type MountResource = z.infer<typeof MountResourceSchema>;
 
-const McpGrantSchema = z.union([ObjectId, z.strictObject({ id: ObjectId, tools: z.array(z.string().min(1)).optional() })]);
+const McpGrantSchema = z.union([
+  ObjectId,
+  z.strictObject({ id: ObjectId, tools: z.array(z.string().min(1)).optional() }),
+]);
 
 /** What a binding grants its runs. Every field defaults to nothing. */
 export const GrantsSchema = z.strictObject({
@@ -146,7 +210,10 @@ export const GrantsSchema = z.strictObject({
     .union([
       z.literal('none'),
       z
-        .strictObject({ messages: z.int().min(1).max(1_000).optional(), tokens: z.int().min(1).max(1_000_000).optional() })
+        .strictObject({
+          messages: z.int().min(1).max(1_000).optional(),
+          tokens: z.int().min(1).max(1_000_000).optional(),
+        })
         .refine((w) => w.messages !== undefined || w.tokens !== undefined, 'give messages, tokens or both (or "none")'),
     ])
     .default('none'),
@@ -159,7 +226,10 @@ export const RouteSchema = z.strictObject({
   platform: z.string().min(1).optional(),
   bot: z.string().min(1).optional(),
   conversation: z
-    .strictObject({ type: z.enum(['private', 'group', 'channel', 'thread']).optional(), id: z.string().min(1).optional() })
+    .strictObject({
+      type: z.enum(['private', 'group', 'channel', 'thread']).optional(),
+      id: z.string().min(1).optional(),
+    })
     .default({}),
   eventTypes: z.array(z.string().min(1)).min(1).default(['message']),
 });
@@ -171,21 +241,45 @@ export const BindingLimitsSchema = RunLimitOverridesSchema.extend({
   /** Runs of this binding at once, over all its sessions. */
   maxConcurrentRuns: z.int().positive().default(4).describe('Runs of this binding at once, over all its sessions.'),
   /** Messages waiting per session behind its active run; one more is refused. */
-  maxQueued: z.int().nonnegative().default(8).describe('Messages waiting per session behind its active run; one more is refused.'),
+  maxQueued: z
+    .int()
+    .nonnegative()
+    .default(8)
+    .describe('Messages waiting per session behind its active run; one more is refused.'),
   /** Runner → host requests per second per run (token bucket, burst = 2 × rate). */
-  requestsPerSecond: z.number().positive().default(50).describe('Runner → host requests per second per run (token bucket, burst = 2 × rate).'),
+  requestsPerSecond: z
+    .number()
+    .positive()
+    .default(50)
+    .describe('Runner → host requests per second per run (token bucket, burst = 2 × rate).'),
   /** Runner → host requests per run in total. */
   maxRequests: z.int().positive().default(10_000).describe('Runner → host requests per run in total.'),
   /** Largest runner → host request line. */
-  maxRequestBytes: z.int().positive().default(1024 * 1024).describe('Largest runner → host request line.'),
+  maxRequestBytes: z
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe('Largest runner → host request line.'),
   /** Model tokens (input + output) of one run, through the gateway. */
-  modelTokensPerRun: z.int().positive().default(1_000_000).describe('Model tokens (input + output) of one run, through the gateway.'),
+  modelTokensPerRun: z
+    .int()
+    .positive()
+    .default(1_000_000)
+    .describe('Model tokens (input + output) of one run, through the gateway.'),
   /** Model cost of one run in USD (priced models only). */
   modelCostPerRunUsd: z.number().positive().optional().describe('Model cost of one run in USD (priced models only).'),
   /** Model tokens of all runs of this binding in the last 24 hours. */
-  modelTokensPerDay: z.int().positive().optional().describe('Model tokens of all runs of this binding in the last 24 hours.'),
+  modelTokensPerDay: z
+    .int()
+    .positive()
+    .optional()
+    .describe('Model tokens of all runs of this binding in the last 24 hours.'),
   /** Model cost of all runs of this binding in the last 24 hours, in USD. */
-  modelCostPerDayUsd: z.number().positive().optional().describe('Model cost of all runs of this binding in the last 24 hours, in USD.'),
+  modelCostPerDayUsd: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Model cost of all runs of this binding in the last 24 hours, in USD.'),
 });
 /** Parsed binding limits. */
 export type BindingLimits = z.infer<typeof BindingLimitsSchema>;
@@ -201,7 +295,10 @@ export const BindingSchema = z.strictObject({
   limits: BindingLimitsSchema.default(BindingLimitsSchema.parse({})),
   workspace: z.enum(['copy', 'mount']).default('copy'),
   /** Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed). */
-  sandbox: z.enum(['process', 'bwrap']).default('bwrap').describe('Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed).'),
+  sandbox: z
+    .enum(['process', 'bwrap'])
+    .default('bwrap')
+    .describe('Sandbox profile; a profile this host cannot run is refused at dispatch (fails closed).'),
   /**
    * Network of a sandboxed run: none, unless destinations are allowed here; they are reached
    * through the host's egress proxy, which resolves names itself and audits every destination.
@@ -209,9 +306,17 @@ export const BindingSchema = z.strictObject({
   network: z
     .strictObject({
       /** `host`, `host:port`, `*.domain` (not the apex), `*.domain:port`; a bare host means ports 80 and 443. */
-      egress: z.array(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/, 'a host, host:port or *.domain')).default([]).describe('`host`, `host:port`, `*.domain` (not the apex), `*.domain:port`; a bare host means ports 80 and 443.'),
+      egress: z
+        .array(z.string().regex(/^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/, 'a host, host:port or *.domain'))
+        .default([])
+        .describe(
+          '`host`, `host:port`, `*.domain` (not the apex), `*.domain:port`; a bare host means ports 80 and 443.',
+        ),
       /** Allow destinations that resolve to loopback, private or link-local addresses. */
-      allowPrivate: z.boolean().default(false).describe('Allow destinations that resolve to loopback, private or link-local addresses.'),
+      allowPrivate: z
+        .boolean()
+        .default(false)
+        .describe('Allow destinations that resolve to loopback, private or link-local addresses.'),
     })
     .default({ egress: [], allowPrivate: false }),
   /**
@@ -220,7 +325,12 @@ export const BindingSchema = z.strictObject({
    */
   readPaths: z.array(AbsolutePath).default([]),
   /** Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain). */
-  allowDegrade: z.boolean().default(false).describe('Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain).'),
+  allowDegrade: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain).',
+    ),
   approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
   steering: z.enum(['queue', 'restart']).default('queue'),
   enabled: z.boolean().default(true),

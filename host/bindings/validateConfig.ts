@@ -37,7 +37,10 @@ const invalid = (field: string, message: string): never => {
 
 /** `a.b[0].c` from a zod issue path. */
 export function fieldPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), '');
+  return path.reduce<string>(
+    (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
+    '',
+  );
 }
 
 /** Parse with a zod schema; the error names the first bad field. */
@@ -61,7 +64,11 @@ export function parseConfigText(text: string, source: string): unknown {
     return parseYaml(text, { prettyErrors: true }) ?? {};
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
-    throw new HostError('CONFIG_INVALID', `${source}${where}: not valid YAML: ${(error as Error).message.split('\n')[0]}`, { field: '(root)' });
+    throw new HostError(
+      'CONFIG_INVALID',
+      `${source}${where}: not valid YAML: ${(error as Error).message.split('\n')[0]}`,
+      { field: '(root)' },
+    );
   }
 }
 
@@ -78,7 +85,8 @@ export function insideRoots(path: string, roots: readonly string[]): string | un
 }
 
 const RESOURCE_KINDS = ['models', 'knowledgeBases', 'mcpServers', 'skills', 'artifacts', 'mounts'] as const;
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The parsed file of the items that parsed, with each kept item's index in the original file. */
 interface Salvaged {
@@ -101,7 +109,8 @@ function parseSalvaging(raw: unknown, report: (field: string, message: string) =
       for (const problem of describeIssue(ConfigFileSchema, issue)) report(fieldPath(problem.path), problem.message);
       const [top, second, third] = issue.path;
       if (top === 'bindings' && typeof second === 'number') broken.add(`bindings/${second}`);
-      if (top === 'resources' && typeof second === 'string' && typeof third === 'number') broken.add(`${second}/${third}`);
+      if (top === 'resources' && typeof second === 'string' && typeof third === 'number')
+        broken.add(`${second}/${third}`);
     }
   }
   const rawFile = isRecord(raw) ? raw : {};
@@ -109,17 +118,27 @@ function parseSalvaging(raw: unknown, report: (field: string, message: string) =
   const keep = (kind: string, list: unknown) => {
     const items = Array.isArray(list) ? list.map((item: unknown, i) => ({ item, i })) : [];
     const kept = items.filter(({ i }) => !broken.has(`${kind}/${i}`));
-    const ids = items.filter(({ i }) => broken.has(`${kind}/${i}`)).flatMap(({ item }) => (isRecord(item) && typeof item.id === 'string' ? [item.id] : []));
+    const ids = items
+      .filter(({ i }) => broken.has(`${kind}/${i}`))
+      .flatMap(({ item }) => (isRecord(item) && typeof item.id === 'string' ? [item.id] : []));
     return { kept, brokenIds: new Set(ids) };
   };
-  const parts = Object.fromEntries([...RESOURCE_KINDS.map((k) => [k, keep(k, rawResources[k])] as const), ['bindings', keep('bindings', rawFile.bindings)] as const]);
+  const parts = Object.fromEntries([
+    ...RESOURCE_KINDS.map((k) => [k, keep(k, rawResources[k])] as const),
+    ['bindings', keep('bindings', rawFile.bindings)] as const,
+  ]);
   const salvaged = ConfigFileSchema.safeParse({
     resources: Object.fromEntries(RESOURCE_KINDS.map((k) => [k, parts[k]!.kept.map((x) => x.item)])),
     bindings: parts.bindings!.kept.map((x) => x.item),
   });
   if (!salvaged.success) return undefined;
-  const mapParts = <T>(pick: (p: (typeof parts)[string]) => T) => Object.fromEntries(Object.entries(parts).map(([k, p]) => [k, pick(p!)])) as Record<keyof Resources | 'bindings', T>;
-  return { file: salvaged.data, index: mapParts((p) => p.kept.map((x) => x.i)), brokenIds: mapParts((p) => p.brokenIds) };
+  const mapParts = <T>(pick: (p: (typeof parts)[string]) => T) =>
+    Object.fromEntries(Object.entries(parts).map(([k, p]) => [k, pick(p!)])) as Record<keyof Resources | 'bindings', T>;
+  return {
+    file: salvaged.data,
+    index: mapParts((p) => p.kept.map((x) => x.i)),
+    brokenIds: mapParts((p) => p.brokenIds),
+  };
 }
 
 /**
@@ -135,7 +154,10 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   const report = (field: string, message: string) => {
     // A field already reported (an inline secret that is also the wrong shape) is reported once.
     const at = field || '(root)';
-    if (problems.some((p) => p.field === at && (p.message === message || p.message.startsWith('apparent inline secret')))) return;
+    if (
+      problems.some((p) => p.field === at && (p.message === message || p.message.startsWith('apparent inline secret')))
+    )
+      return;
     problems.push({ ...(context.source ? { file: context.source } : {}), field: at, message });
   };
   for (const secret of findInlineSecrets(raw)) report(secret.field, `apparent inline secret: ${secret.why}`);
@@ -146,7 +168,11 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     const redactor = context.redactor;
     registerConfigSecrets(redactor, file.resources);
     const field = findString(raw, (text) => redactor.text(text) !== text);
-    if (field) report(field, 'holds the value of a secret the host knows (a key the configuration references, or a credential in its environment); reference it with { env: NAME } or { file: /path }');
+    if (field)
+      report(
+        field,
+        'holds the value of a secret the host knows (a key the configuration references, or a credential in its environment); reference it with { env: NAME } or { file: /path }',
+      );
   }
 
   const known: Record<keyof Resources, Map<string, unknown>> = {} as never;
@@ -164,11 +190,16 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   }
   file.resources.mounts.forEach((m, i) => {
     const at = `resources.mounts[${index.mounts[i]}].path`;
-    if (context.mountRoots.length === 0) report(at, 'no mount roots are configured (PADDOCK_MOUNT_ROOTS); mounts are refused');
+    if (context.mountRoots.length === 0)
+      report(at, 'no mount roots are configured (PADDOCK_MOUNT_ROOTS); mounts are refused');
     else if (!existsSync(m.path) || !statSync(m.path).isDirectory()) report(at, `${m.path} is not a directory`);
-    else if (!insideRoots(m.path, context.mountRoots)) report(at, `${m.path} is not under an allowed mount root (${context.mountRoots.join(', ')})`);
+    else if (!insideRoots(m.path, context.mountRoots))
+      report(at, `${m.path} is not under an allowed mount root (${context.mountRoots.join(', ')})`);
   });
-  for (const [kind, wantDir] of [['skills', true], ['artifacts', false]] as const) {
+  for (const [kind, wantDir] of [
+    ['skills', true],
+    ['artifacts', false],
+  ] as const) {
     file.resources[kind].forEach((r, i) => {
       const at = `resources.${kind}[${index[kind][i]}].path`;
       const ok = existsSync(r.path) && (wantDir ? statSync(r.path).isDirectory() : statSync(r.path).isFile());
@@ -177,7 +208,8 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     });
   }
   file.resources.knowledgeBases.forEach((k, i) => {
-    if (k.path && !(existsSync(k.path) && statSync(k.path).isDirectory())) report(`resources.knowledgeBases[${index.knowledgeBases[i]}].path`, `${k.path} is not a directory`);
+    if (k.path && !(existsSync(k.path) && statSync(k.path).isDirectory()))
+      report(`resources.knowledgeBases[${index.knowledgeBases[i]}].path`, `${k.path} is not a directory`);
   });
 
   const bindingIds = new Set<string>(brokenIds.bindings);
@@ -189,35 +221,59 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     if (!runner) {
       const broken = context.catalog.problems.find((p) => p.file.includes(`/${b.runner}/`));
       const guess = didYouMean(b.runner, context.catalog.runners.keys());
-      report(`${at}.runner`, broken ? `runner "${b.runner}" has a broken manifest: ${broken.message}` : `no runner "${b.runner}"${guess ? `; did you mean "${guess}"?` : ''} (see paddock runners list)`);
+      report(
+        `${at}.runner`,
+        broken
+          ? `runner "${b.runner}" has a broken manifest: ${broken.message}`
+          : `no runner "${b.runner}"${guess ? `; did you mean "${guess}"?` : ''} (see paddock runners list)`,
+      );
     } else {
       const checked = validateRunnerConfig(runner.manifest.configSchema, b.config);
-      if (!checked.ok) for (const p of checked.problems) report(`${at}.config${p.field ? `.${p.field}` : ''}`, p.message);
+      if (!checked.ok)
+        for (const p of checked.problems) report(`${at}.config${p.field ? `.${p.field}` : ''}`, p.message);
     }
     for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
       b.grants[kind].forEach((id, j) => {
-        if (!known[kind].has(id)) report(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"${suggestId(id, known[kind])}`);
+        if (!known[kind].has(id))
+          report(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"${suggestId(id, known[kind])}`);
       });
     }
     b.grants.mcpServers.forEach((grant, j) => {
       const id = typeof grant === 'string' ? grant : grant.id;
-      if (!known.mcpServers.has(id)) return report(`${at}.grants.mcpServers[${j}]`, `no mcpServers resource "${id}"${suggestId(id, known.mcpServers)}`);
+      if (!known.mcpServers.has(id))
+        return report(
+          `${at}.grants.mcpServers[${j}]`,
+          `no mcpServers resource "${id}"${suggestId(id, known.mcpServers)}`,
+        );
       const server = known.mcpServers.get(id) as { tools: { allow?: string[]; deny: string[] } } | undefined;
       if (typeof grant === 'string' || !server) return;
       grant.tools?.forEach((tool, k) => {
-        if (server.tools.deny.includes(tool)) report(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is on server ${id}'s deny list`);
-        else if (server.tools.allow && !server.tools.allow.includes(tool)) report(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is not on server ${id}'s allow list`);
+        if (server.tools.deny.includes(tool))
+          report(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is on server ${id}'s deny list`);
+        else if (server.tools.allow && !server.tools.allow.includes(tool))
+          report(`${at}.grants.mcpServers[${j}].tools[${k}]`, `tool "${tool}" is not on server ${id}'s allow list`);
       });
     });
     for (const field of ['modelCostPerRunUsd', 'modelCostPerDayUsd'] as const) {
       if (b.limits[field] === undefined) continue;
-      const unpriced = b.grants.models.filter((id) => known.models.get(id) !== undefined && !(known.models.get(id) as { pricing?: unknown }).pricing);
-      if (unpriced.length > 0) report(`${at}.limits.${field}`, `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`);
+      const unpriced = b.grants.models.filter(
+        (id) => known.models.get(id) !== undefined && !(known.models.get(id) as { pricing?: unknown }).pricing,
+      );
+      if (unpriced.length > 0)
+        report(
+          `${at}.limits.${field}`,
+          `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`,
+        );
     }
     b.readPaths.forEach((path, j) => {
-      if (!insideRoots(path, context.mountRoots)) report(`${at}.readPaths[${j}]`, `${path} is not an existing path under an allowed mount root (${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`);
+      if (!insideRoots(path, context.mountRoots))
+        report(
+          `${at}.readPaths[${j}]`,
+          `${path} is not an existing path under an allowed mount root (${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`,
+        );
     });
-    if (b.workspace === 'mount' && b.grants.mounts.length === 0) report(`${at}.workspace`, 'workspace "mount" needs at least one granted mount (grants.mounts)');
+    if (b.workspace === 'mount' && b.grants.mounts.length === 0)
+      report(`${at}.workspace`, 'workspace "mount" needs at least one granted mount (grants.mounts)');
   });
 
   const enabled = file.bindings.map((b, i) => ({ b, i: index.bindings[i]! })).filter(({ b }) => b.enabled);
@@ -225,7 +281,10 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   for (const [n, { b }] of enabled.entries()) {
     for (const { b: other, i } of enabled.slice(0, n)) {
       if (routeKey(b.route) === routeKey(other.route) && routesOverlap(b.route, other.route)) {
-        report(`bindings[${i}].route`, `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`);
+        report(
+          `bindings[${i}].route`,
+          `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`,
+        );
       }
     }
   }

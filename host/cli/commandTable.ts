@@ -10,10 +10,25 @@ const RUN_EXIT_CODES = [
   '124 timed_out, 130 cancelled (Ctrl-C: first press cancels, second kills)',
 ];
 
-const json: OptionSpec = { type: 'boolean', help: 'machine-readable output (JSON; a run streams one JSON object per line)' };
-const runnerDir: OptionSpec = { type: 'string', multiple: true, value: '<dir>', help: 'also look for runners by name in this folder (after built-in and $PADDOCK_RUNNER_DIRS)' };
-const timeout: OptionSpec = { type: 'string', value: '<ms>', help: "host's default wall-clock limit of a run, in milliseconds" };
-const keepWorkspace: OptionSpec = { type: 'boolean', help: "keep the run's workspace folder after the run (removed by default)" };
+const json: OptionSpec = {
+  type: 'boolean',
+  help: 'machine-readable output (JSON; a run streams one JSON object per line)',
+};
+const runnerDir: OptionSpec = {
+  type: 'string',
+  multiple: true,
+  value: '<dir>',
+  help: 'also look for runners by name in this folder (after built-in and $PADDOCK_RUNNER_DIRS)',
+};
+const timeout: OptionSpec = {
+  type: 'string',
+  value: '<ms>',
+  help: "host's default wall-clock limit of a run, in milliseconds",
+};
+const keepWorkspace: OptionSpec = {
+  type: 'boolean',
+  help: "keep the run's workspace folder after the run (removed by default)",
+};
 const by: OptionSpec = { type: 'string', value: '<name>', help: 'who is acting, for the audit log (default: $USER)' };
 const file: OptionSpec = { type: 'string', short: 'f', value: '<file|->', help: 'the input file (- reads stdin)' };
 const cancelActive: OptionSpec = { type: 'boolean', help: "also ask the binding's queued and running runs to cancel" };
@@ -32,7 +47,14 @@ const str = (flags: Flags, name: string) => flags[name] as string | undefined;
 
 /** The admin commands' flags, as commands/admin.ts reads them. */
 function adminFlags(flags: Flags) {
-  return { json: flags.json === true, file: str(flags, 'file'), prune: flags.prune === true, 'dry-run': flags['dry-run'] === true, 'cancel-active': flags['cancel-active'] === true, by: str(flags, 'by') };
+  return {
+    json: flags.json === true,
+    file: str(flags, 'file'),
+    prune: flags.prune === true,
+    'dry-run': flags['dry-run'] === true,
+    'cancel-active': flags['cancel-active'] === true,
+    by: str(flags, 'by'),
+  };
 }
 
 /** `paddock apply|export|resources|bindings|explain …` through commands/admin.ts. */
@@ -44,7 +66,18 @@ async function config(ctx: CommandContext, words: string[]): Promise<number> {
 /** `paddock runs …|sessions show` through commands/state.ts. */
 async function state(ctx: CommandContext, words: string[]): Promise<number> {
   const { stateCommand } = await import('./commands/state.js');
-  return stateCommand(await hostConfig(ctx), [...words, ...ctx.args], { json: ctx.flags.json === true, status: str(ctx.flags, 'status'), as: str(ctx.flags, 'as'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
+  return stateCommand(
+    await hostConfig(ctx),
+    [...words, ...ctx.args],
+    {
+      json: ctx.flags.json === true,
+      status: str(ctx.flags, 'status'),
+      as: str(ctx.flags, 'as'),
+      by: str(ctx.flags, 'by'),
+    },
+    ctx.out,
+    ctx.err,
+  );
 }
 
 /** Every command, in the order `paddock --help` lists them. */
@@ -52,7 +85,9 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['demo'],
     summary: 'a sample chat event through the real Claude Code CLI on the scripted model (offline, no key)',
-    details: ['Adds the model `demo-scripted` and the binding `demo` to the data folder, then dispatches one event to it.'],
+    details: [
+      'Adds the model `demo-scripted` and the binding `demo` to the data folder, then dispatches one event to it.',
+    ],
     options: { json, 'keep-workspace': keepWorkspace, 'runner-dir': runnerDir },
     exitCodes: [...RUN_EXIT_CODES, '1 also when the Claude Code CLI is not installed'],
     async run(ctx) {
@@ -64,12 +99,27 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['run'],
     summary: 'one event through a runner (a folder with runner.json, or a runner name), streamed',
-    details: ['An ad-hoc run: no binding, no grants; the runner gets only its config. `paddock runs cancel` stops it from another shell.'],
+    details: [
+      'An ad-hoc run: no binding, no grants; the runner gets only its config. `paddock runs cancel` stops it from another shell.',
+    ],
     options: {
-      runner: { type: 'string', value: '<dir|name>', help: 'the runner: a folder with runner.json, or a built-in or configured name', required: true },
+      runner: {
+        type: 'string',
+        value: '<dir|name>',
+        help: 'the runner: a folder with runner.json, or a built-in or configured name',
+        required: true,
+      },
       text: { type: 'string', value: '<message>', help: 'the chat message', required: true },
-      conversation: { type: 'string', value: '<id>', help: 'private conversation id: runs with the same id share a session' },
-      config: { type: 'string', value: '<json>', help: "the runner's config, a JSON object (checked against its configSchema)" },
+      conversation: {
+        type: 'string',
+        value: '<id>',
+        help: 'private conversation id: runs with the same id share a session',
+      },
+      config: {
+        type: 'string',
+        value: '<json>',
+        help: "the runner's config, a JSON object (checked against its configSchema)",
+      },
       timeout,
       sandbox: { type: 'string', value: 'process|bwrap', help: 'isolation backend (default: process)' },
       'allow-degrade': {
@@ -87,7 +137,8 @@ export const COMMANDS: CommandSpec[] = [
       const sandbox = str(ctx.flags, 'sandbox');
       if (!runner) throw new UsageError('run needs --runner <dir|name>', this);
       if (text === undefined) throw new UsageError('run needs --text <message>', this);
-      if (sandbox !== undefined && sandbox !== 'process' && sandbox !== 'bwrap') throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox)}`, this);
+      if (sandbox !== undefined && sandbox !== 'process' && sandbox !== 'bwrap')
+        throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox)}`, this);
       const { parseJsonObjectFlag } = await import('./hostFlags.js');
       const runnerConfig = parseJsonObjectFlag('--config', str(ctx.flags, 'config'));
       const cfg = await hostConfig(ctx);
@@ -95,18 +146,39 @@ export const COMMANDS: CommandSpec[] = [
       const conversation = str(ctx.flags, 'conversation');
       const event = textEvent(text, conversation ? { conversation: { type: 'private', id: conversation } } : {});
       const { runCommand } = await import('./commands/run.js');
-      return runCommand({ config: cfg, runner, event, runnerConfig, renderer: await renderer(ctx.flags), sandbox, allowDegrade: ctx.flags['allow-degrade'] === true });
+      return runCommand({
+        config: cfg,
+        runner,
+        event,
+        runnerConfig,
+        renderer: await renderer(ctx.flags),
+        sandbox,
+        allowDegrade: ctx.flags['allow-degrade'] === true,
+      });
     },
   },
   {
     words: ['dispatch'],
     summary: 'a platform event (JSON) through the binding its route selects, streamed',
-    options: { file: { ...file, help: 'the event, a JSON file (- reads stdin)', required: true }, json, timeout, 'keep-workspace': keepWorkspace, 'runner-dir': runnerDir },
-    exitCodes: [...RUN_EXIT_CODES, '0 also for a duplicate delivery (nothing started), 6 refused (no binding, disabled, queue full, …)'],
+    options: {
+      file: { ...file, help: 'the event, a JSON file (- reads stdin)', required: true },
+      json,
+      timeout,
+      'keep-workspace': keepWorkspace,
+      'runner-dir': runnerDir,
+    },
+    exitCodes: [
+      ...RUN_EXIT_CODES,
+      '0 also for a duplicate delivery (nothing started), 6 refused (no binding, disabled, queue full, …)',
+    ],
     async run(ctx) {
       const f = str(ctx.flags, 'file');
       if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
-      return (await import('./commands/dispatch.js')).dispatchCommand(await hostConfig(ctx), f, await renderer(ctx.flags));
+      return (await import('./commands/dispatch.js')).dispatchCommand(
+        await hostConfig(ctx),
+        f,
+        await renderer(ctx.flags),
+      );
     },
   },
   {
@@ -114,7 +186,14 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'runners found (built-in, $PADDOCK_RUNNER_DIRS, --runner-dir); broken ones on stderr',
     options: { json, 'runner-dir': runnerDir },
     async run(ctx) {
-      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx), 'list', undefined, adminFlags(ctx.flags), ctx.out, ctx.err);
+      return (await import('./commands/admin.js')).runnersCommand(
+        await hostConfig(ctx),
+        'list',
+        undefined,
+        adminFlags(ctx.flags),
+        ctx.out,
+        ctx.err,
+      );
     },
   },
   {
@@ -123,7 +202,14 @@ export const COMMANDS: CommandSpec[] = [
     summary: "a runner's manifest: what it asks for, its limits and config schema",
     options: { json, 'runner-dir': runnerDir },
     async run(ctx) {
-      return (await import('./commands/admin.js')).runnersCommand(await hostConfig(ctx), 'show', ctx.args[0], adminFlags(ctx.flags), ctx.out, ctx.err);
+      return (await import('./commands/admin.js')).runnersCommand(
+        await hostConfig(ctx),
+        'show',
+        ctx.args[0],
+        adminFlags(ctx.flags),
+        ctx.out,
+        ctx.err,
+      );
     },
   },
   {
@@ -132,19 +218,31 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'run the conformance suite against a runner folder (any language): reads runner.json, starts its entry',
     details: [
       'Each check starts a fresh runner process the way the host does (entry.command + args, or a node entry),',
-      'with the host\'s runner environment (PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID, the manifest\'s env).',
+      "with the host's runner environment (PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID, the manifest's env).",
       'The runner runs as you, WITHOUT a sandbox or limits: test only runner code you trust (your own).',
       'The cancel check needs a run that takes a second or more: give it with --slow-text/--slow-config.',
     ],
     options: {
       text: { type: 'string', value: '<message>', help: 'message of the sample run (default "hello")' },
       config: { type: 'string', value: '<json>', help: 'runner config of the sample run (default {})' },
-      'slow-text': { type: 'string', value: '<message>', help: 'message of the slow run cancelled mid-way (default: the sample one)' },
-      'slow-config': { type: 'string', value: '<json>', help: 'runner config of the slow run (default: the sample one)' },
+      'slow-text': {
+        type: 'string',
+        value: '<message>',
+        help: 'message of the slow run cancelled mid-way (default: the sample one)',
+      },
+      'slow-config': {
+        type: 'string',
+        value: '<json>',
+        help: 'runner config of the slow run (default: the sample one)',
+      },
       'step-timeout': { type: 'string', value: '<ms>', help: 'longest any one step may take (default 10000)' },
       json: { type: 'boolean', help: 'the report as one JSON object: {runner, dir, passed, checks, failures}' },
     },
-    exitCodes: ['0 every check passed', '1 a check failed (each failure named, with the runner\'s stderr)', '2 usage error, or no valid runner.json in <dir>'],
+    exitCodes: [
+      '0 every check passed',
+      "1 a check failed (each failure named, with the runner's stderr)",
+      '2 usage error, or no valid runner.json in <dir>',
+    ],
     async run(ctx) {
       return (await import('./commands/runnersTest.js')).runnersTestCommand(ctx.args[0]!, ctx.flags, ctx.out);
     },
@@ -153,7 +251,12 @@ export const COMMANDS: CommandSpec[] = [
     words: ['apply'],
     summary: 'validate a configuration file, then store its resources and bindings in one transaction (audited)',
     options: {
-      file: { ...file, value: '<paddock.yaml|->', help: 'the configuration (YAML or JSON; - reads stdin)', required: true },
+      file: {
+        ...file,
+        value: '<paddock.yaml|->',
+        help: 'the configuration (YAML or JSON; - reads stdin)',
+        required: true,
+      },
       prune: { type: 'boolean', help: 'delete stored bindings and resources the file does not name' },
       'dry-run': { type: 'boolean', help: 'validate and show the changes, write nothing' },
       by,
@@ -239,13 +342,24 @@ export const COMMANDS: CommandSpec[] = [
     options: { json, timeout },
     exitCodes: ['0 always (read the report)', '2 usage error'],
     async run(ctx) {
-      return (await import('./commands/doctor.js')).doctorCommand(await hostConfig(ctx), { json: ctx.flags.json === true }, ctx.out);
+      return (await import('./commands/doctor.js')).doctorCommand(
+        await hostConfig(ctx),
+        { json: ctx.flags.json === true },
+        ctx.out,
+      );
     },
   },
   {
     words: ['runs', 'list'],
     summary: 'runs, newest first',
-    options: { status: { type: 'string', value: '<s1,s2>', help: 'only runs with these statuses (queued, running, completed, failed, cancelled, …)' }, json },
+    options: {
+      status: {
+        type: 'string',
+        value: '<s1,s2>',
+        help: 'only runs with these statuses (queued, running, completed, failed, cancelled, …)',
+      },
+      json,
+    },
     async run(ctx) {
       return state(ctx, ['runs', 'list']);
     },
@@ -263,7 +377,11 @@ export const COMMANDS: CommandSpec[] = [
     words: ['runs', 'resolve'],
     args: ['runId'],
     summary: 'decide the effects recovery could not (did the interrupted run send its message?)',
-    options: { as: { type: 'string', value: 'succeeded|failed', help: 'what happened to the open effects', required: true }, by, json },
+    options: {
+      as: { type: 'string', value: 'succeeded|failed', help: 'what happened to the open effects', required: true },
+      by,
+      json,
+    },
     async run(ctx) {
       return state(ctx, ['runs', 'resolve']);
     },
@@ -276,11 +394,29 @@ export const COMMANDS: CommandSpec[] = [
       'Writes a cancel request the host process holding the run acts on within a fraction of a second:',
       'a queued run never starts, a running one gets run/cancel and ends `cancelled` (or is killed after its grace).',
     ],
-    options: { reason: { type: 'string', value: '<text>', help: 'why: in the audit log, and the run\'s reason if it had not started (default "cancelled with paddock runs cancel")' }, by, json },
-    exitCodes: ['0 cancel requested', '1 the run had already ended (nothing to cancel)', '2 usage error, or no such run'],
+    options: {
+      reason: {
+        type: 'string',
+        value: '<text>',
+        help: 'why: in the audit log, and the run\'s reason if it had not started (default "cancelled with paddock runs cancel")',
+      },
+      by,
+      json,
+    },
+    exitCodes: [
+      '0 cancel requested',
+      '1 the run had already ended (nothing to cancel)',
+      '2 usage error, or no such run',
+    ],
     async run(ctx) {
       const { cancelRunCommand } = await import('./commands/cancel.js');
-      return cancelRunCommand(await hostConfig(ctx), ctx.args[0]!, { json: ctx.flags.json === true, reason: str(ctx.flags, 'reason'), by: str(ctx.flags, 'by') }, ctx.out, ctx.err);
+      return cancelRunCommand(
+        await hostConfig(ctx),
+        ctx.args[0]!,
+        { json: ctx.flags.json === true, reason: str(ctx.flags, 'reason'), by: str(ctx.flags, 'by') },
+        ctx.out,
+        ctx.err,
+      );
     },
   },
   {
@@ -295,11 +431,23 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['audit', 'verify'],
     summary: 'check the audit chain and its signed checkpoints',
-    options: { key: { type: 'string', value: '<pub.pem>', help: "public key to check the signatures with (default: the data folder's)" }, json },
+    options: {
+      key: {
+        type: 'string',
+        value: '<pub.pem>',
+        help: "public key to check the signatures with (default: the data folder's)",
+      },
+      json,
+    },
     exitCodes: ['0 intact', '1 tampered (the first bad record is named)', '2 usage error, or no state database'],
     async run(ctx) {
       const cfg = await hostConfig(ctx);
-      return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'verify', { json: ctx.flags.json === true, key: str(ctx.flags, 'key') }, ctx.out);
+      return (await import('./commands/audit.js')).auditCommand(
+        cfg.dataDir,
+        'verify',
+        { json: ctx.flags.json === true, key: str(ctx.flags, 'key') },
+        ctx.out,
+      );
     },
   },
   {

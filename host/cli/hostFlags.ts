@@ -8,7 +8,10 @@ import { UsageError, type Flags } from './spec.js';
 
 /** Absolute folders from a colon-separated list (empty entries dropped). */
 function pathList(text: string | undefined): string[] {
-  return (text ?? '').split(':').filter(Boolean).map((d) => resolve(d));
+  return (text ?? '')
+    .split(':')
+    .filter(Boolean)
+    .map((d) => resolve(d));
 }
 
 /** `--durability` (or PADDOCK_DURABILITY): `normal` or `full`. */
@@ -20,7 +23,8 @@ export function parseDurability(text: string | undefined): 'normal' | 'full' {
 /** A positive whole number of milliseconds. */
 export function parsePositiveInt(flag: string, text: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive whole number of milliseconds, got ${JSON.stringify(text)}`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new UsageError(`${flag} must be a positive whole number of milliseconds, got ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -33,7 +37,8 @@ export function parseJsonObjectFlag(flag: string, text: string | undefined): Rec
   } catch (error) {
     throw new UsageError(`${flag} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError(`${flag} must be a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError(`${flag} must be a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -43,7 +48,10 @@ export function hostConfigFromFlags(flags: Flags): HostConfig {
   return {
     dataDir: resolveDataDir(str('data-dir')),
     limits: parseLimits(str('timeout') ? { wallClockMs: parsePositiveInt('--timeout', str('timeout')!) } : {}),
-    runnerDirs: [...pathList(process.env.PADDOCK_RUNNER_DIRS), ...((flags['runner-dir'] as string[] | undefined) ?? []).map((d) => resolve(d))],
+    runnerDirs: [
+      ...pathList(process.env.PADDOCK_RUNNER_DIRS),
+      ...((flags['runner-dir'] as string[] | undefined) ?? []).map((d) => resolve(d)),
+    ],
     mountRoots: pathList(process.env.PADDOCK_MOUNT_ROOTS),
     logLevel: process.env.PADDOCK_LOG_LEVEL ?? 'warn',
     keepWorkspaces: flags['keep-workspace'] === true,

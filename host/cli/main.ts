@@ -3,7 +3,16 @@
 import { HOST_INFO } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
 import { COMMANDS, GROUP_DEFAULTS } from './commandTable.js';
-import { checkArgs, commandHelp, groupHelp, parseCommandArgs, synopsis, UsageError, type CommandContext, type CommandSpec } from './spec.js';
+import {
+  checkArgs,
+  commandHelp,
+  groupHelp,
+  parseCommandArgs,
+  synopsis,
+  UsageError,
+  type CommandContext,
+  type CommandSpec,
+} from './spec.js';
 
 /** The top-level help: every command's synopsis and summary. */
 function usage(): string {
@@ -36,7 +45,8 @@ function findCommand(argv: string[]): Found | undefined {
   const fallback = GROUP_DEFAULTS[first!];
   // `paddock runners` and `paddock runners --json` mean `runners list`; `paddock runs --help` is the group's help.
   const wantsHelp = second === '--help' || second === '-h';
-  if (fallback && !wantsHelp && (second === undefined || second.startsWith('-'))) return { spec: group.find((c) => c.words[1] === fallback)!, rest: argv.slice(1) };
+  if (fallback && !wantsHelp && (second === undefined || second.startsWith('-')))
+    return { spec: group.find((c) => c.words[1] === fallback)!, rest: argv.slice(1) };
   return { group: first!, specs: group, rest: argv.slice(1) };
 }
 
@@ -59,7 +69,13 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       stdout(groupHelp(found.group, found.specs));
       return 0;
     }
-    throw new UsageError(next === undefined || next.startsWith('-') ? `paddock ${found.group} needs a command` : `unknown command: paddock ${found.group} ${next}`, undefined, found);
+    throw new UsageError(
+      next === undefined || next.startsWith('-')
+        ? `paddock ${found.group} needs a command`
+        : `unknown command: paddock ${found.group} ${next}`,
+      undefined,
+      found,
+    );
   }
   const { spec } = found;
   try {
@@ -91,7 +107,11 @@ export async function runMain(argv: string[], options: MainOptions = {}): Promis
   } catch (error) {
     if (error instanceof UsageError) {
       // The help of the command the user meant (the whole usage when no command was recognised).
-      const help = error.command ? commandHelp(error.command) : error.group ? groupHelp(error.group.group, error.group.specs) : usage();
+      const help = error.command
+        ? commandHelp(error.command)
+        : error.group
+          ? groupHelp(error.group.group, error.group.specs)
+          : usage();
       process.stderr.write(`paddock: ${error.message}\n\n${help}\n`);
       process.exitCode = 2;
     } else if (error instanceof HostError) {

@@ -10,7 +10,13 @@ export function networkLine(isolation: IsolationReport): string {
 
 /** Shows a run on a terminal or as NDJSON. */
 export interface Renderer {
-  started(info: { runId: string; sessionId: string; runner: string; isolation: IsolationReport; resume?: Resume }): void;
+  started(info: {
+    runId: string;
+    sessionId: string;
+    runner: string;
+    isolation: IsolationReport;
+    resume?: Resume;
+  }): void;
   update(update: Update, seq: number): void;
   note(text: string): void;
   outcome(outcome: RunOutcome): void;
@@ -48,7 +54,9 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       if (info.resume?.recovery) meta(`  resuming after an interruption: ${info.resume.recovery.summary}`);
       if (info.resume?.external) meta(`  continuing external session ${JSON.stringify(info.resume.external)}`);
       const gaps = info.isolation.notEnforced.map((g) => g.split(':')[0]);
-      meta(`  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, limits'}. See docs/security-model.md`);
+      meta(
+        `  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, limits'}. See docs/security-model.md`,
+      );
       meta(`  ${networkLine(info.isolation)}`);
     },
     update(update) {
@@ -62,17 +70,23 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
           return;
         case 'message':
           meta('');
-          out.write(`${terminalSafe(update.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join(''), true)}\n`);
+          out.write(
+            `${terminalSafe(update.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join(''), true)}\n`,
+          );
           streamed = true;
           return;
         case 'tool.started': {
           const command = (update.input as { command?: unknown } | undefined)?.command;
           const detail = update.title ?? (typeof command === 'string' ? command : undefined);
           toolNames.set(update.toolCallId, update.name);
-          return meta(`⚙ ${update.name}${detail ? ` — ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`);
+          return meta(
+            `⚙ ${update.name}${detail ? ` — ${detail.length > 200 ? `${detail.slice(0, 200)}…` : detail}` : ''}`,
+          );
         }
         case 'tool.finished':
-          return meta(`⚙ ${toolNames.get(update.toolCallId) ?? 'tool'} ${update.status}${update.error ? `: ${update.error}` : ''}`);
+          return meta(
+            `⚙ ${toolNames.get(update.toolCallId) ?? 'tool'} ${update.status}${update.error ? `: ${update.error}` : ''}`,
+          );
         case 'progress':
           return meta(`… ${update.message}${update.percent !== undefined ? ` (${update.percent}%)` : ''}`);
         case 'usage':
@@ -91,10 +105,14 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       if (midLine) out.write('\n');
       midLine = false;
       const ok = outcome.status === 'completed';
-      out.write(`${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${terminalSafe(outcome.reason)}`)}\n`);
+      out.write(
+        `${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${terminalSafe(outcome.reason)}`)}\n`,
+      );
       if (outcome.usage) out.write(dim(`${describeUsage(outcome.usage)}\n`));
-      if (!ok && outcome.stderrTail.trim()) out.write(dim(`runner stderr (tail):\n${terminalSafe(outcome.stderrTail.trimEnd(), true)}\n`));
-      if (outcome.survivors.length > 0) out.write(paint(false, `! processes survived the run: ${outcome.survivors.join(', ')}\n`));
+      if (!ok && outcome.stderrTail.trim())
+        out.write(dim(`runner stderr (tail):\n${terminalSafe(outcome.stderrTail.trimEnd(), true)}\n`));
+      if (outcome.survivors.length > 0)
+        out.write(paint(false, `! processes survived the run: ${outcome.survivors.join(', ')}\n`));
     },
   };
 }

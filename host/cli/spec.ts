@@ -61,7 +61,11 @@ export class UsageError extends Error {
 /** Options every command takes. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   'data-dir': { type: 'string', value: '<dir>', help: 'data folder (default: $PADDOCK_HOME, else ./.paddock)' },
-  durability: { type: 'string', value: 'normal|full', help: 'SQLite durability: full also survives power loss (default $PADDOCK_DURABILITY, else normal)' },
+  durability: {
+    type: 'string',
+    value: 'normal|full',
+    help: 'SQLite durability: full also survives power loss (default $PADDOCK_DURABILITY, else normal)',
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 };
 
@@ -100,7 +104,14 @@ export function commandHelp(spec: CommandSpec): string {
 
 /** The help of a command group (`paddock runs --help`): its subcommands. */
 export function groupHelp(word: string, specs: CommandSpec[]): string {
-  return [`Usage: paddock ${word} <command> …`, '', 'Commands:', ...specs.map((s) => `  ${synopsis(s)}\n      ${s.summary}`), '', `\`paddock ${word} <command> --help\` for one command's options.`].join('\n');
+  return [
+    `Usage: paddock ${word} <command> …`,
+    '',
+    'Commands:',
+    ...specs.map((s) => `  ${synopsis(s)}\n      ${s.summary}`),
+    '',
+    `\`paddock ${word} <command> --help\` for one command's options.`,
+  ].join('\n');
 }
 
 /**
@@ -118,7 +129,10 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[]): { flags: Fl
   } catch (error) {
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
       // parseArgs says "Unknown option '--x'. To specify a positional argument…": keep the first sentence.
-      throw new UsageError(`${error.message.split('. ')[0]!.replace(/\.$/, '')} for \`paddock ${spec.words.join(' ')}\``, spec);
+      throw new UsageError(
+        `${error.message.split('. ')[0]!.replace(/\.$/, '')} for \`paddock ${spec.words.join(' ')}\``,
+        spec,
+      );
     }
     throw error;
   }
@@ -131,5 +145,6 @@ export function checkArgs(spec: CommandSpec, args: string[]): void {
   const required = declared.filter((a) => !a.endsWith('?'));
   const where = `\`paddock ${spec.words.join(' ')}\``;
   if (args.length < required.length) throw new UsageError(`${where} needs <${required[args.length]}>`, spec);
-  if (args.length > declared.length) throw new UsageError(`unexpected argument ${JSON.stringify(args[declared.length])} for ${where}`, spec);
+  if (args.length > declared.length)
+    throw new UsageError(`unexpected argument ${JSON.stringify(args[declared.length])} for ${where}`, spec);
 }

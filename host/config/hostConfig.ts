@@ -32,7 +32,12 @@ export interface HostConfig {
 }
 
 /** Host-wide dispatch defaults. */
-export const DISPATCH_DEFAULTS = { maxConcurrentRuns: 4, maxQueuedRuns: 256, workspaceTtlMs: 7 * 24 * 3600 * 1000, sessionTtlMs: 30 * 24 * 3600 * 1000 } as const;
+export const DISPATCH_DEFAULTS = {
+  maxConcurrentRuns: 4,
+  maxQueuedRuns: 256,
+  workspaceTtlMs: 7 * 24 * 3600 * 1000,
+  sessionTtlMs: 30 * 24 * 3600 * 1000,
+} as const;
 
 const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
 

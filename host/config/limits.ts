@@ -44,7 +44,10 @@ export const HostLimitsSchema = z.strictObject({
    * Bytes of each writable place of a run: the workspace, the session folder (each its own ext4
    * image on a loop device) and the bwrap private /tmp (tmpfs size). docs/security-model.md.
    */
-  diskBytes: z.int().min(8 * 1024 * 1024).default(1024 * 1024 * 1024),
+  diskBytes: z
+    .int()
+    .min(8 * 1024 * 1024)
+    .default(1024 * 1024 * 1024),
   /** Files and directories (inodes) of the workspace and of the session folder, each. */
   inodes: z.int().min(64).default(100_000),
 });

@@ -10,7 +10,8 @@ function findPackageRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(dir, 'package.json');
-    if (existsSync(candidate) && (JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string }).name === 'paddock') return dir;
+    if (existsSync(candidate) && (JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string }).name === 'paddock')
+      return dir;
     const parent = dirname(dir);
     if (parent === dir) throw new Error('cannot find the paddock package root');
     dir = parent;
@@ -36,7 +37,9 @@ let moduleDirs: readonly string[] | undefined;
  */
 export function hostModuleDirs(): readonly string[] {
   if (moduleDirs) return moduleDirs;
-  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
   const dirs = new Set<string>();
   for (const name of Object.keys(pkg.dependencies ?? {})) {
     for (let dir = PACKAGE_ROOT; ; dir = dirname(dir)) {

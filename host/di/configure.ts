@@ -13,7 +13,10 @@ import { TOKENS } from './tokens.js';
 type Container = typeof rootContainer;
 
 /** The composition root: registers every host service for `config` on `container`. */
-export function configureContainer(config: HostConfig, container: Container = rootContainer.createChildContainer()): Container {
+export function configureContainer(
+  config: HostConfig,
+  container: Container = rootContainer.createChildContainer(),
+): Container {
   container.register(TOKENS.HostConfig, { useValue: config });
   // One redactor per host: the host's env secrets now, the configuration's once the store is open.
   const redactor = new Redactor();
@@ -21,15 +24,30 @@ export function configureContainer(config: HostConfig, container: Container = ro
   container.register(TOKENS.Redactor, { useValue: redactor });
   container.register(TOKENS.Store, {
     useFactory: instanceCachingFactory(() => {
-      const store = Store.open({ dataDir: config.dataDir, durability: config.durability, redact: (v) => redactor.value(v), hooks: config.storeHooks });
+      const store = Store.open({
+        dataDir: config.dataDir,
+        durability: config.durability,
+        redact: (v) => redactor.value(v),
+        hooks: config.storeHooks,
+      });
       registerConfigSecrets(redactor, new ConfigRepo(store).snapshot().resources);
       return store;
     }),
   });
-  container.register(TOKENS.Logger, { useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel, (line) => redactor.text(line))) });
+  container.register(TOKENS.Logger, {
+    useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel, (line) => redactor.text(line))),
+  });
   // One gateway per host: its listener, provider clients and circuit breakers outlive runs.
   container.register(TOKENS.Gateway, {
-    useFactory: instanceCachingFactory((c) => new Gateway({ store: c.resolve(TOKENS.Store), redactor, log: c.resolve(TOKENS.Logger), dataDir: config.dataDir })),
+    useFactory: instanceCachingFactory(
+      (c) =>
+        new Gateway({
+          store: c.resolve(TOKENS.Store),
+          redactor,
+          log: c.resolve(TOKENS.Logger),
+          dataDir: config.dataDir,
+        }),
+    ),
   });
   container.register(TOKENS.RunService, { useFactory: instanceCachingFactory((c) => c.resolve(RunService)) });
   // One dispatcher per host: it owns the in-memory queues and concurrency counts.

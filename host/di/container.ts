@@ -1,6 +1,12 @@
 // The one module that imports tsyringe; reflect-metadata must load before it (tsyringe checks).
 import 'reflect-metadata';
-import { container, inject, injectable as tsyringeInjectable, instanceCachingFactory, type InjectionToken } from 'tsyringe';
+import {
+  container,
+  inject,
+  injectable as tsyringeInjectable,
+  instanceCachingFactory,
+  type InjectionToken,
+} from 'tsyringe';
 
 export { container, inject, instanceCachingFactory, type InjectionToken };
 

@@ -14,7 +14,13 @@ import { conversationKey, type QueuedRun, type RunHooks, type RunPlan } from '..
 import type { PlanRefusal } from '../runs/plan.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
-import { findDelivery, lastGoalRevision, liveSessionRuns, recordDelivery, waitingRunsTotal } from '../state/dispatchLog.js';
+import {
+  findDelivery,
+  lastGoalRevision,
+  liveSessionRuns,
+  recordDelivery,
+  waitingRunsTotal,
+} from '../state/dispatchLog.js';
 import { reconcile } from '../recovery/reconcile.js';
 import type { Redactor } from '../secrets/redactor.js';
 
@@ -98,7 +104,9 @@ export class Dispatcher {
     @inject(TOKENS.Redactor) _redactor: Redactor,
   ) {
     this.repo = new ConfigRepo(store);
-    this.watcher = new RunControlWatcher(store, (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`));
+    this.watcher = new RunControlWatcher(store, (control) =>
+      this.cancel(control.runId, `${control.reason} (by ${control.by})`),
+    );
     this.waker = new ClaimWaker(store, () => this.pump());
   }
 
@@ -153,7 +161,8 @@ export class Dispatcher {
       plan = this.runs.plan({ kind: 'dispatch', event });
     } catch (error) {
       // The one planning path refuses with the same reasons; dispatch reports them as its own.
-      if (error instanceof HostError && error.code === 'RUN_REFUSED') throw refused(error.data.reason as PlanRefusal, error.message, omitReason(error.data));
+      if (error instanceof HostError && error.code === 'RUN_REFUSED')
+        throw refused(error.data.reason as PlanRefusal, error.message, omitReason(error.data));
       throw error;
     }
     const { binding } = plan;
@@ -168,19 +177,36 @@ export class Dispatcher {
       const inSession = this.sessionLoad(sessionId);
       const restart = binding.steering === 'restart' && inSession.live.length > 0;
       if (!restart && inSession.claimed && inSession.waiting >= binding.limits.maxQueued) {
-        throw refused('queue_full', `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`, { bindingId: binding.id, sessionId });
+        throw refused(
+          'queue_full',
+          `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`,
+          { bindingId: binding.id, sessionId },
+        );
       }
       const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
       const waitingTotal = waitingRunsTotal(store);
-      if (waitingTotal >= maxQueued && claimBlocker(store, { sessionId, bindingId: binding.id, maxPerBinding: binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal, queuedSeq: null })) {
-        throw refused('queue_full', `this host already has ${waitingTotal} runs waiting (its limit)`, { bindingId: binding.id, sessionId });
+      if (
+        waitingTotal >= maxQueued &&
+        claimBlocker(store, {
+          sessionId,
+          bindingId: binding.id,
+          maxPerBinding: binding.limits.maxConcurrentRuns,
+          maxTotal: this.maxTotal,
+          queuedSeq: null,
+        })
+      ) {
+        throw refused('queue_full', `this host already has ${waitingTotal} runs waiting (its limit)`, {
+          bindingId: binding.id,
+          sessionId,
+        });
       }
       const revision = this.lastRevision(sessionId) + (restart ? 1 : 0);
       let queued: QueuedRun;
       try {
         queued = this.runs.queue(plan, event, sessionId, revision);
       } catch (error) {
-        if (error instanceof HostError && error.code === 'SESSION_PAUSED') throw refused('session_paused', error.message, { bindingId: binding.id, sessionId });
+        if (error instanceof HostError && error.code === 'SESSION_PAUSED')
+          throw refused('session_paused', error.message, { bindingId: binding.id, sessionId });
         throw error;
       }
       recordDelivery(store, event, { bindingId: binding.id, sessionId, runId: queued.runId });
@@ -207,7 +233,14 @@ export class Dispatcher {
     this.watcher.start();
     this.waker.start();
     this.pump();
-    return { status: slot.active === w ? 'started' : 'queued', runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, position: slot.active === w ? 0 : ahead, done };
+    return {
+      status: slot.active === w ? 'started' : 'queued',
+      runId: queued.runId,
+      sessionId: queued.sessionId,
+      bindingId: binding.id,
+      position: slot.active === w ? 0 : ahead,
+      done,
+    };
   }
 
   /** Runs at once over every host process on this data folder. */
@@ -218,7 +251,11 @@ export class Dispatcher {
   /** A session's runs that have not ended (any process), whether one holds the claim, and how many wait. */
   private sessionLoad(sessionId: string): { live: string[]; claimed: boolean; waiting: number } {
     const rows = liveSessionRuns(this.store, sessionId);
-    return { live: rows.map((r) => r.id), claimed: rows.some((r) => r.claimed), waiting: rows.filter((r) => !r.claimed).length };
+    return {
+      live: rows.map((r) => r.id),
+      claimed: rows.some((r) => r.claimed),
+      waiting: rows.filter((r) => !r.claimed).length,
+    };
   }
 
   /**
@@ -242,12 +279,21 @@ export class Dispatcher {
       }
       let verdict: ReturnType<typeof tryClaim>;
       try {
-        verdict = tryClaim(this.store, { runId: w.queued.runId, sessionId: w.queued.sessionId, bindingId, maxPerBinding: w.plan.binding.limits.maxConcurrentRuns, maxTotal: this.maxTotal });
+        verdict = tryClaim(this.store, {
+          runId: w.queued.runId,
+          sessionId: w.queued.sessionId,
+          bindingId,
+          maxPerBinding: w.plan.binding.limits.maxConcurrentRuns,
+          maxTotal: this.maxTotal,
+        });
       } catch (error) {
         // pump runs from timers: one run's trouble (e.g. it was ended elsewhere) must not stop the host.
         this.log.error({ err: error, runId: w.queued.runId }, 'could not claim a waiting run; it is dropped');
         this.unqueue(w);
-        this.finish(w, { ...notStartedOutcome(w.queued.runId, `could not claim its session: ${(error as Error).message}`), status: 'failed' });
+        this.finish(w, {
+          ...notStartedOutcome(w.queued.runId, `could not claim its session: ${(error as Error).message}`),
+          status: 'failed',
+        });
         continue;
       }
       if (!verdict.ok) {
@@ -271,7 +317,11 @@ export class Dispatcher {
     this.reclaiming = true;
     try {
       const report = await reconcile(this.store);
-      for (const r of report.interruptedRuns) this.log.warn({ runId: r.runId, killedPid: r.killedPid }, 'reclaimed the claim of a run whose host process died');
+      for (const r of report.interruptedRuns)
+        this.log.warn(
+          { runId: r.runId, killedPid: r.killedPid },
+          'reclaimed the claim of a run whose host process died',
+        );
     } catch (error) {
       this.log.error({ err: error }, 'could not reclaim the runs of a dead host process');
     } finally {
@@ -347,7 +397,10 @@ export class Dispatcher {
             message: error.message,
             eventId: typeof e.id === 'string' ? e.id : null,
             bot: typeof e.bot === 'string' ? e.bot : null,
-            conversation: e.conversation && typeof e.conversation === 'object' ? { type: e.conversation.type ?? null, id: e.conversation.id ?? null } : null,
+            conversation:
+              e.conversation && typeof e.conversation === 'object'
+                ? { type: e.conversation.type ?? null, id: e.conversation.id ?? null }
+                : null,
             bindingId: error.data.bindingId ?? null,
           },
         }),

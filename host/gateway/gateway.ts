@@ -25,7 +25,11 @@ export const GATEWAY_IN_SANDBOX = { socket: '/run/paddock/gateway.sock', port: 3
 /** Largest request body the gateway reads (a harness's whole conversation). */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
-const ROUTES: Record<string, WireFormat> = { '/v1/messages': 'anthropic', '/v1/responses': 'responses', '/v1/chat/completions': 'chat' };
+const ROUTES: Record<string, WireFormat> = {
+  '/v1/messages': 'anthropic',
+  '/v1/responses': 'responses',
+  '/v1/chat/completions': 'chat',
+};
 
 /** One run's access to the gateway. */
 export interface GatewayRunHandle {
@@ -65,9 +69,7 @@ export class Gateway {
   private tcp: Promise<{ server: Server; port: number }> | undefined;
   readonly knowledgeBases: KnowledgeBases;
 
-  constructor(
-    private readonly deps: { store: Store; redactor: Redactor; log: Logger; dataDir: string },
-  ) {
+  constructor(private readonly deps: { store: Store; redactor: Redactor; log: Logger; dataDir: string }) {
     this.knowledgeBases = new KnowledgeBases(deps.dataDir, deps.redactor);
   }
 
@@ -155,7 +157,15 @@ export class Gateway {
   auditRun(run: GatewayRun, type: string, data: Record<string, unknown>): void {
     const { store } = this.deps;
     const { claims } = run;
-    store.transaction(() => store.audit.append({ type, actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data }));
+    store.transaction(() =>
+      store.audit.append({
+        type,
+        actor: `runner:${claims.runnerId}`,
+        sessionId: claims.sessionId,
+        runId: claims.runId,
+        data,
+      }),
+    );
   }
 
   /** Revoke a run's token and cut its in-flight calls (the first reason is the one reported). */
@@ -172,9 +182,10 @@ export class Gateway {
     // Best effort: teardown must not fail a run (a row left behind is dropped once this host exits).
     try {
       const left = releaseRunReservations(this.deps.store, runId);
-      if (left > 0) this.deps.log.warn({ runId, reservations: left }, 'gateway: released reservations of calls that never settled');
+      if (left > 0)
+        this.deps.log.warn({ runId, reservations: left }, 'gateway: released reservations of calls that never settled');
     } catch (error) {
-      this.deps.log.warn({ runId, err: error }, 'gateway: could not release the run\'s reservations');
+      this.deps.log.warn({ runId, err: error }, "gateway: could not release the run's reservations");
     }
   }
 
@@ -194,7 +205,11 @@ export class Gateway {
     const server = createServer((req, res) => {
       this.handle(req, res, boundRunId).catch((error: unknown) => {
         this.deps.log.error({ err: error, url: req.url }, 'gateway: request failed');
-        if (!res.headersSent) sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: 'paddock gateway: internal error' } });
+        if (!res.headersSent)
+          sendJson(res, 500, {
+            type: 'error',
+            error: { type: 'api_error', message: 'paddock gateway: internal error' },
+          });
         else res.destroy();
       });
     });
@@ -209,16 +224,25 @@ export class Gateway {
     const url = new URL(req.url ?? '/', 'http://gateway');
     const format = ROUTES[url.pathname];
     const mcp = /^\/mcp\/(_kb|[a-z0-9][a-z0-9._-]{0,63})$/.exec(url.pathname);
-    if (!format && !mcp) return sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `paddock gateway: no endpoint ${url.pathname}` } });
+    if (!format && !mcp)
+      return sendJson(res, 404, {
+        type: 'error',
+        error: { type: 'not_found_error', message: `paddock gateway: no endpoint ${url.pathname}` },
+      });
     const wire = WIRES[format ?? 'anthropic'];
-    const fail = (status: number, type: string, message: string) => sendJson(res, status, wire.errorBody(status, type, message));
+    const fail = (status: number, type: string, message: string) =>
+      sendJson(res, status, wire.errorBody(status, type, message));
 
     const claims = this.tokens.resolve(presentedToken(req.headers));
     // A sandboxed (bwrap) run's token is valid on its own socket only, never on the loopback
     // listener, which any local process can reach.
     const socketOnly = isClaims(claims) && !boundRunId && sandboxOnSocket(this.runs.get(claims.runId)?.run.backend);
     if (!isClaims(claims) || (boundRunId && claims.runId !== boundRunId) || socketOnly) {
-      const reason = !isClaims(claims) ? claims.reason : socketOnly ? 'of a sandboxed run on the loopback listener' : 'another run';
+      const reason = !isClaims(claims)
+        ? claims.reason
+        : socketOnly
+          ? 'of a sandboxed run on the loopback listener'
+          : 'another run';
       const message =
         reason === 'revoked'
           ? `paddock: the run token is revoked (run ${claims.runId} ${(claims as { why?: string }).why ?? 'ended'})`
@@ -227,18 +251,32 @@ export class Gateway {
             : reason === 'another run'
               ? 'paddock: this token belongs to another run'
               : socketOnly
-                ? 'paddock: this run token is valid only on its run\'s own gateway socket'
+                ? "paddock: this run token is valid only on its run's own gateway socket"
                 : 'paddock: unknown run token';
-      this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'gateway.denied', actor: 'unknown', ...(boundRunId ? { runId: boundRunId } : {}), data: { path: url.pathname, reason: `token ${reason}`, deniedBy: 'gateway.runToken', ...(claims.runId ? { tokenRunId: claims.runId } : {}) } }));
+      this.deps.store.transaction(() =>
+        this.deps.store.audit.append({
+          type: 'gateway.denied',
+          actor: 'unknown',
+          ...(boundRunId ? { runId: boundRunId } : {}),
+          data: {
+            path: url.pathname,
+            reason: `token ${reason}`,
+            deniedBy: 'gateway.runToken',
+            ...(claims.runId ? { tokenRunId: claims.runId } : {}),
+          },
+        }),
+      );
       return fail(401, 'authentication_error', message);
     }
     const entry = this.runs.get(claims.runId)!;
-    if (req.method !== 'POST' && !(mcp && (req.method === 'GET' || req.method === 'DELETE'))) return fail(405, 'invalid_request_error', `paddock: ${req.method} is not served at ${url.pathname}`);
+    if (req.method !== 'POST' && !(mcp && (req.method === 'GET' || req.method === 'DELETE')))
+      return fail(405, 'invalid_request_error', `paddock: ${req.method} is not served at ${url.pathname}`);
 
     let body: unknown;
     if (req.method === 'POST') {
       const text = await readBody(req);
-      if (text === undefined) return fail(413, 'request_too_large', `paddock: request body over ${MAX_BODY_BYTES} bytes`);
+      if (text === undefined)
+        return fail(413, 'request_too_large', `paddock: request body over ${MAX_BODY_BYTES} bytes`);
       try {
         body = JSON.parse(text);
       } catch {
@@ -249,33 +287,68 @@ export class Gateway {
       const serverId = mcp[1]!;
       if (serverId === KB_MCP_SERVER) {
         if (entry.run.access.knowledgeBases.length === 0) {
-          this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'kb.denied', actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data: { deniedBy: 'binding.grants.knowledgeBases', reason: 'no knowledge base granted' } }));
+          this.deps.store.transaction(() =>
+            this.deps.store.audit.append({
+              type: 'kb.denied',
+              actor: `runner:${claims.runnerId}`,
+              sessionId: claims.sessionId,
+              runId: claims.runId,
+              data: { deniedBy: 'binding.grants.knowledgeBases', reason: 'no knowledge base granted' },
+            }),
+          );
           return fail(403, 'permission_error', `paddock: no knowledge base is granted to run ${claims.runId}`);
         }
         return serveKbMcpRequest(this, entry.run, req, res, body);
       }
       if (!entry.run.access.mcpServers.some((s) => s.id === serverId)) {
-        this.deps.store.transaction(() => this.deps.store.audit.append({ type: 'mcp.denied', actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data: { server: serverId, deniedBy: 'binding.grants.mcpServers', reason: 'server not granted' } }));
+        this.deps.store.transaction(() =>
+          this.deps.store.audit.append({
+            type: 'mcp.denied',
+            actor: `runner:${claims.runnerId}`,
+            sessionId: claims.sessionId,
+            runId: claims.runId,
+            data: { server: serverId, deniedBy: 'binding.grants.mcpServers', reason: 'server not granted' },
+          }),
+        );
         return fail(403, 'permission_error', `paddock: MCP server "${serverId}" is not granted to run ${claims.runId}`);
       }
       return serveMcpRequest(entry.upstreams, serverId, req, res, body);
     }
-    if (!body || typeof body !== 'object' || Array.isArray(body)) return fail(400, 'invalid_request_error', 'paddock: the request body must be a JSON object');
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      return fail(400, 'invalid_request_error', 'paddock: the request body must be a JSON object');
 
     const controller = new AbortController();
-    const abort = () => controller.abort(new Error(entry.run.signal.aborted ? `the run token was revoked (run ${claims.runId} ${abortMessage(entry.run.signal)})` : 'the caller went away'));
+    const abort = () =>
+      controller.abort(
+        new Error(
+          entry.run.signal.aborted
+            ? `the run token was revoked (run ${claims.runId} ${abortMessage(entry.run.signal)})`
+            : 'the caller went away',
+        ),
+      );
     res.on('close', () => {
       if (!res.writableFinished) abort();
     });
     entry.run.signal.addEventListener('abort', abort, { once: true });
     try {
       const clientHeaders: Record<string, string> = {};
-      for (const name of ['anthropic-version', 'anthropic-beta', 'openai-beta']) if (typeof req.headers[name] === 'string') clientHeaders[name] = req.headers[name] as string;
+      for (const name of ['anthropic-version', 'anthropic-beta', 'openai-beta'])
+        if (typeof req.headers[name] === 'string') clientHeaders[name] = req.headers[name] as string;
       // A harness whose model names are fixed (Codex wants one of its bundled names) selects the
       // granted model with this header instead; the body's name is then only cosmetic.
       const selector = req.headers['x-paddock-model'];
-      const request = typeof selector === 'string' && selector ? { ...(body as Record<string, unknown>), model: selector } : (body as Record<string, unknown>);
-      const answer = await callModel(this.callDeps, entry.run, { endpoint: format!, format: format!, body: request, query: url.search, clientHeaders, signal: controller.signal });
+      const request =
+        typeof selector === 'string' && selector
+          ? { ...(body as Record<string, unknown>), model: selector }
+          : (body as Record<string, unknown>);
+      const answer = await callModel(this.callDeps, entry.run, {
+        endpoint: format!,
+        format: format!,
+        body: request,
+        query: url.search,
+        clientHeaders,
+        signal: controller.signal,
+      });
       if (isRefusal(answer)) return fail(answer.status, answer.type, answer.message);
       res.writeHead(answer.status, answer.headers);
       for await (const chunk of answer.body) {

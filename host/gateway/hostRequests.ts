@@ -18,7 +18,11 @@ export function gatewayRequests(gateway: Gateway, handle: GatewayRunHandle | und
     'model/complete': async (params, scope) => {
       const method = 'model/complete';
       const model = findGrantedModel(run, params.model);
-      if (!model) throw RpcError.policyDenied(`model "${String(params.model)}" is not granted`, { deniedBy: 'binding.models', method });
+      if (!model)
+        throw RpcError.policyDenied(`model "${String(params.model)}" is not granted`, {
+          deniedBy: 'binding.models',
+          method,
+        });
       const format = gateway.formatFor(model);
       const streamId = typeof params.streamId === 'string' ? params.streamId : undefined;
       const answer = await callModel(gateway.callDeps, run, {
@@ -29,17 +33,39 @@ export function gatewayRequests(gateway: Gateway, handle: GatewayRunHandle | und
         onText: streamId ? (text) => scope.notify('model/delta', { runId: scope.runId, streamId, text }) : undefined,
       });
       if (isRefusal(answer)) {
-        const code = answer.deniedBy?.startsWith('binding.limits.') ? ErrorCodes.QuotaExceeded : answer.deniedBy ? ErrorCodes.PolicyDenied : ErrorCodes.UpstreamFailed;
-        throw new RpcError(code, answer.message, { status: answer.status, ...(answer.deniedBy ? { deniedBy: answer.deniedBy } : {}) });
+        const code = answer.deniedBy?.startsWith('binding.limits.')
+          ? ErrorCodes.QuotaExceeded
+          : answer.deniedBy
+            ? ErrorCodes.PolicyDenied
+            : ErrorCodes.UpstreamFailed;
+        throw new RpcError(code, answer.message, {
+          status: answer.status,
+          ...(answer.deniedBy ? { deniedBy: answer.deniedBy } : {}),
+        });
       }
       let errorText = '';
       for await (const chunk of answer.body) if (answer.status >= 400 && errorText.length < 1000) errorText += chunk;
       const reply = await answer.done;
-      if (answer.status >= 400) throw new RpcError(ErrorCodes.UpstreamFailed, `model "${model.id}" answered HTTP ${answer.status}: ${errorText.slice(0, 300)}`, { status: answer.status });
+      if (answer.status >= 400)
+        throw new RpcError(
+          ErrorCodes.UpstreamFailed,
+          `model "${model.id}" answered HTTP ${answer.status}: ${errorText.slice(0, 300)}`,
+          { status: answer.status },
+        );
       return {
-        message: { role: 'assistant', content: reply.content.map((b) => (b.type === 'text' ? b : { type: 'tool_use', id: b.id, name: b.name, input: b.input })) },
+        message: {
+          role: 'assistant',
+          content: reply.content.map((b) =>
+            b.type === 'text' ? b : { type: 'tool_use', id: b.id, name: b.name, input: b.input },
+          ),
+        },
         stopReason: reply.stopReason,
-        usage: { inputTokens: reply.usage.inputTokens, outputTokens: reply.usage.outputTokens, model: model.id, ...(model.pricing ? { costUsd: gateway.costOf(model, reply.usage) } : {}) },
+        usage: {
+          inputTokens: reply.usage.inputTokens,
+          outputTokens: reply.usage.outputTokens,
+          model: model.id,
+          ...(model.pricing ? { costUsd: gateway.costOf(model, reply.usage) } : {}),
+        },
         model: model.id,
         ...(model.provider === 'scripted' ? { scripted: true } : {}),
       };
@@ -50,7 +76,8 @@ export function gatewayRequests(gateway: Gateway, handle: GatewayRunHandle | und
       try {
         return { chunks: await retrieveForRun(gateway, run, id, String(params.query), topK, scope.signal) };
       } catch (error) {
-        if (error instanceof KbRefusal && error.deniedBy) throw RpcError.policyDenied(error.message, { deniedBy: error.deniedBy, method: 'kb/retrieve' });
+        if (error instanceof KbRefusal && error.deniedBy)
+          throw RpcError.policyDenied(error.message, { deniedBy: error.deniedBy, method: 'kb/retrieve' });
         throw new RpcError(ErrorCodes.UpstreamFailed, gateway.redact((error as Error).message), { knowledgeBase: id });
       }
     },
@@ -58,9 +85,19 @@ export function gatewayRequests(gateway: Gateway, handle: GatewayRunHandle | und
       const server = String(params.server);
       try {
         const tools = await handle.upstreams.listTools(server);
-        return { tools: tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: t.inputSchema as Record<string, unknown> })) };
+        return {
+          tools: tools.map((t) => ({
+            name: t.name,
+            ...(t.description ? { description: t.description } : {}),
+            inputSchema: t.inputSchema as Record<string, unknown>,
+          })),
+        };
       } catch (error) {
-        throw new RpcError(ErrorCodes.UpstreamFailed, `MCP server "${server}": ${gateway.redact(error instanceof Error ? error.message : String(error))}`, { server });
+        throw new RpcError(
+          ErrorCodes.UpstreamFailed,
+          `MCP server "${server}": ${gateway.redact(error instanceof Error ? error.message : String(error))}`,
+          { server },
+        );
       }
     },
     'tool/call': async (params, scope) => {

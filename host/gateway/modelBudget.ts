@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { processStartTime } from '../util/procIdentity.js';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Store } from '../state/store.js';
-import { deleteOwnerReservations, deleteReservation, deleteRunReservations, insertReservation, reservationOwners, reservedSpend, settledSpend } from '../state/gatewayCalls.js';
+import {
+  deleteOwnerReservations,
+  deleteReservation,
+  deleteRunReservations,
+  insertReservation,
+  reservationOwners,
+  reservedSpend,
+  settledSpend,
+} from '../state/gatewayCalls.js';
 import type { GatewayRun } from './runContext.js';
 import type { WireFormat } from './wire/index.js';
 
@@ -27,7 +35,9 @@ const MAX_OUTPUT_FIELDS: Record<WireFormat, string[]> = {
 
 /** The output maximum a request names (the largest of its wire's fields), if any. */
 export function maxOutputOf(format: WireFormat, body: Record<string, unknown>): number | undefined {
-  const values = MAX_OUTPUT_FIELDS[format].map((f) => body[f]).filter((v): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0);
+  const values = MAX_OUTPUT_FIELDS[format]
+    .map((f) => body[f])
+    .filter((v): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0);
   return values.length ? Math.max(...values) : undefined;
 }
 
@@ -52,18 +62,25 @@ export interface BudgetRefusal {
  * so the provider enforces what is reserved — and the call's reservation; or a 400 message when
  * a maximum is not a positive integer.
  */
-export function planReservation(model: ModelResource, format: WireFormat, body: Record<string, unknown>): { body: Record<string, unknown>; reservation: CallReservation } | { invalid: string } {
+export function planReservation(
+  model: ModelResource,
+  format: WireFormat,
+  body: Record<string, unknown>,
+): { body: Record<string, unknown>; reservation: CallReservation } | { invalid: string } {
   let maxOut: number | undefined;
   for (const field of MAX_OUTPUT_FIELDS[format]) {
     const value = body[field];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) return { invalid: `${field} must be a positive integer` };
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+      return { invalid: `${field} must be a positive integer` };
     maxOut = Math.max(maxOut ?? 0, value);
   }
   const sent = maxOut === undefined ? { ...body, [MAX_OUTPUT_FIELDS[format][0]!]: DEFAULT_MAX_OUTPUT_TOKENS } : body;
   const outputTokens = maxOut ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const inputTokens = Math.ceil(Buffer.byteLength(JSON.stringify(sent)) / BYTES_PER_INPUT_TOKEN);
-  const costUsd = model.pricing ? (inputTokens * model.pricing.inputPerMTokUsd + outputTokens * model.pricing.outputPerMTokUsd) / 1_000_000 : 0;
+  const costUsd = model.pricing
+    ? (inputTokens * model.pricing.inputPerMTokUsd + outputTokens * model.pricing.outputPerMTokUsd) / 1_000_000
+    : 0;
   return { body: sent, reservation: { inputTokens, outputTokens, tokens: inputTokens + outputTokens, costUsd } };
 }
 
@@ -76,7 +93,10 @@ export function budgetUse(store: Store, run: Pick<GatewayRun, 'claims'>, now = D
   const { runId, bindingId } = run.claims;
   return {
     run: { settled: settledSpend(store, { runId }), reserved: reservedSpend(store, { runId }) },
-    day: { settled: settledSpend(store, { bindingId, sinceMs: now - DAY_MS }), reserved: reservedSpend(store, { bindingId }) },
+    day: {
+      settled: settledSpend(store, { bindingId, sinceMs: now - DAY_MS }),
+      reserved: reservedSpend(store, { bindingId }),
+    },
   };
 }
 
@@ -86,36 +106,57 @@ export function budgetUse(store: Store, run: Pick<GatewayRun, 'claims'>, now = D
  * other host processes on the same data folder are admitted one after another, each seeing the
  * others' reservations. Reservations of host processes that are gone are dropped first.
  */
-export function reserve(store: Store, run: GatewayRun, reservation: CallReservation, now = Date.now()): { id: string } | BudgetRefusal {
+export function reserve(
+  store: Store,
+  run: GatewayRun,
+  reservation: CallReservation,
+  now = Date.now(),
+): { id: string } | BudgetRefusal {
   // store.transaction is IMMEDIATE when outermost (and joins an outer one otherwise).
   return store.transaction(() => {
-      dropOrphans(store);
-      const use = budgetUse(store, run, now);
-      const { budget, claims } = run;
-      const need = `this call reserves up to ${reservation.tokens} tokens (input estimate ${reservation.inputTokens} + max output ${reservation.outputTokens})`;
-      const check = (field: keyof GatewayRun['budget'], scope: 'run' | 'day', unit: 'tokens' | 'USD'): BudgetRefusal | undefined => {
-        const limit = budget[field];
-        if (limit === undefined) return undefined;
-        const key = unit === 'tokens' ? 'tokens' : 'cost';
-        const settled = use[scope].settled[key];
-        const held = use[scope].reserved[key];
-        const adding = unit === 'tokens' ? reservation.tokens : reservation.costUsd;
-        if (settled + held + adding <= limit) return undefined;
-        const n = (x: number) => (unit === 'USD' ? x.toFixed(6) : String(x));
-        const who = scope === 'run' ? 'this run' : 'the binding in the last 24 h';
-        return {
-          status: 403,
-          type: 'permission_error',
-          deniedBy: `binding.limits.${field}`,
-          message: `paddock: model budget limits.${field} (binding ${claims.bindingId}) would be exceeded: ${who} used ${n(settled)} of ${n(limit)} ${unit}, ${n(held)} ${unit} are reserved by calls in flight, and ${need}${unit === 'USD' ? `, ${n(adding)} USD` : ''}`,
-        };
+    dropOrphans(store);
+    const use = budgetUse(store, run, now);
+    const { budget, claims } = run;
+    const need = `this call reserves up to ${reservation.tokens} tokens (input estimate ${reservation.inputTokens} + max output ${reservation.outputTokens})`;
+    const check = (
+      field: keyof GatewayRun['budget'],
+      scope: 'run' | 'day',
+      unit: 'tokens' | 'USD',
+    ): BudgetRefusal | undefined => {
+      const limit = budget[field];
+      if (limit === undefined) return undefined;
+      const key = unit === 'tokens' ? 'tokens' : 'cost';
+      const settled = use[scope].settled[key];
+      const held = use[scope].reserved[key];
+      const adding = unit === 'tokens' ? reservation.tokens : reservation.costUsd;
+      if (settled + held + adding <= limit) return undefined;
+      const n = (x: number) => (unit === 'USD' ? x.toFixed(6) : String(x));
+      const who = scope === 'run' ? 'this run' : 'the binding in the last 24 h';
+      return {
+        status: 403,
+        type: 'permission_error',
+        deniedBy: `binding.limits.${field}`,
+        message: `paddock: model budget limits.${field} (binding ${claims.bindingId}) would be exceeded: ${who} used ${n(settled)} of ${n(limit)} ${unit}, ${n(held)} ${unit} are reserved by calls in flight, and ${need}${unit === 'USD' ? `, ${n(adding)} USD` : ''}`,
       };
-      const refusal = check('modelTokensPerRun', 'run', 'tokens') ?? check('modelCostPerRunUsd', 'run', 'USD') ?? check('modelTokensPerDay', 'day', 'tokens') ?? check('modelCostPerDayUsd', 'day', 'USD');
-      if (refusal) return refusal;
-      const id = randomUUID();
-      insertReservation(store, { id, runId: claims.runId, bindingId: claims.bindingId, tokens: reservation.tokens, costUsd: reservation.costUsd, atMs: now, owner: OWNER });
-      return { id };
+    };
+    const refusal =
+      check('modelTokensPerRun', 'run', 'tokens') ??
+      check('modelCostPerRunUsd', 'run', 'USD') ??
+      check('modelTokensPerDay', 'day', 'tokens') ??
+      check('modelCostPerDayUsd', 'day', 'USD');
+    if (refusal) return refusal;
+    const id = randomUUID();
+    insertReservation(store, {
+      id,
+      runId: claims.runId,
+      bindingId: claims.bindingId,
+      tokens: reservation.tokens,
+      costUsd: reservation.costUsd,
+      atMs: now,
+      owner: OWNER,
     });
+    return { id };
+  });
 }
 
 /** Drop a reservation (its call settled; call inside the transaction that records the call). */

@@ -52,7 +52,14 @@ export interface ModelCallDeps {
 }
 
 /** Headers of a provider answer the harness may see. */
-const ANSWER_HEADERS = ['content-type', 'request-id', 'x-request-id', 'retry-after', 'anthropic-ratelimit-requests-remaining', 'x-paddock-scripted'];
+const ANSWER_HEADERS = [
+  'content-type',
+  'request-id',
+  'x-request-id',
+  'retry-after',
+  'anthropic-ratelimit-requests-remaining',
+  'x-paddock-scripted',
+];
 
 /** The model of a request: a granted model's resource id, or its provider name. */
 export function findGrantedModel(run: GatewayRun, requested: unknown): ModelResource | undefined {
@@ -64,7 +71,10 @@ export function findGrantedModel(run: GatewayRun, requested: unknown): ModelReso
 /** Cost in USD of some tokens on a model (0 when the model has no pricing). */
 export function costOf(model: ModelResource, usage: { inputTokens: number; outputTokens: number }): number {
   if (!model.pricing) return 0;
-  return (usage.inputTokens * model.pricing.inputPerMTokUsd + usage.outputTokens * model.pricing.outputPerMTokUsd) / 1_000_000;
+  return (
+    (usage.inputTokens * model.pricing.inputPerMTokUsd + usage.outputTokens * model.pricing.outputPerMTokUsd) /
+    1_000_000
+  );
 }
 
 /**
@@ -72,30 +82,70 @@ export function costOf(model: ModelResource, usage: { inputTokens: number; outpu
  * provider with retries; the answer is redacted and metered as it streams, and recorded (one
  * `gateway_calls` row, one `gateway.call` audit record) when it ends.
  */
-export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: ModelCallRequest): Promise<CallAnswer | CallRefusal> {
+export async function callModel(
+  deps: ModelCallDeps,
+  run: GatewayRun,
+  request: ModelCallRequest,
+): Promise<CallAnswer | CallRefusal> {
   const started = Date.now();
   const requested = request.body.model;
   const model = findGrantedModel(run, requested);
   let held: { id: string; reservation: CallReservation } | undefined;
-  const refuse = (unsafe: CallRefusal, modelId = typeof requested === 'string' ? requested : '?', provider = model?.provider ?? '?', attempts = 0) => {
+  const refuse = (
+    unsafe: CallRefusal,
+    modelId = typeof requested === 'string' ? requested : '?',
+    provider = model?.provider ?? '?',
+    attempts = 0,
+  ) => {
     // A refusal can quote upstream text (a connection error, a provider's message): redacted here, for every path.
     const refusal = { ...unsafe, message: deps.redactor.text(unsafe.message) };
-    record(deps, run, { modelId, provider, endpoint: request.endpoint, status: refusal.status, attempts, usage: { inputTokens: 0, outputTokens: 0 }, cost: 0, latencyMs: Date.now() - started, error: refusal.message, deniedBy: refusal.deniedBy, scripted: model?.provider === 'scripted', held });
+    record(deps, run, {
+      modelId,
+      provider,
+      endpoint: request.endpoint,
+      status: refusal.status,
+      attempts,
+      usage: { inputTokens: 0, outputTokens: 0 },
+      cost: 0,
+      latencyMs: Date.now() - started,
+      error: refusal.message,
+      deniedBy: refusal.deniedBy,
+      scripted: model?.provider === 'scripted',
+      held,
+    });
     return refusal;
   };
   // The token was revoked (the run returned its result, or ended) while this request was on its way.
   if (run.signal.aborted) {
-    return refuse({ status: 401, type: 'authentication_error', deniedBy: 'gateway.runToken', message: `paddock: the run token is revoked (run ${run.claims.runId} ${abortReason(run.signal, 'ended')})` });
+    return refuse({
+      status: 401,
+      type: 'authentication_error',
+      deniedBy: 'gateway.runToken',
+      message: `paddock: the run token is revoked (run ${run.claims.runId} ${abortReason(run.signal, 'ended')})`,
+    });
   }
   if (!model) {
-    return refuse({ status: 403, type: 'permission_error', deniedBy: 'binding.grants.models', message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.access.models.map((m) => m.id).join(', ') || 'none'})` });
+    return refuse({
+      status: 403,
+      type: 'permission_error',
+      deniedBy: 'binding.grants.models',
+      message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.access.models.map((m) => m.id).join(', ') || 'none'})`,
+    });
   }
   const provider = providerFor(deps, model);
   if (!provider.formats.includes(request.format)) {
-    return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: model "${model.id}" (${model.provider}${model.api ? ` ${model.api}` : ''}) does not speak ${request.format}; call it at ${provider.formats.map((f) => ENDPOINT_PATH[f]).join(' or ')}` }, model.id);
+    return refuse(
+      {
+        status: 400,
+        type: 'invalid_request_error',
+        message: `paddock: model "${model.id}" (${model.provider}${model.api ? ` ${model.api}` : ''}) does not speak ${request.format}; call it at ${provider.formats.map((f) => ENDPOINT_PATH[f]).join(' or ')}`,
+      },
+      model.id,
+    );
   }
   const plan = planReservation(model, request.format, { ...request.body, model: model.model });
-  if ('invalid' in plan) return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: ${plan.invalid}` }, model.id);
+  if ('invalid' in plan)
+    return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: ${plan.invalid}` }, model.id);
   const reservation = reserve(deps.store, run, plan.reservation);
   if (!('id' in reservation)) {
     run.notice('error', reservation.message);
@@ -109,20 +159,52 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
   for (;;) {
     attempt += 1;
     if (!breaker.tryAcquire()) {
-      return refuse({ status: 503, type: 'overloaded_error', deniedBy: 'gateway.circuitBreaker', message: `paddock: the circuit breaker of ${provider.endpointKey} is open after repeated failures; retry in ${Math.ceil(breaker.retryInMs() / 1000)} s` }, model.id, model.provider, attempt - 1);
+      return refuse(
+        {
+          status: 503,
+          type: 'overloaded_error',
+          deniedBy: 'gateway.circuitBreaker',
+          message: `paddock: the circuit breaker of ${provider.endpointKey} is open after repeated failures; retry in ${Math.ceil(breaker.retryInMs() / 1000)} s`,
+        },
+        model.id,
+        model.provider,
+        attempt - 1,
+      );
     }
     let answer: ProviderAnswer | undefined;
     let failure: string | undefined;
     try {
-      answer = await provider.send({ format: request.format, model, body, query: request.query ?? '', clientHeaders: request.clientHeaders ?? {}, signal: request.signal, attempt });
+      answer = await provider.send({
+        format: request.format,
+        model,
+        body,
+        query: request.query ?? '',
+        clientHeaders: request.clientHeaders ?? {},
+        signal: request.signal,
+        attempt,
+      });
     } catch (error) {
       if (request.signal.aborted) {
         breaker.released();
-        return refuse({ status: 499, type: 'api_error', message: `paddock: ${abortReason(request.signal, 'the caller went away')}` }, model.id, model.provider, attempt);
+        return refuse(
+          {
+            status: 499,
+            type: 'api_error',
+            message: `paddock: ${abortReason(request.signal, 'the caller went away')}`,
+          },
+          model.id,
+          model.provider,
+          attempt,
+        );
       }
       if (error instanceof ProviderUnavailable && !error.retryable) {
         breaker.released();
-        return refuse({ status: 502, type: 'api_error', message: `paddock: ${error.message}` }, model.id, model.provider, attempt);
+        return refuse(
+          { status: 502, type: 'api_error', message: `paddock: ${error.message}` },
+          model.id,
+          model.provider,
+          attempt,
+        );
       }
       failure = deps.redactor.text(error instanceof Error ? error.message : String(error));
     }
@@ -132,23 +214,45 @@ export async function callModel(deps: ModelCallDeps, run: GatewayRun, request: M
       return meteredAnswer(deps, run, model, provider, request, answer!, attempt, started, held);
     }
     breaker.failed();
-    const delay = attempt <= model.maxRetries ? retryDelay(attempt, parseRetryAfter(answer?.headers['retry-after'])) : undefined;
+    const delay =
+      attempt <= model.maxRetries ? retryDelay(attempt, parseRetryAfter(answer?.headers['retry-after'])) : undefined;
     if (delay === undefined) {
       if (answer) return meteredAnswer(deps, run, model, provider, request, answer, attempt, started, held);
-      return refuse({ status: 502, type: 'api_error', message: `paddock: ${failure} (after ${attempt} attempt${attempt > 1 ? 's' : ''})` }, model.id, model.provider, attempt);
+      return refuse(
+        {
+          status: 502,
+          type: 'api_error',
+          message: `paddock: ${failure} (after ${attempt} attempt${attempt > 1 ? 's' : ''})`,
+        },
+        model.id,
+        model.provider,
+        attempt,
+      );
     }
     if (answer) await drain(answer.body);
-    deps.log.info({ runId: run.claims.runId, model: model.id, attempt, status: answer?.status, failure, delayMs: delay }, 'gateway: retrying model call');
+    deps.log.info(
+      { runId: run.claims.runId, model: model.id, attempt, status: answer?.status, failure, delayMs: delay },
+      'gateway: retrying model call',
+    );
     try {
       await sleep(delay, undefined, { signal: request.signal });
     } catch {
-      return refuse({ status: 499, type: 'api_error', message: `paddock: ${abortReason(request.signal, 'the caller went away')}` }, model.id, model.provider, attempt);
+      return refuse(
+        { status: 499, type: 'api_error', message: `paddock: ${abortReason(request.signal, 'the caller went away')}` },
+        model.id,
+        model.provider,
+        attempt,
+      );
     }
   }
 }
 
 /** Paths of the wire formats, for messages. */
-export const ENDPOINT_PATH: Record<WireFormat, string> = { anthropic: '/v1/messages', responses: '/v1/responses', chat: '/v1/chat/completions' };
+export const ENDPOINT_PATH: Record<WireFormat, string> = {
+  anthropic: '/v1/messages',
+  responses: '/v1/responses',
+  chat: '/v1/chat/completions',
+};
 
 function providerFor(deps: ModelCallDeps, model: ModelResource): Provider {
   // Keyed by the whole spec: an edited resource gets a fresh provider (and scripted counters).
@@ -163,7 +267,13 @@ function breakerFor(deps: ModelCallDeps, endpointKey: string): CircuitBreaker {
   if (!breaker) {
     breaker = new CircuitBreaker((from, to, failures) => {
       deps.log.warn({ endpoint: endpointKey, from, to, failures }, 'gateway: circuit breaker');
-      deps.store.transaction(() => deps.store.audit.append({ type: 'gateway.circuit', actor: 'host', data: { endpoint: endpointKey, from, to, consecutiveFailures: failures } }));
+      deps.store.transaction(() =>
+        deps.store.audit.append({
+          type: 'gateway.circuit',
+          actor: 'host',
+          data: { endpoint: endpointKey, from, to, consecutiveFailures: failures },
+        }),
+      );
     });
     deps.breakers.set(endpointKey, breaker);
   }
@@ -184,7 +294,17 @@ async function drain(body: AsyncIterable<string>): Promise<void> {
  * assembled reply the SDK's `model/complete` returns (text and tool arguments, whole), and the
  * error text that is recorded.
  */
-function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResource, provider: Provider, request: ModelCallRequest, answer: ProviderAnswer, attempts: number, started: number, held: CallRecord['held']): CallAnswer {
+function meteredAnswer(
+  deps: ModelCallDeps,
+  run: GatewayRun,
+  model: ModelResource,
+  provider: Provider,
+  request: ModelCallRequest,
+  answer: ProviderAnswer,
+  attempts: number,
+  started: number,
+  held: CallRecord['held'],
+): CallAnswer {
   const contentType = answer.headers['content-type'] ?? '';
   const stream = contentType.includes('text/event-stream');
   const onText = answer.status < 300 ? request.onText : undefined;
@@ -215,14 +335,29 @@ function meteredAnswer(deps: ModelCallDeps, run: GatewayRun, model: ModelResourc
       const tail = redactStream.end();
       if (tail) yield tail;
     } catch (e) {
-      error = request.signal.aborted ? abortReason(request.signal, 'the caller went away') : `stream broke: ${(e as Error).message}`;
+      error = request.signal.aborted
+        ? abortReason(request.signal, 'the caller went away')
+        : `stream broke: ${(e as Error).message}`;
     } finally {
       const reply = deps.redactor.value(assembler.result());
       const tail = deltas.end();
       if (tail) onText?.(tail);
       const usage = reply.usage;
       if (answer.status >= 400) error ??= deps.redactor.text(errorText.slice(0, 500));
-      record(deps, run, { modelId: model.id, provider: model.provider, endpoint: request.endpoint, status: answer.status, attempts, usage, cost: costOf(model, usage), latencyMs: Date.now() - started, error, scripted: provider.scripted, stopReason: reply.stopReason, held });
+      record(deps, run, {
+        modelId: model.id,
+        provider: model.provider,
+        endpoint: request.endpoint,
+        status: answer.status,
+        attempts,
+        usage,
+        cost: costOf(model, usage),
+        latencyMs: Date.now() - started,
+        error,
+        scripted: provider.scripted,
+        stopReason: reply.stopReason,
+        held,
+      });
       resolveDone(reply);
     }
   }
@@ -258,8 +393,20 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
     if (r.held) releaseReservation(store, r.held.id);
     // This row is written directly, not through the store's redaction of events and audit data.
     insertGatewayCall(store, {
-      at: now, runId: claims.runId, sessionId: claims.sessionId, bindingId: claims.bindingId, modelId: r.modelId, provider: r.provider, endpoint: r.endpoint, status: r.status,
-      attempts: r.attempts, inputTokens: r.usage.inputTokens, outputTokens: r.usage.outputTokens, costUsd: r.cost, latencyMs: r.latencyMs, error: r.error === undefined ? null : deps.redactor.text(r.error),
+      at: now,
+      runId: claims.runId,
+      sessionId: claims.sessionId,
+      bindingId: claims.bindingId,
+      modelId: r.modelId,
+      provider: r.provider,
+      endpoint: r.endpoint,
+      status: r.status,
+      attempts: r.attempts,
+      inputTokens: r.usage.inputTokens,
+      outputTokens: r.usage.outputTokens,
+      costUsd: r.cost,
+      latencyMs: r.latencyMs,
+      error: r.error === undefined ? null : deps.redactor.text(r.error),
     });
     store.audit.append({
       type: r.deniedBy || (r.status >= 400 && r.attempts === 0) ? 'gateway.denied' : 'gateway.call',
@@ -277,14 +424,23 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
         outputTokens: r.usage.outputTokens,
         costUsd: r.cost,
         latencyMs: r.latencyMs,
-        ...(r.held ? { reservedTokens: r.held.reservation.tokens, reservedCostUsd: r.held.reservation.costUsd, ...overrun(r) } : {}),
+        ...(r.held
+          ? { reservedTokens: r.held.reservation.tokens, reservedCostUsd: r.held.reservation.costUsd, ...overrun(r) }
+          : {}),
         ...(r.stopReason ? { stopReason: r.stopReason } : {}),
         ...(r.error ? { error: r.error } : {}),
         ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}),
       },
     });
   });
-  run.onCallRecorded?.({ status: r.status, inputTokens: r.usage.inputTokens, outputTokens: r.usage.outputTokens, costUsd: r.cost, ...(r.error ? { error: r.error } : {}), ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}) });
+  run.onCallRecorded?.({
+    status: r.status,
+    inputTokens: r.usage.inputTokens,
+    outputTokens: r.usage.outputTokens,
+    costUsd: r.cost,
+    ...(r.error ? { error: r.error } : {}),
+    ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}),
+  });
 }
 
 /** How far a call's metered usage went past its reservation (charged in full; docs/gateway.md "The bound"). */

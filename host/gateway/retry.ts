@@ -21,7 +21,11 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
  * gave one, else exponential backoff with full jitter. Undefined: do not retry (the server asked
  * for longer than we are willing to hold the harness).
  */
-export function retryDelay(attempt: number, retryAfterMs: number | undefined, random: () => number = Math.random): number | undefined {
+export function retryDelay(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random: () => number = Math.random,
+): number | undefined {
   if (retryAfterMs !== undefined) return retryAfterMs > RETRY.maxRetryAfterMs ? undefined : retryAfterMs;
   const ceiling = Math.min(RETRY.capMs, RETRY.baseMs * 2 ** (attempt - 1));
   return Math.floor(random() * ceiling);

@@ -4,7 +4,10 @@ import type { Backend, SandboxLimits } from '../sandbox/backend.js';
 import type { RunTokenClaims } from './runTokens.js';
 
 /** The model budgets of a binding (docs/gateway.md, "Budgets"). */
-export type ModelBudget = Pick<BindingLimits, 'modelTokensPerRun' | 'modelCostPerRunUsd' | 'modelTokensPerDay' | 'modelCostPerDayUsd'>;
+export type ModelBudget = Pick<
+  BindingLimits,
+  'modelTokensPerRun' | 'modelCostPerRunUsd' | 'modelTokensPerDay' | 'modelCostPerDayUsd'
+>;
 
 /** What the gateway knows about one open run. */
 export interface GatewayRun {
@@ -23,5 +26,12 @@ export interface GatewayRun {
   /** Aborted when the run's token is revoked (its result line, or its end): in-flight calls stop. */
   signal: AbortSignal;
   /** Hears each model call once it is recorded and its reservation settled (tests, metrics). */
-  onCallRecorded?(call: { status: number; inputTokens: number; outputTokens: number; costUsd: number; error?: string; deniedBy?: string }): void;
+  onCallRecorded?(call: {
+    status: number;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd: number;
+    error?: string;
+    deniedBy?: string;
+  }): void;
 }

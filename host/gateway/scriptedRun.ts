@@ -13,7 +13,14 @@ export function openScriptedRun(gateway: Gateway, runId: string): Promise<Gatewa
   return gateway.openRun({
     claims: { runId, sessionId: `ses-${runId}`, bindingId: `binding-${runId}`, runnerId: runId },
     access: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
-    resources: indexResources({ models: [model], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] }),
+    resources: indexResources({
+      models: [model],
+      knowledgeBases: [],
+      mcpServers: [],
+      skills: [],
+      artifacts: [],
+      mounts: [],
+    }),
     budget: BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
     backend: 'process',
     sandboxLimits: parseLimits(),

@@ -21,10 +21,22 @@ export function harnessReports(): HarnessReport[] {
     const located = locateHarness(name, { ...process.env, PADDOCK_HARNESS_DIR: HARNESS_DIR });
     if (!located) return { name, found: false, problem: 'not installed: run scripts/install-harnesses.sh' };
     try {
-      const version = execFileSync(located.command, [...located.prefix, '--version'], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' } }).trim().split('\n')[0];
+      const version = execFileSync(located.command, [...located.prefix, '--version'], {
+        encoding: 'utf8',
+        timeout: 20_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent' },
+      })
+        .trim()
+        .split('\n')[0];
       return { name, found: true, path: located.path, version };
     } catch (error) {
-      return { name, found: true, path: located.path, problem: `--version failed: ${(error as Error).message.split('\n')[0]}` };
+      return {
+        name,
+        found: true,
+        path: located.path,
+        problem: `--version failed: ${(error as Error).message.split('\n')[0]}`,
+      };
     }
   });
 }

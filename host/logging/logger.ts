@@ -9,7 +9,12 @@ export const REDACT_PATHS = ['env', '*.env', 'headers.authorization', '*.apiKey'
  */
 export function createHostLogger(level: string, scrub: (line: string) => string = (l) => l): Logger {
   return pino(
-    { name: 'paddock', level, redact: { paths: [...REDACT_PATHS], censor: '[redacted]' }, hooks: { streamWrite: scrub } },
+    {
+      name: 'paddock',
+      level,
+      redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+      hooks: { streamWrite: scrub },
+    },
     pino.destination({ fd: 2, sync: true }),
   );
 }

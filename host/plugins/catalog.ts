@@ -36,13 +36,21 @@ export function discoverRunners(runnerDirs: readonly string[] = []): RunnerCatal
         const runner = checkedManifest(dir);
         const seen = catalog.runners.get(runner.manifest.id);
         if (seen) {
-          catalog.problems.push({ file: join(dir, 'runner.json'), field: 'id', message: `runner id "${runner.manifest.id}" is already used by ${seen.dir}` });
+          catalog.problems.push({
+            file: join(dir, 'runner.json'),
+            field: 'id',
+            message: `runner id "${runner.manifest.id}" is already used by ${seen.dir}`,
+          });
           continue;
         }
         catalog.runners.set(runner.manifest.id, { ...runner, source: base === BUILTIN_RUNNERS_DIR ? 'builtin' : base });
       } catch (error) {
         const e = error as HostError;
-        catalog.problems.push({ file: (e.data?.file as string) ?? join(dir, 'runner.json'), field: e.data?.field as string | undefined, message: e.message });
+        catalog.problems.push({
+          file: (e.data?.file as string) ?? join(dir, 'runner.json'),
+          field: e.data?.field as string | undefined,
+          message: e.message,
+        });
       }
     }
   }
@@ -56,7 +64,11 @@ export function checkedManifest(dir: string): ResolvedRunner {
     compileConfigSchema(runner.manifest.configSchema);
   } catch (error) {
     const file = join(dir, 'runner.json');
-    throw new HostError('MANIFEST_INVALID', `${file}: field configSchema: not a valid JSON Schema: ${(error as Error).message}`, { file, field: 'configSchema' });
+    throw new HostError(
+      'MANIFEST_INVALID',
+      `${file}: field configSchema: not a valid JSON Schema: ${(error as Error).message}`,
+      { file, field: 'configSchema' },
+    );
   }
   return runner;
 }

@@ -8,12 +8,14 @@ import { HostError } from '../errors.js';
 import { confineBuild } from './confineBuild.js';
 
 const OWN_DEPENDENCIES = Object.keys(
-  (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies,
+  (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+    .dependencies,
 );
 /** The paddock SDK: every runner build may read it (its alias targets and relative imports into it). */
 const SDK_DIR = join(PACKAGE_ROOT, 'sdk');
 // Bundled CJS code may call require(); give ESM output one.
-const REQUIRE_SHIM = "import { createRequire as __paddockCreateRequire } from 'node:module'; const require = __paddockCreateRequire(import.meta.url);";
+const REQUIRE_SHIM =
+  "import { createRequire as __paddockCreateRequire } from 'node:module'; const require = __paddockCreateRequire(import.meta.url);";
 
 /** Where a build may read from and where its bundle goes. */
 export interface EntryBuild {
@@ -27,7 +29,10 @@ export interface EntryBuild {
  * For the host's own code (tests, benches): the whole package may be read, bundles are cached
  * in node_modules/.cache. Runner packages never use this (runnerCommand confines to the runner).
  */
-export const HOST_CODE_BUILD: EntryBuild = { root: PACKAGE_ROOT, bundleDir: join(PACKAGE_ROOT, 'node_modules', '.cache', 'paddock', 'runners') };
+export const HOST_CODE_BUILD: EntryBuild = {
+  root: PACKAGE_ROOT,
+  bundleDir: join(PACKAGE_ROOT, 'node_modules', '.cache', 'paddock', 'runners'),
+};
 
 interface CacheEntry {
   outFile: string;
@@ -52,7 +57,9 @@ function cachedBuild(entryFile: string, build: EntryBuild): CacheEntry | undefin
       return undefined;
     }
   }
-  return entry && Array.isArray(entry.inputs) && existsSync(entry.outFile) && entry.inputs.every(unchanged) ? entry : undefined;
+  return entry && Array.isArray(entry.inputs) && existsSync(entry.outFile) && entry.inputs.every(unchanged)
+    ? entry
+    : undefined;
 }
 
 function remember(entryFile: string, build: EntryBuild, entry: CacheEntry): void {
@@ -97,7 +104,13 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
       logLevel: 'silent',
       banner: { js: REQUIRE_SHIM },
       external: [...builtinModules, 'node:*'],
-      plugins: [confineBuild([build.root, SDK_DIR], { names: OWN_DEPENDENCIES, resolveDir: PACKAGE_ROOT, moduleDirs: hostModuleDirs() })],
+      plugins: [
+        confineBuild([build.root, SDK_DIR], {
+          names: OWN_DEPENDENCIES,
+          resolveDir: PACKAGE_ROOT,
+          moduleDirs: hostModuleDirs(),
+        }),
+      ],
       alias: {
         'paddock/sdk/testing': join(SDK_DIR, 'testing/index.ts'),
         'paddock/sdk': join(SDK_DIR, 'index.ts'),
@@ -109,13 +122,20 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
     const failure = error as Esbuild.BuildFailure;
     const first = failure.errors?.[0];
     const where = first?.location ? `${first.location.file}:${first.location.line}:${first.location.column}: ` : '';
-    throw new HostError('RUNNER_BUILD_FAILED', `cannot build runner entry ${entryFile}: ${where}${first?.text ?? String(error)}`, {
-      entryFile,
-    });
+    throw new HostError(
+      'RUNNER_BUILD_FAILED',
+      `cannot build runner entry ${entryFile}: ${where}${first?.text ?? String(error)}`,
+      {
+        entryFile,
+      },
+    );
   }
   const output = result.outputFiles.find((f) => /\.m?js$/.test(f.path)) ?? result.outputFiles[0]!;
   const text = output.text;
-  const outFile = join(build.bundleDir, `${basename(entryFile).replace(/\.[cm]?ts$/, '')}-${sha256(text).slice(0, 16)}.mjs`);
+  const outFile = join(
+    build.bundleDir,
+    `${basename(entryFile).replace(/\.[cm]?ts$/, '')}-${sha256(text).slice(0, 16)}.mjs`,
+  );
   mkdirSync(build.bundleDir, { recursive: true, mode: 0o700 });
   chmodSync(build.bundleDir, 0o700);
   if (!existsSync(outFile)) {

@@ -25,7 +25,8 @@ export interface RunnerConfigProblem {
 function describe(error: ErrorObject): RunnerConfigProblem {
   let field = fieldOf(error.instancePath);
   // "must have required property 'x'" names the parent; point at the missing field itself.
-  if (error.keyword === 'required') field = field ? `${field}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
+  if (error.keyword === 'required')
+    field = field ? `${field}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
     const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
@@ -54,11 +55,15 @@ export function compileConfigSchema(schema: Record<string, unknown>): ValidateFu
 export function validateRunnerConfig(
   schema: Record<string, unknown>,
   config: Record<string, unknown>,
-): { ok: true; config: Record<string, unknown> } | { ok: false; field: string; message: string; problems: RunnerConfigProblem[] } {
+):
+  | { ok: true; config: Record<string, unknown> }
+  | { ok: false; field: string; message: string; problems: RunnerConfigProblem[] } {
   const validate = compileConfigSchema(schema);
   const copy = structuredClone(config);
   if (validate(copy)) return { ok: true, config: copy };
   const seen = new Set<string>();
-  const problems = validate.errors!.map(describe).filter((p) => !seen.has(`${p.field}\0${p.message}`) && seen.add(`${p.field}\0${p.message}`));
+  const problems = validate
+    .errors!.map(describe)
+    .filter((p) => !seen.has(`${p.field}\0${p.message}`) && seen.add(`${p.field}\0${p.message}`));
   return { ok: false, ...problems[0]!, problems };
 }

@@ -63,17 +63,38 @@ export function confineBuild(
         if (external) {
           // The host's own copy, by absolute path: the sandbox binds the host's node_modules read-only.
           const path = real(result.path) ?? result.path;
-          if (!moduleDirs.some((dir) => inside(path, dir))) return { errors: [{ text: `import "${args.path}"${from} did not resolve to paddock's own dependency` }] };
+          if (!moduleDirs.some((dir) => inside(path, dir)))
+            return { errors: [{ text: `import "${args.path}"${from} did not resolve to paddock's own dependency` }] };
           return { path: result.path, external: true };
         }
         if (result.namespace === 'file' && !allowed(result.path)) {
-          return { errors: [{ text: `import "${args.path}"${from} resolves to ${result.path}, outside the runner folder: a runner build may read only its own folder (node_modules included) and the paddock SDK` }] };
+          return {
+            errors: [
+              {
+                text: `import "${args.path}"${from} resolves to ${result.path}, outside the runner folder: a runner build may read only its own folder (node_modules included) and the paddock SDK`,
+              },
+            ],
+          };
         }
-        return { path: result.path, namespace: result.namespace, sideEffects: result.sideEffects, suffix: result.suffix, pluginData: result.pluginData as unknown };
+        return {
+          path: result.path,
+          namespace: result.namespace,
+          sideEffects: result.sideEffects,
+          suffix: result.suffix,
+          pluginData: result.pluginData as unknown,
+        };
       });
       // The floor under the resolver: nothing is loaded from outside the roots, however it was reached.
       build.onLoad({ filter: /.*/ }, (args) =>
-        args.namespace === 'file' && !allowed(args.path) ? { errors: [{ text: `${args.path} is outside the runner folder: a runner build may read only its own folder and the paddock SDK` }] } : undefined,
+        args.namespace === 'file' && !allowed(args.path)
+          ? {
+              errors: [
+                {
+                  text: `${args.path} is outside the runner folder: a runner build may read only its own folder and the paddock SDK`,
+                },
+              ],
+            }
+          : undefined,
       );
     },
   };

@@ -21,7 +21,10 @@ export const RunLimitOverridesSchema = z.strictObject({
   cpuSeconds: z.int().positive().optional(),
   fileSizeBytes: z.int().positive().optional(),
   openFiles: z.int().min(32).optional(),
-  diskBytes: z.int().min(8 * 1024 * 1024).optional(),
+  diskBytes: z
+    .int()
+    .min(8 * 1024 * 1024)
+    .optional(),
   inodes: z.int().min(64).optional(),
 });
 
@@ -57,7 +60,11 @@ export const RunnerManifestSchema = z
       .record(z.string(), z.string().regex(/^[^\0]*$/, 'a NUL byte is not allowed in an environment value'))
       .default({})
       // Names are checked below with the id (every bad name reported); the pattern is for the published schema.
-      .meta({ propertyNames: { pattern: '^[A-Z][A-Z0-9_]*$' }, description: "Literal variables for the runner's own process. Names: PADDOCK_RUNNER_* or the runner id upper-snake-cased as a prefix (MY_RUNNER_* for my-runner); PATH, LD_*, NODE_*, PYTHON*, *_PRELOAD, *PROXY and every other name a loader, interpreter, shell or the host reads are refused." }),
+      .meta({
+        propertyNames: { pattern: '^[A-Z][A-Z0-9_]*$' },
+        description:
+          "Literal variables for the runner's own process. Names: PADDOCK_RUNNER_* or the runner id upper-snake-cased as a prefix (MY_RUNNER_* for my-runner); PATH, LD_*, NODE_*, PYTHON*, *_PRELOAD, *PROXY and every other name a loader, interpreter, shell or the host reads are refused.",
+      }),
     /** Host requests the runner may call; a binding must also grant each one. */
     capabilities: z
       .strictObject({ hostRequests: z.array(z.enum(HOST_METHOD_NAMES as [string, ...string[]])).default([]) })

@@ -26,8 +26,15 @@ export function loadManifest(dir: string): ResolvedRunner {
   const parsed = RunnerManifestSchema.safeParse(raw);
   if (!parsed.success) {
     // Every problem at once, each naming its field (e.g. `field env.PATH: …`).
-    const problems = parsed.error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || '(root)', message: issue.message }));
-    throw new HostError('MANIFEST_INVALID', `${file}: ${problems.map((p) => `field ${p.field}: ${p.message}`).join('; ')}`, { file, field: problems[0]!.field, fields: problems.map((p) => p.field) });
+    const problems = parsed.error.issues.map((issue) => ({
+      field: issue.path.map(String).join('.') || '(root)',
+      message: issue.message,
+    }));
+    throw new HostError(
+      'MANIFEST_INVALID',
+      `${file}: ${problems.map((p) => `field ${p.field}: ${p.message}`).join('; ')}`,
+      { file, field: problems[0]!.field, fields: problems.map((p) => p.field) },
+    );
   }
   return { dir, manifest: parsed.data };
 }
@@ -45,7 +52,11 @@ export function resolveRunner(ref: string, searchDirs: readonly string[] = []): 
       if (existsSync(join(dir, 'runner.json'))) return loadManifest(dir);
     }
   }
-  throw new HostError('RUNNER_NOT_FOUND', `no runner "${ref}" (not a folder with runner.json, nor a built-in or configured runner name)`, { ref });
+  throw new HostError(
+    'RUNNER_NOT_FOUND',
+    `no runner "${ref}" (not a folder with runner.json, nor a built-in or configured runner name)`,
+    { ref },
+  );
 }
 
 /** The command line that starts a runner, and its bundle (a TypeScript entry) when it has one. */
@@ -68,9 +79,13 @@ export async function runnerCommand(runner: ResolvedRunner, bundleDir: string): 
     const file = resolve(runner.dir, entry.node);
     const rel = relative(runner.dir, file);
     if (rel.startsWith('..') || isAbsolute(rel) || !existsSync(file) || !statSync(file).isFile()) {
-      throw new HostError('MANIFEST_INVALID', `${join(runner.dir, 'runner.json')}: field entry.node: no file ${entry.node} inside the runner folder`, {
-        field: 'entry.node',
-      });
+      throw new HostError(
+        'MANIFEST_INVALID',
+        `${join(runner.dir, 'runner.json')}: field entry.node: no file ${entry.node} inside the runner folder`,
+        {
+          field: 'entry.node',
+        },
+      );
     }
     if (!/\.(c|m)?ts$/.test(file)) return { command: process.execPath, args: [file] };
     const bundle = await compileNodeEntry(file, { root: runner.dir, bundleDir });

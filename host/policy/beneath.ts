@@ -43,7 +43,10 @@ export async function lstatBeneath(dir: FileHandle, name: string): Promise<Stats
 
 /** Open the directory `name` directly beneath `dir`, never following a link; throws the errno error. */
 export function openDirBeneath(dir: FileHandle, name: string): Promise<FileHandle> {
-  return fsp.open(beneath(dir, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  return fsp.open(
+    beneath(dir, name),
+    constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  );
 }
 
 /** Create the directory `name` directly beneath `dir` (mkdir never follows a final link); true if created. */

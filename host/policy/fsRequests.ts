@@ -8,14 +8,20 @@ const MAX_READ_BYTES = 4 * 1024 * 1024;
 
 function refusal(error: unknown, method: string, path: string): never {
   if (error instanceof PathPolicyError) {
-    if (error.code === 'NOT_FOUND') throw new RpcError(ErrorCodes.NotFound, error.message, { deniedBy: 'pathPolicy.notFound' });
-    if (error.code === 'EXISTS') throw new RpcError(ErrorCodes.InvalidParams, error.message, { deniedBy: 'pathPolicy.exists' });
-    throw RpcError.policyDenied(`${method}: ${error.message}`, { deniedBy: `pathPolicy.${error.code.toLowerCase()}`, method });
+    if (error.code === 'NOT_FOUND')
+      throw new RpcError(ErrorCodes.NotFound, error.message, { deniedBy: 'pathPolicy.notFound' });
+    if (error.code === 'EXISTS')
+      throw new RpcError(ErrorCodes.InvalidParams, error.message, { deniedBy: 'pathPolicy.exists' });
+    throw RpcError.policyDenied(`${method}: ${error.message}`, {
+      deniedBy: `pathPolicy.${error.code.toLowerCase()}`,
+      method,
+    });
   }
   // An I/O error of the host's own file operation (ENOSPC, EACCES, EISDIR…): the runner is told
   // which errno, about its own relative path, and the run goes on (it is not a host fault).
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) throw new RpcError(ErrorCodes.InternalError, `${method} ${JSON.stringify(path)} failed: ${code}`, { errno: code });
+  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))
+    throw new RpcError(ErrorCodes.InternalError, `${method} ${JSON.stringify(path)} failed: ${code}`, { errno: code });
   throw error;
 }
 
@@ -31,7 +37,11 @@ export function fsRequests(workspaceRoot: string): HostRequestEntries {
       const path = String(params.path);
       try {
         const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
-        const { content, size, truncated } = await readInside(workspaceRoot, path, Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES));
+        const { content, size, truncated } = await readInside(
+          workspaceRoot,
+          path,
+          Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES),
+        );
         return { content: content.toString(encoding), encoding, size, truncated };
       } catch (error) {
         refusal(error, 'fs/read', path);
@@ -42,7 +52,14 @@ export function fsRequests(workspaceRoot: string): HostRequestEntries {
       try {
         const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
         const bytes = Buffer.from(String(params.content), encoding);
-        return { bytesWritten: await writeInside(workspaceRoot, path, bytes, (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite') };
+        return {
+          bytesWritten: await writeInside(
+            workspaceRoot,
+            path,
+            bytes,
+            (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite',
+          ),
+        };
       } catch (error) {
         refusal(error, 'fs/write', path);
       }

@@ -36,7 +36,11 @@ export function hardenedGit(cwd: string, args: string[], options: { input?: stri
   // Drivers the repository itself declares (filter.x.clean, diff.x.textconv, …) are neutralised.
   let declared: string[] = [];
   try {
-    declared = execFileSync('git', ['config', '--local', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], { cwd, env, encoding: 'utf8' })
+    declared = execFileSync('git', ['config', '--local', '--name-only', '--get-regexp', '^(filter|diff|merge)\\.'], {
+      cwd,
+      env,
+      encoding: 'utf8',
+    })
       .split('\n')
       .filter(Boolean);
   } catch {
@@ -45,5 +49,11 @@ export function hardenedGit(cwd: string, args: string[], options: { input?: stri
   const neutral = declared.flatMap((key) => ['-c', `${key}=`]);
   const config = HARDENED_GIT_CONFIG.flatMap((c) => ['-c', c]);
   const noDrivers = ['diff', 'log', 'show'].includes(args[0] ?? '') ? ['--no-ext-diff', '--no-textconv'] : [];
-  return execFileSync('git', [...config, ...neutral, args[0]!, ...noDrivers, ...args.slice(1)], { cwd, env, encoding: 'utf8', input: options.input, stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync('git', [...config, ...neutral, args[0]!, ...noDrivers, ...args.slice(1)], {
+    cwd,
+    env,
+    encoding: 'utf8',
+    input: options.input,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }

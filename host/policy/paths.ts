@@ -23,7 +23,8 @@ const PROTECTED = [/(^|\/)\.git\/hooks(\/|$)/, /(^|\/)\.git\/config$/];
  */
 export function checkRelative(rel: string): string[] {
   if (rel.includes('\0')) throw new PathPolicyError('INVALID', 'path contains a NUL byte');
-  if (isAbsolute(rel)) throw new PathPolicyError('OUTSIDE', `absolute path ${JSON.stringify(rel)}: paths are relative to the workspace`);
+  if (isAbsolute(rel))
+    throw new PathPolicyError('OUTSIDE', `absolute path ${JSON.stringify(rel)}: paths are relative to the workspace`);
   const parts = rel.split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
   if (parts.length === 0) throw new PathPolicyError('INVALID', 'empty path');
   if (parts.includes('..')) throw new PathPolicyError('OUTSIDE', `path ${JSON.stringify(rel)} climbs out with ".."`);
@@ -40,9 +41,14 @@ function inside(root: string, path: string): boolean {
 async function notADirectory(dir: FileHandle, name: string, shown: string): Promise<PathPolicyError> {
   const stat = await lstatBeneath(dir, name);
   if (!stat) return new PathPolicyError('NOT_FOUND', `${shown} does not exist`);
-  if (stat.isSymbolicLink()) return new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+  if (stat.isSymbolicLink())
+    return new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
   // A directory now, but not when it was opened: swapped with a link or a file meanwhile.
-  if (stat.isDirectory()) return new PathPolicyError('SYMLINK', `${shown} was swapped while the path was walked (a link or a file stood there); links are never followed`);
+  if (stat.isDirectory())
+    return new PathPolicyError(
+      'SYMLINK',
+      `${shown} was swapped while the path was walked (a link or a file stood there); links are never followed`,
+    );
   return new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a directory`);
 }
 
@@ -102,9 +108,18 @@ async function openRoot(rootPath: string): Promise<{ handle: FileHandle; real: s
  */
 async function checkNamed(named: FileHandle, shown: string): Promise<{ dev: number; ino: number }> {
   const stat = await named.stat();
-  if (stat.isSymbolicLink()) throw new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
-  if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a regular file; only regular files are read or written`);
-  if (stat.nlink > 1) throw new PathPolicyError('HARDLINK', `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`);
+  if (stat.isSymbolicLink())
+    throw new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+  if (!stat.isFile())
+    throw new PathPolicyError(
+      'NOT_FILE',
+      `${shown} is ${fileKind(stat)}, not a regular file; only regular files are read or written`,
+    );
+  if (stat.nlink > 1)
+    throw new PathPolicyError(
+      'HARDLINK',
+      `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`,
+    );
   return { dev: stat.dev, ino: stat.ino };
 }
 
@@ -112,17 +127,32 @@ async function checkNamed(named: FileHandle, shown: string): Promise<{ dev: numb
  * After opening, check what was opened (defence in depth): the same inode the checks saw, still a
  * regular single-link file, and its real path still inside the root.
  */
-async function verifyOpened(handle: FileHandle, root: string, shown: string, expected?: { dev: number; ino: number }): Promise<void> {
+async function verifyOpened(
+  handle: FileHandle,
+  root: string,
+  shown: string,
+  expected?: { dev: number; ino: number },
+): Promise<void> {
   const stat = await handle.stat();
   if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a regular file`);
-  if (expected && (stat.dev !== expected.dev || stat.ino !== expected.ino)) throw new PathPolicyError('OUTSIDE', `${shown} changed while it was opened`);
-  if (stat.nlink > 1) throw new PathPolicyError('HARDLINK', `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`);
+  if (expected && (stat.dev !== expected.dev || stat.ino !== expected.ino))
+    throw new PathPolicyError('OUTSIDE', `${shown} changed while it was opened`);
+  if (stat.nlink > 1)
+    throw new PathPolicyError(
+      'HARDLINK',
+      `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`,
+    );
   const real = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
   if (!inside(root, real)) throw new PathPolicyError('OUTSIDE', `${shown} resolves outside the workspace`);
 }
 
 /** Open an existing regular file beneath `dir` by name: O_PATH first, checks, then the real open. */
-async function openExisting(dir: FileHandle, name: string, flags: number, shown: string): Promise<{ handle: FileHandle; id: { dev: number; ino: number } } | undefined> {
+async function openExisting(
+  dir: FileHandle,
+  name: string,
+  flags: number,
+  shown: string,
+): Promise<{ handle: FileHandle; id: { dev: number; ino: number } } | undefined> {
   let named: FileHandle;
   try {
     named = await pathBeneath(dir, name);
@@ -139,7 +169,11 @@ async function openExisting(dir: FileHandle, name: string, flags: number, shown:
 }
 
 /** Read a runner-named file of the workspace; links are never followed, only regular files are opened. */
-export async function readInside(rootPath: string, rel: string, maxBytes: number): Promise<{ content: Buffer; size: number; truncated: boolean }> {
+export async function readInside(
+  rootPath: string,
+  rel: string,
+  maxBytes: number,
+): Promise<{ content: Buffer; size: number; truncated: boolean }> {
   const parts = checkRelative(rel);
   const { handle: root, real } = await openRoot(rootPath);
   let dir: FileHandle | undefined;
@@ -172,10 +206,19 @@ export async function readInside(rootPath: string, rel: string, maxBytes: number
  * held descriptors, links are never followed, only regular files are opened, `.git/hooks` and
  * `.git/config` are refused, and an overwrite truncates only after every check.
  */
-export async function writeInside(rootPath: string, rel: string, content: Buffer, mode: 'create' | 'overwrite' | 'append'): Promise<number> {
+export async function writeInside(
+  rootPath: string,
+  rel: string,
+  content: Buffer,
+  mode: 'create' | 'overwrite' | 'append',
+): Promise<number> {
   const parts = checkRelative(rel);
   const normalized = parts.join('/');
-  if (PROTECTED.some((p) => p.test(normalized))) throw new PathPolicyError('PROTECTED', `${normalized} is protected: .git/hooks and .git/config are never writable by a runner`);
+  if (PROTECTED.some((p) => p.test(normalized)))
+    throw new PathPolicyError(
+      'PROTECTED',
+      `${normalized} is protected: .git/hooks and .git/config are never writable by a runner`,
+    );
   const { handle: root, real } = await openRoot(rootPath);
   let dir: FileHandle | undefined;
   let file: FileHandle | undefined;
@@ -192,14 +235,24 @@ export async function writeInside(rootPath: string, rel: string, content: Buffer
       // O_CREAT|O_EXCL|O_NOFOLLOW: only a file this call creates is opened; whatever appeared
       // under the name meanwhile (a link, a FIFO, another file) makes it fail instead.
       try {
-        file = await fsp.open(`/proc/self/fd/${dir.fd}/${name}`, access | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
+        file = await fsp.open(
+          `/proc/self/fd/${dir.fd}/${name}`,
+          access | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+          0o600,
+        );
         await ownLikeRoot(root, file);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const stat = await lstatBeneath(dir, name);
-        if (stat?.isSymbolicLink()) throw new PathPolicyError('SYMLINK', `${rel} is a symbolic link; links are never followed`);
-        if (mode === 'create') throw new PathPolicyError('EXISTS', `${rel} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`);
-        if (stat && !stat.isFile()) throw new PathPolicyError('NOT_FILE', `${rel} is ${fileKind(stat)}, not a regular file; only regular files are read or written`);
+        if (stat?.isSymbolicLink())
+          throw new PathPolicyError('SYMLINK', `${rel} is a symbolic link; links are never followed`);
+        if (mode === 'create')
+          throw new PathPolicyError('EXISTS', `${rel} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`);
+        if (stat && !stat.isFile())
+          throw new PathPolicyError(
+            'NOT_FILE',
+            `${rel} is ${fileKind(stat)}, not a regular file; only regular files are read or written`,
+          );
         throw new PathPolicyError('EXISTS', `${rel} appeared while it was being created; try again`);
       }
     }
@@ -208,7 +261,12 @@ export async function writeInside(rootPath: string, rel: string, content: Buffer
     if (mode === 'overwrite') await file.truncate(0);
     let written = 0;
     while (written < content.length) {
-      const { bytesWritten } = await file.write(content, written, content.length - written, mode === 'append' ? null : written);
+      const { bytesWritten } = await file.write(
+        content,
+        written,
+        content.length - written,
+        mode === 'append' ? null : written,
+      );
       written += bytesWritten;
     }
     return written;

@@ -12,15 +12,45 @@ export const HOST_SET_ENV = ['HOME', 'TMPDIR', 'PADDOCK_RUN_ID'] as const;
  */
 const REFUSED_ENV: readonly RegExp[] = [
   /^(PATH|ENV|BASH_ENV|CDPATH|IFS|PS4|SHELLOPTS|BASHOPTS|GLOBIGNORE|HOME|TMPDIR|TMP|TEMP|SHELL|USER|LOGNAME|CLAUDECODE)$/,
-  /^LD_/, /_PRELOAD$/, /^DYLD_/, /^NODE_/, /^NPM_/, /^PYTHON/, /^PERL/, /^RUBY/, /^GEM_/, /^BUNDLE_/, /^JAVA_/, /^_JAVA_/, /^JDK_/,
-  /^GCONV_PATH$/, /^LOCPATH$/, /^NLSPATH$/, /^HOSTALIASES$/, /^RES_OPTIONS$/, /^LOCALDOMAIN$/, /^MALLOC_/, /^GLIBC_/, /^GMON_/,
-  /^LC_/, /^LANG(UAGE)?$/, /^TZ(DIR)?$/, /^SSL_/, /^OPENSSL_/, /^CURL_/, /^GIT_/, /^XDG_/, /^DBUS_/,
-  /PROXY$/i, /^PADDOCK_(?!RUNNER_)/,
+  /^LD_/,
+  /_PRELOAD$/,
+  /^DYLD_/,
+  /^NODE_/,
+  /^NPM_/,
+  /^PYTHON/,
+  /^PERL/,
+  /^RUBY/,
+  /^GEM_/,
+  /^BUNDLE_/,
+  /^JAVA_/,
+  /^_JAVA_/,
+  /^JDK_/,
+  /^GCONV_PATH$/,
+  /^LOCPATH$/,
+  /^NLSPATH$/,
+  /^HOSTALIASES$/,
+  /^RES_OPTIONS$/,
+  /^LOCALDOMAIN$/,
+  /^MALLOC_/,
+  /^GLIBC_/,
+  /^GMON_/,
+  /^LC_/,
+  /^LANG(UAGE)?$/,
+  /^TZ(DIR)?$/,
+  /^SSL_/,
+  /^OPENSSL_/,
+  /^CURL_/,
+  /^GIT_/,
+  /^XDG_/,
+  /^DBUS_/,
+  /PROXY$/i,
+  /^PADDOCK_(?!RUNNER_)/,
 ];
 
 /** Why a manifest may not set variable `name` (undefined: it may). */
 export function refusedEnvName(name: string): string | undefined {
-  if (REFUSED_ENV.some((re) => re.test(name))) return 'is read by the host, a loader, an interpreter or a shell; a runner package may never set it';
+  if (REFUSED_ENV.some((re) => re.test(name)))
+    return 'is read by the host, a loader, an interpreter or a shell; a runner package may never set it';
   return undefined;
 }
 
@@ -39,7 +69,10 @@ export function manifestEnvProblem(runnerId: string, name: string): string | und
   const refused = refusedEnvName(name);
   if (refused) return refused;
   const own = runnerEnvPrefix(runnerId);
-  if (!(name.startsWith('PADDOCK_RUNNER_') && name.length > 15) && !(name.startsWith(own) && name.length > own.length)) {
+  if (
+    !(name.startsWith('PADDOCK_RUNNER_') && name.length > 15) &&
+    !(name.startsWith(own) && name.length > own.length)
+  ) {
     return `is outside the runner's namespace: a manifest may set only PADDOCK_RUNNER_* or ${own}* variables`;
   }
   return undefined;

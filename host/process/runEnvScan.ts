@@ -29,7 +29,11 @@ export function processesOfRun(runId: string, startedAfter = 0): number[] {
  * SIGKILL every process of {@link processesOfRun} and wait (bounded) until none is left; returns what was found and
  * what survived.
  */
-export async function killEscapees(runId: string, timeoutMs: number, startedAfter = 0): Promise<{ found: number[]; survivors: number[] }> {
+export async function killEscapees(
+  runId: string,
+  timeoutMs: number,
+  startedAfter = 0,
+): Promise<{ found: number[]; survivors: number[] }> {
   const found = processesOfRun(runId, startedAfter);
   if (found.length === 0) return { found, survivors: [] };
   signalEach(found, 'SIGKILL');

@@ -82,7 +82,9 @@ export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> 
       );
     });
   });
-  const stdout = fifo ? (new Socket({ fd: fifo.read, readable: true, writable: false }) as unknown as NonNullable<ChildProcess['stdout']>) : child.stdout;
+  const stdout = fifo
+    ? (new Socket({ fd: fifo.read, readable: true, writable: false }) as unknown as NonNullable<ChildProcess['stdout']>)
+    : child.stdout;
   if (!child.pid || !child.stdin || !stdout || !child.stderr) {
     throw new HostError('RUNNER_SPAWN_FAILED', `runner ${launch.command} started without a pid or stdio`);
   }

@@ -19,12 +19,18 @@ export const PROBERS: Record<string, Prober> = {
   },
   'workspace.remove': (probe) => {
     const path = String(probe.path);
-    return existsSync(path) ? { status: 'failed', how: `workspace ${path} is still there` } : { status: 'succeeded', how: `workspace ${path} is gone` };
+    return existsSync(path)
+      ? { status: 'failed', how: `workspace ${path} is still there` }
+      : { status: 'succeeded', how: `workspace ${path} is gone` };
   },
 };
 
 /** Probe one effect; unknown kinds and throwing probers give `unknown`. */
-export function probeEffect(kind: string, probe: Record<string, unknown>, probers: Record<string, Prober> = PROBERS): ProbeVerdict {
+export function probeEffect(
+  kind: string,
+  probe: Record<string, unknown>,
+  probers: Record<string, Prober> = PROBERS,
+): ProbeVerdict {
   const prober = probers[kind];
   if (!prober) return { status: 'unknown', how: `no prober for effect kind ${kind}` };
   try {

@@ -16,7 +16,10 @@ import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
 async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: number; survivors: number[] }> {
   const started = runStartedData(store, runId);
   const recorded = started ? ((JSON.parse(started) as { cgroups?: unknown }).cgroups ?? []) : [];
-  const cgroup = RunCgroup.attach(runId, Array.isArray(recorded) ? recorded.filter((d): d is string => typeof d === 'string') : []);
+  const cgroup = RunCgroup.attach(
+    runId,
+    Array.isArray(recorded) ? recorded.filter((d): d is string => typeof d === 'string') : [],
+  );
   if (!cgroup) return { killed: 0, survivors: [] };
   const members = cgroup.members();
   const survivors = await cgroup.killAll(5_000);
@@ -62,8 +65,12 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     cgroup.killed += escaped.found.length - escaped.survivors.length;
     cgroup.survivors.push(...escaped.survivors);
     const reason = [
-      killedPid ? `the host stopped during the run; its runner (pid ${killedPid}) was still alive and was killed` : 'the host stopped during the run',
-      ...(cgroup.killed > 0 ? [`${cgroup.killed} other process(es) left in its cgroup (or carrying its run id) were killed`] : []),
+      killedPid
+        ? `the host stopped during the run; its runner (pid ${killedPid}) was still alive and was killed`
+        : 'the host stopped during the run',
+      ...(cgroup.killed > 0
+        ? [`${cgroup.killed} other process(es) left in its cgroup (or carrying its run id) were killed`]
+        : []),
       ...(cgroup.survivors.length > 0 ? [`pids ${cgroup.survivors.join(', ')} of its cgroup could not be killed`] : []),
     ].join('; ');
     // Another process may be recovering the same run right now: append only if it is still open.
@@ -71,7 +78,16 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
       const status = runStatus(store, run.id);
       if (status !== 'queued' && status !== 'running') return false;
       store.append(run.sessionId, [
-        { type: 'run.interrupted', runId: run.id, data: { reason, killedPid }, audit: { type: 'recovery.run_interrupted', actor: 'host', data: { reason, killedPid, cgroupKilled: cgroup.killed, cgroupSurvivors: cgroup.survivors } } },
+        {
+          type: 'run.interrupted',
+          runId: run.id,
+          data: { reason, killedPid },
+          audit: {
+            type: 'recovery.run_interrupted',
+            actor: 'host',
+            data: { reason, killedPid, cgroupKilled: cgroup.killed, cgroupSurvivors: cgroup.survivors },
+          },
+        },
       ]);
       return true;
     });
@@ -81,27 +97,52 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
   const open = openEffectIntents(store);
   const toPause = new Map<string, string[]>();
   for (const row of open) {
-    const intent = JSON.parse(row.data) as { effectId: string; kind: string; target: string; probe: Record<string, unknown> };
+    const intent = JSON.parse(row.data) as {
+      effectId: string;
+      kind: string;
+      target: string;
+      probe: Record<string, unknown>;
+    };
     // An effect of a run a live host process still owns is in flight, not abandoned: leave it to that process.
     const owner = row.runId ? store.run(row.runId) : undefined;
-    if (owner && (owner.status === 'queued' || owner.status === 'running') && ownerAlive({ host_pid: owner.hostPid, host_start: owner.hostStart })) continue;
+    if (
+      owner &&
+      (owner.status === 'queued' || owner.status === 'running') &&
+      ownerAlive({ host_pid: owner.hostPid, host_start: owner.hostStart })
+    )
+      continue;
     const verdict = probeEffect(intent.kind, intent.probe, probers);
     store.append(row.sessionId, [
       {
         type: 'effect.reconciled',
         runId: row.runId,
         data: { effectId: intent.effectId, status: verdict.status, how: verdict.how },
-        audit: { type: 'recovery.effect_reconciled', actor: 'host', data: { effectId: intent.effectId, kind: intent.kind, status: verdict.status, how: verdict.how } },
+        audit: {
+          type: 'recovery.effect_reconciled',
+          actor: 'host',
+          data: { effectId: intent.effectId, kind: intent.kind, status: verdict.status, how: verdict.how },
+        },
       },
     ]);
-    report.effects.push({ effectId: intent.effectId, sessionId: row.sessionId, status: verdict.status, how: verdict.how });
+    report.effects.push({
+      effectId: intent.effectId,
+      sessionId: row.sessionId,
+      status: verdict.status,
+      how: verdict.how,
+    });
     if (verdict.status === 'unknown' || verdict.status === 'still_running') {
       toPause.set(row.sessionId, [...(toPause.get(row.sessionId) ?? []), intent.effectId]);
     }
   }
   for (const [sessionId, effects] of toPause) {
     const reason = `recovery could not establish the outcome of ${effects.length} host-side effect(s); resolve with: paddock runs resolve <runId> --as succeeded|failed`;
-    store.append(sessionId, [{ type: 'session.paused', data: { reason, effects }, audit: { type: 'recovery.session_paused', actor: 'host', data: { effects } } }]);
+    store.append(sessionId, [
+      {
+        type: 'session.paused',
+        data: { reason, effects },
+        audit: { type: 'recovery.session_paused', actor: 'host', data: { effects } },
+      },
+    ]);
     report.pausedSessions.push(sessionId);
   }
   return report;
@@ -111,7 +152,12 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
  * A human decides the open effects of a run (`paddock runs resolve`): each gets
  * `effect.resolved`; when the session has no open effect left, it resumes.
  */
-export function resolveRun(store: Store, runId: string, status: 'succeeded' | 'failed', by: string): { resolved: string[]; resumed: boolean } {
+export function resolveRun(
+  store: Store,
+  runId: string,
+  status: 'succeeded' | 'failed',
+  by: string,
+): { resolved: string[]; resumed: boolean } {
   const run = store.run(runId);
   if (!run) throw new HostError('NOT_FOUND', `no run ${runId}`);
   return store.transaction(() => {
@@ -119,12 +165,20 @@ export function resolveRun(store: Store, runId: string, status: 'succeeded' | 'f
     const mine = before.openEffects.filter((e) => e.runId === runId).map((e) => e.effectId);
     for (const effectId of mine) {
       store.append(run.sessionId, [
-        { type: 'effect.resolved', runId, data: { effectId, status, by }, audit: { type: 'effect.resolved', actor: `user:${by}`, data: { effectId, status } } },
+        {
+          type: 'effect.resolved',
+          runId,
+          data: { effectId, status, by },
+          audit: { type: 'effect.resolved', actor: `user:${by}`, data: { effectId, status } },
+        },
       ]);
     }
     const after = store.session(run.sessionId);
     const resumed = after.paused !== null && after.openEffects.length === 0;
-    if (resumed) store.append(run.sessionId, [{ type: 'session.resumed', data: { by }, audit: { type: 'session.resumed', actor: `user:${by}`, data: {} } }]);
+    if (resumed)
+      store.append(run.sessionId, [
+        { type: 'session.resumed', data: { by }, audit: { type: 'session.resumed', actor: `user:${by}`, data: {} } },
+      ]);
     return { resolved: mine, resumed };
   });
 }

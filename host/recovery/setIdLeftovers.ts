@@ -8,10 +8,24 @@ import type { RecoveryReport } from './reconcile.js';
  * in its session folder and workspace and in every read-write mount (which of them it had is not
  * recorded; walking them all is the safe side).
  */
-export function clearInterruptedSetIdBits(dataDir: string, recovery: RecoveryReport, repo: ConfigRepo, audit: (files: unknown[]) => void): void {
+export function clearInterruptedSetIdBits(
+  dataDir: string,
+  recovery: RecoveryReport,
+  repo: ConfigRepo,
+  audit: (files: unknown[]) => void,
+): void {
   if (recovery.interruptedRuns.length === 0) return;
-  const rwMounts = repo.snapshot().resources.mounts.filter((m) => m.mode === 'rw').map((m) => m.path);
-  const roots = [...recovery.interruptedRuns.flatMap((r) => [join(dataDir, 'sessions', r.sessionId), join(dataDir, 'workspaces', r.runId)]), ...rwMounts];
+  const rwMounts = repo
+    .snapshot()
+    .resources.mounts.filter((m) => m.mode === 'rw')
+    .map((m) => m.path);
+  const roots = [
+    ...recovery.interruptedRuns.flatMap((r) => [
+      join(dataDir, 'sessions', r.sessionId),
+      join(dataDir, 'workspaces', r.runId),
+    ]),
+    ...rwMounts,
+  ];
   let files: unknown[];
   try {
     files = clearRunSetIdBits(roots);

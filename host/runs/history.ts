@@ -5,7 +5,8 @@ import type { EventData, StoredEvent } from '../state/events.js';
 /** Rough token count of a text (≈ 4 characters a token), the same estimate for every provider. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
 
-const textOf = (parts: { type: string; text?: string }[]) => parts.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
+const textOf = (parts: { type: string; text?: string }[]) =>
+  parts.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
 
 /**
  * The history grant of a run (docs/admin-guide.md, `grants.history`): the earlier turns of its
@@ -14,7 +15,12 @@ const textOf = (parts: { type: string; text?: string }[]) => parts.map((p) => (p
  * session. The newest turns are kept: at most `messages`, and whole messages up to `tokens`.
  * Every text passes `redact` (stored events are redacted already; this is the second guard).
  */
-export function sessionHistory(events: readonly StoredEvent[], runId: string, grant: Grants['history'], redact: (text: string) => string): HistoryMessage[] {
+export function sessionHistory(
+  events: readonly StoredEvent[],
+  runId: string,
+  grant: Grants['history'],
+  redact: (text: string) => string,
+): HistoryMessage[] {
   if (grant === 'none') return [];
   const queued = events.find((e) => e.type === 'run.queued' && e.runId === runId);
   if (!queued) return [];
@@ -27,7 +33,10 @@ export function sessionHistory(events: readonly StoredEvent[], runId: string, gr
     if (e.seq >= queued.seq) break;
     if (e.type === 'message.received' && e !== own) {
       const d = e.data as EventData<'message.received'>;
-      turns.push({ seq: e.seq, message: { role: 'user', text: textOf(d.event.message.parts as { type: string; text?: string }[]), at: e.at } });
+      turns.push({
+        seq: e.seq,
+        message: { role: 'user', text: textOf(d.event.message.parts as { type: string; text?: string }[]), at: e.at },
+      });
       lastUser = e.seq;
     } else if (e.type === 'message.received') lastUser = undefined;
     else if (e.type === 'run.queued' && e.runId && lastUser !== undefined) userSeqOfRun.set(e.runId, lastUser);
@@ -36,7 +45,10 @@ export function sessionHistory(events: readonly StoredEvent[], runId: string, gr
   for (const e of events) {
     if (e.type !== 'run.ended' || !e.runId || !userSeqOfRun.has(e.runId)) continue;
     const d = e.data as EventData<'run.ended'>;
-    const text = d.status === 'completed' && d.result?.output ? textOf(d.result.output.parts as { type: string; text?: string }[]) : '';
+    const text =
+      d.status === 'completed' && d.result?.output
+        ? textOf(d.result.output.parts as { type: string; text?: string }[])
+        : '';
     if (text) turns.push({ seq: userSeqOfRun.get(e.runId)! + 0.5, message: { role: 'assistant', text, at: e.at } });
   }
   turns.sort((a, b) => a.seq - b.seq);

@@ -35,7 +35,9 @@ export function hostRequestTable(sources: HostRequestSources): HostRequestTable 
     ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
   };
   const granted = new Set<HostMethodName>(sources.access.hostRequests);
-  return Object.fromEntries(Object.entries(implemented).filter(([method]) => granted.has(method as HostMethodName))) as HostRequestTable;
+  return Object.fromEntries(
+    Object.entries(implemented).filter(([method]) => granted.has(method as HostMethodName)),
+  ) as HostRequestTable;
 }
 
 /**

@@ -29,7 +29,11 @@ export function summarizeAccess(p: RunAccess): Record<string, unknown> {
     hostRequests: p.hostRequests,
     models: p.models.map((m) => m.id),
     knowledgeBases: p.knowledgeBases.map((k) => k.id),
-    mcpServers: p.mcpServers.map((s) => ({ id: s.id, allowedTools: s.allowedTools ?? '*', deniedTools: s.deniedTools })),
+    mcpServers: p.mcpServers.map((s) => ({
+      id: s.id,
+      allowedTools: s.allowedTools ?? '*',
+      deniedTools: s.deniedTools,
+    })),
     skills: p.skills.map((s) => s.id),
     artifacts: p.artifacts.map((a) => a.id),
     mounts: p.mounts.map((m) => ({ id: m.id, readOnly: m.readOnly })),
@@ -61,7 +65,10 @@ export class RunJournal {
     return store.transaction(() => {
       const paused = store.pausedReason(sessionId);
       if (paused) {
-        throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${paused}`, { sessionId, openEffects: store.session(sessionId).openEffects });
+        throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${paused}`, {
+          sessionId,
+          openEffects: store.session(sessionId).openEffects,
+        });
       }
       const runId = newRunId();
       const { manifest } = plan.runner;
@@ -70,16 +77,39 @@ export class RunJournal {
         {
           type: 'run.queued',
           runId,
-          data: { runner: manifest.id, goalRevision, attempt: 1, bindingId: plan.binding.id, host: { pid: process.pid, start: processStartTime(process.pid) } },
+          data: {
+            runner: manifest.id,
+            goalRevision,
+            attempt: 1,
+            bindingId: plan.binding.id,
+            host: { pid: process.pid, start: processStartTime(process.pid) },
+          },
           audit: {
             type: 'run.queued',
             actor: 'host',
-            data: { runner: manifest.id, version: manifest.version, bindingId: plan.binding.id, goalRevision, access: summarizeAccess(plan.access) },
+            data: {
+              runner: manifest.id,
+              version: manifest.version,
+              bindingId: plan.binding.id,
+              goalRevision,
+              access: summarizeAccess(plan.access),
+            },
           },
         },
       ]);
       if (plan.sandbox.degraded.length > 0) {
-        store.audit.append({ type: 'sandbox.degraded', actor: 'host', sessionId, runId, data: { bindingId: plan.binding.id, asked: plan.sandbox.asked, backend: plan.binding.sandbox, degraded: plan.sandbox.degraded } });
+        store.audit.append({
+          type: 'sandbox.degraded',
+          actor: 'host',
+          sessionId,
+          runId,
+          data: {
+            bindingId: plan.binding.id,
+            asked: plan.sandbox.asked,
+            backend: plan.binding.sandbox,
+            degraded: plan.sandbox.degraded,
+          },
+        });
       }
       return { runId, sessionId, goalRevision };
     });
@@ -128,7 +158,8 @@ export class OpenRunJournal {
     // An event of this run that cannot be stored (or streamed) fails this run, never the host.
     this.batcher = new AppendBatcher(store, (error, event) => {
       log.error({ runId: run.runId, err: error, event: event.type }, 'storing a run event failed');
-      if (!this.faults.signal.aborted) this.faults.abort(new Error(`storing its ${event.type} event failed: ${describeError(error)}`));
+      if (!this.faults.signal.aborted)
+        this.faults.abort(new Error(`storing its ${event.type} event failed: ${describeError(error)}`));
     });
   }
 
@@ -140,7 +171,9 @@ export class OpenRunJournal {
   /** Something the host tells the run's chat: stored like an update, streamed to the caller. */
   notice(level: 'info' | 'warn' | 'error', message: string): void {
     const update: Update = { kind: 'log', level, message: this.redactor.text(message) };
-    this.batcher.add(this.run.sessionId, { type: 'run.notice', runId: this.run.runId, data: { update } }, () => this.onUpdate?.(update, 0));
+    this.batcher.add(this.run.sessionId, { type: 'run.notice', runId: this.run.runId, data: { update } }, () =>
+      this.onUpdate?.(update, 0),
+    );
   }
 
   /**
@@ -169,16 +202,33 @@ export class OpenRunJournal {
       {
         type: 'run.started',
         runId: this.run.runId,
-        data: { pid, pidStart: processStartTime(pid), recoveryDelivered: facts.recoveryDelivered, ...(facts.cgroups ? { cgroups: facts.cgroups } : {}) },
+        data: {
+          pid,
+          pidStart: processStartTime(pid),
+          recoveryDelivered: facts.recoveryDelivered,
+          ...(facts.cgroups ? { cgroups: facts.cgroups } : {}),
+        },
         audit: { type: 'run.spawned', actor: 'host', data: { pid, ...spawned } },
       },
     ]);
   }
 
   /** An audit record of this run on its own (skill changed, egress decision, setid bits cleared). */
-  audit(type: 'skill.changed' | 'egress.allowed' | 'egress.denied' | 'run.setid_cleared', actor: string, data: unknown): void {
+  audit(
+    type: 'skill.changed' | 'egress.allowed' | 'egress.denied' | 'run.setid_cleared',
+    actor: string,
+    data: unknown,
+  ): void {
     const { store } = this;
-    store.transaction(() => store.audit.append({ type, actor, sessionId: this.run.sessionId, runId: this.run.runId, data: data as Record<string, unknown> }));
+    store.transaction(() =>
+      store.audit.append({
+        type,
+        actor,
+        sessionId: this.run.sessionId,
+        runId: this.run.runId,
+        data: data as Record<string, unknown>,
+      }),
+    );
   }
 
   /** Commit what is queued now. */
@@ -196,11 +246,40 @@ export class OpenRunJournal {
     const write = (o: RunOutcome) => {
       const usage = o.usage ?? o.result?.usage;
       const external = o.result?.external;
-      const data = { status: o.status, reason: o.reason, result: o.result, usage, exitCode: o.exitCode, signal: o.signal };
+      const data = {
+        status: o.status,
+        reason: o.reason,
+        result: o.result,
+        usage,
+        exitCode: o.exitCode,
+        signal: o.signal,
+      };
       this.store.append(sessionId, [
-        { type: 'run.ended', runId, data, audit: { type: 'run.ended', actor: 'host', data: { status: o.status, reason: o.reason, exitCode: o.exitCode, signal: o.signal, survivors: o.survivors } } },
+        {
+          type: 'run.ended',
+          runId,
+          data,
+          audit: {
+            type: 'run.ended',
+            actor: 'host',
+            data: {
+              status: o.status,
+              reason: o.reason,
+              exitCode: o.exitCode,
+              signal: o.signal,
+              survivors: o.survivors,
+            },
+          },
+        },
         ...(external && CONFIRMING.has(o.status)
-          ? [{ type: 'external.saved' as const, runId, data: { external }, audit: { type: 'external.saved', actor: `runner:${this.runnerId}`, data: { external } } }]
+          ? [
+              {
+                type: 'external.saved' as const,
+                runId,
+                data: { external },
+                audit: { type: 'external.saved', actor: `runner:${this.runnerId}`, data: { external } },
+              },
+            ]
           : []),
       ]);
     };
@@ -209,26 +288,46 @@ export class OpenRunJournal {
       return outcome;
     } catch (error) {
       this.log.error({ runId, err: error }, 'storing the run result failed');
-      const failed: RunOutcome = { ...outcome, status: 'failed', result: undefined, reason: `${outcome.reason}; the host could not store the runner's result: ${describeError(error)}` };
+      const failed: RunOutcome = {
+        ...outcome,
+        status: 'failed',
+        result: undefined,
+        reason: `${outcome.reason}; the host could not store the runner's result: ${describeError(error)}`,
+      };
       write(failed);
       return failed;
     }
   }
 
   private record(update: Update, seq: number): void {
-    this.batcher.add(this.run.sessionId, { type: 'run.update', runId: this.run.runId, data: { runnerSeq: seq, update } }, () => this.onUpdate?.(this.redactor.value(update), seq));
+    this.batcher.add(
+      this.run.sessionId,
+      { type: 'run.update', runId: this.run.runId, data: { runnerSeq: seq, update } },
+      () => this.onUpdate?.(this.redactor.value(update), seq),
+    );
   }
 }
 
 /** The event (and, for a refusal, the audit record naming who denied what) of one runner request. */
 function requestEvent(runId: string, method: string, verdict: 'accepted' | RpcError, runnerId: string) {
-  if (verdict === 'accepted') return { type: 'run.request' as const, runId, data: { method, decision: 'accepted' as const } };
+  if (verdict === 'accepted')
+    return { type: 'run.request' as const, runId, data: { method, decision: 'accepted' as const } };
   const deniedBy = (verdict.data as { deniedBy?: string } | undefined)?.deniedBy;
   const decision = { code: verdict.code, reason: verdict.message };
   return {
     type: 'run.request' as const,
     runId,
     data: { method, decision },
-    audit: { type: 'policy.denied', actor: 'host', data: { method, requestedBy: `runner:${runnerId}`, ...decision, ...(deniedBy ? { deniedBy } : {}), details: verdict.data ?? null } },
+    audit: {
+      type: 'policy.denied',
+      actor: 'host',
+      data: {
+        method,
+        requestedBy: `runner:${runnerId}`,
+        ...decision,
+        ...(deniedBy ? { deniedBy } : {}),
+        details: verdict.data ?? null,
+      },
+    },
   };
 }

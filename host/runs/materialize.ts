@@ -15,7 +15,8 @@ export interface MaterializedGrants {
 
 /** A resource name used as one path segment: no separators, no `.`/`..`. */
 function segment(name: string, what: string): string {
-  if (basename(name) !== name || name === '.' || name === '..' || name.length === 0) throw new Error(`${what} name ${JSON.stringify(name)} is not a plain file name`);
+  if (basename(name) !== name || name === '.' || name === '..' || name.length === 0)
+    throw new Error(`${what} name ${JSON.stringify(name)} is not a plain file name`);
   return name;
 }
 

@@ -64,7 +64,14 @@ export function planRefused(reason: PlanRefusal, message: string, data: Record<s
   return new HostError('RUN_REFUSED', message, { reason, ...data });
 }
 
-const NO_RESOURCES: Resources = { models: [], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [] };
+const NO_RESOURCES: Resources = {
+  models: [],
+  knowledgeBases: [],
+  mcpServers: [],
+  skills: [],
+  artifacts: [],
+  mounts: [],
+};
 
 /**
  * The one planning path of a run, dispatched or ad hoc: the binding (routed, or made from the
@@ -75,17 +82,28 @@ const NO_RESOURCES: Resources = { models: [], knowledgeBases: [], mcpServers: []
  */
 export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   const repo = request.kind === 'dispatch' ? new ConfigRepo(deps.store) : undefined;
-  const { binding, runner: adHocRunner } = request.kind === 'dispatch' ? { binding: routedBinding(repo!, request.event), runner: undefined } : adHocBinding(deps.config, request);
-  if (!binding.enabled) throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
+  const { binding, runner: adHocRunner } =
+    request.kind === 'dispatch'
+      ? { binding: routedBinding(repo!, request.event), runner: undefined }
+      : adHocBinding(deps.config, request);
+  if (!binding.enabled)
+    throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
   const sandbox = decideSandbox(binding, deps.machine?.());
   if (!sandbox.ok) throw planRefused(sandbox.reason, sandbox.message, { bindingId: binding.id });
   const runner = adHocRunner ?? catalogRunner(deps.config, binding);
   // A binding's config is checked again now (the runner's schema may have changed since apply). An
   // ad-hoc config goes to the runner as given: its own validation answers, as a failed run naming
   // the field (what `paddock run --config` has always shown; cli.test.ts).
-  const checked = request.kind === 'dispatch' ? validateRunnerConfig(runner.manifest.configSchema, binding.config) : { ok: true as const, config: binding.config };
+  const checked =
+    request.kind === 'dispatch'
+      ? validateRunnerConfig(runner.manifest.configSchema, binding.config)
+      : { ok: true as const, config: binding.config };
   if (!checked.ok) {
-    throw planRefused('config_invalid', `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`, { bindingId: binding.id, field: `config.${checked.field}` });
+    throw planRefused(
+      'config_invalid',
+      `binding "${binding.id}": config.${checked.field}: ${checked.message} (the runner's config schema changed?)`,
+      { bindingId: binding.id, field: `config.${checked.field}` },
+    );
   }
   const snapshot = repo ? repo.snapshot().resources : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
@@ -103,7 +121,10 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
 
 /** The most specific binding that routes `event`, or a `no_binding` refusal. */
 function routedBinding(repo: ConfigRepo, event: ChatEvent): Binding {
-  const binding = matchBinding(repo.list<Binding>('binding').map((o) => o.spec), event);
+  const binding = matchBinding(
+    repo.list<Binding>('binding').map((o) => o.spec),
+    event,
+  );
   const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
   if (!binding) throw planRefused('no_binding', `no binding routes ${where}`);
   return binding;
@@ -115,14 +136,21 @@ function catalogRunner(config: HostConfig, binding: Binding): ResolvedRunner {
   const runner = catalog.runners.get(binding.runner);
   if (runner) return runner;
   const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));
-  throw planRefused('runner_unavailable', `binding "${binding.id}": runner "${binding.runner}" is ${problem ? `broken: ${problem.message}` : 'not installed'}`, { bindingId: binding.id });
+  throw planRefused(
+    'runner_unavailable',
+    `binding "${binding.id}": runner "${binding.runner}" is ${problem ? `broken: ${problem.message}` : 'not installed'}`,
+    { bindingId: binding.id },
+  );
 }
 
 /**
  * The binding of a run with no binding: the operator who starts it acts as the admin and grants
  * the host requests the runner's manifest asks for (state per session), and no resources.
  */
-function adHocBinding(config: HostConfig, request: Extract<PlanRequest, { kind: 'adhoc' }>): { binding: Binding; runner: ResolvedRunner } {
+function adHocBinding(
+  config: HostConfig,
+  request: Extract<PlanRequest, { kind: 'adhoc' }>,
+): { binding: Binding; runner: ResolvedRunner } {
   const runner = resolveRunner(request.runner, config.runnerDirs);
   const asks = runner.manifest.capabilities.hostRequests;
   const binding = BindingSchema.parse({

@@ -145,25 +145,50 @@ const workspace: ProvisionStep = {
     const sessionFolder = need(d.sessionFolder, 'the session folder');
     const backend = sandboxBackend(plan.binding.sandbox);
     d.runIds = backend.runIdentity(d.machine);
-    const ws = performEffect(store, sessionId, runId, { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } }, () => {
-      if (d.machine.diskQuota.available) {
-        d.disk = mountRunDiskQuota(d.machine.diskQuota, config.dataDir, { runId, sessionId }, { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder }, plan.access.limits);
-      }
-      try {
-        const created = createRunWorkspace(config.dataDir, runId);
-        return { ...created, granted: materializeGrants(created, plan.access, plan.resources, plan.binding.workspace, config.mountRoots ?? [], backend.bindsGrants) };
-      } catch (error) {
-        d.disk?.release({ keepWorkspace: false });
-        d.disk = undefined;
-        throw error;
-      }
-    });
+    const ws = performEffect(
+      store,
+      sessionId,
+      runId,
+      { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } },
+      () => {
+        if (d.machine.diskQuota.available) {
+          d.disk = mountRunDiskQuota(
+            d.machine.diskQuota,
+            config.dataDir,
+            { runId, sessionId },
+            { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder },
+            plan.access.limits,
+          );
+        }
+        try {
+          const created = createRunWorkspace(config.dataDir, runId);
+          return {
+            ...created,
+            granted: materializeGrants(
+              created,
+              plan.access,
+              plan.resources,
+              plan.binding.workspace,
+              config.mountRoots ?? [],
+              backend.bindsGrants,
+            ),
+          };
+        } catch (error) {
+          d.disk?.release({ keepWorkspace: false });
+          d.disk = undefined;
+          throw error;
+        }
+      },
+    );
     d.workspace = ws;
     const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
     d.onRelease('workspace', () => {
       // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
       try {
-        const cleared = clearRunSetIdBits([...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])], d.runIds);
+        const cleared = clearRunSetIdBits(
+          [...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])],
+          d.runIds,
+        );
         if (cleared.length > 0) {
           journal.audit('run.setid_cleared', 'host', { files: cleared });
           log.warn({ runId, files: cleared }, 'setuid/setgid bits cleared from files the run left');
@@ -180,7 +205,13 @@ const workspace: ProvisionStep = {
         log.error({ runId, err: error }, "could not release the run's disk quota");
       }
       if (!config.keepWorkspaces) {
-        performEffect(store, sessionId, runId, { kind: 'workspace.remove', target: runId, probe: { path: ws.root } }, () => removeRunWorkspace(ws));
+        performEffect(
+          store,
+          sessionId,
+          runId,
+          { kind: 'workspace.remove', target: runId, probe: { path: ws.root } },
+          () => removeRunWorkspace(ws),
+        );
       }
     });
   },
@@ -191,10 +222,18 @@ const skills: ProvisionStep = {
   name: 'skills',
   run: (d) => {
     const { journal, plan } = d.input;
-    d.skills = checkSkills(d.deps.store, need(d.workspace, 'the workspace').granted.skills, plan.binding.sandbox, (changed) => {
-      journal.audit('skill.changed', 'host', changed);
-      journal.notice('warn', `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ${changed.digest}); the run got the current content`);
-    });
+    d.skills = checkSkills(
+      d.deps.store,
+      need(d.workspace, 'the workspace').granted.skills,
+      plan.binding.sandbox,
+      (changed) => {
+        journal.audit('skill.changed', 'host', changed);
+        journal.notice(
+          'warn',
+          `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ${changed.digest}); the run got the current content`,
+        );
+      },
+    );
   },
 };
 
@@ -210,8 +249,15 @@ const egress: ProvisionStep = {
     const { dataDir } = d.deps.config;
     mkdirSync(join(dataDir, 'sockets'), { recursive: true, mode: 0o700 });
     const socket = join(dataDir, 'sockets', `${d.input.queued.runId}.sock`);
-    const proxy = await startEgressProxy(socket, { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate }, (decision) =>
-      d.input.journal.audit(decision.allowed ? 'egress.allowed' : 'egress.denied', `runner:${runner.manifest.id}`, decision),
+    const proxy = await startEgressProxy(
+      socket,
+      { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
+      (decision) =>
+        d.input.journal.audit(
+          decision.allowed ? 'egress.allowed' : 'egress.denied',
+          `runner:${runner.manifest.id}`,
+          decision,
+        ),
     );
     d.egressSocket = socket;
     d.onRelease('egress', () => proxy.close());
@@ -246,8 +292,20 @@ const env: ProvisionStep = {
     const { config } = d.deps;
     const { queued, plan } = d.input;
     const ws = need(d.workspace, 'the workspace');
-    const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: ws.home, tmpDir: ws.tmp, runId: queued.runId, extra: plan.runner.manifest.env });
-    if (d.gateway) Object.assign(runnerEnv, { PADDOCK_RUN_TOKEN: d.gateway.token, PADDOCK_GATEWAY_URL: d.gateway.baseUrl, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' });
+    const runnerEnv = buildRunnerEnv({
+      hostEnv: process.env,
+      home: ws.home,
+      tmpDir: ws.tmp,
+      runId: queued.runId,
+      extra: plan.runner.manifest.env,
+    });
+    if (d.gateway)
+      Object.assign(runnerEnv, {
+        PADDOCK_RUN_TOKEN: d.gateway.token,
+        PADDOCK_GATEWAY_URL: d.gateway.baseUrl,
+        NO_PROXY: '127.0.0.1,localhost',
+        no_proxy: '127.0.0.1,localhost',
+      });
     // The pinned harness CLIs (read-only under bwrap, see runSandbox.ts).
     const harnessDir = config.harnessDir ?? HARNESS_DIR;
     if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
@@ -286,7 +344,11 @@ const sandbox: ProvisionStep = {
           bundle: cmd.bundle,
           harnessDir: need(d.harnessDir, 'the harness folder'),
           readPaths: need(d.readPaths, 'the read paths'),
-          binds: [...ws.granted.binds, { source: sessionFolder, target: sessionFolder, readOnly: false }, ...need(d.skills, 'the skills').binds],
+          binds: [
+            ...ws.granted.binds,
+            { source: sessionFolder, target: sessionFolder, readOnly: false },
+            ...need(d.skills, 'the skills').binds,
+          ],
           limits: access.limits,
           egressSocket: d.egressSocket,
           gatewaySocket: d.gateway?.socketPath,
@@ -327,8 +389,16 @@ const wire: ProvisionStep = {
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
       ...(access.state !== 'none' ? { stateScope: access.state } : {}),
-      history: sessionHistory(store.readEvents(queued.sessionId), queued.runId, access.history, (text) => redactor.text(text)),
-      workspace: { root: ws.root, in: ws.in, out: ws.out, tmp: ws.tmp, session: need(d.sessionFolder, 'the session folder') },
+      history: sessionHistory(store.readEvents(queued.sessionId), queued.runId, access.history, (text) =>
+        redactor.text(text),
+      ),
+      workspace: {
+        root: ws.root,
+        in: ws.in,
+        out: ws.out,
+        tmp: ws.tmp,
+        session: need(d.sessionFolder, 'the session folder'),
+      },
       ...(gw
         ? {
             gateway: {
@@ -344,21 +414,47 @@ const wire: ProvisionStep = {
             },
           }
         : {}),
-      limits: { wallClockMs: limits.wallClockMs, idleMs: limits.idleMs, maxUpdates: limits.maxUpdates, maxEventBytes: limits.maxEventBytes, diskBytes: limits.diskBytes, inodes: limits.inodes },
+      limits: {
+        wallClockMs: limits.wallClockMs,
+        idleMs: limits.idleMs,
+        maxUpdates: limits.maxUpdates,
+        maxEventBytes: limits.maxEventBytes,
+        diskBytes: limits.diskBytes,
+        inodes: limits.inodes,
+      },
     };
   },
 };
 
 /** The provisioning steps of a run, in order (release undoes them in reverse). */
-export const PROVISION_STEPS: readonly ProvisionStep[] = [command, session, workspace, skills, egress, gateway, env, sandbox, wire];
+export const PROVISION_STEPS: readonly ProvisionStep[] = [
+  command,
+  session,
+  workspace,
+  skills,
+  egress,
+  gateway,
+  env,
+  sandbox,
+  wire,
+];
 
 /**
  * Provision a run: run `steps` in order; if one throws, undo what the earlier ones made (in
  * reverse) and rethrow. The result's `release()` undoes it all, once, on every path.
  */
-export async function provision(deps: ProvisionDeps, input: ProvisionInput, steps: readonly ProvisionStep[] = PROVISION_STEPS): Promise<Provisioned> {
+export async function provision(
+  deps: ProvisionDeps,
+  input: ProvisionInput,
+  steps: readonly ProvisionStep[] = PROVISION_STEPS,
+): Promise<Provisioned> {
   const undos: { step: string; undo: () => void | Promise<void> }[] = [];
-  const draft: ProvisionDraft = { deps, input, machine: (deps.machine ?? probeMachine)(), onRelease: (step, undo) => void undos.push({ step, undo }) };
+  const draft: ProvisionDraft = {
+    deps,
+    input,
+    machine: (deps.machine ?? probeMachine)(),
+    onRelease: (step, undo) => void undos.push({ step, undo }),
+  };
   let released: Promise<void> | undefined;
   const release = () =>
     (released ??= (async () => {

@@ -30,7 +30,14 @@ export interface RunHooks {
   signal?: AbortSignal;
   onUpdate?(update: Update, seq: number): void;
   /** Called once the run id is known, before the runner starts. */
-  onStart?(info: { runId: string; sessionId: string; runner: string; dir: string; isolation: IsolationReport; resume: Resume | undefined }): void;
+  onStart?(info: {
+    runId: string;
+    sessionId: string;
+    runner: string;
+    dir: string;
+    isolation: IsolationReport;
+    resume: Resume | undefined;
+  }): void;
 }
 
 /** One ad-hoc run of a runner, as `paddock run` and `paddock demo` start it. */
@@ -89,7 +96,13 @@ export class RunService {
 
   /** Run one event through a runner with no binding (session = `adhoc-<runner>` × conversation). */
   async runAdHoc(request: AdHocRunRequest): Promise<RunOutcome> {
-    const plan = this.plan({ kind: 'adhoc', runner: request.runner, config: request.config, sandbox: request.sandbox, allowDegrade: request.allowDegrade });
+    const plan = this.plan({
+      kind: 'adhoc',
+      runner: request.runner,
+      config: request.config,
+      sandbox: request.sandbox,
+      allowDegrade: request.allowDegrade,
+    });
     const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
@@ -115,7 +128,13 @@ export class RunService {
    */
   private async waitForClaim(queued: QueuedRun, plan: RunPlan, signal?: AbortSignal): Promise<boolean> {
     const { store } = this;
-    const req = { runId: queued.runId, sessionId: queued.sessionId, bindingId: plan.binding.id, maxPerBinding: plan.binding.limits.maxConcurrentRuns, maxTotal: this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns };
+    const req = {
+      runId: queued.runId,
+      sessionId: queued.sessionId,
+      bindingId: plan.binding.id,
+      maxPerBinding: plan.binding.limits.maxConcurrentRuns,
+      maxTotal: this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns,
+    };
     for (;;) {
       if (signal?.aborted) return false;
       const verdict = tryClaim(store, req);
@@ -140,13 +159,26 @@ export class RunService {
   /** Start a queued run (planned and journaled as queued) and supervise it to its end: provision → supervise → journal.ended → release. */
   async execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks = {}): Promise<RunOutcome> {
     const journal = this.journal.open(queued, plan.runner.manifest.id, hooks.onUpdate);
-    const deps: ProvisionDeps = { config: this.config, store: this.store, log: this.log, redactor: this.redactor, gateway: this.gateway };
+    const deps: ProvisionDeps = {
+      config: this.config,
+      store: this.store,
+      log: this.log,
+      redactor: this.redactor,
+      gateway: this.gateway,
+    };
     const run = await provision(deps, { queued, plan, journal }).catch((error: unknown) => {
       journal.flush(); // a notice of the failed start lands before the run is ended
       throw error;
     });
     try {
-      hooks.onStart?.({ runId: queued.runId, sessionId: queued.sessionId, runner: plan.runner.manifest.id, dir: plan.runner.dir, isolation: run.sandbox.report, resume: run.resume });
+      hooks.onStart?.({
+        runId: queued.runId,
+        sessionId: queued.sessionId,
+        runner: plan.runner.manifest.id,
+        dir: plan.runner.dir,
+        isolation: run.sandbox.report,
+        resume: run.resume,
+      });
       const outcome = await this.supervise(queued, plan, event, run, journal, hooks.signal);
       return this.handOut(journal.ended(outcome));
     } finally {
@@ -156,13 +188,23 @@ export class RunService {
   }
 
   /** Run the runner under its sandbox against the run's host request table; the outcome as the host metered and saw it. */
-  private async supervise(queued: QueuedRun, plan: RunPlan, event: ChatEvent, run: Provisioned, journal: OpenRunJournal, signal?: AbortSignal): Promise<RunOutcome> {
+  private async supervise(
+    queued: QueuedRun,
+    plan: RunPlan,
+    event: ChatEvent,
+    run: Provisioned,
+    journal: OpenRunJournal,
+    signal?: AbortSignal,
+  ): Promise<RunOutcome> {
     const { runId, sessionId } = queued;
     const { binding, runner, access } = plan;
     const limits = access.limits;
     const table = hostRequestTable({
       access,
-      state: { repo: this.store.runnerState, scope: stateScope(binding.id, sessionId, access.state === 'binding' ? 'binding' : 'session') },
+      state: {
+        repo: this.store.runnerState,
+        scope: stateScope(binding.id, sessionId, access.state === 'binding' ? 'binding' : 'session'),
+      },
       workspaceRoot: run.workspace.root,
       gateway: { gateway: this.gateway, handle: run.gateway },
     });
@@ -173,7 +215,15 @@ export class RunService {
       outcome = await superviseRun({
         launch,
         containment,
-        params: buildRunParams({ runId, sessionId, event, binding: run.wire, resume: run.resume, wallClockMs: limits.wallClockMs, goalRevision: queued.goalRevision }),
+        params: buildRunParams({
+          runId,
+          sessionId,
+          event,
+          binding: run.wire,
+          resume: run.resume,
+          wallClockMs: limits.wallClockMs,
+          goalRevision: queued.goalRevision,
+        }),
         limits,
         requestLimits: access.requestLimits,
         host: HOST_INFO,
@@ -184,18 +234,35 @@ export class RunService {
         hostRequests: tableHandler(table),
         log: this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id }),
         onSpawn: (pid) =>
-          journal.started(pid, { recoveryDelivered: run.recoveryDelivered, cgroups: containment?.paths }, {
-            command: launch.command,
-            args: launch.args,
-            cwd: run.workspace.root,
-            backend: binding.sandbox,
-            ...(run.sandbox.binds ? { binds: run.sandbox.binds } : {}),
-            isolation: run.sandbox.report,
-            limits,
-            requestLimits: access.requestLimits,
-            skills: run.skills.handles.map(({ id, name, version, digest, changed }) => ({ id, name, version: version ?? null, digest, changed })),
-            gateway: run.gateway ? { baseUrl: run.gateway.baseUrl, models: access.models.map((m) => m.id), mcpServers: access.mcpServers.map((m) => m.id), knowledgeBases: access.knowledgeBases.map((k) => k.id) } : null,
-          }),
+          journal.started(
+            pid,
+            { recoveryDelivered: run.recoveryDelivered, cgroups: containment?.paths },
+            {
+              command: launch.command,
+              args: launch.args,
+              cwd: run.workspace.root,
+              backend: binding.sandbox,
+              ...(run.sandbox.binds ? { binds: run.sandbox.binds } : {}),
+              isolation: run.sandbox.report,
+              limits,
+              requestLimits: access.requestLimits,
+              skills: run.skills.handles.map(({ id, name, version, digest, changed }) => ({
+                id,
+                name,
+                version: version ?? null,
+                digest,
+                changed,
+              })),
+              gateway: run.gateway
+                ? {
+                    baseUrl: run.gateway.baseUrl,
+                    models: access.models.map((m) => m.id),
+                    mcpServers: access.mcpServers.map((m) => m.id),
+                    knowledgeBases: access.knowledgeBases.map((k) => k.id),
+                  }
+                : null,
+            },
+          ),
         redact: (text) => this.redactor.text(text),
         onUpdate: (update, seq) => journal.update(update, seq),
         onHostRequest: (method, verdict) => journal.request(method, verdict),
@@ -209,7 +276,11 @@ export class RunService {
     if (diskNotes.length) outcome = { ...outcome, reason: `${outcome.reason}; ${diskNotes.join('; ')}` };
     // An update of the run's last turn that could not be stored: the run did not deliver what it said.
     if (journal.fault.aborted && !outcome.reason.startsWith('host failed')) {
-      outcome = { ...outcome, status: outcome.status === 'completed' ? 'failed' : outcome.status, reason: `${outcome.reason}; then the host failed while handling the runner output: ${describeError(journal.fault.reason)}` };
+      outcome = {
+        ...outcome,
+        status: outcome.status === 'completed' ? 'failed' : outcome.status,
+        reason: `${outcome.reason}; then the host failed while handling the runner output: ${describeError(journal.fault.reason)}`,
+      };
     }
     // The run's usage is what the host metered; the runner's own claim is kept beside it, labelled.
     return { ...outcome, usage: meteredUsage(this.store, runId, outcome.result?.usage) };
@@ -221,7 +292,11 @@ export class RunService {
       return this.redactor.value(outcome);
     } catch (error) {
       // A value the redactor cannot walk is not handed out.
-      return { ...outcome, result: undefined, reason: `${outcome.reason}; the result could not be redacted for display: ${describeError(error)}` };
+      return {
+        ...outcome,
+        result: undefined,
+        reason: `${outcome.reason}; the result could not be redacted for display: ${describeError(error)}`,
+      };
     }
   }
 }

@@ -28,7 +28,12 @@ export interface ChangedSkill {
  * runner running as the file's owner or root could restore it — said in docs/security-model.md).
  * A skill whose content differs from its recorded digest is reported through `onChanged`.
  */
-export function checkSkills(store: Store, copies: { id: string; name: string; path: string }[], backend: Backend, onChanged: (c: ChangedSkill) => void) {
+export function checkSkills(
+  store: Store,
+  copies: { id: string; name: string; path: string }[],
+  backend: Backend,
+  onChanged: (c: ChangedSkill) => void,
+) {
   const handles: SkillHandle[] = [];
   const binds: { source: string; target: string; readOnly: boolean }[] = [];
   for (const copy of copies) {
@@ -36,7 +41,12 @@ export function checkSkills(store: Store, copies: { id: string; name: string; pa
     const recorded = recordedSkillDigest(store, copy.id);
     const changed = recorded !== identity.digest;
     if (changed) onChanged({ skill: copy.id, name: identity.name, digest: identity.digest, recorded });
-    handles.push({ ...copy, ...(identity.version ? { version: identity.version } : {}), digest: identity.digest, changed });
+    handles.push({
+      ...copy,
+      ...(identity.version ? { version: identity.version } : {}),
+      digest: identity.digest,
+      changed,
+    });
     if (sandboxBackend(backend).bindsGrants) binds.push({ source: copy.path, target: copy.path, readOnly: true });
     else makeFilesReadOnly(copy.path);
   }

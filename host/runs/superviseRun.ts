@@ -84,7 +84,12 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   let ladderStart: LadderStart = 'sigterm';
   let phase: Phase = 'starting';
 
-  const decide = (status: OutcomeStatus, reason: string, detail: OutcomeDetail = {}, start: LadderStart = 'sigterm') => {
+  const decide = (
+    status: OutcomeStatus,
+    reason: string,
+    detail: OutcomeDetail = {},
+    start: LadderStart = 'sigterm',
+  ) => {
     if (!recorder.decide(status, reason, detail)) return;
     ladderStart = start;
     options.onDecided?.();
@@ -155,14 +160,18 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
         return decide('quota_exceeded', `runner sent more than ${limits.maxUpdates} updates`, { limit: 'maxUpdates' });
       }
       if (counters.eventBytes > limits.maxEventBytes) {
-        return decide('quota_exceeded', `runner updates exceeded ${limits.maxEventBytes} bytes`, { limit: 'maxEventBytes' });
+        return decide('quota_exceeded', `runner updates exceeded ${limits.maxEventBytes} bytes`, {
+          limit: 'maxEventBytes',
+        });
       }
-      if (!recorder.decided) guarded(`update ${params.seq} (${params.update.kind})`, () => options.onUpdate?.(params.update, params.seq));
+      if (!recorder.decided)
+        guarded(`update ${params.seq} (${params.update.kind})`, () => options.onUpdate?.(params.update, params.seq));
     },
     onHostRequest: (method, _runId, verdict) => {
       counters.hostRequests += 1;
       guarded(`a ${method} request`, () => options.onHostRequest?.(method, verdict));
-      if (verdict !== 'accepted') log.info({ runId, method, code: verdict.code }, `runner request refused: ${verdict.message}`);
+      if (verdict !== 'accepted')
+        log.info({ runId, method, code: verdict.code }, `runner request refused: ${verdict.message}`);
     },
     // A handler threw something that is not a refusal: the runner got -32603, the run fails.
     onHandlerError: (method, error) => hostFailed(`the runner's ${method}`, error),
@@ -195,7 +204,9 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       onBytes: (bytes) => {
         counters.stdoutBytes += bytes;
         if (counters.stdoutBytes > limits.maxStdoutBytes) {
-          decide('quota_exceeded', `runner stdout exceeded ${limits.maxStdoutBytes} bytes`, { limit: 'maxStdoutBytes' });
+          decide('quota_exceeded', `runner stdout exceeded ${limits.maxStdoutBytes} bytes`, {
+            limit: 'maxStdoutBytes',
+          });
         }
       },
       onLine: (bytes) => {
@@ -220,7 +231,10 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   // so a crash on a loaded machine is not misreported as a protocol error.
   void stdoutEnded.promise.then(async () => {
     if (exitInfo || (await settlesWithin(exited.promise, STDOUT_CLOSED_GRACE_MS))) return;
-    decide('protocol_error', `runner closed its stdout ${PHASE_TEXT[phase]} but kept running (no exit within ${STDOUT_CLOSED_GRACE_MS} ms)`);
+    decide(
+      'protocol_error',
+      `runner closed its stdout ${PHASE_TEXT[phase]} but kept running (no exit within ${STDOUT_CLOSED_GRACE_MS} ms)`,
+    );
   });
 
   proc.child.once('exit', (code, signal) => {
@@ -236,7 +250,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   });
 
   const wallTimer = setTimeout(
-    () => decide('timed_out', `run exceeded the wall-clock limit of ${limits.wallClockMs} ms`, { timeout: 'wall_clock' }),
+    () =>
+      decide('timed_out', `run exceeded the wall-clock limit of ${limits.wallClockMs} ms`, { timeout: 'wall_clock' }),
     limits.wallClockMs,
   );
   let cancelTimer: NodeJS.Timeout | undefined;
@@ -244,10 +259,15 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     if (recorder.decided || cancelRequested) return;
     if (phase !== 'running') return decide('cancelled', 'cancelled before the run started');
     cancelRequested = true;
-    const reason = String((options.signal?.reason as Error | undefined)?.message ?? options.signal?.reason ?? 'cancelled');
+    const reason = String(
+      (options.signal?.reason as Error | undefined)?.message ?? options.signal?.reason ?? 'cancelled',
+    );
     conn.cancel(runId, reason);
     cancelTimer = setTimeout(
-      () => decide('cancelled', `runner did not answer run/cancel within ${limits.cancelGraceMs} ms; killed`, { timeout: 'cancel_grace' }),
+      () =>
+        decide('cancelled', `runner did not answer run/cancel within ${limits.cancelGraceMs} ms; killed`, {
+          timeout: 'cancel_grace',
+        }),
       limits.cancelGraceMs,
     );
   };
@@ -279,10 +299,17 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       const asked = phase === 'handshake' ? 'initialize' : 'run';
       if (err.code === ErrorCodes.RunnerExited || err.code === ErrorCodes.ConnectionClosed) return; // the exit handler decides
       if (err.code === ErrorCodes.RunnerUnresponsive) {
-        return decide('timed_out', `runner did not answer initialize within ${limits.handshakeTimeoutMs} ms`, { timeout: 'handshake' });
+        return decide('timed_out', `runner did not answer initialize within ${limits.handshakeTimeoutMs} ms`, {
+          timeout: 'handshake',
+        });
       }
-      if (err.code === ErrorCodes.InvalidMessage) return decide('protocol_error', `runner sent an invalid message: ${err.message}`, { code: err.code });
-      decide(phase === 'handshake' ? 'protocol_error' : 'failed', `runner answered ${asked} with error ${err.code}: ${err.message}`, { code: err.code });
+      if (err.code === ErrorCodes.InvalidMessage)
+        return decide('protocol_error', `runner sent an invalid message: ${err.message}`, { code: err.code });
+      decide(
+        phase === 'handshake' ? 'protocol_error' : 'failed',
+        `runner answered ${asked} with error ${err.code}: ${err.message}`,
+        { code: err.code },
+      );
     }
   };
   void drive();
@@ -315,7 +342,10 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   // itself to another cgroup). Found ones are killed and named in the reason.
   const escaped = await killEscapees(runId, limits.killConfirmMs, runnerStart ?? 0);
   survivors = [...new Set([...survivors, ...escaped.survivors])];
-  if (escaped.found.length > 0) notes.push(`${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`);
+  if (escaped.found.length > 0)
+    notes.push(
+      `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
+    );
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();
   proc.stdout.destroy();

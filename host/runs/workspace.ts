@@ -32,7 +32,8 @@ const SESSION_ID = /^ses_[0-9a-f-]{36}$/;
  * `CODEX_HOME`). Bound read-write into the sandbox; no other session's folder is visible.
  */
 export function sessionDir(dataDir: string, sessionId: string): string {
-  if (!SESSION_ID.test(sessionId)) throw new Error(`refusing session folder for malformed session id ${JSON.stringify(sessionId)}`);
+  if (!SESSION_ID.test(sessionId))
+    throw new Error(`refusing session folder for malformed session id ${JSON.stringify(sessionId)}`);
   const dir = join(dataDir, 'sessions', sessionId);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // Used now: retention counts from the session's last run, not from its creation.
@@ -50,7 +51,12 @@ export function removeRunWorkspace(ws: RunWorkspace): void {
  * Remove workspaces older than `ttlMs` that no live run uses (kept ones, and those left by a host
  * that stopped mid-run). Never follows links. Returns the removed run ids.
  */
-export function sweepWorkspaces(dataDir: string, ttlMs: number, inUse: ReadonlySet<string>, now = Date.now()): string[] {
+export function sweepWorkspaces(
+  dataDir: string,
+  ttlMs: number,
+  inUse: ReadonlySet<string>,
+  now = Date.now(),
+): string[] {
   return sweepFolders(join(dataDir, 'workspaces'), RUN_ID, ttlMs, inUse, now);
 }
 
@@ -59,7 +65,12 @@ export function sweepWorkspaces(dataDir: string, ttlMs: number, inUse: ReadonlyS
  * sessions with a queued or running run. The session's pointer stays in the store; its next run
  * finds the harness session gone, starts a fresh one and says so.
  */
-export function sweepSessionFolders(dataDir: string, ttlMs: number, inUse: ReadonlySet<string>, now = Date.now()): string[] {
+export function sweepSessionFolders(
+  dataDir: string,
+  ttlMs: number,
+  inUse: ReadonlySet<string>,
+  now = Date.now(),
+): string[] {
   return sweepFolders(join(dataDir, 'sessions'), SESSION_ID, ttlMs, inUse, now);
 }
 

@@ -16,7 +16,10 @@ export const BACKENDS = ['process', 'bwrap'] as const;
 export type Backend = (typeof BACKENDS)[number];
 
 /** Resource limits a sandbox applies to the whole run. */
-export type SandboxLimits = Pick<HostLimits, 'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles' | 'diskBytes' | 'inodes'>;
+export type SandboxLimits = Pick<
+  HostLimits,
+  'memoryBytes' | 'pids' | 'cpuSeconds' | 'fileSizeBytes' | 'openFiles' | 'diskBytes' | 'inodes'
+>;
 
 /** What one run's sandbox must allow. Paths are host paths; nothing else is visible under a strong backend. */
 export interface SandboxRequest {
@@ -136,7 +139,13 @@ export interface SandboxBackend {
    * view, `explain`, `doctor`). `applied`: the cgroup controllers that took; `disk`: the run's
    * quota filesystems, `'none'` for a run without, absent for a binding not running yet.
    */
-  report(limits: SandboxLimits, machine: MachineReport, applied: CgroupApplied, network?: NetworkFacts, disk?: DiskApplied | 'none'): IsolationReport;
+  report(
+    limits: SandboxLimits,
+    machine: MachineReport,
+    applied: CgroupApplied,
+    network?: NetworkFacts,
+    disk?: DiskApplied | 'none',
+  ): IsolationReport;
 
   /** Every bind and link a launch of `request` would get (for `explain`, without starting it); undefined when the backend binds nothing. */
   launchBinds(request: SandboxRequest): SandboxBind[] | undefined;

@@ -10,7 +10,19 @@ export const STDOUT_FIFO = { target: '/paddock-stdout', source: (workspace: stri
 export const GATEWAY = { socket: '/run/paddock/gateway.sock', port: 3129 } as const;
 
 /** System paths bound read-only under bwrap: enough to run node, python and shells, nothing personal. */
-const SYSTEM_RO = ['/usr', '/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/ssl', '/etc/ca-certificates', '/etc/localtime', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group'];
+const SYSTEM_RO = [
+  '/usr',
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/passwd',
+  '/etc/group',
+];
 
 /** Read-only binds (and the usual /bin → usr/bin links) of the system a runner needs. */
 export function systemArgs(): string[] {
@@ -37,7 +49,16 @@ export function systemArgs(): string[] {
 export function namespaceArgs(usernsFd?: number): string[] {
   const identity = ['--uid', '65534', '--gid', '65534'];
   if (usernsFd === undefined) return ['--unshare-all', '--unshare-user', ...identity];
-  return ['--userns', String(usernsFd), '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try', ...identity];
+  return [
+    '--userns',
+    String(usernsFd),
+    '--unshare-ipc',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...identity,
+  ];
 }
 
 /**
@@ -52,23 +73,36 @@ export function bwrapOptions(request: SandboxRequest, usernsFd?: number): string
     ...namespaceArgs(usernsFd),
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
-    '--hostname', 'paddock',
+    '--cap-drop',
+    'ALL',
+    '--hostname',
+    'paddock',
     ...systemArgs(),
-    '--proc', '/proc',
+    '--proc',
+    '/proc',
     // The private /tmp and /dev/shm are bounded like the workspace (tmpfs size; their pages count
     // against the run's memory cgroup); the rest of bwrap's /dev tmpfs is read-only (device nodes still work).
-    '--dev', '/dev',
-    '--size', String(request.limits.diskBytes), '--tmpfs', '/dev/shm',
-    '--remount-ro', '/dev',
-    '--size', String(request.limits.diskBytes), '--tmpfs', '/tmp',
+    '--dev',
+    '/dev',
+    '--size',
+    String(request.limits.diskBytes),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
+    '--size',
+    String(request.limits.diskBytes),
+    '--tmpfs',
+    '/tmp',
   ];
   for (const path of request.readOnly) args.push('--ro-bind', path, path);
   args.push('--bind', request.workspace, request.workspace);
   for (const b of request.binds) {
     args.push(b.readOnly ? '--ro-bind' : '--bind', b.source, b.target);
     // A writable repository still never gets writable git hooks or config (they run on the host's git).
-    if (!b.readOnly) for (const sub of ['.git/hooks', '.git/config']) if (existsSync(join(b.source, sub))) args.push('--ro-bind', join(b.source, sub), join(b.target, sub));
+    if (!b.readOnly)
+      for (const sub of ['.git/hooks', '.git/config'])
+        if (existsSync(join(b.source, sub))) args.push('--ro-bind', join(b.source, sub), join(b.target, sub));
   }
   if (request.stdoutFifo) args.push('--bind', STDOUT_FIFO.source(request.workspace), STDOUT_FIFO.target);
   if (request.egressSocket) args.push('--bind', request.egressSocket, EGRESS.socket);
@@ -93,9 +127,42 @@ export interface SandboxBind {
 
 /** How many values each bwrap option this host uses takes (bindsOf refuses any other option). */
 const ARITY: Record<string, number> = {
-  '--unshare-all': 0, '--share-net': 0, '--unshare-user': 0, '--unshare-ipc': 0, '--unshare-pid': 0, '--unshare-net': 0, '--unshare-uts': 0, '--unshare-cgroup-try': 0, '--userns': 1, '--die-with-parent': 0, '--new-session': 0, '--clearenv': 0, '--as-pid-1': 0,
-  '--cap-drop': 1, '--cap-add': 1, '--uid': 1, '--gid': 1, '--hostname': 1, '--proc': 1, '--dev': 1, '--tmpfs': 1, '--remount-ro': 1, '--chdir': 1, '--unsetenv': 1, '--dir': 1, '--perms': 1, '--size': 1,
-  '--setenv': 2, '--ro-bind': 2, '--ro-bind-try': 2, '--bind': 2, '--bind-try': 2, '--dev-bind': 2, '--dev-bind-try': 2, '--symlink': 2, '--chmod': 2,
+  '--unshare-all': 0,
+  '--share-net': 0,
+  '--unshare-user': 0,
+  '--unshare-ipc': 0,
+  '--unshare-pid': 0,
+  '--unshare-net': 0,
+  '--unshare-uts': 0,
+  '--unshare-cgroup-try': 0,
+  '--userns': 1,
+  '--die-with-parent': 0,
+  '--new-session': 0,
+  '--clearenv': 0,
+  '--as-pid-1': 0,
+  '--cap-drop': 1,
+  '--cap-add': 1,
+  '--uid': 1,
+  '--gid': 1,
+  '--hostname': 1,
+  '--proc': 1,
+  '--dev': 1,
+  '--tmpfs': 1,
+  '--remount-ro': 1,
+  '--chdir': 1,
+  '--unsetenv': 1,
+  '--dir': 1,
+  '--perms': 1,
+  '--size': 1,
+  '--setenv': 2,
+  '--ro-bind': 2,
+  '--ro-bind-try': 2,
+  '--bind': 2,
+  '--bind-try': 2,
+  '--dev-bind': 2,
+  '--dev-bind-try': 2,
+  '--symlink': 2,
+  '--chmod': 2,
 };
 const BIND_MODES: Record<string, [SandboxBind['mode'], boolean]> = {
   '--ro-bind': ['ro', false],
@@ -114,13 +181,14 @@ const BIND_MODES: Record<string, [SandboxBind['mode'], boolean]> = {
  */
 export function bindsOf(options: readonly string[]): SandboxBind[] {
   const binds: SandboxBind[] = [];
-  for (let i = 0; i < options.length; ) {
+  for (let i = 0; i < options.length;) {
     const option = options[i]!;
     const arity = ARITY[option];
     if (arity === undefined) throw new Error(`bindsOf: unknown bwrap option ${option}`);
     const mode = BIND_MODES[option];
     if (mode) binds.push({ source: options[i + 1]!, target: options[i + 2]!, mode: mode[0], optional: mode[1] });
-    else if (option === '--proc' || option === '--dev' || option === '--tmpfs') binds.push({ source: option.slice(2), target: options[i + 1]!, mode: 'own', optional: false });
+    else if (option === '--proc' || option === '--dev' || option === '--tmpfs')
+      binds.push({ source: option.slice(2), target: options[i + 1]!, mode: 'own', optional: false });
     i += 1 + arity;
   }
   return binds;

@@ -37,7 +37,8 @@ export function readCgroupLayout(): CgroupLayout {
     if (fstype === 'cgroup') {
       for (const option of superOptions.split(',')) {
         const path = ownPath.get(option);
-        if (path !== undefined && ['memory', 'pids', 'cpu', 'cpuacct', 'freezer'].includes(option)) layout.v1.set(option, join(mountPoint, path));
+        if (path !== undefined && ['memory', 'pids', 'cpu', 'cpuacct', 'freezer'].includes(option))
+          layout.v1.set(option, join(mountPoint, path));
       }
     } else if (fstype === 'cgroup2') {
       layout.v2 = join(mountPoint, ownPath.get('<v2>') ?? '/');
@@ -45,7 +46,10 @@ export function readCgroupLayout(): CgroupLayout {
   }
   if (layout.v2) {
     try {
-      layout.v2Controllers = readFileSync(join(layout.v2, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).filter(Boolean);
+      layout.v2Controllers = readFileSync(join(layout.v2, 'cgroup.controllers'), 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean);
     } catch {
       layout.v2Controllers = [];
     }
@@ -118,7 +122,8 @@ export class RunCgroup {
         try {
           write(join(dir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
           // Without swap accounting a process could page out past the limit.
-          if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) write(join(dir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+          if (existsSync(join(dir, 'memory.memsw.limit_in_bytes')))
+            write(join(dir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
           applied.memory = 'cgroup v1 memory.limit_in_bytes';
         } catch {
           // Left unapplied; the report says so.
@@ -153,7 +158,14 @@ export class RunCgroup {
     const derived = [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()].map((d) => join(d, 'paddock', runId));
     const dirs = new Map<string, string>();
     for (const dir of new Set([...recorded, ...derived])) {
-      if (!dir.startsWith('/sys/fs/cgroup/') || basename(dir) !== runId || basename(dirname(dir)) !== 'paddock' || dir.includes('/../') || !existsSync(join(dir, 'cgroup.procs'))) continue;
+      if (
+        !dir.startsWith('/sys/fs/cgroup/') ||
+        basename(dir) !== runId ||
+        basename(dirname(dir)) !== 'paddock' ||
+        dir.includes('/../') ||
+        !existsSync(join(dir, 'cgroup.procs'))
+      )
+        continue;
       dirs.set(dir, dir);
     }
     if (dirs.size === 0) return undefined;
@@ -334,7 +346,9 @@ export function sweepRunCgroups(ended: (runId: string) => boolean, layout = read
   for (const parent of new Set(parents)) {
     let names: string[];
     try {
-      names = readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      names = readdirSync(parent, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
     } catch {
       continue;
     }
@@ -362,5 +376,12 @@ const RUN_ID_PREFIX = /^(run_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 /** The launch-wrapper prefix that moves the runner into `procsFiles` before it execs the command. */
 export function joinCgroupsPrefix(procsFiles: readonly string[]): string[] {
   if (procsFiles.length === 0) return [];
-  return ['/bin/sh', '-c', 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"', 'paddock-cgroup-join', ...procsFiles, '--'];
+  return [
+    '/bin/sh',
+    '-c',
+    'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"',
+    'paddock-cgroup-join',
+    ...procsFiles,
+    '--',
+  ];
 }

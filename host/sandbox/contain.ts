@@ -34,8 +34,16 @@ function prlimitArgs(path: string, limits: SandboxLimits): string[] {
  * host launch chain around the backend's `wrap`, the report and the containment. Leaves nothing
  * behind when `wrap` or the launch throws.
  */
-export function containedLaunch(backend: SandboxBackend, request: SandboxRequest, machine: MachineReport, wrap: () => Wrapping): PreparedSandbox {
-  const cgroup = RunCgroup.create(request.runId, { memoryBytes: request.limits.memoryBytes, pids: request.limits.pids });
+export function containedLaunch(
+  backend: SandboxBackend,
+  request: SandboxRequest,
+  machine: MachineReport,
+  wrap: () => Wrapping,
+): PreparedSandbox {
+  const cgroup = RunCgroup.create(request.runId, {
+    memoryBytes: request.limits.memoryBytes,
+    pids: request.limits.pids,
+  });
   const applied = cgroup?.applied ?? {};
   let wrapping: Wrapping;
   try {
@@ -51,7 +59,10 @@ export function containedLaunch(backend: SandboxBackend, request: SandboxRequest
     host = hostLaunch({
       runner: wrapping.runner,
       procsFiles: cgroup?.procsFiles ?? [],
-      prlimit: machine.prlimit.available && machine.prlimit.path ? prlimitArgs(machine.prlimit.path, request.limits) : undefined,
+      prlimit:
+        machine.prlimit.available && machine.prlimit.path
+          ? prlimitArgs(machine.prlimit.path, request.limits)
+          : undefined,
       bwrap: wrapping.bwrap,
     });
   } catch (error) {
@@ -61,7 +72,13 @@ export function containedLaunch(backend: SandboxBackend, request: SandboxRequest
     throw error;
   }
   // A run without quota filesystems is reported as such, whatever the machine could do.
-  const report = backend.report(request.limits, machine, applied, { proxy: wrapping.proxy, allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false }, request.disk ?? 'none');
+  const report = backend.report(
+    request.limits,
+    machine,
+    applied,
+    { proxy: wrapping.proxy, allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false },
+    request.disk ?? 'none',
+  );
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),
@@ -72,7 +89,9 @@ export function containedLaunch(backend: SandboxBackend, request: SandboxRequest
         },
         paths: cgroup.paths,
         notes: () => [
-          ...(cgroup.oomKills() > 0 ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`] : []),
+          ...(cgroup.oomKills() > 0
+            ? [`the memory limit (${request.limits.memoryBytes} bytes) killed ${cgroup.oomKills()} process(es)`]
+            : []),
           ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
         ],
       }
@@ -103,10 +122,19 @@ export interface BackendLines {
  * An isolation report: the backend's own lines first, then what every backend shares (environment
  * allowlist, timeouts, request checks, cgroup and prlimit limits, disk quota).
  */
-export function assembleReport(backend: Pick<SandboxBackend, 'name' | 'strength'>, own: BackendLines, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, network: string, disk?: DiskApplied | 'none'): IsolationReport {
+export function assembleReport(
+  backend: Pick<SandboxBackend, 'name' | 'strength'>,
+  own: BackendLines,
+  l: SandboxLimits,
+  machine: MachineReport,
+  applied: CgroupApplied,
+  network: string,
+  disk?: DiskApplied | 'none',
+): IsolationReport {
   const enforced = [...own.enforced];
   const notEnforced = [...own.notEnforced];
-  const limit = (ok: string | undefined | false, text: string, how: string) => (ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`));
+  const limit = (ok: string | undefined | false, text: string, how: string) =>
+    ok ? enforced.push(`${text} (${how})`) : notEnforced.push(`${text}: no mechanism on this host`);
   enforced.push(
     'environment built from an allowlist: no host secrets or tokens',
     'handshake, wall-clock, idle and cancel-grace timeouts; stdout, stderr, line, update-count and event-byte quotas',
@@ -114,10 +142,20 @@ export function assembleReport(backend: Pick<SandboxBackend, 'name' | 'strength'
   );
   limit(applied.memory, `memory ≤ ${l.memoryBytes} bytes for the whole run`, applied.memory ?? '');
   limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');
-  limit(machine.prlimit.available && 'prlimit', `CPU time ≤ ${l.cpuSeconds} s per process, files ≤ ${l.fileSizeBytes} bytes, ≤ ${l.openFiles} open files`, 'RLIMIT_CPU/FSIZE/NOFILE via prlimit');
-  const diskLines = diskQuotaLines(l, machine.diskQuota, { privateTmp: own.privateTmp, unbounded: own.unbounded }, disk);
+  limit(
+    machine.prlimit.available && 'prlimit',
+    `CPU time ≤ ${l.cpuSeconds} s per process, files ≤ ${l.fileSizeBytes} bytes, ≤ ${l.openFiles} open files`,
+    'RLIMIT_CPU/FSIZE/NOFILE via prlimit',
+  );
+  const diskLines = diskQuotaLines(
+    l,
+    machine.diskQuota,
+    { privateTmp: own.privateTmp, unbounded: own.unbounded },
+    disk,
+  );
   enforced.push(...diskLines.enforced);
   notEnforced.push(...diskLines.notEnforced);
-  if (own.reportsKillAll) limit(applied.killAll, 'descendants that call setsid are killed at run end', applied.killAll ?? '');
+  if (own.reportsKillAll)
+    limit(applied.killAll, 'descendants that call setsid are killed at run end', applied.killAll ?? '');
   return { backend: backend.name, strength: backend.strength, network, enforced, notEnforced };
 }

@@ -1,5 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, rmdirSync, statfsSync, chmodSync, closeSync, openSync, ftruncateSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  rmdirSync,
+  statfsSync,
+  chmodSync,
+  closeSync,
+  openSync,
+  ftruncateSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { loopDeviceOf, waitDetached } from './loopDevices.js';
 import { join } from 'node:path';
@@ -32,11 +44,16 @@ function run(path: string, args: string[]): void {
 
 /** Try the whole mechanism once (make, mount, write, unmount a tiny image): what `doctor` and every run rely on. */
 export function probeDiskQuota(): DiskQuotaMachine {
-  if (process.getuid?.() !== 0) return { available: false, why: 'mounting a quota image needs root (the host runs unprivileged)' };
+  if (process.getuid?.() !== 0)
+    return { available: false, why: 'mounting a quota image needs root (the host runs unprivileged)' };
   const mkfs = tool('mkfs.ext4');
   const mount = tool('mount');
   const umount = tool('umount');
-  if (!mkfs || !mount || !umount) return { available: false, why: `missing ${[!mkfs && 'mkfs.ext4 (e2fsprogs)', !mount && 'mount', !umount && 'umount'].filter(Boolean).join(', ')}` };
+  if (!mkfs || !mount || !umount)
+    return {
+      available: false,
+      why: `missing ${[!mkfs && 'mkfs.ext4 (e2fsprogs)', !mount && 'mount', !umount && 'umount'].filter(Boolean).join(', ')}`,
+    };
   const tools = { mkfs, mount, umount };
   const dir = mkdtempSync(join(tmpdir(), 'paddock-quota-probe-'));
   const image = join(dir, 'probe.img');
@@ -64,14 +81,34 @@ function mountArgs(image: string, point: string): string[] {
 }
 
 /** A sparse image of `bytes` holding an empty ext4 with at least `inodes` inodes, no reserved blocks. */
-function makeImage(tools: NonNullable<DiskQuotaMachine['tools']>, image: string, bytes: number, inodes: number, journal: boolean): void {
+function makeImage(
+  tools: NonNullable<DiskQuotaMachine['tools']>,
+  image: string,
+  bytes: number,
+  inodes: number,
+  journal: boolean,
+): void {
   const fd = openSync(image, 'wx', 0o600);
   try {
     ftruncateSync(fd, bytes);
   } finally {
     closeSync(fd);
   }
-  run(tools.mkfs, ['-q', '-F', '-m', '0', '-N', String(inodes), '-O', journal ? 'has_journal' : '^has_journal', '-E', 'lazy_itable_init=1,nodiscard,root_owner=0:0', '-L', 'paddock', image]);
+  run(tools.mkfs, [
+    '-q',
+    '-F',
+    '-m',
+    '0',
+    '-N',
+    String(inodes),
+    '-O',
+    journal ? 'has_journal' : '^has_journal',
+    '-E',
+    'lazy_itable_init=1,nodiscard,root_owner=0:0',
+    '-L',
+    'paddock',
+    image,
+  ]);
 }
 
 /** What the mounted filesystem itself says it holds (statfs): the figures every report uses. */
@@ -195,7 +232,13 @@ export function quotaImage(dataDir: string, kind: 'workspaces' | 'sessions', id:
  * (with a journal: it is kept) and mounted again by each later run — its size stays what it was
  * made with. The root of the filesystem gets mode 0700 and no `lost+found`.
  */
-export function mountQuota(machine: DiskQuotaMachine, point: string, image: string, limits: { diskBytes: number; inodes: number }, what: 'workspace' | 'session folder'): QuotaMount {
+export function mountQuota(
+  machine: DiskQuotaMachine,
+  point: string,
+  image: string,
+  limits: { diskBytes: number; inodes: number },
+  what: 'workspace' | 'session folder',
+): QuotaMount {
   if (!machine.available || !machine.tools) throw new Error(`disk quota unavailable: ${machine.why}`);
   const persistent = what === 'session folder';
   mkdirSync(join(image, '..'), { recursive: true, mode: 0o700 });
@@ -206,7 +249,9 @@ export function mountQuota(machine: DiskQuotaMachine, point: string, image: stri
     run(machine.tools.mount, mountArgs(image, point));
   } catch (error) {
     if (fresh) rmSync(image, { force: true });
-    throw new Error(`could not mount the ${what} quota image: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`);
+    throw new Error(
+      `could not mount the ${what} quota image: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`,
+    );
   }
   if (fresh) {
     rmdirSync(join(point, 'lost+found'));

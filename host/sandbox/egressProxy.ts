@@ -1,14 +1,39 @@
 import { lookup } from 'node:dns/promises';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { BlockList, connect, isIP, type Socket } from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
 
 /** Addresses a run may reach only when its binding allows private destinations. */
 const PRIVATE = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['::ffff:0:0', 96]] as const) PRIVATE.addSubnet(net, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['::ffff:0:0', 96],
+] as const)
+  PRIVATE.addSubnet(net, prefix, 'ipv6');
 
 /** Is this address loopback, private, link-local, multicast or otherwise not public? */
 export function isPrivateAddress(address: string): boolean {
@@ -39,7 +64,9 @@ function allowedByList(host: string, port: number, allow: string[]): boolean {
   return allow.some((entry) => {
     const [pattern, p] = entry.toLowerCase().split(/:(?=\d+$)/) as [string, string | undefined];
     const portOk = p ? Number(p) === port : port === 80 || port === 443;
-    const nameOk = pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern;
+    const nameOk = pattern.startsWith('*.')
+      ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1
+      : name === pattern;
     return portOk && nameOk;
   });
 }
@@ -48,10 +75,16 @@ function allowedByList(host: string, port: number, allow: string[]): boolean {
  * Decide one destination: allowlist first, then resolve the name here (the runner never
  * resolves anything) and refuse private ranges unless granted. Returns the address to use.
  */
-export async function decideEgress(host: string, port: number, policy: EgressPolicy, method: string): Promise<EgressDecision> {
+export async function decideEgress(
+  host: string,
+  port: number,
+  policy: EgressPolicy,
+  method: string,
+): Promise<EgressDecision> {
   const base = { host, port, method };
   if (!Number.isInteger(port) || port < 1 || port > 65535) return { ...base, allowed: false, reason: 'bad port' };
-  if (!allowedByList(host, port, policy.allow)) return { ...base, allowed: false, reason: 'not on the binding\'s egress allowlist' };
+  if (!allowedByList(host, port, policy.allow))
+    return { ...base, allowed: false, reason: "not on the binding's egress allowlist" };
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
@@ -59,7 +92,8 @@ export async function decideEgress(host: string, port: number, policy: EgressPol
     return { ...base, allowed: false, reason: `cannot resolve: ${(error as NodeJS.ErrnoException).code ?? 'error'}` };
   }
   // Every address must pass: a name with one public and one private address is refused.
-  if (!policy.allowPrivate && addresses.some(isPrivateAddress)) return { ...base, allowed: false, address: addresses[0], reason: 'resolves to a private or loopback address' };
+  if (!policy.allowPrivate && addresses.some(isPrivateAddress))
+    return { ...base, allowed: false, address: addresses[0], reason: 'resolves to a private or loopback address' };
   return { ...base, allowed: true, address: addresses[0], reason: 'allowed' };
 }
 
@@ -67,7 +101,11 @@ export async function decideEgress(host: string, port: number, policy: EgressPol
  * The host end of a run's only network door: an HTTP proxy (CONNECT and plain absolute-URI
  * requests) listening on a Unix socket that is bound into the sandbox.
  */
-export async function startEgressProxy(socketPath: string, policy: EgressPolicy, onDecision: (d: EgressDecision) => void): Promise<{ close(): Promise<void> }> {
+export async function startEgressProxy(
+  socketPath: string,
+  policy: EgressPolicy,
+  onDecision: (d: EgressDecision) => void,
+): Promise<{ close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   // The handlers are async (DNS); a throw inside one (e.g. onDecision) must end that request, not
   // become an unhandled rejection that takes the host down.
@@ -80,16 +118,34 @@ export async function startEgressProxy(socketPath: string, policy: EgressPolicy,
       return;
     }
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const decision = url.protocol === 'http:' ? await decideEgress(url.hostname, port, policy, req.method ?? 'GET') : { allowed: false, host: url.hostname, port, method: req.method ?? 'GET', reason: 'only http:// is proxied in the clear; use CONNECT for https' };
+    const decision =
+      url.protocol === 'http:'
+        ? await decideEgress(url.hostname, port, policy, req.method ?? 'GET')
+        : {
+            allowed: false,
+            host: url.hostname,
+            port,
+            method: req.method ?? 'GET',
+            reason: 'only http:// is proxied in the clear; use CONNECT for https',
+          };
     onDecision(decision);
     if (!decision.allowed) {
       res.writeHead(403, { 'content-type': 'text/plain' }).end(`paddock egress: ${decision.reason}\n`);
       return;
     }
-    const upstream = httpRequest({ host: decision.address, port, method: req.method, path: `${url.pathname}${url.search}`, headers: { ...req.headers, host: url.host } }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = httpRequest(
+      {
+        host: decision.address,
+        port,
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers: { ...req.headers, host: url.host },
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', () => res.writeHead(502).end());
     req.pipe(upstream);
   };

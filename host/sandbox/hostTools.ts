@@ -5,7 +5,10 @@ import { existsSync } from 'node:fs';
  * ever gets: a fixed PATH of root-owned system directories and a fixed locale. Nothing from a
  * runner manifest, a binding or the runner's environment reaches a helper.
  */
-export const HOST_HELPER_ENV: Readonly<Record<string, string>> = Object.freeze({ PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' });
+export const HOST_HELPER_ENV: Readonly<Record<string, string>> = Object.freeze({
+  PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+  LANG: 'C.UTF-8',
+});
 
 const SYSTEM_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 

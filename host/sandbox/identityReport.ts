@@ -19,13 +19,24 @@ export interface RunIdentityReport {
  */
 export function runIdentityReport(identity: RunIdentity | RunIdentityError, dataDir: string): RunIdentityReport {
   if ('error' in identity) return { ok: false, summary: `— ${identity.error}; bwrap runs are refused`, warnings: [] };
-  const how = identity.mechanism === 'dedicated' ? `dedicated: a user namespace paddock makes; the id is ${identity.source === 'default' ? 'the default' : `from ${identity.source}`}` : 'bwrap maps it to the user running paddock';
+  const how =
+    identity.mechanism === 'dedicated'
+      ? `dedicated: a user namespace paddock makes; the id is ${identity.source === 'default' ? 'the default' : `from ${identity.source}`}`
+      : 'bwrap maps it to the user running paddock';
   const warnings = identityWarnings(identity).map((w) => `runs get a privileged host identity: ${w}`);
   if (identity.mechanism === 'dedicated') {
-    for (const [path, need] of [[dirname(dataDir), 'search'], [PACKAGE_ROOT, 'read']] as const) {
+    for (const [path, need] of [
+      [dirname(dataDir), 'search'],
+      [PACKAGE_ROOT, 'read'],
+    ] as const) {
       const problem = identityAccessProblem(path, need, identity);
       if (problem) warnings.push(`${problem}: bwrap runs will fail (docs/admin-guide.md "Run identity")`);
     }
   }
-  return { ok: warnings.length === 0, summary: `uid/gid 65534 in the sandbox is host uid ${identity.uid} gid ${identity.gid} (${how})`, warnings, identity };
+  return {
+    ok: warnings.length === 0,
+    summary: `uid/gid 65534 in the sandbox is host uid ${identity.uid} gid ${identity.gid} (${how})`,
+    warnings,
+    identity,
+  };
 }

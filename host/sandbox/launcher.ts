@@ -9,7 +9,8 @@ import { HOST_HELPER_ENV, requireHostTool } from './hostTools.js';
  * itself into each `cgroup.procs` file given before `--`, then execs the rest. It runs with
  * {@link HOST_HELPER_ENV} only, and every program it execs is an absolute path.
  */
-const LAUNCH_SCRIPT = 'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "$d"; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
+const LAUNCH_SCRIPT =
+  'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "$d"; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
 
 /**
  * Process backend only (bash started with --norc --noprofile: Debian's bash would otherwise read
@@ -19,7 +20,8 @@ const LAUNCH_SCRIPT = 'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "
  * SHLVL` (bash's exec would add SHLVL). Only this last exec — the runner's own command — sees
  * the runner's environment.
  */
-const ENV_LOADER = 'unset -v PATH LANG PWD OLDPWD SHLVL _; while IFS= read -r -d "" kv; do export -- "$kv" || exit 96; done <&3; exec 3<&-; exec "$@"';
+const ENV_LOADER =
+  'unset -v PATH LANG PWD OLDPWD SHLVL _; while IFS= read -r -d "" kv; do export -- "$kv" || exit 96; done <&3; exec 3<&-; exec "$@"';
 
 /** A host-side launch: the command line (helpers by absolute path) and what it hands over on fd 3. */
 export interface HostLaunch {
@@ -59,7 +61,20 @@ export function hostLaunch(opts: {
   writeFileSync(join(dir, 'launch'), payload, { mode: 0o600 });
   const tail = opts.bwrap
     ? [...(opts.bwrap.prefix ?? []), opts.bwrap.path, '--args', '3', '--', ...opts.bwrap.inner]
-    : [requireHostTool('bash'), '--norc', '--noprofile', '-c', ENV_LOADER, 'paddock-env', requireHostTool('env'), '-u', 'SHLVL', '--', opts.runner.command, ...opts.runner.args];
+    : [
+        requireHostTool('bash'),
+        '--norc',
+        '--noprofile',
+        '-c',
+        ENV_LOADER,
+        'paddock-env',
+        requireHostTool('env'),
+        '-u',
+        'SHLVL',
+        '--',
+        opts.runner.command,
+        ...opts.runner.args,
+      ];
   // $0 of the launch shell is rm's absolute path (the script calls "$0" to remove the folder).
   const args = ['-c', LAUNCH_SCRIPT, rm, dir, ...opts.procsFiles, '--', ...(opts.prlimit ?? []), ...tail];
   return {

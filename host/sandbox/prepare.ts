@@ -1,12 +1,26 @@
 import type { IsolationReport } from '../process/isolationReport.js';
-import { sandboxBackend, type Backend, type NetworkFacts, type PreparedSandbox, type SandboxLimits, type SandboxRequest } from './backend.js';
+import {
+  sandboxBackend,
+  type Backend,
+  type NetworkFacts,
+  type PreparedSandbox,
+  type SandboxLimits,
+  type SandboxRequest,
+} from './backend.js';
 import type { CgroupApplied } from './cgroups.js';
 import { probeMachine, type MachineReport } from './probe.js';
 import type { DiskApplied } from './runDiskQuota.js';
 
 // The names callers import from here; each call goes to the backend named in its arguments
 // (host/sandbox/backend.ts), so nothing here decides anything per backend.
-export { BACKENDS, type Backend, type NetworkFacts, type PreparedSandbox, type SandboxLimits, type SandboxRequest } from './backend.js';
+export {
+  BACKENDS,
+  type Backend,
+  type NetworkFacts,
+  type PreparedSandbox,
+  type SandboxLimits,
+  type SandboxRequest,
+} from './backend.js';
 export { EGRESS, GATEWAY } from './bwrapArgs.js';
 
 /** Whether a run of `backend` with this allowlist gets the host egress proxy ({@link SandboxBackend.startsEgressProxy}). */
@@ -20,7 +34,14 @@ export function networkDescription(backend: Backend, n: NetworkFacts): string {
 }
 
 /** What `backend` enforces with these limits on this machine ({@link SandboxBackend.report}). */
-export function isolationReport(backend: Backend, l: SandboxLimits, machine: MachineReport, applied: CgroupApplied, net?: NetworkFacts, disk?: DiskApplied | 'none'): IsolationReport {
+export function isolationReport(
+  backend: Backend,
+  l: SandboxLimits,
+  machine: MachineReport,
+  applied: CgroupApplied,
+  net?: NetworkFacts,
+  disk?: DiskApplied | 'none',
+): IsolationReport {
   return sandboxBackend(backend).report(l, machine, applied, net, disk);
 }
 

@@ -17,12 +17,17 @@ function mountPoints(): string[] {
  * `<data>/workspaces/<runId>` or `<data>/sessions/<sessionId>` (nothing else), except those of
  * runs and sessions still live. Returns the unmounted paths.
  */
-export function unmountLeftoverQuotas(dataDir: string, live: { runs: ReadonlySet<string>; sessions: ReadonlySet<string> }): string[] {
+export function unmountLeftoverQuotas(
+  dataDir: string,
+  live: { runs: ReadonlySet<string>; sessions: ReadonlySet<string> },
+): string[] {
   if (!UMOUNT || !existsSync(dataDir)) return [];
   const root = realpathSync(dataDir);
   const done: string[] = [];
   for (const point of mountPoints()) {
-    const match = /^(workspaces|sessions)\/([^/]+)$/.exec(point.startsWith(`${root}/`) ? point.slice(root.length + 1) : '');
+    const match = /^(workspaces|sessions)\/([^/]+)$/.exec(
+      point.startsWith(`${root}/`) ? point.slice(root.length + 1) : '',
+    );
     if (!match) continue;
     if ((match[1] === 'workspaces' ? live.runs : live.sessions).has(match[2]!)) continue;
     unmountPoint(point);
@@ -57,14 +62,18 @@ function unmountPoint(point: string): void {
  * After the retention sweeps: delete workspace images of runs that are over, and session images
  * whose session folder was removed (their session expired). Returns the removed image names.
  */
-export function removeOrphanQuotaImages(dataDir: string, live: { runs: ReadonlySet<string>; sessions: ReadonlySet<string> }): string[] {
+export function removeOrphanQuotaImages(
+  dataDir: string,
+  live: { runs: ReadonlySet<string>; sessions: ReadonlySet<string> },
+): string[] {
   const removed: string[] = [];
   for (const kind of ['workspaces', 'sessions'] as const) {
     const dir = join(dataDir, 'quota', kind);
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
       const id = name.replace(/\.img$/, '');
-      const keep = kind === 'workspaces' ? live.runs.has(id) : live.sessions.has(id) || existsSync(join(dataDir, 'sessions', id));
+      const keep =
+        kind === 'workspaces' ? live.runs.has(id) : live.sessions.has(id) || existsSync(join(dataDir, 'sessions', id));
       if (keep) continue;
       rmSync(join(dir, name), { force: true });
       removed.push(name);

@@ -1,4 +1,16 @@
-import { chmodSync, copyFileSync, lchownSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { DiskQuotaMachine, QuotaFigures, QuotaMount } from './diskQuota.js';
 import { mountQuota, quotaImage } from './diskQuota.js';
@@ -40,15 +52,22 @@ export function mountRunDiskQuota(
 ): RunDiskQuota {
   const mounts: QuotaMount[] = [];
   try {
-    mounts.push(mountQuota(machine, paths.workspaceRoot, quotaImage(dataDir, 'workspaces', ids.runId), limits, 'workspace'));
-    if (paths.sessionFolder) mounts.push(acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits));
+    mounts.push(
+      mountQuota(machine, paths.workspaceRoot, quotaImage(dataDir, 'workspaces', ids.runId), limits, 'workspace'),
+    );
+    if (paths.sessionFolder)
+      mounts.push(acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits));
   } catch (error) {
     for (const m of mounts.reverse()) releaseMount(m);
     throw error;
   }
   let released = false;
   return {
-    applied: { mechanism: machine.mechanism ?? 'ext4 image on a loop device', workspace: mounts[0]!.figures(), ...(mounts[1] ? { session: mounts[1].figures() } : {}) },
+    applied: {
+      mechanism: machine.mechanism ?? 'ext4 image on a loop device',
+      workspace: mounts[0]!.figures(),
+      ...(mounts[1] ? { session: mounts[1].figures() } : {}),
+    },
     watch() {
       const timer = setInterval(() => mounts.forEach((m) => m.sample()), SAMPLE_MS);
       timer.unref();
@@ -62,9 +81,19 @@ export function mountRunDiskQuota(
         const r = m.reached();
         const f = m.figures();
         return [
-          ...(r.bytes ? [`the disk limit (diskBytes: ${m.what} of ${f.capacityBytes} bytes) was reached in the ${m.what}: writes past it failed with ENOSPC`] : []),
-          ...(r.inodes ? [`the file-count limit (inodes: ${f.inodes} in the ${m.what}) was reached: new files failed with ENOSPC`] : []),
-          ...(r.fullBefore.bytes || r.fullBefore.inodes ? [`the ${m.what} was full from an earlier run for the whole run (${r.fullBefore.bytes ? `diskBytes: ${f.capacityBytes} bytes` : `inodes: ${f.inodes}`}): writes failed with ENOSPC`] : []),
+          ...(r.bytes
+            ? [
+                `the disk limit (diskBytes: ${m.what} of ${f.capacityBytes} bytes) was reached in the ${m.what}: writes past it failed with ENOSPC`,
+              ]
+            : []),
+          ...(r.inodes
+            ? [`the file-count limit (inodes: ${f.inodes} in the ${m.what}) was reached: new files failed with ENOSPC`]
+            : []),
+          ...(r.fullBefore.bytes || r.fullBefore.inodes
+            ? [
+                `the ${m.what} was full from an earlier run for the whole run (${r.fullBefore.bytes ? `diskBytes: ${f.capacityBytes} bytes` : `inodes: ${f.inodes}`}): writes failed with ENOSPC`,
+              ]
+            : []),
         ];
       });
     },
@@ -86,7 +115,12 @@ export function mountRunDiskQuota(
  */
 const sessionMounts = new Map<string, { mount: QuotaMount; users: number }>();
 
-function acquireSession(machine: DiskQuotaMachine, point: string, image: string, limits: { diskBytes: number; inodes: number }): QuotaMount {
+function acquireSession(
+  machine: DiskQuotaMachine,
+  point: string,
+  image: string,
+  limits: { diskBytes: number; inodes: number },
+): QuotaMount {
   const held = sessionMounts.get(point);
   if (held) {
     held.users += 1;
@@ -147,7 +181,9 @@ function keepCopy(m: QuotaMount): void {
         lchownSync(dst, st.uid, st.gid);
       } else if (st.isFile()) {
         if (st.size > budget) {
-          left.push(`${src.slice(m.point.length + 1)}: ${st.size} bytes would pass the quota's ${m.figures().capacityBytes} bytes`);
+          left.push(
+            `${src.slice(m.point.length + 1)}: ${st.size} bytes would pass the quota's ${m.figures().capacityBytes} bytes`,
+          );
           continue;
         }
         budget -= st.size;
@@ -157,7 +193,8 @@ function keepCopy(m: QuotaMount): void {
       }
     }
   }
-  if (left.length > 0) writeFileSync(join(kept, 'KEPT-WORKSPACE-NOTE.txt'), `Left out of this kept copy:\n${left.join('\n')}\n`);
+  if (left.length > 0)
+    writeFileSync(join(kept, 'KEPT-WORKSPACE-NOTE.txt'), `Left out of this kept copy:\n${left.join('\n')}\n`);
   m.release();
   rmdirSync(m.point);
   renameSync(kept, m.point);
@@ -167,13 +204,40 @@ function keepCopy(m: QuotaMount): void {
  * The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`).
  * `sandbox`: the backend's own disk lines (its private /tmp; where it can write beyond the quota).
  */
-export function diskQuotaLines(limits: { diskBytes: number; inodes: number }, machine: DiskQuotaMachine, sandbox: { privateTmp: string[]; unbounded: string[] }, applied?: DiskApplied | 'none'): { enforced: string[]; notEnforced: string[] } {
+export function diskQuotaLines(
+  limits: { diskBytes: number; inodes: number },
+  machine: DiskQuotaMachine,
+  sandbox: { privateTmp: string[]; unbounded: string[] },
+  applied?: DiskApplied | 'none',
+): { enforced: string[]; notEnforced: string[] } {
   const tmp = sandbox.privateTmp;
-  const rw = ['disk: writes into granted rw mounts (the admin\'s own folders) are not counted by the quota', ...sandbox.unbounded];
+  const rw = [
+    "disk: writes into granted rw mounts (the admin's own folders) are not counted by the quota",
+    ...sandbox.unbounded,
+  ];
   if (applied && applied !== 'none') {
     const place = (what: string, f: QuotaFigures) => `${what} ≤ ${f.capacityBytes} bytes and ≤ ${f.inodes} files`;
-    return { enforced: [`disk: ${place('workspace', applied.workspace)}${applied.session ? `, ${place('session folder', applied.session)}` : ''} (${applied.mechanism}, kernel-enforced: writes past it fail with ENOSPC)`, ...tmp], notEnforced: rw };
+    return {
+      enforced: [
+        `disk: ${place('workspace', applied.workspace)}${applied.session ? `, ${place('session folder', applied.session)}` : ''} (${applied.mechanism}, kernel-enforced: writes past it fail with ENOSPC)`,
+        ...tmp,
+      ],
+      notEnforced: rw,
+    };
   }
-  if (machine.available && applied !== 'none') return { enforced: [`disk: workspace and session folder each ≤ ${limits.diskBytes} bytes and ≤ about ${limits.inodes} files (${machine.mechanism}, mounted per run; kernel-enforced: writes past it fail with ENOSPC)`, ...tmp], notEnforced: rw };
-  return { enforced: tmp, notEnforced: [...rw.slice(1), `disk and file-count limits (diskBytes ${limits.diskBytes}, inodes ${limits.inodes}) of the workspace and session folder: ${machine.available ? 'not mounted for this run' : `no mechanism on this host (${machine.why})`}`] };
+  if (machine.available && applied !== 'none')
+    return {
+      enforced: [
+        `disk: workspace and session folder each ≤ ${limits.diskBytes} bytes and ≤ about ${limits.inodes} files (${machine.mechanism}, mounted per run; kernel-enforced: writes past it fail with ENOSPC)`,
+        ...tmp,
+      ],
+      notEnforced: rw,
+    };
+  return {
+    enforced: tmp,
+    notEnforced: [
+      ...rw.slice(1),
+      `disk and file-count limits (diskBytes ${limits.diskBytes}, inodes ${limits.inodes}) of the workspace and session folder: ${machine.available ? 'not mounted for this run' : `no mechanism on this host (${machine.why})`}`,
+    ],
+  };
 }

@@ -61,7 +61,13 @@ export function resolveRunIdentity(
   host: { uid: number; gid: number } = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 },
   read: (path: string) => string = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : ''),
 ): RunIdentity | RunIdentityError {
-  if (host.uid !== 0) return { uid: host.uid, gid: host.gid, mechanism: 'invoking-user', source: 'the user running paddock (bwrap maps 65534 to it)' };
+  if (host.uid !== 0)
+    return {
+      uid: host.uid,
+      gid: host.gid,
+      mechanism: 'invoking-user',
+      source: 'the user running paddock (bwrap maps 65534 to it)',
+    };
   const pick = (variable: string, file: string): { id: number; source: string } | RunIdentityError => {
     const raw = env[variable];
     if (raw !== undefined && raw !== '') {
@@ -69,38 +75,70 @@ export function resolveRunIdentity(
       return typeof id === 'number' ? { id, source: variable } : id;
     }
     const sub = firstSubordinateId(read(file), 'root', 0);
-    return sub !== undefined && sub !== 0 ? { id: sub, source: `first id of root's range in ${file}` } : { id: DEFAULT_RUN_ID, source: 'default' };
+    return sub !== undefined && sub !== 0
+      ? { id: sub, source: `first id of root's range in ${file}` }
+      : { id: DEFAULT_RUN_ID, source: 'default' };
   };
   const uid = pick('PADDOCK_RUN_UID', '/etc/subuid');
   if ('error' in uid) return uid;
   // Without its own setting the gid follows the uid's choice (same id, same source).
   const gid = env.PADDOCK_RUN_GID ? pick('PADDOCK_RUN_GID', '/etc/subgid') : { id: uid.id, source: uid.source };
   if ('error' in gid) return gid;
-  return { uid: uid.id, gid: gid.id, mechanism: 'dedicated', source: uid.source === gid.source ? uid.source : `${uid.source} / ${gid.source}` };
+  return {
+    uid: uid.id,
+    gid: gid.id,
+    mechanism: 'dedicated',
+    source: uid.source === gid.source ? uid.source : `${uid.source} / ${gid.source}`,
+  };
 }
 
 /** Groups whose members can become root or read what root can (a run mapped into one is privileged). */
-const PRIVILEGED_GROUPS = new Set(['root', 'sudo', 'wheel', 'admin', 'adm', 'disk', 'docker', 'lxd', 'shadow', 'kvm', 'systemd-journal']);
+const PRIVILEGED_GROUPS = new Set([
+  'root',
+  'sudo',
+  'wheel',
+  'admin',
+  'adm',
+  'disk',
+  'docker',
+  'lxd',
+  'shadow',
+  'kvm',
+  'systemd-journal',
+]);
 
 /**
  * Why this identity gives runs a privileged host identity (empty: it does not). Reads the host's
  * account files: uid or gid 0, a uid that is a named account in a privileged group, or a gid that
  * is one of those groups.
  */
-export function privilegedIdentityWarnings(identity: Pick<RunIdentity, 'uid' | 'gid'>, passwd: string, group: string): string[] {
+export function privilegedIdentityWarnings(
+  identity: Pick<RunIdentity, 'uid' | 'gid'>,
+  passwd: string,
+  group: string,
+): string[] {
   const warnings: string[] = [];
-  if (identity.uid === 0) warnings.push('runs map to host uid 0 (root): a file a run writes in a read-write mount is owned by root on the host');
+  if (identity.uid === 0)
+    warnings.push(
+      'runs map to host uid 0 (root): a file a run writes in a read-write mount is owned by root on the host',
+    );
   if (identity.gid === 0) warnings.push('runs map to host gid 0 (root group)');
   const user = passwd
     .split('\n')
     .map((l) => l.split(':'))
     .find((f) => f.length >= 4 && Number(f[2]) === identity.uid && f[2] !== '');
-  const groups = group.split('\n').map((l) => l.split(':')).filter((f) => f.length >= 4);
+  const groups = group
+    .split('\n')
+    .map((l) => l.split(':'))
+    .filter((f) => f.length >= 4);
   for (const [name, , gid, members] of groups) {
     if (!name || !PRIVILEGED_GROUPS.has(name)) continue;
-    if (Number(gid) === identity.gid && identity.gid !== 0) warnings.push(`runs map to host gid ${identity.gid}, the "${name}" group`);
-    if (user && (members ?? '').split(',').includes(user[0]!)) warnings.push(`runs map to host user "${user[0]}" (uid ${identity.uid}), a member of the "${name}" group`);
-    if (user && Number(user[3]) === Number(gid) && Number(gid) !== 0) warnings.push(`runs map to host user "${user[0]}" (uid ${identity.uid}), whose primary group is "${name}"`);
+    if (Number(gid) === identity.gid && identity.gid !== 0)
+      warnings.push(`runs map to host gid ${identity.gid}, the "${name}" group`);
+    if (user && (members ?? '').split(',').includes(user[0]!))
+      warnings.push(`runs map to host user "${user[0]}" (uid ${identity.uid}), a member of the "${name}" group`);
+    if (user && Number(user[3]) === Number(gid) && Number(gid) !== 0)
+      warnings.push(`runs map to host user "${user[0]}" (uid ${identity.uid}), whose primary group is "${name}"`);
   }
   return warnings;
 }
@@ -126,21 +164,32 @@ let held: { uid: number; gid: number; path: string } | undefined;
  */
 export function dedicatedUserns(identity: Pick<RunIdentity, 'uid' | 'gid'>): string {
   if (held && held.uid === identity.uid && held.gid === identity.gid) return held.path;
-  if (!UNSHARE || !SETPRIV) throw new Error('util-linux unshare and setpriv are needed to map runs to a dedicated host uid (apt-get install util-linux)');
-  const out = execFileSync(UNSHARE, ['--user', '--', '/bin/sh', '-c', '/bin/sleep infinity </dev/null >/dev/null 2>&1 & echo $!'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 });
+  if (!UNSHARE || !SETPRIV)
+    throw new Error(
+      'util-linux unshare and setpriv are needed to map runs to a dedicated host uid (apt-get install util-linux)',
+    );
+  const out = execFileSync(
+    UNSHARE,
+    ['--user', '--', '/bin/sh', '-c', '/bin/sleep infinity </dev/null >/dev/null 2>&1 & echo $!'],
+    { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 },
+  );
   const pid = Number(out.trim());
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`unshare --user gave no holder pid (${JSON.stringify(out)})`);
   let fd: number | undefined;
   try {
     fd = openSync(`/proc/${pid}/ns/user`, 'r');
     // Never hand out the host's own namespace (a reused pid would be the only way to get it).
-    if (fstatSync(fd).ino === statSync('/proc/self/ns/user').ino) throw new Error('the holder is not in a new user namespace');
+    if (fstatSync(fd).ino === statSync('/proc/self/ns/user').ino)
+      throw new Error('the holder is not in a new user namespace');
     writeFileSync(`/proc/${pid}/uid_map`, `${SANDBOX_ID} ${identity.uid} 1\n`);
     writeFileSync(`/proc/${pid}/gid_map`, `${SANDBOX_ID} ${identity.gid} 1\n`);
-    if (statSync(`/proc/${pid}/ns/user`).ino !== fstatSync(fd).ino) throw new Error('the holder changed while its maps were written');
+    if (statSync(`/proc/${pid}/ns/user`).ino !== fstatSync(fd).ino)
+      throw new Error('the holder changed while its maps were written');
   } catch (error) {
     if (fd !== undefined) closeSync(fd);
-    throw new Error(`cannot make the run user namespace (65534 → ${identity.uid}:${identity.gid}): ${(error as Error).message}`);
+    throw new Error(
+      `cannot make the run user namespace (65534 → ${identity.uid}:${identity.gid}): ${(error as Error).message}`,
+    );
   } finally {
     try {
       process.kill(pid, 'SIGKILL');
@@ -161,5 +210,14 @@ export const USERNS_FD = 9;
  * the host's supplementary groups cleared (they would otherwise stay with the sandbox).
  */
 export function usernsPrefix(nsPath: string): string[] {
-  return [SETPRIV!, '--clear-groups', '--', '/bin/sh', '-c', `exec ${USERNS_FD}<"$1" || exit 96; shift; exec "$@"`, 'paddock-userns', nsPath];
+  return [
+    SETPRIV!,
+    '--clear-groups',
+    '--',
+    '/bin/sh',
+    '-c',
+    `exec ${USERNS_FD}<"$1" || exit 96; shift; exec "$@"`,
+    'paddock-userns',
+    nsPath,
+  ];
 }

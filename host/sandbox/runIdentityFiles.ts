@@ -1,5 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lchownSync, lstatSync, openSync, readdirSync, statSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lchownSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  statSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { RunIdentity } from './runIdentity.js';
 import { dedicatedIdentity, SETPRIV } from './runIdentity.js';
@@ -27,7 +39,10 @@ export function ownSessionFolder(dir: string, ids: Ids): void {
   const stat = lstatSync(dir);
   if (stat.uid === ids.uid && stat.gid === ids.gid) return;
   // chown -R -P walks with openat and never follows a link (coreutils fts, FTS_PHYSICAL).
-  execFileSync('/usr/bin/chown', ['-R', '-P', `${ids.uid}:${ids.gid}`, '--', dir], { stdio: 'pipe', env: { PATH: '/usr/bin:/bin' } });
+  execFileSync('/usr/bin/chown', ['-R', '-P', `${ids.uid}:${ids.gid}`, '--', dir], {
+    stdio: 'pipe',
+    env: { PATH: '/usr/bin:/bin' },
+  });
 }
 
 /**
@@ -42,9 +57,20 @@ export function identityAccessProblem(path: string, need: 'search' | 'read' | 'w
   } catch (error) {
     return `${path}: ${(error as NodeJS.ErrnoException).code}`;
   }
-  const tests = need === 'search' ? ['-x', path] : need === 'write' ? ['-w', path, '-a', '-x', path] : dir ? ['-r', path, '-a', '-x', path] : ['-r', path];
+  const tests =
+    need === 'search'
+      ? ['-x', path]
+      : need === 'write'
+        ? ['-w', path, '-a', '-x', path]
+        : dir
+          ? ['-r', path, '-a', '-x', path]
+          : ['-r', path];
   try {
-    execFileSync(SETPRIV!, ['--reuid', String(ids.uid), '--regid', String(ids.gid), '--clear-groups', '--', '/usr/bin/test', ...tests], { stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } });
+    execFileSync(
+      SETPRIV!,
+      ['--reuid', String(ids.uid), '--regid', String(ids.gid), '--clear-groups', '--', '/usr/bin/test', ...tests],
+      { stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } },
+    );
     return undefined;
   } catch {
     const verb = need === 'search' ? 'reach' : need === 'write' ? 'write (and search)' : 'read';
@@ -151,7 +177,13 @@ function clearOne(via: string, path: string, ids?: Ids): SetIdFinding {
     const stat = fstatSync(fd);
     const mode = (stat.mode & 0o7777).toString(8);
     if (!stat.isFile() || (stat.mode & SETID) === 0) return { path, cleared: false, mode, why: 'changed meanwhile' };
-    if (stat.nlink > 1 && (!ids || (stat.uid !== ids.uid && stat.gid !== ids.gid))) return { path, cleared: false, mode, why: `${stat.nlink} hard links, owned by ${stat.uid}:${stat.gid}: may be a host file` };
+    if (stat.nlink > 1 && (!ids || (stat.uid !== ids.uid && stat.gid !== ids.gid)))
+      return {
+        path,
+        cleared: false,
+        mode,
+        why: `${stat.nlink} hard links, owned by ${stat.uid}:${stat.gid}: may be a host file`,
+      };
     fchmodSync(fd, stat.mode & 0o7777 & ~SETID);
     return { path, cleared: true, mode };
   } finally {
@@ -169,14 +201,28 @@ export { dedicatedIdentity };
  */
 export function giveToRunIdentity(
   ids: RunIdentity | undefined,
-  run: { dataDir: string; workspace: string; sessionFolder: string; sockets: (string | undefined)[]; binds: { source: string; target: string; readOnly: boolean }[]; readPaths: string[]; bundle?: string },
+  run: {
+    dataDir: string;
+    workspace: string;
+    sessionFolder: string;
+    sockets: (string | undefined)[];
+    binds: { source: string; target: string; readOnly: boolean }[];
+    readPaths: string[];
+    bundle?: string;
+  },
 ): void {
   clearSetIdBits(run.workspace);
   if (!ids) return;
   const problems = [
     // The data folder itself is made reachable below; the folders above it are the admin's.
     [`the folder above the data folder`, identityAccessProblem(dirname(run.dataDir), 'search', ids)] as const,
-    ...run.binds.map((b) => [`mount ${basename(b.target)} (${b.readOnly ? 'ro' : 'rw'})`, identityAccessProblem(b.source, b.readOnly ? 'read' : 'write', ids)] as const),
+    ...run.binds.map(
+      (b) =>
+        [
+          `mount ${basename(b.target)} (${b.readOnly ? 'ro' : 'rw'})`,
+          identityAccessProblem(b.source, b.readOnly ? 'read' : 'write', ids),
+        ] as const,
+    ),
     ...run.readPaths.map((p) => [`read path ${p}`, identityAccessProblem(p, 'read', ids)] as const),
   ].filter(([, problem]) => problem !== undefined);
   if (problems.length > 0) {
@@ -186,7 +232,8 @@ export function giveToRunIdentity(
   }
   const sockets = run.sockets.filter((s): s is string => s !== undefined);
   // The run's bundle (in <data>/bundles, 0700) must be reachable too: bwrap resolves every bind as the run uid.
-  for (const path of [run.workspace, run.sessionFolder, ...sockets, ...(run.bundle ? [run.bundle] : [])]) reachableBy(ids, path, run.dataDir);
+  for (const path of [run.workspace, run.sessionFolder, ...sockets, ...(run.bundle ? [run.bundle] : [])])
+    reachableBy(ids, path, run.dataDir);
   chownTree(run.workspace, ids);
   ownSessionFolder(run.sessionFolder, ids);
   for (const socket of sockets) lchownSync(socket, ids.uid, ids.gid);

@@ -44,9 +44,15 @@ export function registerEnvSecrets(redactor: Redactor, env: NodeJS.ProcessEnv = 
 }
 
 /** Register every secret the configuration references (model keys, MCP server env). */
-export function registerConfigSecrets(redactor: Redactor, resources: SecretHolders, env: NodeJS.ProcessEnv = process.env): void {
+export function registerConfigSecrets(
+  redactor: Redactor,
+  resources: SecretHolders,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   for (const model of resources.models) if (model.apiKey) redactor.add(readSecretRef(model.apiKey, env));
-  for (const server of resources.mcpServers) for (const ref of [...Object.values(server.env), ...Object.values(server.headers)]) redactor.add(readSecretRef(ref, env));
+  for (const server of resources.mcpServers)
+    for (const ref of [...Object.values(server.env), ...Object.values(server.headers)])
+      redactor.add(readSecretRef(ref, env));
   for (const kb of resources.knowledgeBases) if (kb.apiKey) redactor.add(readSecretRef(kb.apiKey, env));
 }
 
@@ -69,7 +75,11 @@ export function missingSecretRefs(resources: SecretHolders, env: NodeJS.ProcessE
   const missing: MissingSecretRef[] = [];
   const check = (resource: string, field: string, ref: SecretRef) => {
     if (readSecretRef(ref, env) !== undefined) return;
-    missing.push({ resource, field, problem: 'env' in ref ? `environment variable ${ref.env} is not set` : `file ${ref.file} is not readable` });
+    missing.push({
+      resource,
+      field,
+      problem: 'env' in ref ? `environment variable ${ref.env} is not set` : `file ${ref.file} is not readable`,
+    });
   };
   for (const m of resources.models) if (m.apiKey) check(`model ${m.id}`, 'apiKey', m.apiKey);
   for (const k of resources.knowledgeBases) if (k.apiKey) check(`knowledgeBase ${k.id}`, 'apiKey', k.apiKey);

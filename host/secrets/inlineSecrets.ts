@@ -45,7 +45,11 @@ export function findInlineSecret(value: unknown, field = ''): InlineSecret | und
   }
   if (typeof value === 'string') {
     const shape = SECRET_SHAPES.find((s) => s.pattern.test(value));
-    if (shape) return { field, why: `the value looks like ${shape.name}; reference it with { env: NAME } or { file: /path } instead` };
+    if (shape)
+      return {
+        field,
+        why: `the value looks like ${shape.name}; reference it with { env: NAME } or { file: /path } instead`,
+      };
   }
   return undefined;
 }
@@ -56,7 +60,10 @@ export function findInlineSecrets(value: unknown, field = ''): InlineSecret[] {
   if (value !== null && typeof value === 'object') {
     return Object.entries(value).flatMap(([key, item]) => {
       const path = field ? `${field}.${key}` : key;
-      if (typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key)) return [{ field: path, why: `"${key}" holds a literal string; write { env: NAME } or { file: /path } instead` }];
+      if (typeof item === 'string' && item.length > 0 && SECRET_KEY.test(key))
+        return [
+          { field: path, why: `"${key}" holds a literal string; write { env: NAME } or { file: /path } instead` },
+        ];
       return findInlineSecrets(item, path);
     });
   }

@@ -150,7 +150,13 @@ export class Redactor {
     const found: Span[] = [];
     if (this.known.size > 0) {
       // Longest first, so a secret containing another is replaced whole.
-      this.pattern ??= new RegExp([...this.known].sort((a, b) => b.length - a.length).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+      this.pattern ??= new RegExp(
+        [...this.known]
+          .sort((a, b) => b.length - a.length)
+          .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('|'),
+        'g',
+      );
       collect(this.pattern, text, found);
     }
     for (const pattern of SHAPES_GLOBAL) collect(pattern, text, found);
@@ -191,6 +197,7 @@ function apply(text: string, spans: Span[], upTo: number): string {
  * Set an own, enumerable property (also for the key `__proto__`, which plain assignment would turn into a prototype).
  */
 function define(target: object, key: string | number, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else (target as Record<string | number, unknown>)[key] = value;
 }

@@ -11,7 +11,13 @@
  */
 export function secretForms(value: string): string[] {
   const bytes = Buffer.from(value);
-  const forms = [value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value), bytes.toString('hex'), bytes.toString('hex').toUpperCase()];
+  const forms = [
+    value,
+    JSON.stringify(value).slice(1, -1),
+    encodeURIComponent(value),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+  ];
   const whole = bytes.toString('base64');
   forms.push(whole, whole.replace(/=+$/, ''), bytes.toString('base64url'));
   for (const r of [0, 1, 2]) {

@@ -18,7 +18,9 @@ function auditWriter(db: Db) {
         'INSERT INTO audit (seq, at, type, actor, session_id, run_id, data, prev, hash) VALUES (@seq, @at, @type, @actor, @sessionId, @runId, @data, @prev, @hash)',
       ),
       head: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
-      insertCheckpoint: db.prepare('INSERT OR IGNORE INTO audit_checkpoints (seq, at, head, key_id, signature) VALUES (?, ?, ?, ?, ?)'),
+      insertCheckpoint: db.prepare(
+        'INSERT OR IGNORE INTO audit_checkpoints (seq, at, head, key_id, signature) VALUES (?, ?, ?, ?, ?)',
+      ),
     });
   return {
     insert: (record: AuditInsert) => void prepared().insert.run(record),

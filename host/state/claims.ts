@@ -38,18 +38,28 @@ export function ownerAlive(row: OwnerRow): boolean {
  * when it may start: the session has no claimed run and no earlier waiting run (runs of a session
  * start in `run.queued` order), its binding has a free slot, and so has the host.
  */
-export function claimBlocker(store: Store, req: Omit<ClaimRequest, 'runId'> & { queuedSeq: number | null }): ClaimBlocker | undefined {
+export function claimBlocker(
+  store: Store,
+  req: Omit<ClaimRequest, 'runId'> & { queuedSeq: number | null },
+): ClaimBlocker | undefined {
   const db = dbOf(store);
   const dead = (rows: OwnerRow[]) => rows.some((r) => !ownerAlive(r));
-  const sessionClaims = db.prepare('SELECT host_pid, host_start FROM run_claims WHERE session_id = ?').all(req.sessionId) as OwnerRow[];
+  const sessionClaims = db
+    .prepare('SELECT host_pid, host_start FROM run_claims WHERE session_id = ?')
+    .all(req.sessionId) as OwnerRow[];
   const earlier =
     req.queuedSeq === null
       ? []
       : (db
-          .prepare("SELECT host_pid, host_start FROM runs WHERE session_id = ? AND status = 'queued' AND queued_seq < ? AND id NOT IN (SELECT run_id FROM run_claims)")
+          .prepare(
+            "SELECT host_pid, host_start FROM runs WHERE session_id = ? AND status = 'queued' AND queued_seq < ? AND id NOT IN (SELECT run_id FROM run_claims)",
+          )
           .all(req.sessionId, req.queuedSeq) as OwnerRow[]);
-  if (sessionClaims.length > 0 || earlier.length > 0) return { by: 'session', deadOwners: dead([...sessionClaims, ...earlier]) };
-  const binding = db.prepare('SELECT host_pid, host_start FROM run_claims WHERE binding_id = ?').all(req.bindingId) as OwnerRow[];
+  if (sessionClaims.length > 0 || earlier.length > 0)
+    return { by: 'session', deadOwners: dead([...sessionClaims, ...earlier]) };
+  const binding = db
+    .prepare('SELECT host_pid, host_start FROM run_claims WHERE binding_id = ?')
+    .all(req.bindingId) as OwnerRow[];
   if (binding.length >= req.maxPerBinding) return { by: 'binding', deadOwners: dead(binding) };
   const all = db.prepare('SELECT host_pid, host_start FROM run_claims').all() as OwnerRow[];
   if (all.length >= req.maxTotal) return { by: 'host', deadOwners: dead(all) };
@@ -64,17 +74,29 @@ export function claimBlocker(store: Store, req: Omit<ClaimRequest, 'runId'> & { 
  */
 export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
   // A read-only look first: a waiting run that is still blocked does not take the write lock.
-  const seq = dbOf(store).prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as number | null | undefined;
+  const seq = dbOf(store).prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as
+    number | null | undefined;
   const early = claimBlocker(store, { ...req, queuedSeq: seq ?? null });
   if (early) return { ok: false, ...early };
   return store.transaction(() => {
-    const run = dbOf(store).prepare('SELECT status, queued_seq FROM runs WHERE id = ?').get(req.runId) as { status: string; queued_seq: number | null } | undefined;
-    if (!run || run.status !== 'queued') throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
+    const run = dbOf(store).prepare('SELECT status, queued_seq FROM runs WHERE id = ?').get(req.runId) as
+      { status: string; queued_seq: number | null } | undefined;
+    if (!run || run.status !== 'queued')
+      throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
     const blocker = claimBlocker(store, { ...req, queuedSeq: run.queued_seq });
     if (blocker) return { ok: false, ...blocker };
     dbOf(store)
-      .prepare('INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(req.runId, req.sessionId, req.bindingId, process.pid, processStartTime(process.pid), new Date().toISOString());
+      .prepare(
+        'INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        req.runId,
+        req.sessionId,
+        req.bindingId,
+        process.pid,
+        processStartTime(process.pid),
+        new Date().toISOString(),
+      );
     return { ok: true };
   });
 }
@@ -104,7 +126,8 @@ export class ClaimWaker {
   ) {
     this.version = this.dataVersion();
     this.unsubscribe = store.subscribe((event) => {
-      if (this.timer && (event.type === 'run.ended' || event.type === 'run.interrupted')) queueMicrotask(() => this.onChange());
+      if (this.timer && (event.type === 'run.ended' || event.type === 'run.interrupted'))
+        queueMicrotask(() => this.onChange());
     });
   }
 

@@ -36,7 +36,13 @@ interface Row {
   updated_at: string;
 }
 
-const toObject = <T>(r: Row): ConfigObject<T> => ({ kind: r.kind, id: r.id, version: r.version, spec: JSON.parse(r.spec) as T, updatedAt: r.updated_at });
+const toObject = <T>(r: Row): ConfigObject<T> => ({
+  kind: r.kind,
+  id: r.id,
+  version: r.version,
+  spec: JSON.parse(r.spec) as T,
+  updatedAt: r.updated_at,
+});
 
 /**
  * Resources and bindings in SQLite, the source of truth. Every change bumps the object's
@@ -48,7 +54,8 @@ export class ConfigRepo {
 
   /** The current version of one object. */
   get<T = unknown>(kind: ConfigKind, id: string): ConfigObject<T> | undefined {
-    const row = dbOf(this.store).prepare('SELECT * FROM config_objects WHERE kind = ? AND id = ?').get(kind, id) as Row | undefined;
+    const row = dbOf(this.store).prepare('SELECT * FROM config_objects WHERE kind = ? AND id = ?').get(kind, id) as
+      Row | undefined;
     return row ? toObject<T>(row) : undefined;
   }
 
@@ -110,7 +117,9 @@ export class ConfigRepo {
 
   /** Every recorded change of one object, oldest first. */
   history(kind: ConfigKind, id: string): { version: number; action: string; by: string; at: string }[] {
-    return dbOf(this.store).prepare('SELECT version, action, by, at FROM config_changes WHERE kind = ? AND id = ? ORDER BY seq').all(kind, id) as {
+    return dbOf(this.store)
+      .prepare('SELECT version, action, by, at FROM config_changes WHERE kind = ? AND id = ? ORDER BY seq')
+      .all(kind, id) as {
       version: number;
       action: string;
       by: string;
@@ -118,14 +127,35 @@ export class ConfigRepo {
     }[];
   }
 
-  private record(kind: ConfigKind, id: string, version: number, action: 'created' | 'updated' | 'deleted', spec: string | null, by: string, at: string): void {
-    dbOf(this.store).prepare('INSERT INTO config_changes (at, kind, id, version, action, spec, by) VALUES (?, ?, ?, ?, ?, ?, ?)').run(at, kind, id, version, action, spec, by);
-    this.store.audit.append({ type: `config.${action}`, actor: by, data: { kind, id, version, spec: spec === null ? null : JSON.parse(spec) } }, at);
+  private record(
+    kind: ConfigKind,
+    id: string,
+    version: number,
+    action: 'created' | 'updated' | 'deleted',
+    spec: string | null,
+    by: string,
+    at: string,
+  ): void {
+    dbOf(this.store)
+      .prepare('INSERT INTO config_changes (at, kind, id, version, action, spec, by) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(at, kind, id, version, action, spec, by);
+    this.store.audit.append(
+      {
+        type: `config.${action}`,
+        actor: by,
+        data: { kind, id, version, spec: spec === null ? null : JSON.parse(spec) },
+      },
+      at,
+    );
   }
 }
 
 /** Stored specs of some kinds, read from a database opened read-only (e.g. by `paddock doctor`), by kind then id. */
 export function readStoredSpecs(db: Db, kinds: readonly ConfigKind[]): { kind: ConfigKind; spec: unknown }[] {
-  const rows = db.prepare(`SELECT kind, spec FROM config_objects WHERE kind IN (${kinds.map(() => '?').join(', ')}) ORDER BY kind, id`).all(...kinds) as { kind: ConfigKind; spec: string }[];
+  const rows = db
+    .prepare(
+      `SELECT kind, spec FROM config_objects WHERE kind IN (${kinds.map(() => '?').join(', ')}) ORDER BY kind, id`,
+    )
+    .all(...kinds) as { kind: ConfigKind; spec: string }[];
   return rows.map((r) => ({ kind: r.kind, spec: JSON.parse(r.spec) as unknown }));
 }

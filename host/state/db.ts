@@ -21,7 +21,8 @@ export function openDatabase(path: string, durability: Durability = 'normal'): D
     db = new Database(path);
     // The host's alone: the data folder may be group-searchable by the run identity (docs/admin-guide.md "Run
     // identity").
-    if (path !== ':memory:') for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+    if (path !== ':memory:')
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
     db.pragma('busy_timeout = 5000');
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, WAL needed`);
@@ -41,12 +42,27 @@ function describeOpenError(path: string, error: unknown): HostError {
   const code = (error as { code?: string }).code ?? '';
   const message = (error as Error).message;
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
-    return new HostError('STATE_CORRUPT', `state database ${path} is corrupt or not a database (${message}); restore it from a backup or move it away`, { path, code }, { cause: error });
+    return new HostError(
+      'STATE_CORRUPT',
+      `state database ${path} is corrupt or not a database (${message}); restore it from a backup or move it away`,
+      { path, code },
+      { cause: error },
+    );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return new HostError('STATE_LOCKED', `state database ${path} is locked by another process (${message})`, { path, code }, { cause: error });
+    return new HostError(
+      'STATE_LOCKED',
+      `state database ${path} is locked by another process (${message})`,
+      { path, code },
+      { cause: error },
+    );
   }
-  return new HostError('STATE_UNAVAILABLE', `cannot open state database ${path}: ${message}`, { path, code }, { cause: error });
+  return new HostError(
+    'STATE_UNAVAILABLE',
+    `cannot open state database ${path}: ${message}`,
+    { path, code },
+    { cause: error },
+  );
 }
 
 /** Open an existing state database read-only (no migration, no WAL set-up): `paddock audit`, `paddock doctor`. */

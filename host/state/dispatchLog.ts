@@ -11,33 +11,56 @@ export interface Delivery {
 /** The run an already accepted platform event became, if it was accepted before. */
 export function findDelivery(store: Store, platform: string, bot: string, eventId: string): Delivery | undefined {
   return dbOf(store)
-    .prepare('SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE platform = ? AND bot = ? AND event_id = ?')
+    .prepare(
+      'SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE platform = ? AND bot = ? AND event_id = ?',
+    )
     .get(platform, bot, eventId) as Delivery | undefined;
 }
 
 /** Remember that a platform event was accepted as `delivery` (call inside the queueing transaction). */
-export function recordDelivery(store: Store, event: { platform: string; bot: string; id: string }, delivery: Delivery): void {
+export function recordDelivery(
+  store: Store,
+  event: { platform: string; bot: string; id: string },
+  delivery: Delivery,
+): void {
   dbOf(store)
-    .prepare('INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
-    .run(event.platform, event.bot, event.id, delivery.bindingId, delivery.sessionId, delivery.runId, new Date().toISOString());
+    .prepare(
+      'INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    )
+    .run(
+      event.platform,
+      event.bot,
+      event.id,
+      delivery.bindingId,
+      delivery.sessionId,
+      delivery.runId,
+      new Date().toISOString(),
+    );
 }
 
 /** Runs of every host process on this data folder that are queued and hold no claim. */
 export function waitingRunsTotal(store: Store): number {
-  return dbOf(store).prepare("SELECT count(*) FROM runs WHERE status = 'queued' AND id NOT IN (SELECT run_id FROM run_claims)").pluck().get() as number;
+  return dbOf(store)
+    .prepare("SELECT count(*) FROM runs WHERE status = 'queued' AND id NOT IN (SELECT run_id FROM run_claims)")
+    .pluck()
+    .get() as number;
 }
 
 /** A session's runs that have not ended (any process), in queue order, and whether each holds its claim. */
 export function liveSessionRuns(store: Store, sessionId: string): { id: string; claimed: number }[] {
   return dbOf(store)
-    .prepare("SELECT r.id, c.run_id IS NOT NULL AS claimed FROM runs r LEFT JOIN run_claims c ON c.run_id = r.id WHERE r.session_id = ? AND r.status IN ('queued', 'running') ORDER BY r.queued_seq")
+    .prepare(
+      "SELECT r.id, c.run_id IS NOT NULL AS claimed FROM runs r LEFT JOIN run_claims c ON c.run_id = r.id WHERE r.session_id = ? AND r.status IN ('queued', 'running') ORDER BY r.queued_seq",
+    )
     .all(sessionId) as { id: string; claimed: number }[];
 }
 
 /** The highest goal revision a session's queued runs carried (0 when none). */
 export function lastGoalRevision(store: Store, sessionId: string): number {
   return dbOf(store)
-    .prepare("SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND type = 'run.queued'")
+    .prepare(
+      "SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND type = 'run.queued'",
+    )
     .pluck()
     .get(sessionId) as number;
 }

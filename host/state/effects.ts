@@ -13,10 +13,21 @@ export interface EffectSpec {
  * result after, so a crash in between is found and reconciled at the next start, never re-run
  * blindly (docs/state.md, rule 4).
  */
-export function performEffect<T>(store: Store, sessionId: string, runId: string | null, spec: EffectSpec, effect: () => T): T {
+export function performEffect<T>(
+  store: Store,
+  sessionId: string,
+  runId: string | null,
+  spec: EffectSpec,
+  effect: () => T,
+): T {
   const effectId = `eff_${randomUUID()}`;
   store.append(sessionId, [
-    { type: 'effect.intent', runId, data: { effectId, ...spec }, audit: { type: 'effect.intent', actor: 'host', data: { effectId, kind: spec.kind, target: spec.target } } },
+    {
+      type: 'effect.intent',
+      runId,
+      data: { effectId, ...spec },
+      audit: { type: 'effect.intent', actor: 'host', data: { effectId, kind: spec.kind, target: spec.target } },
+    },
   ]);
   store.afterEffectIntent();
   let value: T;
@@ -34,7 +45,12 @@ export function performEffect<T>(store: Store, sessionId: string, runId: string 
     throw error;
   }
   store.append(sessionId, [
-    { type: 'effect.result', runId, data: { effectId, status: 'succeeded' }, audit: { type: 'effect.result', actor: 'host', data: { effectId, status: 'succeeded' } } },
+    {
+      type: 'effect.result',
+      runId,
+      data: { effectId, status: 'succeeded' },
+      audit: { type: 'effect.result', actor: 'host', data: { effectId, status: 'succeeded' } },
+    },
   ]);
   return value;
 }

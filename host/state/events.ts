@@ -29,7 +29,10 @@ export const EVENT_DATA = {
   'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
   /** Something the host told the run's chat (a budget stop, a changed skill): a `log` update not from the runner. */
   'run.notice': z.object({ update: UpdateSchema }),
-  'run.request': z.object({ method: z.string(), decision: z.union([z.literal('accepted'), z.object({ code: z.int(), reason: z.string() })]) }),
+  'run.request': z.object({
+    method: z.string(),
+    decision: z.union([z.literal('accepted'), z.object({ code: z.int(), reason: z.string() })]),
+  }),
   'run.ended': z.object({
     status: z.enum(OUTCOME_STATUSES),
     reason: z.string(),
@@ -40,8 +43,17 @@ export const EVENT_DATA = {
   }),
   'run.interrupted': z.object({ reason: z.string(), killedPid: z.int().nullable() }),
   'external.saved': z.object({ external: ExternalPointersSchema }),
-  'effect.intent': z.object({ effectId: z.string(), kind: z.string(), target: z.string(), probe: z.record(z.string(), z.unknown()) }),
-  'effect.result': z.object({ effectId: z.string(), status: z.enum(['succeeded', 'failed']), detail: z.string().optional() }),
+  'effect.intent': z.object({
+    effectId: z.string(),
+    kind: z.string(),
+    target: z.string(),
+    probe: z.record(z.string(), z.unknown()),
+  }),
+  'effect.result': z.object({
+    effectId: z.string(),
+    status: z.enum(['succeeded', 'failed']),
+    detail: z.string().optional(),
+  }),
   'effect.reconciled': z.object({ effectId: z.string(), status: effectStatus, how: z.string() }),
   'effect.resolved': z.object({ effectId: z.string(), status: z.enum(['succeeded', 'failed']), by: z.string() }),
   'session.paused': z.object({ reason: z.string(), effects: z.array(z.string()) }),

@@ -22,8 +22,26 @@ export interface GatewayCallRow {
 /** Write one `gateway_calls` row (the caller redacts `error` and audits the call in the same transaction). */
 export function insertGatewayCall(store: Store, r: GatewayCallRow): void {
   dbOf(store)
-    .prepare('INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    .run(r.at.toISOString(), r.at.getTime(), r.runId, r.sessionId, r.bindingId, r.modelId, r.provider, r.endpoint, r.status, r.attempts, r.inputTokens, r.outputTokens, r.costUsd, r.latencyMs, r.error);
+    .prepare(
+      'INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+    .run(
+      r.at.toISOString(),
+      r.at.getTime(),
+      r.runId,
+      r.sessionId,
+      r.bindingId,
+      r.modelId,
+      r.provider,
+      r.endpoint,
+      r.status,
+      r.attempts,
+      r.inputTokens,
+      r.outputTokens,
+      r.costUsd,
+      r.latencyMs,
+      r.error,
+    );
 }
 
 /** Tokens and cost, summed. */
@@ -37,16 +55,25 @@ export type SpendScope = { runId: string } | { bindingId: string; sinceMs: numbe
 
 /** Metered tokens and cost of the calls in `scope`. */
 export function settledSpend(store: Store, scope: SpendScope): Spend {
-  const [where, args] = 'runId' in scope ? ['run_id = ?', [scope.runId]] : ['binding_id = ? AND at_ms > ?', [scope.bindingId, scope.sinceMs]];
+  const [where, args] =
+    'runId' in scope
+      ? ['run_id = ?', [scope.runId]]
+      : ['binding_id = ? AND at_ms > ?', [scope.bindingId, scope.sinceMs]];
   return dbOf(store)
-    .prepare(`SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE ${where}`)
+    .prepare(
+      `SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE ${where}`,
+    )
     .get(...args) as Spend;
 }
 
 /** Tokens and cost reserved by calls in flight of a run or a binding (any age). */
 export function reservedSpend(store: Store, scope: { runId: string } | { bindingId: string }): Spend {
   const [where, arg] = 'runId' in scope ? ['run_id = ?', scope.runId] : ['binding_id = ?', scope.bindingId];
-  return dbOf(store).prepare(`SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_reservations WHERE ${where}`).get(arg) as Spend;
+  return dbOf(store)
+    .prepare(
+      `SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_reservations WHERE ${where}`,
+    )
+    .get(arg) as Spend;
 }
 
 /** The host process (pid + start time) holding a reservation. */
@@ -56,9 +83,22 @@ export interface ReservationOwner {
 }
 
 /** Hold a reservation (inside the IMMEDIATE transaction that checked the budgets). */
-export function insertReservation(store: Store, r: { id: string; runId: string; bindingId: string; tokens: number; costUsd: number; atMs: number; owner: ReservationOwner }): void {
+export function insertReservation(
+  store: Store,
+  r: {
+    id: string;
+    runId: string;
+    bindingId: string;
+    tokens: number;
+    costUsd: number;
+    atMs: number;
+    owner: ReservationOwner;
+  },
+): void {
   dbOf(store)
-    .prepare('INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    .prepare(
+      'INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    )
     .run(r.id, r.runId, r.bindingId, r.tokens, r.costUsd, r.atMs, r.owner.pid, r.owner.start);
 }
 
@@ -69,15 +109,21 @@ export function deleteReservation(store: Store, id: string): void {
 
 /** Drop what one owner holds for a run; returns how many. */
 export function deleteRunReservations(store: Store, runId: string, owner: ReservationOwner): number {
-  return dbOf(store).prepare('DELETE FROM gateway_reservations WHERE run_id = ? AND owner_pid = ? AND owner_start IS ?').run(runId, owner.pid, owner.start).changes;
+  return dbOf(store)
+    .prepare('DELETE FROM gateway_reservations WHERE run_id = ? AND owner_pid = ? AND owner_start IS ?')
+    .run(runId, owner.pid, owner.start).changes;
 }
 
 /** Every host process that holds a reservation. */
 export function reservationOwners(store: Store): ReservationOwner[] {
-  return dbOf(store).prepare('SELECT DISTINCT owner_pid AS pid, owner_start AS start FROM gateway_reservations').all() as ReservationOwner[];
+  return dbOf(store)
+    .prepare('SELECT DISTINCT owner_pid AS pid, owner_start AS start FROM gateway_reservations')
+    .all() as ReservationOwner[];
 }
 
 /** Drop everything one owner holds. */
 export function deleteOwnerReservations(store: Store, owner: ReservationOwner): void {
-  dbOf(store).prepare('DELETE FROM gateway_reservations WHERE owner_pid = ? AND owner_start IS ?').run(owner.pid, owner.start);
+  dbOf(store)
+    .prepare('DELETE FROM gateway_reservations WHERE owner_pid = ? AND owner_start IS ?')
+    .run(owner.pid, owner.start);
 }

@@ -43,7 +43,15 @@ export class KbIndexFile {
 
   /** Indexed files with the size and mtime they had when indexed. */
   files(): Map<string, { size: number; mtimeMs: number }> {
-    return new Map((this.db.prepare('SELECT path, size, mtime_ms AS mtimeMs FROM files').all() as { path: string; size: number; mtimeMs: number }[]).map((r) => [r.path, r]));
+    return new Map(
+      (
+        this.db.prepare('SELECT path, size, mtime_ms AS mtimeMs FROM files').all() as {
+          path: string;
+          size: number;
+          mtimeMs: number;
+        }[]
+      ).map((r) => [r.path, r]),
+    );
   }
 
   /** Run `fn` in one transaction. */
@@ -62,12 +70,18 @@ export class KbIndexFile {
     this.db.prepare('DELETE FROM chunks WHERE path = ?').run(path);
     const insert = this.db.prepare('INSERT INTO chunks (path, ordinal, title, text) VALUES (?, ?, ?, ?)');
     chunks.forEach((chunk, i) => insert.run(path, i, title, chunk));
-    this.db.prepare('INSERT OR REPLACE INTO files (path, size, mtime_ms, title) VALUES (?, ?, ?, ?)').run(path, stat.size, stat.mtimeMs, title);
+    this.db
+      .prepare('INSERT OR REPLACE INTO files (path, size, mtime_ms, title) VALUES (?, ?, ?, ?)')
+      .run(path, stat.size, stat.mtimeMs, title);
   }
 
   /** The best `topK` chunks for an FTS5 match expression. */
   search(match: string, topK: number): KbIndexHit[] {
-    return this.db.prepare('SELECT path, ordinal, title, text, bm25(chunks) AS rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?').all(match, topK) as KbIndexHit[];
+    return this.db
+      .prepare(
+        'SELECT path, ordinal, title, text, bm25(chunks) AS rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?',
+      )
+      .all(match, topK) as KbIndexHit[];
   }
 
   /** Close the file. */

@@ -18,7 +18,9 @@ export type RunUsage = Usage & {
  */
 export function meteredUsage(store: Store, runId: string, reportedByRunner?: Usage): RunUsage {
   const row = dbOf(store)
-    .prepare('SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output, coalesce(sum(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ? AND status < 400')
+    .prepare(
+      'SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output, coalesce(sum(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ? AND status < 400',
+    )
     .get(runId) as { calls: number; input: number; output: number; cost: number };
   return {
     inputTokens: row.input,

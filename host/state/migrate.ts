@@ -18,7 +18,11 @@ export function builtinMigrations(): Migration[] {
   return readdirSync(MIGRATIONS_DIR)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
-    .map((file) => ({ version: Number(file.slice(0, 4)), name: file.slice(5, -4), sql: readFileSync(MIGRATIONS_DIR + file, 'utf8') }));
+    .map((file) => ({
+      version: Number(file.slice(0, 4)),
+      name: file.slice(5, -4),
+      sql: readFileSync(MIGRATIONS_DIR + file, 'utf8'),
+    }));
 }
 
 /**
@@ -27,14 +31,20 @@ export function builtinMigrations(): Migration[] {
  * `MIGRATION_FAILED` naming it. A database that has a version this code does not know is refused.
  */
 export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): { applied: number[] } {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const done = new Set((db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]));
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const known = new Set(migrations.map((m) => m.version));
   const unknown = [...done].filter((v) => !known.has(v));
   if (unknown.length > 0) {
-    throw new HostError('MIGRATION_FAILED', `the state database has schema version ${Math.max(...unknown)}, newer than this paddock knows; upgrade paddock`, {
-      versions: unknown,
-    });
+    throw new HostError(
+      'MIGRATION_FAILED',
+      `the state database has schema version ${Math.max(...unknown)}, newer than this paddock knows; upgrade paddock`,
+      {
+        versions: unknown,
+      },
+    );
   }
   const applied: number[] = [];
   for (const m of migrations) {
@@ -42,12 +52,21 @@ export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): 
     try {
       db.transaction(() => {
         db.exec(m.sql);
-        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+        db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+          m.version,
+          m.name,
+          new Date().toISOString(),
+        );
       })();
     } catch (error) {
-      throw new HostError('MIGRATION_FAILED', `migration ${m.version} (${m.name}) failed and was rolled back: ${(error as Error).message}`, {
-        version: m.version,
-      }, { cause: error });
+      throw new HostError(
+        'MIGRATION_FAILED',
+        `migration ${m.version} (${m.name}) failed and was rolled back: ${(error as Error).message}`,
+        {
+          version: m.version,
+        },
+        { cause: error },
+      );
     }
     applied.push(m.version);
   }

@@ -3,7 +3,8 @@ import { dbOf, type Store } from './store.js';
 
 /** The data of a run's `run.started` event as stored (JSON text), if it started. */
 export function runStartedData(store: Store, runId: string): string | undefined {
-  return dbOf(store).prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as string | undefined;
+  return dbOf(store).prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as
+    string | undefined;
 }
 
 /** A run's current status in the `runs` view table (read inside the transaction that acts on it). */

@@ -12,7 +12,9 @@ export interface RunControl {
 
 /** Write one cancel request per run (call inside the transaction that audits them). */
 export function insertCancels(store: Store, runIds: readonly string[], reason: string, by: string, at: string): void {
-  const insert = dbOf(store).prepare("INSERT INTO run_controls (run_id, action, reason, by, at) VALUES (?, 'cancel', ?, ?, ?)");
+  const insert = dbOf(store).prepare(
+    "INSERT INTO run_controls (run_id, action, reason, by, at) VALUES (?, 'cancel', ?, ?, ?)",
+  );
   for (const runId of runIds) insert.run(runId, reason, by, at);
 }
 
@@ -23,7 +25,9 @@ export function lastControlSeq(store: Store): number {
 
 /** Requests after `seq`, oldest first. */
 export function controlsAfter(store: Store, seq: number): RunControl[] {
-  return dbOf(store).prepare('SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE seq > ? ORDER BY seq').all(seq) as RunControl[];
+  return dbOf(store)
+    .prepare('SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE seq > ? ORDER BY seq')
+    .all(seq) as RunControl[];
 }
 
 /** SQLite's `data_version`: changes only when another connection committed (a cheap poll). */

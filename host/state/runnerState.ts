@@ -49,13 +49,24 @@ export class RunnerStateRepo {
     const text = JSON.stringify(this.redact(value));
     const bytes = Buffer.byteLength(text);
     if (bytes > RUNNER_STATE_LIMITS.maxValueBytes) {
-      throw new RpcError(ErrorCodes.QuotaExceeded, `state value for ${JSON.stringify(key)} is ${bytes} bytes; the limit is ${RUNNER_STATE_LIMITS.maxValueBytes}`, {
-        limit: 'maxValueBytes',
-      });
+      throw new RpcError(
+        ErrorCodes.QuotaExceeded,
+        `state value for ${JSON.stringify(key)} is ${bytes} bytes; the limit is ${RUNNER_STATE_LIMITS.maxValueBytes}`,
+        {
+          limit: 'maxValueBytes',
+        },
+      );
     }
     this.db.transaction(() => {
-      if (!this.existsStmt.get(scope, key) && (this.countStmt.get(scope) as number) >= RUNNER_STATE_LIMITS.maxKeysPerScope) {
-        throw new RpcError(ErrorCodes.QuotaExceeded, `state already holds ${RUNNER_STATE_LIMITS.maxKeysPerScope} keys`, { limit: 'maxKeysPerScope' });
+      if (
+        !this.existsStmt.get(scope, key) &&
+        (this.countStmt.get(scope) as number) >= RUNNER_STATE_LIMITS.maxKeysPerScope
+      ) {
+        throw new RpcError(
+          ErrorCodes.QuotaExceeded,
+          `state already holds ${RUNNER_STATE_LIMITS.maxKeysPerScope} keys`,
+          { limit: 'maxKeysPerScope' },
+        );
       }
       this.upsertStmt.run(scope, key, text, new Date().toISOString());
     })();

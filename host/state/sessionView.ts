@@ -54,7 +54,15 @@ export interface SessionFold {
 
 /** A fresh fold state. */
 export function emptySession(): SessionFold {
-  return { seen: new Set(), maxSeq: 0, runs: new Map(), userMessages: new Map(), effects: new Map(), interrupted: new Map(), recoveryDelivered: new Set() };
+  return {
+    seen: new Set(),
+    maxSeq: 0,
+    runs: new Map(),
+    userMessages: new Map(),
+    effects: new Map(),
+    interrupted: new Map(),
+    recoveryDelivered: new Set(),
+  };
 }
 
 const runOf = (s: SessionFold, runId: string): RunFold => {
@@ -67,7 +75,8 @@ const effectOf = (s: SessionFold, effectId: string, runId: string | null): Effec
   if (!effect) s.effects.set(effectId, (effect = { runId, resolved: false }));
   return effect;
 };
-const textOf = (parts: { type: string; text?: string }[]) => parts.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
+const textOf = (parts: { type: string; text?: string }[]) =>
+  parts.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
 
 /**
  * Fold one event into the session state. Idempotent (an event id is folded once) and
@@ -110,8 +119,13 @@ export function foldEvent(s: SessionFold, e: StoredEvent): void {
     }
     case 'run.update': {
       const { update } = data as EventData<'run.update'>;
-      if (update.kind === 'message.delta') run!.deltas.set(seq, { messageId: update.messageId ?? '', text: update.text });
-      else if (update.kind === 'message') run!.messages.set(seq, { messageId: update.messageId, text: textOf(update.parts as { type: string; text?: string }[]) });
+      if (update.kind === 'message.delta')
+        run!.deltas.set(seq, { messageId: update.messageId ?? '', text: update.text });
+      else if (update.kind === 'message')
+        run!.messages.set(seq, {
+          messageId: update.messageId,
+          text: textOf(update.parts as { type: string; text?: string }[]),
+        });
       else if (update.kind === 'usage') {
         if (update.cumulative) run!.cumulative = later(run!.cumulative, seq, update.usage);
         else run!.increments.set(e.id, update.usage);
@@ -177,13 +191,37 @@ export interface SessionView {
   sessionId: string;
   bindingId: string | null;
   maxSeq: number;
-  runs: { runId: string; runner: string | null; status: RunStatusView | null; reason: string | null; usage: Usage | null; pid: number | null; pidStart: number | null }[];
+  runs: {
+    runId: string;
+    runner: string | null;
+    status: RunStatusView | null;
+    reason: string | null;
+    usage: Usage | null;
+    pid: number | null;
+    pidStart: number | null;
+  }[];
   transcript: TranscriptEntry[];
   external: ExternalPointers | null;
-  openEffects: { effectId: string; kind: string | null; target: string | null; runId: string | null; status: string | null; probe: Record<string, unknown> | null }[];
+  openEffects: {
+    effectId: string;
+    kind: string | null;
+    target: string | null;
+    runId: string | null;
+    status: string | null;
+    probe: Record<string, unknown> | null;
+  }[];
   paused: { reason: string } | null;
   /** Interrupted runs whose recovery summary has not been delivered to a later run yet, with their effects. */
-  pendingRecovery: { runId: string; reason: string; effects: { id: string; kind: string; status: 'succeeded' | 'failed' | 'still_running' | 'unknown'; summary: string }[] }[];
+  pendingRecovery: {
+    runId: string;
+    reason: string;
+    effects: {
+      id: string;
+      kind: string;
+      status: 'succeeded' | 'failed' | 'still_running' | 'unknown';
+      summary: string;
+    }[];
+  }[];
 }
 
 function usageOf(run: RunFold): Usage | null {
@@ -198,7 +236,12 @@ function usageOf(run: RunFold): Usage | null {
 }
 
 function assistantLines(runId: string, run: RunFold): TranscriptEntry[] {
-  const lines: TranscriptEntry[] = [...run.messages.entries()].map(([seq, m]) => ({ seq, role: 'assistant' as const, runId, text: m.text }));
+  const lines: TranscriptEntry[] = [...run.messages.entries()].map(([seq, m]) => ({
+    seq,
+    role: 'assistant' as const,
+    runId,
+    text: m.text,
+  }));
   const withFullMessage = new Set([...run.messages.values()].map((m) => m.messageId).filter((id) => id !== undefined));
   const streams = new Map<string, { seq: number; text: string }>();
   for (const [seq, d] of [...run.deltas.entries()].sort(([a], [b]) => a - b)) {
@@ -208,7 +251,8 @@ function assistantLines(runId: string, run: RunFold): TranscriptEntry[] {
     else streams.set(d.messageId, { seq, text: d.text });
   }
   for (const stream of streams.values()) lines.push({ seq: stream.seq, role: 'assistant', runId, text: stream.text });
-  if (lines.length === 0 && run.output) lines.push({ seq: run.output.seq, role: 'assistant', runId, text: run.output.value });
+  if (lines.length === 0 && run.output)
+    lines.push({ seq: run.output.seq, role: 'assistant', runId, text: run.output.value });
   return lines;
 }
 
@@ -235,9 +279,19 @@ export function viewSession(sessionId: string, s: SessionFold): SessionView {
     transcript,
     external: s.external?.value ?? null,
     openEffects: [...s.effects.entries()]
-      .filter(([, e]) => !e.resolved && (e.status === undefined || e.status.value === 'unknown' || e.status.value === 'still_running'))
+      .filter(
+        ([, e]) =>
+          !e.resolved && (e.status === undefined || e.status.value === 'unknown' || e.status.value === 'still_running'),
+      )
       .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([effectId, e]) => ({ effectId, kind: e.kind ?? null, target: e.target ?? null, runId: e.runId, status: e.status?.value ?? null, probe: e.probe ?? null })),
+      .map(([effectId, e]) => ({
+        effectId,
+        kind: e.kind ?? null,
+        target: e.target ?? null,
+        runId: e.runId,
+        status: e.status?.value ?? null,
+        probe: e.probe ?? null,
+      })),
     paused: s.pause?.value.paused ? { reason: s.pause.value.reason } : null,
     pendingRecovery: [...s.interrupted.entries()]
       .filter(([runId]) => !s.recoveryDelivered.has(runId))
@@ -248,7 +302,12 @@ export function viewSession(sessionId: string, s: SessionFold): SessionView {
         effects: [...s.effects.entries()]
           .filter(([, e]) => e.runId === runId && e.kind !== undefined)
           .sort(([a], [b]) => (a < b ? -1 : 1))
-          .map(([id, e]) => ({ id, kind: e.kind!, status: e.status?.value ?? 'unknown', summary: `${e.kind} ${e.target ?? ''}`.trim() })),
+          .map(([id, e]) => ({
+            id,
+            kind: e.kind!,
+            status: e.status?.value ?? 'unknown',
+            summary: `${e.kind} ${e.target ?? ''}`.trim(),
+          })),
       })),
   };
 }

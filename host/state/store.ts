@@ -92,15 +92,23 @@ export class Store {
     this.runnerState = new RunnerStateRepo(db, redact);
     this.stmts = {
       nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = ?').pluck(),
-      insertEvent: db.prepare('INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insertEvent: db.prepare(
+        'INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
       findSession: db.prepare('SELECT id FROM sessions WHERE binding_id = ? AND conversation_key = ?').pluck(),
-      insertSession: db.prepare('INSERT INTO sessions (id, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?)'),
+      insertSession: db.prepare(
+        'INSERT INTO sessions (id, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?)',
+      ),
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       runQueued: db.prepare(
         "INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, host_start, queued_seq) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
       ),
-      runStarted: db.prepare("UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?"),
-      runEnded: db.prepare('UPDATE runs SET status = ?, reason = ?, ended_at = ?, usage = ?, last_seq = ? WHERE id = ?'),
+      runStarted: db.prepare(
+        "UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?",
+      ),
+      runEnded: db.prepare(
+        'UPDATE runs SET status = ?, reason = ?, ended_at = ?, usage = ?, last_seq = ? WHERE id = ?',
+      ),
       setPaused: db.prepare('UPDATE sessions SET paused_reason = ? WHERE id = ?'),
       // A run's claim ends in the transaction that ends the run (docs/state.md, "Claims").
       releaseClaim: db.prepare('DELETE FROM run_claims WHERE run_id = ?'),
@@ -117,7 +125,8 @@ export class Store {
       if (key.created || applied.length > 0) {
         db.transaction(() => {
           if (key.created) store.audit.append({ type: 'audit.key_created', actor: 'host', data: { keyId: key.keyId } });
-          if (applied.length > 0) store.audit.append({ type: 'state.migrated', actor: 'host', data: { versions: applied } });
+          if (applied.length > 0)
+            store.audit.append({ type: 'state.migrated', actor: 'host', data: { versions: applied } });
         })();
       }
       return store;
@@ -145,7 +154,12 @@ export class Store {
     } catch (error) {
       this.uncommitted.length = mark; // this (save)point rolled back: its events never happened
       if ((error as { code?: string }).code === 'SQLITE_FULL') {
-        throw new HostError('STATE_FULL', `the disk holding ${join(this.dataDir, 'paddock.db')} is full; nothing of this change was written`, { dataDir: this.dataDir }, { cause: error });
+        throw new HostError(
+          'STATE_FULL',
+          `the disk holding ${join(this.dataDir, 'paddock.db')} is full; nothing of this change was written`,
+          { dataDir: this.dataDir },
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -159,7 +173,11 @@ export class Store {
       const sessionId = `ses_${randomUUID()}`;
       this.stmts.insertSession.run(sessionId, bindingId, conversationKey, new Date().toISOString());
       this.append(sessionId, [
-        { type: 'session.created', data: { bindingId, conversationKey }, audit: { type: 'session.created', actor: 'host', data: { bindingId, conversationKey } } },
+        {
+          type: 'session.created',
+          data: { bindingId, conversationKey },
+          audit: { type: 'session.created', actor: 'host', data: { bindingId, conversationKey } },
+        },
       ]);
       return { sessionId, created: true };
     });
@@ -174,9 +192,21 @@ export class Store {
     const stored = this.transaction(() =>
       events.map((e) => {
         const parsed = EVENT_DATA[e.type].safeParse(e.data);
-        if (!parsed.success) throw new HostError('INVALID_INPUT', `invalid ${e.type} event: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`);
+        if (!parsed.success)
+          throw new HostError(
+            'INVALID_INPUT',
+            `invalid ${e.type} event: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
+          );
         const seq = this.stmts.nextSeq.get(sessionId) as number;
-        const event: StoredEvent = { id: newEventId(), sessionId, seq, type: e.type, runId: e.runId ?? null, at, data: this.redact(e.data) as EventData<EventType> };
+        const event: StoredEvent = {
+          id: newEventId(),
+          sessionId,
+          seq,
+          type: e.type,
+          runId: e.runId ?? null,
+          at,
+          data: this.redact(e.data) as EventData<EventType>,
+        };
         this.stmts.insertEvent.run(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
         this.updateViews(event);
         if (e.audit) this.audit.append({ ...e.audit, sessionId, runId: event.runId }, at);
@@ -205,12 +235,25 @@ export class Store {
 
   /** Why a session is paused, or null when it is not. */
   pausedReason(sessionId: string): string | null {
-    return (this.db.prepare('SELECT paused_reason FROM sessions WHERE id = ?').pluck().get(sessionId) as string | null | undefined) ?? null;
+    return (
+      (this.db.prepare('SELECT paused_reason FROM sessions WHERE id = ?').pluck().get(sessionId) as
+        string | null | undefined) ?? null
+    );
   }
 
   /** Events of a session after `afterSeq`, in order (for readers catching up). */
   readEvents(sessionId: string, afterSeq = 0, limit = 1_000_000): StoredEvent[] {
-    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as { session_id: string; seq: number; id: string; type: EventType; run_id: string | null; at: string; data: string }[]).map((r) => ({
+    return (
+      this.stmts.readEvents.all(sessionId, afterSeq, limit) as {
+        session_id: string;
+        seq: number;
+        id: string;
+        type: EventType;
+        run_id: string | null;
+        at: string;
+        data: string;
+      }[]
+    ).map((r) => ({
       id: r.id,
       sessionId: r.session_id,
       seq: r.seq,
@@ -247,7 +290,9 @@ export class Store {
       args.push(filter.bindingId);
     }
     const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
-    const rows = this.db.prepare(`SELECT * FROM runs ${where} ORDER BY queued_at DESC, id LIMIT ?`).all(...args, filter.limit ?? 100);
+    const rows = this.db
+      .prepare(`SELECT * FROM runs ${where} ORDER BY queued_at DESC, id LIMIT ?`)
+      .all(...args, filter.limit ?? 100);
     return (rows as Record<string, unknown>[]).map(toRunRow);
   }
 
@@ -270,7 +315,17 @@ export class Store {
     switch (e.type) {
       case 'run.queued': {
         const d = e.data as EventData<'run.queued'>;
-        this.stmts.runQueued.run(e.runId, e.sessionId, d.runner, e.at, e.seq, d.bindingId ?? null, d.host?.pid ?? null, d.host?.start ?? null, e.seq);
+        this.stmts.runQueued.run(
+          e.runId,
+          e.sessionId,
+          d.runner,
+          e.at,
+          e.seq,
+          d.bindingId ?? null,
+          d.host?.pid ?? null,
+          d.host?.start ?? null,
+          e.seq,
+        );
         return;
       }
       case 'run.started': {
@@ -287,7 +342,14 @@ export class Store {
         return;
       }
       case 'run.interrupted':
-        this.stmts.runEnded.run('interrupted', (e.data as EventData<'run.interrupted'>).reason, e.at, null, e.seq, e.runId);
+        this.stmts.runEnded.run(
+          'interrupted',
+          (e.data as EventData<'run.interrupted'>).reason,
+          e.at,
+          null,
+          e.seq,
+          e.runId,
+        );
         this.stmts.releaseClaim.run(e.runId);
         return;
       case 'session.paused':

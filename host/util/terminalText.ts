@@ -7,11 +7,14 @@
  */
 export function terminalSafe(text: string, multiline = false): string {
   // eslint-disable-next-line no-control-regex -- matching control characters is this function's job
-  return text.replace(multiline ? /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g : /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, (c) => {
-    const code = c.charCodeAt(0);
-    if (c === '\r') return '\\r';
-    if (c === '\n') return '\\n';
-    if (c === '\t') return '\\t';
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
+  return text.replace(
+    multiline ? /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g : /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
+    (c) => {
+      const code = c.charCodeAt(0);
+      if (c === '\r') return '\\r';
+      if (c === '\n') return '\\n';
+      if (c === '\t') return '\\t';
+      return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    },
+  );
 }

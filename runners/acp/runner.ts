@@ -2,7 +2,14 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { client, ndJsonStream, PROTOCOL_VERSION, RequestError, type McpServer, type SessionNotification } from '@agentclientprotocol/sdk';
+import {
+  client,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type McpServer,
+  type SessionNotification,
+} from '@agentclientprotocol/sdk';
 import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
 import { claudeEnv } from '../../sdk/harness/claudeEnv.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
@@ -15,7 +22,8 @@ type Update = SessionNotification['update'];
 /** A path the agent names, as a path relative to the run workspace (the host's path policy decides the rest). */
 function workspacePath(root: string, path: string): string {
   const rel = isAbsolute(path) ? relative(root, path) : path;
-  if (rel.startsWith('..') || isAbsolute(rel)) throw RequestError.invalidParams({ path }, 'paddock: only paths inside the run workspace are served');
+  if (rel.startsWith('..') || isAbsolute(rel))
+    throw RequestError.invalidParams({ path }, 'paddock: only paths inside the run workspace are served');
   return rel;
 }
 
@@ -23,18 +31,54 @@ function workspacePath(root: string, path: string): string {
 export function mapAcpUpdate(u: Update): UpdateInput[] {
   switch (u.sessionUpdate) {
     case 'agent_message_chunk':
-      return u.content.type === 'text' ? [{ kind: 'message.delta', ...(u.messageId ? { messageId: u.messageId } : {}), text: u.content.text }] : [{ kind: 'log', level: 'info', message: `agent sent ${u.content.type} content` }];
+      return u.content.type === 'text'
+        ? [{ kind: 'message.delta', ...(u.messageId ? { messageId: u.messageId } : {}), text: u.content.text }]
+        : [{ kind: 'log', level: 'info', message: `agent sent ${u.content.type} content` }];
     case 'agent_thought_chunk':
-      return [{ kind: 'log', level: 'debug', message: `thought: ${u.content.type === 'text' ? u.content.text : u.content.type}` }];
+      return [
+        {
+          kind: 'log',
+          level: 'debug',
+          message: `thought: ${u.content.type === 'text' ? u.content.text : u.content.type}`,
+        },
+      ];
     case 'tool_call':
-      return [{ kind: 'tool.started', toolCallId: u.toolCallId, name: u.kind ?? 'other', title: u.title, ...(u.rawInput !== undefined ? { input: u.rawInput } : {}) }];
+      return [
+        {
+          kind: 'tool.started',
+          toolCallId: u.toolCallId,
+          name: u.kind ?? 'other',
+          title: u.title,
+          ...(u.rawInput !== undefined ? { input: u.rawInput } : {}),
+        },
+      ];
     case 'tool_call_update':
-      if (u.status === 'completed' || u.status === 'failed') return [{ kind: 'tool.finished', toolCallId: u.toolCallId, status: u.status === 'completed' ? 'ok' : 'error', ...(u.rawOutput !== undefined ? { output: u.rawOutput } : {}) }];
+      if (u.status === 'completed' || u.status === 'failed')
+        return [
+          {
+            kind: 'tool.finished',
+            toolCallId: u.toolCallId,
+            status: u.status === 'completed' ? 'ok' : 'error',
+            ...(u.rawOutput !== undefined ? { output: u.rawOutput } : {}),
+          },
+        ];
       return [];
     case 'plan':
-      return [{ kind: 'progress', message: `plan: ${u.entries.map((e) => `${e.status === 'completed' ? '✓' : '·'} ${e.content}`).join('; ')}` }];
+      return [
+        {
+          kind: 'progress',
+          message: `plan: ${u.entries.map((e) => `${e.status === 'completed' ? '✓' : '·'} ${e.content}`).join('; ')}`,
+        },
+      ];
     default:
-      return [{ kind: 'log', level: 'debug', message: `acp: ${u.sessionUpdate}`, data: u as unknown as Record<string, unknown> }];
+      return [
+        {
+          kind: 'log',
+          level: 'debug',
+          message: `acp: ${u.sessionUpdate}`,
+          data: u as unknown as Record<string, unknown>,
+        },
+      ];
   }
 }
 
@@ -46,10 +90,21 @@ export function mapAcpUpdate(u: Update): UpdateInput[] {
 export const acpRunner = defineRunner({
   manifest: { name: 'acp', version: '0.1.0' },
   configSchema: z.strictObject({
-    command: z.string().min(1).describe('The ACP agent to start (absolute path, or a name on PATH inside the sandbox).'),
+    command: z
+      .string()
+      .min(1)
+      .describe('The ACP agent to start (absolute path, or a name on PATH inside the sandbox).'),
     args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}).describe('Literal environment for the agent (no secrets: the configuration refuses them).'),
-    modelGateway: z.enum(['none', 'anthropic', 'openai']).default('none').describe('Give the agent the host gateway as its model API (base URL + the run token as key), e.g. anthropic for the Claude Code ACP adapter.'),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Literal environment for the agent (no secrets: the configuration refuses them).'),
+    modelGateway: z
+      .enum(['none', 'anthropic', 'openai'])
+      .default('none')
+      .describe(
+        'Give the agent the host gateway as its model API (base URL + the run token as key), e.g. anthropic for the Claude Code ACP adapter.',
+      ),
     model: z.string().optional().describe('Granted model id the agent should use (default: the first granted).'),
   }),
   async run(event, binding, ctx) {
@@ -57,7 +112,15 @@ export const acpRunner = defineRunner({
     const root = binding.workspace?.root ?? process.cwd();
     const agentHome = join(binding.workspace?.session ?? process.env.HOME ?? root, 'home');
     mkdirSync(agentHome, { recursive: true });
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: agentHome, TMPDIR: process.env.TMPDIR ?? '/tmp', LANG: 'C.UTF-8', ...proxyEnv(), ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}), ...config.env };
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: agentHome,
+      TMPDIR: process.env.TMPDIR ?? '/tmp',
+      LANG: 'C.UTF-8',
+      ...proxyEnv(),
+      ...(binding.workspace?.session ? { PADDOCK_SESSION_DIR: binding.workspace.session } : {}),
+      ...config.env,
+    };
     const token = process.env.PADDOCK_RUN_TOKEN;
     if (config.modelGateway !== 'none') {
       const access = gatewayAccess(binding, config.model, `acp with modelGateway "${config.modelGateway}"`);
@@ -65,8 +128,24 @@ export const acpRunner = defineRunner({
       const { model } = access;
       if (config.modelGateway === 'anthropic') {
         // What Claude Code (under any adapter) needs: the gateway, the run token, the granted model for every tier.
-        Object.assign(env, claudeEnv({ path: env.PATH!, home: agentHome, tmp: env.TMPDIR!, baseUrl: access.gateway.anthropicBaseUrl, token: access.token, model }), { ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model });
-      } else Object.assign(env, { OPENAI_BASE_URL: access.gateway.openaiBaseUrl, OPENAI_API_KEY: access.token, OPENAI_MODEL: model });
+        Object.assign(
+          env,
+          claudeEnv({
+            path: env.PATH!,
+            home: agentHome,
+            tmp: env.TMPDIR!,
+            baseUrl: access.gateway.anthropicBaseUrl,
+            token: access.token,
+            model,
+          }),
+          { ANTHROPIC_MODEL: model, ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model },
+        );
+      } else
+        Object.assign(env, {
+          OPENAI_BASE_URL: access.gateway.openaiBaseUrl,
+          OPENAI_API_KEY: access.token,
+          OPENAI_MODEL: model,
+        });
     }
     const child = spawn(config.command, config.args, {
       cwd: root,
@@ -88,14 +167,24 @@ export const acpRunner = defineRunner({
     const app = client()
       .onNotification('session/update', ({ params }) => {
         if (replaying) return; // history replayed by session/load is not news
-        if (params.update.sessionUpdate === 'agent_message_chunk' && params.update.content.type === 'text') text += params.update.content.text;
+        if (params.update.sessionUpdate === 'agent_message_chunk' && params.update.content.type === 'text')
+          text += params.update.content.text;
         for (const update of mapAcpUpdate(params.update)) ctx.emit(update);
       })
       .onRequest('session/request_permission', ({ params }) => {
         // Approvals are not served yet: every permission request is denied, and said so.
-        const reject = params.options.find((o) => o.kind === 'reject_once') ?? params.options.find((o) => o.kind === 'reject_always');
-        ctx.emit({ kind: 'tool.finished', toolCallId: params.toolCall.toolCallId, status: 'denied', error: 'permission denied by host policy (approvals are not served yet)' });
-        return reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } };
+        const reject =
+          params.options.find((o) => o.kind === 'reject_once') ??
+          params.options.find((o) => o.kind === 'reject_always');
+        ctx.emit({
+          kind: 'tool.finished',
+          toolCallId: params.toolCall.toolCallId,
+          status: 'denied',
+          error: 'permission denied by host policy (approvals are not served yet)',
+        });
+        return reject
+          ? { outcome: { outcome: 'selected', optionId: reject.optionId } }
+          : { outcome: { outcome: 'cancelled' } };
       })
       .onRequest('fs/read_text_file', async ({ params }) => {
         if (!canRead) throw RequestError.methodNotFound('fs/read_text_file');
@@ -103,7 +192,12 @@ export const acpRunner = defineRunner({
           const { content } = await ctx.fs.read(workspacePath(root, params.path));
           const lines = content.split('\n');
           const start = (params.line ?? 1) - 1;
-          return { content: params.line || params.limit ? lines.slice(start, params.limit ? start + params.limit : undefined).join('\n') : content };
+          return {
+            content:
+              params.line || params.limit
+                ? lines.slice(start, params.limit ? start + params.limit : undefined).join('\n')
+                : content,
+          };
         } catch (e) {
           throw e instanceof RpcError ? new RequestError(-32002, e.message, e.data) : e;
         }
@@ -117,7 +211,12 @@ export const acpRunner = defineRunner({
           throw e instanceof RpcError ? new RequestError(-32603, e.message, e.data) : e;
         }
       });
-    const connection = app.connect(ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+    const connection = app.connect(
+      ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      ),
+    );
     const agent = connection.agent;
     const stop = async () => {
       connection.close();
@@ -126,12 +225,34 @@ export const acpRunner = defineRunner({
       await exited;
     };
     try {
-      const init = await agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: canRead, writeTextFile: canWrite }, terminal: false }, clientInfo: { name: 'paddock', version: '0.1.0' } });
-      ctx.emit({ kind: 'log', level: 'info', message: `acp agent ${init.agentInfo?.name ?? config.command} ${init.agentInfo?.version ?? ''} (protocol ${init.protocolVersion})`.trim() });
+      const init = await agent.request('initialize', {
+        protocolVersion: PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: canRead, writeTextFile: canWrite }, terminal: false },
+        clientInfo: { name: 'paddock', version: '0.1.0' },
+      });
+      ctx.emit({
+        kind: 'log',
+        level: 'info',
+        message:
+          `acp agent ${init.agentInfo?.name ?? config.command} ${init.agentInfo?.version ?? ''} (protocol ${init.protocolVersion})`.trim(),
+      });
       const http = init.agentCapabilities?.mcpCapabilities?.http === true;
       const servers = Object.entries(binding.gateway?.mcp ?? {});
-      if (servers.length && !http) ctx.emit({ kind: 'log', level: 'warn', message: 'acp: the agent does not take HTTP MCP servers; granted MCP servers are not given to it' });
-      const mcpServers: McpServer[] = http && token ? servers.map(([name, url]) => ({ type: 'http' as const, name, url, headers: [{ name: 'Authorization', value: `Bearer ${token}` }] })) : [];
+      if (servers.length && !http)
+        ctx.emit({
+          kind: 'log',
+          level: 'warn',
+          message: 'acp: the agent does not take HTTP MCP servers; granted MCP servers are not given to it',
+        });
+      const mcpServers: McpServer[] =
+        http && token
+          ? servers.map(([name, url]) => ({
+              type: 'http' as const,
+              name,
+              url,
+              headers: [{ name: 'Authorization', value: `Bearer ${token}` }],
+            }))
+          : [];
 
       let sessionId: string | undefined;
       const previous = ctx.resume?.external?.sessionId;
@@ -141,7 +262,11 @@ export const acpRunner = defineRunner({
           await agent.request('session/load', { sessionId: previous, cwd: root, mcpServers });
           sessionId = previous;
         } catch (e) {
-          ctx.emit({ kind: 'log', level: 'warn', message: `acp: session ${previous} could not be loaded (${(e as Error).message}); starting a fresh session` });
+          ctx.emit({
+            kind: 'log',
+            level: 'warn',
+            message: `acp: session ${previous} could not be loaded (${(e as Error).message}); starting a fresh session`,
+          });
         } finally {
           replaying = false;
         }
@@ -152,10 +277,14 @@ export const acpRunner = defineRunner({
       const onCancel = () => void agent.notify('session/cancel', { sessionId: sessionId! }).catch(() => undefined);
       ctx.signal.addEventListener('abort', onCancel, { once: true });
       try {
-        const { stopReason } = await agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: eventText(event) }] });
+        const { stopReason } = await agent.request('session/prompt', {
+          sessionId,
+          prompt: [{ type: 'text', text: eventText(event) }],
+        });
         const external = { sessionId };
         if (stopReason === 'cancelled' || ctx.signal.aborted) return { status: 'cancelled', external };
-        if (stopReason === 'end_turn' || stopReason === 'max_tokens') return { status: 'completed', output: { parts: [{ type: 'text', text }] }, external };
+        if (stopReason === 'end_turn' || stopReason === 'max_tokens')
+          return { status: 'completed', output: { parts: [{ type: 'text', text }] }, external };
         return { status: 'failed', error: { code: stopReason, message: `the agent stopped: ${stopReason}` }, external };
       } finally {
         ctx.signal.removeEventListener('abort', onCancel);
@@ -164,7 +293,10 @@ export const acpRunner = defineRunner({
       if (ctx.signal.aborted) return { status: 'cancelled' };
       const exit = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(r, 100, undefined))]);
       const why = exit ? `the agent exited (${exit.error ?? exit.code ?? exit.signal})` : (error as Error).message;
-      return { status: 'failed', error: { code: 'acp_error', message: `${why}${stderrTail ? `: ${stderrTail.trim().slice(-500)}` : ''}` } };
+      return {
+        status: 'failed',
+        error: { code: 'acp_error', message: `${why}${stderrTail ? `: ${stderrTail.trim().slice(-500)}` : ''}` },
+      };
     } finally {
       await stop();
     }

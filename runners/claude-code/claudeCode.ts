@@ -54,7 +54,12 @@ export interface PermissionDenial {
   reason: string;
 }
 
-const text = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) ? v.map((b) => (b && typeof b === 'object' ? String((b as Obj).text ?? '') : '')).join('') : '');
+const text = (v: unknown): string =>
+  typeof v === 'string'
+    ? v
+    : Array.isArray(v)
+      ? v.map((b) => (b && typeof b === 'object' ? String((b as Obj).text ?? '') : '')).join('')
+      : '';
 const clip = (s: string, max = 4_000) => (s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more chars)`);
 
 /**
@@ -94,16 +99,31 @@ export class ClaudeStreamMapper {
     if (v.subtype === 'init') {
       this.sessionId = typeof v.session_id === 'string' ? v.session_id : undefined;
       this.version = typeof v.claude_code_version === 'string' ? v.claude_code_version : undefined;
-      return [{ kind: 'log', level: 'info', message: `claude ${this.version ?? '?'} session ${this.sessionId ?? '?'} (model ${String(v.model)}, permission mode ${String(v.permissionMode)})`, data: { tools: v.tools, mcpServers: v.mcp_servers } }];
+      return [
+        {
+          kind: 'log',
+          level: 'info',
+          message: `claude ${this.version ?? '?'} session ${this.sessionId ?? '?'} (model ${String(v.model)}, permission mode ${String(v.permissionMode)})`,
+          data: { tools: v.tools, mcpServers: v.mcp_servers },
+        },
+      ];
     }
     if (v.subtype === 'permission_denied') {
       const id = String(v.tool_use_id ?? '');
       this.deniedIds.add(id);
       this.denials.push({ toolName: String(v.tool_name ?? '?'), toolUseId: id, reason: String(v.message ?? 'denied') });
-      return [{ kind: 'log', level: 'warn', message: `claude denied ${String(v.tool_name)}: ${String(v.message ?? '')}` }];
+      return [
+        { kind: 'log', level: 'warn', message: `claude denied ${String(v.tool_name)}: ${String(v.message ?? '')}` },
+      ];
     }
     if (v.subtype === 'api_retry') {
-      return [{ kind: 'log', level: 'warn', message: `claude: model call failed (${String(v.error_status ?? v.error)}), retry ${String(v.attempt)}/${String(v.max_retries)} in ${String(v.retry_delay_ms)} ms` }];
+      return [
+        {
+          kind: 'log',
+          level: 'warn',
+          message: `claude: model call failed (${String(v.error_status ?? v.error)}), retry ${String(v.attempt)}/${String(v.max_retries)} in ${String(v.retry_delay_ms)} ms`,
+        },
+      ];
     }
     return [{ kind: 'log', level: 'debug', message: `claude: system/${String(v.subtype)}`, data: v }];
   }
@@ -114,7 +134,8 @@ export class ClaudeStreamMapper {
     const out: UpdateInput[] = [];
     // One line per content block (all sharing message.id), but accept several.
     for (const block of (Array.isArray(message.content) ? message.content : []) as Obj[]) {
-      if (block.type === 'text' && typeof block.text === 'string') out.push({ kind: 'message', messageId, role: 'assistant', parts: [{ type: 'text', text: block.text }] });
+      if (block.type === 'text' && typeof block.text === 'string')
+        out.push({ kind: 'message', messageId, role: 'assistant', parts: [{ type: 'text', text: block.text }] });
       else if (block.type === 'tool_use') {
         const id = String(block.id);
         this.tools.set(id, String(block.name));
@@ -133,13 +154,21 @@ export class ClaudeStreamMapper {
       const output = clip(text(block.content));
       const name = this.tools.get(id) ?? '?';
       // A tool that is not available to the CLI (disallowed by the binding) is a denial too.
-      const unavailable = block.is_error === true && this.disallowed.some((t) => t === name || t.startsWith(`${name}(`)) && /No such tool available|disabled/i.test(output);
+      const unavailable =
+        block.is_error === true &&
+        this.disallowed.some((t) => t === name || t.startsWith(`${name}(`)) &&
+        /No such tool available|disabled/i.test(output);
       if (unavailable && !this.deniedIds.has(id)) {
         this.deniedIds.add(id);
         this.denials.push({ toolName: name, toolUseId: id, reason: 'not granted by the binding (disallowed tool)' });
       }
       const status = this.deniedIds.has(id) ? 'denied' : block.is_error === true ? 'error' : 'ok';
-      out.push({ kind: 'tool.finished', toolCallId: id, status, ...(status === 'ok' ? { output } : { error: output }) });
+      out.push({
+        kind: 'tool.finished',
+        toolCallId: id,
+        status,
+        ...(status === 'ok' ? { output } : { error: output }),
+      });
     }
     return out;
   }
@@ -153,10 +182,22 @@ export class ClaudeStreamMapper {
     const external = this.sessionId ? { sessionId: this.sessionId } : undefined;
     for (const d of (Array.isArray(r?.permission_denials) ? r.permission_denials : []) as Obj[]) {
       const id = String(d.tool_use_id ?? '');
-      if (!this.denials.some((x) => x.toolUseId === id)) this.denials.push({ toolName: String(d.tool_name ?? '?'), toolUseId: id, reason: 'denied by the permission mode' });
+      if (!this.denials.some((x) => x.toolUseId === id))
+        this.denials.push({
+          toolName: String(d.tool_name ?? '?'),
+          toolUseId: id,
+          reason: 'denied by the permission mode',
+        });
     }
     if (!r) {
-      return { status: 'failed', error: { code: 'no_result', message: `claude ended without a result line (exit ${exit.exitCode ?? exit.signal}): ${exit.stderrTail.trim().slice(-500) || 'no stderr'}` }, ...(external ? { external } : {}) };
+      return {
+        status: 'failed',
+        error: {
+          code: 'no_result',
+          message: `claude ended without a result line (exit ${exit.exitCode ?? exit.signal}): ${exit.stderrTail.trim().slice(-500) || 'no stderr'}`,
+        },
+        ...(external ? { external } : {}),
+      };
     }
     const usage = (r.usage ?? {}) as Obj;
     const n = (x: unknown) => (typeof x === 'number' ? x : 0);
@@ -173,9 +214,28 @@ export class ClaudeStreamMapper {
     };
     if (r.is_error === true) {
       const errors = Array.isArray(r.errors) ? (r.errors as unknown[]).map(String) : [];
-      const message = (typeof r.result === 'string' && r.result) || errors.join('; ') || `claude reported an error (${String(r.subtype)})`;
-      return { status: 'failed', error: { code: String(r.subtype === 'success' ? (r.terminal_reason ?? 'api_error') : r.subtype), message, data: { subtype: String(r.subtype ?? ''), terminalReason: String(r.terminal_reason ?? ''), apiErrorStatus: typeof r.api_error_status === 'number' ? r.api_error_status : null } }, ...common };
+      const message =
+        (typeof r.result === 'string' && r.result) ||
+        errors.join('; ') ||
+        `claude reported an error (${String(r.subtype)})`;
+      return {
+        status: 'failed',
+        error: {
+          code: String(r.subtype === 'success' ? (r.terminal_reason ?? 'api_error') : r.subtype),
+          message,
+          data: {
+            subtype: String(r.subtype ?? ''),
+            terminalReason: String(r.terminal_reason ?? ''),
+            apiErrorStatus: typeof r.api_error_status === 'number' ? r.api_error_status : null,
+          },
+        },
+        ...common,
+      };
     }
-    return { status: 'completed', output: { parts: [{ type: 'text', text: typeof r.result === 'string' ? r.result : '' }] }, ...common };
+    return {
+      status: 'completed',
+      output: { parts: [{ type: 'text', text: typeof r.result === 'string' ? r.result : '' }] },
+      ...common,
+    };
   }
 }

@@ -24,9 +24,22 @@ export const claudeCodeRunner = defineRunner({
   manifest: { name: 'claude-code', version: '0.1.0' },
   configSchema: z.strictObject({
     model: z.string().optional().describe('Granted model id to use; default: the first granted model.'),
-    allowedTools: z.array(z.string()).default([]).describe('Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Naming Bash, Edit, Write or NotebookEdit here also lifts its default ban.'),
-    disallowedTools: z.array(z.string()).default([]).describe('More tools the CLI may never use (added to the default ban of Bash, Edit, Write, NotebookEdit).'),
-    permissionMode: z.enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions']).default('dontAsk').describe('dontAsk: anything not allowed is denied (headless). bypassPermissions runs every tool: only inside the bwrap sandbox.'),
+    allowedTools: z
+      .array(z.string())
+      .default([])
+      .describe(
+        'Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Naming Bash, Edit, Write or NotebookEdit here also lifts its default ban.',
+      ),
+    disallowedTools: z
+      .array(z.string())
+      .default([])
+      .describe('More tools the CLI may never use (added to the default ban of Bash, Edit, Write, NotebookEdit).'),
+    permissionMode: z
+      .enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'])
+      .default('dontAsk')
+      .describe(
+        'dontAsk: anything not allowed is denied (headless). bypassPermissions runs every tool: only inside the bwrap sandbox.',
+      ),
     maxTurns: z.int().min(1).max(200).default(12),
     appendSystemPrompt: z.string().max(20_000).optional(),
   }),
@@ -36,7 +49,14 @@ export const claudeCodeRunner = defineRunner({
     if (!hasAccess(access)) return access;
     const { gateway, token, model } = access;
     const cli = locateHarness('claude');
-    if (!cli) return { status: 'failed', error: { code: 'harness_missing', message: 'the Claude Code CLI is not installed: run scripts/install-harnesses.sh (or put claude on PATH)' } };
+    if (!cli)
+      return {
+        status: 'failed',
+        error: {
+          code: 'harness_missing',
+          message: 'the Claude Code CLI is not installed: run scripts/install-harnesses.sh (or put claude on PATH)',
+        },
+      };
 
     const home = process.env.HOME!;
     const tmp = process.env.TMPDIR ?? join(home, 'tmp');
@@ -45,7 +65,15 @@ export const claudeCodeRunner = defineRunner({
     let mcpConfigFile: string | undefined;
     if (servers.length) {
       mcpConfigFile = join(tmp, 'paddock-mcp.json');
-      writeFileSync(mcpConfigFile, JSON.stringify({ mcpServers: Object.fromEntries(servers.map(([id, url]) => [id, { type: 'http', url, headers: { Authorization: `Bearer ${token}` } }])) }), { mode: 0o600 });
+      writeFileSync(
+        mcpConfigFile,
+        JSON.stringify({
+          mcpServers: Object.fromEntries(
+            servers.map(([id, url]) => [id, { type: 'http', url, headers: { Authorization: `Bearer ${token}` } }]),
+          ),
+        }),
+        { mode: 0o600 },
+      );
     }
     const cwd = binding.workspace?.root ?? process.cwd();
     // Skills: the project's skill folder, linked to the run's read-only copies.
@@ -58,12 +86,22 @@ export const claudeCodeRunner = defineRunner({
     // a link whose target the CLI's permission checks would otherwise treat as outside), named to the model.
     const addDirs = binding.mounts.map((m) => realpathSync(m.path));
     const folders = binding.mounts.map((m, i) => `${addDirs[i]} (${m.readOnly ? 'read-only' : 'read-write'})`);
-    const systemPrompt = [config.appendSystemPrompt, folders.length ? `Granted working folders: ${folders.join(', ')}.` : undefined].filter(Boolean).join('\n\n') || undefined;
+    const systemPrompt =
+      [config.appendSystemPrompt, folders.length ? `Granted working folders: ${folders.join(', ')}.` : undefined]
+        .filter(Boolean)
+        .join('\n\n') || undefined;
     const allowed = [...config.allowedTools, ...servers.map(([id]) => `mcp__${id}`)];
     const lifted = new Set(config.allowedTools.map(toolOf));
     const disallowed = [...DEFAULT_BANNED.filter((t) => !lifted.has(t)), ...config.disallowedTools];
     const maxTurns = Math.min(config.maxTurns, binding.limits.maxTurns ?? Number.MAX_SAFE_INTEGER);
-    const env = claudeEnv({ path: process.env.PATH ?? '/usr/bin:/bin', home, tmp, baseUrl: gateway.anthropicBaseUrl, token, model });
+    const env = claudeEnv({
+      path: process.env.PATH ?? '/usr/bin:/bin',
+      home,
+      tmp,
+      baseUrl: gateway.anthropicBaseUrl,
+      token,
+      model,
+    });
     // bypassPermissions refuses to start as root unless told it is sandboxed (our sandbox is the boundary).
     if (config.permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1';
     // Sessions live in the session's folder, kept across runs: that is what makes --resume work.
@@ -75,7 +113,21 @@ export const claudeCodeRunner = defineRunner({
       const exit = await runHarnessTurn({
         name: 'claude',
         command: cli.command,
-        args: [...cli.prefix, ...claudeArgs({ prompt: eventText(event), model, permissionMode: config.permissionMode, allowedTools: allowed, disallowedTools: disallowed, maxTurns, mcpConfigFile, resume, appendSystemPrompt: systemPrompt, addDirs })],
+        args: [
+          ...cli.prefix,
+          ...claudeArgs({
+            prompt: eventText(event),
+            model,
+            permissionMode: config.permissionMode,
+            allowedTools: allowed,
+            disallowedTools: disallowed,
+            maxTurns,
+            mcpConfigFile,
+            resume,
+            appendSystemPrompt: systemPrompt,
+            addDirs,
+          }),
+        ],
         cwd,
         env,
         signal: ctx.signal,
@@ -84,7 +136,12 @@ export const claudeCodeRunner = defineRunner({
         afterLine: () => {
           if (versionChecked || !mapper.version) return;
           versionChecked = true;
-          if (!mapper.version.startsWith(TESTED_VERSION.replace(/\.\d+$/, '.'))) ctx.emit({ kind: 'log', level: 'warn', message: `claude ${mapper.version} is not the tested ${TESTED_VERSION}: its line formats may differ; unknown lines are kept as logs` });
+          if (!mapper.version.startsWith(TESTED_VERSION.replace(/\.\d+$/, '.')))
+            ctx.emit({
+              kind: 'log',
+              level: 'warn',
+              message: `claude ${mapper.version} is not the tested ${TESTED_VERSION}: its line formats may differ; unknown lines are kept as logs`,
+            });
         },
       });
       return { mapper, exit };
@@ -94,14 +151,24 @@ export const claudeCodeRunner = defineRunner({
     let { mapper, exit } = await turn(previous);
     if (previous && !mapper.sessionId && /No conversation found/i.test(exit.stderrTail) && !exit.cancelled) {
       // The saved session is gone (another machine, cleaned HOME): start afresh and say so.
-      ctx.emit({ kind: 'log', level: 'warn', message: `claude: session ${previous} was not found; starting a fresh session` });
+      ctx.emit({
+        kind: 'log',
+        level: 'warn',
+        message: `claude: session ${previous} was not found; starting a fresh session`,
+      });
       ({ mapper, exit } = await turn(undefined));
     }
     const broken = harnessExitFailure('claude', exit);
     if (broken) return broken;
-    if (exit.cancelled) return { status: 'cancelled', ...(mapper.sessionId ? { external: { sessionId: mapper.sessionId } } : {}) };
+    if (exit.cancelled)
+      return { status: 'cancelled', ...(mapper.sessionId ? { external: { sessionId: mapper.sessionId } } : {}) };
     const result = mapper.runResult(exit);
-    if (mapper.denials.length) ctx.emit({ kind: 'log', level: 'warn', message: `claude: ${mapper.denials.length} tool call(s) denied: ${mapper.denials.map((d) => `${d.toolName} (${d.reason})`).join('; ')}` });
+    if (mapper.denials.length)
+      ctx.emit({
+        kind: 'log',
+        level: 'warn',
+        message: `claude: ${mapper.denials.length} tool call(s) denied: ${mapper.denials.map((d) => `${d.toolName} (${d.reason})`).join('; ')}`,
+      });
     return result;
   },
 });

@@ -44,7 +44,10 @@ export function codexArgs(o: CodexOptions): string[] {
     'model_providers.paddock.stream_max_retries=1',
     'analytics.enabled=false',
     ...(o.egress && o.sandbox === 'workspace-write' ? ['sandbox_workspace_write.network_access=true'] : []),
-    ...Object.entries(o.mcp).flatMap(([id, url]) => [`mcp_servers.${id}.url=${toml(url)}`, `mcp_servers.${id}.bearer_token_env_var=${toml(o.tokenEnv)}`]),
+    ...Object.entries(o.mcp).flatMap(([id, url]) => [
+      `mcp_servers.${id}.url=${toml(url)}`,
+      `mcp_servers.${id}.bearer_token_env_var=${toml(o.tokenEnv)}`,
+    ]),
   ];
   return [
     'exec',
@@ -68,7 +71,15 @@ export function codexArgs(o: CodexOptions): string[] {
  * Codex's environment: its home in the session folder (resume), temp files outside it, the run token, the run's
  * egress proxy variables.
  */
-export function codexEnv(input: { path: string; home: string; codexHome: string; tmp: string; tokenEnv: string; token: string; proxy?: NodeJS.ProcessEnv }): Record<string, string> {
+export function codexEnv(input: {
+  path: string;
+  home: string;
+  codexHome: string;
+  tmp: string;
+  tokenEnv: string;
+  token: string;
+  proxy?: NodeJS.ProcessEnv;
+}): Record<string, string> {
   return {
     PATH: input.path,
     HOME: input.home,
@@ -82,7 +93,11 @@ export function codexEnv(input: { path: string; home: string; codexHome: string;
 }
 
 const clip = (s: string, max = 4_000) => (s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more chars)`);
-const ITEM_STATUS: Record<string, 'ok' | 'error' | 'denied' | 'cancelled'> = { completed: 'ok', failed: 'error', declined: 'denied' };
+const ITEM_STATUS: Record<string, 'ok' | 'error' | 'denied' | 'cancelled'> = {
+  completed: 'ok',
+  failed: 'error',
+  declined: 'denied',
+};
 
 /**
  * Maps `codex exec --json` events to run updates. `turn.completed` usage is the thread's running
@@ -112,7 +127,17 @@ export class CodexStreamMapper {
         this.completed = true;
         this.usage = (v.usage ?? {}) as Obj;
         const n = (x: unknown) => (typeof x === 'number' ? x : 0);
-        return [{ kind: 'usage', cumulative: true, usage: { inputTokens: n(this.usage.input_tokens), outputTokens: n(this.usage.output_tokens), cacheReadTokens: n(this.usage.cached_input_tokens) } }];
+        return [
+          {
+            kind: 'usage',
+            cumulative: true,
+            usage: {
+              inputTokens: n(this.usage.input_tokens),
+              outputTokens: n(this.usage.output_tokens),
+              cacheReadTokens: n(this.usage.cached_input_tokens),
+            },
+          },
+        ];
       }
       case 'turn.failed':
         this.failure = String(((v.error ?? {}) as Obj).message ?? 'turn failed');
@@ -132,25 +157,62 @@ export class CodexStreamMapper {
       case 'agent_message':
         if (!done) return [];
         this.finalMessage = String(item.text ?? '');
-        return [{ kind: 'message', messageId: id, role: 'assistant', parts: [{ type: 'text', text: this.finalMessage }] }];
+        return [
+          { kind: 'message', messageId: id, role: 'assistant', parts: [{ type: 'text', text: this.finalMessage }] },
+        ];
       case 'reasoning':
-        return done ? [{ kind: 'log', level: 'debug', message: `codex reasoning: ${clip(String(item.text ?? ''), 500)}` }] : [];
+        return done
+          ? [{ kind: 'log', level: 'debug', message: `codex reasoning: ${clip(String(item.text ?? ''), 500)}` }]
+          : [];
       case 'command_execution':
       case 'file_change':
       case 'mcp_tool_call':
       case 'web_search': {
         const name = item.type === 'mcp_tool_call' ? `${String(item.server)}.${String(item.tool)}` : String(item.type);
-        const input = item.type === 'command_execution' ? { command: item.command } : item.type === 'file_change' ? { changes: item.changes } : item.type === 'mcp_tool_call' ? { arguments: item.arguments } : { query: item.query };
+        const input =
+          item.type === 'command_execution'
+            ? { command: item.command }
+            : item.type === 'file_change'
+              ? { changes: item.changes }
+              : item.type === 'mcp_tool_call'
+                ? { arguments: item.arguments }
+                : { query: item.query };
         if (event === 'item.started') return [{ kind: 'tool.started', toolCallId: id, name, input }];
         if (!done) return [];
         const status = ITEM_STATUS[String(item.status)] ?? 'ok';
-        const output = item.type === 'command_execution' ? clip(String(item.aggregated_output ?? '')) : item.type === 'mcp_tool_call' ? (item.result ?? null) : undefined;
-        const error = item.type === 'mcp_tool_call' && item.error ? String((item.error as Obj).message) : status !== 'ok' ? `${name} ${String(item.status)}${item.exit_code !== undefined ? ` (exit ${String(item.exit_code)})` : ''}` : undefined;
+        const output =
+          item.type === 'command_execution'
+            ? clip(String(item.aggregated_output ?? ''))
+            : item.type === 'mcp_tool_call'
+              ? (item.result ?? null)
+              : undefined;
+        const error =
+          item.type === 'mcp_tool_call' && item.error
+            ? String((item.error as Obj).message)
+            : status !== 'ok'
+              ? `${name} ${String(item.status)}${item.exit_code !== undefined ? ` (exit ${String(item.exit_code)})` : ''}`
+              : undefined;
         // A tool that finishes without having started (older Codex) still gets its start.
-        return [...(event === 'item.completed' && item.type !== 'command_execution' ? [{ kind: 'tool.started' as const, toolCallId: id, name, input }] : []), { kind: 'tool.finished', toolCallId: id, status, ...(output !== undefined ? { output } : {}), ...(error ? { error } : {}) }];
+        return [
+          ...(event === 'item.completed' && item.type !== 'command_execution'
+            ? [{ kind: 'tool.started' as const, toolCallId: id, name, input }]
+            : []),
+          {
+            kind: 'tool.finished',
+            toolCallId: id,
+            status,
+            ...(output !== undefined ? { output } : {}),
+            ...(error ? { error } : {}),
+          },
+        ];
       }
       case 'todo_list':
-        return [{ kind: 'progress', message: `codex plan: ${((item.items as Obj[] | undefined) ?? []).map((t) => `${t.completed ? '✓' : '·'} ${String(t.text)}`).join('; ')}` }];
+        return [
+          {
+            kind: 'progress',
+            message: `codex plan: ${((item.items as Obj[] | undefined) ?? []).map((t) => `${t.completed ? '✓' : '·'} ${String(t.text)}`).join('; ')}`,
+          },
+        ];
       case 'error':
         return done ? [{ kind: 'log', level: 'warn', message: `codex: ${String(item.message ?? '')}` }] : [];
       default:
@@ -159,16 +221,35 @@ export class CodexStreamMapper {
   }
 
   /** The run's result: completed only with a `turn.completed`; anything else failed with the reason. */
-  runResult(exit: { exitCode: number | null; signal: string | null; stderrTail: string }, version: string | undefined): RunResult {
+  runResult(
+    exit: { exitCode: number | null; signal: string | null; stderrTail: string },
+    version: string | undefined,
+  ): RunResult {
     const external = this.threadId ? { sessionId: this.threadId } : undefined;
     const n = (x: unknown) => (typeof x === 'number' ? x : 0);
     const common = {
       ...(external ? { external } : {}),
-      ...(this.usage ? { usage: { inputTokens: n(this.usage.input_tokens), outputTokens: n(this.usage.output_tokens), cacheReadTokens: n(this.usage.cached_input_tokens) } } : {}),
+      ...(this.usage
+        ? {
+            usage: {
+              inputTokens: n(this.usage.input_tokens),
+              outputTokens: n(this.usage.output_tokens),
+              cacheReadTokens: n(this.usage.cached_input_tokens),
+            },
+          }
+        : {}),
       harness: { name: 'codex', version: version ?? null },
     };
-    if (this.completed && !this.failure) return { status: 'completed', output: { parts: [{ type: 'text', text: this.finalMessage }] }, ...common };
-    const why = this.failure ?? this.errors.at(-1) ?? `codex ended without completing its turn (exit ${exit.exitCode ?? exit.signal}): ${exit.stderrTail.trim().slice(-500) || 'no stderr'}`;
-    return { status: 'failed', error: { code: this.failure ? 'turn_failed' : 'no_turn_completed', message: why }, ...common };
+    if (this.completed && !this.failure)
+      return { status: 'completed', output: { parts: [{ type: 'text', text: this.finalMessage }] }, ...common };
+    const why =
+      this.failure ??
+      this.errors.at(-1) ??
+      `codex ended without completing its turn (exit ${exit.exitCode ?? exit.signal}): ${exit.stderrTail.trim().slice(-500) || 'no stderr'}`;
+    return {
+      status: 'failed',
+      error: { code: this.failure ? 'turn_failed' : 'no_turn_completed', message: why },
+      ...common,
+    };
   }
 }

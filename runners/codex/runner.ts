@@ -20,8 +20,16 @@ export const codexRunner = defineRunner({
   manifest: { name: 'codex', version: '0.1.0' },
   configSchema: z.strictObject({
     model: z.string().optional().describe('Granted model id to use; default: the first granted model.'),
-    codexModel: z.string().default('gpt-5.5').describe('The model name Codex is told (one of its bundled names); the gateway serves the granted model whatever it says.'),
-    sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('read-only').describe("Codex's own sandbox for the commands it runs (inside the run's sandbox)."),
+    codexModel: z
+      .string()
+      .default('gpt-5.5')
+      .describe(
+        'The model name Codex is told (one of its bundled names); the gateway serves the granted model whatever it says.',
+      ),
+    sandbox: z
+      .enum(['read-only', 'workspace-write', 'danger-full-access'])
+      .default('read-only')
+      .describe("Codex's own sandbox for the commands it runs (inside the run's sandbox)."),
   }),
   async run(event, binding, ctx) {
     const { config } = binding;
@@ -29,21 +37,51 @@ export const codexRunner = defineRunner({
     if (!hasAccess(access)) return access;
     const { gateway, token, model } = access;
     const cli = locateHarness('codex');
-    if (!cli) return { status: 'failed', error: { code: 'harness_missing', message: 'the Codex CLI is not installed: run scripts/install-harnesses.sh (or put codex on PATH)' } };
+    if (!cli)
+      return {
+        status: 'failed',
+        error: {
+          code: 'harness_missing',
+          message: 'the Codex CLI is not installed: run scripts/install-harnesses.sh (or put codex on PATH)',
+        },
+      };
 
     const home = process.env.HOME!;
     const tmp = process.env.TMPDIR ?? join(home, 'tmp');
     // Codex keeps its threads under CODEX_HOME: the session's folder, so resume works next run.
     const codexHome = join(binding.workspace?.session ?? home, 'codex');
     mkdirSync(codexHome, { recursive: true });
-    const env = codexEnv({ path: process.env.PATH ?? '/usr/bin:/bin', home, codexHome, tmp, tokenEnv: TOKEN_ENV, token });
+    const env = codexEnv({
+      path: process.env.PATH ?? '/usr/bin:/bin',
+      home,
+      codexHome,
+      tmp,
+      tokenEnv: TOKEN_ENV,
+      token,
+    });
     let version: string | undefined;
     try {
-      version = execFileSync(cli.command, [...cli.prefix, '--version'], { env, encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+      version = execFileSync(cli.command, [...cli.prefix, '--version'], {
+        env,
+        encoding: 'utf8',
+        timeout: 20_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }).trim();
       ctx.emit({ kind: 'log', level: 'info', message: `codex version: ${version}` });
-      if (!version.includes(TESTED_VERSION)) ctx.emit({ kind: 'log', level: 'warn', message: `codex ${version} is not the tested ${TESTED_VERSION}: its event formats may differ; unknown events are kept as logs` });
+      if (!version.includes(TESTED_VERSION))
+        ctx.emit({
+          kind: 'log',
+          level: 'warn',
+          message: `codex ${version} is not the tested ${TESTED_VERSION}: its event formats may differ; unknown events are kept as logs`,
+        });
     } catch (error) {
-      return { status: 'failed', error: { code: 'harness_broken', message: `codex --version failed: ${(error as Error).message.split('\n')[0]}` } };
+      return {
+        status: 'failed',
+        error: {
+          code: 'harness_broken',
+          message: `codex --version failed: ${(error as Error).message.split('\n')[0]}`,
+        },
+      };
     }
 
     // Read-write mounts are writable roots of Codex's own sandbox (resolved: a link under the process backend).
@@ -54,7 +92,21 @@ export const codexRunner = defineRunner({
       const exit = await runHarnessTurn({
         name: 'codex',
         command: cli.command,
-        args: [...cli.prefix, ...codexArgs({ prompt: eventText(event), baseUrl: gateway.openaiBaseUrl, model, codexModel: config.codexModel, sandbox: config.sandbox, mcp: gateway.mcp, resume, tokenEnv: TOKEN_ENV, egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY), addDirs })],
+        args: [
+          ...cli.prefix,
+          ...codexArgs({
+            prompt: eventText(event),
+            baseUrl: gateway.openaiBaseUrl,
+            model,
+            codexModel: config.codexModel,
+            sandbox: config.sandbox,
+            mcp: gateway.mcp,
+            resume,
+            tokenEnv: TOKEN_ENV,
+            egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY),
+            addDirs,
+          }),
+        ],
         cwd: binding.workspace?.root ?? process.cwd(),
         env,
         signal: ctx.signal,
@@ -68,12 +120,17 @@ export const codexRunner = defineRunner({
     let { mapper, exit } = await turn(previous);
     if (previous && !mapper.threadId && !exit.cancelled) {
       // The saved thread could not be resumed (its files are gone): start afresh and say so.
-      ctx.emit({ kind: 'log', level: 'warn', message: `codex: thread ${previous} could not be resumed (${exit.stderrTail.trim().split('\n').at(-1) ?? 'no reason'}); starting a fresh thread` });
+      ctx.emit({
+        kind: 'log',
+        level: 'warn',
+        message: `codex: thread ${previous} could not be resumed (${exit.stderrTail.trim().split('\n').at(-1) ?? 'no reason'}); starting a fresh thread`,
+      });
       ({ mapper, exit } = await turn(undefined));
     }
     const broken = harnessExitFailure('codex', exit);
     if (broken) return broken;
-    if (exit.cancelled) return { status: 'cancelled', ...(mapper.threadId ? { external: { sessionId: mapper.threadId } } : {}) };
+    if (exit.cancelled)
+      return { status: 'cancelled', ...(mapper.threadId ? { external: { sessionId: mapper.threadId } } : {}) };
     return mapper.runResult(exit, version);
   },
 });

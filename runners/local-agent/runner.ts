@@ -37,14 +37,22 @@ export const localAgentRunner = defineRunner({
   async run(event, binding, ctx) {
     const { config } = binding;
     const model = config.model ?? binding.models[0]?.id;
-    if (!model) return { status: 'failed', error: { code: 'no_model', message: 'local-agent needs a granted model (grants.models)' } };
+    if (!model)
+      return {
+        status: 'failed',
+        error: { code: 'no_model', message: 'local-agent needs a granted model (grants.models)' },
+      };
 
     const tools: { name: string; description?: string; inputSchema: Record<string, unknown> }[] = [];
     const routes = new Map<string, Route>();
     for (const kb of binding.knowledgeBases) {
       const name = toolName(`search_${kb.id}`);
       routes.set(name, { kind: 'kb', knowledgeBase: kb.id });
-      tools.push({ name, description: `Search the knowledge base "${kb.name ?? kb.id}"; returns passages with their sources.`, inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } });
+      tools.push({
+        name,
+        description: `Search the knowledge base "${kb.name ?? kb.id}"; returns passages with their sources.`,
+        inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      });
     }
     for (const server of binding.mcpServers) {
       const listed: ResultOf<'tool/list'> = await untilAborted(ctx.tools.list(server.id), ctx.signal);
@@ -64,7 +72,13 @@ export const localAgentRunner = defineRunner({
         const messageId = `turn-${turn}`;
         const reply = await untilAborted(
           ctx.model.complete(
-            { model, messages, ...(config.system ? { system: config.system } : {}), ...(tools.length ? { tools } : {}), maxTokens: config.maxTokens },
+            {
+              model,
+              messages,
+              ...(config.system ? { system: config.system } : {}),
+              ...(tools.length ? { tools } : {}),
+              maxTokens: config.maxTokens,
+            },
             { onDelta: (text) => ctx.emit({ kind: 'message.delta', messageId, text }) },
           ),
           ctx.signal,
@@ -73,17 +87,38 @@ export const localAgentRunner = defineRunner({
         usage.outputTokens += reply.usage.outputTokens ?? 0;
         usage.turns = turn;
         messages.push({ role: 'assistant', content: reply.message.content as Block[] });
-        lastText = reply.message.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
-        if (lastText) ctx.emit({ kind: 'message', messageId, role: 'assistant', parts: [{ type: 'text', text: lastText }] });
-        const calls = reply.message.content.filter((b): b is Extract<Block, { type: 'tool_use' }> => b.type === 'tool_use');
-        if (calls.length === 0) return { status: 'completed', output: { parts: [{ type: 'text', text: lastText }] }, usage: { ...usage, model } };
+        lastText = reply.message.content
+          .filter((b) => b.type === 'text')
+          .map((b) => (b as { text: string }).text)
+          .join('');
+        if (lastText)
+          ctx.emit({ kind: 'message', messageId, role: 'assistant', parts: [{ type: 'text', text: lastText }] });
+        const calls = reply.message.content.filter(
+          (b): b is Extract<Block, { type: 'tool_use' }> => b.type === 'tool_use',
+        );
+        if (calls.length === 0)
+          return {
+            status: 'completed',
+            output: { parts: [{ type: 'text', text: lastText }] },
+            usage: { ...usage, model },
+          };
         const results: Block[] = [];
         for (const call of calls) {
           ctx.signal.throwIfAborted();
           ctx.emit({ kind: 'tool.started', toolCallId: call.id, name: call.name, input: call.input });
           const { text, isError } = await untilAborted(runTool(ctx, routes.get(call.name), call.input), ctx.signal);
-          ctx.emit({ kind: 'tool.finished', toolCallId: call.id, status: isError ? 'error' : 'ok', ...(isError ? { error: text } : { output: text }) });
-          results.push({ type: 'tool_result', toolUseId: call.id, content: text, ...(isError ? { isError: true } : {}) });
+          ctx.emit({
+            kind: 'tool.finished',
+            toolCallId: call.id,
+            status: isError ? 'error' : 'ok',
+            ...(isError ? { error: text } : { output: text }),
+          });
+          results.push({
+            type: 'tool_result',
+            toolUseId: call.id,
+            content: text,
+            ...(isError ? { isError: true } : {}),
+          });
         }
         messages.push({ role: 'user', content: results });
       }
@@ -91,7 +126,14 @@ export const localAgentRunner = defineRunner({
       if (ctx.signal.aborted) return { status: 'cancelled', usage: { ...usage, model } };
       throw error;
     }
-    return { status: 'failed', error: { code: 'max_turns', message: `reached maxTurns (${config.maxTurns}) while the model still asked for tools` }, usage: { ...usage, model } };
+    return {
+      status: 'failed',
+      error: {
+        code: 'max_turns',
+        message: `reached maxTurns (${config.maxTurns}) while the model still asked for tools`,
+      },
+      usage: { ...usage, model },
+    };
   },
 });
 
@@ -114,16 +156,25 @@ export function historyMessages(history: { role: 'user' | 'assistant'; text: str
 }
 
 /** One tool call through the host; failures become an error result the model can read. */
-async function runTool(ctx: Parameters<typeof localAgentRunner.run>[2], route: Route | undefined, input: unknown): Promise<{ text: string; isError: boolean }> {
+async function runTool(
+  ctx: Parameters<typeof localAgentRunner.run>[2],
+  route: Route | undefined,
+  input: unknown,
+): Promise<{ text: string; isError: boolean }> {
   if (!route) return { text: 'no such tool', isError: true };
   const args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
   try {
     if (route.kind === 'kb') {
       const { chunks } = await ctx.kb.retrieve(route.knowledgeBase, String(args.query ?? ''));
-      return { text: chunks.map((c) => `[${c.source.title ?? c.source.id}] ${c.text}`).join('\n\n') || 'no results', isError: false };
+      return {
+        text: chunks.map((c) => `[${c.source.title ?? c.source.id}] ${c.text}`).join('\n\n') || 'no results',
+        isError: false,
+      };
     }
     const result = await ctx.tools.call(route.server, route.tool, args);
-    const text = result.content.map((c) => (c.type === 'text' ? String((c as { text?: unknown }).text ?? '') : `[${c.type}]`)).join('\n');
+    const text = result.content
+      .map((c) => (c.type === 'text' ? String((c as { text?: unknown }).text ?? '') : `[${c.type}]`))
+      .join('\n');
     return { text, isError: result.isError === true };
   } catch (error) {
     return { text: error instanceof Error ? error.message : String(error), isError: true };

@@ -4,7 +4,15 @@ import { proxyEnv } from './proxyEnv.js';
  * The environment Claude Code needs to run offline against the host gateway, plus the run's egress
  * proxy variables (from `proxy`, default the runner's own environment), and nothing else.
  */
-export function claudeEnv(input: { path: string; home: string; tmp: string; baseUrl: string; token: string; model: string; proxy?: NodeJS.ProcessEnv }): Record<string, string> {
+export function claudeEnv(input: {
+  path: string;
+  home: string;
+  tmp: string;
+  baseUrl: string;
+  token: string;
+  model: string;
+  proxy?: NodeJS.ProcessEnv;
+}): Record<string, string> {
   return {
     PATH: input.path,
     HOME: input.home,

@@ -13,11 +13,24 @@ export interface GatewayAccess {
  * The gateway, run token and model a harness runner should use, or the failed RunResult that
  * explains what is missing (no granted model, a config model that is not granted).
  */
-export function gatewayAccess(binding: WireBinding, wanted: string | undefined, who: string, env: NodeJS.ProcessEnv = process.env): GatewayAccess | RunResult {
+export function gatewayAccess(
+  binding: WireBinding,
+  wanted: string | undefined,
+  who: string,
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayAccess | RunResult {
   const token = env[binding.gateway?.tokenEnv ?? 'PADDOCK_RUN_TOKEN'];
   const model = wanted ?? binding.models[0]?.id;
-  if (!binding.gateway || !token || !model) return { status: 'failed', error: { code: 'no_model', message: `${who} needs a granted model (grants.models) to reach the host gateway` } };
-  if (!binding.models.some((m) => m.id === model)) return { status: 'failed', error: { code: 'model_not_granted', message: `config.model "${model}" is not granted to this binding` } };
+  if (!binding.gateway || !token || !model)
+    return {
+      status: 'failed',
+      error: { code: 'no_model', message: `${who} needs a granted model (grants.models) to reach the host gateway` },
+    };
+  if (!binding.models.some((m) => m.id === model))
+    return {
+      status: 'failed',
+      error: { code: 'model_not_granted', message: `config.model "${model}" is not granted to this binding` },
+    };
   return { gateway: binding.gateway, token, model };
 }
 

@@ -22,14 +22,23 @@ export async function runHarnessTurn(options: HarnessTurnOptions): Promise<Harne
     if (line.type === 'json') {
       for (const update of options.map(line.value)) options.emit(update);
       options.afterLine?.();
-    } else if (line.raw.trim()) options.emit({ kind: 'log', level: 'warn', message: `${options.name} (not JSON): ${line.raw.slice(0, 2000)}` });
+    } else if (line.raw.trim())
+      options.emit({ kind: 'log', level: 'warn', message: `${options.name} (not JSON): ${line.raw.slice(0, 2000)}` });
   }
   return harness.exited;
 }
 
 /** The failed RunResult of a CLI that could not start or was stopped for its output size, if so. */
 export function harnessExitFailure(name: string, exit: HarnessExit): RunResult | undefined {
-  if (exit.spawnError) return { status: 'failed', error: { code: 'spawn_failed', message: `${name} could not start: ${exit.spawnError}` } };
-  if (exit.truncated) return { status: 'failed', error: { code: 'output_truncated', message: `${name} wrote more output than allowed and was stopped` } };
+  if (exit.spawnError)
+    return {
+      status: 'failed',
+      error: { code: 'spawn_failed', message: `${name} could not start: ${exit.spawnError}` },
+    };
+  if (exit.truncated)
+    return {
+      status: 'failed',
+      error: { code: 'output_truncated', message: `${name} wrote more output than allowed and was stopped` },
+    };
   return undefined;
 }

@@ -20,11 +20,17 @@ export interface LocatedHarness {
  * Find a pinned harness CLI: in `PADDOCK_HARNESS_DIR` (the host sets it to its `.harness/`
  * folder and binds it read-only into the sandbox), else on `PATH`. Undefined when absent.
  */
-export function locateHarness(name: 'claude' | 'codex', env: NodeJS.ProcessEnv = process.env): LocatedHarness | undefined {
+export function locateHarness(
+  name: 'claude' | 'codex',
+  env: NodeJS.ProcessEnv = process.env,
+): LocatedHarness | undefined {
   const dir = env.PADDOCK_HARNESS_DIR;
   if (dir) {
     const path = join(dir, ...INSTALLED[name]);
-    if (existsSync(path)) return path.endsWith('.js') ? { command: process.execPath, prefix: [path], path } : { command: path, prefix: [], path };
+    if (existsSync(path))
+      return path.endsWith('.js')
+        ? { command: process.execPath, prefix: [path], path }
+        : { command: path, prefix: [], path };
   }
   for (const folder of (env.PATH ?? '').split(delimiter)) {
     if (!folder) continue;

@@ -22,9 +22,7 @@ export interface HarnessOptions {
 }
 
 /** One stdout line of the CLI: a JSON object, or anything else as text. */
-export type HarnessLine =
-  | { type: 'json'; value: Record<string, unknown>; raw: string }
-  | { type: 'text'; raw: string };
+export type HarnessLine = { type: 'json'; value: Record<string, unknown>; raw: string } | { type: 'text'; raw: string };
 
 /** How the CLI ended. */
 export interface HarnessExit {
@@ -184,7 +182,14 @@ export function mapHarnessLine(line: HarnessLine, mappers: LineMappers, typeFiel
     const mapper = typeof type === 'string' ? mappers[type] : undefined;
     const mapped = mapper?.(line.value);
     if (mapped) return mapped;
-    return [{ kind: 'log', level: 'info', message: truncate(line.raw), data: { harnessType: typeof type === 'string' ? type : null } }];
+    return [
+      {
+        kind: 'log',
+        level: 'info',
+        message: truncate(line.raw),
+        data: { harnessType: typeof type === 'string' ? type : null },
+      },
+    ];
   }
   return [{ kind: 'log', level: 'info', message: truncate(line.raw) }];
 }

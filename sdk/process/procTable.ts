@@ -21,7 +21,14 @@ export function parseProcStat(text: string): ProcEntry | undefined {
   const [state, ppid, pgrp, session] = fields;
   if (!state || ppid === undefined || pgrp === undefined || session === undefined) return undefined;
   // Field 22 of stat (starttime) is the 20th after the command name.
-  return { pid, ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session), state, startTime: Number(fields[19] ?? 0) };
+  return {
+    pid,
+    ppid: Number(ppid),
+    pgrp: Number(pgrp),
+    session: Number(session),
+    state,
+    startTime: Number(fields[19] ?? 0),
+  };
 }
 
 /** Snapshot of every process visible in /proc (processes that vanish mid-scan are skipped). */
@@ -90,6 +97,10 @@ export async function waitUntilGone(alive: () => number[], timeoutMs: number): P
 
 /** The pids of `pids` that are still alive (present in /proc and not zombies). */
 export function stillAlive(pids: Iterable<number>): number[] {
-  const live = new Set(readProcTable().filter((p) => p.state !== 'Z').map((p) => p.pid));
+  const live = new Set(
+    readProcTable()
+      .filter((p) => p.state !== 'Z')
+      .map((p) => p.pid),
+  );
   return [...pids].filter((pid) => live.has(pid));
 }

@@ -44,7 +44,7 @@ export const ERROR_CODE_MEANINGS: Record<ErrorCodeName, string> = {
   ConnectionClosed: 'The connection closed before the request was answered.',
   RunnerExited: 'The runner process exited while the request was pending.',
   RunnerUnresponsive: 'The runner did not answer within the time limit.',
-  PolicyDenied: 'The host refused the request under this run\'s grants or policy; `data.deniedBy` names the rule.',
+  PolicyDenied: "The host refused the request under this run's grants or policy; `data.deniedBy` names the rule.",
   QuotaExceeded: 'A size, byte, count or budget limit was exceeded; `data.limit` names it.',
   InvalidMessage: 'A message failed validation (e.g. an invalid run/update); the run fails with protocol_error.',
   NotSupported: 'The method is part of the protocol but this host (or runner) does not provide it yet.',

@@ -38,30 +38,93 @@ const notification = <P extends z.ZodType>(direction: Direction, params: P, summ
 
 /** Requests the host sends to a runner. */
 export const RUNNER_METHODS = {
-  initialize: request('host→runner', InitializeParamsSchema, InitializeResultSchema, 'First message; agrees the protocol version and capabilities.'),
-  run: request('host→runner', RunParamsSchema, RunResultSchema, 'Execute one run; resolves with the RunResult when it ends.'),
-  shutdown: request('host→runner', ShutdownParamsSchema, ShutdownResultSchema, 'Answer, then exit. The host escalates to signals if the runner does not.'),
+  initialize: request(
+    'host→runner',
+    InitializeParamsSchema,
+    InitializeResultSchema,
+    'First message; agrees the protocol version and capabilities.',
+  ),
+  run: request(
+    'host→runner',
+    RunParamsSchema,
+    RunResultSchema,
+    'Execute one run; resolves with the RunResult when it ends.',
+  ),
+  shutdown: request(
+    'host→runner',
+    ShutdownParamsSchema,
+    ShutdownResultSchema,
+    'Answer, then exit. The host escalates to signals if the runner does not.',
+  ),
 } as const;
 
 /** Requests a runner sends to the host; each is checked against the grants of the run it names. */
 export const HOST_METHODS = {
   'state/get': request('runner→host', H.StateGetParamsSchema, H.StateGetResultSchema, 'Read a host-owned state value.'),
-  'state/set': request('runner→host', H.StateSetParamsSchema, H.StateSetResultSchema, 'Write a host-owned state value (size-capped).'),
-  'state/delete': request('runner→host', H.StateDeleteParamsSchema, H.StateDeleteResultSchema, 'Delete a host-owned state value.'),
-  'model/complete': request('runner→host', H.ModelCompleteParamsSchema, H.ModelCompleteResultSchema, 'Call a granted model through the host gateway.'),
-  'kb/retrieve': request('runner→host', H.KbRetrieveParamsSchema, H.KbRetrieveResultSchema, 'Retrieve chunks from a granted knowledge base.'),
-  'tool/list': request('runner→host', H.ToolListParamsSchema, H.ToolListResultSchema, 'List the tools of a granted MCP server that this run may call, with their input schemas.'),
-  'tool/call': request('runner→host', H.ToolCallParamsSchema, H.ToolCallResultSchema, 'Call an allowed tool of a granted MCP server.'),
+  'state/set': request(
+    'runner→host',
+    H.StateSetParamsSchema,
+    H.StateSetResultSchema,
+    'Write a host-owned state value (size-capped).',
+  ),
+  'state/delete': request(
+    'runner→host',
+    H.StateDeleteParamsSchema,
+    H.StateDeleteResultSchema,
+    'Delete a host-owned state value.',
+  ),
+  'model/complete': request(
+    'runner→host',
+    H.ModelCompleteParamsSchema,
+    H.ModelCompleteResultSchema,
+    'Call a granted model through the host gateway.',
+  ),
+  'kb/retrieve': request(
+    'runner→host',
+    H.KbRetrieveParamsSchema,
+    H.KbRetrieveResultSchema,
+    'Retrieve chunks from a granted knowledge base.',
+  ),
+  'tool/list': request(
+    'runner→host',
+    H.ToolListParamsSchema,
+    H.ToolListResultSchema,
+    'List the tools of a granted MCP server that this run may call, with their input schemas.',
+  ),
+  'tool/call': request(
+    'runner→host',
+    H.ToolCallParamsSchema,
+    H.ToolCallResultSchema,
+    'Call an allowed tool of a granted MCP server.',
+  ),
   'fs/read': request('runner→host', H.FsReadParamsSchema, H.FsReadResultSchema, 'Read a file under the path policy.'),
-  'fs/write': request('runner→host', H.FsWriteParamsSchema, H.FsWriteResultSchema, 'Write a file under the path policy.'),
-  'approval/request': request('runner→host', H.ApprovalRequestParamsSchema, H.ApprovalRequestResultSchema, 'Ask for approval of a risky action.'),
+  'fs/write': request(
+    'runner→host',
+    H.FsWriteParamsSchema,
+    H.FsWriteResultSchema,
+    'Write a file under the path policy.',
+  ),
+  'approval/request': request(
+    'runner→host',
+    H.ApprovalRequestParamsSchema,
+    H.ApprovalRequestResultSchema,
+    'Ask for approval of a risky action.',
+  ),
 } as const;
 
 /** Notifications, in either direction. */
 export const NOTIFICATIONS = {
   'run/update': notification('runner→host', RunUpdateParamsSchema, 'One streamed update of a run.'),
-  'run/cancel': notification('host→runner', CancelParamsSchema, 'Stop the run; the runner answers `run` with status `cancelled`.'),
-  'model/delta': notification('host→runner', H.ModelDeltaParamsSchema, 'Streamed text of a pending `model/complete` that set `streamId`.'),
+  'run/cancel': notification(
+    'host→runner',
+    CancelParamsSchema,
+    'Stop the run; the runner answers `run` with status `cancelled`.',
+  ),
+  'model/delta': notification(
+    'host→runner',
+    H.ModelDeltaParamsSchema,
+    'Streamed text of a pending `model/complete` that set `streamId`.',
+  ),
 } as const;
 
 export type RunnerMethodName = keyof typeof RUNNER_METHODS;

@@ -62,7 +62,10 @@ export class RpcError extends Error {
     return new RpcError(ErrorCodes.PolicyDenied, reason, data);
   }
   static runNotActive(runId: string): RpcError {
-    return new RpcError(ErrorCodes.RunNotActive, `Run ${runId} is not active on this connection`, { runId, deniedBy: 'connection.activeRun' });
+    return new RpcError(ErrorCodes.RunNotActive, `Run ${runId} is not active on this connection`, {
+      runId,
+      deniedBy: 'connection.activeRun',
+    });
   }
   static connectionClosed(reason: string): RpcError {
     return new RpcError(ErrorCodes.ConnectionClosed, `Connection closed: ${reason}`);

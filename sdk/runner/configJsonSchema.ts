@@ -8,6 +8,9 @@ import type { RunnerDefinition } from './defineRunner.js';
  */
 export function configJsonSchema(definition: Pick<RunnerDefinition, 'configSchema'>): Record<string, unknown> {
   if (!definition.configSchema) return { type: 'object' };
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.configSchema, { target: 'draft-2020-12', io: 'input' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.configSchema, {
+    target: 'draft-2020-12',
+    io: 'input',
+  }) as Record<string, unknown>;
   return schema;
 }

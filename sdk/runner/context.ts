@@ -117,7 +117,10 @@ export function createRunContext(args: {
       },
     },
     kb: { retrieve: (knowledgeBase, query, topK) => call('kb/retrieve', { knowledgeBase, query, topK }) },
-    tools: { list: (server) => call('tool/list', { server }), call: (server, tool, args2 = {}) => call('tool/call', { server, tool, arguments: args2 }) },
+    tools: {
+      list: (server) => call('tool/list', { server }),
+      call: (server, tool, args2 = {}) => call('tool/call', { server, tool, arguments: args2 }),
+    },
     fs: {
       read: (path, options = {}) => call('fs/read', { path, ...options }),
       write: (path, content, options = {}) => call('fs/write', { path, content, ...options }),

@@ -15,7 +15,9 @@ export interface RunnerManifest {
  * The declared fields of `T` but `config`, without its index signature: `Omit` on a loose object
  * would type every field `unknown`. Homomorphic, so optional fields stay optional.
  */
-type DeclaredWithoutConfig<T> = { [K in keyof T as string extends K ? never : number extends K ? never : K extends 'config' ? never : K]: T[K] };
+type DeclaredWithoutConfig<T> = {
+  [K in keyof T as string extends K ? never : number extends K ? never : K extends 'config' ? never : K]: T[K];
+};
 
 /** The binding as `run()` sees it: `config` already parsed with the runner's `configSchema`. */
 export type RunBinding<Config> = DeclaredWithoutConfig<WireBinding> & { config: Config };

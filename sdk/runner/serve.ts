@@ -98,7 +98,9 @@ export function serve<S extends z.ZodType>(runner: RunnerDefinition<S>, options:
   peer.onNotification('run/cancel', CancelParamsSchema, (params) => {
     if (active?.runId === params.runId) active.controller.abort(new Error(params.reason ?? 'cancelled by host'));
   });
-  peer.onNotification('model/delta', ModelDeltaParamsSchema, (params) => deltaRoutes.get(params.streamId)?.(params.text));
+  peer.onNotification('model/delta', ModelDeltaParamsSchema, (params) =>
+    deltaRoutes.get(params.streamId)?.(params.text),
+  );
 
   peer.onRequest('shutdown', ShutdownParamsSchema, () => {
     // Answer first; finish() ends the output after the answer was written.
@@ -141,7 +143,10 @@ async function executeRun(
     if (runner.configSchema) {
       const parsed = runner.configSchema.safeParse(params.binding.config);
       if (!parsed.success) {
-        return { status: 'failed', error: { code: 'invalid_config', message: `invalid runner config: ${z.prettifyError(parsed.error)}` } };
+        return {
+          status: 'failed',
+          error: { code: 'invalid_config', message: `invalid runner config: ${z.prettifyError(parsed.error)}` },
+        };
       }
       config = parsed.data;
     }
@@ -151,10 +156,16 @@ async function executeRun(
     return controller.signal.aborted ? { ...result, status: 'cancelled' } : result;
   } catch (error) {
     if (controller.signal.aborted) {
-      return { status: 'cancelled', error: { code: 'cancelled', message: String((controller.signal.reason as Error)?.message ?? 'cancelled') } };
+      return {
+        status: 'cancelled',
+        error: { code: 'cancelled', message: String((controller.signal.reason as Error)?.message ?? 'cancelled') },
+      };
     }
     log.error({ err: error }, 'run failed');
-    return { status: 'failed', error: { code: 'runner_error', message: error instanceof Error ? error.message : String(error) } };
+    return {
+      status: 'failed',
+      error: { code: 'runner_error', message: error instanceof Error ? error.message : String(error) },
+    };
   } finally {
     open = false;
   }
@@ -163,10 +174,14 @@ async function executeRun(
 /** Turn what `run()` returned into a valid RunResult (an invalid one becomes a failed run). */
 export function normalizeResult(returned: RunReturn): RunResult {
   if (returned === undefined) return { status: 'completed' };
-  if (typeof returned === 'string') return { status: 'completed', output: { parts: [{ type: 'text', text: returned }] } };
+  if (typeof returned === 'string')
+    return { status: 'completed', output: { parts: [{ type: 'text', text: returned }] } };
   const parsed = RunResultSchema.safeParse(returned);
   if (parsed.success) return parsed.data;
-  return { status: 'failed', error: { code: 'invalid_result', message: `runner returned an invalid result: ${z.prettifyError(parsed.error)}` } };
+  return {
+    status: 'failed',
+    error: { code: 'invalid_result', message: `runner returned an invalid result: ${z.prettifyError(parsed.error)}` },
+  };
 }
 
 let consoleRedirected = false;

@@ -77,7 +77,9 @@ class Probe {
         this.updates.push(params.update);
         for (const wake of this.updateWaiters.splice(0)) wake();
       },
-      hostRequests: host.hostRequests ?? { handle: async (method) => Promise.reject(RpcError.notSupported(method, 'conformance host')) },
+      hostRequests: host.hostRequests ?? {
+        handle: async (method) => Promise.reject(RpcError.notSupported(method, 'conformance host')),
+      },
     });
     attachPeer(this.endpoint.peer, transport.output, (code, reason) => this.violations.push({ code, reason }), {
       maxLineBytes: 16 * 1024 * 1024,
@@ -100,7 +102,12 @@ class Probe {
       runId: `run_conformance-${++this.runs}`,
       sessionId: 'ses_conformance',
       event: textEvent(run.text ?? 'hello', { platform: 'conformance', bot: 'conformance-bot' }),
-      binding: { ...this.host.binding, bindingId: 'b_conformance', runner: { id: 'under-test' }, config: run.config ?? {} },
+      binding: {
+        ...this.host.binding,
+        bindingId: 'b_conformance',
+        runner: { id: 'under-test' },
+        config: run.config ?? {},
+      },
       wallClockMs: 600_000,
     });
   }
@@ -135,7 +142,10 @@ class Probe {
  * while the runner keeps working, `run` before `initialize` refused, exit on `shutdown` and on
  * the end of stdin, and nothing but protocol on stdout. Framework-agnostic: assert on the report.
  */
-export async function runRunnerConformance(factory: RunnerFactory, options: ConformanceOptions): Promise<ConformanceReport> {
+export async function runRunnerConformance(
+  factory: RunnerFactory,
+  options: ConformanceOptions,
+): Promise<ConformanceReport> {
   const stepTimeoutMs = options.stepTimeoutMs ?? 10_000;
   const cancelGraceMs = options.cancelGraceMs ?? 2_000;
   const exitGraceMs = options.exitGraceMs ?? 3_000;
@@ -153,7 +163,8 @@ export async function runRunnerConformance(factory: RunnerFactory, options: Conf
     } finally {
       await probe.dispose();
     }
-    if (probe.violations.length > 0) problems.push(`protocol violations: ${probe.violations.map((v) => v.reason).join('; ')}`);
+    if (probe.violations.length > 0)
+      problems.push(`protocol violations: ${probe.violations.map((v) => v.reason).join('; ')}`);
     if (problems.length > 0) problems.push(...runnerOutcome(probe));
     const detail = problems.length > 0 ? problems.join('; ') : undefined;
     checks.push({ name, ok: detail === undefined, detail, durationMs: Math.round(performance.now() - started) });
@@ -161,14 +172,20 @@ export async function runRunnerConformance(factory: RunnerFactory, options: Conf
 
   await check('handshake: initialize answers with protocol version, identity and cancel capability', async (p) => {
     const info = await p.initialize();
-    expect(info.protocolVersion === PROTOCOL_VERSION, `protocolVersion ${info.protocolVersion}, expected ${PROTOCOL_VERSION}`);
+    expect(
+      info.protocolVersion === PROTOCOL_VERSION,
+      `protocolVersion ${info.protocolVersion}, expected ${PROTOCOL_VERSION}`,
+    );
     expect(info.capabilities.cancel, 'capabilities.cancel must be true: every runner must honour run/cancel');
   });
 
   await check('run: a sample run completes with a valid result and ordered updates', async (p) => {
     await p.initialize();
     const result = await p.run(p.params(sample));
-    expect(result.status === 'completed', `status ${result.status}${result.error ? ` (${result.error.message})` : ''}, expected completed`);
+    expect(
+      result.status === 'completed',
+      `status ${result.status}${result.error ? ` (${result.error.message})` : ''}, expected completed`,
+    );
   });
 
   await check('cancel: run/cancel mid-run ends the run with status cancelled within the grace', async (p) => {
@@ -177,7 +194,10 @@ export async function runRunnerConformance(factory: RunnerFactory, options: Conf
     let settled = false;
     const pending = p.run(params).finally(() => (settled = true));
     await Promise.race([p.nextUpdate(), delay(200)]);
-    expect(!settled, 'the slow run finished before it could be cancelled; give options.slowRun a run of a second or more');
+    expect(
+      !settled,
+      'the slow run finished before it could be cancelled; give options.slowRun a run of a second or more',
+    );
     p.endpoint.cancel(params.run.runId, 'conformance cancel');
     const result = await within(pending, cancelGraceMs, `a cancelled result within ${cancelGraceMs} ms of run/cancel`);
     expect(result.status === 'cancelled', `status ${result.status}, expected cancelled`);
@@ -238,7 +258,8 @@ function runnerOutcome(probe: Probe): string[] {
   const status = probe.transport.exitStatus?.();
   if (status && status !== 'signal SIGKILL') out.push(`the runner exited (${status}) before the check finished`);
   const stderr = probe.transport.stderrTail?.().trim();
-  if (stderr) out.push(`runner stderr: ${stderr.length > STDERR_IN_REPORT ? `…${stderr.slice(-STDERR_IN_REPORT)}` : stderr}`);
+  if (stderr)
+    out.push(`runner stderr: ${stderr.length > STDERR_IN_REPORT ? `…${stderr.slice(-STDERR_IN_REPORT)}` : stderr}`);
   return out;
 }
 

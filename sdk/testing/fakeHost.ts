@@ -66,12 +66,16 @@ let runCounter = 0;
  * host requests pass the same run-scope and grant checks as in the real host; `state/*` use an
  * in-memory map; other methods answer `NotSupported` unless `options.handlers` stubs them.
  */
-export async function createFakeHost<S extends z.ZodType>(runner: RunnerDefinition<S> | undefined, options: FakeHostOptions = {}): Promise<FakeHost> {
+export async function createFakeHost<S extends z.ZodType>(
+  runner: RunnerDefinition<S> | undefined,
+  options: FakeHostOptions = {},
+): Promise<FakeHost> {
   const transport = options.transport ?? (runner ? inProcessRunner(runner) : undefined);
   if (!transport) throw new TypeError('createFakeHost needs a runner or options.transport');
   const state = new Map<string, JsonValue>();
   const handlers: Partial<Record<HostMethodName, FakeHostHandler>> = {
-    'state/get': (p) => (state.has(String(p.key)) ? { found: true, value: state.get(String(p.key)) } : { found: false }),
+    'state/get': (p) =>
+      state.has(String(p.key)) ? { found: true, value: state.get(String(p.key)) } : { found: false },
     'state/set': (p) => void state.set(String(p.key), p.value as JsonValue),
     'state/delete': (p) => ({ deleted: state.delete(String(p.key)) }),
     ...options.handlers,
@@ -109,13 +113,20 @@ export async function createFakeHost<S extends z.ZodType>(runner: RunnerDefiniti
         runId,
         sessionId: 'ses_fake',
         event: textEvent(input.text ?? 'hello', { platform: 'fake', bot: 'fake-bot', ...input.event }),
-        binding: { bindingId: 'b_fake', runner: { id: info.runner.name }, config: input.config ?? {}, hostRequests: grants, ...input.binding },
+        binding: {
+          bindingId: 'b_fake',
+          runner: { id: info.runner.name },
+          config: input.config ?? {},
+          hostRequests: grants,
+          ...input.binding,
+        },
         resume: input.resume,
         wallClockMs: 600_000,
       });
       collect = { updates: [], violations: [] };
       const current = collect;
-      const onAbort = () => endpoint.cancel(runId, String((input.signal?.reason as Error | undefined)?.message ?? 'cancelled'));
+      const onAbort = () =>
+        endpoint.cancel(runId, String((input.signal?.reason as Error | undefined)?.message ?? 'cancelled'));
       input.signal?.addEventListener('abort', onAbort, { once: true });
       if (input.signal?.aborted) onAbort();
       try {

@@ -1,5 +1,12 @@
 /** paddock runner test kit: a fake host for unit tests and the conformance suite. */
-export { createFakeHost, type FakeHost, type FakeHostOptions, type FakeRunInput, type FakeRunReport, type FakeHostHandler } from './fakeHost.js';
+export {
+  createFakeHost,
+  type FakeHost,
+  type FakeHostOptions,
+  type FakeRunInput,
+  type FakeRunReport,
+  type FakeHostHandler,
+} from './fakeHost.js';
 export {
   runRunnerConformance,
   type ConformanceOptions,

@@ -58,7 +58,9 @@ export function spawnRunnerProcess(
       status = signal ? `signal ${signal}` : `exit code ${code}`;
       // Ended once the runner's last stderr bytes are read, so the tail holds its last words; a
       // descendant that escaped the process group may hold stderr open, so wait for that briefly.
-      void Promise.race([stderrEnded, new Promise((r) => setTimeout(r, STDERR_DRAIN_MS).unref())]).then(() => resolve());
+      void Promise.race([stderrEnded, new Promise((r) => setTimeout(r, STDERR_DRAIN_MS).unref())]).then(() =>
+        resolve(),
+      );
     });
     child.once('error', (error) => {
       status = `failed to start: ${error.message}`;
@@ -83,7 +85,10 @@ export function spawnRunnerProcess(
 }
 
 /** Serve a runner definition in this process over in-memory streams (no child process). */
-export function inProcessRunner<S extends z.ZodType>(runner: RunnerDefinition<S>, options: { logLevel?: string } = {}): RunnerTransport {
+export function inProcessRunner<S extends z.ZodType>(
+  runner: RunnerDefinition<S>,
+  options: { logLevel?: string } = {},
+): RunnerTransport {
   const input = new PassThrough();
   const output = new PassThrough();
   const exited = serve(runner, {

@@ -17,13 +17,22 @@ export interface AttachOptions {
 }
 
 /** Feed NDJSON lines from `input` into `peer`; an oversized line is a violation and stops reading. */
-export function attachPeer(peer: JsonRpcPeer, input: Readable, onViolation: (code: number, reason: string) => void, options: AttachOptions): () => void {
+export function attachPeer(
+  peer: JsonRpcPeer,
+  input: Readable,
+  onViolation: (code: number, reason: string) => void,
+  options: AttachOptions,
+): () => void {
   const reader = new LineReader(options.maxLineBytes, {
     onLine: (line) => {
       options.onLine?.(line.length);
       peer.receiveLine(line);
     },
-    onOverflow: (bytes) => onViolation(ErrorCodes.QuotaExceeded, `a line exceeded the ${options.maxLineBytes}-byte limit (${bytes} bytes without a newline)`),
+    onOverflow: (bytes) =>
+      onViolation(
+        ErrorCodes.QuotaExceeded,
+        `a line exceeded the ${options.maxLineBytes}-byte limit (${bytes} bytes without a newline)`,
+      ),
   });
   let ended = false;
   const onData = (chunk: Buffer) => {

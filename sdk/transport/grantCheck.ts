@@ -7,29 +7,49 @@ import type { WireBinding } from '../protocol/types.js';
  * run's grants: a method must be listed in `hostRequests`, and a model, knowledge base or MCP
  * server/tool must be one of its handles. Returns the refusal, or undefined if granted.
  */
-export function checkGrant(method: HostMethodName, params: Record<string, unknown>, binding: WireBinding, runId: string): RpcError | undefined {
+export function checkGrant(
+  method: HostMethodName,
+  params: Record<string, unknown>,
+  binding: WireBinding,
+  runId: string,
+): RpcError | undefined {
   if (!binding.hostRequests.includes(method)) {
-    return RpcError.policyDenied(`${method} is not granted to run ${runId}`, { deniedBy: 'binding.hostRequests', method });
+    return RpcError.policyDenied(`${method} is not granted to run ${runId}`, {
+      deniedBy: 'binding.hostRequests',
+      method,
+    });
   }
   switch (method) {
     case 'model/complete': {
       const model = String(params.model);
       if (!binding.models.some((m) => m.id === model)) {
-        return RpcError.policyDenied(`model "${model}" is not granted to run ${runId}`, { deniedBy: 'binding.models', method, model });
+        return RpcError.policyDenied(`model "${model}" is not granted to run ${runId}`, {
+          deniedBy: 'binding.models',
+          method,
+          model,
+        });
       }
       return undefined;
     }
     case 'kb/retrieve': {
       const kb = String(params.knowledgeBase);
       if (!binding.knowledgeBases.some((k) => k.id === kb)) {
-        return RpcError.policyDenied(`knowledge base "${kb}" is not granted to run ${runId}`, { deniedBy: 'binding.knowledgeBases', method, knowledgeBase: kb });
+        return RpcError.policyDenied(`knowledge base "${kb}" is not granted to run ${runId}`, {
+          deniedBy: 'binding.knowledgeBases',
+          method,
+          knowledgeBase: kb,
+        });
       }
       return undefined;
     }
     case 'tool/list': {
       const serverId = String(params.server);
       if (!binding.mcpServers.some((s) => s.id === serverId)) {
-        return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers', method, server: serverId });
+        return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, {
+          deniedBy: 'binding.mcpServers',
+          method,
+          server: serverId,
+        });
       }
       return undefined;
     }
@@ -38,10 +58,16 @@ export function checkGrant(method: HostMethodName, params: Record<string, unknow
       const tool = String(params.tool);
       const server = binding.mcpServers.find((s) => s.id === serverId);
       if (!server) {
-        return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, { deniedBy: 'binding.mcpServers', method, server: serverId });
+        return RpcError.policyDenied(`MCP server "${serverId}" is not granted to run ${runId}`, {
+          deniedBy: 'binding.mcpServers',
+          method,
+          server: serverId,
+        });
       }
       const refusal = toolRefusal(server, tool, runId);
-      return refusal ? RpcError.policyDenied(refusal.message, { deniedBy: refusal.deniedBy, method, server: serverId, tool }) : undefined;
+      return refusal
+        ? RpcError.policyDenied(refusal.message, { deniedBy: refusal.deniedBy, method, server: serverId, tool })
+        : undefined;
     }
     default:
       return undefined;
@@ -59,8 +85,20 @@ export interface ToolLists {
  * May the run call this tool of a granted server? The one rule for SDK `tool/call` and the
  * host's MCP endpoint: the server's deny list wins, then the allow list (absent = all).
  */
-export function toolRefusal(server: ToolLists, tool: string, runId: string): { deniedBy: string; message: string } | undefined {
-  if (server.deniedTools.includes(tool)) return { deniedBy: 'mcpServer.tools.deny', message: `tool "${tool}" of MCP server "${server.id}" is on the deny list` };
-  if (server.allowedTools && !server.allowedTools.includes(tool)) return { deniedBy: 'binding.mcpServers.tools', message: `tool "${tool}" of MCP server "${server.id}" is not granted to run ${runId}` };
+export function toolRefusal(
+  server: ToolLists,
+  tool: string,
+  runId: string,
+): { deniedBy: string; message: string } | undefined {
+  if (server.deniedTools.includes(tool))
+    return {
+      deniedBy: 'mcpServer.tools.deny',
+      message: `tool "${tool}" of MCP server "${server.id}" is on the deny list`,
+    };
+  if (server.allowedTools && !server.allowedTools.includes(tool))
+    return {
+      deniedBy: 'binding.mcpServers.tools',
+      message: `tool "${tool}" of MCP server "${server.id}" is not granted to run ${runId}`,
+    };
   return undefined;
 }

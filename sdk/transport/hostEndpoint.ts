@@ -81,7 +81,9 @@ export class HostEndpoint {
     });
     this.peer.onNotification('run/update', RunUpdateParamsSchema, (params) => this.acceptUpdate(params));
     for (const method of HOST_METHOD_NAMES) {
-      this.peer.onRequest(method, HOST_METHODS[method].params, (params) => this.answerHostRequest(method, params as Record<string, unknown>));
+      this.peer.onRequest(method, HOST_METHODS[method].params, (params) =>
+        this.answerHostRequest(method, params as Record<string, unknown>),
+      );
     }
   }
 
@@ -148,7 +150,10 @@ export class HostEndpoint {
   private acceptUpdate(params: RunUpdateParams): void {
     const run = this.active;
     if (!run || params.runId !== run.runId) {
-      this.options.onViolation({ code: ErrorCodes.InvalidMessage, reason: `run/update for run ${params.runId}, which is not active` });
+      this.options.onViolation({
+        code: ErrorCodes.InvalidMessage,
+        reason: `run/update for run ${params.runId}, which is not active`,
+      });
       return;
     }
     if (params.seq !== run.lastSeq + 1) {
@@ -170,7 +175,8 @@ export class HostEndpoint {
     if (!run || run.runId !== runId || run.closed) refusal = RpcError.runNotActive(runId);
     else {
       // Size of the params as sent: the request's own bytes, whatever line they arrived on.
-      refusal = checkGrant(method, params, run.binding, runId) ?? run.budget.take(Buffer.byteLength(JSON.stringify(params)));
+      refusal =
+        checkGrant(method, params, run.binding, runId) ?? run.budget.take(Buffer.byteLength(JSON.stringify(params)));
     }
     this.options.onHostRequest?.(method, runId, refusal ?? 'accepted');
     if (refusal || !run) throw refusal;

@@ -83,7 +83,10 @@ export class JsonRpcPeer {
         if (!(data instanceof JSONRPCErrorException)) this.options.onHandlerError?.(message, data);
       },
     });
-    const client = new JSONRPCClient((payload) => this.write(payload), () => ++this.lastId);
+    const client = new JSONRPCClient(
+      (payload) => this.write(payload),
+      () => ++this.lastId,
+    );
     this.rpc = new JSONRPCServerAndClient(server, client, {
       errorListener: (message, data) => this.options.onHandlerError?.(message, data),
     });
@@ -135,7 +138,8 @@ export class JsonRpcPeer {
     options: RequestOptions = {},
   ): Promise<z.output<S>> {
     if (this.closedWith) return Promise.reject(this.closedWith);
-    if (options.signal?.aborted) return Promise.reject(RpcError.requestCancelled(String(options.signal.reason ?? 'aborted')));
+    if (options.signal?.aborted)
+      return Promise.reject(RpcError.requestCancelled(String(options.signal.reason ?? 'aborted')));
     return new Promise<z.output<S>>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       let id: number | undefined;
@@ -153,7 +157,10 @@ export class JsonRpcPeer {
       options.signal?.addEventListener('abort', onAbort, { once: true });
       if (options.timeoutMs !== undefined) {
         timer = setTimeout(
-          () => settle(new RpcError(ErrorCodes.RunnerUnresponsive, `${method} got no answer within ${options.timeoutMs} ms`)),
+          () =>
+            settle(
+              new RpcError(ErrorCodes.RunnerUnresponsive, `${method} got no answer within ${options.timeoutMs} ms`),
+            ),
           options.timeoutMs,
         );
         timer.unref();
@@ -217,9 +224,11 @@ export class JsonRpcPeer {
           } catch (error) {
             this.options.onHandlerError?.(msg.message.method, error);
           }
-        }
-        else if (this.options.unknownNotifications === 'violation') {
-          this.options.onViolation({ code: ErrorCodes.MethodNotFound, reason: `unknown notification ${msg.message.method}` });
+        } else if (this.options.unknownNotifications === 'violation') {
+          this.options.onViolation({
+            code: ErrorCodes.MethodNotFound,
+            reason: `unknown notification ${msg.message.method}`,
+          });
         }
         return;
       }
@@ -265,7 +274,10 @@ export class JsonRpcPeer {
     const msg = classifyMessage(envelope);
     if (msg.kind === 'request') {
       const { id, method, params } = msg.message as { id: string | number; method: string; params?: unknown };
-      const error = new RpcError(ErrorCodes.QuotaExceeded, `${method}: the request ${reason}`, { limit: 'maxJsonDepth', maxDepth });
+      const error = new RpcError(ErrorCodes.QuotaExceeded, `${method}: the request ${reason}`, {
+        limit: 'maxJsonDepth',
+        maxDepth,
+      });
       this.options.onRequestTooDeep?.(method, params, error);
       this.write({ jsonrpc: '2.0', id, error: { code: error.code, message: error.message, data: error.data } });
       return;
@@ -280,7 +292,8 @@ export class JsonRpcPeer {
   }
 
   private reportInvalid(code: number, reason: string, message: string): void {
-    if (this.options.answerInvalid) this.write({ jsonrpc: '2.0', id: null, error: { code, message, data: { reason } } });
+    if (this.options.answerInvalid)
+      this.write({ jsonrpc: '2.0', id: null, error: { code, message, data: { reason } } });
     this.options.onViolation({ code, reason });
   }
 

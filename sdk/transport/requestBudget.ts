@@ -12,7 +12,11 @@ export interface RequestLimits {
 }
 
 /** Defaults when a run has no binding limits (e.g. the SDK's fake host). */
-export const DEFAULT_REQUEST_LIMITS: RequestLimits = { requestsPerSecond: 50, maxRequests: 10_000, maxRequestBytes: 1024 * 1024 };
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
+  requestsPerSecond: 50,
+  maxRequests: 10_000,
+  maxRequestBytes: 1024 * 1024,
+};
 
 /**
  * Counts one run's requests: a token bucket for the rate (capacity 2 × rate, refilled
@@ -38,13 +42,21 @@ export class RequestBudget {
   /** Take one request of `bytes`; returns the refusal if it is over a limit. */
   take(bytes: number): RpcError | undefined {
     if (bytes > this.limits.maxRequestBytes) {
-      return new RpcError(ErrorCodes.QuotaExceeded, `request of ${bytes} bytes is over the run's limit of ${this.limits.maxRequestBytes}`, {
-        limit: 'maxRequestBytes',
-        deniedBy: 'limits.maxRequestBytes',
-      });
+      return new RpcError(
+        ErrorCodes.QuotaExceeded,
+        `request of ${bytes} bytes is over the run's limit of ${this.limits.maxRequestBytes}`,
+        {
+          limit: 'maxRequestBytes',
+          deniedBy: 'limits.maxRequestBytes',
+        },
+      );
     }
     if (this.count >= this.limits.maxRequests) {
-      return new RpcError(ErrorCodes.QuotaExceeded, `the run already made ${this.limits.maxRequests} requests, its limit`, { limit: 'maxRequests', deniedBy: 'limits.maxRequests' });
+      return new RpcError(
+        ErrorCodes.QuotaExceeded,
+        `the run already made ${this.limits.maxRequests} requests, its limit`,
+        { limit: 'maxRequests', deniedBy: 'limits.maxRequests' },
+      );
     }
     const now = this.now();
     this.tokens = Math.min(this.capacity, this.tokens + ((now - this.last) / 1000) * this.limits.requestsPerSecond);

@@ -26,7 +26,12 @@ describe('examples/hello-runner', () => {
   it('is about 20 lines: runner.ts plus index.ts', async () => {
     const { readFileSync } = await import('node:fs');
     const { repoPath } = await import('../helpers/fixtures.js');
-    const lines = ['runner.ts', 'index.ts'].map((f) => readFileSync(repoPath(`examples/hello-runner/${f}`), 'utf8').trim().split('\n').length);
+    const lines = ['runner.ts', 'index.ts'].map(
+      (f) =>
+        readFileSync(repoPath(`examples/hello-runner/${f}`), 'utf8')
+          .trim()
+          .split('\n').length,
+    );
     expect(lines[0]! + lines[1]!).toBeLessThanOrEqual(26);
   });
 });

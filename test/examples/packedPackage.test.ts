@@ -19,7 +19,14 @@ const SLOW = 600_000;
 const pkg = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { dependencies: Record<string, string> };
 const linkTo = (name: string) => `file:${repoPath(`node_modules/${name}`)}`;
 const PLAIN_TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: ['node'], outDir: 'out' },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    types: ['node'],
+    outDir: 'out',
+  },
   include: ['*.ts'],
 };
 
@@ -49,7 +56,8 @@ let packed: { files: { path: string }[]; filename: string };
 let compiled: { exitCode?: number; stdout: string };
 
 /** tsc from the outside project's own node_modules. */
-const tsc = (args: string[]) => execa(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), ...args], { cwd: project, reject: false });
+const tsc = (args: string[]) =>
+  execa(process.execPath, [join(project, 'node_modules/typescript/bin/tsc'), ...args], { cwd: project, reject: false });
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
@@ -62,12 +70,19 @@ beforeAll(async () => {
   cpSync(repoPath('examples/hello-runner'), project, { recursive: true });
   const dependencies = Object.fromEntries(Object.keys(pkg.dependencies).map((name) => [name, linkTo(name)]));
   const devDependencies = { typescript: linkTo('typescript'), '@types/node': linkTo('@types/node') };
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'hello-runner', private: true, type: 'module', dependencies, devDependencies }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'hello-runner', private: true, type: 'module', dependencies, devDependencies }),
+  );
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(PLAIN_TSCONFIG));
-  const install = await execa('npm', ['install', join(tmp, packed.filename), '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
-    cwd: project,
-    reject: false,
-  });
+  const install = await execa(
+    'npm',
+    ['install', join(tmp, packed.filename), '--offline', '--ignore-scripts', '--no-audit', '--no-fund'],
+    {
+      cwd: project,
+      reject: false,
+    },
+  );
   expect(install.exitCode, install.stderr).toBe(0);
   writeFileSync(join(project, 'host.ts'), LIBRARY_PROGRAM);
   compiled = await tsc(['-p', '.']);
@@ -88,45 +103,78 @@ describe('the packed package, installed into an outside project', () => {
     ]) {
       expect(files).toContain(shipped);
     }
-    expect(files.filter((f) => f.startsWith('test/') || f.endsWith('.test.ts') || (f.startsWith('host/') && f.endsWith('.ts')))).toEqual([]);
-    const installed = JSON.parse(readFileSync(join(project, 'node_modules/paddock/package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(
+      files.filter(
+        (f) => f.startsWith('test/') || f.endsWith('.test.ts') || (f.startsWith('host/') && f.endsWith('.ts')),
+      ),
+    ).toEqual([]);
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules/paddock/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(Object.keys(installed.dependencies)).not.toContain('tsx');
     expect(existsSync(join(project, 'node_modules/tsx'))).toBe(false);
   });
 
-  it('a runner author type-checks examples/hello-runner against the installed SDK, and a wrong use fails', async () => {
-    expect(compiled.exitCode, compiled.stdout).toBe(0);
-    expect(existsSync(join(project, 'out/index.js'))).toBe(true);
-    // The SDK's types are real, not `any`: a config that breaks the runner's own zod schema does not compile.
-    writeFileSync(join(project, 'wrong.ts'), "import { helloRunner } from './runner.js';\nconst pause: string = helloRunner.configSchema!.parse({}).pauseMs;\nexport { pause };\n");
-    const wrong = await tsc(['-p', '.', '--noEmit', '--skipLibCheck']); // paddock's .d.ts were checked in full above
-    expect(wrong.exitCode).not.toBe(0);
-    rmSync(join(project, 'wrong.ts'));
-    expect(wrong.stdout).toMatch(/wrong\.ts\(2,7\): error TS2322: Type 'number' is not assignable to type 'string'/);
-  }, SLOW);
+  it(
+    'a runner author type-checks examples/hello-runner against the installed SDK, and a wrong use fails',
+    async () => {
+      expect(compiled.exitCode, compiled.stdout).toBe(0);
+      expect(existsSync(join(project, 'out/index.js'))).toBe(true);
+      // The SDK's types are real, not `any`: a config that breaks the runner's own zod schema does not compile.
+      writeFileSync(
+        join(project, 'wrong.ts'),
+        "import { helloRunner } from './runner.js';\nconst pause: string = helloRunner.configSchema!.parse({}).pauseMs;\nexport { pause };\n",
+      );
+      const wrong = await tsc(['-p', '.', '--noEmit', '--skipLibCheck']); // paddock's .d.ts were checked in full above
+      expect(wrong.exitCode).not.toBe(0);
+      rmSync(join(project, 'wrong.ts'));
+      expect(wrong.stdout).toMatch(/wrong\.ts\(2,7\): error TS2322: Type 'number' is not assignable to type 'string'/);
+    },
+    SLOW,
+  );
 
-  it("the runner runs through the installed package's `paddock` bin", async () => {
-    const r = await execa(join(project, 'node_modules/.bin/paddock'), ['run', '--runner', '.', '--text', 'Ada', '--json'], {
-      cwd: project,
-      reject: false,
-      env: { PADDOCK_HOME: mkdtempSync(join(tmpdir(), 'paddock-outside-data-')), NO_COLOR: '1' },
-    });
-    expect(r.exitCode, r.stderr).toBe(0);
-    const text = jsonLines(r.stdout)
-      .filter((l) => l.type === 'update')
-      .map((l) => (l.update as { text?: string }).text ?? '')
-      .join('');
-    expect(text).toBe('Hello, Ada! Nice to meet you.');
-  }, SLOW);
+  it(
+    "the runner runs through the installed package's `paddock` bin",
+    async () => {
+      const r = await execa(
+        join(project, 'node_modules/.bin/paddock'),
+        ['run', '--runner', '.', '--text', 'Ada', '--json'],
+        {
+          cwd: project,
+          reject: false,
+          env: { PADDOCK_HOME: mkdtempSync(join(tmpdir(), 'paddock-outside-data-')), NO_COLOR: '1' },
+        },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const text = jsonLines(r.stdout)
+        .filter((l) => l.type === 'update')
+        .map((l) => (l.update as { text?: string }).text ?? '')
+        .join('');
+      expect(text).toBe('Hello, Ada! Nice to meet you.');
+    },
+    SLOW,
+  );
 
-  it("a library program imports { openHost } from 'paddock', type-checks without decorators, and dispatches to echo", async () => {
-    expect(compiled.exitCode, compiled.stdout).toBe(0);
-    const r = await execa(process.execPath, [join(project, 'out/host.js'), mkdtempSync(join(tmpdir(), 'paddock-outside-lib-'))], { cwd: project, reject: false });
-    expect(r.exitCode, r.stderr).toBe(0);
-    const report = JSON.parse(r.stdout) as { outcome: { status: string; result?: { output?: unknown } }; stored: string; sessionEvents: string[] };
-    expect(report.outcome.status, JSON.stringify(report.outcome)).toBe('completed');
-    expect(report.outcome.result?.output).toEqual({ parts: [{ type: 'text', text: 'from outside' }] });
-    expect(report.stored).toBe('completed');
-    expect(report.sessionEvents.length).toBeGreaterThan(0);
-  }, SLOW);
+  it(
+    "a library program imports { openHost } from 'paddock', type-checks without decorators, and dispatches to echo",
+    async () => {
+      expect(compiled.exitCode, compiled.stdout).toBe(0);
+      const r = await execa(
+        process.execPath,
+        [join(project, 'out/host.js'), mkdtempSync(join(tmpdir(), 'paddock-outside-lib-'))],
+        { cwd: project, reject: false },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout) as {
+        outcome: { status: string; result?: { output?: unknown } };
+        stored: string;
+        sessionEvents: string[];
+      };
+      expect(report.outcome.status, JSON.stringify(report.outcome)).toBe('completed');
+      expect(report.outcome.result?.output).toEqual({ parts: [{ type: 'text', text: 'from outside' }] });
+      expect(report.stored).toBe('completed');
+      expect(report.sessionEvents.length).toBeGreaterThan(0);
+    },
+    SLOW,
+  );
 });

@@ -16,7 +16,9 @@ const SLOW = { text: 'Ada Lovelace', config: { pauseMs: 400 } };
 function requirePython(): void {
   let version: string;
   try {
-    version = execFileSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' }).trim();
+    version = execFileSync('python3', ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], {
+      encoding: 'utf8',
+    }).trim();
   } catch (error) {
     throw new Error(`python3 is missing (run scripts/setup.sh, which installs it): ${(error as Error).message}`);
   }
@@ -52,7 +54,8 @@ describe('examples/python-runner', () => {
           handle: async (method, params) => {
             calls.push(method);
             const key = String(params.key);
-            if (method === 'state/get') return state.has(key) ? { found: true, value: state.get(key) } : { found: false };
+            if (method === 'state/get')
+              return state.has(key) ? { found: true, value: state.get(key) } : { found: false };
             state.set(key, params.value);
             return { ok: true };
           },
@@ -67,9 +70,12 @@ describe('examples/python-runner', () => {
 
   it('runs through `paddock run`, counting turns in host state', async () => {
     requirePython();
-    const r = await paddock(['run', '--runner', 'examples/python-runner', '--text', 'Ada', '--json', '--config', '{"pauseMs":0}'], {
-      dataDir: mkdtempSync(join(tmpdir(), 'paddock-example-')),
-    });
+    const r = await paddock(
+      ['run', '--runner', 'examples/python-runner', '--text', 'Ada', '--json', '--config', '{"pauseMs":0}'],
+      {
+        dataDir: mkdtempSync(join(tmpdir(), 'paddock-example-')),
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome')!.outcome as RunOutcome;
     expect(outcome.result?.output?.parts).toEqual([{ type: 'text', text: 'Hello, Ada! (turn 1)' }]);

@@ -32,11 +32,20 @@ export const FAST_LIMITS: HostLimitsInput = {
 };
 
 /** How to start a TypeScript runner entry (bundled like the host bundles runners). */
-export async function launchFor(entry: string, env: Record<string, string> = {}): Promise<RunnerLaunch & { cleanup(): void }> {
+export async function launchFor(
+  entry: string,
+  env: Record<string, string> = {},
+): Promise<RunnerLaunch & { cleanup(): void }> {
   const script = await compileNodeEntry(repoPath(entry));
   const root = mkdtempSync(join(tmpdir(), 'paddock-test-'));
   const runnerEnv = buildRunnerEnv({ hostEnv: process.env, home: root, tmpDir: root, runId: 'fixture', extra: env });
-  return { command: process.execPath, args: [script], cwd: root, env: runnerEnv, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    command: process.execPath,
+    args: [script],
+    cwd: root,
+    env: runnerEnv,
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 /** What {@link superviseEntry} returns: the outcome and every update the host forwarded. */
@@ -75,7 +84,12 @@ export async function superviseEntry(
         runId,
         sessionId: 'ses_test',
         event: textEvent(options.text ?? 'hello world'),
-        binding: { bindingId: 'b_test', runner: { id: 'fixture' }, config: options.config ?? {}, hostRequests: options.grants ?? [] },
+        binding: {
+          bindingId: 'b_test',
+          runner: { id: 'fixture' },
+          config: options.config ?? {},
+          hostRequests: options.grants ?? [],
+        },
         wallClockMs: limits.wallClockMs,
       }),
       limits,

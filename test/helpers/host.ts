@@ -13,7 +13,16 @@ import { repoPath } from './fixtures.js';
 export const FIXTURE_RUNNERS = repoPath('test/fixtures/runnerDirs');
 
 /** A real host (store, run service, dispatcher) over a fresh data folder, with the fixture runners. */
-export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; mountRoots?: string[]; maxConcurrentRuns?: number; maxQueuedRuns?: number; harnessDir?: string } = {}) {
+export function tempHost(
+  options: {
+    dataDir?: string;
+    limits?: HostLimitsInput;
+    mountRoots?: string[];
+    maxConcurrentRuns?: number;
+    maxQueuedRuns?: number;
+    harnessDir?: string;
+  } = {},
+) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'paddock-host-'));
   const config: HostConfig = {
     dataDir,
@@ -43,7 +52,16 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
     dispatcher,
     /** Apply a configuration as `paddock apply` would. */
     apply: (raw: unknown, opts: { prune?: boolean } = {}) =>
-      applyConfig(store, raw, { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) }, { by: 'user:test', ...opts }),
+      applyConfig(
+        store,
+        raw,
+        {
+          catalog: discoverRunners(config.runnerDirs),
+          mountRoots: config.mountRoots ?? [],
+          redactor: container.resolve(TOKENS.Redactor),
+        },
+        { by: 'user:test', ...opts },
+      ),
     close: async () => {
       await gateway.close();
       store.close();
@@ -53,7 +71,16 @@ export function tempHost(options: { dataDir?: string; limits?: HostLimitsInput; 
 
 let eventCounter = 0;
 /** A chat event for dispatch; every call gets a new event id unless one is given. */
-export function chatEvent(over: { id?: string; text?: string; platform?: string; bot?: string; conversation?: { type?: string; id?: string }; type?: string } = {}) {
+export function chatEvent(
+  over: {
+    id?: string;
+    text?: string;
+    platform?: string;
+    bot?: string;
+    conversation?: { type?: string; id?: string };
+    type?: string;
+  } = {},
+) {
   eventCounter += 1;
   return {
     id: over.id ?? `evt-${process.pid}-${eventCounter}`,

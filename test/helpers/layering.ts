@@ -27,17 +27,7 @@ export const HOST_LAYERS: readonly (readonly string[])[] = [
   ['cli', 'api', 'start.ts', 'index.ts', 'di/configure.ts'],
   ['dispatch'],
   ['runs'],
-  [
-    'authz',
-    'policy',
-    'sandbox',
-    'gateway',
-    'bindings',
-    'plugins',
-    'secrets',
-    'harness',
-    'recovery',
-  ],
+  ['authz', 'policy', 'sandbox', 'gateway', 'bindings', 'plugins', 'secrets', 'harness', 'recovery'],
   ['state', 'audit'],
   // What a configuration and a runner manifest are (zod schemas, each its own unit): the store keeps
   // them typed (state/configRepo.ts), authz reads them, bindings/ validates and applies them.

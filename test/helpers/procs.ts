@@ -8,7 +8,8 @@ export function processesWith(needle: string): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat[stat.lastIndexOf(')') + 2] === 'Z') continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle)) found.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle))
+        found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }

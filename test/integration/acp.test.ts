@@ -17,9 +17,15 @@ const ADAPTER = join(HARNESS_DIR, 'node_modules', '@agentclientprotocol', 'claud
 const host = tempHost({ limits: { wallClockMs: 60_000 }, mountRoots: [repoPath('test/fixtures/acp')] });
 afterAll(() => host.close());
 
-async function dispatch(bot: string, text: string, conversation = 'c1'): Promise<{ outcome: RunOutcome; updates: Update[]; runId: string }> {
+async function dispatch(
+  bot: string,
+  text: string,
+  conversation = 'c1',
+): Promise<{ outcome: RunOutcome; updates: Update[]; runId: string }> {
   const updates: Update[] = [];
-  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), {
+    onUpdate: (u) => updates.push(u),
+  });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { outcome: await ticket.done, updates, runId: ticket.runId };
 }
@@ -27,17 +33,39 @@ const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: stri
 
 describe('acp runner with a real ACP agent process (bwrap)', () => {
   beforeAll(() => {
-    const acp = (id: string, bot: string, grants: Record<string, unknown> = {}) => ({ id, runner: 'acp', route: { bot }, sandbox: 'bwrap', grants, readPaths: [repoPath('test/fixtures/acp')], config: { command: process.execPath, args: [AGENT] } });
+    const acp = (id: string, bot: string, grants: Record<string, unknown> = {}) => ({
+      id,
+      runner: 'acp',
+      route: { bot },
+      sandbox: 'bwrap',
+      grants,
+      readPaths: [repoPath('test/fixtures/acp')],
+      config: { command: process.execPath, args: [AGENT] },
+    });
     host.apply({
       resources: {
         models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
-        mcpServers: [{ id: 'tools', command: process.execPath, args: [repoPath('test/fixtures/mcp/server.mjs')], tools: { deny: ['delete_everything'] } }],
+        mcpServers: [
+          {
+            id: 'tools',
+            command: process.execPath,
+            args: [repoPath('test/fixtures/mcp/server.mjs')],
+            tools: { deny: ['delete_everything'] },
+          },
+        ],
       },
       bindings: [
         acp('acp', 'acp'),
         acp('acp-fs', 'acp-fs', { fs: 'readwrite', mcpServers: ['tools'] }),
         // A real ACP agent from npm: the Claude Code ACP adapter, installed with the harness CLIs.
-        { id: 'acp-claude', runner: 'acp', route: { bot: 'acp-claude' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { command: process.execPath, args: [ADAPTER], modelGateway: 'anthropic' } },
+        {
+          id: 'acp-claude',
+          runner: 'acp',
+          route: { bot: 'acp-claude' },
+          sandbox: 'bwrap',
+          grants: { models: ['sm'] },
+          config: { command: process.execPath, args: [ADAPTER], modelGateway: 'anthropic' },
+        },
       ],
     });
   });
@@ -77,28 +105,40 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'denied' }));
   });
 
-  it('MCP: the agent gets the run\'s host endpoint (with the run token) and its tool call goes through the host', async () => {
+  it("MCP: the agent gets the run's host endpoint (with the run token) and its tool call goes through the host", async () => {
     const { outcome, runId } = await dispatch('acp-fs', 'MCP:echo:{"text":"via acp"}', 'mcp-1');
     expect(outputOf(outcome)).toBe('echo: via acp');
-    const calls = rawDb(host.store).prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?").pluck().all(runId) as string[];
-    expect(calls.map((c) => JSON.parse(c) as unknown)).toEqual([expect.objectContaining({ tool: 'echo', outcome: 'ok' })]);
+    const calls = rawDb(host.store)
+      .prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?")
+      .pluck()
+      .all(runId) as string[];
+    expect(calls.map((c) => JSON.parse(c) as unknown)).toEqual([
+      expect.objectContaining({ tool: 'echo', outcome: 'ok' }),
+    ]);
     const { outcome: denied } = await dispatch('acp-fs', 'MCP:delete_everything:{}', 'mcp-2');
     expect(outputOf(denied)).toContain('mcpServer.tools.deny');
   });
 
-  it('the next message loads the same session from host state (the agent\'s history survives)', async () => {
+  it("the next message loads the same session from host state (the agent's history survives)", async () => {
     const first = await dispatch('acp', 'HISTORY', 'resume');
     expect(outputOf(first.outcome)).toBe('prompts in this session: 1');
     const second = await dispatch('acp', 'HISTORY', 'resume');
     expect(second.outcome.result?.external?.sessionId).toBe(first.outcome.result?.external?.sessionId);
     expect(outputOf(second.outcome)).toBe('prompts in this session: 2');
     // The replayed history of session/load is not streamed again as new updates.
-    expect(second.updates.some((u) => u.kind === 'log' && String((u as { message: string }).message).includes('user_message_chunk'))).toBe(false);
+    expect(
+      second.updates.some(
+        (u) => u.kind === 'log' && String((u as { message: string }).message).includes('user_message_chunk'),
+      ),
+    ).toBe(false);
   });
 
   it('cancel sends session/cancel; the prompt resolves cancelled and the run ends cancelled', async () => {
     const updates: Update[] = [];
-    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'acp', text: 'SLOW', conversation: { id: 'cancel' } }), { onUpdate: (u) => updates.push(u) });
+    const ticket = await host.dispatcher.dispatch(
+      chatEvent({ bot: 'acp', text: 'SLOW', conversation: { id: 'cancel' } }),
+      { onUpdate: (u) => updates.push(u) },
+    );
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     while (!updates.some((u) => u.kind === 'message.delta')) await new Promise((r) => setTimeout(r, 20));
     host.dispatcher.cancel(ticket.runId, 'test cancel');
@@ -111,7 +151,12 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     const first = await dispatch('acp-claude', 'SAY:hello via the ACP adapter', 'real-1');
     expect(first.outcome.status, first.outcome.reason).toBe('completed');
     expect(outputOf(first.outcome)).toContain('hello via the ACP adapter');
-    const calls = rawDb(host.store).prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?").pluck().all(first.runId) as string[];
-    expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(expect.objectContaining({ model: 'sm', scripted: true, status: 200 }));
+    const calls = rawDb(host.store)
+      .prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?")
+      .pluck()
+      .all(first.runId) as string[];
+    expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(
+      expect.objectContaining({ model: 'sm', scripted: true, status: 200 }),
+    );
   }, 120_000);
 });

@@ -17,7 +17,12 @@ type Verdict = 'ok' | { code: number; deniedBy?: string };
 interface ProbeReport {
   probes: Record<string, Verdict>;
   burst: Verdict[];
-  received: Record<string, unknown> & { hostRequests: string[]; models: { id: string }[]; knowledgeBases: { id: string }[]; mcpServers: { id: string; allowedTools?: string[]; deniedTools: string[] }[] };
+  received: Record<string, unknown> & {
+    hostRequests: string[];
+    models: { id: string }[];
+    knowledgeBases: { id: string }[];
+    mcpServers: { id: string; allowedTools?: string[]; deniedTools: string[] }[];
+  };
 }
 
 const resourcesDir = mkdtempSync(join(tmpdir(), 'paddock-resources-'));
@@ -44,7 +49,10 @@ const CONFIG = {
       { id: 'm1', provider: 'scripted', model: 'script-1' },
       { id: 'm2', provider: 'anthropic', model: 'claude', apiKey: { env: 'ANTHROPIC_API_KEY' } },
     ],
-    knowledgeBases: [{ id: 'kb1', name: 'Handbook', url: 'http://127.0.0.1:9/kb' }, { id: 'kb2', url: 'http://127.0.0.1:9/kb' }],
+    knowledgeBases: [
+      { id: 'kb1', name: 'Handbook', url: 'http://127.0.0.1:9/kb' },
+      { id: 'kb2', url: 'http://127.0.0.1:9/kb' },
+    ],
     mcpServers: [
       { id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'read'], deny: ['delete_repo'] } },
       { id: 'files', command: 'files-mcp', tools: { deny: ['rm'] } },
@@ -94,7 +102,8 @@ async function probe(bot: string): Promise<{ outcome: RunOutcome; report: ProbeR
   return { outcome, report, runId: ticket.runId };
 }
 
-const allowed = (v: Verdict) => v === 'ok' || (v.code !== ErrorCodes.PolicyDenied && v.code !== ErrorCodes.RunNotActive);
+const allowed = (v: Verdict) =>
+  v === 'ok' || (v.code !== ErrorCodes.PolicyDenied && v.code !== ErrorCodes.RunNotActive);
 
 /** What explain says about one probe, computed only from the explanation. */
 function predicted(e: Explanation, probeName: string): boolean {
@@ -136,7 +145,9 @@ describe('grants are enforced on every runner request (real runner, real store)'
     expect(p['tool/call:files/rm']).toEqual(denied('mcpServer.tools.deny'));
     expect(p['tool/call:other/x']).toEqual(denied('binding.mcpServers'));
 
-    const deniedNames = Object.entries(p).filter(([, v]) => !allowed(v)).map(([k]) => k);
+    const deniedNames = Object.entries(p)
+      .filter(([, v]) => !allowed(v))
+      .map(([k]) => k);
     const audit = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === runId);
     expect(audit).toHaveLength(deniedNames.length);
     for (const record of audit) {
@@ -181,20 +192,30 @@ describe('grants are enforced on every runner request (real runner, real store)'
     const repo = new ConfigRepo(host.store);
     for (const bot of ['probe-bot', 'bare-bot']) {
       const bindingId = bot === 'probe-bot' ? 'probe' : 'bare';
-      const explanation = explainBinding(repo.binding(bindingId).spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repo.snapshot().resources, host.config.limits, { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: host.config.mountRoots ?? [] });
+      const explanation = explainBinding(
+        repo.binding(bindingId).spec as Binding,
+        discoverRunners([FIXTURE_RUNNERS]),
+        repo.snapshot().resources,
+        host.config.limits,
+        { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: host.config.mountRoots ?? [] },
+      );
       const { report } = await probe(bot);
       const p = explanation.access!;
       expect(report.received.hostRequests).toEqual(p.hostRequests);
       expect(report.received.models).toEqual(p.models);
       expect(report.received.knowledgeBases).toEqual(p.knowledgeBases);
       expect(report.received.mcpServers).toEqual(p.mcpServers);
-      for (const [name, verdict] of Object.entries(report.probes)) expect(allowed(verdict), `${bindingId} ${name}`).toBe(predicted(explanation, name));
+      for (const [name, verdict] of Object.entries(report.probes))
+        expect(allowed(verdict), `${bindingId} ${name}`).toBe(predicted(explanation, name));
     }
   });
 
   it('rate and size limits per run: a burst is refused with RateLimited and retryAfterMs, an oversized request with QuotaExceeded', async () => {
     const { report, runId } = await probe('limited-bot');
-    expect(report.probes['state/set:big']).toEqual({ code: ErrorCodes.QuotaExceeded, deniedBy: 'limits.maxRequestBytes' });
+    expect(report.probes['state/set:big']).toEqual({
+      code: ErrorCodes.QuotaExceeded,
+      deniedBy: 'limits.maxRequestBytes',
+    });
     const limited = report.burst.filter((v) => v !== 'ok' && v.code === ErrorCodes.RateLimited);
     const passed = report.burst.filter((v) => v === 'ok');
     // Capacity is 2 × 5 = 10 tokens, some already spent by the earlier probes; refill is 5/s.
@@ -202,17 +223,38 @@ describe('grants are enforced on every runner request (real runner, real store)'
     expect(passed.length).toBeLessThanOrEqual(20);
     expect(limited.length).toBeGreaterThanOrEqual(20);
     expect(limited.every((v) => v !== 'ok' && v.deniedBy === 'limits.requestsPerSecond')).toBe(true);
-    const audit = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === runId && (r.data as { code: number }).code === ErrorCodes.RateLimited);
+    const audit = host.store.audit
+      .records()
+      .filter(
+        (r) =>
+          r.type === 'policy.denied' &&
+          r.runId === runId &&
+          (r.data as { code: number }).code === ErrorCodes.RateLimited,
+      );
     expect(audit).toHaveLength(limited.length);
   });
 
   it('requests before run, with a forged run id, and right after the result are refused RunNotActive; the own one passes', async () => {
-    host.apply({ bindings: [{ id: 'oos', runner: 'out-of-scope', route: { platform: 'telegram', bot: 'oos-bot' }, grants: { state: 'session' } }] });
+    host.apply({
+      bindings: [
+        {
+          id: 'oos',
+          runner: 'out-of-scope',
+          route: { platform: 'telegram', bot: 'oos-bot' },
+          grants: { state: 'session' },
+        },
+      ],
+    });
     const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'oos-bot' }));
     if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
     const outcome = await ticket.done;
     expect(outcome.status, outcome.reason).toBe('completed');
-    const answers = Object.fromEntries(outcome.stderrTail.trim().split('\n').map((l) => l.split('=') as [string, string]));
+    const answers = Object.fromEntries(
+      outcome.stderrTail
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=') as [string, string]),
+    );
     expect(answers).toEqual({
       before: String(ErrorCodes.RunNotActive),
       forged: String(ErrorCodes.RunNotActive),
@@ -220,7 +262,11 @@ describe('grants are enforced on every runner request (real runner, real store)'
       after: String(ErrorCodes.RunNotActive),
     });
     const denials = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
-    expect(denials.map((r) => (r.data as { deniedBy: string }).deniedBy)).toEqual(['connection.activeRun', 'connection.activeRun', 'connection.activeRun']);
+    expect(denials.map((r) => (r.data as { deniedBy: string }).deniedBy)).toEqual([
+      'connection.activeRun',
+      'connection.activeRun',
+      'connection.activeRun',
+    ]);
   });
 });
 
@@ -239,18 +285,39 @@ describe('granted folders reach the runner inside its workspace', () => {
   }
 
   it('copy mode copies a mount and a skill into in/; mount mode links the mount; a mount whose root was withdrawn fails the run before it starts', async () => {
-    const binding = (id: string, workspace: string, sandbox: string) => ({ id, runner: 'prober', sandbox, route: { platform: 'telegram', bot: id }, workspace, grants: { mounts: ['repo'], skills: ['pdf'] } });
+    const binding = (id: string, workspace: string, sandbox: string) => ({
+      id,
+      runner: 'prober',
+      sandbox,
+      route: { platform: 'telegram', bot: id },
+      workspace,
+      grants: { mounts: ['repo'], skills: ['pdf'] },
+    });
     mounted.apply({
-      resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'ro' }], skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }] },
+      resources: {
+        mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'ro' }],
+        skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }],
+      },
       // bwrap binds a mount into the workspace; the process backend can only link it.
-      bindings: [binding('copier', 'copy', 'bwrap'), binding('binder', 'mount', 'bwrap'), binding('linker', 'mount', 'process')],
+      bindings: [
+        binding('copier', 'copy', 'bwrap'),
+        binding('binder', 'mount', 'bwrap'),
+        binding('linker', 'mount', 'process'),
+      ],
     });
     for (const bot of ['copier', 'binder', 'linker']) {
       const outcome = await runProbe(mounted, bot);
       expect(outcome.status, outcome.reason).toBe('completed');
       const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
-      const received = report.received as unknown as { mounts: unknown[]; workspace: { root: string }; listings: Record<string, string[]>; links: Record<string, boolean> };
-      expect(received.mounts).toEqual([{ id: 'repo', path: join(received.workspace.root, 'in/mounts/repo'), readOnly: true }]);
+      const received = report.received as unknown as {
+        mounts: unknown[];
+        workspace: { root: string };
+        listings: Record<string, string[]>;
+        links: Record<string, boolean>;
+      };
+      expect(received.mounts).toEqual([
+        { id: 'repo', path: join(received.workspace.root, 'in/mounts/repo'), readOnly: true },
+      ]);
       expect(received.listings).toEqual({ pdf: ['SKILL.md'], repo: ['README.md'] });
       expect(received.links).toEqual({ repo: bot === 'linker' });
       expect(existsSync(received.workspace.root)).toBe(false); // cleaned after the run
@@ -276,9 +343,24 @@ describe('state scope comes from the binding, never from the runner', () => {
   it('"session" keeps state per conversation, "binding" shares it across conversations; no binding sees another one\'s state', async () => {
     h.apply({
       bindings: [
-        { id: 'per-session', runner: 'counter', route: { platform: 'telegram', bot: 'a' }, grants: { state: 'session' } },
-        { id: 'per-binding', runner: 'counter', route: { platform: 'telegram', bot: 'b' }, grants: { state: 'binding' } },
-        { id: 'other-binding', runner: 'counter', route: { platform: 'telegram', bot: 'c' }, grants: { state: 'binding' } },
+        {
+          id: 'per-session',
+          runner: 'counter',
+          route: { platform: 'telegram', bot: 'a' },
+          grants: { state: 'session' },
+        },
+        {
+          id: 'per-binding',
+          runner: 'counter',
+          route: { platform: 'telegram', bot: 'b' },
+          grants: { state: 'binding' },
+        },
+        {
+          id: 'other-binding',
+          runner: 'counter',
+          route: { platform: 'telegram', bot: 'c' },
+          grants: { state: 'binding' },
+        },
       ],
     });
     const count = async (bot: string, conversation: string) => {
@@ -288,7 +370,11 @@ describe('state scope comes from the binding, never from the runner', () => {
       expect(outcome.status, outcome.reason).toBe('completed');
       return (outcome.result!.output!.parts[0] as { text: string }).text;
     };
-    expect([await count('a', 'x'), await count('a', 'x'), await count('a', 'y')]).toEqual(['count: 1', 'count: 2', 'count: 1']);
+    expect([await count('a', 'x'), await count('a', 'x'), await count('a', 'y')]).toEqual([
+      'count: 1',
+      'count: 2',
+      'count: 1',
+    ]);
     expect([await count('b', 'x'), await count('b', 'y')]).toEqual(['count: 1', 'count: 2']);
     expect([await count('c', 'x')]).toEqual(['count: 1']);
   });
@@ -300,7 +386,17 @@ describe('fs requests go through the path policy', () => {
 
   it('a link the runner planted is never followed by the host; .git/hooks and ".." are refused; its own files work', async () => {
     const secret = join(h.dataDir, 'paddock.db');
-    h.apply({ bindings: [{ id: 'fs', runner: 'prober', route: { platform: 'telegram', bot: 'fs' }, config: { symlinkTo: secret }, grants: { fs: 'readwrite' } }] });
+    h.apply({
+      bindings: [
+        {
+          id: 'fs',
+          runner: 'prober',
+          route: { platform: 'telegram', bot: 'fs' },
+          config: { symlinkTo: secret },
+          grants: { fs: 'readwrite' },
+        },
+      ],
+    });
     const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'fs' }));
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     const outcome = await ticket.done;

@@ -14,9 +14,15 @@ afterAll(() => host.close());
 describe('bwrap: a runner that closes its stdout', () => {
   it('fails as protocol_error about 1 s after closing, not at the wall clock; normal runs still stream', async () => {
     expect(probeMachine().bwrap.available, 'needs bwrap').toBe(true);
-    const outcome = await host.runs.runAdHoc({ runner: repoPath('test/fixtures/runnerDirs/closes-stdout'), event: textEvent('x'), sandbox: 'bwrap' });
+    const outcome = await host.runs.runAdHoc({
+      runner: repoPath('test/fixtures/runnerDirs/closes-stdout'),
+      event: textEvent('x'),
+      sandbox: 'bwrap',
+    });
     expect(outcome.status, outcome.reason).toBe('protocol_error');
-    expect(outcome.reason).toMatch(/closed its stdout before returning a run result but kept running \(no exit within 1000 ms\)/);
+    expect(outcome.reason).toMatch(
+      /closed its stdout before returning a run result but kept running \(no exit within 1000 ms\)/,
+    );
     // Start-up under load takes seconds; the wall clock (60 s) did not decide.
     expect(outcome.durationMs).toBeLessThan(20_000);
     expect(outcome.survivors).toEqual([]);

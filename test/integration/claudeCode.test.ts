@@ -21,28 +21,59 @@ afterAll(() => host.close());
 
 const claudeProcesses = () => processesWith('claude-code/bin/claude');
 
-async function dispatch(bot: string, text: string, conversation = 'c1', signal?: AbortSignal, updates: Update[] = []): Promise<{ outcome: RunOutcome; updates: Update[]; sessionId: string }> {
-  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
+async function dispatch(
+  bot: string,
+  text: string,
+  conversation = 'c1',
+  signal?: AbortSignal,
+  updates: Update[] = [],
+): Promise<{ outcome: RunOutcome; updates: Update[]; sessionId: string }> {
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), {
+    onUpdate: (u) => updates.push(u),
+  });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
-  if (signal) signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
+  if (signal)
+    signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
   return { outcome: await ticket.done, updates, sessionId: ticket.sessionId };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-const auditOf = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const auditOf = (type: string, runId: string) =>
+  (
+    rawDb(host.store)
+      .prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq')
+      .pluck()
+      .all(type, runId) as string[]
+  ).map((d) => JSON.parse(d) as Record<string, unknown>);
 
 beforeAll(() => {
   const claude = harnessReports().find((h) => h.name === 'claude')!;
-  expect(claude.version, `the Claude Code CLI is needed: ${claude.problem} (bash scripts/install-harnesses.sh)`).toMatch(/^2\.1\.332/);
-  const binding = (id: string, bot: string, config: Record<string, unknown> = {}, grants: Record<string, unknown> = {}) => ({ id, runner: 'claude-code', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], ...grants }, config });
+  expect(
+    claude.version,
+    `the Claude Code CLI is needed: ${claude.problem} (bash scripts/install-harnesses.sh)`,
+  ).toMatch(/^2\.1\.332/);
+  const binding = (
+    id: string,
+    bot: string,
+    config: Record<string, unknown> = {},
+    grants: Record<string, unknown> = {},
+  ) => ({ id, runner: 'claude-code', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], ...grants }, config });
   host.apply({
     resources: {
       models: [
         { id: 'sm', provider: 'scripted', model: 'scripted-1', maxRetries: 2 },
         // Its own circuit breaker: the failure tests must not open the one of `sm`.
         { id: 'flaky', provider: 'scripted', model: 'scripted-flaky', maxRetries: 1 },
-        { id: 'real', provider: 'anthropic', model: 'claude-x', baseUrl: 'http://127.0.0.1:9', apiKey: { env: 'PADDOCK_TEST_CLAUDE_CANARY_KEY' } },
+        {
+          id: 'real',
+          provider: 'anthropic',
+          model: 'claude-x',
+          baseUrl: 'http://127.0.0.1:9',
+          apiKey: { env: 'PADDOCK_TEST_CLAUDE_CANARY_KEY' },
+        },
       ],
-      mcpServers: [{ id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } }],
+      mcpServers: [
+        { id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } },
+      ],
     },
     bindings: [
       binding('cc-plain', 'plain'),
@@ -60,7 +91,9 @@ describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
     const { outcome, updates } = await dispatch('plain', 'SAY:hello from a real harness');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toBe('hello from a real harness');
-    expect(updates).toContainEqual(expect.objectContaining({ kind: 'message', parts: [{ type: 'text', text: 'hello from a real harness' }] }));
+    expect(updates).toContainEqual(
+      expect.objectContaining({ kind: 'message', parts: [{ type: 'text', text: 'hello from a real harness' }] }),
+    );
     expect(outcome.result?.external?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     const calls = auditOf('gateway.call', outcome.runId);
     expect(calls.length).toBeGreaterThan(0);
@@ -71,7 +104,9 @@ describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
     expect(outcome.usage!.reportedByRunner).toEqual(outcome.result?.usage);
     expect(outcome.result?.usage?.costUsd, 'Claude Code reports its own cost estimate').toBeGreaterThan(0);
     expect(host.store.run(outcome.runId)!.usage).toEqual(outcome.usage);
-    expect(host.store.session(host.store.run(outcome.runId)!.sessionId).runs.find((r) => r.runId === outcome.runId)!.usage).toMatchObject({ costUsd: 0, meteredBy: 'host gateway' });
+    expect(
+      host.store.session(host.store.run(outcome.runId)!.sessionId).runs.find((r) => r.runId === outcome.runId)!.usage,
+    ).toMatchObject({ costUsd: 0, meteredBy: 'host gateway' });
     expect(claudeProcesses()).toEqual([]);
   });
 });
@@ -81,7 +116,13 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     const { outcome, updates } = await dispatch('bash', 'USE_TOOL:Bash:echo hi');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toBe('TOOL_RESULT_SEEN: hi');
-    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.started', name: 'Bash', input: expect.objectContaining({ command: 'echo hi' }) }));
+    expect(updates).toContainEqual(
+      expect.objectContaining({
+        kind: 'tool.started',
+        name: 'Bash',
+        input: expect.objectContaining({ command: 'echo hi' }),
+      }),
+    );
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'hi' }));
   });
 
@@ -89,7 +130,9 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     const { outcome, updates } = await dispatch('plain', 'USE_TOOL:Bash:echo hi', 'c-denied');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'denied' }));
-    expect((outcome.result as { permissionDenials?: unknown[] }).permissionDenials).toEqual([expect.objectContaining({ toolName: 'Bash' })]);
+    expect((outcome.result as { permissionDenials?: unknown[] }).permissionDenials).toEqual([
+      expect.objectContaining({ toolName: 'Bash' }),
+    ]);
   });
 
   it('a second message resumes the same Claude Code session (history replayed to the model)', async () => {
@@ -100,7 +143,11 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(outputOf(second.outcome)).toBe('second turn');
     expect(second.outcome.result?.external?.sessionId).toBe(first.outcome.result?.external?.sessionId);
     // The second turn's request carried the first one: more input tokens than a fresh turn.
-    const tokens = (runId: string) => rawDb(host.store).prepare('SELECT MAX(input_tokens) FROM gateway_calls WHERE run_id = ?').pluck().get(runId) as number;
+    const tokens = (runId: string) =>
+      rawDb(host.store)
+        .prepare('SELECT MAX(input_tokens) FROM gateway_calls WHERE run_id = ?')
+        .pluck()
+        .get(runId) as number;
     expect(tokens(second.outcome.runId)).toBeGreaterThan(tokens(first.outcome.runId));
   });
 
@@ -115,11 +162,17 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     const second = await dispatch('plain', 'SAY:fresh start', 'c-lost');
     expect(second.outcome.status, second.outcome.reason).toBe('completed');
     expect(outputOf(second.outcome)).toBe('fresh start');
-    expect(second.updates).toContainEqual(expect.objectContaining({ kind: 'log', level: 'warn', message: `claude: session ${first.outcome.result?.external?.sessionId} was not found; starting a fresh session` }));
+    expect(second.updates).toContainEqual(
+      expect.objectContaining({
+        kind: 'log',
+        level: 'warn',
+        message: `claude: session ${first.outcome.result?.external?.sessionId} was not found; starting a fresh session`,
+      }),
+    );
     expect(second.outcome.result?.external?.sessionId).not.toBe(first.outcome.result?.external?.sessionId);
   });
 
-  it('maximum turns reached fails the run with the harness\'s reason', async () => {
+  it("maximum turns reached fails the run with the harness's reason", async () => {
     const { outcome } = await dispatch('turns', 'USE_TOOL:Read:/etc/hostname');
     expect(outcome.status).toBe('failed');
     expect(outcome.reason).toMatch(/max.?turns|maximum number of turns/i);
@@ -135,12 +188,14 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(bad.outcome.reason).toMatch(/500/);
   }, 120_000);
 
-  it('an MCP tool call goes through the run\'s host endpoint to the real server', async () => {
+  it("an MCP tool call goes through the run's host endpoint to the real server", async () => {
     const { outcome, updates } = await dispatch('mcp', 'USE_TOOL:mcp__tools__echo:{"text":"via the host"}');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toContain('TOOL_RESULT_SEEN: echo: via the host');
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.started', name: 'mcp__tools__echo' }));
-    expect(auditOf('mcp.call', outcome.runId)).toEqual([expect.objectContaining({ server: 'tools', tool: 'echo', outcome: 'ok' })]);
+    expect(auditOf('mcp.call', outcome.runId)).toEqual([
+      expect.objectContaining({ server: 'tools', tool: 'echo', outcome: 'ok' }),
+    ]);
   });
 
   it('cancel mid-stream ends the run cancelled and leaves no process', async () => {
@@ -149,7 +204,8 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     // 50 chunks 300 ms apart: a 15 s stream.
     const running = dispatch('plain', 'SLOW:300 LONG:50', 'c-cancel', controller.signal, updates);
     // Cancel once Claude Code has started its session (its model call follows at once).
-    while (!updates.some((u) => u.kind === 'log' && u.message.startsWith('claude 2.1.332 session'))) await new Promise((r) => setTimeout(r, 20));
+    while (!updates.some((u) => u.kind === 'log' && u.message.startsWith('claude 2.1.332 session')))
+      await new Promise((r) => setTimeout(r, 20));
     controller.abort();
     const { outcome } = await running;
     expect(outcome.status).toBe('cancelled');

@@ -9,7 +9,12 @@ import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
 
 const home = mkdtempSync(join(tmpdir(), 'paddock-runners-test-'));
-const SLOW_ECHO = ['--slow-text', 'one two three four five six seven eight nine ten', '--slow-config', '{"delayMs":150}'];
+const SLOW_ECHO = [
+  '--slow-text',
+  'one two three four five six seven eight nine ten',
+  '--slow-config',
+  '{"delayMs":150}',
+];
 
 interface Report {
   runner: { id: string; version: string };
@@ -20,10 +25,17 @@ interface Report {
 }
 
 /** A runner folder whose entry is a plain command line (here node on a prebuilt .mjs: no TypeScript anywhere). */
-function commandRunner(id: string, entry: { command: string; args: string[] }, extra: Record<string, unknown> = {}): string {
+function commandRunner(
+  id: string,
+  entry: { command: string; args: string[] },
+  extra: Record<string, unknown> = {},
+): string {
   const dir = join(home, id);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'runner.json'), JSON.stringify({ id, name: id, version: '1.2.3', protocolVersion: 1, entry, ...extra }));
+  writeFileSync(
+    join(dir, 'runner.json'),
+    JSON.stringify({ id, name: id, version: '1.2.3', protocolVersion: 1, entry, ...extra }),
+  );
   return dir;
 }
 
@@ -36,17 +48,29 @@ describe('paddock runners test', () => {
     expect(echo.stdout.trimEnd().split('\n').at(-1)).toBe('8/8 checks passed');
 
     // A folder outside the package whose entry is `command + args`: the bundled echo, run by node, from {runnerDir}.
-    const dir = commandRunner('plain-echo', { command: process.execPath, args: ['{runnerDir}/runner.mjs'] }, { configSchema: { type: 'object', properties: { delayMs: { type: 'integer', default: 0 } } } });
+    const dir = commandRunner(
+      'plain-echo',
+      { command: process.execPath, args: ['{runnerDir}/runner.mjs'] },
+      { configSchema: { type: 'object', properties: { delayMs: { type: 'integer', default: 0 } } } },
+    );
     copyFileSync(await compileNodeEntry(repoPath('runners/echo/index.ts')), join(dir, 'runner.mjs'));
     const plain = await paddock(['runners', 'test', dir, ...SLOW_ECHO, '--json'], { dataDir: home });
     expect(plain.exitCode, plain.stdout + plain.stderr).toBe(0);
     const report = JSON.parse(plain.stdout) as Report;
-    expect(report).toMatchObject({ runner: { id: 'plain-echo', version: '1.2.3' }, command: [process.execPath, join(dir, 'runner.mjs')], passed: true, failures: [] });
+    expect(report).toMatchObject({
+      runner: { id: 'plain-echo', version: '1.2.3' },
+      command: [process.execPath, join(dir, 'runner.mjs')],
+      passed: true,
+      failures: [],
+    });
     expect(report.checks.length).toBeGreaterThanOrEqual(8);
   }, 300_000);
 
   it('fails with exit 1, naming each failed check with why, how the runner ended and its stderr', async () => {
-    const crashes = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/crashes', '--step-timeout', '5000', '--json'], { dataDir: home });
+    const crashes = await paddock(
+      ['runners', 'test', 'test/fixtures/runnerDirs/crashes', '--step-timeout', '5000', '--json'],
+      { dataDir: home },
+    );
     expect(crashes.exitCode).toBe(1);
     const report = JSON.parse(crashes.stdout) as Report;
     expect(report.passed).toBe(false);
@@ -56,18 +80,27 @@ describe('paddock runners test', () => {
     expect(run.stderr).toContain('segfault imminent (fixture)');
     expect(report.failures.length).toBe(report.checks.filter((c) => !c.ok).length);
 
-    const human = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/crashes', '--step-timeout', '5000'], { dataDir: home });
+    const human = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/crashes', '--step-timeout', '5000'], {
+      dataDir: home,
+    });
     expect(human.exitCode).toBe(1);
-    expect(human.stdout).toMatch(/ {2}FAIL run: a sample run completes.*\n {7}why: .*runner output ended\n {7}runner process: exited with code 7\n {7}runner stderr \(tail\):\n {9}segfault imminent \(fixture\)/);
+    expect(human.stdout).toMatch(
+      / {2}FAIL run: a sample run completes.*\n {7}why: .*runner output ended\n {7}runner process: exited with code 7\n {7}runner stderr \(tail\):\n {9}segfault imminent \(fixture\)/,
+    );
     expect(human.stdout).toMatch(/\n\d\/8 checks passed — FAILED$/);
 
     // A runner that cannot start at all: every check fails, each saying why.
-    const missing = commandRunner('no-python', { command: join(home, 'no-such-interpreter'), args: ['{runnerDir}/main.py'] });
+    const missing = commandRunner('no-python', {
+      command: join(home, 'no-such-interpreter'),
+      args: ['{runnerDir}/main.py'],
+    });
     const broken = await paddock(['runners', 'test', missing, '--json'], { dataDir: home });
     expect(broken.exitCode).toBe(1);
     const brokenReport = JSON.parse(broken.stdout) as Report;
     expect(brokenReport.checks.filter((c) => c.ok)).toEqual([]);
-    expect(brokenReport.checks[0]!.ended).toBe(`could not start ${JSON.stringify(join(home, 'no-such-interpreter'))}: spawn ${join(home, 'no-such-interpreter')} ENOENT`);
+    expect(brokenReport.checks[0]!.ended).toBe(
+      `could not start ${JSON.stringify(join(home, 'no-such-interpreter'))}: spawn ${join(home, 'no-such-interpreter')} ENOENT`,
+    );
   }, 300_000);
 
   it('a folder without a valid runner.json, or a config its schema refuses, is a usage error (exit 2) naming the file and field', async () => {
@@ -77,10 +110,15 @@ describe('paddock runners test', () => {
     const none = await paddock(['runners', 'test', home], { dataDir: home });
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toContain(`${join(home, 'runner.json')}: ENOENT`);
-    const config = await paddock(['runners', 'test', 'runners/echo', '--config', '{"delayMs":"soon"}'], { dataDir: home });
+    const config = await paddock(['runners', 'test', 'runners/echo', '--config', '{"delayMs":"soon"}'], {
+      dataDir: home,
+    });
     expect(config.exitCode).toBe(2);
     expect(config.stderr).toMatch(/^paddock: --config: delayMs: must be integer/);
     const notJson = await paddock(['runners', 'test', 'runners/echo', '--slow-config', '{nope'], { dataDir: home });
-    expect([notJson.exitCode, notJson.stderr.split('\n')[0]]).toEqual([2, expect.stringMatching(/^paddock: --slow-config is not valid JSON/)]);
+    expect([notJson.exitCode, notJson.stderr.split('\n')[0]]).toEqual([
+      2,
+      expect.stringMatching(/^paddock: --slow-config is not valid JSON/),
+    ]);
   }, 60_000);
 });

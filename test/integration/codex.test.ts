@@ -16,24 +16,48 @@ afterAll(() => host.close());
 /** Live Codex processes (its launcher and native binary both live under @openai/codex). */
 const codexProcesses = () => processesWith('@openai/codex');
 
-async function dispatch(bot: string, text: string, conversation = 'c1', updates: Update[] = [], signal?: AbortSignal): Promise<{ outcome: RunOutcome; updates: Update[] }> {
-  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
+async function dispatch(
+  bot: string,
+  text: string,
+  conversation = 'c1',
+  updates: Update[] = [],
+  signal?: AbortSignal,
+): Promise<{ outcome: RunOutcome; updates: Update[] }> {
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), {
+    onUpdate: (u) => updates.push(u),
+  });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
-  if (signal) signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
+  if (signal)
+    signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-const auditOf = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const auditOf = (type: string, runId: string) =>
+  (
+    rawDb(host.store)
+      .prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq')
+      .pluck()
+      .all(type, runId) as string[]
+  ).map((d) => JSON.parse(d) as Record<string, unknown>);
 
 describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
   beforeAll(() => {
     const codex = harnessReports().find((h) => h.name === 'codex')!;
-    expect(codex.version, `the Codex CLI is needed: ${codex.problem} (bash scripts/install-harnesses.sh)`).toMatch(/0\.171\.0/);
-    const binding = (id: string, bot: string, config: Record<string, unknown> = {}, grants: Record<string, unknown> = {}) => ({ id, runner: 'codex', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], ...grants }, config });
+    expect(codex.version, `the Codex CLI is needed: ${codex.problem} (bash scripts/install-harnesses.sh)`).toMatch(
+      /0\.171\.0/,
+    );
+    const binding = (
+      id: string,
+      bot: string,
+      config: Record<string, unknown> = {},
+      grants: Record<string, unknown> = {},
+    ) => ({ id, runner: 'codex', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], ...grants }, config });
     host.apply({
       resources: {
         models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1', maxRetries: 2 }],
-        mcpServers: [{ id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } }],
+        mcpServers: [
+          { id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } },
+        ],
       },
       bindings: [binding('cx', 'cx'), binding('cx-mcp', 'cx-mcp', {}, { mcpServers: ['tools'] })],
     });
@@ -43,10 +67,14 @@ describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
     const { outcome, updates } = await dispatch('cx', 'SAY:hello from codex');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toBe('hello from codex');
-    expect(updates).toContainEqual(expect.objectContaining({ kind: 'log', message: expect.stringContaining('codex version: codex-cli 0.171.0') }));
+    expect(updates).toContainEqual(
+      expect.objectContaining({ kind: 'log', message: expect.stringContaining('codex version: codex-cli 0.171.0') }),
+    );
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'usage', cumulative: true }));
     expect(outcome.result?.external?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(auditOf('gateway.call', outcome.runId).every((c) => c.scripted === true && c.endpoint === 'responses')).toBe(true);
+    expect(auditOf('gateway.call', outcome.runId).every((c) => c.scripted === true && c.endpoint === 'responses')).toBe(
+      true,
+    );
   });
 
   it('a tool round: the shell command runs and its output reaches the model', async () => {
@@ -63,20 +91,23 @@ describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
     expect(second.outcome.result?.external?.sessionId).toBe(first.outcome.result?.external?.sessionId);
   });
 
-  it('MCP: Codex connects to the run\'s host endpoint (never the server) and discovers the allowed tools there', async () => {
+  it("MCP: Codex connects to the run's host endpoint (never the server) and discovers the allowed tools there", async () => {
     // Codex 0.171 defers MCP tools behind its client-side tool_search, which the scripted model
     // does not drive; what is proven here is the wiring: the only MCP endpoint Codex knows is the
     // host's, and the host connected the real server for this run.
     const { outcome } = await dispatch('cx-mcp', 'SAY:tools are there', 'c-mcp');
     expect(outcome.status, outcome.reason).toBe('completed');
-    expect(auditOf('mcp.connected', outcome.runId)).toEqual([expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' })]);
+    expect(auditOf('mcp.connected', outcome.runId)).toEqual([
+      expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' }),
+    ]);
   });
 
   it('cancel ends the run cancelled with no process left', async () => {
     const updates: Update[] = [];
     const controller = new AbortController();
     const running = dispatch('cx', 'SLOW:300 LONG:50', 'c-cancel', updates, controller.signal);
-    while (!updates.some((u) => u.kind === 'log' && u.message.startsWith('codex thread'))) await new Promise((r) => setTimeout(r, 20));
+    while (!updates.some((u) => u.kind === 'log' && u.message.startsWith('codex thread')))
+      await new Promise((r) => setTimeout(r, 20));
     controller.abort();
     const { outcome } = await running;
     expect(outcome.status).toBe('cancelled');

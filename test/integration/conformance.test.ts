@@ -22,7 +22,9 @@ describe('runner conformance suite', () => {
   });
 
   it('passes for examples/hello-runner as a real process', async () => {
-    const report = await runRunnerConformance(await processFactory('examples/hello-runner/index.ts'), { slowRun: SLOW_HELLO });
+    const report = await runRunnerConformance(await processFactory('examples/hello-runner/index.ts'), {
+      slowRun: SLOW_HELLO,
+    });
     expect(report.failures).toEqual([]);
   });
 
@@ -60,7 +62,11 @@ describe('runner conformance suite', () => {
   });
 
   it("shows the runner's exit and stderr when it fails to start", async () => {
-    const report = await runRunnerConformance(await processFactory('test/fixtures/runners/crashOnStart.ts'), { slowRun: {}, stepTimeoutMs: 2_000, exitGraceMs: 500 });
+    const report = await runRunnerConformance(await processFactory('test/fixtures/runners/crashOnStart.ts'), {
+      slowRun: {},
+      stepTimeoutMs: 2_000,
+      exitGraceMs: 500,
+    });
     expect(report.passed).toBe(false);
     const handshake = report.checks.find((c) => c.name.startsWith('handshake'))!;
     expect(handshake.ok).toBe(false);
@@ -76,7 +82,11 @@ describe('runner conformance suite', () => {
       async () => {
         const script = await compileNodeEntry(repoPath('test/fixtures/runners/crashOnStart.ts'));
         // The same crash, after 100 KiB of noise on stderr.
-        return spawnRunnerProcess(process.execPath, ['-e', `process.stderr.write('noise '.repeat(20000)); import(${JSON.stringify(pathToFileURL(script).href)})`], { stderr: 'ignore' });
+        return spawnRunnerProcess(
+          process.execPath,
+          ['-e', `process.stderr.write('noise '.repeat(20000)); import(${JSON.stringify(pathToFileURL(script).href)})`],
+          { stderr: 'ignore' },
+        );
       },
       { slowRun: {}, stepTimeoutMs: 2_000, exitGraceMs: 500 },
     );

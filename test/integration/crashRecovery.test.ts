@@ -33,7 +33,8 @@ function host(dataDir: string, args: string[], crashAt?: string) {
 
 const TEXT = 'alpha beta gamma';
 const LONG = Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ');
-const run = (dataDir: string, crashAt?: string, runner = 'echo', text = TEXT) => host(dataDir, ['run', '--runner', runner, '--text', text], crashAt);
+const run = (dataDir: string, crashAt?: string, runner = 'echo', text = TEXT) =>
+  host(dataDir, ['run', '--runner', runner, '--text', text], crashAt);
 
 interface EventRow {
   session_id: string;
@@ -46,8 +47,15 @@ interface EventRow {
 function readDb(dataDir: string) {
   const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
   try {
-    const events = db.prepare('SELECT session_id, seq, type, run_id, data FROM events ORDER BY session_id, seq').all() as EventRow[];
-    const runs = db.prepare('SELECT id, status, pid, pid_start FROM runs').all() as { id: string; status: string; pid: number | null; pid_start: number | null }[];
+    const events = db
+      .prepare('SELECT session_id, seq, type, run_id, data FROM events ORDER BY session_id, seq')
+      .all() as EventRow[];
+    const runs = db.prepare('SELECT id, status, pid, pid_start FROM runs').all() as {
+      id: string;
+      status: string;
+      pid: number | null;
+      pid_start: number | null;
+    }[];
     const audit = verifyAudit(auditTable(db), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
     return { events, runs, audit };
   } finally {
@@ -61,7 +69,9 @@ function checkLog(events: EventRow[]): void {
   for (const e of events) bySession.set(e.session_id, [...(bySession.get(e.session_id) ?? []), e.seq]);
   for (const seqs of bySession.values()) expect(seqs).toEqual(seqs.map((_, i) => i + 1)); // gap-free, no duplicate
   // No effect is ever performed twice: one intent per (run, kind).
-  const intents = events.filter((e) => e.type === 'effect.intent').map((e) => `${e.run_id}:${(JSON.parse(e.data) as { kind: string }).kind}`);
+  const intents = events
+    .filter((e) => e.type === 'effect.intent')
+    .map((e) => `${e.run_id}:${(JSON.parse(e.data) as { kind: string }).kind}`);
   expect(new Set(intents).size).toBe(intents.length);
 }
 
@@ -108,9 +118,19 @@ describe('crash-point injection with a real host process', () => {
     SCENARIOS.flatMap((scenario) => {
       const b = boundaries.get(scenario.name)!;
       const events = (prior: number, n: number) =>
-        Array.from({ length: n }, (_, i): KillPoint => ({ name: `${scenario.name}, run ${prior + 1}, event ${i + 1}`, scenario, prior, crashAt: `event:${i + 1}` }));
+        Array.from({ length: n }, (_, i): KillPoint => ({
+          name: `${scenario.name}, run ${prior + 1}, event ${i + 1}`,
+          scenario,
+          prior,
+          crashAt: `event:${i + 1}`,
+        }));
       const effects = (prior: number) =>
-        [1, 2].map((n): KillPoint => ({ name: `${scenario.name}, run ${prior + 1}, effect ${n} intent/act gap`, scenario, prior, crashAt: `effect:${n}` }));
+        [1, 2].map((n): KillPoint => ({
+          name: `${scenario.name}, run ${prior + 1}, effect ${n} intent/act gap`,
+          scenario,
+          prior,
+          crashAt: `effect:${n}`,
+        }));
       const duringRecovery = Array.from({ length: 3 }, (_, i): KillPoint => ({
         name: `${scenario.name}, killed mid-run, then killed again at recovery event ${i + 1}`,
         scenario,
@@ -135,13 +155,16 @@ describe('crash-point injection with a real host process', () => {
       const afterCrash = readDb(dataDir);
       // Nothing committed is lost: the crash came right after the commit holding the N-th event
       // (a transaction may hold several), and every update the host streamed to its client is stored.
-      if (p.crashAt.startsWith('event:')) expect(afterCrash.events.length - before).toBeGreaterThanOrEqual(Number(p.crashAt.slice(6)));
+      if (p.crashAt.startsWith('event:'))
+        expect(afterCrash.events.length - before).toBeGreaterThanOrEqual(Number(p.crashAt.slice(6)));
       const streamed = crashed.stdout.split('\n').filter((l) => l.includes('"type":"update"')).length;
       const storedUpdates = (rows: EventRow[]) => rows.filter((e) => e.type === 'run.update').length;
       expect(storedUpdates(afterCrash.events)).toBeGreaterThanOrEqual(streamed);
       checkLog(afterCrash.events);
       expect(afterCrash.audit.ok, JSON.stringify(afterCrash.audit)).toBe(true);
-      const orphan = afterCrash.runs.find((r) => r.status === 'running' && r.pid !== null && processStartTime(r.pid) === r.pid_start);
+      const orphan = afterCrash.runs.find(
+        (r) => r.status === 'running' && r.pid !== null && processStartTime(r.pid) === r.pid_start,
+      );
       const crashedRun = afterCrash.runs.find((r) => r.status === 'queued' || r.status === 'running');
 
       if (p.recoveryCrashAt) {
@@ -164,7 +187,11 @@ describe('crash-point injection with a real host process', () => {
       if (crashedRun) {
         expect(after.runs.find((r) => r.id === crashedRun.id)?.status).toBe('interrupted');
         // A later run was told about the interruption, exactly once.
-        const told = after.events.filter((e) => e.type === 'run.started' && (JSON.parse(e.data) as { recoveryDelivered: string[] }).recoveryDelivered.includes(crashedRun.id));
+        const told = after.events.filter(
+          (e) =>
+            e.type === 'run.started' &&
+            (JSON.parse(e.data) as { recoveryDelivered: string[] }).recoveryDelivered.includes(crashedRun.id),
+        );
         expect(told).toHaveLength(1);
         // Recovery interrupted it once, however many hosts died on the way.
         expect(after.events.filter((e) => e.type === 'run.interrupted' && e.run_id === crashedRun.id)).toHaveLength(1);
@@ -172,7 +199,11 @@ describe('crash-point injection with a real host process', () => {
       // Every effect intent has exactly one decision (result or reconciliation): none open, none decided twice.
       for (const intent of after.events.filter((e) => e.type === 'effect.intent')) {
         const id = (JSON.parse(intent.data) as { effectId: string }).effectId;
-        const decisions = after.events.filter((e) => ['effect.result', 'effect.reconciled'].includes(e.type) && (JSON.parse(e.data) as { effectId: string }).effectId === id);
+        const decisions = after.events.filter(
+          (e) =>
+            ['effect.result', 'effect.reconciled'].includes(e.type) &&
+            (JSON.parse(e.data) as { effectId: string }).effectId === id,
+        );
         expect(decisions, `${p.name}: decisions of ${id}`).toHaveLength(1);
       }
       expect(after.events.some((e) => e.type === 'session.paused')).toBe(false); // workspace effects are always decidable

@@ -52,7 +52,11 @@ interface RunTimes {
 function runsOf(dataDir: string, bindingId: string): RunTimes[] {
   const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
   try {
-    return db.prepare('SELECT id, session_id, binding_id, status, started_at, ended_at, queued_seq FROM runs WHERE binding_id = ? ORDER BY started_at').all(bindingId) as RunTimes[];
+    return db
+      .prepare(
+        'SELECT id, session_id, binding_id, status, started_at, ended_at, queued_seq FROM runs WHERE binding_id = ? ORDER BY started_at',
+      )
+      .all(bindingId) as RunTimes[];
   } finally {
     db.close();
   }
@@ -85,14 +89,27 @@ async function setup(socket: string) {
   host.apply({
     bindings: [
       { id: 'conv', ...base, route: { platform: 'telegram', bot: 'conv' } },
-      { id: 'one-at-a-time', ...base, route: { platform: 'telegram', bot: 'serial' }, limits: { ...base.limits, maxConcurrentRuns: 1 } },
-      { id: 'two-at-a-time', ...base, route: { platform: 'telegram', bot: 'pair' }, limits: { ...base.limits, maxConcurrentRuns: 2 } },
+      {
+        id: 'one-at-a-time',
+        ...base,
+        route: { platform: 'telegram', bot: 'serial' },
+        limits: { ...base.limits, maxConcurrentRuns: 1 },
+      },
+      {
+        id: 'two-at-a-time',
+        ...base,
+        route: { platform: 'telegram', bot: 'pair' },
+        limits: { ...base.limits, maxConcurrentRuns: 2 },
+      },
     ],
   });
   await host.close();
   const dir = mkdtempSync(join(tmpdir(), 'paddock-claims-events-'));
   const dispatch = (bot: string, conversation: string, text: string) =>
-    paddock(['dispatch', '-f', eventFile(dir, bot, conversation, text), '--json'], { dataDir: host.dataDir, env: { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS } });
+    paddock(['dispatch', '-f', eventFile(dir, bot, conversation, text), '--json'], {
+      dataDir: host.dataDir,
+      env: { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS },
+    });
   return { dataDir: host.dataDir, dispatch };
 }
 
@@ -114,7 +131,8 @@ describe('claims across real paddock processes on one data folder', () => {
       expect(maxOverlap(runs)).toBe(1);
       // In order: the order they started in is the order they were queued in, each after the last ended.
       expect(runs.map((r) => r.queued_seq)).toEqual([...runs.map((r) => r.queued_seq)].sort((a, b) => a - b));
-      for (let i = 1; i < runs.length; i++) expect(Date.parse(runs[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1]!.ended_at!));
+      for (let i = 1; i < runs.length; i++)
+        expect(Date.parse(runs[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1]!.ended_at!));
       // The runners themselves never met: each found no other run connected.
       expect(rv.arrivals.map((a) => a.connectedNow)).toEqual(Array(n).fill(1));
     }, 300_000);
@@ -151,12 +169,15 @@ describe('claims across real paddock processes on one data folder', () => {
     const second = dispatch('conv', 'crash', 'second');
     // The second process queues behind the claim (its run is recorded queued, unclaimed) …
     const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-    const queued = () => db.prepare("SELECT count(*) FROM runs WHERE binding_id = 'conv' AND status = 'queued'").pluck().get() as number;
+    const queued = () =>
+      db.prepare("SELECT count(*) FROM runs WHERE binding_id = 'conv' AND status = 'queued'").pluck().get() as number;
     await new Promise<void>((resolve) => {
       const check = () => (queued() === 1 ? resolve() : setTimeout(check, 20));
       check();
     });
-    const held = db.prepare("SELECT id, pid, pid_start FROM runs WHERE binding_id = 'conv' AND status = 'running'").get() as { id: string; pid: number; pid_start: number };
+    const held = db
+      .prepare("SELECT id, pid, pid_start FROM runs WHERE binding_id = 'conv' AND status = 'running'")
+      .get() as { id: string; pid: number; pid_start: number };
     db.close();
     expect(processStartTime(held.pid)).toBe(held.pid_start); // the runner is alive
     // … then the claimant dies without a word (no run.ended, its claim left in the store).

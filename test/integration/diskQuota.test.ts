@@ -23,7 +23,10 @@ const host = tempHost({ limits: { diskBytes: DISK, inodes: INODES, fileSizeBytes
 afterAll(() => host.close());
 
 /** Every mount of this host's data folder, from the kernel's own table. */
-const mountsOfData = () => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(host.dataDir));
+const mountsOfData = () =>
+  readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(host.dataDir));
 /** Loop devices whose backing file lies in this host's data folder. */
 const loopsOfData = () =>
   readdirSync('/sys/block')
@@ -60,7 +63,10 @@ function expectNothingLeft() {
 
 describe('per-run disk and inode quota', () => {
   it('this machine can mount quota images (else: run as root with loop devices and e2fsprogs)', () => {
-    expect(machine.diskQuota, machine.diskQuota.why).toMatchObject({ available: true, mechanism: 'ext4 image on a loop device' });
+    expect(machine.diskQuota, machine.diskQuota.why).toMatchObject({
+      available: true,
+      mechanism: 'ext4 image on a loop device',
+    });
   });
 
   for (const sandbox of ['process', 'bwrap'] as const) {
@@ -72,9 +78,13 @@ describe('per-run disk and inode quota', () => {
         expect(big.code).toBe('ENOSPC');
         expect(big.n).toBeGreaterThan(DISK / 2);
         expect(big.n).toBeLessThanOrEqual(DISK);
-        expect(outcome.reason).toMatch(/the disk limit \(diskBytes: workspace of \d+ bytes\) was reached in the workspace: writes past it failed with ENOSPC/);
+        expect(outcome.reason).toMatch(
+          /the disk limit \(diskBytes: workspace of \d+ bytes\) was reached in the workspace: writes past it failed with ENOSPC/,
+        );
         const line = isolation.enforced.find((g) => g.startsWith('disk: workspace ≤'));
-        expect(line, JSON.stringify(isolation)).toMatch(/^disk: workspace ≤ (\d+) bytes and ≤ (\d+) files, session folder ≤ \d+ bytes and ≤ \d+ files \(ext4 image on a loop device/);
+        expect(line, JSON.stringify(isolation)).toMatch(
+          /^disk: workspace ≤ (\d+) bytes and ≤ (\d+) files, session folder ≤ \d+ bytes and ≤ \d+ files \(ext4 image on a loop device/,
+        );
         const [, bytes, files] = /workspace ≤ (\d+) bytes and ≤ (\d+) files/.exec(line!)!;
         expect(Number(bytes)).toBeLessThanOrEqual(DISK);
         expect(Number(files)).toBeGreaterThan(INODES * 0.9);
@@ -99,7 +109,9 @@ describe('per-run disk and inode quota', () => {
         expect(empty.code).toBe('ENOSPC');
         expect(empty.n).toBeLessThanOrEqual(INODES);
         expect(empty.n).toBeGreaterThan(INODES * 0.9);
-        expect(outcome.reason).toMatch(/the file-count limit \(inodes: \d+ in the workspace\) was reached: new files failed with ENOSPC/);
+        expect(outcome.reason).toMatch(
+          /the file-count limit \(inodes: \d+ in the workspace\) was reached: new files failed with ENOSPC/,
+        );
         expectNothingLeft();
       });
 
@@ -110,12 +122,15 @@ describe('per-run disk and inode quota', () => {
         expect(first.outcome.reason).toContain('was reached in the session folder');
         // Everything the run wrote went into its capped image: the host disk holds no more than that.
         const sessionId = readdirSync(join(host.dataDir, 'quota', 'sessions')).map((n) => n.replace(/\.img$/, ''));
-        for (const id of sessionId) expect(statSync(quotaImage(host.dataDir, 'sessions', id)).blocks * 512).toBeLessThanOrEqual(DISK);
+        for (const id of sessionId)
+          expect(statSync(quotaImage(host.dataDir, 'sessions', id)).blocks * 512).toBeLessThanOrEqual(DISK);
         expectNothingLeft();
         // The same conversation: its session folder still holds the file (and says it was full all along)…
         const still = await fill(['count:session'], sandbox, first.conv);
         expect(still.report('count:session')).toEqual({ n: 1, code: 'ok' });
-        expect(still.outcome.reason).toMatch(/the session folder was full from an earlier run for the whole run \(diskBytes: \d+ bytes\)/);
+        expect(still.outcome.reason).toMatch(
+          /the session folder was full from an earlier run for the whole run \(diskBytes: \d+ bytes\)/,
+        );
         // …and a clean-up frees it: the next run works as if nothing happened.
         const second = await fill(['count:session', 'clean:session', 'big:session:8', 'big:ws:8'], sandbox, first.conv);
         expect(second.outcome.status, second.outcome.reason).toBe('completed');
@@ -135,17 +150,24 @@ describe('per-run disk and inode quota', () => {
       expect(report(action).n).toBeLessThanOrEqual(DISK);
     }
     expect(report('big:dev:1').code).toBe('EROFS');
-    expect(isolation.enforced).toContain(`the private /tmp and /dev/shm ≤ ${DISK} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`);
+    expect(isolation.enforced).toContain(
+      `the private /tmp and /dev/shm ≤ ${DISK} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`,
+    );
   });
 
   it('the process backend says it bounds only the workspace and the session folder', async () => {
     const { isolation } = await fill(['count:ws'], 'process');
-    expect(isolation.notEnforced).toContain('disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded');
+    expect(isolation.notEnforced).toContain(
+      'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded',
+    );
   });
 
   it('two runs of one session at once share its one filesystem (one loop device), and both end clean', async () => {
     const conv = 'shared-session';
-    const [a, b] = await Promise.all([fill(['big:session:8'], 'bwrap', conv), fill(['many:session:4:64'], 'process', conv)]);
+    const [a, b] = await Promise.all([
+      fill(['big:session:8'], 'bwrap', conv),
+      fill(['many:session:4:64'], 'process', conv),
+    ]);
     expect(a.report('big:session:8')).toEqual({ n: 8 * MiB, code: 'ok' });
     expect(b.report('many:session:4:64')).toEqual({ n: 4, code: 'ok' });
     const after = await fill(['count:session'], 'process', conv);
@@ -204,8 +226,20 @@ describe('per-run disk and inode quota', () => {
     const sessionId = 'ses_00000000-0000-0000-0000-000000000000';
     const ws = join(host.dataDir, 'workspaces', runId);
     const ses = join(host.dataDir, 'sessions', sessionId);
-    mountQuota(machine.diskQuota, ws, quotaImage(host.dataDir, 'workspaces', runId), { diskBytes: 16 * MiB, inodes: 100 }, 'workspace');
-    mountQuota(machine.diskQuota, ses, quotaImage(host.dataDir, 'sessions', sessionId), { diskBytes: 16 * MiB, inodes: 100 }, 'session folder');
+    mountQuota(
+      machine.diskQuota,
+      ws,
+      quotaImage(host.dataDir, 'workspaces', runId),
+      { diskBytes: 16 * MiB, inodes: 100 },
+      'workspace',
+    );
+    mountQuota(
+      machine.diskQuota,
+      ses,
+      quotaImage(host.dataDir, 'sessions', sessionId),
+      { diskBytes: 16 * MiB, inodes: 100 },
+      'session folder',
+    );
     writeFileSync(join(ws, 'left.txt'), 'left behind');
     expect(mountsOfData()).toHaveLength(2);
     // A real host start on the same data folder (any command opens the host).
@@ -221,10 +255,17 @@ describe('per-run disk and inode quota', () => {
 
   it('a host SIGKILLed mid-run leaves its quota mounts; the next start unmounts them (and a second Ctrl-C leaves none)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'paddock-quota-crash-'));
-    const ours = () => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(dataDir));
+    const ours = () =>
+      readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(dataDir));
     const waitStarted = (child: ReturnType<typeof paddock>) =>
-      new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"type":"started"') && resolve()));
-    const crashed = paddock(['run', '--runner', 'test/fixtures/runnerDirs/hangs', '--text', 'x', '--json'], { dataDir });
+      new Promise<void>((resolve) =>
+        child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"type":"started"') && resolve()),
+      );
+    const crashed = paddock(['run', '--runner', 'test/fixtures/runnerDirs/hangs', '--text', 'x', '--json'], {
+      dataDir,
+    });
     await waitStarted(crashed);
     expect(ours()).toHaveLength(2); // the workspace and the session folder
     crashed.kill('SIGKILL');
@@ -234,26 +275,40 @@ describe('per-run disk and inode quota', () => {
     expect(started.exitCode, started.stderr).toBe(0);
     expect(ours()).toEqual([]);
     // The exit hook (any process.exit, e.g. a second Ctrl-C) detaches them at once.
-    const stopped = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], { dataDir });
+    const stopped = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], {
+      dataDir,
+    });
     await waitStarted(stopped);
     stopped.kill('SIGINT');
-    await new Promise<void>((resolve) => stopped.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('cancelling') && resolve()));
+    await new Promise<void>((resolve) =>
+      stopped.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('cancelling') && resolve()),
+    );
     stopped.kill('SIGINT');
     expect((await stopped).exitCode).toBe(130);
     expect(ours()).toEqual([]);
   });
 
   it('without the mechanism: the report says NOT enforced and a binding is refused unless it may degrade', () => {
-    const without = { ...machine, diskQuota: { available: false, why: 'mounting a quota image needs root (the host runs unprivileged)' } };
+    const without = {
+      ...machine,
+      diskQuota: { available: false, why: 'mounting a quota image needs root (the host runs unprivileged)' },
+    };
     const limits = host.config.limits;
     const report = isolationReport('bwrap', limits, without, machine.cgroups);
-    expect(report.notEnforced).toContain(`disk and file-count limits (diskBytes ${DISK}, inodes ${INODES}) of the workspace and session folder: no mechanism on this host (mounting a quota image needs root (the host runs unprivileged))`);
+    expect(report.notEnforced).toContain(
+      `disk and file-count limits (diskBytes ${DISK}, inodes ${INODES}) of the workspace and session folder: no mechanism on this host (mounting a quota image needs root (the host runs unprivileged))`,
+    );
     expect(report.enforced.some((g) => g.startsWith('disk:'))).toBe(false);
     const refused = decideSandbox({ id: 'b', sandbox: 'bwrap', allowDegrade: false }, without);
     expect(refused).toMatchObject({ ok: false, reason: 'limits_unavailable' });
     expect(refused.ok ? '' : refused.message).toContain('disk limit');
-    expect(decideSandbox({ id: 'b', sandbox: 'bwrap', allowDegrade: true }, without)).toMatchObject({ ok: true, degraded: [expect.stringContaining('disk')] });
+    expect(decideSandbox({ id: 'b', sandbox: 'bwrap', allowDegrade: true }, without)).toMatchObject({
+      ok: true,
+      degraded: [expect.stringContaining('disk')],
+    });
     // A run that got no quota filesystem says so, even on a machine that has the mechanism.
-    expect(isolationReport('process', limits, machine, machine.cgroups, undefined, 'none').notEnforced.join('\n')).toContain('not mounted for this run');
+    expect(
+      isolationReport('process', limits, machine, machine.cgroups, undefined, 'none').notEnforced.join('\n'),
+    ).toContain('not mounted for this run');
   });
 });

@@ -31,7 +31,8 @@ function rendezvous() {
     path,
     arrivals,
     /** Resolves when `n` runs have connected in total. */
-    arrived: (n: number) => new Promise<void>((resolve) => (arrivals.length >= n ? resolve() : waiters.push({ n, resolve }))),
+    arrived: (n: number) =>
+      new Promise<void>((resolve) => (arrivals.length >= n ? resolve() : waiters.push({ n, resolve }))),
     go: (i: number) => arrivals[i]!.socket.write('go\n'),
     close: () => server.close(),
   };
@@ -48,9 +49,19 @@ const host = tempHost({ maxConcurrentRuns: 4 });
 const base = { runner: 'rendezvous', sandbox: 'process', config: { socket: rv.path }, limits: { wallClockMs: 20_000 } };
 host.apply({
   bindings: [
-    { id: 'team', ...base, route: { platform: 'telegram', bot: 'team' }, limits: { ...base.limits, maxConcurrentRuns: 2, maxQueued: 1 } },
+    {
+      id: 'team',
+      ...base,
+      route: { platform: 'telegram', bot: 'team' },
+      limits: { ...base.limits, maxConcurrentRuns: 2, maxQueued: 1 },
+    },
     { id: 'team-vip', ...base, route: { platform: 'telegram', bot: 'team', conversation: { id: 'vip' } } },
-    { id: 'serial', ...base, route: { platform: 'telegram', bot: 'serial' }, limits: { ...base.limits, maxConcurrentRuns: 1 } },
+    {
+      id: 'serial',
+      ...base,
+      route: { platform: 'telegram', bot: 'serial' },
+      limits: { ...base.limits, maxConcurrentRuns: 1 },
+    },
     { id: 'steer', ...base, route: { platform: 'telegram', bot: 'steer' }, steering: 'restart' },
     { id: 'jailed', ...base, route: { platform: 'telegram', bot: 'jailed' }, sandbox: 'bwrap' },
   ],
@@ -61,13 +72,18 @@ afterAll(async () => {
 });
 
 const eventsOf = (sessionId: string) => host.store.readEvents(sessionId);
-const seqOf = (sessionId: string, type: string, runId: string) => eventsOf(sessionId).find((e) => e.type === type && e.runId === runId)!.seq;
+const seqOf = (sessionId: string, type: string, runId: string) =>
+  eventsOf(sessionId).find((e) => e.type === type && e.runId === runId)!.seq;
 
 describe('dispatch (real store, real runner processes)', () => {
   it('two messages of one conversation run one after the other; the second waits in the queue', async () => {
     const before = rv.arrivals.length;
-    const a = started(await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: { id: 'c-serial' }, text: 'first' })));
-    const b = started(await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: { id: 'c-serial' }, text: 'second' })));
+    const a = started(
+      await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: { id: 'c-serial' }, text: 'first' })),
+    );
+    const b = started(
+      await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: { id: 'c-serial' }, text: 'second' })),
+    );
     expect(a.status).toBe('started');
     expect(b).toMatchObject({ status: 'queued', position: 1, sessionId: a.sessionId });
     await rv.arrived(before + 1);
@@ -125,7 +141,13 @@ describe('dispatch (real store, real runner processes)', () => {
     const redactor = new Redactor();
     const { Gateway } = await import('../../host/gateway/gateway.js');
     const gateway = new Gateway({ store: second, redactor, log, dataDir: host.dataDir });
-    const dispatcher = new Dispatcher(host.config, log, second, new RunService(host.config, log, second, redactor, gateway), redactor);
+    const dispatcher = new Dispatcher(
+      host.config,
+      log,
+      second,
+      new RunService(host.config, log, second, redactor, gateway),
+      redactor,
+    );
     expect(await dispatcher.dispatch(event)).toMatchObject({ status: 'duplicate', runId: first.runId });
     second.close();
     expect(host.store.runs({ limit: 1000 }).filter((r) => r.sessionId === first.sessionId)).toHaveLength(1);
@@ -139,7 +161,9 @@ describe('dispatch (real store, real runner processes)', () => {
     expect((error as HostError).message).toMatch(/^event\.conversation\.id: /);
     const notJson = await host.dispatcher.dispatch('hello').catch((e: unknown) => e);
     expect((notJson as HostError).message).toMatch(/^event: /);
-    const refusals = host.store.audit.records({ types: ['dispatch.refused'] }).filter((r) => (r.data as { eventId: string }).eventId === bad.id);
+    const refusals = host.store.audit
+      .records({ types: ['dispatch.refused'] })
+      .filter((r) => (r.data as { eventId: string }).eventId === bad.id);
     expect(refusals).toHaveLength(1);
     expect((refusals[0]!.data as { reason: string }).reason).toBe('invalid_event');
   });
@@ -156,7 +180,9 @@ describe('dispatch (real store, real runner processes)', () => {
     expect(error.code).toBe('DISPATCH_REFUSED');
     expect(error.data.reason).toBe('no_binding');
     expect(error.message).toContain('telegram/nobody/group:c1');
-    const audited = host.store.audit.records({ types: ['dispatch.refused'] }).find((r) => (r.data as { eventId: string }).eventId === stray.id)!;
+    const audited = host.store.audit
+      .records({ types: ['dispatch.refused'] })
+      .find((r) => (r.data as { eventId: string }).eventId === stray.id)!;
     expect(audited.actor).toBe('platform:telegram');
     expect((audited.data as { reason: string }).reason).toBe('no_binding');
   });
@@ -167,7 +193,9 @@ describe('dispatch (real store, real runner processes)', () => {
     const a = started(await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: conv })));
     const b = started(await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: conv })));
     expect(b.status).toBe('queued');
-    const error = (await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: conv })).catch((e: unknown) => e)) as HostError;
+    const error = (await host.dispatcher
+      .dispatch(chatEvent({ bot: 'team', conversation: conv }))
+      .catch((e: unknown) => e)) as HostError;
     expect(error.data.reason).toBe('queue_full');
     expect(error.message).toMatch(/allows 1/);
     await rv.arrived(before + 1);
@@ -202,7 +230,12 @@ describe('dispatch (real store, real runner processes)', () => {
     const admin = Store.open({ dataDir: host.dataDir });
     const repo = new ConfigRepo(admin);
     repo.put('binding', 'doomed', { ...repo.binding('doomed').spec, enabled: false }, 'user:test');
-    requestCancel(admin, admin.runs({ status: ['queued', 'running'], bindingId: 'doomed' }).map((r) => r.id), 'binding doomed was disabled', 'user:test');
+    requestCancel(
+      admin,
+      admin.runs({ status: ['queued', 'running'], bindingId: 'doomed' }).map((r) => r.id),
+      'binding doomed was disabled',
+      'user:test',
+    );
     admin.close();
     const outcome = await a.done;
     expect(outcome.status).toBe('cancelled');
@@ -215,7 +248,9 @@ describe('dispatch (real store, real runner processes)', () => {
     process.env.PADDOCK_BWRAP = '/nonexistent/bwrap';
     probeMachine(true);
     try {
-      const error = (await host.dispatcher.dispatch(chatEvent({ bot: 'jailed' })).catch((e: unknown) => e)) as HostError;
+      const error = (await host.dispatcher
+        .dispatch(chatEvent({ bot: 'jailed' }))
+        .catch((e: unknown) => e)) as HostError;
       expect(error.data.reason).toBe('sandbox_unavailable');
       expect(error.message).toMatch(/asks for the bwrap sandbox, which this host cannot run/);
     } finally {
@@ -230,8 +265,20 @@ describe('host-wide dispatch limits', () => {
   const small = tempHost({ maxConcurrentRuns: 1, maxQueuedRuns: 1 });
   small.apply({
     bindings: [
-      { id: 'x', runner: 'rendezvous', sandbox: 'process', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'x' } },
-      { id: 'y', runner: 'rendezvous', sandbox: 'process', config: { socket: rv2.path }, route: { platform: 'telegram', bot: 'y' } },
+      {
+        id: 'x',
+        runner: 'rendezvous',
+        sandbox: 'process',
+        config: { socket: rv2.path },
+        route: { platform: 'telegram', bot: 'x' },
+      },
+      {
+        id: 'y',
+        runner: 'rendezvous',
+        sandbox: 'process',
+        config: { socket: rv2.path },
+        route: { platform: 'telegram', bot: 'y' },
+      },
     ],
   });
   afterAll(async () => {
@@ -243,7 +290,9 @@ describe('host-wide dispatch limits', () => {
     const a = started(await small.dispatcher.dispatch(chatEvent({ bot: 'x' })));
     const b = started(await small.dispatcher.dispatch(chatEvent({ bot: 'y' })));
     expect([a.status, b.status]).toEqual(['started', 'queued']);
-    const error = (await small.dispatcher.dispatch(chatEvent({ bot: 'y', conversation: { id: 'other' } })).catch((e: unknown) => e)) as HostError;
+    const error = (await small.dispatcher
+      .dispatch(chatEvent({ bot: 'y', conversation: { id: 'other' } }))
+      .catch((e: unknown) => e)) as HostError;
     expect(error.data.reason).toBe('queue_full');
     expect(error.message).toMatch(/this host already has 1 runs waiting/);
     await rv2.arrived(1);

@@ -15,7 +15,8 @@ const chatEvent = (over: Parameters<typeof anyChatEvent>[0]) => anyChatEvent(ove
 // files, and races a directory against a symlink; the host's event loop stays free, nothing is
 // opened that is not a regular file, and nothing is created outside the workspace.
 
-const report = (outcome: RunOutcome) => JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<string, unknown>;
+const report = (outcome: RunOutcome) =>
+  JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<string, unknown>;
 const notFile = (method: string, path: string, kind: string) => ({
   code: ErrorCodes.PolicyDenied,
   deniedBy: 'pathPolicy.not_file',
@@ -29,8 +30,17 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
   it('are refused by file type without being opened, while a concurrent run streams on', async () => {
     let normalUpdates = 0;
     const [attack, normal] = await Promise.all([
-      h.runs.runAdHoc({ runner: 'fs-attacker', event: chatEvent({ conversation: { id: 'a1' } }), config: { actions: ['fifo', 'socket', 'device', 'sparse'] } }),
-      h.runs.runAdHoc({ runner: 'echo', event: chatEvent({ text: 'a b c d e f', conversation: { id: 'a2' } }), config: { delayMs: 100 }, onUpdate: () => (normalUpdates += 1) }),
+      h.runs.runAdHoc({
+        runner: 'fs-attacker',
+        event: chatEvent({ conversation: { id: 'a1' } }),
+        config: { actions: ['fifo', 'socket', 'device', 'sparse'] },
+      }),
+      h.runs.runAdHoc({
+        runner: 'echo',
+        event: chatEvent({ text: 'a b c d e f', conversation: { id: 'a2' } }),
+        config: { delayMs: 100 },
+        onUpdate: () => (normalUpdates += 1),
+      }),
     ]);
     expect(normal.status, normal.reason).toBe('completed');
     expect(normalUpdates).toBeGreaterThanOrEqual(7); // six deltas and the message (plus the redactor's held-back tail, when any)
@@ -72,7 +82,19 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
 
   it('paddock run answers Ctrl-C while a runner that probed a FIFO hangs', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'paddock-fifo-cli-'));
-    const child = paddock(['run', '--runner', 'test/fixtures/runnerDirs/fs-attacker', '--text', 'x', '--config', '{"actions":["fifo","hang"]}', '--json'], { dataDir });
+    const child = paddock(
+      [
+        'run',
+        '--runner',
+        'test/fixtures/runnerDirs/fs-attacker',
+        '--text',
+        'x',
+        '--config',
+        '{"actions":["fifo","hang"]}',
+        '--json',
+      ],
+      { dataDir },
+    );
     let seen = '';
     await new Promise<void>((resolve) => {
       child.stdout!.on('data', (chunk: Buffer) => {
@@ -83,7 +105,10 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode, r.stderr).toBe(130);
-    const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome')!.outcome as { status: string; reason: string };
+    const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome')!.outcome as {
+      status: string;
+      reason: string;
+    };
     expect(outcome.status).toBe('cancelled');
   }, 120_000);
 });
@@ -92,37 +117,42 @@ describe('the dir↔symlink swap race creates nothing outside the workspace (ite
   const h = tempHost();
   afterAll(() => h.close());
 
-  it.each(['process', 'bwrap'] as const)('%s backend: thousands of create requests through a directory swapped with a link in a tight loop', async (sandbox) => {
-    const target = mkdtempSync(join(tmpdir(), 'paddock-race-target-'));
-    h.apply({
-      bindings: [
-        {
-          id: `race-${sandbox}`,
-          runner: 'fs-attacker',
-          route: { platform: 'telegram', bot: `race-${sandbox}` },
-          sandbox,
-          config: { actions: ['race'], target, count: 3000 },
-          grants: { fs: 'readwrite' },
-          limits: { requestsPerSecond: 5_000, maxRequests: 20_000 },
-        },
-      ],
-    });
-    const ticket = await h.dispatcher.dispatch(chatEvent({ bot: `race-${sandbox}` }));
-    if (ticket.status === 'duplicate') throw new Error('duplicate');
-    const outcome = await ticket.done;
-    expect(outcome.status, outcome.reason).toBe('completed');
-    const r = report(outcome);
-    // Nothing at all appeared in the folder the link points at: no directory, no empty file.
-    expect(readdirSync(target)).toEqual([]);
-    const tally = r.race as Record<string, number>;
-    const total = Object.values(tally).reduce((a, b) => a + b, 0);
-    expect(total).toBe(3000);
-    // The race really ran both ways: some writes landed in the real directory, some met the link.
-    expect(tally.ok, JSON.stringify(tally)).toBeGreaterThan(0);
-    expect(tally[`${ErrorCodes.PolicyDenied}:pathPolicy.symlink`], JSON.stringify(tally)).toBeGreaterThan(0);
-    for (const key of Object.keys(tally)) expect(['ok', `${ErrorCodes.PolicyDenied}:pathPolicy.symlink`]).toContain(key);
-    // Legitimate writes still work after it.
-    expect(r['write:after-race']).toBe('ok');
-    expect(r['read:after-race']).toBe('ok');
-  }, 180_000);
+  it.each(['process', 'bwrap'] as const)(
+    '%s backend: thousands of create requests through a directory swapped with a link in a tight loop',
+    async (sandbox) => {
+      const target = mkdtempSync(join(tmpdir(), 'paddock-race-target-'));
+      h.apply({
+        bindings: [
+          {
+            id: `race-${sandbox}`,
+            runner: 'fs-attacker',
+            route: { platform: 'telegram', bot: `race-${sandbox}` },
+            sandbox,
+            config: { actions: ['race'], target, count: 3000 },
+            grants: { fs: 'readwrite' },
+            limits: { requestsPerSecond: 5_000, maxRequests: 20_000 },
+          },
+        ],
+      });
+      const ticket = await h.dispatcher.dispatch(chatEvent({ bot: `race-${sandbox}` }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const r = report(outcome);
+      // Nothing at all appeared in the folder the link points at: no directory, no empty file.
+      expect(readdirSync(target)).toEqual([]);
+      const tally = r.race as Record<string, number>;
+      const total = Object.values(tally).reduce((a, b) => a + b, 0);
+      expect(total).toBe(3000);
+      // The race really ran both ways: some writes landed in the real directory, some met the link.
+      expect(tally.ok, JSON.stringify(tally)).toBeGreaterThan(0);
+      expect(tally[`${ErrorCodes.PolicyDenied}:pathPolicy.symlink`], JSON.stringify(tally)).toBeGreaterThan(0);
+      for (const key of Object.keys(tally))
+        expect(['ok', `${ErrorCodes.PolicyDenied}:pathPolicy.symlink`]).toContain(key);
+      // Legitimate writes still work after it.
+      expect(r['write:after-race']).toBe('ok');
+      expect(r['read:after-race']).toBe('ok');
+    },
+    180_000,
+  );
 });

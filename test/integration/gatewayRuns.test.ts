@@ -23,17 +23,22 @@ const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const MCP_CANARY = `mcp-canary-${process.pid}-Zq8vWm3kT1`;
 process.env.PADDOCK_TEST_MCP_CANARY_TOKEN = MCP_CANARY;
 
-
 const root = mkdtempSync(join(tmpdir(), 'paddock-gwruns-'));
 const kbDir = join(root, 'handbook');
 const otherKbDir = join(root, 'secret-kb');
 const skillDir = join(root, 'greeter');
 for (const d of [kbDir, otherKbDir, skillDir]) mkdirSync(d);
-writeFileSync(join(kbDir, 'refunds.md'), '# Refund policy\n\nCustomers may return any item within 30 days for a full refund.\n');
+writeFileSync(
+  join(kbDir, 'refunds.md'),
+  '# Refund policy\n\nCustomers may return any item within 30 days for a full refund.\n',
+);
 writeFileSync(join(kbDir, 'shipping.md'), '# Shipping\n\nParcels leave the warehouse every weekday at noon.\n');
 writeFileSync(join(kbDir, 'notes.txt'), 'Office plants are watered on Fridays.\n');
 writeFileSync(join(otherKbDir, 'salaries.md'), '# Salaries\n\nConfidential.\n');
-writeFileSync(join(skillDir, 'SKILL.md'), '---\nname: greeter\ndescription: Greets people\nversion: 1.2.0\n---\nSay hello warmly.\n');
+writeFileSync(
+  join(skillDir, 'SKILL.md'),
+  '---\nname: greeter\ndescription: Greets people\nversion: 1.2.0\n---\nSay hello warmly.\n',
+);
 
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 afterAll(() => host.close());
@@ -44,21 +49,49 @@ const resources = {
     { id: 'handbook', path: kbDir },
     { id: 'secret-kb', path: otherKbDir },
   ],
-  mcpServers: [{ id: 'tools', command: process.execPath, args: [MCP_SERVER], env: { MCP_CANARY: { env: 'PADDOCK_TEST_MCP_CANARY_TOKEN' } }, timeoutMs: 1500, tools: { deny: ['delete_everything'] } }],
+  mcpServers: [
+    {
+      id: 'tools',
+      command: process.execPath,
+      args: [MCP_SERVER],
+      env: { MCP_CANARY: { env: 'PADDOCK_TEST_MCP_CANARY_TOKEN' } },
+      timeoutMs: 1500,
+      tools: { deny: ['delete_everything'] },
+    },
+  ],
   skills: [{ id: 'greeter', name: 'greeter', path: skillDir }],
 };
 
-async function dispatch(bot: string): Promise<{ outcome: RunOutcome; report: { gateway: { baseUrl: string; mcp: Record<string, string> } | null; skills: { id: string; digest?: string; changed?: boolean; version?: string }[]; report: Record<string, unknown>[] }; updates: Update[] }> {
+async function dispatch(bot: string): Promise<{
+  outcome: RunOutcome;
+  report: {
+    gateway: { baseUrl: string; mcp: Record<string, string> } | null;
+    skills: { id: string; digest?: string; changed?: boolean; version?: string }[];
+    report: Record<string, unknown>[];
+  };
+  updates: Update[];
+}> {
   const updates: Update[] = [];
   const ticket = await host.dispatcher.dispatch(chatEvent({ bot }), { onUpdate: (u) => updates.push(u) });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   const outcome = await ticket.done;
   const text = (outcome.result?.output?.parts[0] as { text?: string } | undefined)?.text;
-  return { outcome, report: text ? (JSON.parse(text) as Awaited<ReturnType<typeof dispatch>>['report']) : { gateway: null, skills: [], report: [] }, updates };
+  return {
+    outcome,
+    report: text
+      ? (JSON.parse(text) as Awaited<ReturnType<typeof dispatch>>['report'])
+      : { gateway: null, skills: [], report: [] },
+    updates,
+  };
 }
 
 const auditOf = (type: string, runId?: string) =>
-  (rawDb(host.store).prepare('SELECT data, run_id AS runId FROM audit WHERE type = ? ORDER BY seq').all(type) as { data: string; runId: string | null }[])
+  (
+    rawDb(host.store).prepare('SELECT data, run_id AS runId FROM audit WHERE type = ? ORDER BY seq').all(type) as {
+      data: string;
+      runId: string | null;
+    }[]
+  )
     .filter((r) => !runId || r.runId === runId)
     .map((r) => JSON.parse(r.data) as Record<string, unknown>);
 
@@ -77,7 +110,16 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
           grants: { models: ['sm'], knowledgeBases: ['handbook'], mcpServers: ['tools'], skills: ['greeter'] },
           config: {
             steps: [
-              { do: 'http', path: '/v1/messages', body: { model: 'sm', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'SAY:inside the sandbox' }] } },
+              {
+                do: 'http',
+                path: '/v1/messages',
+                body: {
+                  model: 'sm',
+                  max_tokens: 50,
+                  stream: true,
+                  messages: [{ role: 'user', content: 'SAY:inside the sandbox' }],
+                },
+              },
               { do: 'complete', model: 'sm', text: 'LONG:40' },
               { do: 'kb', knowledgeBase: 'handbook', query: 'how do refunds work?' },
               { do: 'kb', knowledgeBase: 'secret-kb', query: 'salaries' },
@@ -97,14 +139,25 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
 
   it('the run completes, with the gateway reachable inside the sandbox at the bridged loopback port', () => {
     expect(outcome.status, outcome.reason).toBe('completed');
-    expect(report.gateway).toMatchObject({ baseUrl: 'http://127.0.0.1:3129', mcp: { tools: 'http://127.0.0.1:3129/mcp/tools' } });
+    expect(report.gateway).toMatchObject({
+      baseUrl: 'http://127.0.0.1:3129',
+      mcp: { tools: 'http://127.0.0.1:3129/mcp/tools' },
+    });
     const http = report.report[0] as { status: number; text: string };
     expect(http.status).toBe(200);
     expect(http.text).toContain('inside the sandbox');
   });
 
   it('model/complete streams deltas and answers the normalized result, labelled scripted', () => {
-    const step = report.report[1] as { result: { message: { content: { type: string; text: string }[] }; model: string; scripted?: boolean; usage: { inputTokens: number } }; deltas: string[] };
+    const step = report.report[1] as {
+      result: {
+        message: { content: { type: string; text: string }[] };
+        model: string;
+        scripted?: boolean;
+        usage: { inputTokens: number };
+      };
+      deltas: string[];
+    };
     const text = `${Array.from({ length: 40 }, (_, i) => `chunk ${i + 1}`).join(' ')}.`;
     expect(step.result.message.content[0]!.text).toBe(text);
     expect(step.deltas.join('')).toBe(text);
@@ -122,14 +175,27 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
     expect(kb.chunks[0]).toMatchObject({ source: { id: 'refunds.md#0', title: 'Refund policy', uri: 'refunds.md' } });
     expect(kb.chunks[0]!.text).toContain('30 days');
     expect(kb.chunks.map((c) => c.source.uri)).not.toContain('notes.txt');
-    expect(report.report[3]).toMatchObject({ error: { code: ErrorCodes.PolicyDenied, data: { deniedBy: 'binding.knowledgeBases' } } });
-    expect(auditOf('kb.retrieve', outcome.runId)).toEqual([expect.objectContaining({ knowledgeBase: 'handbook', kind: 'folder', sources: kb.chunks.map((c) => c.source.id) })]);
+    expect(report.report[3]).toMatchObject({
+      error: { code: ErrorCodes.PolicyDenied, data: { deniedBy: 'binding.knowledgeBases' } },
+    });
+    expect(auditOf('kb.retrieve', outcome.runId)).toEqual([
+      expect.objectContaining({
+        knowledgeBase: 'handbook',
+        kind: 'folder',
+        sources: kb.chunks.map((c) => c.source.id),
+      }),
+    ]);
   });
 
   it('MCP tools: an allowed tool works, a denied one is refused, a hung one times out, output is redacted; all audited', () => {
     expect(report.report[4]).toMatchObject({ content: [{ type: 'text', text: 'echo: hi' }], isError: false });
-    expect(report.report[5]).toMatchObject({ error: { code: ErrorCodes.PolicyDenied, data: { deniedBy: 'mcpServer.tools.deny' } } });
-    expect(report.report[6]).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('timed out after 1500 ms') }] });
+    expect(report.report[5]).toMatchObject({
+      error: { code: ErrorCodes.PolicyDenied, data: { deniedBy: 'mcpServer.tools.deny' } },
+    });
+    expect(report.report[6]).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringContaining('timed out after 1500 ms') }],
+    });
     const secret = JSON.stringify(report.report[7]);
     expect(secret).not.toContain(MCP_CANARY);
     expect(secret).toContain('[REDACTED]');
@@ -142,13 +208,19 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
     ]);
   });
 
-  it('the stdio MCP server ran under the run\'s bwrap sandbox (no view of the host database, no host env) and is gone after the run', () => {
-    const where = JSON.parse(((report.report[8] as { content: { text: string }[] }).content[0]!).text) as { uid: number; exists: boolean; env: string[] };
+  it("the stdio MCP server ran under the run's bwrap sandbox (no view of the host database, no host env) and is gone after the run", () => {
+    const where = JSON.parse((report.report[8] as { content: { text: string }[] }).content[0]!.text) as {
+      uid: number;
+      exists: boolean;
+      env: string[];
+    };
     expect(where.exists).toBe(false);
     expect(where.uid).toBe(65534);
     // What the host gave it (PWD is the shell's own), nothing inherited.
     expect(where.env).toEqual(['HOME', 'LANG', 'MCP_CANARY', 'PATH', 'PWD', 'TMPDIR']);
-    expect(auditOf('mcp.connected', outcome.runId)).toEqual([expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' })]);
+    expect(auditOf('mcp.connected', outcome.runId)).toEqual([
+      expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' }),
+    ]);
     expect(processesWith(MCP_SERVER)).toEqual([]);
   });
 
@@ -158,7 +230,9 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
     expect(report.skills[0]).toMatchObject({ id: 'greeter', version: '1.2.0', digest, changed: false });
     const spawned = auditOf('run.spawned', outcome.runId)[0] as { skills: unknown[] };
     expect(spawned.skills).toEqual([{ id: 'greeter', name: 'greeter', version: '1.2.0', digest, changed: false }]);
-    expect(auditOf('skill.recorded')).toEqual([expect.objectContaining({ skill: 'greeter', digest, version: '1.2.0' })]);
+    expect(auditOf('skill.recorded')).toEqual([
+      expect.objectContaining({ skill: 'greeter', digest, version: '1.2.0' }),
+    ]);
     expect(readFileSync(join(skillDir, 'SKILL.md'), 'utf8')).toContain('Say hello warmly.');
   });
 
@@ -170,7 +244,9 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
     const resource = { id: 'handbook', path: kbDir, timeoutMs: 1000 };
     expect((await kbs.retrieve(resource, 'warranty', 5)).length).toBe(0);
     writeFileSync(join(kbDir, 'warranty.md'), '# Warranty\n\nEvery device has a two-year warranty.\n');
-    expect((await kbs.retrieve(resource, 'warranty', 5))[0]).toMatchObject({ source: { uri: 'warranty.md', title: 'Warranty' } });
+    expect((await kbs.retrieve(resource, 'warranty', 5))[0]).toMatchObject({
+      source: { uri: 'warranty.md', title: 'Warranty' },
+    });
     const { rmSync } = await import('node:fs');
     rmSync(join(kbDir, 'warranty.md'));
     expect((await kbs.retrieve(resource, 'warranty', 5)).length).toBe(0);
@@ -183,14 +259,37 @@ describe('a changed skill is flagged', () => {
     const dir = join(root, 'changing-skill');
     mkdirSync(dir);
     writeFileSync(join(dir, 'SKILL.md'), '---\nname: changing\n---\nversion one\n');
-    host.apply({ resources: { skills: [{ id: 'changing', name: 'changing', path: dir }] }, bindings: [{ id: 'gw-skill', runner: 'gateway-user', route: { bot: 'skill' }, sandbox: 'process', grants: { skills: ['changing'] } }] });
+    host.apply({
+      resources: { skills: [{ id: 'changing', name: 'changing', path: dir }] },
+      bindings: [
+        {
+          id: 'gw-skill',
+          runner: 'gateway-user',
+          route: { bot: 'skill' },
+          sandbox: 'process',
+          grants: { skills: ['changing'] },
+        },
+      ],
+    });
     const recorded = readSkill(dir, 'changing').digest;
-    writeFileSync(join(dir, 'SKILL.md'), '---\nname: changing\n---\nversion two, edited behind the admin\'s back\n');
+    writeFileSync(join(dir, 'SKILL.md'), "---\nname: changing\n---\nversion two, edited behind the admin's back\n");
     const { outcome, report, updates } = await dispatch('skill');
     expect(outcome.status, outcome.reason).toBe('completed');
-    expect(report.skills[0]).toMatchObject({ id: 'changing', changed: true, digest: readSkill(dir, 'changing').digest });
-    expect(auditOf('skill.changed', outcome.runId)).toEqual([{ skill: 'changing', name: 'changing', digest: readSkill(dir, 'changing').digest, recorded }]);
-    expect(updates).toContainEqual(expect.objectContaining({ kind: 'log', level: 'warn', message: expect.stringContaining('skill changing changed') }));
+    expect(report.skills[0]).toMatchObject({
+      id: 'changing',
+      changed: true,
+      digest: readSkill(dir, 'changing').digest,
+    });
+    expect(auditOf('skill.changed', outcome.runId)).toEqual([
+      { skill: 'changing', name: 'changing', digest: readSkill(dir, 'changing').digest, recorded },
+    ]);
+    expect(updates).toContainEqual(
+      expect.objectContaining({
+        kind: 'log',
+        level: 'warn',
+        message: expect.stringContaining('skill changing changed'),
+      }),
+    );
     // Applying again accepts the new content.
     host.apply({ resources: { skills: [{ id: 'changing', name: 'changing', path: dir }] } });
     expect((await dispatch('skill')).report.skills[0]).toMatchObject({ changed: false });
@@ -199,11 +298,33 @@ describe('a changed skill is flagged', () => {
 
 describe('the MCP endpoint, driven by the official MCP client', () => {
   it('lists only allowed tools, refuses a denied one without forwarding it, needs the run token; process backend', async () => {
-    const server = McpServerResourceSchema.parse({ id: 'tools', command: process.execPath, args: [MCP_SERVER], timeoutMs: 5000, tools: { deny: ['delete_everything'] } });
+    const server = McpServerResourceSchema.parse({
+      id: 'tools',
+      command: process.execPath,
+      args: [MCP_SERVER],
+      timeoutMs: 5000,
+      tools: { deny: ['delete_everything'] },
+    });
     const handle = await host.gateway.openRun({
-      claims: { runId: `run-mcp-${process.pid}`, sessionId: 'ses-mcp', bindingId: 'mcp-binding', runnerId: 'mcp-client' },
-      access: { models: [], knowledgeBases: [], mcpServers: [{ id: 'tools', allowedTools: ['echo', 'add', 'secret'], deniedTools: ['delete_everything'] }] },
-      resources: indexResources({ models: [], knowledgeBases: [], mcpServers: [server], skills: [], artifacts: [], mounts: [] }),
+      claims: {
+        runId: `run-mcp-${process.pid}`,
+        sessionId: 'ses-mcp',
+        bindingId: 'mcp-binding',
+        runnerId: 'mcp-client',
+      },
+      access: {
+        models: [],
+        knowledgeBases: [],
+        mcpServers: [{ id: 'tools', allowedTools: ['echo', 'add', 'secret'], deniedTools: ['delete_everything'] }],
+      },
+      resources: indexResources({
+        models: [],
+        knowledgeBases: [],
+        mcpServers: [server],
+        skills: [],
+        artifacts: [],
+        mounts: [],
+      }),
       budget: BindingLimitsSchema.parse({}),
       backend: 'process',
       sandboxLimits: host.config.limits,
@@ -211,7 +332,11 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
     });
     const connect = async (token?: string) => {
       const client = new Client({ name: 'test-harness', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${handle.baseUrl}/mcp/tools`), { requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${handle.baseUrl}/mcp/tools`), {
+          requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
+        }),
+      );
       return client;
     };
     try {
@@ -219,12 +344,24 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
       const client = await connect(handle.token);
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['add', 'echo', 'secret']);
-      expect(await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })).toMatchObject({ content: [{ type: 'text', text: '5' }] });
+      expect(await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })).toMatchObject({
+        content: [{ type: 'text', text: '5' }],
+      });
       const denied = await client.callTool({ name: 'delete_everything', arguments: {} });
-      expect(denied).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('mcpServer.tools.deny') }] });
+      expect(denied).toMatchObject({
+        isError: true,
+        content: [{ text: expect.stringContaining('mcpServer.tools.deny') }],
+      });
       const notGranted = await client.callTool({ name: 'hang', arguments: {} });
-      expect(notGranted).toMatchObject({ isError: true, content: [{ text: expect.stringContaining('binding.mcpServers.tools') }] });
-      const notServer = await fetch(`${handle.baseUrl}/mcp/other`, { method: 'POST', headers: { authorization: `Bearer ${handle.token}`, 'content-type': 'application/json' }, body: '{}' });
+      expect(notGranted).toMatchObject({
+        isError: true,
+        content: [{ text: expect.stringContaining('binding.mcpServers.tools') }],
+      });
+      const notServer = await fetch(`${handle.baseUrl}/mcp/other`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${handle.token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(notServer.status).toBe(403);
       await client.close();
       const denials = auditOf('mcp.denied', `run-mcp-${process.pid}`);
@@ -233,7 +370,9 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
         ['hang', 'binding.mcpServers.tools'],
         ['other', 'binding.grants.mcpServers'],
       ]);
-      expect(auditOf('mcp.connected', `run-mcp-${process.pid}`)).toEqual([expect.objectContaining({ backend: 'process' })]);
+      expect(auditOf('mcp.connected', `run-mcp-${process.pid}`)).toEqual([
+        expect.objectContaining({ backend: 'process' }),
+      ]);
     } finally {
       await handle.close();
     }
@@ -244,41 +383,107 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
 describe('a run token dies with its run', () => {
   it('a token saved by a finished run is refused as revoked', async () => {
     const file = join(root, 'token.txt');
-    host.apply({ resources, bindings: [{ id: 'gw-token', runner: 'gateway-user', route: { bot: 'token' }, sandbox: 'process', grants: { models: ['sm'] }, config: { steps: [{ do: 'saveToken', file }, { do: 'http', path: '/v1/messages', body: { model: 'sm', max_tokens: 5, messages: [{ role: 'user', content: 'SAY:ok' }] } }] } }] });
+    host.apply({
+      resources,
+      bindings: [
+        {
+          id: 'gw-token',
+          runner: 'gateway-user',
+          route: { bot: 'token' },
+          sandbox: 'process',
+          grants: { models: ['sm'] },
+          config: {
+            steps: [
+              { do: 'saveToken', file },
+              {
+                do: 'http',
+                path: '/v1/messages',
+                body: { model: 'sm', max_tokens: 5, messages: [{ role: 'user', content: 'SAY:ok' }] },
+              },
+            ],
+          },
+        },
+      ],
+    });
     const { outcome, report } = await dispatch('token');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(report.report[1]).toMatchObject({ status: 200 });
     const token = readFileSync(file, 'utf8');
     expect(token).toMatch(/^pdk_run_/);
-    const after = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'x-api-key': token, 'content-type': 'application/json' }, body: '{"model":"sm","messages":[]}' });
+    const after = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': token, 'content-type': 'application/json' },
+      body: '{"model":"sm","messages":[]}',
+    });
     expect(after.status).toBe(401);
     expect(await after.text()).toContain(`revoked (run ${outcome.runId} returned its result)`);
     expect(existsSync(file)).toBe(true);
   });
 });
 
-describe('a live bwrap run\'s token works only on its own socket', () => {
-  it('presented by the test on the host loopback URL while the run is live → 401, audited; on the run\'s socket → 200', async () => {
-    host.apply({ resources, bindings: [{ id: 'gw-live', runner: 'gateway-user', route: { bot: 'live' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { steps: [{ do: 'saveToken', file: 'token.txt' }, { do: 'announce', text: 'token saved' }, { do: 'waitFile', file: 'go' }] } }] });
+describe("a live bwrap run's token works only on its own socket", () => {
+  it("presented by the test on the host loopback URL while the run is live → 401, audited; on the run's socket → 200", async () => {
+    host.apply({
+      resources,
+      bindings: [
+        {
+          id: 'gw-live',
+          runner: 'gateway-user',
+          route: { bot: 'live' },
+          sandbox: 'bwrap',
+          grants: { models: ['sm'] },
+          config: {
+            steps: [
+              { do: 'saveToken', file: 'token.txt' },
+              { do: 'announce', text: 'token saved' },
+              { do: 'waitFile', file: 'go' },
+            ],
+          },
+        },
+      ],
+    });
     let announced!: () => void;
     const saved = new Promise<void>((resolve) => (announced = resolve));
-    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'live' }), { onUpdate: (u) => (u as { kind: string; message?: string }).message === 'token saved' && announced() });
+    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'live' }), {
+      onUpdate: (u) => (u as { kind: string; message?: string }).message === 'token saved' && announced(),
+    });
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     await saved;
     const workspace = join(host.dataDir, 'workspaces', ticket.runId);
     const token = readFileSync(join(workspace, 'token.txt'), 'utf8');
     expect(token).toMatch(/^pdk_run_/);
-    const body = JSON.stringify({ model: 'sm', max_tokens: 5, messages: [{ role: 'user', content: 'SAY:from outside' }] });
-    const loopback = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token }, body });
+    const body = JSON.stringify({
+      model: 'sm',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'SAY:from outside' }],
+    });
+    const loopback = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': token },
+      body,
+    });
     expect(loopback.status).toBe(401);
-    expect(await loopback.text()).toContain('valid only on its run\'s own gateway socket');
-    expect(auditOf('gateway.denied').filter((d) => d.tokenRunId === ticket.runId)).toEqual([expect.objectContaining({ reason: 'token of a sandboxed run on the loopback listener', deniedBy: 'gateway.runToken' })]);
+    expect(await loopback.text()).toContain("valid only on its run's own gateway socket");
+    expect(auditOf('gateway.denied').filter((d) => d.tokenRunId === ticket.runId)).toEqual([
+      expect.objectContaining({
+        reason: 'token of a sandboxed run on the loopback listener',
+        deniedBy: 'gateway.runToken',
+      }),
+    ]);
     const { request } = await import('node:http');
     const viaSocket = await new Promise<number>((resolve, reject) => {
-      const req = request({ socketPath: join(host.dataDir, 'sockets', `${ticket.runId}.gateway.sock`), path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          socketPath: join(host.dataDir, 'sockets', `${ticket.runId}.gateway.sock`),
+          path: '/v1/messages',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': token },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -289,7 +494,7 @@ describe('a live bwrap run\'s token works only on its own socket', () => {
   }, 60_000);
 });
 
-describe('budgets hold for a real runner\'s concurrent calls (HTTP through its socket or loopback, and SDK model/complete)', () => {
+describe("budgets hold for a real runner's concurrent calls (HTTP through its socket or loopback, and SDK model/complete)", () => {
   const cases = [
     { via: 'http', sandbox: 'bwrap', count: 50 },
     { via: 'complete', sandbox: 'bwrap', count: 50 },
@@ -299,15 +504,34 @@ describe('budgets hold for a real runner\'s concurrent calls (HTTP through its s
   for (const { via, sandbox, count } of cases) {
     it(`${count} concurrent ${via === 'http' ? 'raw HTTP calls' : 'model/complete requests'} under ${sandbox}, modelTokensPerRun 60: metered ≤ 60, refusals name the budget and are audited`, async () => {
       const bot = `burst-${via}-${sandbox}`;
-      host.apply({ resources, bindings: [{ id: bot, runner: 'gateway-user', route: { bot }, sandbox, grants: { models: ['sm'] }, limits: { modelTokensPerRun: 60 }, config: { steps: [{ do: 'burst', via, count, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] } }] });
+      host.apply({
+        resources,
+        bindings: [
+          {
+            id: bot,
+            runner: 'gateway-user',
+            route: { bot },
+            sandbox,
+            grants: { models: ['sm'] },
+            limits: { modelTokensPerRun: 60 },
+            config: { steps: [{ do: 'burst', via, count, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] },
+          },
+        ],
+      });
       const { outcome, report } = await dispatch(bot);
       expect(outcome.status, outcome.reason).toBe('completed');
-      const answers = report.report[0] as unknown as ({ ok: true } | { status: number; text: string } | { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } })[];
+      const answers = report.report[0] as unknown as (
+        | { ok: true }
+        | { status: number; text: string }
+        | { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } }
+      )[];
       expect(answers).toHaveLength(count);
-      const calls = rawDb(host.store).prepare('SELECT * FROM gateway_calls WHERE run_id = ? AND status = 200').all(outcome.runId) as { input_tokens: number; output_tokens: number; endpoint: string }[];
+      const calls = rawDb(host.store)
+        .prepare('SELECT * FROM gateway_calls WHERE run_id = ? AND status = 200')
+        .all(outcome.runId) as { input_tokens: number; output_tokens: number; endpoint: string }[];
       expect(calls.reduce((sum, c) => sum + c.input_tokens + c.output_tokens, 0)).toBeLessThanOrEqual(60);
       expect(calls.every((c) => c.endpoint === (via === 'http' ? 'anthropic' : 'model/complete'))).toBe(true);
-      const ok = answers.filter((a) => ('ok' in a) || ('status' in a && a.status === 200));
+      const ok = answers.filter((a) => 'ok' in a || ('status' in a && a.status === 200));
       expect(ok.length).toBe(calls.length);
       expect(ok.length).toBeGreaterThanOrEqual(1);
       const refused = answers.filter((a) => !ok.includes(a));
@@ -316,10 +540,20 @@ describe('budgets hold for a real runner\'s concurrent calls (HTTP through its s
         if (via === 'http') {
           const r = a as { status: number; text: string };
           expect(r.status).toBe(403);
-          expect(JSON.parse(r.text)).toMatchObject({ type: 'error', error: { type: 'permission_error', message: expect.stringContaining('model budget limits.modelTokensPerRun') } });
+          expect(JSON.parse(r.text)).toMatchObject({
+            type: 'error',
+            error: {
+              type: 'permission_error',
+              message: expect.stringContaining('model budget limits.modelTokensPerRun'),
+            },
+          });
         } else {
           const r = a as { error: { code: number; message: string; data: { deniedBy?: string; status?: number } } };
-          expect(r.error).toMatchObject({ code: ErrorCodes.QuotaExceeded, message: expect.stringContaining('model budget limits.modelTokensPerRun'), data: { deniedBy: 'binding.limits.modelTokensPerRun', status: 403 } });
+          expect(r.error).toMatchObject({
+            code: ErrorCodes.QuotaExceeded,
+            message: expect.stringContaining('model budget limits.modelTokensPerRun'),
+            data: { deniedBy: 'binding.limits.modelTokensPerRun', status: 403 },
+          });
         }
       }
       const denied = auditOf('gateway.denied', outcome.runId);
@@ -331,20 +565,65 @@ describe('budgets hold for a real runner\'s concurrent calls (HTTP through its s
 });
 
 describe('a per-day budget shared by two concurrent runs of one binding, over SDK model/complete', () => {
-  it('two live runs fire 20 calls each; the binding\'s metered day stays within modelTokensPerDay 90', async () => {
-    host.apply({ resources, bindings: [{ id: 'day-shared', runner: 'gateway-user', route: { bot: 'day' }, sandbox: 'process', grants: { models: ['sm'] }, limits: { modelTokensPerDay: 90 }, config: { steps: [{ do: 'burst', via: 'complete', count: 20, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }] } }] });
-    const tickets = await Promise.all(['day-a', 'day-b'].map((id) => host.dispatcher.dispatch(chatEvent({ bot: 'day', conversation: { id } }))));
-    const outcomes = await Promise.all(tickets.map((t) => (t.status === 'duplicate' ? Promise.reject(new Error('duplicate')) : t.done)));
+  it("two live runs fire 20 calls each; the binding's metered day stays within modelTokensPerDay 90", async () => {
+    host.apply({
+      resources,
+      bindings: [
+        {
+          id: 'day-shared',
+          runner: 'gateway-user',
+          route: { bot: 'day' },
+          sandbox: 'process',
+          grants: { models: ['sm'] },
+          limits: { modelTokensPerDay: 90 },
+          config: {
+            steps: [{ do: 'burst', via: 'complete', count: 20, model: 'sm', text: 'LONG:20 SLOW:40', maxTokens: 5 }],
+          },
+        },
+      ],
+    });
+    const tickets = await Promise.all(
+      ['day-a', 'day-b'].map((id) => host.dispatcher.dispatch(chatEvent({ bot: 'day', conversation: { id } }))),
+    );
+    const outcomes = await Promise.all(
+      tickets.map((t) => (t.status === 'duplicate' ? Promise.reject(new Error('duplicate')) : t.done)),
+    );
     for (const o of outcomes) expect(o.status, o.reason).toBe('completed');
-    const day = rawDb(host.store).prepare("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get() as number;
+    const day = rawDb(host.store)
+      .prepare(
+        "SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200",
+      )
+      .pluck()
+      .get() as number;
     expect(day).toBeGreaterThan(0);
     expect(day).toBeLessThanOrEqual(90);
-    const answers = outcomes.flatMap((o) => (JSON.parse((o.result!.output!.parts[0] as { text: string }).text) as { report: unknown[][] }).report[0]!) as ({ ok: true } | { error: { code: number; message: string } })[];
+    const answers = outcomes.flatMap(
+      (o) => (JSON.parse((o.result!.output!.parts[0] as { text: string }).text) as { report: unknown[][] }).report[0]!,
+    ) as ({ ok: true } | { error: { code: number; message: string } })[];
     const refused = answers.filter((a) => 'error' in a) as { error: { code: number; message: string } }[];
     expect(refused.length).toBeGreaterThan(0);
-    expect(refused.every((a) => a.error.code === ErrorCodes.QuotaExceeded && a.error.message.includes('model budget limits.modelTokensPerDay') && a.error.message.includes('the binding in the last 24 h'))).toBe(true);
-    expect(outcomes.reduce((n, o) => n + auditOf('gateway.denied', o.runId).filter((d) => d.deniedBy === 'binding.limits.modelTokensPerDay').length, 0)).toBe(refused.length);
-    expect(answers.length - refused.length).toBe(rawDb(host.store).prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200").pluck().get());
+    expect(
+      refused.every(
+        (a) =>
+          a.error.code === ErrorCodes.QuotaExceeded &&
+          a.error.message.includes('model budget limits.modelTokensPerDay') &&
+          a.error.message.includes('the binding in the last 24 h'),
+      ),
+    ).toBe(true);
+    expect(
+      outcomes.reduce(
+        (n, o) =>
+          n +
+          auditOf('gateway.denied', o.runId).filter((d) => d.deniedBy === 'binding.limits.modelTokensPerDay').length,
+        0,
+      ),
+    ).toBe(refused.length);
+    expect(answers.length - refused.length).toBe(
+      rawDb(host.store)
+        .prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'day-shared' AND status = 200")
+        .pluck()
+        .get(),
+    );
   }, 60_000);
 });
 
@@ -352,22 +631,37 @@ describe('the run token is revoked the moment the host reads the run result', ()
   for (const sandbox of ['process', 'bwrap'] as const) {
     it(`a ${sandbox} runner that returned its result and keeps calling (HTTP and model/complete) is refused and audited`, async () => {
       const bot = `after-${sandbox}`;
-      host.apply({ resources, bindings: [{ id: bot, runner: 'after-result', route: { bot }, sandbox, grants: { models: ['sm'] } }] });
+      host.apply({
+        resources,
+        bindings: [{ id: bot, runner: 'after-result', route: { bot }, sandbox, grants: { models: ['sm'] } }],
+      });
       const ticket = await host.dispatcher.dispatch(chatEvent({ bot }));
       if (ticket.status === 'duplicate') throw new Error('duplicate');
       const outcome = await ticket.done;
       expect(outcome.status, outcome.reason).toBe('completed');
       const line = outcome.stderrTail.split('\n').find((l) => l.startsWith('{"afterResult"'));
       expect(line, outcome.stderrTail).toBeDefined();
-      const { http, sdk } = (JSON.parse(line!) as { afterResult: { http: { status: number; text: string }; sdk: { code: number; message: string } } }).afterResult;
+      const { http, sdk } = (
+        JSON.parse(line!) as {
+          afterResult: { http: { status: number; text: string }; sdk: { code: number; message: string } };
+        }
+      ).afterResult;
       expect(http.status).toBe(401);
-      expect((JSON.parse(http.text) as { error: { message: string } }).error.message).toBe(`paddock: the run token is revoked (run ${outcome.runId} returned its result)`);
+      expect((JSON.parse(http.text) as { error: { message: string } }).error.message).toBe(
+        `paddock: the run token is revoked (run ${outcome.runId} returned its result)`,
+      );
       expect(sdk.code).toBe(ErrorCodes.RunNotActive);
       // Both refusals are audited; nothing reached the model.
       const tokenDenials = auditOf('gateway.denied').filter((d) => d.tokenRunId === outcome.runId);
-      expect(tokenDenials).toEqual([expect.objectContaining({ reason: 'token revoked', deniedBy: 'gateway.runToken' })]);
-      expect(auditOf('policy.denied', outcome.runId)).toEqual([expect.objectContaining({ method: 'model/complete', deniedBy: 'connection.activeRun' })]);
-      expect(rawDb(host.store).prepare('SELECT COUNT(*) FROM gateway_calls WHERE run_id = ?').pluck().get(outcome.runId)).toBe(0);
+      expect(tokenDenials).toEqual([
+        expect.objectContaining({ reason: 'token revoked', deniedBy: 'gateway.runToken' }),
+      ]);
+      expect(auditOf('policy.denied', outcome.runId)).toEqual([
+        expect.objectContaining({ method: 'model/complete', deniedBy: 'connection.activeRun' }),
+      ]);
+      expect(
+        rawDb(host.store).prepare('SELECT COUNT(*) FROM gateway_calls WHERE run_id = ?').pluck().get(outcome.runId),
+      ).toBe(0);
     }, 60_000);
   }
 });
@@ -392,14 +686,26 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
         if (req.url === '/retrieve') {
           seen.kbAuth.push(req.headers.authorization);
           const { query, topK } = JSON.parse(raw) as { query: string; topK: number };
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ chunks: [{ text: `about ${query}`, source: { id: 'doc-1', title: 'Doc one' }, score: 0.9 }].slice(0, topK) }));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              chunks: [{ text: `about ${query}`, source: { id: 'doc-1', title: 'Doc one' }, score: 0.9 }].slice(
+                0,
+                topK,
+              ),
+            }),
+          );
           return;
         }
         seen.mcpAuth.push(req.headers.authorization);
         if (req.headers.authorization !== MCP_AUTH) return void res.writeHead(401).end();
         const mcp = new McpServer({ name: 'remote', version: '1' });
-        mcp.registerTool('shout', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }));
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        mcp.registerTool('shout', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+          content: [{ type: 'text', text: text.toUpperCase() }],
+        }));
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        });
         res.on('close', () => void transport.close());
         await mcp.connect(transport);
         await transport.handleRequest(req, res, raw ? (JSON.parse(raw) as unknown) : undefined);
@@ -410,7 +716,9 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
     try {
       host.apply({
         resources: {
-          mcpServers: [{ id: 'remote', url: `${base}/mcp`, headers: { Authorization: { env: 'PADDOCK_TEST_REMOTE_MCP_AUTH' } } }],
+          mcpServers: [
+            { id: 'remote', url: `${base}/mcp`, headers: { Authorization: { env: 'PADDOCK_TEST_REMOTE_MCP_AUTH' } } },
+          ],
           knowledgeBases: [{ id: 'wiki', url: `${base}/retrieve`, apiKey: { env: 'PADDOCK_TEST_KB_KEY' } }],
         },
         bindings: [
@@ -420,14 +728,22 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
             route: { bot: 'remote' },
             sandbox: 'process',
             grants: { mcpServers: ['remote'], knowledgeBases: ['wiki'] },
-            config: { steps: [{ do: 'tool', server: 'remote', tool: 'shout', arguments: { text: 'quiet' } }, { do: 'kb', knowledgeBase: 'wiki', query: 'lighthouses' }, { do: 'env' }] },
+            config: {
+              steps: [
+                { do: 'tool', server: 'remote', tool: 'shout', arguments: { text: 'quiet' } },
+                { do: 'kb', knowledgeBase: 'wiki', query: 'lighthouses' },
+                { do: 'env' },
+              ],
+            },
           },
         ],
       });
       const { outcome, report } = await dispatch('remote');
       expect(outcome.status, outcome.reason).toBe('completed');
       expect(report.report[0]).toMatchObject({ content: [{ type: 'text', text: 'QUIET' }], isError: false });
-      expect(report.report[1]).toEqual({ chunks: [{ text: 'about lighthouses', source: { id: 'doc-1', title: 'Doc one' }, score: 0.9 }] });
+      expect(report.report[1]).toEqual({
+        chunks: [{ text: 'about lighthouses', source: { id: 'doc-1', title: 'Doc one' }, score: 0.9 }],
+      });
       expect(seen.kbAuth).toEqual([`Bearer ${KB_KEY}`]);
       expect(seen.mcpAuth.length).toBeGreaterThan(0);
       expect(seen.mcpAuth.every((a) => a === MCP_AUTH)).toBe(true);
@@ -435,7 +751,9 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
       const env = JSON.stringify(report.report[2]);
       expect(env).not.toContain('remote-mcp-secret');
       expect(env).not.toContain(KB_KEY);
-      expect(auditOf('mcp.connected', outcome.runId)).toEqual([expect.objectContaining({ server: 'remote', transport: 'http' })]);
+      expect(auditOf('mcp.connected', outcome.runId)).toEqual([
+        expect.objectContaining({ server: 'remote', transport: 'http' }),
+      ]);
     } finally {
       server.close();
     }

@@ -20,7 +20,8 @@ process.env.PADDOCK_TEST_ECHO_PROVIDER_KEY = KEY;
 const NEEDLES = [KEY, Buffer.from(KEY).toString('hex'), ...[0, 1, 2].map((r) => base64Core(Buffer.from(KEY), r))];
 const leaksIn = (text: string) => NEEDLES.filter((n) => text.includes(n));
 
-const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const sse = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
 /**
  * Fake upstream (a real local HTTP server standing in for a provider that misbehaves on purpose):
@@ -38,24 +39,54 @@ function fakeEchoingProvider(): Server {
       const last = JSON.stringify(body.messages.at(-1));
       const headers = { 'request-id': `req-${key}`, 'x-request-id': Buffer.from(`id=${key}`).toString('base64') };
       if (last.includes('ERROR')) {
-        return res.writeHead(400, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `key ${key} is not valid for this model` } }));
+        return res.writeHead(400, { ...headers, 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            type: 'error',
+            error: { type: 'invalid_request_error', message: `key ${key} is not valid for this model` },
+          }),
+        );
       }
       const args = JSON.stringify({ command: `curl -H 'x-api-key: ${key}'` });
       const cut = args.indexOf(key) + 9;
       res.writeHead(200, { ...headers, 'content-type': 'text/event-stream' });
       res.end(
         [
-          sse('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'echo', content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 0 } } }),
+          sse('message_start', {
+            message: {
+              id: 'msg_1',
+              type: 'message',
+              role: 'assistant',
+              model: 'echo',
+              content: [],
+              stop_reason: null,
+              usage: { input_tokens: 5, output_tokens: 0 },
+            },
+          }),
           sse('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
           sse('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `whole ${key}; ` } }),
-          sse('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `b64 ${Buffer.from(`KEY=${key}`).toString('base64')}; split ${key.slice(0, 11)}` } }),
+          sse('content_block_delta', {
+            index: 0,
+            delta: {
+              type: 'text_delta',
+              text: `b64 ${Buffer.from(`KEY=${key}`).toString('base64')}; split ${key.slice(0, 11)}`,
+            },
+          }),
           sse('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `${key.slice(11)} end` } }),
           sse('content_block_stop', { index: 0 }),
-          sse('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'bash', input: {} } }),
-          sse('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: args.slice(0, cut) } }),
+          sse('content_block_start', {
+            index: 1,
+            content_block: { type: 'tool_use', id: 'toolu_1', name: 'bash', input: {} },
+          }),
+          sse('content_block_delta', {
+            index: 1,
+            delta: { type: 'input_json_delta', partial_json: args.slice(0, cut) },
+          }),
           sse('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: args.slice(cut) } }),
           sse('content_block_stop', { index: 1 }),
-          sse('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 30 } }),
+          sse('message_delta', {
+            delta: { stop_reason: 'tool_use', stop_sequence: null },
+            usage: { output_tokens: 30 },
+          }),
           sse('message_stop', {}),
         ].join(''),
       );
@@ -77,9 +108,25 @@ describe('a provider echoing its key: one redaction point for every path out of 
     upstream = fakeEchoingProvider();
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    const message = (text: string) => ({ model: 'echo', max_tokens: 50, stream: true, messages: [{ role: 'user', content: text }] });
+    const message = (text: string) => ({
+      model: 'echo',
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: 'user', content: text }],
+    });
     host.apply({
-      resources: { models: [{ id: 'echo', provider: 'anthropic', model: 'echo-1', baseUrl, apiKey: { env: 'PADDOCK_TEST_ECHO_PROVIDER_KEY' }, maxRetries: 0 }] },
+      resources: {
+        models: [
+          {
+            id: 'echo',
+            provider: 'anthropic',
+            model: 'echo-1',
+            baseUrl,
+            apiKey: { env: 'PADDOCK_TEST_ECHO_PROVIDER_KEY' },
+            maxRetries: 0,
+          },
+        ],
+      },
       bindings: [
         {
           id: 'echo-gw',
@@ -118,9 +165,16 @@ describe('a provider echoing its key: one redaction point for every path out of 
   });
 
   it('SDK model/complete: the text, the deltas and the tool arguments hold no key, even split across events', () => {
-    const step = report[0] as { result: { message: { content: ({ type: 'text'; text: string } | { type: 'tool_use'; input: { command: string } })[] } }; deltas: string[] };
+    const step = report[0] as {
+      result: {
+        message: { content: ({ type: 'text'; text: string } | { type: 'tool_use'; input: { command: string } })[] };
+      };
+      deltas: string[];
+    };
     const [text, tool] = step.result.message.content;
-    expect((text as { text: string }).text).toMatch(/^whole \[REDACTED\]; b64 S0VZPW\[REDACTED\]\w{0,2}; split \[REDACTED\] end$/);
+    expect((text as { text: string }).text).toMatch(
+      /^whole \[REDACTED\]; b64 S0VZPW\[REDACTED\]\w{0,2}; split \[REDACTED\] end$/,
+    );
     expect(leaksIn((text as { text: string }).text)).toEqual([]);
     expect((tool as { input: { command: string } }).input.command).toBe("curl -H 'x-api-key: [REDACTED]'");
     expect(step.deltas.join('')).toBe((text as { text: string }).text);
@@ -138,7 +192,10 @@ describe('a provider echoing its key: one redaction point for every path out of 
     expect(ok.headers['request-id']).toBe('req-[REDACTED]');
     // What the harness assembles from the events: the key split across two text deltas and across
     // two tool-argument fragments is caught there too.
-    const events = ok.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: { text?: string; partial_json?: string } });
+    const events = ok.text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: { text?: string; partial_json?: string } });
     const text = events.map((e) => (e.type === 'content_block_delta' ? (e.delta?.text ?? '') : '')).join('');
     const args = events.map((e) => (e.type === 'content_block_delta' ? (e.delta?.partial_json ?? '') : '')).join('');
     expect(text).toMatch(/^whole \[REDACTED\]; b64 S0VZPW\[REDACTED\]\w{0,2}; split \[REDACTED\] end$/);
@@ -153,7 +210,8 @@ describe('a provider echoing its key: one redaction point for every path out of 
     expect(leaksIn(JSON.stringify(updates))).toEqual([]);
     expect(leaksIn(outcomeText)).toEqual([]);
     rawDb(host.store).pragma('wal_checkpoint(PASSIVE)');
-    for (const file of readdirSync(host.dataDir).filter((f) => f.startsWith('paddock.db'))) expect(leaksIn(readFileSync(join(host.dataDir, file)).toString('latin1')), file).toEqual([]);
+    for (const file of readdirSync(host.dataDir).filter((f) => f.startsWith('paddock.db')))
+      expect(leaksIn(readFileSync(join(host.dataDir, file)).toString('latin1')), file).toEqual([]);
     const audit = (await paddock(['audit', 'export'], { dataDir: host.dataDir })).stdout;
     expect(audit).toContain('gateway.call');
     expect(leaksIn(audit)).toEqual([]);

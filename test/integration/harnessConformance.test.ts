@@ -21,29 +21,60 @@ const SCRIPTED_RUNS = { sample: { text: 'SAY:conformant' }, slow: { text: 'SLOW:
 const ACP_CONFIG = { command: process.execPath, args: [repoPath('test/fixtures/acp/agent.mjs')] };
 afterAll(() => host.close());
 
-async function conformance(runner: string, runs: { sample: { text: string; config?: Record<string, unknown> }; slow: { text: string; config?: Record<string, unknown> } } = SCRIPTED_RUNS) {
+async function conformance(
+  runner: string,
+  runs: {
+    sample: { text: string; config?: Record<string, unknown> };
+    slow: { text: string; config?: Record<string, unknown> };
+  } = SCRIPTED_RUNS,
+) {
   const handle = await openScriptedRun(host.gateway, `run-conf-${runner}`);
   const root = mkdtempSync(join(tmpdir(), `paddock-conf-${runner}-`));
-  const ws = { root, in: join(root, 'in'), out: join(root, 'out'), tmp: join(root, 'tmp'), session: join(root, 'session') };
+  const ws = {
+    root,
+    in: join(root, 'in'),
+    out: join(root, 'out'),
+    tmp: join(root, 'tmp'),
+    session: join(root, 'session'),
+  };
   const home = join(root, 'home');
   for (const d of [ws.in, ws.out, ws.tmp, ws.session, home]) mkdirSync(d, { recursive: true });
   const script = await compileNodeEntry(repoPath(`runners/${runner}/index.ts`));
   try {
-    return await runRunnerConformance(() => spawnRunnerProcess(process.execPath, [script], { stderr: 'ignore', env: { PATH: process.env.PATH, HOME: home, TMPDIR: ws.tmp, PADDOCK_RUN_TOKEN: handle.token, PADDOCK_HARNESS_DIR: HARNESS_DIR } }), {
-      sampleRun: runs.sample,
-      slowRun: runs.slow,
-      cancelGraceMs: 5_000,
-      stepTimeoutMs: 30_000,
-      host: {
-        binding: {
-          models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
-          hostRequests: ['model/complete'],
-          gateway: { baseUrl: handle.baseUrl, anthropicBaseUrl: handle.baseUrl, openaiBaseUrl: `${handle.baseUrl}/v1`, mcp: {}, tokenEnv: 'PADDOCK_RUN_TOKEN' },
-          workspace: ws,
+    return await runRunnerConformance(
+      () =>
+        spawnRunnerProcess(process.execPath, [script], {
+          stderr: 'ignore',
+          env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            TMPDIR: ws.tmp,
+            PADDOCK_RUN_TOKEN: handle.token,
+            PADDOCK_HARNESS_DIR: HARNESS_DIR,
+          },
+        }),
+      {
+        sampleRun: runs.sample,
+        slowRun: runs.slow,
+        cancelGraceMs: 5_000,
+        stepTimeoutMs: 30_000,
+        host: {
+          binding: {
+            models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
+            hostRequests: ['model/complete'],
+            gateway: {
+              baseUrl: handle.baseUrl,
+              anthropicBaseUrl: handle.baseUrl,
+              openaiBaseUrl: `${handle.baseUrl}/v1`,
+              mcp: {},
+              tokenEnv: 'PADDOCK_RUN_TOKEN',
+            },
+            workspace: ws,
+          },
+          hostRequests: tableHandler(gatewayRequests(host.gateway, handle)),
         },
-        hostRequests: tableHandler(gatewayRequests(host.gateway, handle)),
       },
-    });
+    );
   } finally {
     await handle.close();
   }
@@ -58,7 +89,10 @@ describe('runner conformance of the harness and agent runners (real processes, r
     }, 180_000);
   }
   it('acp passes (driving the fixture ACP agent)', async () => {
-    const report = await conformance('acp', { sample: { text: 'SAY:conformant', config: ACP_CONFIG }, slow: { text: 'SLOW', config: ACP_CONFIG } });
+    const report = await conformance('acp', {
+      sample: { text: 'SAY:conformant', config: ACP_CONFIG },
+      slow: { text: 'SLOW', config: ACP_CONFIG },
+    });
     expect(report.failures).toEqual([]);
     expect(report.passed).toBe(true);
   }, 180_000);

@@ -32,14 +32,29 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
 });
 
-async function dispatch(bot: string, text: string, conversation: string): Promise<{ outcome: RunOutcome; updates: Update[] }> {
+async function dispatch(
+  bot: string,
+  text: string,
+  conversation: string,
+): Promise<{ outcome: RunOutcome; updates: Update[] }> {
   const updates: Update[] = [];
-  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), { onUpdate: (u) => updates.push(u) });
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), {
+    onUpdate: (u) => updates.push(u),
+  });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { outcome: await ticket.done, updates };
 }
-const egressAudit = (runId: string) => (rawDb(host.store).prepare("SELECT type, data FROM audit WHERE type LIKE 'egress.%' AND run_id = ? ORDER BY seq").all(runId) as { type: string; data: string }[]).map((r) => ({ type: r.type, ...(JSON.parse(r.data) as Record<string, unknown>) }));
-const toolOutput = (updates: Update[]) => updates.filter((u) => u.kind === 'tool.finished').map((u) => String((u as { output?: unknown }).output ?? (u as { error?: unknown }).error ?? '')).join('\n');
+const egressAudit = (runId: string) =>
+  (
+    rawDb(host.store)
+      .prepare("SELECT type, data FROM audit WHERE type LIKE 'egress.%' AND run_id = ? ORDER BY seq")
+      .all(runId) as { type: string; data: string }[]
+  ).map((r) => ({ type: r.type, ...(JSON.parse(r.data) as Record<string, unknown>) }));
+const toolOutput = (updates: Update[]) =>
+  updates
+    .filter((u) => u.kind === 'tool.finished')
+    .map((u) => String((u as { output?: unknown }).output ?? (u as { error?: unknown }).error ?? ''))
+    .join('\n');
 
 beforeAll(async () => {
   for (const name of ['claude', 'codex']) {
@@ -52,9 +67,32 @@ beforeAll(async () => {
   host.apply({
     resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] },
     bindings: [
-      { id: 'cc', runner: 'claude-code', route: { bot: 'cc' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { allowedTools: ['Bash'] }, network },
-      { id: 'cx', runner: 'codex', route: { bot: 'cx' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { sandbox: 'workspace-write' }, network },
-      { id: 'cc-closed', runner: 'claude-code', route: { bot: 'cc-closed' }, sandbox: 'bwrap', grants: { models: ['sm'] }, config: { allowedTools: ['Bash'] } },
+      {
+        id: 'cc',
+        runner: 'claude-code',
+        route: { bot: 'cc' },
+        sandbox: 'bwrap',
+        grants: { models: ['sm'] },
+        config: { allowedTools: ['Bash'] },
+        network,
+      },
+      {
+        id: 'cx',
+        runner: 'codex',
+        route: { bot: 'cx' },
+        sandbox: 'bwrap',
+        grants: { models: ['sm'] },
+        config: { sandbox: 'workspace-write' },
+        network,
+      },
+      {
+        id: 'cc-closed',
+        runner: 'claude-code',
+        route: { bot: 'cc-closed' },
+        sandbox: 'bwrap',
+        grants: { models: ['sm'] },
+        config: { allowedTools: ['Bash'] },
+      },
     ],
   });
 });
@@ -82,7 +120,9 @@ describe('the egress allowlist reaches the harness CLIs (real CLIs, bwrap)', () 
       expect(hits).toEqual(['127.0.0.2/allowed']); // nothing reached the other server, nothing went around the proxy
       const audit = egressAudit(outcome.runId);
       expect(audit).toContainEqual(expect.objectContaining({ type: 'egress.allowed', host: '127.0.0.2', port }));
-      expect(audit).toContainEqual(expect.objectContaining({ type: 'egress.denied', host: '127.0.0.3', port, allowed: false }));
+      expect(audit).toContainEqual(
+        expect.objectContaining({ type: 'egress.denied', host: '127.0.0.3', port, allowed: false }),
+      );
     }, 180_000);
   }
 

@@ -19,7 +19,10 @@ mkdirSync(repo);
 mkdirSync(kbDir);
 writeFileSync(join(repo, 'notes.txt'), 'mount-content-7f3a\n');
 chmodSync(root, 0o755); // readable by the run uid, as an admin's granted folder must be (docs/admin-guide.md "Run identity")
-writeFileSync(join(kbDir, 'refunds.md'), '# Refund policy\n\nRefunds are paid within 14 days to the original card (marker kb-refund-91c2).\n');
+writeFileSync(
+  join(kbDir, 'refunds.md'),
+  '# Refund policy\n\nRefunds are paid within 14 days to the original card (marker kb-refund-91c2).\n',
+);
 writeFileSync(join(kbDir, 'shipping.md'), '# Shipping\n\nParcels leave the warehouse every Tuesday.\n');
 
 const host = tempHost({ limits: { wallClockMs: 120_000 }, mountRoots: [root] });
@@ -27,26 +30,62 @@ afterAll(() => host.close());
 
 async function dispatch(bot: string, text: string): Promise<{ outcome: RunOutcome; updates: Update[] }> {
   const updates: Update[] = [];
-  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: `c-${bot}` } }), { onUpdate: (u) => updates.push(u) });
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: `c-${bot}` } }), {
+    onUpdate: (u) => updates.push(u),
+  });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-const auditOf = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const auditOf = (type: string, runId: string) =>
+  (
+    rawDb(host.store)
+      .prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq')
+      .pluck()
+      .all(type, runId) as string[]
+  ).map((d) => JSON.parse(d) as Record<string, unknown>);
 
 beforeAll(() => {
   const claude = harnessReports().find((h) => h.name === 'claude')!;
-  expect(claude.version, `the Claude Code CLI is needed: ${claude.problem} (bash scripts/install-harnesses.sh)`).toMatch(/^2\.1\.332/);
+  expect(
+    claude.version,
+    `the Claude Code CLI is needed: ${claude.problem} (bash scripts/install-harnesses.sh)`,
+  ).toMatch(/^2\.1\.332/);
   host.apply({
     resources: {
       models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
       mounts: [{ id: 'repo', path: repo, mode: 'ro' }],
-      knowledgeBases: [{ id: 'policies', name: 'Policies', path: kbDir }, { id: 'other', path: kbDir }],
+      knowledgeBases: [
+        { id: 'policies', name: 'Policies', path: kbDir },
+        { id: 'other', path: kbDir },
+      ],
     },
     bindings: [
-      { id: 'cc-mount', runner: 'claude-code', route: { bot: 'mount' }, sandbox: 'bwrap', workspace: 'mount', grants: { models: ['sm'], mounts: ['repo'] }, config: { allowedTools: ['Bash(cat:*)'] } },
-      { id: 'cc-mount-process', runner: 'claude-code', route: { bot: 'mount-process' }, sandbox: 'process', workspace: 'mount', grants: { models: ['sm'], mounts: ['repo'] }, config: { allowedTools: ['Bash(cat:*)'] } },
-      { id: 'cc-kb', runner: 'claude-code', route: { bot: 'kb' }, sandbox: 'bwrap', grants: { models: ['sm'], knowledgeBases: ['policies'] } },
+      {
+        id: 'cc-mount',
+        runner: 'claude-code',
+        route: { bot: 'mount' },
+        sandbox: 'bwrap',
+        workspace: 'mount',
+        grants: { models: ['sm'], mounts: ['repo'] },
+        config: { allowedTools: ['Bash(cat:*)'] },
+      },
+      {
+        id: 'cc-mount-process',
+        runner: 'claude-code',
+        route: { bot: 'mount-process' },
+        sandbox: 'process',
+        workspace: 'mount',
+        grants: { models: ['sm'], mounts: ['repo'] },
+        config: { allowedTools: ['Bash(cat:*)'] },
+      },
+      {
+        id: 'cc-kb',
+        runner: 'claude-code',
+        route: { bot: 'kb' },
+        sandbox: 'bwrap',
+        grants: { models: ['sm'], knowledgeBases: ['policies'] },
+      },
     ],
   });
 });
@@ -56,20 +95,30 @@ describe('claude-code gets its mounts and knowledge bases (real CLI, scripted mo
     it(`a granted mount is a working folder its Bash reads (${bot === 'mount' ? 'bwrap bind' : 'process backend link'})`, async () => {
       const { outcome, updates } = await dispatch(bot, 'USE_TOOL:Bash:cat in/mounts/repo/notes.txt');
       expect(outcome.status, outcome.reason).toBe('completed');
-      expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'mount-content-7f3a' }));
+      expect(updates).toContainEqual(
+        expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'mount-content-7f3a' }),
+      );
       expect(outputOf(outcome)).toBe('TOOL_RESULT_SEEN: mount-content-7f3a');
     }, 180_000);
   }
 
   it('a granted knowledge base is a search tool served by the host: the right document comes back, audited kb.retrieve', async () => {
-    const { outcome, updates } = await dispatch('kb', 'USE_TOOL:mcp___kb__search_policies:{"query":"refund card days","topK":1}');
+    const { outcome, updates } = await dispatch(
+      'kb',
+      'USE_TOOL:mcp___kb__search_policies:{"query":"refund card days","topK":1}',
+    );
     expect(outcome.status, outcome.reason).toBe('completed');
-    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.started', name: 'mcp___kb__search_policies' }));
-    const finished = updates.find((u) => u.kind === 'tool.finished') as { status: string; output?: unknown } | undefined;
+    expect(updates).toContainEqual(
+      expect.objectContaining({ kind: 'tool.started', name: 'mcp___kb__search_policies' }),
+    );
+    const finished = updates.find((u) => u.kind === 'tool.finished') as
+      { status: string; output?: unknown } | undefined;
     expect(finished?.status).toBe('ok');
     expect(JSON.stringify(finished?.output)).toContain('kb-refund-91c2');
     expect(JSON.stringify(finished?.output)).not.toContain('Tuesday');
-    expect(auditOf('kb.retrieve', outcome.runId)).toEqual([expect.objectContaining({ knowledgeBase: 'policies', kind: 'folder', chunks: 1, sources: ['refunds.md#0'] })]);
+    expect(auditOf('kb.retrieve', outcome.runId)).toEqual([
+      expect.objectContaining({ knowledgeBase: 'policies', kind: 'folder', chunks: 1, sources: ['refunds.md#0'] }),
+    ]);
   }, 180_000);
 
   it('an ungranted knowledge base is not offered: calling its tool fails and nothing is retrieved', async () => {
@@ -100,20 +149,37 @@ bindings:
     const applied = await paddock(['apply', '-f', file], { dataDir: home, env });
     expect(applied.exitCode, applied.stderr).toBe(0);
     expect(applied.stdout).toContain('created   binding echoes');
-    expect(applied.stdout).toMatch(/warning: binding echoes: knowledgeBases: handbook will not reach its runner — the runner's manifest does not use knowledgeBases/);
-    expect(applied.stdout).toMatch(/warning: binding echoes: state\/get, state\/set, state\/delete will not reach its runner — granted, but the runner's manifest does not ask for it/);
-    expect(applied.stdout).toMatch(/warning: binding coder: writes to mount repo will not reach its runner — workspace is copy/);
+    expect(applied.stdout).toMatch(
+      /warning: binding echoes: knowledgeBases: handbook will not reach its runner — the runner's manifest does not use knowledgeBases/,
+    );
+    expect(applied.stdout).toMatch(
+      /warning: binding echoes: state\/get, state\/set, state\/delete will not reach its runner — granted, but the runner's manifest does not ask for it/,
+    );
+    expect(applied.stdout).toMatch(
+      /warning: binding coder: writes to mount repo will not reach its runner — workspace is copy/,
+    );
     expect(applied.stdout).not.toMatch(/warning: binding fine/);
     const json = await paddock(['apply', '-f', file, '--json', '--dry-run'], { dataDir: home, env });
-    expect((jsonLines(json.stdout)[0] as unknown as { warnings: { binding: string }[] }).warnings.map((w) => w.binding)).toEqual(['echoes', 'echoes', 'coder']);
+    expect(
+      (jsonLines(json.stdout)[0] as unknown as { warnings: { binding: string }[] }).warnings.map((w) => w.binding),
+    ).toEqual(['echoes', 'echoes', 'coder']);
 
     const explained = await paddock(['explain', 'echoes', '--json'], { dataDir: home, env });
-    const e = JSON.parse(explained.stdout) as { withheld: { what: string; why: string }[]; access: { knowledgeBases: unknown[] } };
-    expect(e.withheld).toContainEqual({ what: 'knowledgeBases: handbook', why: "the runner's manifest does not use knowledgeBases" });
+    const e = JSON.parse(explained.stdout) as {
+      withheld: { what: string; why: string }[];
+      access: { knowledgeBases: unknown[] };
+    };
+    expect(e.withheld).toContainEqual({
+      what: 'knowledgeBases: handbook',
+      why: "the runner's manifest does not use knowledgeBases",
+    });
     expect(e.access.knowledgeBases).toEqual([]);
     const text = await paddock(['explain', 'coder'], { dataDir: home, env });
     expect(text.stdout).toMatch(/withheld.*\n.*writes to mount repo — workspace is copy/);
-    const fine = JSON.parse((await paddock(['explain', 'fine', '--json'], { dataDir: home, env })).stdout) as { withheld: unknown[]; access: { knowledgeBases: { id: string }[]; mounts: { id: string }[] } };
+    const fine = JSON.parse((await paddock(['explain', 'fine', '--json'], { dataDir: home, env })).stdout) as {
+      withheld: unknown[];
+      access: { knowledgeBases: { id: string }[]; mounts: { id: string }[] };
+    };
     expect(fine.withheld).toEqual([]);
     expect(fine.access.knowledgeBases.map((k) => k.id)).toEqual(['handbook']);
     expect(fine.access.mounts.map((m) => m.id)).toEqual(['repo']);

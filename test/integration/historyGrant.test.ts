@@ -23,10 +23,29 @@ const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: stri
 
 describe('grants.history (local-agent, scripted model)', () => {
   beforeAll(() => {
-    const agent = (id: string, history: unknown) => ({ id, runner: 'local-agent', route: { bot: id }, sandbox: 'bwrap', grants: { models: ['sm'], ...(history === undefined ? {} : { history }) } });
+    const agent = (id: string, history: unknown) => ({
+      id,
+      runner: 'local-agent',
+      route: { bot: id },
+      sandbox: 'bwrap',
+      grants: { models: ['sm'], ...(history === undefined ? {} : { history }) },
+    });
     host.apply({
       resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] },
-      bindings: [{ id: 'h-digest', runner: 'history-digest', route: { bot: 'h-digest' }, sandbox: 'process', grants: { history: { messages: 50 } } }, agent('h-all', { messages: 50 }), agent('h-default', undefined), agent('h-none', 'none'), agent('h-one', { messages: 1 }), agent('h-tokens', { tokens: 4 })],
+      bindings: [
+        {
+          id: 'h-digest',
+          runner: 'history-digest',
+          route: { bot: 'h-digest' },
+          sandbox: 'process',
+          grants: { history: { messages: 50 } },
+        },
+        agent('h-all', { messages: 50 }),
+        agent('h-default', undefined),
+        agent('h-none', 'none'),
+        agent('h-one', { messages: 1 }),
+        agent('h-tokens', { tokens: 4 }),
+      ],
     });
   });
 
@@ -36,7 +55,9 @@ describe('grants.history (local-agent, scripted model)', () => {
     expect(second.status, second.reason).toBe('completed');
     expect(outputOf(second)).toBe('SEEN 2: user: SAY:the capital is Paris | assistant: the capital is Paris');
     const third = await say('h-all', 'a', 'SEEN_HISTORY again');
-    expect(outputOf(third)).toBe(`SEEN 4: user: SAY:the capital is Paris | assistant: the capital is Paris | user: SEEN_HISTORY what did I ask? | assistant: ${outputOf(second).slice(0, 200)}`);
+    expect(outputOf(third)).toBe(
+      `SEEN 4: user: SAY:the capital is Paris | assistant: the capital is Paris | user: SEEN_HISTORY what did I ask? | assistant: ${outputOf(second).slice(0, 200)}`,
+    );
   });
 
   it('without the grant (default or "none") a run sees only its own message', async () => {
@@ -50,7 +71,9 @@ describe('grants.history (local-agent, scripted model)', () => {
     await say('h-one', 'w', 'SAY:first');
     await say('h-one', 'w', 'SAY:second');
     // The last earlier message is the answer "second"; the runner puts a placeholder user turn first.
-    expect(outputOf(await say('h-one', 'w', 'SEEN_HISTORY'))).toBe('SEEN 2: user: (earlier turns omitted) | assistant: second');
+    expect(outputOf(await say('h-one', 'w', 'SEEN_HISTORY'))).toBe(
+      'SEEN 2: user: (earlier turns omitted) | assistant: second',
+    );
     await say('h-tokens', 'w', 'SAY:0123456789abcdef');
     await say('h-tokens', 'w', 'SAY:tiny');
     // 4 tokens ≈ 16 characters: "tiny" (1) fits, "SAY:tiny" (2) fits, the 16-character answer (4) does not.
@@ -89,7 +112,7 @@ describe('grants.history (local-agent, scripted model)', () => {
     expect(JSON.stringify(events)).not.toContain(canary);
   });
 
-  it('only earlier turns: answers of failed runs and tool traffic are left out, the run\'s own message too', async () => {
+  it("only earlier turns: answers of failed runs and tool traffic are left out, the run's own message too", async () => {
     await say('h-digest', 'order', 'one');
     const failed = await say('h-digest', 'order', 'FAIL please');
     expect(failed.status).toBe('failed');
@@ -100,8 +123,16 @@ describe('grants.history (local-agent, scripted model)', () => {
 
   it('explain shows the grant', () => {
     const repo = new ConfigRepo(host.store);
-    const e = explainBinding(repo.binding('h-one').spec as Binding, discoverRunners(host.config.runnerDirs), repo.snapshot().resources, host.config.limits, { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: [] });
+    const e = explainBinding(
+      repo.binding('h-one').spec as Binding,
+      discoverRunners(host.config.runnerDirs),
+      repo.snapshot().resources,
+      host.config.limits,
+      { dataDir: host.dataDir, harnessDir: HARNESS_DIR, mountRoots: [] },
+    );
     expect(e.access?.history).toEqual({ messages: 1 });
-    expect(renderExplanation(e)).toContain('history: the last 1 messages of this conversation (user messages and completed answers, redacted)');
+    expect(renderExplanation(e)).toContain(
+      'history: the last 1 messages of this conversation (user messages and completed answers, redacted)',
+    );
   });
 });

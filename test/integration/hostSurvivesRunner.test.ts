@@ -30,7 +30,11 @@ describe('a runner sending nested JSON never stops the host (host API, concurren
   /** One hostile run next to an ordinary one; both outcomes come back and both are stored. */
   async function hostileNextToNormal(where: Where, shape: Shape, depth: number) {
     const [hostile, normal] = await Promise.all([
-      h.runs.runAdHoc({ runner: 'nester', event: event(`${where}-${shape}-${depth}`), config: { where, shape, depth } }),
+      h.runs.runAdHoc({
+        runner: 'nester',
+        event: event(`${where}-${shape}-${depth}`),
+        config: { where, shape, depth },
+      }),
       h.runs.runAdHoc({ runner: 'echo', event: event(`normal-${where}-${shape}-${depth}`), config: { delayMs: 300 } }),
     ]);
     expect(normal.status, normal.reason).toBe('completed');
@@ -65,23 +69,46 @@ describe('a runner sending nested JSON never stops the host (host API, concurren
     expect(outcome.status).toBe('protocol_error');
     expect(outcome.detail.code).toBe(ErrorCodes.InvalidMessage);
     expect(outcome.reason).toContain(LIMIT_REASON);
-    expect(outcome.reason).toMatch(where === 'output' || where === 'external' || where === 'usage' ? /the answer to request \d+/ : /a run\/update notification/);
+    expect(outcome.reason).toMatch(
+      where === 'output' || where === 'external' || where === 'usage'
+        ? /the answer to request \d+/
+        : /a run\/update notification/,
+    );
   });
 
   it.each([
     ['object', 1100],
     ['array', 1_000_000],
-  ] as const)('a state/set request nesting %s × %i is refused with QuotaExceeded (maxJsonDepth); the run goes on and completes', async (shape, depth) => {
-    const outcome = await hostileNextToNormal('request', shape, depth);
-    expect(outcome.status, outcome.reason).toBe('completed');
-    const answer = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as { error: { code: number; data: unknown } };
-    expect(answer.error).toMatchObject({ code: ErrorCodes.QuotaExceeded, data: { limit: 'maxJsonDepth', maxDepth: MAX_JSON_DEPTH } });
-    // The refusal is recorded like any other refused request, with who denied it.
-    const events = h.store.readEvents(h.store.run(outcome.runId)!.sessionId).filter((e) => e.runId === outcome.runId && e.type === 'run.request');
-    expect(events.map((e) => e.data)).toEqual([{ method: 'state/set', decision: { code: ErrorCodes.QuotaExceeded, reason: `state/set: the request ${LIMIT_REASON}` } }]);
-  });
+  ] as const)(
+    'a state/set request nesting %s × %i is refused with QuotaExceeded (maxJsonDepth); the run goes on and completes',
+    async (shape, depth) => {
+      const outcome = await hostileNextToNormal('request', shape, depth);
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const answer = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as {
+        error: { code: number; data: unknown };
+      };
+      expect(answer.error).toMatchObject({
+        code: ErrorCodes.QuotaExceeded,
+        data: { limit: 'maxJsonDepth', maxDepth: MAX_JSON_DEPTH },
+      });
+      // The refusal is recorded like any other refused request, with who denied it.
+      const events = h.store
+        .readEvents(h.store.run(outcome.runId)!.sessionId)
+        .filter((e) => e.runId === outcome.runId && e.type === 'run.request');
+      expect(events.map((e) => e.data)).toEqual([
+        {
+          method: 'state/set',
+          decision: { code: ErrorCodes.QuotaExceeded, reason: `state/set: the request ${LIMIT_REASON}` },
+        },
+      ]);
+    },
+  );
 
-  const legitimate: [Where, Shape, number][] = places.map((where, i) => [where, (['array', 'wide', 'string'] as const)[i % 3]!, [MAX_JSON_DEPTH - 8, 20_000, 3_000_000][i % 3]!]);
+  const legitimate: [Where, Shape, number][] = places.map((where, i) => [
+    where,
+    (['array', 'wide', 'string'] as const)[i % 3]!,
+    [MAX_JSON_DEPTH - 8, 20_000, 3_000_000][i % 3]!,
+  ]);
   it.each(legitimate)(
     '%s: %s × %i (legitimate: under the depth limit, wide, long) is stored and the run completes',
     async (where, shape, depth) => {
@@ -101,24 +128,41 @@ describe('an exception while storing what a runner sent fails that run only', ()
   // full disk or any other store error would. It stands in for the failures the protocol checks
   // now keep out, so the guards behind them stay proven.
   const plant = (type: string) =>
-    rawDb(h.store).exec(`CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.type = '${type}' AND NEW.data LIKE '%poison-pill%' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`);
+    rawDb(h.store).exec(
+      `CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.type = '${type}' AND NEW.data LIKE '%poison-pill%' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`,
+    );
   const unplant = () => rawDb(h.store).exec('DROP TRIGGER IF EXISTS poison');
 
   it('an update the store refuses at group-commit time fails its run (failed, with the error); the other updates and a concurrent run are stored', async () => {
     plant('run.update');
     try {
       const [hostile, normal] = await Promise.all([
-        h.runs.runAdHoc({ runner: 'echo', event: chatEvent({ text: 'one poison-pill three', conversation: { id: 'p1' } }), config: { delayMs: 150 } }),
-        h.runs.runAdHoc({ runner: 'echo', event: chatEvent({ text: 'all fine here', conversation: { id: 'p2' } }), config: { delayMs: 150 } }),
+        h.runs.runAdHoc({
+          runner: 'echo',
+          event: chatEvent({ text: 'one poison-pill three', conversation: { id: 'p1' } }),
+          config: { delayMs: 150 },
+        }),
+        h.runs.runAdHoc({
+          runner: 'echo',
+          event: chatEvent({ text: 'all fine here', conversation: { id: 'p2' } }),
+          config: { delayMs: 150 },
+        }),
       ]);
       expect(normal.status, normal.reason).toBe('completed');
       expect(hostile.status).toBe('failed');
       // The refused event is the message text holding the pill: stored while the run goes on, or (the
       // redactor holds a message's tail back until its end) right after the result — failed either way.
-      expect(hostile.reason).toMatch(/(^|; then the )host failed while handling the runner output: Error: storing its run\.update event failed: SqliteError: planted failure$/);
+      expect(hostile.reason).toMatch(
+        /(^|; then the )host failed while handling the runner output: Error: storing its run\.update event failed: SqliteError: planted failure$/,
+      );
       expect(h.store.run(hostile.runId)).toMatchObject({ status: 'failed', reason: hostile.reason });
-      const stored = h.store.readEvents(h.store.run(hostile.runId)!.sessionId).filter((e) => e.runId === hostile.runId && e.type === 'run.update');
-      const texts = stored.map((e) => { const { update } = e.data as { update: { kind: string; text?: string } }; return update.text ?? update.kind; });
+      const stored = h.store
+        .readEvents(h.store.run(hostile.runId)!.sessionId)
+        .filter((e) => e.runId === hostile.runId && e.type === 'run.update');
+      const texts = stored.map((e) => {
+        const { update } = e.data as { update: { kind: string; text?: string } };
+        return update.text ?? update.kind;
+      });
       expect(texts[0]).toBe('progress');
       expect(texts.join('')).not.toContain('poison-pill');
     } finally {
@@ -129,10 +173,15 @@ describe('an exception while storing what a runner sent fails that run only', ()
   it('a result the store refuses still ends the run, recorded as failed without the result', async () => {
     plant('run.ended');
     try {
-      const outcome = await h.runs.runAdHoc({ runner: 'echo', event: chatEvent({ text: 'poison-pill', conversation: { id: 'p3' } }) });
+      const outcome = await h.runs.runAdHoc({
+        runner: 'echo',
+        event: chatEvent({ text: 'poison-pill', conversation: { id: 'p3' } }),
+      });
       expect(outcome.status).toBe('failed');
       expect(outcome.result).toBeUndefined();
-      expect(outcome.reason).toBe("runner completed the run; the host could not store the runner's result: SqliteError: planted failure");
+      expect(outcome.reason).toBe(
+        "runner completed the run; the host could not store the runner's result: SqliteError: planted failure",
+      );
       expect(h.store.run(outcome.runId)).toMatchObject({ status: 'failed', reason: outcome.reason });
     } finally {
       unplant();
@@ -148,15 +197,34 @@ describe('the real CLI survives nested runner messages', () => {
       { where: 'tool', shape: 'mixed', depth: 1_000_000 },
       { where: 'output', shape: 'object', depth: 100_000 },
     ]) {
-      const r = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/nester', '--text', 'x', '--config', JSON.stringify(config), '--json'], { dataDir });
+      const r = await paddock(
+        [
+          'run',
+          '--runner',
+          'test/fixtures/runnerDirs/nester',
+          '--text',
+          'x',
+          '--config',
+          JSON.stringify(config),
+          '--json',
+        ],
+        { dataDir },
+      );
       expect(r.stderr).not.toMatch(/SqliteError|RangeError|Maximum call stack/);
       expect(r.exitCode, r.stderr).toBe(5);
-      const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome')!.outcome as { runId: string; status: string; reason: string };
+      const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome')!.outcome as {
+        runId: string;
+        status: string;
+        reason: string;
+      };
       expect(outcome.status).toBe('protocol_error');
       expect(outcome.reason).toContain(LIMIT_REASON);
       const show = await paddock(['runs', 'show', outcome.runId, '--json'], { dataDir });
       expect(show.exitCode, show.stderr).toBe(0);
-      expect((JSON.parse(show.stdout) as { run: { status: string; reason: string } }).run).toMatchObject({ status: 'protocol_error', reason: outcome.reason });
+      expect((JSON.parse(show.stdout) as { run: { status: string; reason: string } }).run).toMatchObject({
+        status: 'protocol_error',
+        reason: outcome.reason,
+      });
     }
   }, 300_000); // six CLI processes, each starting a host and bundling the runner (~10 s each on a loaded machine)
 });

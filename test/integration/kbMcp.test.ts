@@ -16,13 +16,21 @@ import { rawDb } from '../helpers/rawDb.js';
 const root = mkdtempSync(join(tmpdir(), 'paddock-kbmcp-'));
 for (const [kb, file, text] of [
   ['a', 'refunds.md', '# Refunds\n\nRefunds are paid within 14 days (marker alpha-77).\n'],
-  ['a', 'canary.md', `# Keys\n\nThe deploy key is ${'sk-ant-api03-kbcanary' + 'Q'.repeat(40)}AA for the refund robot.\n`],
+  [
+    'a',
+    'canary.md',
+    `# Keys\n\nThe deploy key is ${'sk-ant-api03-kbcanary' + 'Q'.repeat(40)}AA for the refund robot.\n`,
+  ],
   ['b', 'secret.md', '# Board minutes\n\nRefunds will be cut next year (marker beta-33).\n'],
 ] as const) {
   mkdirSync(join(root, kb), { recursive: true });
   writeFileSync(join(root, kb, file), text);
 }
-const kbs = [KnowledgeBaseResourceSchema.parse({ id: 'a', name: 'Policies', path: join(root, 'a') }), KnowledgeBaseResourceSchema.parse({ id: 'b.board', path: join(root, 'b') }), KnowledgeBaseResourceSchema.parse({ id: 'b_board', path: join(root, 'a') })];
+const kbs = [
+  KnowledgeBaseResourceSchema.parse({ id: 'a', name: 'Policies', path: join(root, 'a') }),
+  KnowledgeBaseResourceSchema.parse({ id: 'b.board', path: join(root, 'b') }),
+  KnowledgeBaseResourceSchema.parse({ id: 'b_board', path: join(root, 'a') }),
+];
 const host = tempHost();
 afterAll(() => host.close());
 
@@ -30,9 +38,27 @@ let n = 0;
 async function openRun(granted: string[]) {
   n += 1;
   return host.gateway.openRun({
-    claims: { runId: `run-kbmcp-${process.pid}-${n}`, sessionId: `ses-kbmcp-${n}`, bindingId: 'kb-binding', runnerId: 'test-harness' },
-    access: { models: [], mcpServers: [], knowledgeBases: kbs.filter((k) => granted.includes(k.id)).map((k) => ({ id: k.id, ...(k.name ? { name: k.name } : {}) })) },
-    resources: indexResources({ models: [], knowledgeBases: kbs, mcpServers: [], skills: [], artifacts: [], mounts: [] }),
+    claims: {
+      runId: `run-kbmcp-${process.pid}-${n}`,
+      sessionId: `ses-kbmcp-${n}`,
+      bindingId: 'kb-binding',
+      runnerId: 'test-harness',
+    },
+    access: {
+      models: [],
+      mcpServers: [],
+      knowledgeBases: kbs
+        .filter((k) => granted.includes(k.id))
+        .map((k) => ({ id: k.id, ...(k.name ? { name: k.name } : {}) })),
+    },
+    resources: indexResources({
+      models: [],
+      knowledgeBases: kbs,
+      mcpServers: [],
+      skills: [],
+      artifacts: [],
+      mounts: [],
+    }),
     budget: BindingLimitsSchema.parse({}),
     backend: 'process',
     sandboxLimits: host.config.limits,
@@ -41,10 +67,20 @@ async function openRun(granted: string[]) {
 }
 async function connect(baseUrl: string, token: string | undefined) {
   const client = new Client({ name: 'test-harness', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${KB_MCP_SERVER}`), { requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp/${KB_MCP_SERVER}`), {
+      requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
+    }),
+  );
   return client;
 }
-const audit = (type: string, runId: string) => (rawDb(host.store).prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq').pluck().all(type, runId) as string[]).map((d) => JSON.parse(d) as Record<string, unknown>);
+const audit = (type: string, runId: string) =>
+  (
+    rawDb(host.store)
+      .prepare('SELECT data FROM audit WHERE type = ? AND run_id = ? ORDER BY seq')
+      .pluck()
+      .all(type, runId) as string[]
+  ).map((d) => JSON.parse(d) as Record<string, unknown>);
 const textOf = (r: unknown) => ((r as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
 
 describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
@@ -57,7 +93,9 @@ describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
       expect(found.isError).toBeFalsy();
       expect(textOf(found)).toContain('alpha-77');
       expect(textOf(found)).not.toContain('beta-33');
-      expect(audit('kb.retrieve', run.run.claims.runId)).toEqual([expect.objectContaining({ knowledgeBase: 'a', kind: 'folder', topK: 20 })]);
+      expect(audit('kb.retrieve', run.run.claims.runId)).toEqual([
+        expect.objectContaining({ knowledgeBase: 'a', kind: 'folder', topK: 20 }),
+      ]);
       // A key-shaped string in a document is redacted like every answer, in the text and the structured chunks.
       const keyed = await client.callTool({ name: 'search_a', arguments: { query: 'deploy key' } });
       expect(textOf(keyed)).toContain('The deploy key is [REDACTED');
@@ -69,9 +107,12 @@ describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
         expect(refused.isError, name).toBe(true);
         expect(textOf(refused)).not.toContain('beta-33');
       }
-      for (const args of [{}, { query: '' }, { query: 42 }, { query: '   ' }]) expect((await client.callTool({ name: 'search_a', arguments: args })).isError).toBe(true);
+      for (const args of [{}, { query: '' }, { query: 42 }, { query: '   ' }])
+        expect((await client.callTool({ name: 'search_a', arguments: args })).isError).toBe(true);
       // FTS syntax in the query is text, not a query language.
-      expect((await client.callTool({ name: 'search_a', arguments: { query: '"refunds" OR * NEAR(a b) -- ;' } })).isError).toBeFalsy();
+      expect(
+        (await client.callTool({ name: 'search_a', arguments: { query: '"refunds" OR * NEAR(a b) -- ;' } })).isError,
+      ).toBeFalsy();
       expect(audit('kb.retrieve', run.run.claims.runId).every((r) => r.knowledgeBase === 'a')).toBe(true);
     } finally {
       await client.close();
@@ -84,8 +125,12 @@ describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
     const client = await connect(run.baseUrl, run.token);
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search_b_board', 'search_b_board_2']);
-      expect(textOf(await client.callTool({ name: 'search_b_board', arguments: { query: 'refunds' } }))).toContain('beta-33');
-      expect(textOf(await client.callTool({ name: 'search_b_board_2', arguments: { query: 'refunds' } }))).toContain('alpha-77');
+      expect(textOf(await client.callTool({ name: 'search_b_board', arguments: { query: 'refunds' } }))).toContain(
+        'beta-33',
+      );
+      expect(textOf(await client.callTool({ name: 'search_b_board_2', arguments: { query: 'refunds' } }))).toContain(
+        'alpha-77',
+      );
     } finally {
       await client.close();
       await run.close();
@@ -96,9 +141,19 @@ describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
     const none = await openRun([]);
     const granted = await openRun(['a']);
     try {
-      const bare = await fetch(`${none.baseUrl}/mcp/_kb`, { method: 'POST', headers: { authorization: `Bearer ${none.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+      const bare = await fetch(`${none.baseUrl}/mcp/_kb`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${none.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
       expect(bare.status).toBe(403);
-      expect(audit('kb.denied', none.run.claims.runId)).toEqual([expect.objectContaining({ deniedBy: 'binding.grants.knowledgeBases' })]);
+      expect(audit('kb.denied', none.run.claims.runId)).toEqual([
+        expect.objectContaining({ deniedBy: 'binding.grants.knowledgeBases' }),
+      ]);
       await expect(connect(granted.baseUrl, undefined)).rejects.toThrow();
       await expect(connect(granted.baseUrl, none.token)).rejects.toThrow(); // the token of a run with no grant
       const token = granted.token;

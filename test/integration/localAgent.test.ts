@@ -13,10 +13,16 @@ import { rawDb } from '../helpers/rawDb.js';
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 afterAll(() => host.close());
 
-async function dispatch(bot: string, text: string, updates: Update[] = [], signal?: AbortSignal): Promise<{ outcome: RunOutcome; updates: Update[] }> {
+async function dispatch(
+  bot: string,
+  text: string,
+  updates: Update[] = [],
+  signal?: AbortSignal,
+): Promise<{ outcome: RunOutcome; updates: Update[] }> {
   const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text }), { onUpdate: (u) => updates.push(u) });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
-  if (signal) signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
+  if (signal)
+    signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
@@ -26,12 +32,26 @@ describe('local-agent runner (bwrap, everything through the host)', () => {
     const kb = mkdtempSync(join(tmpdir(), 'paddock-la-kb-'));
     mkdirSync(join(kb, 'policies'));
     writeFileSync(join(kb, 'policies', 'refunds.md'), '# Refunds\n\nRefunds are paid within 30 days of the return.\n');
-    const agent = (id: string, bot: string, config: Record<string, unknown> = {}) => ({ id, runner: 'local-agent', route: { bot }, sandbox: 'bwrap', grants: { models: ['sm'], knowledgeBases: ['handbook'], mcpServers: ['tools'] }, config });
+    const agent = (id: string, bot: string, config: Record<string, unknown> = {}) => ({
+      id,
+      runner: 'local-agent',
+      route: { bot },
+      sandbox: 'bwrap',
+      grants: { models: ['sm'], knowledgeBases: ['handbook'], mcpServers: ['tools'] },
+      config,
+    });
     host.apply({
       resources: {
         models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }],
         knowledgeBases: [{ id: 'handbook', path: kb }],
-        mcpServers: [{ id: 'tools', command: process.execPath, args: [repoPath('test/fixtures/mcp/server.mjs')], tools: { allow: ['echo', 'add'] } }],
+        mcpServers: [
+          {
+            id: 'tools',
+            command: process.execPath,
+            args: [repoPath('test/fixtures/mcp/server.mjs')],
+            tools: { allow: ['echo', 'add'] },
+          },
+        ],
       },
       bindings: [agent('la', 'la'), agent('la-1', 'la-1', { maxTurns: 1 })],
     });
@@ -53,7 +73,13 @@ describe('local-agent runner (bwrap, everything through the host)', () => {
     const { outcome, updates } = await dispatch('la', 'USE_TOOL:search_handbook:{"query":"refunds"}');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toContain('TOOL_RESULT_SEEN: [Refunds] # Refunds');
-    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: expect.stringContaining('within 30 days') }));
+    expect(updates).toContainEqual(
+      expect.objectContaining({
+        kind: 'tool.finished',
+        status: 'ok',
+        output: expect.stringContaining('within 30 days'),
+      }),
+    );
     expect(outcome.result?.usage).toMatchObject({ turns: 2 });
   });
 
@@ -78,7 +104,9 @@ describe('local-agent runner (bwrap, everything through the host)', () => {
     const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'la', text: 'DELAY:30000' }));
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     // Cancel once the host has accepted the runner's model/complete (the call is then pending).
-    const pending = rawDb(host.store).prepare("SELECT 1 FROM events WHERE run_id = ? AND type = 'run.request' AND data LIKE '%model/complete%'");
+    const pending = rawDb(host.store).prepare(
+      "SELECT 1 FROM events WHERE run_id = ? AND type = 'run.request' AND data LIKE '%model/complete%'",
+    );
     while (!pending.get(ticket.runId)) await new Promise((r) => setTimeout(r, 20));
     host.dispatcher.cancel(ticket.runId, 'test cancel');
     const outcome = await ticket.done;

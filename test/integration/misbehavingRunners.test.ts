@@ -23,7 +23,9 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
   });
 
   it('hangs forever → timed_out by the wall clock when idle allows it', async () => {
-    const { outcome } = await superviseEntry(fixture('hangsForever'), { limits: { wallClockMs: 1_200, idleMs: 60_000 } });
+    const { outcome } = await superviseEntry(fixture('hangsForever'), {
+      limits: { wallClockMs: 1_200, idleMs: 60_000 },
+    });
     expect(outcome.status).toBe('timed_out');
     expect(outcome.detail.timeout).toBe('wall_clock');
     expect(outcome.reason).toMatch(/wall-clock limit of 1200 ms/);
@@ -31,7 +33,9 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
   });
 
   it('ignores SIGTERM → killed with SIGKILL after the grace', async () => {
-    const { outcome } = await superviseEntry(fixture('ignoresSigterm'), { limits: { wallClockMs: 1_000, termGraceMs: 300 } });
+    const { outcome } = await superviseEntry(fixture('ignoresSigterm'), {
+      limits: { wallClockMs: 1_000, termGraceMs: 300 },
+    });
     expect(outcome.status).toBe('timed_out');
     expect(outcome.termination).toBe('sigkill');
     expect(outcome.signal).toBe('SIGKILL');
@@ -91,7 +95,9 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
   });
 
   it('floods stderr → quota_exceeded on maxStderrBytes, only the tail kept', async () => {
-    const { outcome } = await superviseEntry(fixture('floodsStderr'), { limits: { maxStderrBytes: 2 * 1024 * 1024, stderrTailBytes: 4096 } });
+    const { outcome } = await superviseEntry(fixture('floodsStderr'), {
+      limits: { maxStderrBytes: 2 * 1024 * 1024, stderrTailBytes: 4096 },
+    });
     expect(outcome.status).toBe('quota_exceeded');
     expect(outcome.detail.limit).toBe('maxStderrBytes');
     expect(outcome.stderrTail.length).toBeLessThanOrEqual(4096);
@@ -133,7 +139,9 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
   });
 
   it('closes its stdout but stays alive → protocol_error at once, not a timeout', async () => {
-    const { outcome } = await superviseEntry(fixture('closesStdout'), { limits: { idleMs: 30_000, wallClockMs: 40_000 } });
+    const { outcome } = await superviseEntry(fixture('closesStdout'), {
+      limits: { idleMs: 30_000, wallClockMs: 40_000 },
+    });
     expect(outcome.status).toBe('protocol_error');
     expect(outcome.reason).toMatch(/closed its stdout before returning a run result but kept running/);
     expect(outcome.durationMs).toBeLessThan(10_000);
@@ -153,7 +161,9 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
     ['0', 'sigterm'],
     ['1', 'sigkill'],
   ])('spawns grandchildren (ignore TERM: %s) → run completed, every grandchild killed', async (ignoreTerm) => {
-    const { outcome, updates } = await superviseEntry(fixture('spawnsGrandchildren'), { env: { GRANDCHILD_IGNORE_TERM: ignoreTerm } });
+    const { outcome, updates } = await superviseEntry(fixture('spawnsGrandchildren'), {
+      env: { GRANDCHILD_IGNORE_TERM: ignoreTerm },
+    });
     expect(outcome.status).toBe('completed');
     const spawned = updates.find((u) => u.kind === 'log' && u.message === 'spawned');
     const pids = (spawned as { data: { pids: number[] } }).data.pids;
@@ -171,10 +181,15 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
         throw new TypeError("Cannot read properties of undefined (reading 'x')");
       },
     };
-    const { outcome } = await superviseEntry(fixture('hostRequests'), { grants: ['state/get'], hostRequests: throwing });
+    const { outcome } = await superviseEntry(fixture('hostRequests'), {
+      grants: ['state/get'],
+      hostRequests: throwing,
+    });
     expect(outcome.status).toBe('failed');
     expect(outcome.detail.code).toBe(ErrorCodes.InternalError);
-    expect(outcome.reason).toBe("host failed while handling the runner's state/get: TypeError: Cannot read properties of undefined (reading 'x')");
+    expect(outcome.reason).toBe(
+      "host failed while handling the runner's state/get: TypeError: Cannot read properties of undefined (reading 'x')",
+    );
     expectNothingLeft(outcome);
   });
 
@@ -185,7 +200,9 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
       },
     });
     expect(outcome.status).toBe('failed');
-    expect(outcome.reason).toBe('host failed while handling update 1 (progress): RangeError: Maximum call stack size exceeded');
+    expect(outcome.reason).toBe(
+      'host failed while handling update 1 (progress): RangeError: Maximum call stack size exceeded',
+    );
     expectNothingLeft(outcome);
   });
 });
@@ -205,7 +222,9 @@ describe('protocol violations fail the run with protocol_error', () => {
   });
 
   it('exits with code 0 without a result → crashed', async () => {
-    const { outcome } = await superviseEntry(fixture('protocolViolations'), { env: { VIOLATION: 'exitWithoutResult' } });
+    const { outcome } = await superviseEntry(fixture('protocolViolations'), {
+      env: { VIOLATION: 'exitWithoutResult' },
+    });
     expect(outcome.status).toBe('crashed');
     expect(outcome.reason).toMatch(/exited with code 0 before returning a run result/);
     expectNothingLeft(outcome);

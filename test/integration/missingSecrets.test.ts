@@ -35,7 +35,9 @@ bindings:
     expect(applied.exitCode, applied.stderr).toBe(0); // applied: the running host may have another environment
     expect(applied.stderr).toContain(`warning: model claude apiKey: environment variable ${VAR} is not set`);
     expect(applied.stderr).toContain(`warning: model unused apiKey: file ${FILE} is not readable`);
-    expect(applied.stderr).toContain(`warning: mcpServer tools headers.Authorization: environment variable ${VAR}_MCP is not set`);
+    expect(applied.stderr).toContain(
+      `warning: mcpServer tools headers.Authorization: environment variable ${VAR}_MCP is not set`,
+    );
     const json = await paddock(['apply', '-f', file, '--json'], { dataDir: home, env });
     expect((JSON.parse(json.stdout) as { missingSecrets: string[] }).missingSecrets).toHaveLength(3);
 
@@ -51,7 +53,10 @@ bindings:
 
     // With the references resolvable, all three are quiet.
     writeFileSync(join(home, 'token'), 'x');
-    writeFileSync(file, `resources:\n  models:\n    - { id: unused, provider: openai, model: gpt-x, apiKey: { file: ${join(home, 'token')} } }\n`);
+    writeFileSync(
+      file,
+      `resources:\n  models:\n    - { id: unused, provider: openai, model: gpt-x, apiKey: { file: ${join(home, 'token')} } }\n`,
+    );
     const set = { ...env, [VAR]: 'value-1', [`${VAR}_MCP`]: 'value-2' };
     const quiet = await paddock(['apply', '-f', file], { dataDir: home, env: set });
     expect(quiet.stderr).not.toContain('warning');

@@ -33,16 +33,23 @@ describe('run cgroups', () => {
 
   it('no run cgroup directory is left after a suite of runs of every shape (completed, crashed, setsid escapee, closed stdout, bwrap)', async () => {
     const runIds: string[] = [];
-    const shapes: { runner: string; text?: string; sandbox?: 'process' | 'bwrap'; config?: Record<string, unknown> }[] = [
-      { runner: 'echo' },
-      { runner: 'echo', sandbox: 'bwrap' },
-      { runner: repoPath('test/fixtures/runnerDirs/crashes') },
-      { runner: 'attacker', config: { actions: ['setsid:600', 'forks:5'] } },
-      { runner: 'attacker', config: { actions: ['setsid:600'] }, sandbox: 'bwrap' },
-      { runner: repoPath('test/fixtures/runnerDirs/closes-stdout') },
-    ];
+    const shapes: { runner: string; text?: string; sandbox?: 'process' | 'bwrap'; config?: Record<string, unknown> }[] =
+      [
+        { runner: 'echo' },
+        { runner: 'echo', sandbox: 'bwrap' },
+        { runner: repoPath('test/fixtures/runnerDirs/crashes') },
+        { runner: 'attacker', config: { actions: ['setsid:600', 'forks:5'] } },
+        { runner: 'attacker', config: { actions: ['setsid:600'] }, sandbox: 'bwrap' },
+        { runner: repoPath('test/fixtures/runnerDirs/closes-stdout') },
+      ];
     for (const shape of shapes) {
-      const outcome = await host.runs.runAdHoc({ runner: shape.runner, event: textEvent(shape.text ?? 'x'), config: shape.config, sandbox: shape.sandbox ?? 'process', onStart: (info) => runIds.push(info.runId) });
+      const outcome = await host.runs.runAdHoc({
+        runner: shape.runner,
+        event: textEvent(shape.text ?? 'x'),
+        config: shape.config,
+        sandbox: shape.sandbox ?? 'process',
+        onStart: (info) => runIds.push(info.runId),
+      });
       expect(outcome.survivors, `${shape.runner}: ${outcome.reason}`).toEqual([]);
     }
     expect(runIds).toHaveLength(shapes.length);
@@ -51,7 +58,19 @@ describe('run cgroups', () => {
 
   it('after a host crash, recovery empties the run cgroup: a setsid grandchild the group kill misses dies, and the directory goes', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'paddock-cgcrash-'));
-    const child = paddock(['run', '--runner', repoPath('test/fixtures/runnerDirs/setsid-then-hang'), '--text', 'x', '--json', '--timeout', '120000'], { dataDir });
+    const child = paddock(
+      [
+        'run',
+        '--runner',
+        repoPath('test/fixtures/runnerDirs/setsid-then-hang'),
+        '--text',
+        'x',
+        '--json',
+        '--timeout',
+        '120000',
+      ],
+      { dataDir },
+    );
     // Read the stream until the runner says which pid escaped (event-driven, no timing).
     const escaped = await new Promise<{ runId: string; pid: number }>((resolve, reject) => {
       let buffered = '';
@@ -61,7 +80,11 @@ describe('run cgroups', () => {
         for (;;) {
           const nl = buffered.indexOf('\n');
           if (nl === -1) break;
-          const line = JSON.parse(buffered.slice(0, nl)) as { type: string; runId?: string; update?: { kind: string; data?: { pid: number } } };
+          const line = JSON.parse(buffered.slice(0, nl)) as {
+            type: string;
+            runId?: string;
+            update?: { kind: string; data?: { pid: number } };
+          };
           buffered = buffered.slice(nl + 1);
           if (line.type === 'started') runId = line.runId!;
           if (line.type === 'update' && line.update?.kind === 'log') resolve({ runId, pid: line.update.data!.pid });
@@ -72,7 +95,10 @@ describe('run cgroups', () => {
     const grandchild = { pid: escaped.pid, start: processStartTime(escaped.pid) };
     expect(alive(grandchild.pid, grandchild.start)).toBe(true);
     const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-    const run = db.prepare('SELECT pid, pid_start FROM runs WHERE id = ?').get(escaped.runId) as { pid: number; pid_start: number };
+    const run = db.prepare('SELECT pid, pid_start FROM runs WHERE id = ?').get(escaped.runId) as {
+      pid: number;
+      pid_start: number;
+    };
     db.close();
     // The grandchild left the runner's group and session: only the cgroup still holds it.
     const stat = readFileSync(`/proc/${grandchild.pid}/stat`, 'utf8');
@@ -90,24 +116,39 @@ describe('run cgroups', () => {
       expect(alive(grandchild.pid, grandchild.start)).toBe(false);
       expect(cgroupDirsOf(escaped.runId)).toEqual([]);
       const after = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-      expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(escaped.runId)).toMatchObject({ status: 'interrupted', reason: expect.stringContaining('left in its cgroup') });
+      expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(escaped.runId)).toMatchObject({
+        status: 'interrupted',
+        reason: expect.stringContaining('left in its cgroup'),
+      });
       after.close();
     } finally {
-      for (const p of [run, { pid: grandchild.pid, pid_start: grandchild.start }]) if (alive(p.pid, p.pid_start)) process.kill(p.pid, 'SIGKILL');
+      for (const p of [run, { pid: grandchild.pid, pid_start: grandchild.start }])
+        if (alive(p.pid, p.pid_start)) process.kill(p.pid, 'SIGKILL');
     }
   }, 180_000);
 
   it('a root process-backend runner moves a child out of the run cgroup, group and session: it is still found (by its run id), killed and named; the report says the limit', async () => {
     let isolation: string[] = [];
-    const outcome = await host.runs.runAdHoc({ runner: repoPath('test/fixtures/runnerDirs/cgroup-escapee'), event: textEvent('x'), sandbox: 'process', onStart: (info) => (isolation = info.isolation.notEnforced) });
-    const update = host.store.readEvents(host.store.run(outcome.runId)!.sessionId).find((e) => e.runId === outcome.runId && e.type === 'run.update');
+    const outcome = await host.runs.runAdHoc({
+      runner: repoPath('test/fixtures/runnerDirs/cgroup-escapee'),
+      event: textEvent('x'),
+      sandbox: 'process',
+      onStart: (info) => (isolation = info.isolation.notEnforced),
+    });
+    const update = host.store
+      .readEvents(host.store.run(outcome.runId)!.sessionId)
+      .find((e) => e.runId === outcome.runId && e.type === 'run.update');
     const pid = (update!.data as { update: { data: { pid: number } } }).update.data.pid;
     try {
       expect(outcome.status, outcome.reason).toBe('completed');
       expect(processStartTime(pid)).toBeNull(); // the escapee is dead
       expect(outcome.survivors).toEqual([]);
-      expect(outcome.reason).toContain(`had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${pid})`);
-      expect(isolation.join('\n')).toMatch(/move itself out of the run's cgroup .* only while its environment still holds the run's PADDOCK_RUN_ID/);
+      expect(outcome.reason).toContain(
+        `had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${pid})`,
+      );
+      expect(isolation.join('\n')).toMatch(
+        /move itself out of the run's cgroup .* only while its environment still holds the run's PADDOCK_RUN_ID/,
+      );
       expect(cgroupDirsOf(outcome.runId)).toEqual([]);
     } finally {
       if (processStartTime(pid) !== null) process.kill(pid, 'SIGKILL');
@@ -120,7 +161,9 @@ describe('run cgroups', () => {
     const foreign = known.replace(/.$/, 'b');
     const busy = known.replace(/.$/, 'c');
     const made = [known, live, foreign, busy].map((id) => RunCgroup.create(id, { pids: 16 })!);
-    const sleeper = execa('/bin/sh', ['-c', `echo $$ > ${made[3]!.procsFiles[0]} && exec sleep 600`], { reject: false });
+    const sleeper = execa('/bin/sh', ['-c', `echo $$ > ${made[3]!.procsFiles[0]} && exec sleep 600`], {
+      reject: false,
+    });
     try {
       await new Promise<void>((resolve) => {
         const check = () => (made[3]!.members().length > 0 ? resolve() : setTimeout(check, 10));

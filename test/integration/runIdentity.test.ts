@@ -1,5 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,7 +79,7 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     expect(identityWarnings(identity)).toEqual([]);
   });
 
-  it('setuid/setgid plants in a rw mount, the workspace and the session folder are the run uid\'s on the host and lose their bits at run end', async () => {
+  it("setuid/setgid plants in a rw mount, the workspace and the session folder are the run uid's on the host and lose their bits at run end", async () => {
     const { root, repo } = grantedRoot();
     writeFileSync(join(repo, 'README'), 'admin file\n');
     chownSync(join(repo, 'README'), identity.uid, identity.gid);
@@ -91,13 +104,24 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     ];
     h.apply({
       resources: { mounts: [{ id: 'repo', path: repo, mode: 'rw' }] },
-      bindings: [{ id: 'plant', runner: 'attacker', route: { platform: 'ident', bot: 'plant' }, workspace: 'mount', grants: { mounts: ['repo'] }, config: { actions } }],
+      bindings: [
+        {
+          id: 'plant',
+          runner: 'attacker',
+          route: { platform: 'ident', bot: 'plant' },
+          workspace: 'mount',
+          grants: { mounts: ['repo'] },
+          config: { actions },
+        },
+      ],
     });
     const { outcome, runId, results } = await dispatchAttack(h, 'plant');
     expect(outcome.status, outcome.reason).toBe('completed');
 
     // Inside: uid/gid 65534, no supplementary groups, no capabilities.
-    expect(results.identity).toBe('ok uid=65534\t65534\t65534\t65534 gid=65534\t65534\t65534\t65534 groups= capeff=0000000000000000 capprm=0000000000000000');
+    expect(results.identity).toBe(
+      'ok uid=65534\t65534\t65534\t65534 gid=65534\t65534\t65534\t65534 groups= capeff=0000000000000000 capprm=0000000000000000',
+    );
     // The bits were really set inside (so it is the host that cleared them below).
     for (const a of actions.filter((x) => x.startsWith('plant:'))) expect(results[a], a).toBe(`ok ${a.split(':')[1]}`);
     // No host setuid binary can be linked in, and nothing can be given to root.
@@ -121,18 +145,23 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     const sessionImage = quotaImage(h.dataDir, 'sessions', h.store.run(runId)!.sessionId);
     execFileSync('/usr/bin/mount', ['-t', 'ext4', '-o', 'loop,ro,nosuid,nodev', sessionImage, session]);
     try {
-    for (const path of planted) {
-      const stat = statSync(path);
-      expect({ path, uid: stat.uid, gid: stat.gid, setid: stat.mode & 0o6000 }).toEqual({ path, uid: identity.uid, gid: identity.gid, setid: 0 });
-      expect(stat.mode & 0o111, path).not.toBe(0); // still the runner's executable, only without the bits
-    }
-    // Nothing the run left anywhere it could write is root's or carries a setuid/setgid bit.
-    for (const dir of [repo, session, workspace]) {
-      for (const entry of walk(dir)) {
-        expect(entry.uid, entry.path).toBe(identity.uid);
-        if (!entry.link) expect(entry.mode & 0o6000, entry.path).toBe(0);
+      for (const path of planted) {
+        const stat = statSync(path);
+        expect({ path, uid: stat.uid, gid: stat.gid, setid: stat.mode & 0o6000 }).toEqual({
+          path,
+          uid: identity.uid,
+          gid: identity.gid,
+          setid: 0,
+        });
+        expect(stat.mode & 0o111, path).not.toBe(0); // still the runner's executable, only without the bits
       }
-    }
+      // Nothing the run left anywhere it could write is root's or carries a setuid/setgid bit.
+      for (const dir of [repo, session, workspace]) {
+        for (const entry of walk(dir)) {
+          expect(entry.uid, entry.path).toBe(identity.uid);
+          if (!entry.link) expect(entry.mode & 0o6000, entry.path).toBe(0);
+        }
+      }
     } finally {
       execFileSync('/usr/bin/umount', [session]);
     }
@@ -141,7 +170,12 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     // The host says what it cleared.
     const cleared = h.store.audit.records({ runId }).find((r) => r.type === 'run.setid_cleared');
     const files = (cleared?.data as { files: { path: string; cleared: boolean }[] }).files;
-    expect(files.filter((f) => f.cleared).map((f) => f.path).sort()).toEqual(planted.sort());
+    expect(
+      files
+        .filter((f) => f.cleared)
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual(planted.sort());
   });
 
   it('a rw mount the run uid cannot write is refused before the run starts, naming the mount and the uid', async () => {
@@ -153,15 +187,34 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     hosts.push(h);
     h.apply({
       resources: { mounts: [{ id: 'repo', path: repo, mode: 'rw' }] },
-      bindings: [{ id: 'nogrant', runner: 'attacker', route: { platform: 'ident', bot: 'nogrant' }, workspace: 'mount', grants: { mounts: ['repo'] }, config: { actions: ['write:in/mounts/repo/x'] } }],
+      bindings: [
+        {
+          id: 'nogrant',
+          runner: 'attacker',
+          route: { platform: 'ident', bot: 'nogrant' },
+          workspace: 'mount',
+          grants: { mounts: ['repo'] },
+          config: { actions: ['write:in/mounts/repo/x'] },
+        },
+      ],
     });
     const explain = () => {
       const repoCfg = new ConfigRepo(h.store);
-      return explainBinding(repoCfg.binding('nogrant').spec as Binding, discoverRunners([FIXTURE_RUNNERS]), repoCfg.snapshot().resources, h.config.limits, { dataDir: h.dataDir, harnessDir: HARNESS_DIR, mountRoots: [root] });
+      return explainBinding(
+        repoCfg.binding('nogrant').spec as Binding,
+        discoverRunners([FIXTURE_RUNNERS]),
+        repoCfg.snapshot().resources,
+        h.config.limits,
+        { dataDir: h.dataDir, harnessDir: HARNESS_DIR, mountRoots: [root] },
+      );
     };
     const before = explain();
-    expect(before.worstCase.writable).toContain(`${repo} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')} — REFUSED at run start: host uid ${identity.uid} gid ${identity.gid} (what runs are on the host) cannot write (and search) ${repo} (docs/admin-guide.md "Run identity")`);
-    expect(before.worstCase.hostIdentity).toBe(`host uid ${identity.uid} gid ${identity.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`);
+    expect(before.worstCase.writable).toContain(
+      `${repo} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')} — REFUSED at run start: host uid ${identity.uid} gid ${identity.gid} (what runs are on the host) cannot write (and search) ${repo} (docs/admin-guide.md "Run identity")`,
+    );
+    expect(before.worstCase.hostIdentity).toBe(
+      `host uid ${identity.uid} gid ${identity.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`,
+    );
     const { outcome } = await dispatchAttack(h, 'nogrant');
     expect(outcome.status).toBe('failed');
     expect(outcome.reason).toContain(`mount repo (rw): host uid ${identity.uid} gid ${identity.gid}`);
@@ -170,7 +223,9 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     // Granted by ACL-free group write instead of ownership: the kernel decides, so it runs.
     chownSync(repo, 0, identity.gid);
     chmodSync(repo, 0o775);
-    expect(explain().worstCase.writable).toContain(`${repo} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')}`);
+    expect(explain().worstCase.writable).toContain(
+      `${repo} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')}`,
+    );
     const again = await dispatchAttack(h, 'nogrant');
     expect(again.outcome.status, again.outcome.reason).toBe('completed');
     expect(again.results['write:in/mounts/repo/x']).toBe('ok');
@@ -196,7 +251,12 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     expect(statSync(hostBinary).mode & 0o7777).toBe(0o4755);
     expect(statSync(own).mode & 0o7777).toBe(0o755);
     expect(findings).toHaveLength(2);
-    expect(findings).toContainEqual({ path: shared, cleared: false, mode: '4755', why: '2 hard links, owned by 0:0: may be a host file' });
+    expect(findings).toContainEqual({
+      path: shared,
+      cleared: false,
+      mode: '4755',
+      why: '2 hard links, owned by 0:0: may be a host file',
+    });
     expect(findings).toContainEqual({ path: own, cleared: true, mode: '6755' });
   });
 
@@ -204,7 +264,15 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     const { root, repo } = grantedRoot();
     const h = tempHost({ mountRoots: [root] });
     hosts.push(h);
-    h.apply({ resources: { mounts: [{ id: 'repo', path: repo, mode: 'rw' }, { id: 'ro', path: root, mode: 'ro' }] }, bindings: [] });
+    h.apply({
+      resources: {
+        mounts: [
+          { id: 'repo', path: repo, mode: 'rw' },
+          { id: 'ro', path: root, mode: 'ro' },
+        ],
+      },
+      bindings: [],
+    });
     const sessionId = 'ses_00000000-0000-4000-8000-000000000000';
     const runId = 'run_interrupted-0001';
     const plant = (path: string) => {
@@ -214,10 +282,19 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       chmodSync(path, 0o4755);
       return path;
     };
-    const planted = [plant(join(repo, 'left')), plant(join(h.dataDir, 'sessions', sessionId, 'left')), plant(join(h.dataDir, 'workspaces', runId, 'out', 'left'))];
+    const planted = [
+      plant(join(repo, 'left')),
+      plant(join(h.dataDir, 'sessions', sessionId, 'left')),
+      plant(join(h.dataDir, 'workspaces', runId, 'out', 'left')),
+    ];
     const untouched = plant(join(root, 'not-rw', 'left')); // only in a read-only mount: no run could write there
     const audited: unknown[][] = [];
-    clearInterruptedSetIdBits(h.dataDir, { interruptedRuns: [{ runId, sessionId, killedPid: null }], effects: [], pausedSessions: [] }, new ConfigRepo(h.store), (files) => audited.push(files));
+    clearInterruptedSetIdBits(
+      h.dataDir,
+      { interruptedRuns: [{ runId, sessionId, killedPid: null }], effects: [], pausedSessions: [] },
+      new ConfigRepo(h.store),
+      (files) => audited.push(files),
+    );
     for (const path of planted) expect(statSync(path).mode & 0o7777, path).toBe(0o755);
     expect(statSync(untouched).mode & 0o7777).toBe(0o4755);
     expect(audited).toHaveLength(1);
@@ -248,11 +325,24 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       chmodSync(data, 0o777);
       const command = [process.execPath, repoPath('bin/paddock.js'), 'doctor', ...flags, '--data-dir', data];
       // An unprivileged user that can reach the package: the run uid, which set-up lets search the folders above it.
-      const [file, ...args] = asNobody ? ['/usr/bin/setpriv', '--reuid', String(identity.uid), '--regid', String(identity.gid), '--clear-groups', '--', ...command] : command;
+      const [file, ...args] = asNobody
+        ? [
+            '/usr/bin/setpriv',
+            '--reuid',
+            String(identity.uid),
+            '--regid',
+            String(identity.gid),
+            '--clear-groups',
+            '--',
+            ...command,
+          ]
+        : command;
       return execFileSync(file!, args, { encoding: 'utf8', env: { PATH: process.env.PATH!, ...env } });
     };
     const plain = doctor({}, []);
-    expect(plain).toContain(`run identity:      yes uid/gid 65534 in the sandbox is host uid ${identity.uid} gid ${identity.gid} (dedicated: a user namespace paddock makes`);
+    expect(plain).toContain(
+      `run identity:      yes uid/gid 65534 in the sandbox is host uid ${identity.uid} gid ${identity.gid} (dedicated: a user namespace paddock makes`,
+    );
     expect(plain).not.toContain('WARNING');
     expect(plain).toContain(`uid/gid 65534 inside, which is host uid ${identity.uid} gid ${identity.gid} outside`); // the bwrap report says it too
 
@@ -262,8 +352,15 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
     expect(adm).toContain('NOT enforced: an unprivileged host identity: runs map to host gid 4, the "adm" group');
 
     // paddock run unprivileged: bwrap's own mapping to that user, no warning.
-    const nobody = JSON.parse(doctor({}, ['--json'], true)) as { identity: { ok: boolean; warnings: string[]; identity?: RunIdentity }; machine: { bwrap: { available: boolean; why?: string } } };
+    const nobody = JSON.parse(doctor({}, ['--json'], true)) as {
+      identity: { ok: boolean; warnings: string[]; identity?: RunIdentity };
+      machine: { bwrap: { available: boolean; why?: string } };
+    };
     expect(nobody.machine.bwrap.available, nobody.machine.bwrap.why).toBe(true);
-    expect(nobody.identity).toMatchObject({ ok: true, warnings: [], identity: { uid: identity.uid, gid: identity.gid, mechanism: 'invoking-user' } });
+    expect(nobody.identity).toMatchObject({
+      ok: true,
+      warnings: [],
+      identity: { uid: identity.uid, gid: identity.gid, mechanism: 'invoking-user' },
+    });
   });
 });

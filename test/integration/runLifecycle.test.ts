@@ -25,7 +25,11 @@ describe('run lifecycle through the real host code path', () => {
     expect(outcome.status).toBe('completed');
     expect(outcome.termination).toBe('shutdown');
     expect(outcome.exitCode).toBe(0);
-    expect(updates.filter((u) => u.kind === 'message.delta').map((u) => (u as { text: string }).text)).toEqual(['alpha ', 'beta ', 'gamma']);
+    expect(updates.filter((u) => u.kind === 'message.delta').map((u) => (u as { text: string }).text)).toEqual([
+      'alpha ',
+      'beta ',
+      'gamma',
+    ]);
     expect(outcome.result?.output?.parts).toEqual([{ type: 'text', text: 'alpha beta gamma' }]);
     expect(outcome.counters.updates).toBe(4);
     expect(outcome.runner).toEqual({ name: 'echo', version: '0.1.0', protocolVersion: 1 });
@@ -59,7 +63,13 @@ describe('run lifecycle through the real host code path', () => {
   it('a runner command that cannot start ends crashed with the reason, no pid', async () => {
     const outcome = await superviseRun({
       launch: { command: '/nonexistent/runner-binary', args: [], cwd: '/tmp', env: { PATH: '/usr/bin:/bin' } },
-      params: buildRunParams({ runId: newRunId(), sessionId: 's', event: textEvent('x'), binding: { bindingId: 'b', runner: { id: 'r' } }, wallClockMs: 10_000 }),
+      params: buildRunParams({
+        runId: newRunId(),
+        sessionId: 's',
+        event: textEvent('x'),
+        binding: { bindingId: 'b', runner: { id: 'r' } },
+        wallClockMs: 10_000,
+      }),
       limits: parseLimits(),
       host: { name: 'test', version: '0' },
     });
@@ -102,13 +112,28 @@ describe('run lifecycle through the real host code path', () => {
     process.env.PADDOCK_TEST_SECRET = canary;
     process.env.CLAUDECODE = '1';
     try {
-      const { outcome } = await superviseEntry('test/fixtures/runners/envDump.ts', { env: { RUNNER_MODE: 'fast', CLAUDECODE: '1' } });
+      const { outcome } = await superviseEntry('test/fixtures/runners/envDump.ts', {
+        env: { RUNNER_MODE: 'fast', CLAUDECODE: '1' },
+      });
       const text = (outcome.result?.output?.parts[0] as { text: string }).text;
       const env = JSON.parse(text) as Record<string, string>;
       expect(text).not.toContain(canary);
-      expect(Object.keys(env).sort()).toEqual(expect.arrayContaining(['HOME', 'PADDOCK_RUN_ID', 'PATH', 'RUNNER_MODE', 'TMPDIR']));
+      expect(Object.keys(env).sort()).toEqual(
+        expect.arrayContaining(['HOME', 'PADDOCK_RUN_ID', 'PATH', 'RUNNER_MODE', 'TMPDIR']),
+      );
       expect(env.CLAUDECODE).toBeUndefined();
-      const allowed = new Set(['HOME', 'PADDOCK_RUN_ID', 'PATH', 'RUNNER_MODE', 'TMPDIR', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ']);
+      const allowed = new Set([
+        'HOME',
+        'PADDOCK_RUN_ID',
+        'PATH',
+        'RUNNER_MODE',
+        'TMPDIR',
+        'LANG',
+        'LANGUAGE',
+        'LC_ALL',
+        'LC_CTYPE',
+        'TZ',
+      ]);
       expect(Object.keys(env).filter((k) => !allowed.has(k))).toEqual([]);
     } finally {
       delete process.env.ANTHROPIC_API_KEY;
@@ -118,7 +143,9 @@ describe('run lifecycle through the real host code path', () => {
   });
 
   it('refuses runner requests outside the run scope or grants, with stable codes', async () => {
-    const { outcome } = await superviseEntry('test/fixtures/runners/hostRequests.ts', { grants: ['state/get', 'state/set'] });
+    const { outcome } = await superviseEntry('test/fixtures/runners/hostRequests.ts', {
+      grants: ['state/get', 'state/set'],
+    });
     expect(outcome.status).toBe('completed');
     const codes = JSON.parse((outcome.result?.output?.parts[0] as { text: string }).text) as Record<string, unknown>;
     expect(codes).toEqual({
@@ -175,7 +202,11 @@ describe('run lifecycle through the real host code path', () => {
     const cgroup = RunCgroup.create(`test-${process.pid}-${Date.now()}`, {})!;
     expect(cgroup, 'needs a writable cgroup hierarchy (run as root)').toBeDefined();
     const { outcome, updates } = await superviseEntry('test/fixtures/runners/setsidEscapee.ts', {
-      containment: { killAll: (ms) => cgroup.killAll(ms), killNow: () => cgroup.killNow(), release: () => cgroup.release() },
+      containment: {
+        killAll: (ms) => cgroup.killAll(ms),
+        killNow: () => cgroup.killNow(),
+        release: () => cgroup.release(),
+      },
       launchPrefix: joinCgroupsPrefix(cgroup.procsFiles),
     });
     const pid = (updates.find((u) => u.kind === 'log') as { data: { pid: number } }).data.pid;

@@ -1,4 +1,14 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +30,8 @@ function processesWith(needle: string): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle)) found.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').includes(needle))
+        found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
@@ -31,8 +42,16 @@ function processesWith(needle: string): number[] {
 const host = tempHost({ limits: { memoryBytes: 256 * 1024 * 1024, pids: 32, cpuSeconds: 2, wallClockMs: 30_000 } });
 afterAll(() => host.close());
 
-async function attack(actions: string[], sandbox: 'bwrap' | 'process' = 'bwrap'): Promise<{ outcome: RunOutcome; results: Record<string, string> }> {
-  const outcome = await host.runs.runAdHoc({ runner: 'attacker', event: textEvent('attack'), config: { actions }, sandbox });
+async function attack(
+  actions: string[],
+  sandbox: 'bwrap' | 'process' = 'bwrap',
+): Promise<{ outcome: RunOutcome; results: Record<string, string> }> {
+  const outcome = await host.runs.runAdHoc({
+    runner: 'attacker',
+    event: textEvent('attack'),
+    config: { actions },
+    sandbox,
+  });
   const text = (outcome.result?.output?.parts[0] as { text?: string } | undefined)?.text;
   return { outcome, results: text ? (JSON.parse(text) as Record<string, string>) : {} };
 }
@@ -71,7 +90,14 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
         'remount:/',
       ]);
       expect(outcome.status, outcome.reason).toBe('completed');
-      for (const path of ['/etc/shadow', sshCanary, join(host.dataDir, 'paddock.db'), join(host.dataDir, 'keys', 'audit-ed25519.pem'), join(otherRun, 'notes.txt'), join(outside, 'secret.txt')]) {
+      for (const path of [
+        '/etc/shadow',
+        sshCanary,
+        join(host.dataDir, 'paddock.db'),
+        join(host.dataDir, 'keys', 'audit-ed25519.pem'),
+        join(otherRun, 'notes.txt'),
+        join(outside, 'secret.txt'),
+      ]) {
         expect(results[`read:${path}`], path).toBe('ENOENT');
       }
       expect(results[`write:${join(outside, 'secret.txt')}`]).toMatch(/ENOENT|EROFS/);
@@ -110,7 +136,13 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     const port = (web.address() as { port: number }).port;
     const url = `http://127.0.0.1:${port}/`;
     const actions = [`proxy-get:${url}`, `proxy-connect:127.0.0.1:${port}`, `connect:${port}`];
-    const binding = (id: string, network: object) => ({ id, runner: 'attacker', route: { platform: 'net', bot: id }, config: { actions }, network });
+    const binding = (id: string, network: object) => ({
+      id,
+      runner: 'attacker',
+      route: { platform: 'net', bot: id },
+      config: { actions },
+      network,
+    });
     host.apply({
       bindings: [
         binding('open', { egress: [`127.0.0.1:${port}`], allowPrivate: true }),
@@ -127,16 +159,24 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
         if (ticket.status === 'duplicate') throw new Error('duplicate');
         const outcome = await ticket.done;
         expect(outcome.status, outcome.reason).toBe('completed');
-        results[bot] = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<string, string>;
+        results[bot] = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<
+          string,
+          string
+        >;
         runIds[bot] = ticket.runId;
       }
       expect(results.open![`proxy-get:${url}`]).toBe('200 hello-egress');
       expect(results.open![`proxy-connect:127.0.0.1:${port}`]).toBe('200');
       expect(results.open![`connect:${port}`]).toBe('ECONNREFUSED'); // the proxy is the only door
-      expect(results.elsewhere![`proxy-get:${url}`]).toMatch(/^403 paddock egress: not on the binding's egress allowlist/);
+      expect(results.elsewhere![`proxy-get:${url}`]).toMatch(
+        /^403 paddock egress: not on the binding's egress allowlist/,
+      );
       expect(results.elsewhere![`proxy-connect:127.0.0.1:${port}`]).toBe('403');
-      expect(results['public-only']![`proxy-get:${url}`]).toMatch(/^403 paddock egress: resolves to a private or loopback address/);
-      const audit = (bot: string) => host.store.audit.records({ runId: runIds[bot] }).filter((r) => r.type.startsWith('egress.'));
+      expect(results['public-only']![`proxy-get:${url}`]).toMatch(
+        /^403 paddock egress: resolves to a private or loopback address/,
+      );
+      const audit = (bot: string) =>
+        host.store.audit.records({ runId: runIds[bot] }).filter((r) => r.type.startsWith('egress.'));
       expect(audit('open').map((r) => r.type)).toEqual(['egress.allowed', 'egress.allowed']);
       expect(audit('elsewhere').map((r) => r.type)).toEqual(['egress.denied', 'egress.denied']);
       expect(audit('elsewhere')[0]!.data).toMatchObject({ host: '127.0.0.1', port, allowed: false });
@@ -155,10 +195,23 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     chownSync(join(root, 'repo'), ids.uid, ids.gid);
     const h = tempHost({ mountRoots: [root] });
     try {
-      const actions = ['write:in/mounts/repo/src.txt', 'write:in/mounts/repo/.git/hooks/pre-commit', 'write:in/mounts/repo/.git/config'];
+      const actions = [
+        'write:in/mounts/repo/src.txt',
+        'write:in/mounts/repo/.git/hooks/pre-commit',
+        'write:in/mounts/repo/.git/config',
+      ];
       h.apply({
         resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'rw' }] },
-        bindings: [{ id: 'dev', runner: 'attacker', route: { platform: 'git', bot: 'dev' }, workspace: 'mount', grants: { mounts: ['repo'] }, config: { actions } }],
+        bindings: [
+          {
+            id: 'dev',
+            runner: 'attacker',
+            route: { platform: 'git', bot: 'dev' },
+            workspace: 'mount',
+            grants: { mounts: ['repo'] },
+            config: { actions },
+          },
+        ],
       });
       const { chatEvent } = await import('../helpers/host.js');
       const ticket = await h.dispatcher.dispatch(chatEvent({ platform: 'git', bot: 'dev' }));
@@ -203,12 +256,22 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
   it('file size and open files are capped per process (prlimit)', async () => {
     const small = tempHost({ limits: { fileSizeBytes: 1024 * 1024, openFiles: 256 } });
     try {
-      const files = await small.runs.runAdHoc({ runner: 'attacker', event: textEvent('x'), config: { actions: ['openfiles:2000'] }, sandbox: 'bwrap' });
+      const files = await small.runs.runAdHoc({
+        runner: 'attacker',
+        event: textEvent('x'),
+        config: { actions: ['openfiles:2000'] },
+        sandbox: 'bwrap',
+      });
       const results = JSON.parse((files.result!.output!.parts[0] as { text: string }).text) as Record<string, string>;
       expect(results['openfiles:2000']).toMatch(/^EMFILE after \d+$/);
       expect(Number(results['openfiles:2000']!.split(' ').pop())).toBeLessThan(256);
       // Past RLIMIT_FSIZE the write fails (node ignores SIGXFSZ, so it sees EFBIG).
-      const big = await small.runs.runAdHoc({ runner: 'attacker', event: textEvent('x'), config: { actions: ['bigfile:4'] }, sandbox: 'bwrap' });
+      const big = await small.runs.runAdHoc({
+        runner: 'attacker',
+        event: textEvent('x'),
+        config: { actions: ['bigfile:4'] },
+        sandbox: 'bwrap',
+      });
       expect(big.status, big.reason).toBe('completed');
       expect(JSON.parse((big.result!.output!.parts[0] as { text: string }).text)).toEqual({ 'bigfile:4': 'EFBIG' });
     } finally {

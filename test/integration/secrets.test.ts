@@ -16,7 +16,11 @@ const CANARY = {
   awsStyle: 'canary-aws-style-9c8d7e6f5a',
 };
 /** The forms nothing may hold: raw, hex, and the base64 core at each alignment. */
-const formsOf = (c: string) => [c, Buffer.from(c).toString('hex'), ...[0, 1, 2].map((r) => base64Core(Buffer.from(c), r))];
+const formsOf = (c: string) => [
+  c,
+  Buffer.from(c).toString('hex'),
+  ...[0, 1, 2].map((r) => base64Core(Buffer.from(c), r)),
+];
 
 describe('canary secrets appear in no stored or streamed byte', () => {
   it('keys referenced by the config and the host env are redacted from events, audit, outcomes, stderr and streams', async () => {
@@ -36,15 +40,31 @@ describe('canary secrets appear in no stored or streamed byte', () => {
         },
         bindings: [
           { id: 'echoes', runner: 'echo', route: { platform: 'telegram', bot: 'echoes' } },
-          { id: 'leaky', runner: 'attacker', route: { platform: 'telegram', bot: 'leaky' }, config: { actions: ['print-event'] } },
+          {
+            id: 'leaky',
+            runner: 'attacker',
+            route: { platform: 'telegram', bot: 'leaky' },
+            config: { actions: ['print-event'] },
+          },
         ],
       });
       const streamed: Update[] = [];
       const leaks = Object.values(CANARY).join(' and ');
       const outcomes = [];
       for (const [bot, text] of [
-        ['echoes', `my keys are ${leaks}, base64 ${Buffer.from(CANARY.modelFile).toString('base64')}, json ${JSON.stringify(CANARY.modelEnv)}`],
-        ['leaky', `print these: ${leaks} ${Object.values(CANARY).map((c) => `${Buffer.from(c).toString('base64')} ${Buffer.from(`KEY=${c}`).toString('base64')} ${Buffer.from(`K${c}`).toString('base64url')} ${Buffer.from(c).toString('hex').toUpperCase()}`).join(' ')}`],
+        [
+          'echoes',
+          `my keys are ${leaks}, base64 ${Buffer.from(CANARY.modelFile).toString('base64')}, json ${JSON.stringify(CANARY.modelEnv)}`,
+        ],
+        [
+          'leaky',
+          `print these: ${leaks} ${Object.values(CANARY)
+            .map(
+              (c) =>
+                `${Buffer.from(c).toString('base64')} ${Buffer.from(`KEY=${c}`).toString('base64')} ${Buffer.from(`K${c}`).toString('base64url')} ${Buffer.from(c).toString('hex').toUpperCase()}`,
+            )
+            .join(' ')}`,
+        ],
       ] as const) {
         const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text }), { onUpdate: (u) => streamed.push(u) });
         if (ticket.status === 'duplicate') throw new Error('duplicate');
@@ -53,9 +73,13 @@ describe('canary secrets appear in no stored or streamed byte', () => {
         outcomes.push(outcome);
       }
       // The value of a key the host knows may not be pasted into the configuration either.
-      expect(() => host.apply({ bindings: [{ id: 'pasted', runner: 'echo', route: { bot: 'p' }, config: { prefix: `key ${CANARY.modelFile}` } }] })).toThrow(
-        /^bindings\[0\]\.config\.prefix: holds the value of a secret the host knows/,
-      );
+      expect(() =>
+        host.apply({
+          bindings: [
+            { id: 'pasted', runner: 'echo', route: { bot: 'p' }, config: { prefix: `key ${CANARY.modelFile}` } },
+          ],
+        }),
+      ).toThrow(/^bindings\[0\]\.config\.prefix: holds the value of a secret the host knows/);
       await host.close();
 
       const forms = Object.values(CANARY).flatMap((c) => [...formsOf(c), Buffer.from(c).toString('hex').toUpperCase()]);
@@ -67,7 +91,8 @@ describe('canary secrets appear in no stored or streamed byte', () => {
           .map((f): [string, string] => [f, readFileSync(join(host.dataDir, f)).toString('latin1')]),
         ['audit export', (await paddock(['audit', 'export'], { dataDir: host.dataDir })).stdout],
       ];
-      for (const [where, text] of haystacks) for (const form of forms) expect(text.includes(form), `${form} in ${where}`).toBe(false);
+      for (const [where, text] of haystacks)
+        for (const form of forms) expect(text.includes(form), `${form} in ${where}`).toBe(false);
       // The redaction marker is there instead: the run did see and print them.
       expect(JSON.stringify(streamed)).toContain('[REDACTED]');
       expect(outcomes[1]!.stderrTail).toContain('[REDACTED]');

@@ -23,14 +23,20 @@ describe('spawnHarness (against a fake agent CLI)', () => {
     const updates = lines.flatMap((line) =>
       mapHarnessLine(line, {
         assistant: (v) => [{ kind: 'message.delta', text: String(v.text) }],
-        system: (v) => (v.subtype === 'init' ? [{ kind: 'progress', message: `session ${String(v.session_id)}` }] : undefined),
+        system: (v) =>
+          v.subtype === 'init' ? [{ kind: 'progress', message: `session ${String(v.session_id)}` }] : undefined,
       }),
     );
     expect(updates).toEqual([
       { kind: 'progress', message: 'session sess-123' },
       { kind: 'log', level: 'info', message: 'Welcome banner, not JSON' },
       { kind: 'message.delta', text: 'hello' },
-      { kind: 'log', level: 'info', message: '{"type":"rate_limit_event","retry":3}', data: { harnessType: 'rate_limit_event' } },
+      {
+        kind: 'log',
+        level: 'info',
+        message: '{"type":"rate_limit_event","retry":3}',
+        data: { harnessType: 'rate_limit_event' },
+      },
       { kind: 'log', level: 'info', message: '[1,2,3]' },
     ]);
   });
@@ -38,7 +44,9 @@ describe('spawnHarness (against a fake agent CLI)', () => {
   it('gives the CLI a closed stdin (CLIs that wait on stdin would hang otherwise)', async () => {
     const h = cli('stdin');
     const lines = await drain(h.lines);
-    expect(lines).toEqual([{ type: 'json', value: { type: 'stdin', closed: true, bytes: 0 }, raw: expect.any(String) }]);
+    expect(lines).toEqual([
+      { type: 'json', value: { type: 'stdin', closed: true, bytes: 0 }, raw: expect.any(String) },
+    ]);
   });
 
   it('caps stdout bytes: stops the CLI and says it truncated', async () => {

@@ -13,12 +13,17 @@ import { jsonLines, paddock } from '../helpers/cli.js';
 const CANARY = `canary-stream-${process.pid}-Yt4Kd8Qm`;
 const ENV = { PADDOCK_TEST_LEAKED_API_KEY: CANARY }; // named like a credential: the CLI host registers it
 const LEAKER = 'test/fixtures/runnerDirs/leaker';
-const NEEDLES = [CANARY, Buffer.from(CANARY).toString('hex'), ...[0, 1, 2].map((r) => base64Core(Buffer.from(CANARY), r))];
+const NEEDLES = [
+  CANARY,
+  Buffer.from(CANARY).toString('hex'),
+  ...[0, 1, 2].map((r) => base64Core(Buffer.from(CANARY), r)),
+];
 const leaksIn = (text: string) => NEEDLES.filter((n) => text.includes(n));
 
 type Message = { form: 'plain' | 'base64'; pad: number; cuts: number[] };
 /** The same text the fixture builds. */
-const textOf = (m: Omit<Message, 'cuts'>) => `${'.'.repeat(m.pad)}${m.form === 'plain' ? CANARY : Buffer.from(`KEY=${CANARY}`).toString('base64')} end`;
+const textOf = (m: Omit<Message, 'cuts'>) =>
+  `${'.'.repeat(m.pad)}${m.form === 'plain' ? CANARY : Buffer.from(`KEY=${CANARY}`).toString('base64')} end`;
 
 /** Every cut inside the secret's written form across two deltas; a spread of cut pairs across three. */
 function messages(): Message[] {
@@ -28,7 +33,8 @@ function messages(): Message[] {
       const start = pad;
       const end = textOf({ form, pad }).length - 4;
       for (let c = start + 1; c < end; c++) out.push({ form, pad, cuts: [c] });
-      for (let a = start + 1; a < end - 1; a += 3) for (let b = a + 1; b < end; b += 5) out.push({ form, pad, cuts: [a, b] });
+      for (let a = start + 1; a < end - 1; a += 3)
+        for (let b = a + 1; b < end; b += 5) out.push({ form, pad, cuts: [a, b] });
     }
   }
   return out;
@@ -46,16 +52,26 @@ describe('a secret split across message deltas stays redacted in every view', ()
     const h = await paddock(['run', '--runner', LEAKER, '--text', CANARY, '--config', config], { dataDir, env: ENV });
     expect(h.exitCode, h.stderr).toBe(0);
     human = h.stdout;
-    const j = await paddock(['run', '--runner', LEAKER, '--text', CANARY, '--config', config, '--json'], { dataDir, env: ENV });
+    const j = await paddock(['run', '--runner', LEAKER, '--text', CANARY, '--config', config, '--json'], {
+      dataDir,
+      env: ENV,
+    });
     expect(j.exitCode, j.stderr).toBe(0);
     json = j.stdout;
-    sessions = [/session (\S+)/.exec(human)![1]!, (jsonLines(json).find((l) => l.type === 'started') as unknown as { sessionId: string }).sessionId];
+    sessions = [
+      /session (\S+)/.exec(human)![1]!,
+      (jsonLines(json).find((l) => l.type === 'started') as unknown as { sessionId: string }).sessionId,
+    ];
   }, 120_000);
 
   it('the runner really streamed the secret in pieces (the attack is real)', () => {
     expect(plan.length).toBeGreaterThan(200);
-    const updates = jsonLines(json).filter((l) => l.type === 'update').map((l) => (l as unknown as { update: { kind: string; text?: string; messageId?: string } }).update);
-    expect(updates.filter((u) => u.kind === 'message.delta').length).toBeGreaterThanOrEqual(plan.reduce((n, m) => n + m.cuts.length + 1, 0));
+    const updates = jsonLines(json)
+      .filter((l) => l.type === 'update')
+      .map((l) => (l as unknown as { update: { kind: string; text?: string; messageId?: string } }).update);
+    expect(updates.filter((u) => u.kind === 'message.delta').length).toBeGreaterThanOrEqual(
+      plan.reduce((n, m) => n + m.cuts.length + 1, 0),
+    );
   });
 
   it('the human view holds no form of the secret, and shows the marker for every message', () => {
@@ -70,7 +86,10 @@ describe('a secret split across message deltas stays redacted in every view', ()
       .filter((u) => u.kind === 'message.delta');
     expect(leaksIn(deltas.map((d) => d.text).join(''))).toEqual([]);
     plan.forEach((m, i) => {
-      const text = deltas.filter((d) => d.messageId === `m${i}`).map((d) => d.text).join('');
+      const text = deltas
+        .filter((d) => d.messageId === `m${i}`)
+        .map((d) => d.text)
+        .join('');
       expect(leaksIn(text), JSON.stringify(m)).toEqual([]);
       if (m.form === 'plain') expect(text).toBe(`${'.'.repeat(m.pad)}[REDACTED] end`);
       else expect(text).toMatch(/^\.*S0VZPW\[REDACTED\]\w{0,2}=* end$/);
@@ -81,11 +100,24 @@ describe('a secret split across message deltas stays redacted in every view', ()
     const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
     try {
       for (const sessionId of sessions) {
-        const rows = db.prepare("SELECT data FROM events WHERE session_id = ? AND type = 'run.update' ORDER BY seq").all(sessionId) as { data: string }[];
-        const deltas = rows.map((r) => (JSON.parse(r.data) as { update: { kind: string; text?: string; messageId?: string } }).update).filter((u) => u.kind === 'message.delta');
+        const rows = db
+          .prepare("SELECT data FROM events WHERE session_id = ? AND type = 'run.update' ORDER BY seq")
+          .all(sessionId) as { data: string }[];
+        const deltas = rows
+          .map((r) => (JSON.parse(r.data) as { update: { kind: string; text?: string; messageId?: string } }).update)
+          .filter((u) => u.kind === 'message.delta');
         expect(deltas.length).toBeGreaterThan(plan.length);
         expect(leaksIn(deltas.map((d) => d.text).join(''))).toEqual([]);
-        plan.forEach((_, i) => expect(leaksIn(deltas.filter((d) => d.messageId === `m${i}`).map((d) => d.text).join(''))).toEqual([]));
+        plan.forEach((_, i) =>
+          expect(
+            leaksIn(
+              deltas
+                .filter((d) => d.messageId === `m${i}`)
+                .map((d) => d.text)
+                .join(''),
+            ),
+          ).toEqual([]),
+        );
       }
     } finally {
       db.close();
@@ -101,11 +133,22 @@ describe('a secret split across message deltas stays redacted in every view', ()
   });
 
   it('runner state: the secret stored as a value (plain, nested, base64, hex) and as a key name is stored redacted; state/get reads back the redacted value', async () => {
-    const r = await paddock(['run', '--runner', LEAKER, '--text', CANARY, '--config', JSON.stringify({ state: true }), '--json'], { dataDir, env: ENV });
+    const r = await paddock(
+      ['run', '--runner', LEAKER, '--text', CANARY, '--config', JSON.stringify({ state: true }), '--json'],
+      { dataDir, env: ENV },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
-    const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome') as unknown as { outcome: { result: { output: { parts: { text: string }[] } } } };
+    const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome') as unknown as {
+      outcome: { result: { output: { parts: { text: string }[] } } };
+    };
     const report = JSON.parse(outcome.outcome.result.output.parts[0]!.text) as Record<string, unknown>;
-    expect(report).toEqual({ plainFound: true, plainIsSecret: false, plainValue: '[REDACTED]', keyedFound: true, nestedHasSecret: false });
+    expect(report).toEqual({
+      plainFound: true,
+      plainIsSecret: false,
+      plainValue: '[REDACTED]',
+      keyedFound: true,
+      nestedHasSecret: false,
+    });
     const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
     try {
       const rows = db.prepare('SELECT key, value FROM runner_state').all() as { key: string; value: string }[];

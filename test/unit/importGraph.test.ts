@@ -18,7 +18,11 @@ function tsFiles(dir: string): string[] {
 /** Every module specifier a file imports or re-exports, statically or dynamically. */
 export function importsOf(source: string): string[] {
   const specs: string[] = [];
-  const patterns = [/\b(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g];
+  const patterns = [
+    /\b(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
   for (const pattern of patterns) for (const m of source.matchAll(pattern)) specs.push(m[1]!);
   return specs;
 }
@@ -34,9 +38,9 @@ function target(file: string, spec: string): string | undefined {
 const graph = SCANNED.filter((top) => existsSync(join(REPO_ROOT, top)))
   .flatMap((top) => tsFiles(join(REPO_ROOT, top)))
   .map((file) => ({
-  file: relative(REPO_ROOT, file),
-  imports: importsOf(readFileSync(file, 'utf8')).map((spec) => ({ spec, to: target(file, spec) })),
-}));
+    file: relative(REPO_ROOT, file),
+    imports: importsOf(readFileSync(file, 'utf8')).map((spec) => ({ spec, to: target(file, spec) })),
+  }));
 
 /** Host-internal imports (host/ → host/ or sdk/), file to file. */
 const hostEdges: ImportEdge[] = graph
@@ -44,7 +48,9 @@ const hostEdges: ImportEdge[] = graph
   // The DI token registry names every service's type (`import type` only, checked below): a
   // registry, not a dependency, so its edges do not count.
   .filter((g) => g.file !== 'host/di/tokens.ts')
-  .flatMap((g) => g.imports.flatMap((i) => (i.to === undefined ? [] : [{ from: g.file, to: i.to.replace(/\.js$/, '.ts') }])));
+  .flatMap((g) =>
+    g.imports.flatMap((i) => (i.to === undefined ? [] : [{ from: g.file, to: i.to.replace(/\.js$/, '.ts') }])),
+  );
 
 /**
  * Back edges tolerated for now, each with why it is still here (empty since issue 12 removed the last).
@@ -64,7 +70,11 @@ describe('import graph (layering invariants)', () => {
   it('sdk/ never imports host/, runners/, examples/, nor DI', () => {
     const bad = graph
       .filter((g) => g.file.startsWith('sdk/'))
-      .flatMap((g) => g.imports.filter((i) => /^(host|runners|examples)\//.test(i.to ?? '') || /tsyringe|reflect-metadata/.test(i.spec)).map((i) => `${g.file} → ${i.spec}`));
+      .flatMap((g) =>
+        g.imports
+          .filter((i) => /^(host|runners|examples)\//.test(i.to ?? '') || /tsyringe|reflect-metadata/.test(i.spec))
+          .map((i) => `${g.file} → ${i.spec}`),
+      );
     expect(bad).toEqual([]);
   });
 
@@ -116,7 +126,9 @@ describe('import graph (layering invariants)', () => {
     ];
     expect(layerViolations(clean)).toEqual([]);
     const back = layerViolations([...clean, { from: 'host/sandbox/prepare.ts', to: 'host/runs/superviseRun.ts' }]);
-    expect(back.map((v) => [v.kind, v.key])).toEqual([['back-edge', 'host/sandbox/prepare.ts → host/runs/superviseRun.ts']]);
+    expect(back.map((v) => [v.kind, v.key])).toEqual([
+      ['back-edge', 'host/sandbox/prepare.ts → host/runs/superviseRun.ts'],
+    ]);
     const cycle = layerViolations([...clean, { from: 'host/bindings/apply.ts', to: 'host/gateway/skills.ts' }]);
     expect(cycle.map((v) => v.kind)).toEqual(['cycle', 'cycle']);
     expect(cycle.map((v) => v.key)).toContain('host/bindings/apply.ts → host/gateway/skills.ts');

@@ -25,10 +25,23 @@ describe('openHost (host/start.ts)', () => {
     // A host that stopped mid-run: its run is queued, recorded with no live owner.
     const before = Store.open({ dataDir });
     const { sessionId } = before.ensureSession('b', 'k');
-    before.append(sessionId, [{ type: 'run.queued', runId: 'run_leftover1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } }]);
+    before.append(sessionId, [
+      { type: 'run.queued', runId: 'run_leftover1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
+    ]);
     // And a run a live host process (this one) still owns: neither interrupted nor swept.
     const owned = before.ensureSession('b', 'k2').sessionId;
-    before.append(owned, [{ type: 'run.queued', runId: 'run_owned0001', data: { runner: 'echo', goalRevision: 0, attempt: 1, host: { pid: process.pid, start: processStartTime(process.pid)! } } }]);
+    before.append(owned, [
+      {
+        type: 'run.queued',
+        runId: 'run_owned0001',
+        data: {
+          runner: 'echo',
+          goalRevision: 0,
+          attempt: 1,
+          host: { pid: process.pid, start: processStartTime(process.pid)! },
+        },
+      },
+    ]);
     before.close();
     const expiredWorkspace = folder(join(dataDir, 'workspaces', 'run_expired01'), 8 * DAY_MS);
     const freshWorkspace = folder(join(dataDir, 'workspaces', 'run_fresh0001'), 0);
@@ -37,12 +50,20 @@ describe('openHost (host/start.ts)', () => {
     const liveSession = folder(join(dataDir, 'sessions', owned), 31 * DAY_MS);
     const liveWorkspace = folder(join(dataDir, 'workspaces', 'run_owned0001'), 8 * DAY_MS);
 
-    const config: HostConfig = { dataDir, limits: parseLimits({}), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false };
+    const config: HostConfig = {
+      dataDir,
+      limits: parseLimits({}),
+      runnerDirs: [],
+      logLevel: 'silent',
+      keepWorkspaces: false,
+    };
     const host = await openHost(config, { listen: true });
     try {
       expect(host.recovery.interruptedRuns).toEqual([{ runId: 'run_leftover1', sessionId, killedPid: null }]);
       expect(host.store.run('run_leftover1')?.status).toBe('interrupted');
-      expect(host.store.audit.records({ types: ['recovery.run_interrupted'] }).map((r) => r.runId)).toEqual(['run_leftover1']);
+      expect(host.store.audit.records({ types: ['recovery.run_interrupted'] }).map((r) => r.runId)).toEqual([
+        'run_leftover1',
+      ]);
       expect(existsSync(expiredWorkspace)).toBe(false);
       expect(existsSync(freshWorkspace)).toBe(true);
       expect(existsSync(expiredSession)).toBe(false);
@@ -67,7 +88,13 @@ describe('openHost (host/start.ts)', () => {
 
   it('binds no port unless asked', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
-    const host = await openHost({ dataDir, limits: parseLimits({}), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false });
+    const host = await openHost({
+      dataDir,
+      limits: parseLimits({}),
+      runnerDirs: [],
+      logLevel: 'silent',
+      keepWorkspaces: false,
+    });
     expect(host.gatewayUrl).toBeUndefined();
     await host.close();
   });

@@ -28,18 +28,46 @@ export interface AdminFlags {
 const actor = (flags: AdminFlags) => (flags.by ? `user:${flags.by}` : `user:${process.env.USER ?? 'operator'}`);
 
 /** `paddock runners list|show`: needs no state. */
-export function runnersCommand(config: HostConfig, verb: string | undefined, id: string | undefined, flags: AdminFlags, out: Out, err: Out): number {
+export function runnersCommand(
+  config: HostConfig,
+  verb: string | undefined,
+  id: string | undefined,
+  flags: AdminFlags,
+  out: Out,
+  err: Out,
+): number {
   const catalog = discoverRunners(config.runnerDirs);
-  for (const p of catalog.problems) err(`broken runner: ${p.file}${p.field ? `: field ${p.field}` : ''}: ${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`);
+  for (const p of catalog.problems)
+    err(
+      `broken runner: ${p.file}${p.field ? `: field ${p.field}` : ''}: ${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`,
+    );
   if (verb === 'list' || verb === undefined) {
     const runners = [...catalog.runners.values()];
-    if (flags.json) out(JSON.stringify({ runners: runners.map((r) => ({ ...r.manifest, dir: r.dir, source: r.source })), problems: catalog.problems }));
-    else out(runners.map((r) => `${r.manifest.id.padEnd(20)} ${r.manifest.version.padEnd(8)} ${r.source === 'builtin' ? 'built-in' : r.source}  ${r.manifest.description}`).join('\n') || 'no runners');
+    if (flags.json)
+      out(
+        JSON.stringify({
+          runners: runners.map((r) => ({ ...r.manifest, dir: r.dir, source: r.source })),
+          problems: catalog.problems,
+        }),
+      );
+    else
+      out(
+        runners
+          .map(
+            (r) =>
+              `${r.manifest.id.padEnd(20)} ${r.manifest.version.padEnd(8)} ${r.source === 'builtin' ? 'built-in' : r.source}  ${r.manifest.description}`,
+          )
+          .join('\n') || 'no runners',
+      );
     return 0;
   }
   if (verb === 'show' && id) {
     const runner = catalog.runners.get(id);
-    if (!runner) throw new HostError('NOT_FOUND', `no runner "${id}"${catalog.problems.length ? ' (see the broken runners above)' : ''}`);
+    if (!runner)
+      throw new HostError(
+        'NOT_FOUND',
+        `no runner "${id}"${catalog.problems.length ? ' (see the broken runners above)' : ''}`,
+      );
     const m = runner.manifest;
     if (flags.json) out(JSON.stringify({ ...m, dir: runner.dir, source: runner.source }));
     else
@@ -62,12 +90,22 @@ export function runnersCommand(config: HostConfig, verb: string | undefined, id:
 }
 
 /** `paddock apply|export|bindings …|resources list|explain`: the configuration in the store. */
-export async function configCommand(config: HostConfig, words: string[], flags: AdminFlags, out: Out, err: Out): Promise<number> {
+export async function configCommand(
+  config: HostConfig,
+  words: string[],
+  flags: AdminFlags,
+  out: Out,
+  err: Out,
+): Promise<number> {
   const { store, recovery, container } = await openHost(config);
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const repo = new ConfigRepo(store);
-    const context = () => ({ catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) });
+    const context = () => ({
+      catalog: discoverRunners(config.runnerDirs),
+      mountRoots: config.mountRoots ?? [],
+      redactor: container.resolve(TOKENS.Redactor),
+    });
     const [noun, verb, id] = words;
     const print = (value: unknown, human: () => string) => out(flags.json ? JSON.stringify(value) : human());
 
@@ -75,11 +113,18 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
       if (!flags.file) throw new HostError('INVALID_INPUT', 'apply needs -f <paddock.yaml> (or -f - for stdin)');
       const text = readFileSync(flags.file === '-' ? 0 : flags.file, 'utf8');
       const raw = parseConfigText(text, flags.file);
-      const { changes, warnings, missingSecrets } = applyConfig(store, raw, { ...context(), source: flags.file === '-' ? '<stdin>' : flags.file }, { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) });
+      const { changes, warnings, missingSecrets } = applyConfig(
+        store,
+        raw,
+        { ...context(), source: flags.file === '-' ? '<stdin>' : flags.file },
+        { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) },
+      );
       if (!flags.json) for (const w of missingSecrets) err(`warning: ${w}`);
       print({ dryRun: flags['dry-run'] ?? false, changes, warnings, missingSecrets }, () =>
         [
-          ...changes.filter((c) => c.action !== 'unchanged').map((c) => `${flags['dry-run'] ? 'would be ' : ''}${c.action.padEnd(9)} ${c.kind} ${c.id}`),
+          ...changes
+            .filter((c) => c.action !== 'unchanged')
+            .map((c) => `${flags['dry-run'] ? 'would be ' : ''}${c.action.padEnd(9)} ${c.kind} ${c.id}`),
           ...warnings.map((w) => `warning: binding ${w.binding}: ${w.what} will not reach its runner — ${w.why}`),
           `${changes.filter((c) => c.action !== 'unchanged').length} change(s), ${changes.filter((c) => c.action === 'unchanged').length} unchanged${flags['dry-run'] ? ' (dry run: nothing written)' : ''}`,
         ].join('\n'),
@@ -94,22 +139,39 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
     if (noun === 'resources' && (verb === 'list' || verb === undefined)) {
       const kinds = new Set<string>(Object.values(CONFIG_KINDS));
       const objects = repo.list().filter((o) => kinds.has(o.kind));
-      print(objects, () => objects.map((o) => `${o.kind.padEnd(14)} ${o.id.padEnd(20)} v${o.version}  ${summarize(o.spec)}`).join('\n') || 'no resources');
+      print(
+        objects,
+        () =>
+          objects
+            .map((o) => `${o.kind.padEnd(14)} ${o.id.padEnd(20)} v${o.version}  ${summarize(o.spec)}`)
+            .join('\n') || 'no resources',
+      );
       return 0;
     }
     if (noun === 'explain') {
       const bindingId = verb;
       if (!bindingId) throw new HostError('INVALID_INPUT', 'usage: paddock explain <binding>');
       const binding = repo.binding(bindingId).spec;
-      const explanation = explainBinding(binding, context().catalog, repo.snapshot().resources, config.limits, { dataDir: config.dataDir, harnessDir: config.harnessDir ?? HARNESS_DIR, mountRoots: config.mountRoots ?? [] });
+      const explanation = explainBinding(binding, context().catalog, repo.snapshot().resources, config.limits, {
+        dataDir: config.dataDir,
+        harnessDir: config.harnessDir ?? HARNESS_DIR,
+        mountRoots: config.mountRoots ?? [],
+      });
       print(explanation, () => renderExplanation(explanation));
       return 0;
     }
     if (noun === 'bindings') {
       if (verb === 'list' || verb === undefined) {
         const bindings = repo.list<Binding>('binding');
-        print(bindings, () =>
-          bindings.map((b) => `${b.id.padEnd(20)} ${(b.spec.enabled ? 'enabled' : 'disabled').padEnd(9)} v${String(b.version).padEnd(4)} ${b.spec.runner.padEnd(16)} ${describeRoute(b.spec)}`).join('\n') || 'no bindings',
+        print(
+          bindings,
+          () =>
+            bindings
+              .map(
+                (b) =>
+                  `${b.id.padEnd(20)} ${(b.spec.enabled ? 'enabled' : 'disabled').padEnd(9)} v${String(b.version).padEnd(4)} ${b.spec.runner.padEnd(16)} ${describeRoute(b.spec)}`,
+              )
+              .join('\n') || 'no bindings',
         );
         return 0;
       }
@@ -117,21 +179,40 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
       const current = repo.binding(id);
       if (verb === 'show') {
         const history = repo.history('binding', id);
-        print({ ...current, history }, () => [`binding ${id} v${current.version} (updated ${current.updatedAt})`, toYaml(current.spec).trimEnd(), 'history:', ...history.map((h) => `  v${h.version} ${h.action} by ${h.by} at ${h.at}`)].join('\n'));
+        print({ ...current, history }, () =>
+          [
+            `binding ${id} v${current.version} (updated ${current.updatedAt})`,
+            toYaml(current.spec).trimEnd(),
+            'history:',
+            ...history.map((h) => `  v${h.version} ${h.action} by ${h.by} at ${h.at}`),
+          ].join('\n'),
+        );
         return 0;
       }
       if (verb === 'enable' || verb === 'disable') {
         const enabled = verb === 'enable';
-        const { changes } = applyConfig(store, { bindings: [{ ...current.spec, enabled }] }, context(), { by: actor(flags) });
+        const { changes } = applyConfig(store, { bindings: [{ ...current.spec, enabled }] }, context(), {
+          by: actor(flags),
+        });
         const changed = changes.find((c) => c.kind === 'binding' && c.id === id)?.action !== 'unchanged';
-        const cancelled = !enabled && flags['cancel-active'] ? cancelActive(store, id, `binding ${id} was disabled`, actor(flags)) : 0;
-        print({ bindingId: id, enabled, changed, cancelRequested: cancelled }, () => `binding ${id} ${enabled ? 'enabled' : 'disabled'}${changed ? '' : ' (it already was)'}${cancelled ? `; asked ${cancelled} active run(s) to cancel` : ''}`);
+        const cancelled =
+          !enabled && flags['cancel-active'] ? cancelActive(store, id, `binding ${id} was disabled`, actor(flags)) : 0;
+        print(
+          { bindingId: id, enabled, changed, cancelRequested: cancelled },
+          () =>
+            `binding ${id} ${enabled ? 'enabled' : 'disabled'}${changed ? '' : ' (it already was)'}${cancelled ? `; asked ${cancelled} active run(s) to cancel` : ''}`,
+        );
         return 0;
       }
       if (verb === 'delete') {
-        const cancelled = flags['cancel-active'] ? cancelActive(store, id, `binding ${id} was deleted`, actor(flags)) : 0;
+        const cancelled = flags['cancel-active']
+          ? cancelActive(store, id, `binding ${id} was deleted`, actor(flags))
+          : 0;
         repo.delete('binding', id, actor(flags));
-        print({ bindingId: id, deleted: true, cancelRequested: cancelled }, () => `binding ${id} deleted${cancelled ? `; asked ${cancelled} active run(s) to cancel` : ''}`);
+        print(
+          { bindingId: id, deleted: true, cancelRequested: cancelled },
+          () => `binding ${id} deleted${cancelled ? `; asked ${cancelled} active run(s) to cancel` : ''}`,
+        );
         return 0;
       }
     }
@@ -141,7 +222,12 @@ export async function configCommand(config: HostConfig, words: string[], flags: 
   }
 }
 
-function cancelActive(store: Parameters<typeof requestCancel>[0], bindingId: string, reason: string, by: string): number {
+function cancelActive(
+  store: Parameters<typeof requestCancel>[0],
+  bindingId: string,
+  reason: string,
+  by: string,
+): number {
   const active = store.runs({ status: ['queued', 'running'], bindingId, limit: 1_000_000 }).map((r) => r.id);
   return requestCancel(store, active, reason, by);
 }
@@ -154,7 +240,8 @@ function describeRoute(b: Binding): string {
 
 function summarize(spec: unknown): string {
   const s = spec as Record<string, unknown>;
-  if ('provider' in s) return `${String(s.provider)} ${String(s.model)}${s.apiKey ? ` key from ${JSON.stringify(s.apiKey)}` : ''}`;
+  if ('provider' in s)
+    return `${String(s.provider)} ${String(s.model)}${s.apiKey ? ` key from ${JSON.stringify(s.apiKey)}` : ''}`;
   if ('command' in s && s.command) return `command ${String(s.command)}`;
   if ('url' in s && s.url) return `url ${String(s.url)}`;
   if ('mode' in s) return `${String(s.path)} (${String(s.mode)})`;

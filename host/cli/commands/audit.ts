@@ -11,7 +11,12 @@ import { HostError } from '../../errors.js';
 type Out = (text: string) => void;
 
 /** `paddock audit verify|export`: read-only, no migration, no recovery. Returns the exit code. */
-export function auditCommand(dataDir: string, verb: string | undefined, flags: { json: boolean; key?: string }, out: Out): number {
+export function auditCommand(
+  dataDir: string,
+  verb: string | undefined,
+  flags: { json: boolean; key?: string },
+  out: Out,
+): number {
   const file = join(dataDir, 'paddock.db');
   if (!existsSync(file)) throw new HostError('NOT_FOUND', `no state database at ${file}`);
   const db = openDatabaseReadOnly(file);
@@ -20,7 +25,10 @@ export function auditCommand(dataDir: string, verb: string | undefined, flags: {
       const keyFile = flags.key ?? auditKeyPaths(dataDir).publicPath;
       const verdict = verifyAudit(auditTable(db), createPublicKey(readFileSync(keyFile)));
       if (flags.json) out(JSON.stringify(verdict));
-      else if (verdict.ok) out(`OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, head ${verdict.head.slice(0, 16)}…`);
+      else if (verdict.ok)
+        out(
+          `OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, head ${verdict.head.slice(0, 16)}…`,
+        );
       else out(`FAILED at record ${verdict.seq}: ${verdict.problem} — ${verdict.detail}`);
       return verdict.ok ? 0 : 1;
     }

@@ -10,7 +10,13 @@ type Out = (text: string) => void;
  * cancel it, through run_controls (the dispatcher's and `paddock run`'s watchers act on it).
  * Exit 0 when requested, 1 when the run had already ended; an unknown run is a HostError (exit 2).
  */
-export async function cancelRunCommand(config: HostConfig, runId: string, flags: { json: boolean; reason?: string; by?: string }, out: Out, err: Out): Promise<number> {
+export async function cancelRunCommand(
+  config: HostConfig,
+  runId: string,
+  flags: { json: boolean; reason?: string; by?: string },
+  out: Out,
+  err: Out,
+): Promise<number> {
   // openHost reconciles first: a run whose host process died is already ended (interrupted) here.
   const { store, recovery } = await openHost(config);
   try {
@@ -18,8 +24,12 @@ export async function cancelRunCommand(config: HostConfig, runId: string, flags:
     const run = store.run(runId);
     if (!run) throw new HostError('NOT_FOUND', `no run ${runId}`);
     if (run.status !== 'queued' && run.status !== 'running') {
-      if (flags.json) out(JSON.stringify({ runId, cancelRequested: false, status: run.status, reason: run.reason ?? null }));
-      else err(`paddock: run ${runId} already ended ${run.status}${run.reason ? ` (${run.reason})` : ''}; nothing to cancel`);
+      if (flags.json)
+        out(JSON.stringify({ runId, cancelRequested: false, status: run.status, reason: run.reason ?? null }));
+      else
+        err(
+          `paddock: run ${runId} already ended ${run.status}${run.reason ? ` (${run.reason})` : ''}; nothing to cancel`,
+        );
       return 1;
     }
     const by = `user:${flags.by ?? process.env.USER ?? 'operator'}`;

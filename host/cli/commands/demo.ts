@@ -27,8 +27,18 @@ function demoConfig(sandbox: 'bwrap' | 'process') {
           provider: 'scripted',
           model: 'scripted-demo',
           script: [
-            { match: 'Say hello from inside', tool: { name: 'Bash', input: { command: `echo ${TOOL_OUTPUT}`, description: 'Say hello from the sandbox' } } },
-            { match: TOOL_OUTPUT, reply: `Claude Code ran \`echo\` inside the ${sandbox} sandbox and it printed: "${TOOL_OUTPUT}". (This answer comes from paddock's scripted demo model, not a real LLM: no key, no network.)`, chunks: 8 },
+            {
+              match: 'Say hello from inside',
+              tool: {
+                name: 'Bash',
+                input: { command: `echo ${TOOL_OUTPUT}`, description: 'Say hello from the sandbox' },
+              },
+            },
+            {
+              match: TOOL_OUTPUT,
+              reply: `Claude Code ran \`echo\` inside the ${sandbox} sandbox and it printed: "${TOOL_OUTPUT}". (This answer comes from paddock's scripted demo model, not a real LLM: no key, no network.)`,
+              chunks: 8,
+            },
           ],
         },
       ],
@@ -64,16 +74,40 @@ export async function demoCommand(config: HostConfig, renderer: Renderer): Promi
   const { container, store, recovery } = await openHost(config);
   for (const line of describeRecovery(recovery)) renderer.note(line);
   try {
-    applyConfig(store, demoConfig(sandbox), { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor: container.resolve(TOKENS.Redactor) }, { by: 'paddock demo' });
-    renderer.note(`model: demo-scripted — paddock's SCRIPTED model (deterministic, not a real LLM); harness: Claude Code ${claude.version}; sandbox: ${sandbox}${machine.bwrap.available ? '' : ` (bwrap is not available: ${machine.bwrap.why})`}`);
+    applyConfig(
+      store,
+      demoConfig(sandbox),
+      {
+        catalog: discoverRunners(config.runnerDirs),
+        mountRoots: config.mountRoots ?? [],
+        redactor: container.resolve(TOKENS.Redactor),
+      },
+      { by: 'paddock demo' },
+    );
+    renderer.note(
+      `model: demo-scripted — paddock's SCRIPTED model (deterministic, not a real LLM); harness: Claude Code ${claude.version}; sandbox: ${sandbox}${machine.bwrap.available ? '' : ` (bwrap is not available: ${machine.bwrap.why})`}`,
+    );
     const dispatcher = container.resolve(TOKENS.Dispatcher);
     return await withInterrupts(renderer, async (signal) => {
       const ticket = await dispatcher.dispatch(
-        { id: `demo-${Date.now()}-${process.pid}`, type: 'message', platform: 'demo', bot: 'demo', conversation: { type: 'private', id: 'demo' }, sender: { id: 'you', name: 'You' }, message: { parts: [{ type: 'text', text: DEMO_PROMPT }] }, receivedAt: new Date().toISOString() },
+        {
+          id: `demo-${Date.now()}-${process.pid}`,
+          type: 'message',
+          platform: 'demo',
+          bot: 'demo',
+          conversation: { type: 'private', id: 'demo' },
+          sender: { id: 'you', name: 'You' },
+          message: { parts: [{ type: 'text', text: DEMO_PROMPT }] },
+          receivedAt: new Date().toISOString(),
+        },
         { onStart: (info) => renderer.started(info), onUpdate: (update, seq) => renderer.update(update, seq) },
       );
       if (ticket.status === 'duplicate') return 0;
-      signal.addEventListener('abort', () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')), { once: true });
+      signal.addEventListener(
+        'abort',
+        () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),
+        { once: true },
+      );
       return finishRun(renderer, await ticket.done);
     });
   } finally {

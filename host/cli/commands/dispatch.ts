@@ -46,11 +46,19 @@ export async function dispatchCommand(config: HostConfig, file: string, renderer
         throw error;
       }
       if (ticket.status === 'duplicate') {
-        renderer.note(`duplicate: event already dispatched as run ${ticket.runId} (binding ${ticket.bindingId}); nothing started`);
+        renderer.note(
+          `duplicate: event already dispatched as run ${ticket.runId} (binding ${ticket.bindingId}); nothing started`,
+        );
         return 0;
       }
-      renderer.note(`dispatched to binding ${ticket.bindingId}: run ${ticket.runId} ${ticket.status}${ticket.position ? ` (position ${ticket.position})` : ''}`);
-      signal.addEventListener('abort', () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')), { once: true });
+      renderer.note(
+        `dispatched to binding ${ticket.bindingId}: run ${ticket.runId} ${ticket.status}${ticket.position ? ` (position ${ticket.position})` : ''}`,
+      );
+      signal.addEventListener(
+        'abort',
+        () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),
+        { once: true },
+      );
       return finishRun(renderer, await ticket.done);
     });
   } finally {

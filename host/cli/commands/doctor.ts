@@ -23,7 +23,11 @@ function storedMissingSecrets(dataDir: string): string[] {
   try {
     const rows = readStoredSpecs(db, ['model', 'knowledgeBase', 'mcpServer']);
     const of = <T>(kind: string) => rows.filter((r) => r.kind === kind).map((r) => r.spec as T);
-    return missingSecretRefs({ models: of<ModelResource>('model'), knowledgeBases: of<KnowledgeBaseResource>('knowledgeBase'), mcpServers: of<McpServerResource>('mcpServer') }).map(describeMissingRef);
+    return missingSecretRefs({
+      models: of<ModelResource>('model'),
+      knowledgeBases: of<KnowledgeBaseResource>('knowledgeBase'),
+      mcpServers: of<McpServerResource>('mcpServer'),
+    }).map(describeMissingRef);
   } catch (error) {
     return [`could not read the configuration in ${path}: ${(error as Error).message}`];
   } finally {
@@ -59,7 +63,10 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
       `egress bridge:     ${yes(machine.socat.available)} ${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
       `run identity:      ${yes(identity.ok)} ${identity.summary}`,
       ...identity.warnings.map((w) => `  WARNING: ${w}`),
-      ...harnesses.map((h) => `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`),
+      ...harnesses.map(
+        (h) =>
+          `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`,
+      ),
       `secret references: ${missingSecrets.length === 0 ? 'all resolve' : `${missingSecrets.length} MISSING`}`,
       ...missingSecrets.map((m) => `  MISSING: ${m}`),
       '',

@@ -33,7 +33,13 @@ type ReportedCheck = ConformanceCheck & { stderr?: string; ended?: string };
  * bundled), the host's runner environment, a fresh empty working folder, its own process group.
  * Unlike a host run: no sandbox and no limits (the command's help says so).
  */
-function startRunner(command: RunnerCommand, root: string, index: number, env: Record<string, string>, record: Spawned): RunnerTransport {
+function startRunner(
+  command: RunnerCommand,
+  root: string,
+  index: number,
+  env: Record<string, string>,
+  record: Spawned,
+): RunnerTransport {
   const work = join(root, `run-${index}`);
   for (const d of ['workspace', 'home', 'tmp']) mkdirSync(join(work, d), { recursive: true });
   const child = spawn(command.command, command.args, {
@@ -48,7 +54,8 @@ function startRunner(command: RunnerCommand, root: string, index: number, env: R
   const exited = new Promise<void>((done) => {
     child.once('exit', (code, signal) => {
       // The suite kills every runner after its check: only an end of its own is worth reporting.
-      if (!(record.killed && signal === 'SIGKILL')) record.ended ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
+      if (!(record.killed && signal === 'SIGKILL'))
+        record.ended ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
       done();
     });
     child.once('error', (error) => {
@@ -84,7 +91,11 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
     const given = parseJsonObjectFlag(`--${flag}`, flags[flag] as string | undefined) ?? {};
     // The host hands a runner its config with the schema's defaults filled in: so does the suite.
     const checked = validateRunnerConfig(manifest.configSchema, given);
-    if (!checked.ok) throw new HostError('INVALID_INPUT', `--${flag}: ${checked.field}: ${checked.message} (the runner's configSchema in ${join(dir, 'runner.json')})`);
+    if (!checked.ok)
+      throw new HostError(
+        'INVALID_INPUT',
+        `--${flag}: ${checked.field}: ${checked.message} (the runner's configSchema in ${join(dir, 'runner.json')})`,
+      );
     return checked.config;
   };
   const sampleRun = { text: (flags.text as string | undefined) ?? 'hello', config: runConfig('config') };
@@ -92,12 +103,21 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
     text: (flags['slow-text'] as string | undefined) ?? sampleRun.text,
     config: flags['slow-config'] !== undefined ? runConfig('slow-config') : sampleRun.config,
   };
-  const stepTimeoutMs = flags['step-timeout'] !== undefined ? parsePositiveInt('--step-timeout', flags['step-timeout'] as string) : undefined;
+  const stepTimeoutMs =
+    flags['step-timeout'] !== undefined
+      ? parsePositiveInt('--step-timeout', flags['step-timeout'] as string)
+      : undefined;
 
   const root = mkdtempSync(join(tmpdir(), 'paddock-runners-test-'));
   try {
     const command = await runnerCommand(runner, root);
-    const env = buildRunnerEnv({ hostEnv: process.env, home: root, tmpDir: root, runId: 'run_conformance', extra: manifest.env });
+    const env = buildRunnerEnv({
+      hostEnv: process.env,
+      home: root,
+      tmpDir: root,
+      runId: 'run_conformance',
+      extra: manifest.env,
+    });
     const spawned: Spawned[] = [];
     const report = await runRunnerConformance(
       () => {
@@ -109,8 +129,17 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
     );
     // The suite starts one fresh runner per check, in order: the i-th process belongs to the i-th check.
     const matched = spawned.length === report.checks.length;
-    const checks: ReportedCheck[] = report.checks.map((c, i) => (c.ok || !matched ? c : { ...c, stderr: spawned[i]!.stderr, ended: spawned[i]!.ended }));
-    const result = { runner: { id: manifest.id, version: manifest.version }, dir, command: [command.command, ...command.args], passed: report.passed, checks, failures: report.failures };
+    const checks: ReportedCheck[] = report.checks.map((c, i) =>
+      c.ok || !matched ? c : { ...c, stderr: spawned[i]!.stderr, ended: spawned[i]!.ended },
+    );
+    const result = {
+      runner: { id: manifest.id, version: manifest.version },
+      dir,
+      command: [command.command, ...command.args],
+      passed: report.passed,
+      checks,
+      failures: report.failures,
+    };
     if (flags.json) out(JSON.stringify(result));
     else out(renderReport(result));
     return report.passed ? 0 : 1;
@@ -120,7 +149,12 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
 }
 
 /** The human report: one line per check, a failed one with its reason and the runner's stderr. */
-function renderReport(r: { runner: { id: string; version: string }; dir: string; passed: boolean; checks: ReportedCheck[] }): string {
+function renderReport(r: {
+  runner: { id: string; version: string };
+  dir: string;
+  passed: boolean;
+  checks: ReportedCheck[];
+}): string {
   const passed = r.checks.filter((c) => c.ok).length;
   // Runner text (ids, details, stderr) is untrusted: shown through terminalSafe.
   return [
@@ -129,7 +163,14 @@ function renderReport(r: { runner: { id: string; version: string }; dir: string;
       `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name} (${c.durationMs} ms)`,
       ...(c.ok ? [] : [`       why: ${terminalSafe(c.detail ?? '')}`]),
       ...(c.ended && !c.ok ? [`       runner process: ${terminalSafe(c.ended)}`] : []),
-      ...(c.stderr?.trim() ? ['       runner stderr (tail):', ...terminalSafe(c.stderr.trimEnd(), true).split('\n').map((l) => `         ${l}`)] : []),
+      ...(c.stderr?.trim()
+        ? [
+            '       runner stderr (tail):',
+            ...terminalSafe(c.stderr.trimEnd(), true)
+              .split('\n')
+              .map((l) => `         ${l}`),
+          ]
+        : []),
     ]),
     `${passed}/${r.checks.length} checks passed${r.passed ? '' : ' — FAILED'}`,
   ].join('\n');

@@ -9,7 +9,13 @@ import type { RunOutcome } from '../../process/outcome.js';
 type Out = (text: string) => void;
 
 /** `paddock runs list|show|resolve` and `paddock sessions show`. Returns the exit code. */
-export async function stateCommand(config: HostConfig, words: string[], flags: { json: boolean; status?: string; as?: string; by?: string }, out: Out, err: Out): Promise<number> {
+export async function stateCommand(
+  config: HostConfig,
+  words: string[],
+  flags: { json: boolean; status?: string; as?: string; by?: string },
+  out: Out,
+  err: Out,
+): Promise<number> {
   const { store, recovery } = await openHost(config);
   try {
     for (const line of describeRecovery(recovery)) err(line);
@@ -17,20 +23,38 @@ export async function stateCommand(config: HostConfig, words: string[], flags: {
     const print = (value: unknown, human: () => string) => out(flags.json ? JSON.stringify(value) : human());
     if (noun === 'runs' && verb === 'list') {
       const runs = store.runs({ status: flags.status ? flags.status.split(',') : undefined });
-      print(runs, () => (runs.length === 0 ? 'no runs' : runs.map((r) => `${r.id}  ${r.status.padEnd(14)} ${r.runnerId.padEnd(12)} ${r.queuedAt}  ${r.reason ?? ''}`).join('\n')));
+      print(runs, () =>
+        runs.length === 0
+          ? 'no runs'
+          : runs
+              .map((r) => `${r.id}  ${r.status.padEnd(14)} ${r.runnerId.padEnd(12)} ${r.queuedAt}  ${r.reason ?? ''}`)
+              .join('\n'),
+      );
       return 0;
     }
     if (noun === 'runs' && verb === 'show' && id) {
       const run = store.run(id);
       if (!run) throw new HostError('NOT_FOUND', `no run ${id}`);
       const events = store.readEvents(run.sessionId).filter((e) => e.runId === id);
-      print({ run, events }, () => [`${run.id} ${run.status}: ${run.reason ?? ''}`, `session ${run.sessionId} · runner ${run.runnerId} · pid ${run.pid ?? '-'}`, ...(run.usage ? [describeUsage(run.usage as NonNullable<RunOutcome['usage']>)] : []), ...events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`)].join('\n'));
+      print({ run, events }, () =>
+        [
+          `${run.id} ${run.status}: ${run.reason ?? ''}`,
+          `session ${run.sessionId} · runner ${run.runnerId} · pid ${run.pid ?? '-'}`,
+          ...(run.usage ? [describeUsage(run.usage as NonNullable<RunOutcome['usage']>)] : []),
+          ...events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`),
+        ].join('\n'),
+      );
       return 0;
     }
     if (noun === 'runs' && verb === 'resolve' && id) {
-      if (flags.as !== 'succeeded' && flags.as !== 'failed') throw new HostError('INVALID_INPUT', 'runs resolve needs --as succeeded|failed');
+      if (flags.as !== 'succeeded' && flags.as !== 'failed')
+        throw new HostError('INVALID_INPUT', 'runs resolve needs --as succeeded|failed');
       const result = resolveRun(store, id, flags.as, flags.by ?? process.env.USER ?? 'operator');
-      print(result, () => `resolved ${result.resolved.length} effect(s) of ${id} as ${flags.as}${result.resumed ? '; session resumed' : ''}`);
+      print(
+        result,
+        () =>
+          `resolved ${result.resolved.length} effect(s) of ${id} as ${flags.as}${result.resumed ? '; session resumed' : ''}`,
+      );
       return 0;
     }
     if (noun === 'sessions' && verb === 'show' && id) {
@@ -38,9 +62,13 @@ export async function stateCommand(config: HostConfig, words: string[], flags: {
       print(view, () =>
         [
           `session ${view.sessionId} · binding ${view.bindingId} · ${view.maxSeq} events${view.paused ? ` · PAUSED: ${view.paused.reason}` : ''}`,
-          ...view.transcript.map((t) => `${t.role === 'user' ? 'user     ' : 'assistant'} │ ${terminalSafe(t.text, true)}`),
+          ...view.transcript.map(
+            (t) => `${t.role === 'user' ? 'user     ' : 'assistant'} │ ${terminalSafe(t.text, true)}`,
+          ),
           ...(view.external ? [`external: ${JSON.stringify(view.external)}`] : []),
-          ...view.openEffects.map((e) => `open effect ${e.effectId} (${e.kind} ${e.target}): ${e.status ?? 'no result'}`),
+          ...view.openEffects.map(
+            (e) => `open effect ${e.effectId} (${e.kind} ${e.target}): ${e.status ?? 'no result'}`,
+          ),
         ].join('\n'),
       );
       return 0;

@@ -21,7 +21,8 @@ function walk(root: string, dir = root, out = new Map<string, { size: number; mt
     const stat = lstatSync(path);
     if (stat.isSymbolicLink()) continue;
     if (stat.isDirectory()) walk(root, path, out);
-    else if (stat.isFile() && EXTENSIONS.test(name) && stat.size <= MAX_FILE_BYTES) out.set(relative(root, path), { size: stat.size, mtimeMs: Math.trunc(stat.mtimeMs) });
+    else if (stat.isFile() && EXTENSIONS.test(name) && stat.size <= MAX_FILE_BYTES)
+      out.set(relative(root, path), { size: stat.size, mtimeMs: Math.trunc(stat.mtimeMs) });
   }
   return out;
 }
@@ -103,7 +104,11 @@ export class FolderIndex {
     const match = ftsQuery(query);
     if (!match) return [];
     const rows = this.index.search(match, topK);
-    return rows.map((r) => ({ text: r.text, source: { id: `${r.path}#${r.ordinal}`, title: r.title, uri: r.path }, score: -r.rank }));
+    return rows.map((r) => ({
+      text: r.text,
+      source: { id: `${r.path}#${r.ordinal}`, title: r.title, uri: r.path },
+      score: -r.rank,
+    }));
   }
 
   close(): void {

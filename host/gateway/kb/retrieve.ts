@@ -7,12 +7,24 @@ import { FolderIndex, type KbChunk } from './folderIndex.js';
 
 const RetrieverAnswerSchema = z.object({
   chunks: z
-    .array(z.object({ text: z.string(), source: z.object({ id: z.string(), title: z.string().optional(), uri: z.string().optional() }), score: z.number().optional() }))
+    .array(
+      z.object({
+        text: z.string(),
+        source: z.object({ id: z.string(), title: z.string().optional(), uri: z.string().optional() }),
+        score: z.number().optional(),
+      }),
+    )
     .max(200),
 });
 
 /** Ask an HTTP retriever (`POST {query, topK}` → `{chunks}`), with the resource's key as a bearer token. */
-async function httpRetrieve(kb: KnowledgeBaseResource, query: string, topK: number, redactor: Redactor, signal?: AbortSignal): Promise<KbChunk[]> {
+async function httpRetrieve(
+  kb: KnowledgeBaseResource,
+  query: string,
+  topK: number,
+  redactor: Redactor,
+  signal?: AbortSignal,
+): Promise<KbChunk[]> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (kb.apiKey) {
     const key = readSecretRef(kb.apiKey);
@@ -21,10 +33,16 @@ async function httpRetrieve(kb: KnowledgeBaseResource, query: string, topK: numb
     headers.authorization = `Bearer ${key}`;
   }
   const timeout = AbortSignal.timeout(kb.timeoutMs);
-  const response = await fetch(kb.url!, { method: 'POST', headers, body: JSON.stringify({ query, topK }), signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+  const response = await fetch(kb.url!, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, topK }),
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+  });
   if (!response.ok) throw new Error(`retriever answered HTTP ${response.status}`);
   const parsed = RetrieverAnswerSchema.safeParse(await response.json());
-  if (!parsed.success) throw new Error(`retriever answer is not {chunks: [{text, source: {id}}]}: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new Error(`retriever answer is not {chunks: [{text, source: {id}}]}: ${parsed.error.issues[0]?.message}`);
   return parsed.data.chunks.slice(0, topK);
 }
 
@@ -39,7 +57,9 @@ export class KnowledgeBases {
 
   /** The best chunks of a knowledge base for a query, redacted. */
   async retrieve(kb: KnowledgeBaseResource, query: string, topK: number, signal?: AbortSignal): Promise<KbChunk[]> {
-    const chunks = kb.url ? await httpRetrieve(kb, query, topK, this.redactor, signal) : this.index(kb).search(query, topK);
+    const chunks = kb.url
+      ? await httpRetrieve(kb, query, topK, this.redactor, signal)
+      : this.index(kb).search(query, topK);
     return this.redactor.value(chunks);
   }
 

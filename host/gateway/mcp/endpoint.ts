@@ -9,10 +9,18 @@ import type { McpUpstreams } from './upstreams.js';
  * MCP server object per request whose `tools/list` and `tools/call` go to the run's upstream
  * connection through the host's checks. The harness sees only the allowed tools.
  */
-export async function serveMcpRequest(upstreams: McpUpstreams, serverId: string, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+export async function serveMcpRequest(
+  upstreams: McpUpstreams,
+  serverId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
   const server = new Server({ name: `paddock:${serverId}`, version: '1' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await upstreams.listTools(serverId) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => upstreams.callTool(serverId, request.params.name, request.params.arguments, extra.signal));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    upstreams.callTool(serverId, request.params.name, request.params.arguments, extra.signal),
+  );
   await answerStateless(server, req, res, body);
 }
 
@@ -20,7 +28,12 @@ export async function serveMcpRequest(upstreams: McpUpstreams, serverId: string,
  * Answer one request with a per-request MCP server over stateless streamable HTTP (JSON responses), closed with the
  * response.
  */
-export async function answerStateless(server: Server, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+export async function answerStateless(
+  server: Server,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   res.on('close', () => {
     void transport.close();

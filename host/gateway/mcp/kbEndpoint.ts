@@ -24,7 +24,13 @@ export function kbToolName(id: string): string {
  * `search_<kb>` tool per granted knowledge base, answered by the same retrieval, grant check,
  * redaction and `kb.retrieve` audit as the SDK's `kb/retrieve`.
  */
-export async function serveKbMcpRequest(gateway: Gateway, run: GatewayRun, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+export async function serveKbMcpRequest(
+  gateway: Gateway,
+  run: GatewayRun,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
   const byTool = new Map<string, (typeof run.access.knowledgeBases)[number]>();
   for (const kb of run.access.knowledgeBases) {
     // Two ids may map to one name (`a.b`, `a_b`): the later one gets a number, never hides the other.
@@ -39,7 +45,10 @@ export async function serveKbMcpRequest(gateway: Gateway, run: GatewayRun, req: 
       description: `Search the knowledge base "${kb.name ?? kb.id}" (served by the paddock host). Returns the best matching passages, each with its source.`,
       inputSchema: {
         type: 'object' as const,
-        properties: { query: { type: 'string', minLength: 1, description: 'What to look for' }, topK: { type: 'integer', minimum: 1, maximum: MAX_TOP_K, description: 'How many passages (default 5)' } },
+        properties: {
+          query: { type: 'string', minLength: 1, description: 'What to look for' },
+          topK: { type: 'integer', minimum: 1, maximum: MAX_TOP_K, description: 'How many passages (default 5)' },
+        },
         required: ['query'],
         additionalProperties: false,
       },
@@ -48,12 +57,34 @@ export async function serveKbMcpRequest(gateway: Gateway, run: GatewayRun, req: 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const kb = byTool.get(request.params.name);
     const args = (request.params.arguments ?? {}) as { query?: unknown; topK?: unknown };
-    if (!kb) return { content: [{ type: 'text' as const, text: `paddock: no knowledge base tool "${request.params.name}" for this run` }], isError: true };
-    if (typeof args.query !== 'string' || !args.query.trim()) return { content: [{ type: 'text' as const, text: 'paddock: query must be a non-empty string' }], isError: true };
-    const topK = typeof args.topK === 'number' && Number.isInteger(args.topK) ? Math.min(Math.max(args.topK, 1), MAX_TOP_K) : 5;
+    if (!kb)
+      return {
+        content: [
+          { type: 'text' as const, text: `paddock: no knowledge base tool "${request.params.name}" for this run` },
+        ],
+        isError: true,
+      };
+    if (typeof args.query !== 'string' || !args.query.trim())
+      return { content: [{ type: 'text' as const, text: 'paddock: query must be a non-empty string' }], isError: true };
+    const topK =
+      typeof args.topK === 'number' && Number.isInteger(args.topK) ? Math.min(Math.max(args.topK, 1), MAX_TOP_K) : 5;
     try {
-      const chunks = await retrieveForRun(gateway, run, kb.id, args.query, topK, AbortSignal.any([extra.signal, run.signal]));
-      const text = chunks.length ? chunks.map((c, i) => `[${i + 1}] ${c.source.title ?? c.source.id}${c.source.uri ? ` <${c.source.uri}>` : ''}\n${c.text}`).join('\n\n') : 'no matching passages';
+      const chunks = await retrieveForRun(
+        gateway,
+        run,
+        kb.id,
+        args.query,
+        topK,
+        AbortSignal.any([extra.signal, run.signal]),
+      );
+      const text = chunks.length
+        ? chunks
+            .map(
+              (c, i) =>
+                `[${i + 1}] ${c.source.title ?? c.source.id}${c.source.uri ? ` <${c.source.uri}>` : ''}\n${c.text}`,
+            )
+            .join('\n\n')
+        : 'no matching passages';
       return { content: [{ type: 'text' as const, text }], structuredContent: { chunks } };
     } catch (error) {
       return { content: [{ type: 'text' as const, text: `paddock: ${(error as Error).message}` }], isError: true };

@@ -74,19 +74,30 @@ export class McpUpstreams {
   async listTools(serverId: string): Promise<Tool[]> {
     const handle = this.handle(serverId);
     const { client } = await this.connect(serverId);
-    const { tools } = await client.listTools(undefined, { timeout: this.resource(serverId).timeoutMs, signal: this.run.signal });
+    const { tools } = await client.listTools(undefined, {
+      timeout: this.resource(serverId).timeoutMs,
+      signal: this.run.signal,
+    });
     // Names, descriptions and schemas come from the server: redacted like its results.
     return this.deps.redactor.value(tools.filter((t) => !toolRefusal(handle, t.name, this.run.claims.runId)));
   }
 
   /** Call a tool: refused without forwarding unless allowed; timed out; audited; redacted. */
-  async callTool(serverId: string, tool: string, args: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<ToolResult> {
+  async callTool(
+    serverId: string,
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<ToolResult> {
     const started = Date.now();
     const handle = this.handle(serverId);
     const refusal = toolRefusal(handle, tool, this.run.claims.runId);
     if (refusal) {
       this.audit('mcp.denied', { server: serverId, tool, deniedBy: refusal.deniedBy, reason: refusal.message });
-      return { content: [{ type: 'text', text: `paddock: ${refusal.message} (denied by ${refusal.deniedBy})` }], isError: true };
+      return {
+        content: [{ type: 'text', text: `paddock: ${refusal.message} (denied by ${refusal.deniedBy})` }],
+        isError: true,
+      };
     }
     const resource = this.resource(serverId);
     try {
@@ -95,14 +106,37 @@ export class McpUpstreams {
         timeout: resource.timeoutMs,
         signal: signal ? AbortSignal.any([signal, this.run.signal]) : this.run.signal,
       })) as ToolResult;
-      const safe = this.deps.redactor.value({ ...result, content: result.content ?? [], isError: result.isError === true });
-      this.audit('mcp.call', { server: serverId, tool, outcome: safe.isError ? 'error' : 'ok', latencyMs: Date.now() - started });
+      const safe = this.deps.redactor.value({
+        ...result,
+        content: result.content ?? [],
+        isError: result.isError === true,
+      });
+      this.audit('mcp.call', {
+        server: serverId,
+        tool,
+        outcome: safe.isError ? 'error' : 'ok',
+        latencyMs: Date.now() - started,
+      });
       return safe;
     } catch (error) {
       const message = this.deps.redactor.text(error instanceof Error ? error.message : String(error));
       const timedOut = /timed out|timeout/i.test(message);
-      this.audit('mcp.call', { server: serverId, tool, outcome: timedOut ? 'timeout' : 'failed', error: message, latencyMs: Date.now() - started });
-      return { content: [{ type: 'text', text: `paddock: tool "${tool}" of MCP server "${serverId}" ${timedOut ? `timed out after ${resource.timeoutMs} ms` : `failed: ${message}`}` }], isError: true };
+      this.audit('mcp.call', {
+        server: serverId,
+        tool,
+        outcome: timedOut ? 'timeout' : 'failed',
+        error: message,
+        latencyMs: Date.now() - started,
+      });
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `paddock: tool "${tool}" of MCP server "${serverId}" ${timedOut ? `timed out after ${resource.timeoutMs} ms` : `failed: ${message}`}`,
+          },
+        ],
+        isError: true,
+      };
     }
   }
 
@@ -138,7 +172,15 @@ export class McpUpstreams {
   private audit(type: string, data: Record<string, unknown>): void {
     const { store } = this.deps;
     const { claims } = this.run;
-    store.transaction(() => store.audit.append({ type, actor: `runner:${claims.runnerId}`, sessionId: claims.sessionId, runId: claims.runId, data }));
+    store.transaction(() =>
+      store.audit.append({
+        type,
+        actor: `runner:${claims.runnerId}`,
+        sessionId: claims.sessionId,
+        runId: claims.runId,
+        data,
+      }),
+    );
   }
 
   private connect(serverId: string): Promise<Connection> {
@@ -160,18 +202,22 @@ export class McpUpstreams {
       const headers: Record<string, string> = {};
       for (const [name, ref] of Object.entries(resource.headers)) {
         const value = readSecretRef(ref);
-        if (value === undefined) throw new Error(`header ${name} of MCP server "${serverId}": its reference is not readable on the host`);
+        if (value === undefined)
+          throw new Error(`header ${name} of MCP server "${serverId}": its reference is not readable on the host`);
         this.deps.redactor.add(value);
         headers[name] = value;
       }
-      await client.connect(new StreamableHTTPClientTransport(new URL(resource.url), { requestInit: { headers } }), { timeout: resource.timeoutMs });
+      await client.connect(new StreamableHTTPClientTransport(new URL(resource.url), { requestInit: { headers } }), {
+        timeout: resource.timeoutMs,
+      });
       this.audit('mcp.connected', { server: serverId, transport: 'http' });
       return { client };
     }
     const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
     for (const [name, ref] of Object.entries(resource.env)) {
       const value = readSecretRef(ref);
-      if (value === undefined) throw new Error(`env ${name} of MCP server "${serverId}": its reference is not readable on the host`);
+      if (value === undefined)
+        throw new Error(`env ${name} of MCP server "${serverId}": its reference is not readable on the host`);
       this.deps.redactor.add(value);
       env[name] = value;
     }
@@ -194,7 +240,13 @@ export class McpUpstreams {
       reachableBy(ids, workDir, this.deps.dataDir);
       chownTree(workDir, ids);
     }
-    const transport = new StdioClientTransport({ command: sandbox.launch.command, args: sandbox.launch.args, env: sandbox.launch.env, cwd: workDir, stderr: 'ignore' });
+    const transport = new StdioClientTransport({
+      command: sandbox.launch.command,
+      args: sandbox.launch.args,
+      env: sandbox.launch.env,
+      cwd: workDir,
+      stderr: 'ignore',
+    });
     try {
       await client.connect(transport, { timeout: resource.timeoutMs });
     } catch (error) {
@@ -204,7 +256,13 @@ export class McpUpstreams {
       rmSync(workDir, { recursive: true, force: true });
       throw error;
     }
-    this.audit('mcp.connected', { server: serverId, transport: 'stdio', backend: this.run.backend, command: resource.command, args: resource.args });
+    this.audit('mcp.connected', {
+      server: serverId,
+      transport: 'stdio',
+      backend: this.run.backend,
+      command: resource.command,
+      args: resource.args,
+    });
     return { client, sandbox, workDir };
   }
 }

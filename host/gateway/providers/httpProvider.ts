@@ -30,10 +30,19 @@ export function httpProvider(model: ModelResource, redactor: Redactor, env: Node
     scripted: false,
     async send(call: ProviderCall): Promise<ProviderAnswer> {
       const key = model.apiKey ? readSecretRef(model.apiKey, env) : undefined;
-      if (!key) throw new ProviderUnavailable(`the key reference of model "${model.id}" (${JSON.stringify(model.apiKey)}) is not readable on the host`, false);
+      if (!key)
+        throw new ProviderUnavailable(
+          `the key reference of model "${model.id}" (${JSON.stringify(model.apiKey)}) is not readable on the host`,
+          false,
+        );
       redactor.add(key);
-      const url = anthropic ? `${base}/v1/messages${call.query}` : `${base}/${call.format === 'chat' ? 'chat/completions' : 'responses'}`;
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: call.body.stream ? 'text/event-stream' : 'application/json' };
+      const url = anthropic
+        ? `${base}/v1/messages${call.query}`
+        : `${base}/${call.format === 'chat' ? 'chat/completions' : 'responses'}`;
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: call.body.stream ? 'text/event-stream' : 'application/json',
+      };
       for (const name of PASSED_HEADERS) if (call.clientHeaders[name]) headers[name] = call.clientHeaders[name];
       if (anthropic) {
         headers['x-api-key'] = key;
@@ -41,14 +50,25 @@ export function httpProvider(model: ModelResource, redactor: Redactor, env: Node
       } else headers.authorization = `Bearer ${key}`;
       // The timeout covers the wait for the answer's headers; a long stream is not cut.
       const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(new Error(`no answer within ${model.timeoutMs} ms`)), model.timeoutMs);
+      const timer = setTimeout(
+        () => timeout.abort(new Error(`no answer within ${model.timeoutMs} ms`)),
+        model.timeoutMs,
+      );
       let response: Response;
       try {
-        response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(call.body), signal: AbortSignal.any([call.signal, timeout.signal]) });
+        response = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(call.body),
+          signal: AbortSignal.any([call.signal, timeout.signal]),
+        });
       } catch (error) {
         if (call.signal.aborted) throw error;
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        throw new ProviderUnavailable(`cannot reach ${new URL(url).host}: ${timeout.signal.aborted ? String((timeout.signal.reason as Error | undefined)?.message) : (cause?.code ?? cause?.message ?? (error as Error).message)}`, true);
+        throw new ProviderUnavailable(
+          `cannot reach ${new URL(url).host}: ${timeout.signal.aborted ? String((timeout.signal.reason as Error | undefined)?.message) : (cause?.code ?? cause?.message ?? (error as Error).message)}`,
+          true,
+        );
       } finally {
         clearTimeout(timer);
       }

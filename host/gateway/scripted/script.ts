@@ -15,7 +15,13 @@ export interface ScriptedPlan {
 const num = (m: RegExpExecArray | null, i = 1) => (m?.[i] !== undefined ? Number(m[i]) : undefined);
 
 /** A tool call in the shape the request's wire and offered tools expect. */
-export function scriptedToolCall(name: string, arg: string, offered: string[], format: WireFormat, id: string): Extract<ReplyBlock, { type: 'tool_use' }> {
+export function scriptedToolCall(
+  name: string,
+  arg: string,
+  offered: string[],
+  format: WireFormat,
+  id: string,
+): Extract<ReplyBlock, { type: 'tool_use' }> {
   let object: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(arg);
@@ -26,8 +32,10 @@ export function scriptedToolCall(name: string, arg: string, offered: string[], f
   const shell = name === 'Bash' || name === 'shell' || name === 'exec_command';
   if (format !== 'anthropic' && shell) {
     // Codex offers `exec_command {cmd}` (0.171); older ones `shell {command: argv}`.
-    if (offered.includes('exec_command')) return { type: 'tool_use', id, name: 'exec_command', input: object ?? { cmd: arg } };
-    if (offered.includes('shell')) return { type: 'tool_use', id, name: 'shell', input: object ?? { command: ['bash', '-lc', arg] } };
+    if (offered.includes('exec_command'))
+      return { type: 'tool_use', id, name: 'exec_command', input: object ?? { cmd: arg } };
+    if (offered.includes('shell'))
+      return { type: 'tool_use', id, name: 'shell', input: object ?? { command: ['bash', '-lc', arg] } };
   }
   if (object) return { type: 'tool_use', id, name, input: object };
   if (name === 'Bash') return { type: 'tool_use', id, name, input: { command: arg, description: 'scripted command' } };
@@ -43,7 +51,17 @@ export function scriptedToolCall(name: string, arg: string, offered: string[], f
  * Decide the reply to a request: the model's script rules first, then the built-in directives
  * in the last user text, then the tool-result echo, then a greeting numbered by request.
  */
-export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx: { offered: string[]; format: WireFormat; requestNumber: number; callId: string; prior?: { role: string; text: string }[] }): ScriptedPlan {
+export function planReply(
+  input: LastInput | undefined,
+  rules: ScriptRule[],
+  ctx: {
+    offered: string[];
+    format: WireFormat;
+    requestNumber: number;
+    callId: string;
+    prior?: { role: string; text: string }[];
+  },
+): ScriptedPlan {
   const text = input?.text ?? '';
   const plan: ScriptedPlan = { content: [], stopReason: 'end_turn', delayMs: 0, chunks: 1, chunkDelayMs: 0 };
   const say = (t: string) => (plan.content = [{ type: 'text', text: t }]);
@@ -54,7 +72,9 @@ export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx
     plan.chunkDelayMs = rule.chunkDelayMs ?? 0;
     if (rule.error) plan.error = { status: rule.error, times: rule.times };
     if (rule.tool) {
-      plan.content = [scriptedToolCall(rule.tool.name, JSON.stringify(rule.tool.input), ctx.offered, ctx.format, ctx.callId)];
+      plan.content = [
+        scriptedToolCall(rule.tool.name, JSON.stringify(rule.tool.input), ctx.offered, ctx.format, ctx.callId),
+      ];
       plan.stopReason = 'tool_use';
     } else say(rule.reply ?? `Scripted rule /${rule.match}/ matched (request #${ctx.requestNumber}).`);
     return plan;
@@ -89,9 +109,17 @@ export function planReply(input: LastInput | undefined, rules: ScriptRule[], ctx
  * The user and assistant messages of a request before its last user message, in any wire format
  * (`messages` of Anthropic and Chat, `input` of Responses); tool results and system entries left out.
  */
-export function priorMessages(body: Record<string, unknown>, textOf: (content: unknown) => string): { role: string; text: string }[] {
-  const list = (Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : []) as Record<string, unknown>[];
-  const turns = list.filter((m) => (m?.role === 'user' || m?.role === 'assistant') && (m.type === undefined || m.type === 'message'));
+export function priorMessages(
+  body: Record<string, unknown>,
+  textOf: (content: unknown) => string,
+): { role: string; text: string }[] {
+  const list = (Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : []) as Record<
+    string,
+    unknown
+  >[];
+  const turns = list.filter(
+    (m) => (m?.role === 'user' || m?.role === 'assistant') && (m.type === undefined || m.type === 'message'),
+  );
   const lastUser = turns.map((m) => m.role).lastIndexOf('user');
   return turns.slice(0, Math.max(0, lastUser)).map((m) => ({ role: String(m.role), text: textOf(m.content) }));
 }

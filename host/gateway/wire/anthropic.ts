@@ -1,5 +1,15 @@
 import { eventJson, SseParser, sseEvent } from './sse.js';
-import { blocksText, jsonBodyAssembler, num, splitText, type LastInput, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
+import {
+  blocksText,
+  jsonBodyAssembler,
+  num,
+  splitText,
+  type LastInput,
+  type NormalizedReply,
+  type ReplyAssembler,
+  type ReplyBlock,
+  type Wire,
+} from './types.js';
 
 type Obj = Record<string, unknown>;
 
@@ -15,7 +25,8 @@ export const anthropicWire: Wire = {
     const content = last.content;
     if (Array.isArray(content)) {
       const results = (content as Obj[]).filter((b) => b?.type === 'tool_result');
-      if (results.length > 0) return { kind: 'tool_result', text: results.map((r) => blocksText(r.content)).join('\n') };
+      if (results.length > 0)
+        return { kind: 'tool_result', text: results.map((r) => blocksText(r.content)).join('\n') };
     }
     return { kind: 'user', text: blocksText(content) } satisfies LastInput;
   },
@@ -25,20 +36,70 @@ export const anthropicWire: Wire = {
   },
 
   render(reply, stream, chunks) {
-    const message = { id: reply.id, type: 'message', role: 'assistant', model: reply.model, content: reply.content, stop_reason: reply.stopReason, stop_sequence: null, usage: { input_tokens: reply.usage.inputTokens, output_tokens: reply.usage.outputTokens } };
+    const message = {
+      id: reply.id,
+      type: 'message',
+      role: 'assistant',
+      model: reply.model,
+      content: reply.content,
+      stop_reason: reply.stopReason,
+      stop_sequence: null,
+      usage: { input_tokens: reply.usage.inputTokens, output_tokens: reply.usage.outputTokens },
+    };
     if (!stream) return [JSON.stringify(message)];
-    const out = [sseEvent('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: reply.usage.inputTokens, output_tokens: 0 } } })];
+    const out = [
+      sseEvent('message_start', {
+        type: 'message_start',
+        message: {
+          ...message,
+          content: [],
+          stop_reason: null,
+          usage: { input_tokens: reply.usage.inputTokens, output_tokens: 0 },
+        },
+      }),
+    ];
     reply.content.forEach((block, index) => {
       if (block.type === 'text') {
-        out.push(sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-        for (const piece of splitText(block.text, chunks)) out.push(sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }));
+        out.push(
+          sseEvent('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'text', text: '' },
+          }),
+        );
+        for (const piece of splitText(block.text, chunks))
+          out.push(
+            sseEvent('content_block_delta', {
+              type: 'content_block_delta',
+              index,
+              delta: { type: 'text_delta', text: piece },
+            }),
+          );
       } else {
-        out.push(sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
-        out.push(sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) } }));
+        out.push(
+          sseEvent('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+          }),
+        );
+        out.push(
+          sseEvent('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) },
+          }),
+        );
       }
       out.push(sseEvent('content_block_stop', { type: 'content_block_stop', index }));
     });
-    out.push(sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: reply.stopReason, stop_sequence: null }, usage: { output_tokens: reply.usage.outputTokens } }));
+    out.push(
+      sseEvent('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: reply.stopReason, stop_sequence: null },
+        usage: { output_tokens: reply.usage.outputTokens },
+      }),
+    );
     out.push(sseEvent('message_stop', { type: 'message_stop' }));
     return out;
   },
@@ -55,10 +116,20 @@ export const anthropicWire: Wire = {
 /** A whole JSON Messages response, normalized. */
 function fromMessage(body: Obj): NormalizedReply {
   const content = (Array.isArray(body.content) ? (body.content as Obj[]) : []).flatMap((b): ReplyBlock[] =>
-    b.type === 'text' ? [{ type: 'text', text: String(b.text ?? '') }] : b.type === 'tool_use' ? [{ type: 'tool_use', id: String(b.id), name: String(b.name), input: b.input ?? {} }] : [],
+    b.type === 'text'
+      ? [{ type: 'text', text: String(b.text ?? '') }]
+      : b.type === 'tool_use'
+        ? [{ type: 'tool_use', id: String(b.id), name: String(b.name), input: b.input ?? {} }]
+        : [],
   );
   const usage = (body.usage ?? {}) as Obj;
-  return { id: String(body.id ?? ''), model: String(body.model ?? ''), content, stopReason: String(body.stop_reason ?? 'end_turn'), usage: { inputTokens: inputTokens(usage), outputTokens: num(usage.output_tokens) } };
+  return {
+    id: String(body.id ?? ''),
+    model: String(body.model ?? ''),
+    content,
+    stopReason: String(body.stop_reason ?? 'end_turn'),
+    usage: { inputTokens: inputTokens(usage), outputTokens: num(usage.output_tokens) },
+  };
 }
 
 /** Input tokens including cache reads and writes (all of them are billed input). */
@@ -70,7 +141,13 @@ function inputTokens(usage: Obj): number {
 class AnthropicStreamAssembler implements ReplyAssembler {
   private readonly parser = new SseParser();
   private readonly blocks: (ReplyBlock & { json?: string })[] = [];
-  private reply: NormalizedReply = { id: '', model: '', content: [], stopReason: 'end_turn', usage: { inputTokens: 0, outputTokens: 0 } };
+  private reply: NormalizedReply = {
+    id: '',
+    model: '',
+    content: [],
+    stopReason: 'end_turn',
+    usage: { inputTokens: 0, outputTokens: 0 },
+  };
   constructor(private readonly onText?: (t: string) => void) {}
 
   push(chunk: string): void {
@@ -81,12 +158,20 @@ class AnthropicStreamAssembler implements ReplyAssembler {
         case 'message_start': {
           const m = (data.message ?? {}) as Obj;
           const usage = (m.usage ?? {}) as Obj;
-          this.reply = { ...this.reply, id: String(m.id ?? ''), model: String(m.model ?? ''), usage: { inputTokens: inputTokens(usage), outputTokens: num(usage.output_tokens) } };
+          this.reply = {
+            ...this.reply,
+            id: String(m.id ?? ''),
+            model: String(m.model ?? ''),
+            usage: { inputTokens: inputTokens(usage), outputTokens: num(usage.output_tokens) },
+          };
           break;
         }
         case 'content_block_start': {
           const b = (data.content_block ?? {}) as Obj;
-          this.blocks[num(data.index)] = b.type === 'tool_use' ? { type: 'tool_use', id: String(b.id), name: String(b.name), input: {}, json: '' } : { type: 'text', text: String(b.text ?? '') };
+          this.blocks[num(data.index)] =
+            b.type === 'tool_use'
+              ? { type: 'tool_use', id: String(b.id), name: String(b.name), input: {}, json: '' }
+              : { type: 'text', text: String(b.text ?? '') };
           break;
         }
         case 'content_block_delta': {
@@ -95,7 +180,8 @@ class AnthropicStreamAssembler implements ReplyAssembler {
           if (block?.type === 'text' && d.type === 'text_delta') {
             block.text += String(d.text ?? '');
             this.onText?.(String(d.text ?? ''));
-          } else if (block?.type === 'tool_use' && d.type === 'input_json_delta') block.json += String(d.partial_json ?? '');
+          } else if (block?.type === 'tool_use' && d.type === 'input_json_delta')
+            block.json += String(d.partial_json ?? '');
           break;
         }
         case 'message_delta': {
@@ -104,7 +190,8 @@ class AnthropicStreamAssembler implements ReplyAssembler {
           if (typeof d.stop_reason === 'string') this.reply.stopReason = d.stop_reason;
           // message_delta usage is cumulative for the message.
           if (usage.output_tokens !== undefined) this.reply.usage.outputTokens = num(usage.output_tokens);
-          if (usage.input_tokens !== undefined) this.reply.usage.inputTokens = Math.max(this.reply.usage.inputTokens, inputTokens(usage));
+          if (usage.input_tokens !== undefined)
+            this.reply.usage.inputTokens = Math.max(this.reply.usage.inputTokens, inputTokens(usage));
           break;
         }
       }

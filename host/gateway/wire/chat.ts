@@ -1,10 +1,21 @@
 import { eventJson, SseParser } from './sse.js';
-import { blocksText, jsonBodyAssembler, num, splitText, type NormalizedReply, type ReplyAssembler, type ReplyBlock, type Wire } from './types.js';
+import {
+  blocksText,
+  jsonBodyAssembler,
+  num,
+  splitText,
+  type NormalizedReply,
+  type ReplyAssembler,
+  type ReplyBlock,
+  type Wire,
+} from './types.js';
 
 type Obj = Record<string, unknown>;
 
-const finishReason = (reply: NormalizedReply) => (reply.stopReason === 'tool_use' ? 'tool_calls' : reply.stopReason === 'max_tokens' ? 'length' : 'stop');
-const stopReason = (finish: unknown) => (finish === 'tool_calls' ? 'tool_use' : finish === 'length' ? 'max_tokens' : 'end_turn');
+const finishReason = (reply: NormalizedReply) =>
+  reply.stopReason === 'tool_use' ? 'tool_calls' : reply.stopReason === 'max_tokens' ? 'length' : 'stop';
+const stopReason = (finish: unknown) =>
+  finish === 'tool_calls' ? 'tool_use' : finish === 'length' ? 'max_tokens' : 'end_turn';
 
 function parseArgs(text: string): unknown {
   try {
@@ -18,13 +29,25 @@ function parseArgs(text: string): unknown {
 function fromCompletion(body: Obj): NormalizedReply {
   const choice = ((body.choices as Obj[] | undefined)?.[0] ?? {}) as Obj;
   const message = (choice.message ?? {}) as Obj;
-  const content: ReplyBlock[] = typeof message.content === 'string' && message.content ? [{ type: 'text', text: message.content }] : [];
+  const content: ReplyBlock[] =
+    typeof message.content === 'string' && message.content ? [{ type: 'text', text: message.content }] : [];
   for (const c of (message.tool_calls as Obj[] | undefined) ?? []) {
     const f = (c.function ?? {}) as Obj;
-    content.push({ type: 'tool_use', id: String(c.id), name: String(f.name), input: parseArgs(String(f.arguments ?? '')) });
+    content.push({
+      type: 'tool_use',
+      id: String(c.id),
+      name: String(f.name),
+      input: parseArgs(String(f.arguments ?? '')),
+    });
   }
   const usage = (body.usage ?? {}) as Obj;
-  return { id: String(body.id ?? ''), model: String(body.model ?? ''), content, stopReason: stopReason(choice.finish_reason), usage: { inputTokens: num(usage.prompt_tokens), outputTokens: num(usage.completion_tokens) } };
+  return {
+    id: String(body.id ?? ''),
+    model: String(body.model ?? ''),
+    content,
+    stopReason: stopReason(choice.finish_reason),
+    usage: { inputTokens: num(usage.prompt_tokens), outputTokens: num(usage.completion_tokens) },
+  };
 }
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`). */
@@ -39,25 +62,62 @@ export const chatWire: Wire = {
   },
 
   toolNames(body) {
-    return Array.isArray(body.tools) ? (body.tools as Obj[]).map((t) => String((t?.function as Obj | undefined)?.name ?? t?.name ?? '')).filter(Boolean) : [];
+    return Array.isArray(body.tools)
+      ? (body.tools as Obj[])
+          .map((t) => String((t?.function as Obj | undefined)?.name ?? t?.name ?? ''))
+          .filter(Boolean)
+      : [];
   },
 
   render(reply, stream, chunks) {
     const created = Math.floor(Date.now() / 1000);
-    const text = reply.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
+    const text = reply.content
+      .filter((b) => b.type === 'text')
+      .map((b) => (b as { text: string }).text)
+      .join('');
     const calls = reply.content.filter((b) => b.type === 'tool_use') as Extract<ReplyBlock, { type: 'tool_use' }>[];
-    const toolCalls = calls.map((c, index) => ({ index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } }));
-    const usage = { prompt_tokens: reply.usage.inputTokens, completion_tokens: reply.usage.outputTokens, total_tokens: reply.usage.inputTokens + reply.usage.outputTokens };
+    const toolCalls = calls.map((c, index) => ({
+      index,
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+    }));
+    const usage = {
+      prompt_tokens: reply.usage.inputTokens,
+      completion_tokens: reply.usage.outputTokens,
+      total_tokens: reply.usage.inputTokens + reply.usage.outputTokens,
+    };
     const base = { id: reply.id, created, model: reply.model };
     if (!stream) {
-      return [JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: toolCalls.map(({ index: _i, ...c }) => c) } : {}) }, finish_reason: finishReason(reply) }], usage })];
+      return [
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: text || null,
+                ...(calls.length ? { tool_calls: toolCalls.map(({ index: _i, ...c }) => c) } : {}),
+              },
+              finish_reason: finishReason(reply),
+            },
+          ],
+          usage,
+        }),
+      ];
     }
-    const chunk = (delta: Obj, finish: string | null = null) => `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const chunk = (delta: Obj, finish: string | null = null) =>
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     const out = [chunk({ role: 'assistant', content: '' })];
     if (text) for (const piece of splitText(text, chunks)) out.push(chunk({ content: piece }));
     if (toolCalls.length) out.push(chunk({ tool_calls: toolCalls }));
     out.push(chunk({}, finishReason(reply)));
-    out.push(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`, 'data: [DONE]\n\n');
+    out.push(
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`,
+      'data: [DONE]\n\n',
+    );
     return out;
   },
 
@@ -98,7 +158,12 @@ export const chatWire: Wire = {
         }
       },
       result(): NormalizedReply {
-        const content: ReplyBlock[] = [...(text ? [{ type: 'text' as const, text }] : []), ...calls.filter(Boolean).map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: parseArgs(c.args) }))];
+        const content: ReplyBlock[] = [
+          ...(text ? [{ type: 'text' as const, text }] : []),
+          ...calls
+            .filter(Boolean)
+            .map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: parseArgs(c.args) })),
+        ];
         return { id, model, content, stopReason: stopReason(finish), usage: { ...usage } };
       },
     } satisfies ReplyAssembler;

@@ -24,16 +24,25 @@ function field(key: string, holder: Obj, name: string): DeltaField {
 function deltaFields(data: Obj): DeltaField[] {
   const out: DeltaField[] = [];
   if (data.type === 'content_block_delta' && isObj(data.delta)) {
-    for (const name of ['text', 'partial_json', 'thinking']) if (typeof data.delta[name] === 'string') out.push(field(`a${String(data.index)}:${name}`, data.delta, name));
+    for (const name of ['text', 'partial_json', 'thinking'])
+      if (typeof data.delta[name] === 'string') out.push(field(`a${String(data.index)}:${name}`, data.delta, name));
   } else if (typeof data.type === 'string' && data.type.endsWith('.delta') && typeof data.delta === 'string') {
-    out.push(field(`r${data.type}:${String(data.item_id)}:${String(data.output_index)}:${String(data.content_index)}`, data, 'delta'));
+    out.push(
+      field(
+        `r${data.type}:${String(data.item_id)}:${String(data.output_index)}:${String(data.content_index)}`,
+        data,
+        'delta',
+      ),
+    );
   } else if (Array.isArray(data.choices)) {
     for (const choice of data.choices) {
       if (!isObj(choice) || !isObj(choice.delta)) continue;
       const delta = choice.delta;
-      for (const name of ['content', 'reasoning_content']) if (typeof delta[name] === 'string') out.push(field(`c${String(choice.index)}:${name}`, delta, name));
+      for (const name of ['content', 'reasoning_content'])
+        if (typeof delta[name] === 'string') out.push(field(`c${String(choice.index)}:${name}`, delta, name));
       for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
-        if (isObj(call) && isObj(call.function) && typeof call.function.arguments === 'string') out.push(field(`c${String(choice.index)}:t${String(call.index)}`, call.function, 'arguments'));
+        if (isObj(call) && isObj(call.function) && typeof call.function.arguments === 'string')
+          out.push(field(`c${String(choice.index)}:t${String(call.index)}`, call.function, 'arguments'));
       }
     }
   }
@@ -41,7 +50,8 @@ function deltaFields(data: Obj): DeltaField[] {
 }
 
 /** Does this event end its choices' streams (a Chat Completions chunk with a finish reason)? */
-const endsStreams = (data: Obj) => Array.isArray(data.choices) && data.choices.some((c) => isObj(c) && c.finish_reason != null);
+const endsStreams = (data: Obj) =>
+  Array.isArray(data.choices) && data.choices.some((c) => isObj(c) && c.finish_reason != null);
 
 /**
  * Redacts a provider's SSE answer event by event, for the harness: each streamed string (a text
@@ -89,7 +99,15 @@ export function sseRedactor(redactor: Redactor): { push(chunk: string): string; 
   };
 
   return {
-    push: (chunk) => parser.push(chunk).map((e) => handle(e.event, e.data)).join(''),
-    end: () => parser.end().map((e) => handle(e.event, e.data)).join('') + flushAll(),
+    push: (chunk) =>
+      parser
+        .push(chunk)
+        .map((e) => handle(e.event, e.data))
+        .join(''),
+    end: () =>
+      parser
+        .end()
+        .map((e) => handle(e.event, e.data))
+        .join('') + flushAll(),
   };
 }

@@ -1,5 +1,6 @@
 /** A content block of a normalized assistant message (the SDK's `model/complete` shape). */
-export type ReplyBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+export type ReplyBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
 
 /** Tokens of one model call. */
 export interface CallUsage {
@@ -51,7 +52,10 @@ export interface Wire {
  * (anything that is not a JSON object, e.g. an HTML error page, reads as `{}`), and hands the
  * normalized reply's text to `onText` in one go.
  */
-export function jsonBodyAssembler(toReply: (body: Record<string, unknown>) => NormalizedReply, onText?: (text: string) => void): ReplyAssembler {
+export function jsonBodyAssembler(
+  toReply: (body: Record<string, unknown>) => NormalizedReply,
+  onText?: (text: string) => void,
+): ReplyAssembler {
   let raw = '';
   return {
     push: (chunk) => void (raw += chunk),
@@ -84,7 +88,11 @@ export function blocksText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((b) => (b && typeof b === 'object' ? ((b as { text?: unknown; content?: unknown }).text ?? blocksText((b as { content?: unknown }).content)) : ''))
+    .map((b) =>
+      b && typeof b === 'object'
+        ? ((b as { text?: unknown; content?: unknown }).text ?? blocksText((b as { content?: unknown }).content))
+        : '',
+    )
     .filter((t): t is string => typeof t === 'string')
     .join('\n');
 }

@@ -46,7 +46,8 @@ function namespaceLine(machine: MachineReport): string {
 export const bwrapBackend: SandboxBackend = {
   name: 'bwrap',
   strength: 'strong',
-  available: (machine) => (machine.bwrap.available ? { ok: true } : { ok: false, why: machine.bwrap.why ?? 'bwrap is not available' }),
+  available: (machine) =>
+    machine.bwrap.available ? { ok: true } : { ok: false, why: machine.bwrap.why ?? 'bwrap is not available' },
   degradesTo: { backend: 'process', loses: 'without filesystem or network isolation' },
   runIdentity: (machine) => dedicatedIdentity(machine.identity),
   hostIdentity(machine) {
@@ -72,8 +73,13 @@ export const bwrapBackend: SandboxBackend = {
         `network: ${network}`,
         'the whole process tree dies with the run (pid namespace), setsid escapees included',
       ],
-      notEnforced: 'error' in id ? [`a run identity: ${id.error} (bwrap runs are refused)`] : identityWarnings(id).map((w) => `an unprivileged host identity: ${w}`),
-      privateTmp: [`the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`],
+      notEnforced:
+        'error' in id
+          ? [`a run identity: ${id.error} (bwrap runs are refused)`]
+          : identityWarnings(id).map((w) => `an unprivileged host identity: ${w}`),
+      privateTmp: [
+        `the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`,
+      ],
       unbounded: [],
       reportsKillAll: false,
     };
@@ -87,18 +93,40 @@ export const bwrapBackend: SandboxBackend = {
     // A root host maps the sandbox to its dedicated run uid through a namespace of its own; an
     // unprivileged host lets bwrap map it to itself (host/sandbox/runIdentity.ts).
     const identity = machine.identity;
-    if ('error' in identity) throw new Error(`cannot map the sandbox to an unprivileged host identity: ${identity.error}`);
+    if ('error' in identity)
+      throw new Error(`cannot map the sandbox to an unprivileged host identity: ${identity.error}`);
     return containedLaunch(this, input, machine, () => {
       let request: SandboxRequest = input;
       const bridges = [...(request.egressSocket ? [EGRESS] : []), ...(request.gatewaySocket ? [GATEWAY] : [])];
       // Innermost, so only the runner (not the bridges' socat) holds the FIFO as its stdout.
       // bwrapOptions binds it (so `explain` lists it too); here it is made.
       const fifo = request.stdoutFifo ? makeStdoutFifo(request.workspace) : undefined;
-      const runnerArgv = fifo ? ['/bin/sh', '-c', `exec "$@" >${STDOUT_FIFO.target}`, 'paddock-stdout', request.launch.command, ...request.launch.args] : [request.launch.command, ...request.launch.args];
+      const runnerArgv = fifo
+        ? [
+            '/bin/sh',
+            '-c',
+            `exec "$@" >${STDOUT_FIFO.target}`,
+            'paddock-stdout',
+            request.launch.command,
+            ...request.launch.args,
+          ]
+        : [request.launch.command, ...request.launch.args];
       const inner = bridges.length > 0 ? bridgeCommand(bridges, runnerArgv) : runnerArgv;
       if (request.egressSocket) {
         const proxy = `http://127.0.0.1:${EGRESS.port}`;
-        request = { ...request, launch: { ...request.launch, env: { ...request.launch.env, HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy } } };
+        request = {
+          ...request,
+          launch: {
+            ...request.launch,
+            env: {
+              ...request.launch.env,
+              HTTP_PROXY: proxy,
+              HTTPS_PROXY: proxy,
+              http_proxy: proxy,
+              https_proxy: proxy,
+            },
+          },
+        };
       }
       const undo = () => {
         if (fifo) rmSync(fifo, { force: true });

@@ -27,7 +27,9 @@ export const processBackend: SandboxBackend = {
     `any destination the host can reach (the process backend has no network sandbox)${n.allow.length ? `; the egress allowlist (${n.allow.join(', ')}) is NOT enforced` : ''}`,
   report(limits, machine, applied, net = { proxy: false, allow: [], allowPrivate: false }, disk) {
     const own = {
-      enforced: ['own session and process group, killed (SIGTERM, then SIGKILL) at run end and confirmed through /proc'],
+      enforced: [
+        'own session and process group, killed (SIGTERM, then SIGKILL) at run end and confirmed through /proc',
+      ],
       notEnforced: [
         `a separate identity: the runner runs as the host user (${hostUser('it')})`,
         'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
@@ -35,13 +37,19 @@ export const processBackend: SandboxBackend = {
         "containment of the process tree: the runner has the host user's rights, so a descendant can move itself out of the run's cgroup (e.g. into the root cgroup) as well as its group and session; at run end such a process is found and killed only while its environment still holds the run's PADDOCK_RUN_ID",
       ],
       privateTmp: [],
-      unbounded: ['disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded'],
+      unbounded: [
+        'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded',
+      ],
       reportsKillAll: true,
     };
     return assembleReport(this, own, limits, machine, applied, this.describeNetwork(net), disk);
   },
   launchBinds: () => undefined,
   prepare(request, machine) {
-    return containedLaunch(this, request, machine, () => ({ runner: request.launch, proxy: false, undo: () => undefined }));
+    return containedLaunch(this, request, machine, () => ({
+      runner: request.launch,
+      proxy: false,
+      undo: () => undefined,
+    }));
   },
 };

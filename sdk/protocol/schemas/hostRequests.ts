@@ -84,7 +84,13 @@ export const ToolListParamsSchema = scoped({
 export const ToolListResultSchema = z
   .looseObject({
     /** Only the tools this run may call, with their input schemas (for a model's tool list). */
-    tools: z.array(z.looseObject({ name: z.string().min(1), description: z.string().optional(), inputSchema: z.record(z.string(), z.unknown()) })),
+    tools: z.array(
+      z.looseObject({
+        name: z.string().min(1),
+        description: z.string().optional(),
+        inputSchema: z.record(z.string(), z.unknown()),
+      }),
+    ),
   })
   .meta({ id: 'ToolListResult' });
 

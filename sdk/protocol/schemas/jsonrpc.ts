@@ -25,7 +25,11 @@ export const JsonRpcErrorObjectSchema = z.looseObject({
 /** A JSON-RPC 2.0 response: exactly one of result and error. */
 export const JsonRpcResponseSchema = z.union([
   z.strictObject({ jsonrpc: z.literal('2.0'), id: JsonRpcIdSchema, result: z.unknown() }),
-  z.strictObject({ jsonrpc: z.literal('2.0'), id: z.union([JsonRpcIdSchema, z.null()]), error: JsonRpcErrorObjectSchema }),
+  z.strictObject({
+    jsonrpc: z.literal('2.0'),
+    id: z.union([JsonRpcIdSchema, z.null()]),
+    error: JsonRpcErrorObjectSchema,
+  }),
 ]);
 
 export type JsonRpcRequest = z.infer<typeof JsonRpcRequestSchema>;
@@ -47,12 +51,18 @@ export function classifyMessage(
   const hasMethod = 'method' in value;
   if (hasMethod && 'id' in value) {
     const r = JsonRpcRequestSchema.safeParse(value);
-    return r.success ? { kind: 'request', message: r.data } : { kind: 'invalid', reason: `invalid request: ${z.prettifyError(r.error)}` };
+    return r.success
+      ? { kind: 'request', message: r.data }
+      : { kind: 'invalid', reason: `invalid request: ${z.prettifyError(r.error)}` };
   }
   if (hasMethod) {
     const r = JsonRpcNotificationSchema.safeParse(value);
-    return r.success ? { kind: 'notification', message: r.data } : { kind: 'invalid', reason: `invalid notification: ${z.prettifyError(r.error)}` };
+    return r.success
+      ? { kind: 'notification', message: r.data }
+      : { kind: 'invalid', reason: `invalid notification: ${z.prettifyError(r.error)}` };
   }
   const r = JsonRpcResponseSchema.safeParse(value);
-  return r.success ? { kind: 'response', message: r.data } : { kind: 'invalid', reason: 'neither a request, a notification nor a response' };
+  return r.success
+    ? { kind: 'response', message: r.data }
+    : { kind: 'invalid', reason: 'neither a request, a notification nor a response' };
 }

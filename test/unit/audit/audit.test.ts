@@ -13,7 +13,12 @@ import { tempStore } from '../../helpers/store.js';
 function auditedDataDir(): string {
   const { store, dataDir } = tempStore();
   store.transaction(() => {
-    for (let i = 0; i < 598; i++) store.audit.append({ type: 'test.fact', actor: 'host', data: { i, cost: 0.25, nested: { z: 1, a: [true, null] } } });
+    for (let i = 0; i < 598; i++)
+      store.audit.append({
+        type: 'test.fact',
+        actor: 'host',
+        data: { i, cost: 0.25, nested: { z: 1, a: [true, null] } },
+      });
   });
   store.close();
   return dataDir;
@@ -61,7 +66,10 @@ describe('tamper-evident audit log', () => {
   });
 
   it('detects two swapped rows', () => {
-    tamper(dataDir, 'UPDATE audit SET seq = -1 WHERE seq = 200; UPDATE audit SET seq = 200 WHERE seq = 201; UPDATE audit SET seq = 201 WHERE seq = -1;');
+    tamper(
+      dataDir,
+      'UPDATE audit SET seq = -1 WHERE seq = 200; UPDATE audit SET seq = 200 WHERE seq = 201; UPDATE audit SET seq = 201 WHERE seq = -1;',
+    );
     expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'reordered', seq: 200 });
   });
 
@@ -85,7 +93,9 @@ describe('tamper-evident audit log', () => {
     const { privateKey } = generateKeyPairSync('ed25519');
     const db = new Database(join(dataDir, 'paddock.db'));
     const body = `paddock-audit\n512\n${Buffer.from(String(db.prepare('SELECT hash FROM audit WHERE seq = 512').pluck().get()), 'hex').toString('base64')}\n`;
-    db.prepare('UPDATE audit_checkpoints SET signature = ? WHERE seq = 512').run(sign(null, Buffer.from(body), privateKey).toString('base64'));
+    db.prepare('UPDATE audit_checkpoints SET signature = ? WHERE seq = 512').run(
+      sign(null, Buffer.from(body), privateKey).toString('base64'),
+    );
     expect(verifyAudit(auditTable(db), pinned)).toMatchObject({ ok: false, problem: 'bad signature', seq: 512 });
     db.close();
   });
@@ -93,7 +103,9 @@ describe('tamper-evident audit log', () => {
 
 describe('canonical JSON', () => {
   it('sorts keys, drops undefined, refuses floats', () => {
-    expect(canonicalJson({ b: 1, a: [true, null, 'x'], c: undefined, d: { z: 0, y: -3 } })).toBe('{"a":[true,null,"x"],"b":1,"d":{"y":-3,"z":0}}');
+    expect(canonicalJson({ b: 1, a: [true, null, 'x'], c: undefined, d: { z: 0, y: -3 } })).toBe(
+      '{"a":[true,null,"x"],"b":1,"d":{"y":-3,"z":0}}',
+    );
     expect(() => canonicalJson({ cost: 0.1 })).toThrow(/safe integers/);
   });
 });

@@ -11,39 +11,58 @@ const tools = ['t1', 't2', 't3', 't4'];
 const subset = <T>(items: readonly T[]) => fc.subarray([...items]);
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
 
-const manifestArb = fc.record({ hostRequests: subset(HOST_METHOD_NAMES), resources: subset(RESOURCE_KINDS), wall: maybe(fc.integer({ min: 1, max: 10_000_000 })) }).map((m) =>
-  RunnerManifestSchema.parse({
-    id: 'r',
-    name: 'r',
-    version: '1',
-    protocolVersion: 1,
-    entry: { node: 'index.ts' },
-    capabilities: { hostRequests: m.hostRequests },
-    resources: m.resources,
-    ...(m.wall ? { limits: { wallClockMs: m.wall } } : {}),
-  }),
-);
+const manifestArb = fc
+  .record({
+    hostRequests: subset(HOST_METHOD_NAMES),
+    resources: subset(RESOURCE_KINDS),
+    wall: maybe(fc.integer({ min: 1, max: 10_000_000 })),
+  })
+  .map((m) =>
+    RunnerManifestSchema.parse({
+      id: 'r',
+      name: 'r',
+      version: '1',
+      protocolVersion: 1,
+      entry: { node: 'index.ts' },
+      capabilities: { hostRequests: m.hostRequests },
+      resources: m.resources,
+      ...(m.wall ? { limits: { wallClockMs: m.wall } } : {}),
+    }),
+  );
 
 const resourcesArb = fc
   .record({
     models: subset(ids),
     knowledgeBases: subset(ids),
-    mcpServers: fc.array(fc.record({ id: fc.constantFrom(...ids), allow: maybe(subset(tools)), deny: subset(tools) }), { maxLength: 4 }),
+    mcpServers: fc.array(fc.record({ id: fc.constantFrom(...ids), allow: maybe(subset(tools)), deny: subset(tools) }), {
+      maxLength: 4,
+    }),
     skills: subset(ids),
     artifacts: subset(ids),
     mounts: subset(ids),
   })
-  .map((r) =>
-    ConfigFileSchema.parse({
-      resources: {
-        models: r.models.map((id) => ({ id, provider: 'anthropic', model: `model-${id}`, baseUrl: `https://secret-host-${id}.example`, apiKey: { env: `SECRET_ENV_${id.toUpperCase()}` } })),
-        knowledgeBases: r.knowledgeBases.map((id) => ({ id, path: `/srv/secret-kb-${id}` })),
-        mcpServers: [...new Map(r.mcpServers.map((s) => [s.id, s])).values()].map((s) => ({ id: s.id, command: `/opt/secret-mcp-${s.id}`, tools: { ...(s.allow ? { allow: s.allow } : {}), deny: s.deny } })),
-        skills: r.skills.map((id) => ({ id, name: `skill-${id}`, path: `/srv/secret-skill-${id}` })),
-        artifacts: r.artifacts.map((id) => ({ id, name: `artifact-${id}`, path: `/srv/secret-artifact-${id}` })),
-        mounts: r.mounts.map((id) => ({ id, path: `/srv/secret-mount-${id}`, mode: 'ro' })),
-      },
-    }).resources,
+  .map(
+    (r) =>
+      ConfigFileSchema.parse({
+        resources: {
+          models: r.models.map((id) => ({
+            id,
+            provider: 'anthropic',
+            model: `model-${id}`,
+            baseUrl: `https://secret-host-${id}.example`,
+            apiKey: { env: `SECRET_ENV_${id.toUpperCase()}` },
+          })),
+          knowledgeBases: r.knowledgeBases.map((id) => ({ id, path: `/srv/secret-kb-${id}` })),
+          mcpServers: [...new Map(r.mcpServers.map((s) => [s.id, s])).values()].map((s) => ({
+            id: s.id,
+            command: `/opt/secret-mcp-${s.id}`,
+            tools: { ...(s.allow ? { allow: s.allow } : {}), deny: s.deny },
+          })),
+          skills: r.skills.map((id) => ({ id, name: `skill-${id}`, path: `/srv/secret-skill-${id}` })),
+          artifacts: r.artifacts.map((id) => ({ id, name: `artifact-${id}`, path: `/srv/secret-artifact-${id}` })),
+          mounts: r.mounts.map((id) => ({ id, path: `/srv/secret-mount-${id}`, mode: 'ro' })),
+        },
+      }).resources,
   );
 
 const bindingArb = fc
@@ -69,7 +88,9 @@ const bindingArb = fc
         approval: g.approval,
         models: g.models,
         knowledgeBases: g.knowledgeBases,
-        mcpServers: [...new Map(g.mcp.map((m) => [m.id, m])).values()].map((m) => (m.tools ? { id: m.id, tools: m.tools } : m.id)),
+        mcpServers: [...new Map(g.mcp.map((m) => [m.id, m])).values()].map((m) =>
+          m.tools ? { id: m.id, tools: m.tools } : m.id,
+        ),
         skills: g.skills,
         artifacts: g.artifacts,
         mounts: g.mounts,
@@ -122,7 +143,14 @@ describe('access (property)', () => {
           if (method === 'kb/retrieve') expect(p.knowledgeBases.length).toBeGreaterThan(0);
           if (method === 'tool/call') expect(p.mcpServers.length).toBeGreaterThan(0);
         }
-        for (const key of ['wallClockMs', 'idleMs', 'maxUpdates', 'maxEventBytes', 'maxStdoutBytes', 'maxStderrBytes'] as const) {
+        for (const key of [
+          'wallClockMs',
+          'idleMs',
+          'maxUpdates',
+          'maxEventBytes',
+          'maxStdoutBytes',
+          'maxStderrBytes',
+        ] as const) {
           expect(p.limits[key]).toBeLessThanOrEqual(hostLimits[key]);
         }
         const { withheld: _w, ...handed } = p;
@@ -135,12 +163,24 @@ describe('access (property)', () => {
 
 describe('access limits', () => {
   it('binding limits win over the manifest defaults, and the host limit caps both', () => {
-    const manifest = RunnerManifestSchema.parse({ id: 'r', name: 'r', version: '1', protocolVersion: 1, entry: { node: 'i.ts' }, limits: { wallClockMs: 60_000, idleMs: 5_000 } });
+    const manifest = RunnerManifestSchema.parse({
+      id: 'r',
+      name: 'r',
+      version: '1',
+      protocolVersion: 1,
+      entry: { node: 'i.ts' },
+      limits: { wallClockMs: 60_000, idleMs: 5_000 },
+    });
     const empty = indexResources(ConfigFileSchema.parse({}).resources);
     const host = parseLimits({ wallClockMs: 100_000, idleMs: 50_000 });
     const plain = resolveRunAccess(manifest, BindingSchema.parse({ id: 'b', runner: 'r' }), empty, host);
     expect([plain.limits.wallClockMs, plain.limits.idleMs]).toEqual([60_000, 5_000]);
-    const own = resolveRunAccess(manifest, BindingSchema.parse({ id: 'b', runner: 'r', limits: { wallClockMs: 90_000, idleMs: 999_999 } }), empty, host);
+    const own = resolveRunAccess(
+      manifest,
+      BindingSchema.parse({ id: 'b', runner: 'r', limits: { wallClockMs: 90_000, idleMs: 999_999 } }),
+      empty,
+      host,
+    );
     expect([own.limits.wallClockMs, own.limits.idleMs]).toEqual([90_000, 50_000]);
     expect(own.requestLimits).toEqual({ requestsPerSecond: 50, maxRequests: 10_000, maxRequestBytes: 1024 * 1024 });
   });

@@ -33,56 +33,151 @@ function problem(raw: unknown, ctx = context): string {
 
 describe('configuration validation', () => {
   it('refuses an apparent inline secret anywhere, naming the field; references and lookalikes pass', () => {
-    const model = (extra: object) => ({ resources: { models: [{ id: 'm', provider: 'anthropic', model: 'x', ...extra }] } });
+    const model = (extra: object) => ({
+      resources: { models: [{ id: 'm', provider: 'anthropic', model: 'x', ...extra }] },
+    });
     expect(problem(model({ apiKey: 'abc123' }))).toMatch(/^resources\.models\[0\]\.apiKey: apparent inline secret/);
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { prefix: 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz' } }] })).toMatch(/^bindings\[0\]\.config\.prefix: apparent inline secret: the value looks like an OpenAI\/Anthropic-style key/);
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { githubToken: 'x' } }] })).toMatch(/^bindings\[0\]\.config\.githubToken: apparent inline secret/);
-    expect(problem({ resources: { mcpServers: [{ id: 's', url: 'https://bob:hunter2@mcp.example/x' }] } })).toMatch(/^resources\.mcpServers\[0\]\.url: .*password in a URL/);
-    expect(problem({ resources: { mcpServers: [{ id: 's', command: 'x', args: ['--key', '-----BEGIN RSA PRIVATE KEY-----'] }] } })).toMatch(/^resources\.mcpServers\[0\]\.args\[1\]: .*private key/);
-    expect(findInlineSecret({ apiKey: { env: 'ANTHROPIC_API_KEY' }, maxTokens: 100, tokenizer: 'cl100k', passwordHint: undefined })).toBeUndefined();
+    expect(
+      problem({
+        bindings: [{ id: 'b', runner: 'echo', config: { prefix: 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz' } }],
+      }),
+    ).toMatch(
+      /^bindings\[0\]\.config\.prefix: apparent inline secret: the value looks like an OpenAI\/Anthropic-style key/,
+    );
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { githubToken: 'x' } }] })).toMatch(
+      /^bindings\[0\]\.config\.githubToken: apparent inline secret/,
+    );
+    expect(problem({ resources: { mcpServers: [{ id: 's', url: 'https://bob:hunter2@mcp.example/x' }] } })).toMatch(
+      /^resources\.mcpServers\[0\]\.url: .*password in a URL/,
+    );
+    expect(
+      problem({
+        resources: { mcpServers: [{ id: 's', command: 'x', args: ['--key', '-----BEGIN RSA PRIVATE KEY-----'] }] },
+      }),
+    ).toMatch(/^resources\.mcpServers\[0\]\.args\[1\]: .*private key/);
+    expect(
+      findInlineSecret({
+        apiKey: { env: 'ANTHROPIC_API_KEY' },
+        maxTokens: 100,
+        tokenizer: 'cl100k',
+        passwordHint: undefined,
+      }),
+    ).toBeUndefined();
     expect(problem(model({ apiKey: { env: 'ANTHROPIC_API_KEY' } }))).toBe('valid');
     expect(problem(model({ apiKey: { file: '/etc/paddock/key' } }))).toBe('valid');
   });
 
   it("refuses a binding config that fails the runner's schema, naming the field", () => {
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { delayMs: 'slow' } }] })).toBe('bindings[0].config.delayMs: must be integer');
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { colour: 'red' } }] })).toMatch(/^bindings\[0\]\.config\.colour: is not allowed/);
-    expect(problem({ bindings: [{ id: 'b', runner: 'rendezvous', config: {} }] })).toMatch(/^bindings\[0\]\.config\.socket: must have required property/);
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { delayMs: 'slow' } }] })).toBe(
+      'bindings[0].config.delayMs: must be integer',
+    );
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { colour: 'red' } }] })).toMatch(
+      /^bindings\[0\]\.config\.colour: is not allowed/,
+    );
+    expect(problem({ bindings: [{ id: 'b', runner: 'rendezvous', config: {} }] })).toMatch(
+      /^bindings\[0\]\.config\.socket: must have required property/,
+    );
     expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { delayMs: 5 } }] })).toBe('valid');
   });
 
   it('names the field of malformed objects, unknown references, duplicates and tools outside the server lists', () => {
     expect(problem({ bindings: [{ id: 'B!', runner: 'echo' }] })).toMatch(/^bindings\[0\]\.id: /);
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', grants: { modles: [] } }] })).toMatch(/^bindings\[0\]\.grants: Unrecognized key: "modles"/);
-    expect(problem({ bindings: [{ id: 'b', runner: 'nope' }] })).toBe('bindings[0].runner: no runner "nope" (see paddock runners list)');
-    expect(problem({ bindings: [{ id: 'b', runner: 'broken-manifest' }] })).toMatch(/^bindings\[0\]\.runner: /);
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', grants: { knowledgeBases: ['kb'] } }] })).toBe('bindings[0].grants.knowledgeBases[0]: no knowledgeBases resource "kb"');
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo' }, { id: 'b', runner: 'echo', route: { bot: 'x' } }] })).toBe('bindings[1].id: duplicate id "b"');
-    // Gateway resources and budgets.
-    const unpriced = { models: [{ id: 'm', provider: 'scripted', model: 'x' }, { id: 'p', provider: 'scripted', model: 'y', pricing: { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } }] };
-    expect(problem({ resources: unpriced, bindings: [{ id: 'b', runner: 'prober', grants: { models: ['m', 'p'] }, limits: { modelCostPerRunUsd: 1 } }] })).toBe('bindings[0].limits.modelCostPerRunUsd: a cost budget needs pricing on every granted model; m has none');
-    expect(problem({ resources: unpriced, bindings: [{ id: 'b', runner: 'prober', grants: { models: ['p'] }, limits: { modelCostPerDayUsd: 1 } }] })).toBe('valid');
-    expect(problem({ resources: { models: [{ id: 'm', provider: 'anthropic', model: 'claude' }] } })).toBe('resources.models[0].apiKey: a provider model needs apiKey ({env} or {file})');
-    expect(problem({ resources: { models: [{ id: 'm', provider: 'scripted', model: 'x', script: [{ match: '(' }] }] } })).toMatch(/^resources\.models\[0\]\.script\[0\]\.match: not a valid regular expression/);
-    expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/', url: 'http://127.0.0.1:1/' }] } })).toBe('resources.knowledgeBases[0].path: give exactly one of path or url');
-    expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/nonexistent-kb-folder' }] } })).toBe('resources.knowledgeBases[0].path: /nonexistent-kb-folder is not a directory');
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', readPaths: ['/etc'] }] })).toMatch(/^bindings\[0\]\.readPaths\[0\]: \/etc is not an existing path under an allowed mount root/);
-    expect(problem({ bindings: [{ id: 'b', runner: 'echo', readPaths: ['relative/path'] }] })).toMatch(/^bindings\[0\]\.readPaths\[0\]: must be an absolute path/);
-    const servers = { mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'delete_repo'], deny: ['delete_repo'] } }] };
-    expect(problem({ resources: servers, bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['delete_repo'] }] } }] })).toBe(
-      "bindings[0].grants.mcpServers[0].tools[0]: tool \"delete_repo\" is on server gh's deny list",
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', grants: { modles: [] } }] })).toMatch(
+      /^bindings\[0\]\.grants: Unrecognized key: "modles"/,
     );
-    expect(problem({ resources: servers, bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['push'] }] } }] })).toMatch(/not on server gh's allow list/);
-    expect(problem({ resources: { mcpServers: [{ id: 's', command: 'x', url: 'http://127.0.0.1/' }] } })).toBe('resources.mcpServers[0].command: give exactly one of command or url');
-    expect(problem(parseConfigText('bindings:\n  - id: b\n    runner: echo\n    enabled: maybe\n', 'f.yaml'))).toMatch(/^bindings\[0\]\.enabled: /);
+    expect(problem({ bindings: [{ id: 'b', runner: 'nope' }] })).toBe(
+      'bindings[0].runner: no runner "nope" (see paddock runners list)',
+    );
+    expect(problem({ bindings: [{ id: 'b', runner: 'broken-manifest' }] })).toMatch(/^bindings\[0\]\.runner: /);
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', grants: { knowledgeBases: ['kb'] } }] })).toBe(
+      'bindings[0].grants.knowledgeBases[0]: no knowledgeBases resource "kb"',
+    );
+    expect(
+      problem({
+        bindings: [
+          { id: 'b', runner: 'echo' },
+          { id: 'b', runner: 'echo', route: { bot: 'x' } },
+        ],
+      }),
+    ).toBe('bindings[1].id: duplicate id "b"');
+    // Gateway resources and budgets.
+    const unpriced = {
+      models: [
+        { id: 'm', provider: 'scripted', model: 'x' },
+        { id: 'p', provider: 'scripted', model: 'y', pricing: { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } },
+      ],
+    };
+    expect(
+      problem({
+        resources: unpriced,
+        bindings: [{ id: 'b', runner: 'prober', grants: { models: ['m', 'p'] }, limits: { modelCostPerRunUsd: 1 } }],
+      }),
+    ).toBe('bindings[0].limits.modelCostPerRunUsd: a cost budget needs pricing on every granted model; m has none');
+    expect(
+      problem({
+        resources: unpriced,
+        bindings: [{ id: 'b', runner: 'prober', grants: { models: ['p'] }, limits: { modelCostPerDayUsd: 1 } }],
+      }),
+    ).toBe('valid');
+    expect(problem({ resources: { models: [{ id: 'm', provider: 'anthropic', model: 'claude' }] } })).toBe(
+      'resources.models[0].apiKey: a provider model needs apiKey ({env} or {file})',
+    );
+    expect(
+      problem({ resources: { models: [{ id: 'm', provider: 'scripted', model: 'x', script: [{ match: '(' }] }] } }),
+    ).toMatch(/^resources\.models\[0\]\.script\[0\]\.match: not a valid regular expression/);
+    expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/', url: 'http://127.0.0.1:1/' }] } })).toBe(
+      'resources.knowledgeBases[0].path: give exactly one of path or url',
+    );
+    expect(problem({ resources: { knowledgeBases: [{ id: 'kb', path: '/nonexistent-kb-folder' }] } })).toBe(
+      'resources.knowledgeBases[0].path: /nonexistent-kb-folder is not a directory',
+    );
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', readPaths: ['/etc'] }] })).toMatch(
+      /^bindings\[0\]\.readPaths\[0\]: \/etc is not an existing path under an allowed mount root/,
+    );
+    expect(problem({ bindings: [{ id: 'b', runner: 'echo', readPaths: ['relative/path'] }] })).toMatch(
+      /^bindings\[0\]\.readPaths\[0\]: must be an absolute path/,
+    );
+    const servers = {
+      mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { allow: ['search', 'delete_repo'], deny: ['delete_repo'] } }],
+    };
+    expect(
+      problem({
+        resources: servers,
+        bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['delete_repo'] }] } }],
+      }),
+    ).toBe('bindings[0].grants.mcpServers[0].tools[0]: tool "delete_repo" is on server gh\'s deny list');
+    expect(
+      problem({
+        resources: servers,
+        bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['push'] }] } }],
+      }),
+    ).toMatch(/not on server gh's allow list/);
+    expect(problem({ resources: { mcpServers: [{ id: 's', command: 'x', url: 'http://127.0.0.1/' }] } })).toBe(
+      'resources.mcpServers[0].command: give exactly one of command or url',
+    );
+    expect(problem(parseConfigText('bindings:\n  - id: b\n    runner: echo\n    enabled: maybe\n', 'f.yaml'))).toMatch(
+      /^bindings\[0\]\.enabled: /,
+    );
     expect(() => parseConfigText('bindings: [\n', 'f.yaml')).toThrow(/^f\.yaml \(line \d+\): not valid YAML/);
   });
 
   it('refuses two enabled bindings with the same route; a disabled twin is fine', () => {
-    const twin = (enabled: boolean) => ({ bindings: [{ id: 'a', runner: 'echo', route: { bot: 'x' } }, { id: 'b', runner: 'echo', route: { bot: 'x' }, enabled }] });
+    const twin = (enabled: boolean) => ({
+      bindings: [
+        { id: 'a', runner: 'echo', route: { bot: 'x' } },
+        { id: 'b', runner: 'echo', route: { bot: 'x' }, enabled },
+      ],
+    });
     expect(problem(twin(true))).toMatch(/^bindings\[0\]\.route: binding "a" has the same route as "b"/);
     expect(problem(twin(false))).toBe('valid');
-    expect(problem({ bindings: [{ id: 'a', runner: 'echo', route: { bot: 'x', eventTypes: ['message'] } }, { id: 'b', runner: 'echo', route: { bot: 'x', eventTypes: ['reaction'] } }] })).toBe('valid');
+    expect(
+      problem({
+        bindings: [
+          { id: 'a', runner: 'echo', route: { bot: 'x', eventTypes: ['message'] } },
+          { id: 'b', runner: 'echo', route: { bot: 'x', eventTypes: ['reaction'] } },
+        ],
+      }),
+    ).toBe('valid');
   });
 
   it('mounts must be directories under an allowed root; a symlink that leads out is refused', () => {
@@ -94,7 +189,9 @@ describe('configuration validation', () => {
     expect(problem(mount(join(root, 'repo')))).toMatch(/no mount roots are configured/);
     const ctx = { catalog, mountRoots: [root] };
     expect(problem(mount(join(root, 'repo')), ctx)).toBe('valid');
-    expect(problem(mount(outside), ctx)).toMatch(/^resources\.mounts\[0\]\.path: .* is not under an allowed mount root/);
+    expect(problem(mount(outside), ctx)).toMatch(
+      /^resources\.mounts\[0\]\.path: .* is not under an allowed mount root/,
+    );
     expect(problem(mount(join(root, 'escape')), ctx)).toMatch(/is not under an allowed mount root/);
     expect(problem(mount(join(root, 'repo', '..', '..')), ctx)).toMatch(/is not under an allowed mount root/);
     expect(problem(mount(join(root, 'missing')), ctx)).toMatch(/is not a directory/);
@@ -103,7 +200,12 @@ describe('configuration validation', () => {
 
 describe('apply (SQLite is the source of truth)', () => {
   const by = 'user:test';
-  const base = { bindings: [{ id: 'one', runner: 'echo', route: { bot: 'one' } }, { id: 'two', runner: 'echo', route: { bot: 'two' } }] };
+  const base = {
+    bindings: [
+      { id: 'one', runner: 'echo', route: { bot: 'one' } },
+      { id: 'two', runner: 'echo', route: { bot: 'two' } },
+    ],
+  };
 
   it('versions every change, keeps its history, audits it in the same transaction; unchanged objects stay put', () => {
     const { store } = tempStore();
@@ -113,9 +215,16 @@ describe('apply (SQLite is the source of truth)', () => {
     const changed = { bindings: [{ ...base.bindings[0], config: { prefix: '> ' } }, base.bindings[1]] };
     expect(applyConfig(store, changed, context, { by }).changes.map((c) => c.action)).toEqual(['updated', 'unchanged']);
     expect(repo.binding('one').version).toBe(2);
-    expect(repo.history('binding', 'one').map((h) => `${h.version} ${h.action} ${h.by}`)).toEqual(['1 created user:test', '2 updated user:test']);
+    expect(repo.history('binding', 'one').map((h) => `${h.version} ${h.action} ${h.by}`)).toEqual([
+      '1 created user:test',
+      '2 updated user:test',
+    ]);
     const audit = store.audit.records({ types: ['config.created', 'config.updated', 'config.deleted'] });
-    expect(audit.map((r) => `${r.type} ${(r.data as { id: string }).id}`)).toEqual(['config.created one', 'config.created two', 'config.updated one']);
+    expect(audit.map((r) => `${r.type} ${(r.data as { id: string }).id}`)).toEqual([
+      'config.created one',
+      'config.created two',
+      'config.updated one',
+    ]);
     expect(audit.every((r) => r.actor === by)).toBe(true);
     store.close();
   });
@@ -124,7 +233,12 @@ describe('apply (SQLite is the source of truth)', () => {
     const { store } = tempStore();
     applyConfig(store, base, context, { by });
     const auditBefore = store.audit.records().length;
-    const bad = { bindings: [{ id: 'one', runner: 'echo', config: { prefix: 'new' } }, { id: 'three', runner: 'echo', config: { delayMs: -1 } }] };
+    const bad = {
+      bindings: [
+        { id: 'one', runner: 'echo', config: { prefix: 'new' } },
+        { id: 'three', runner: 'echo', config: { delayMs: -1 } },
+      ],
+    };
     expect(() => applyConfig(store, bad, context, { by })).toThrow(/bindings\[1\]\.config\.delayMs/);
     const repo = new ConfigRepo(store);
     expect(repo.binding('one').version).toBe(1);
@@ -136,14 +250,29 @@ describe('apply (SQLite is the source of truth)', () => {
   it('without --prune keeps (and checks against) what the file does not mention; --prune deletes it; --dry-run writes nothing', () => {
     const { store } = tempStore();
     const repo = new ConfigRepo(store);
-    applyConfig(store, { resources: { knowledgeBases: [{ id: 'kb', url: 'http://127.0.0.1:9/retrieve' }] }, ...base }, context, { by });
+    applyConfig(
+      store,
+      { resources: { knowledgeBases: [{ id: 'kb', url: 'http://127.0.0.1:9/retrieve' }] }, ...base },
+      context,
+      { by },
+    );
     // A file with only one binding that references the stored knowledge base: valid, nothing deleted.
-    applyConfig(store, { bindings: [{ id: 'three', runner: 'prober', route: { bot: 'three' }, grants: { knowledgeBases: ['kb'] } }] }, context, { by });
+    applyConfig(
+      store,
+      { bindings: [{ id: 'three', runner: 'prober', route: { bot: 'three' }, grants: { knowledgeBases: ['kb'] } }] },
+      context,
+      { by },
+    );
     expect(repo.list('binding').map((o) => o.id)).toEqual(['one', 'three', 'two']);
     // The same route as a stored binding is caught too.
-    expect(() => applyConfig(store, { bindings: [{ id: 'four', runner: 'echo', route: { bot: 'one' } }] }, context, { by })).toThrow(/^bindings\[0\]\.route: binding "four" has the same route as "one"/);
+    expect(() =>
+      applyConfig(store, { bindings: [{ id: 'four', runner: 'echo', route: { bot: 'one' } }] }, context, { by }),
+    ).toThrow(/^bindings\[0\]\.route: binding "four" has the same route as "one"/);
     const dry = applyConfig(store, base, context, { by, prune: true, dryRun: true });
-    expect(dry.changes.filter((c) => c.action === 'deleted').map((c) => `${c.kind}/${c.id}`)).toEqual(['binding/three', 'knowledgeBase/kb']);
+    expect(dry.changes.filter((c) => c.action === 'deleted').map((c) => `${c.kind}/${c.id}`)).toEqual([
+      'binding/three',
+      'knowledgeBase/kb',
+    ]);
     expect(repo.list().length).toBe(4);
     applyConfig(store, base, context, { by, prune: true });
     expect(repo.list().map((o) => o.id)).toEqual(['one', 'two']);
@@ -162,26 +291,52 @@ describe('apply (SQLite is the source of truth)', () => {
         mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { deny: ['delete_repo'] } }],
         skills: [{ id: 's', name: 's', path: join(dir, 'skill') }],
       },
-      bindings: [{ id: 'b', runner: 'prober', grants: { models: ['m'], mcpServers: ['gh'], skills: ['s'], state: 'binding' }, steering: 'restart' }],
+      bindings: [
+        {
+          id: 'b',
+          runner: 'prober',
+          grants: { models: ['m'], mcpServers: ['gh'], skills: ['s'], state: 'binding' },
+          steering: 'restart',
+        },
+      ],
     };
     applyConfig(store, file, context, { by });
     const exported = parseConfigText(toYaml(new ConfigRepo(store).snapshot()), 'export.yaml');
-    expect(applyConfig(store, exported, context, { by, prune: true }).changes.every((c) => c.action === 'unchanged')).toBe(true);
+    expect(
+      applyConfig(store, exported, context, { by, prune: true }).changes.every((c) => c.action === 'unchanged'),
+    ).toBe(true);
     store.close();
   });
 });
 
 describe('routing', () => {
   const b = (id: string, route: object, enabled = true) => BindingSchema.parse({ id, runner: 'echo', route, enabled });
-  const event = { id: 'e', type: 'message', platform: 'tg', bot: 'bot', conversation: { type: 'group' as const, id: 'c1' }, sender: { id: 'u' }, message: { parts: [{ type: 'text' as const, text: 'x' }] }, receivedAt: new Date().toISOString() };
+  const event = {
+    id: 'e',
+    type: 'message',
+    platform: 'tg',
+    bot: 'bot',
+    conversation: { type: 'group' as const, id: 'c1' },
+    sender: { id: 'u' },
+    message: { parts: [{ type: 'text' as const, text: 'x' }] },
+    receivedAt: new Date().toISOString(),
+  };
 
   it('the most specific matching route wins; event types filter; a disabled specific binding is not bypassed', () => {
-    const all = [b('any', {}), b('platform', { platform: 'tg' }), b('bot', { platform: 'tg', bot: 'bot' }), b('type', { bot: 'bot', conversation: { type: 'group' } }), b('conv', { conversation: { id: 'c1' } })];
+    const all = [
+      b('any', {}),
+      b('platform', { platform: 'tg' }),
+      b('bot', { platform: 'tg', bot: 'bot' }),
+      b('type', { bot: 'bot', conversation: { type: 'group' } }),
+      b('conv', { conversation: { id: 'c1' } }),
+    ];
     expect(matchBinding(all, event)?.id).toBe('conv');
     expect(matchBinding(all.slice(0, 4), event)?.id).toBe('type');
     expect(matchBinding(all.slice(0, 3), event)?.id).toBe('bot');
     expect(matchBinding(all.slice(0, 3), { ...event, type: 'reaction' })).toBeUndefined();
-    expect(matchBinding([b('bot', { bot: 'bot' }), b('conv', { conversation: { id: 'c1' } }, false)], event)?.id).toBe('conv');
+    expect(matchBinding([b('bot', { bot: 'bot' }), b('conv', { conversation: { id: 'c1' } }, false)], event)?.id).toBe(
+      'conv',
+    );
     expect(matchBinding([b('other', { platform: 'slack' })], event)).toBeUndefined();
   });
 });
@@ -200,8 +355,18 @@ describe('runner discovery', () => {
     const { z } = await import('zod');
     const { echoRunner } = await import('../../../runners/echo/runner.js');
     const strip = (v: unknown): unknown =>
-      Array.isArray(v) ? v.map(strip) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'description' && k !== '$schema').map(([k, x]) => [k, strip(x)])) : v;
-    expect(strip(catalog.runners.get('echo')!.manifest.configSchema)).toEqual(strip(z.toJSONSchema(echoRunner.configSchema!, { io: 'input' })));
+      Array.isArray(v)
+        ? v.map(strip)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.entries(v)
+                .filter(([k]) => k !== 'description' && k !== '$schema')
+                .map(([k, x]) => [k, strip(x)]),
+            )
+          : v;
+    expect(strip(catalog.runners.get('echo')!.manifest.configSchema)).toEqual(
+      strip(z.toJSONSchema(echoRunner.configSchema!, { io: 'input' })),
+    );
   });
 
   it('every shipped runner.json validates against the published docs/runner-manifest.schema.json', () => {
@@ -210,10 +375,18 @@ describe('runner discovery', () => {
     const dirs = [
       ...readdirSync(repoPath('runners')).map((d) => repoPath(`runners/${d}`)),
       repoPath('examples/hello-runner'),
-      ...readdirSync(FIXTURE_RUNNERS).filter((d) => d !== 'broken-manifest').map((d) => join(FIXTURE_RUNNERS, d)),
+      ...readdirSync(FIXTURE_RUNNERS)
+        .filter((d) => d !== 'broken-manifest')
+        .map((d) => join(FIXTURE_RUNNERS, d)),
     ].filter((d) => existsSync(join(d, 'runner.json')));
     expect(dirs.length).toBeGreaterThan(5);
-    for (const dir of dirs) expect(validate(JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'))), `${dir}: ${JSON.stringify(validate.errors)}`).toBe(true);
-    expect(validate(JSON.parse(readFileSync(join(FIXTURE_RUNNERS, 'broken-manifest/runner.json'), 'utf8')))).toBe(false);
+    for (const dir of dirs)
+      expect(
+        validate(JSON.parse(readFileSync(join(dir, 'runner.json'), 'utf8'))),
+        `${dir}: ${JSON.stringify(validate.errors)}`,
+      ).toBe(true);
+    expect(validate(JSON.parse(readFileSync(join(FIXTURE_RUNNERS, 'broken-manifest/runner.json'), 'utf8')))).toBe(
+      false,
+    );
   });
 });

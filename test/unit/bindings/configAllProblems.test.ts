@@ -23,13 +23,20 @@ describe('config validation reports every problem of a file at once', () => {
   it('lists structural, reference and runner-config problems together, nested and in arrays, each with file and field', () => {
     const error = refusal({
       resources: {
-        models: [{ id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 }, { id: 'ok', provider: 'scripted', model: 'y' }],
+        models: [
+          { id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 },
+          { id: 'ok', provider: 'scripted', model: 'y' },
+        ],
         mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { alow: ['search'] } }],
       },
       bindings: [
         { id: 'a', runner: 'echo', grants: { modles: ['ok'], fs: 'write' }, config: { delayMs: 'slow', prefx: '>' } },
         { id: 'b', runner: 'ecko', route: { conversation: { tpye: 'group' } } },
-        { id: 'c', runner: 'echo', grants: { models: ['ok', 'mm', 'missing-entirely'], mcpServers: [{ id: 'gh', tols: ['x'] }] } },
+        {
+          id: 'c',
+          runner: 'echo',
+          grants: { models: ['ok', 'mm', 'missing-entirely'], mcpServers: [{ id: 'gh', tols: ['x'] }] },
+        },
         { id: 'c', runner: 'echo', route: { bot: 'other' }, readPaths: ['relative'] },
       ],
     });
@@ -51,9 +58,19 @@ describe('config validation reports every problem of a file at once', () => {
     );
     // The items that failed to parse hide nothing else: those that parsed are checked further.
     const refusal2 = refusal({
-      resources: { models: [{ id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 }, { id: 'ok', provider: 'scripted', model: 'y' }] },
+      resources: {
+        models: [
+          { id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 },
+          { id: 'ok', provider: 'scripted', model: 'y' },
+        ],
+      },
       bindings: [
-        { id: 'a', runner: 'echo', config: { delayMs: 'slow', prefx: '>' }, grants: { models: ['m', 'ok', 'mo', 'missing-entirely'] } },
+        {
+          id: 'a',
+          runner: 'echo',
+          config: { delayMs: 'slow', prefx: '>' },
+          grants: { models: ['m', 'ok', 'mo', 'missing-entirely'] },
+        },
         { id: 'b', runner: 'ecko' },
         { id: 'a', runner: 'echo', route: { bot: 'x' } },
         { id: 'bad!', runner: 'echo' },
@@ -78,19 +95,27 @@ describe('config validation reports every problem of a file at once', () => {
   it('reports every inline secret, and one problem (the secret) at a field that is also the wrong shape', () => {
     const error = refusal({
       resources: { models: [{ id: 'm', provider: 'anthropic', model: 'x', apiKey: 'abc123' }] },
-      bindings: [{ id: 'b', runner: 'echo', config: { prefix: 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz', token: 'x' } }],
+      bindings: [
+        { id: 'b', runner: 'echo', config: { prefix: 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz', token: 'x' } },
+      ],
     });
-    expect(error.data.problems.map((p) => p.field)).toEqual(['resources.models[0].apiKey', 'bindings[0].config.prefix', 'bindings[0].config.token']);
+    expect(error.data.problems.map((p) => p.field)).toEqual([
+      'resources.models[0].apiKey',
+      'bindings[0].config.prefix',
+      'bindings[0].config.token',
+    ]);
     expect(error.data.problems.every((p) => p.message.startsWith('apparent inline secret'))).toBe(true);
     expect(error.message).not.toMatch(/abc123|sk-ant/);
   });
 
   it('a file that is not a mapping, or has unknown top-level keys, says so with a did-you-mean', () => {
     expect(refusal(['x']).message).toMatch(/^paddock\.yaml: \(root\): Invalid input: expected object/);
-    expect(refusal({ binding: [], resources: { model: [] } }).data.problems.map((p) => p.message)).toEqual([
-      'Unrecognized key: "model"; did you mean "models"?',
-      'Unrecognized key: "binding"; did you mean "bindings"?',
-    ].sort((a, b) => (a.includes('model"') ? -1 : b.includes('model"') ? 1 : 0)));
+    expect(refusal({ binding: [], resources: { model: [] } }).data.problems.map((p) => p.message)).toEqual(
+      [
+        'Unrecognized key: "model"; did you mean "models"?',
+        'Unrecognized key: "binding"; did you mean "bindings"?',
+      ].sort((a, b) => (a.includes('model"') ? -1 : b.includes('model"') ? 1 : 0)),
+    );
   });
 
   it('did-you-mean: transpositions are one edit; far-off words get no guess', () => {

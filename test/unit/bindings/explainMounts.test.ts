@@ -14,11 +14,32 @@ import { REPO_ROOT } from '../../helpers/fixtures.js';
 const root = mkdtempSync(join(tmpdir(), 'paddock-explain-mounts-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 for (const d of ['ro', 'rw']) mkdirSync(join(root, 'roots', d), { recursive: true });
-const resources = { models: [], knowledgeBases: [], mcpServers: [], skills: [], artifacts: [], mounts: [{ id: 'ro', path: join(root, 'roots', 'ro'), mode: 'ro' as const }, { id: 'rw', path: join(root, 'roots', 'rw'), mode: 'rw' as const }] };
+const resources = {
+  models: [],
+  knowledgeBases: [],
+  mcpServers: [],
+  skills: [],
+  artifacts: [],
+  mounts: [
+    { id: 'ro', path: join(root, 'roots', 'ro'), mode: 'ro' as const },
+    { id: 'rw', path: join(root, 'roots', 'rw'), mode: 'rw' as const },
+  ],
+};
 
 function mountLines(sandbox: 'process' | 'bwrap') {
-  const binding = BindingSchema.parse({ id: 'b', runner: 'claude-code', sandbox, workspace: 'mount', allowDegrade: true, grants: { mounts: ['ro', 'rw'] } });
-  const e = explainBinding(binding, discoverRunners([join(REPO_ROOT, 'runners')]), resources, parseLimits(), { dataDir: join(root, 'data'), harnessDir: join(root, 'harness'), mountRoots: [join(root, 'roots')] });
+  const binding = BindingSchema.parse({
+    id: 'b',
+    runner: 'claude-code',
+    sandbox,
+    workspace: 'mount',
+    allowDegrade: true,
+    grants: { mounts: ['ro', 'rw'] },
+  });
+  const e = explainBinding(binding, discoverRunners([join(REPO_ROOT, 'runners')]), resources, parseLimits(), {
+    dataDir: join(root, 'data'),
+    harnessDir: join(root, 'harness'),
+    mountRoots: [join(root, 'roots')],
+  });
   return { backend: e.sandbox.backend, lines: e.workspace.contents.filter((c) => c.startsWith('in/mounts/')) };
 }
 
@@ -26,11 +47,20 @@ describe('explain: mount-mode mounts, per backend', () => {
   it('process: read-only is NOT enforced; read-write is a plain link, nothing claims to bind it', () => {
     expect(mountLines('process')).toEqual({
       backend: 'process',
-      lines: ['in/mounts/ro/ (link to mount ro, read-only — read-only NOT enforced by the process backend)', 'in/mounts/rw/ (link to mount rw, read-write)'],
+      lines: [
+        'in/mounts/ro/ (link to mount ro, read-only — read-only NOT enforced by the process backend)',
+        'in/mounts/rw/ (link to mount rw, read-write)',
+      ],
     });
   });
 
   it('bwrap: both bound by bwrap (this machine must run bwrap; degraded, the process lines would show)', () => {
-    expect(mountLines('bwrap')).toEqual({ backend: 'bwrap', lines: ['in/mounts/ro/ (link to mount ro, read-only — bound by bwrap)', 'in/mounts/rw/ (link to mount rw, read-write — bound by bwrap)'] });
+    expect(mountLines('bwrap')).toEqual({
+      backend: 'bwrap',
+      lines: [
+        'in/mounts/ro/ (link to mount ro, read-only — bound by bwrap)',
+        'in/mounts/rw/ (link to mount rw, read-write — bound by bwrap)',
+      ],
+    });
   });
 });

@@ -11,7 +11,8 @@ function fieldPaths(): string[] {
   for (const [key, schema] of Object.entries(shape)) {
     let inner: z.ZodType = schema;
     // Unwrap defaults and optionals to reach an object's own fields.
-    while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional) inner = (inner as z.ZodDefault<z.ZodType>).unwrap() as z.ZodType;
+    while (inner instanceof z.ZodDefault || inner instanceof z.ZodOptional)
+      inner = (inner as z.ZodDefault<z.ZodType>).unwrap() as z.ZodType;
     if (['route', 'grants', 'limits', 'network'].includes(key) && inner instanceof z.ZodObject) {
       for (const sub of Object.keys(inner.shape)) paths.push(`${key}.${sub}`);
     } else paths.push(key);

@@ -7,7 +7,13 @@ import { ALL_TOKENS, configureContainer } from '../../../host/di/configure.js';
 import { inject, injectable } from '../../../host/di/container.js';
 import { TOKENS } from '../../../host/di/tokens.js';
 
-const config = { dataDir: mkdtempSync(join(tmpdir(), 'paddock-di-')), limits: parseLimits(), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false };
+const config = {
+  dataDir: mkdtempSync(join(tmpdir(), 'paddock-di-')),
+  limits: parseLimits(),
+  runnerDirs: [],
+  logLevel: 'silent',
+  keepWorkspaces: false,
+};
 
 describe('dependency injection', () => {
   it('the composition root resolves every token', () => {

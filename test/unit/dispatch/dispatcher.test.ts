@@ -16,7 +16,12 @@ import { chatEvent, tempHost } from '../../helpers/host.js';
 const log = pino({ level: 'silent' });
 const real = probeMachine();
 /** A fake machine report that can enforce everything: queueing must not depend on this host's sandbox. */
-const FAKE_FULL: MachineReport = { ...real, bwrap: { available: true, path: '/usr/bin/bwrap' }, cgroups: { ...real.cgroups, memory: 'fake', pids: 'fake' }, diskQuota: { ...real.diskQuota, available: true } };
+const FAKE_FULL: MachineReport = {
+  ...real,
+  bwrap: { available: true, path: '/usr/bin/bwrap' },
+  cgroups: { ...real.cgroups, memory: 'fake', pids: 'fake' },
+  diskQuota: { ...real.diskQuota, available: true },
+};
 
 interface Executing {
   queued: QueuedRun;
@@ -39,7 +44,10 @@ class FakeRunService implements DispatchRuns {
   }
 
   plan(request: { kind: 'dispatch'; event: ChatEvent }): RunPlan {
-    return planRun({ config: this.h.config, store: this.h.store, redactor: this.h.redactor, machine: () => FAKE_FULL }, request);
+    return planRun(
+      { config: this.h.config, store: this.h.store, redactor: this.h.redactor, machine: () => FAKE_FULL },
+      request,
+    );
   }
 
   queue(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision: number): QueuedRun {
@@ -104,7 +112,8 @@ const ticket = (t: DispatchTicket) => {
   if (t.status === 'duplicate') throw new Error('unexpected duplicate');
   return t;
 };
-const event = (bot: string, text: string, conversation = 'c1', id?: string) => chatEvent({ bot, text, conversation: { id: conversation }, id });
+const event = (bot: string, text: string, conversation = 'c1', id?: string) =>
+  chatEvent({ bot, text, conversation: { id: conversation }, id });
 
 describe('Dispatcher queueing against a fake run service', () => {
   it('one active run per session: the next message waits behind it, then runs', async () => {
@@ -168,7 +177,12 @@ describe('Dispatcher queueing against a fake run service', () => {
     await dispatcher.dispatch(event('q', 'two'));
     const error = (await dispatcher.dispatch(event('q', 'three')).catch((e: unknown) => e)) as HostError;
     expect(error.data).toMatchObject({ reason: 'queue_full', bindingId: 'q' });
-    expect(h.store.audit.records().filter((r) => r.type === 'dispatch.refused').at(-1)!.data).toMatchObject({ reason: 'queue_full', bindingId: 'q' });
+    expect(
+      h.store.audit
+        .records()
+        .filter((r) => r.type === 'dispatch.refused')
+        .at(-1)!.data,
+    ).toMatchObject({ reason: 'queue_full', bindingId: 'q' });
     await runs.executed(1);
     runs.executing[0]!.finish();
     await runs.executed(2);
@@ -182,13 +196,19 @@ describe('Dispatcher queueing against a fake run service', () => {
     hosts.push(h);
     // The fake run service plans for a machine without bwrap, through the one planning path.
     const noBwrap: MachineReport = { ...FAKE_FULL, bwrap: { available: false, why: 'fake: no bwrap' } };
-    runs.plan = (request) => planRun({ config: h.config, store: h.store, redactor: h.redactor, machine: () => noBwrap }, request);
+    runs.plan = (request) =>
+      planRun({ config: h.config, store: h.store, redactor: h.redactor, machine: () => noBwrap }, request);
     const error = (await dispatcher.dispatch(event('jail', 'x')).catch((e: unknown) => e)) as HostError;
     expect(error.code).toBe('DISPATCH_REFUSED');
     expect(error.data).toEqual({ reason: 'sandbox_unavailable', bindingId: 'jail' });
     const nobody = (await dispatcher.dispatch(event('nobody', 'x')).catch((e: unknown) => e)) as HostError;
     expect(nobody.data).toEqual({ reason: 'no_binding' });
-    expect(h.store.audit.records().filter((r) => r.type === 'dispatch.refused').map((r) => (r.data as { reason: string }).reason)).toEqual(['sandbox_unavailable', 'no_binding']);
+    expect(
+      h.store.audit
+        .records()
+        .filter((r) => r.type === 'dispatch.refused')
+        .map((r) => (r.data as { reason: string }).reason),
+    ).toEqual(['sandbox_unavailable', 'no_binding']);
     expect(runs.executing).toEqual([]);
   });
 
@@ -216,8 +236,13 @@ describe('Dispatcher queueing against a fake run service', () => {
     const b = ticket(await dispatcher.dispatch(event('q', 'fine')));
     await runs.executed(1);
     runs.executing[0]!.fail(new Error('fake: its entry failed to build'));
-    expect(await a.done).toMatchObject({ status: 'failed', reason: 'the run could not start: fake: its entry failed to build' });
-    expect(runs.abandoned).toEqual([{ runId: a.runId, reason: 'the run could not start: fake: its entry failed to build', status: 'failed' }]);
+    expect(await a.done).toMatchObject({
+      status: 'failed',
+      reason: 'the run could not start: fake: its entry failed to build',
+    });
+    expect(runs.abandoned).toEqual([
+      { runId: a.runId, reason: 'the run could not start: fake: its entry failed to build', status: 'failed' },
+    ]);
     await runs.executed(2);
     runs.executing[1]!.finish();
     expect((await b.done).status).toBe('completed');
@@ -255,10 +280,15 @@ describe('Dispatcher queueing against a fake run service', () => {
     hosts.push(h);
     await dispatcher.dispatch(event('other', 'active'));
     const waiting = ticket(await dispatcher.dispatch(event('other', 'waiting')));
-    h.apply({ bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, enabled: false }] });
+    h.apply({
+      bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, enabled: false }],
+    });
     await runs.executed(1);
     runs.executing[0]!.finish();
-    expect(await waiting.done).toMatchObject({ status: 'cancelled', reason: 'binding "other" was disabled before the run started' });
+    expect(await waiting.done).toMatchObject({
+      status: 'cancelled',
+      reason: 'binding "other" was disabled before the run started',
+    });
     expect(runs.texts()).toEqual(['active']);
   });
 });

@@ -19,7 +19,7 @@ describe('retries', () => {
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(undefined)).toBeUndefined();
   });
-  it('the server\'s Retry-After wins; past the cap the call is not retried; else full jitter under an exponential ceiling', () => {
+  it("the server's Retry-After wins; past the cap the call is not retried; else full jitter under an exponential ceiling", () => {
     expect(retryDelay(1, 1500)).toBe(1500);
     expect(retryDelay(1, RETRY.maxRetryAfterMs + 1)).toBeUndefined();
     fc.assert(
@@ -35,7 +35,11 @@ describe('circuit breaker', () => {
   it('opens after consecutive failures, refuses while open, lets one probe through, closes on its success and re-opens on its failure', () => {
     let now = 0;
     const transitions: string[] = [];
-    const b = new CircuitBreaker((from, to) => transitions.push(`${from}>${to}`), { failureThreshold: 3, openMs: 1000 }, () => now);
+    const b = new CircuitBreaker(
+      (from, to) => transitions.push(`${from}>${to}`),
+      { failureThreshold: 3, openMs: 1000 },
+      () => now,
+    );
     for (let i = 0; i < 2; i += 1) {
       expect(b.tryAcquire()).toBe(true);
       b.failed();
@@ -57,19 +61,34 @@ describe('circuit breaker', () => {
     expect(b.tryAcquire()).toBe(true);
     b.succeeded();
     expect(b.state).toBe('closed');
-    expect(transitions).toEqual(['closed>open', 'open>half-open', 'half-open>open', 'open>half-open', 'half-open>closed']);
+    expect(transitions).toEqual([
+      'closed>open',
+      'open>half-open',
+      'half-open>open',
+      'open>half-open',
+      'half-open>closed',
+    ]);
   });
 });
 
 describe('SSE', () => {
   it('events survive any chunking, multi-line data included', () => {
-    const events = [sseEvent('a', { x: 1 }), sseEvent(undefined, 'line one\nline two'), sseEvent('b', '[DONE]')].join('');
+    const events = [sseEvent('a', { x: 1 }), sseEvent(undefined, 'line one\nline two'), sseEvent('b', '[DONE]')].join(
+      '',
+    );
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: events.length }), { maxLength: 8 }), (cuts) => {
         const p = new SseParser();
         const points = [0, ...[...cuts].sort((x, y) => x - y), events.length];
         const got = points.slice(1).flatMap((end, i) => p.push(events.slice(points[i], end)));
-        return JSON.stringify(got) === JSON.stringify([{ event: 'a', data: '{"x":1}' }, { event: undefined, data: 'line one\nline two' }, { event: 'b', data: '[DONE]' }]);
+        return (
+          JSON.stringify(got) ===
+          JSON.stringify([
+            { event: 'a', data: '{"x":1}' },
+            { event: undefined, data: 'line one\nline two' },
+            { event: 'b', data: '[DONE]' },
+          ])
+        );
       }),
     );
   });
@@ -103,7 +122,7 @@ describe('wire formats', () => {
       });
     }
   }
-  it('model/complete params become each wire\'s request, and its last input is the tool result', () => {
+  it("model/complete params become each wire's request, and its last input is the tool result", () => {
     const params = {
       model: 'm',
       system: 'be brief',
@@ -122,29 +141,60 @@ describe('wire formats', () => {
     }
   });
   it('Anthropic: the last *user* message counts, not a trailing system entry (Claude Code inserts those)', () => {
-    expect(WIRES.anthropic.lastInput({ messages: [{ role: 'user', content: [{ type: 'text', text: 'USE_TOOL:Bash:ls' }] }, { role: 'system', content: 'reminder' }] })).toEqual({ kind: 'user', text: 'USE_TOOL:Bash:ls' });
+    expect(
+      WIRES.anthropic.lastInput({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'USE_TOOL:Bash:ls' }] },
+          { role: 'system', content: 'reminder' },
+        ],
+      }),
+    ).toEqual({ kind: 'user', text: 'USE_TOOL:Bash:ls' });
   });
 });
 
 describe('the scripted model', () => {
   const ctx = (format: WireFormat, offered: string[] = []) => ({ offered, format, requestNumber: 3, callId: 'c' });
   it('directives: tool calls shaped for the wire, failures with a count, delays, long streams, exact text, the greeting', () => {
-    expect(planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('anthropic'))).toMatchObject({ stopReason: 'tool_use', content: [{ name: 'Bash', input: { command: 'echo hi' } }] });
-    expect(planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('responses', ['exec_command']))).toMatchObject({ content: [{ name: 'exec_command', input: { cmd: 'echo hi' } }] });
-    expect(planReply({ kind: 'user', text: 'USE_TOOL:mcp__tools__add:{"a":1,"b":2}' }, [], ctx('anthropic'))).toMatchObject({ content: [{ name: 'mcp__tools__add', input: { a: 1, b: 2 } }] });
+    expect(planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('anthropic'))).toMatchObject({
+      stopReason: 'tool_use',
+      content: [{ name: 'Bash', input: { command: 'echo hi' } }],
+    });
+    expect(
+      planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('responses', ['exec_command'])),
+    ).toMatchObject({ content: [{ name: 'exec_command', input: { cmd: 'echo hi' } }] });
+    expect(
+      planReply({ kind: 'user', text: 'USE_TOOL:mcp__tools__add:{"a":1,"b":2}' }, [], ctx('anthropic')),
+    ).toMatchObject({ content: [{ name: 'mcp__tools__add', input: { a: 1, b: 2 } }] });
     expect(planReply({ kind: 'user', text: 'FAIL:429x2' }, [], ctx('chat')).error).toEqual({ status: 429, times: 2 });
-    expect(planReply({ kind: 'user', text: 'FAIL:500' }, [], ctx('chat')).error).toEqual({ status: 500, times: undefined });
-    expect(planReply({ kind: 'user', text: 'DELAY:250 SLOW:10 LONG:3' }, [], ctx('anthropic'))).toMatchObject({ delayMs: 250, chunkDelayMs: 10, chunks: 3, content: [{ text: 'chunk 1 chunk 2 chunk 3.' }] });
-    expect(planReply({ kind: 'tool_result', text: 'out' }, [], ctx('anthropic')).content).toEqual([{ type: 'text', text: 'TOOL_RESULT_SEEN: out' }]);
-    expect(planReply(undefined, [], ctx('anthropic')).content).toEqual([{ type: 'text', text: 'Hello from the scripted model (request #3).' }]);
+    expect(planReply({ kind: 'user', text: 'FAIL:500' }, [], ctx('chat')).error).toEqual({
+      status: 500,
+      times: undefined,
+    });
+    expect(planReply({ kind: 'user', text: 'DELAY:250 SLOW:10 LONG:3' }, [], ctx('anthropic'))).toMatchObject({
+      delayMs: 250,
+      chunkDelayMs: 10,
+      chunks: 3,
+      content: [{ text: 'chunk 1 chunk 2 chunk 3.' }],
+    });
+    expect(planReply({ kind: 'tool_result', text: 'out' }, [], ctx('anthropic')).content).toEqual([
+      { type: 'text', text: 'TOOL_RESULT_SEEN: out' },
+    ]);
+    expect(planReply(undefined, [], ctx('anthropic')).content).toEqual([
+      { type: 'text', text: 'Hello from the scripted model (request #3).' },
+    ]);
   });
   it('script rules come first, first match wins', () => {
     const rules = [
       { match: '^refund', reply: 'Refunds take 30 days.' },
       { match: 'refund', error: 503, times: 1 },
     ];
-    expect(planReply({ kind: 'user', text: 'refund please' }, rules, ctx('anthropic')).content).toEqual([{ type: 'text', text: 'Refunds take 30 days.' }]);
-    expect(planReply({ kind: 'user', text: 'a refund' }, rules, ctx('anthropic')).error).toEqual({ status: 503, times: 1 });
+    expect(planReply({ kind: 'user', text: 'refund please' }, rules, ctx('anthropic')).content).toEqual([
+      { type: 'text', text: 'Refunds take 30 days.' },
+    ]);
+    expect(planReply({ kind: 'user', text: 'a refund' }, rules, ctx('anthropic')).error).toEqual({
+      status: 503,
+      times: 1,
+    });
   });
 });
 

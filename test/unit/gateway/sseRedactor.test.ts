@@ -18,7 +18,16 @@ describe('SSE answers are redacted event by event', () => {
         fc.array(fc.integer({ min: 1, max: 200 }), { maxLength: 40 }),
         (format, before, pieces, cuts) => {
           const text = `${before}${SECRET} and base64 ${Buffer.from(`KEY=${SECRET}`).toString('base64')} end`;
-          const reply: NormalizedReply = { id: 'msg_1', model: 'm', content: [{ type: 'text', text }, { type: 'tool_use', id: 'call_1', name: 'bash', input: { command: `echo ${SECRET}` } }], stopReason: 'tool_use', usage: { inputTokens: 1, outputTokens: 2 } };
+          const reply: NormalizedReply = {
+            id: 'msg_1',
+            model: 'm',
+            content: [
+              { type: 'text', text },
+              { type: 'tool_use', id: 'call_1', name: 'bash', input: { command: `echo ${SECRET}` } },
+            ],
+            stopReason: 'tool_use',
+            usage: { inputTokens: 1, outputTokens: 2 },
+          };
           const raw = WIRES[format].render(reply, true, pieces).join('');
           const redact = sseRedactor(redactor);
           let out = '';
@@ -33,9 +42,15 @@ describe('SSE answers are redacted event by event', () => {
           assembler.push(out);
           const got = assembler.result();
           expect(JSON.stringify(got)).not.toContain(SECRET);
-          const gotText = got.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('');
+          const gotText = got.content
+            .filter((b) => b.type === 'text')
+            .map((b) => (b as { text: string }).text)
+            .join('');
           expect(gotText.startsWith(`${before}${REDACTED} and base64 S0VZPW${REDACTED}`)).toBe(true);
-          expect(got.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'bash', input: { command: `echo ${REDACTED}` } });
+          expect(got.content.find((b) => b.type === 'tool_use')).toMatchObject({
+            name: 'bash',
+            input: { command: `echo ${REDACTED}` },
+          });
           expect(got.usage).toEqual({ inputTokens: 1, outputTokens: 2 });
         },
       ),
@@ -47,7 +62,12 @@ describe('SSE answers are redacted event by event', () => {
     const redactor = new Redactor();
     redactor.add(SECRET);
     const redact = sseRedactor(redactor);
-    const out = redact.push(`event: error\ndata: {"type":"error","error":{"message":"bad key ${SECRET}"}}\n\ndata: raw ${SECRET}\n\n`) + redact.end();
-    expect(out).toBe(`event: error\ndata: {"type":"error","error":{"message":"bad key ${REDACTED}"}}\n\ndata: raw ${REDACTED}\n\n`);
+    const out =
+      redact.push(
+        `event: error\ndata: {"type":"error","error":{"message":"bad key ${SECRET}"}}\n\ndata: raw ${SECRET}\n\n`,
+      ) + redact.end();
+    expect(out).toBe(
+      `event: error\ndata: {"type":"error","error":{"message":"bad key ${REDACTED}"}}\n\ndata: raw ${REDACTED}\n\n`,
+    );
   });
 });

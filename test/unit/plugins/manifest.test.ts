@@ -17,7 +17,13 @@ function runnerDir(manifest: unknown, files: Record<string, string> = {}): strin
 }
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const BUNDLES = mkdtempSync(join(tmpdir(), 'paddock-bundles-'));
-const base = { id: 'ok-runner', name: 'OK', version: '1.0.0', protocolVersion: 1, entry: { command: 'python3', args: ['{runnerDir}/r.py'] } };
+const base = {
+  id: 'ok-runner',
+  name: 'OK',
+  version: '1.0.0',
+  protocolVersion: 1,
+  entry: { command: 'python3', args: ['{runnerDir}/r.py'] },
+};
 
 function hostError(fn: () => unknown): HostError {
   try {
@@ -42,7 +48,11 @@ describe('runner manifests', () => {
     ['bad id', { ...base, id: 'Has Spaces' }, /field id: lowercase letters/],
     ['reserved env', { ...base, env: { CLAUDECODE: '1' } }, /field env\.CLAUDECODE: CLAUDECODE is read by the host/],
     ['unknown field', { ...base, entrypoint: 'x' }, /field \(root\): Unrecognized key: "entrypoint"/],
-    ['unknown host request', { ...base, capabilities: { hostRequests: ['shell/exec'] } }, /field capabilities\.hostRequests\.0/],
+    [
+      'unknown host request',
+      { ...base, capabilities: { hostRequests: ['shell/exec'] } },
+      /field capabilities\.hostRequests\.0/,
+    ],
   ])('refuses a manifest with %s, naming the file and the field', (_name, manifest, message) => {
     const dir = runnerDir(manifest);
     const error = hostError(() => loadManifest(dir));
@@ -52,9 +62,39 @@ describe('runner manifests', () => {
   });
 
   it.each([
-    'PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'NODE_OPTIONS', 'NODE_PATH', 'BASH_ENV', 'ENV', 'PYTHONPATH', 'PYTHONSTARTUP', 'PERL5LIB', 'PERL5OPT',
-    'RUBYOPT', 'GCONV_PATH', 'MY_PRELOAD', 'HTTPS_PROXY', 'NO_PROXY', 'GIT_SSH_COMMAND', 'SSL_CERT_FILE', 'LC_ALL', 'HOME', 'TMPDIR', 'PADDOCK_RUN_ID',
-    'PADDOCK_RUN_TOKEN', 'PADDOCK_HOME', 'MALLOC_CHECK_', 'GLIBC_TUNABLES', 'CLAUDECODE', 'OTHER_RUNNER_X', 'OK_RUNNER', 'PADDOCK_RUNNER_', 'ok_runner_x', 'OK-RUNNER_X',
+    'PATH',
+    'LD_PRELOAD',
+    'LD_LIBRARY_PATH',
+    'LD_AUDIT',
+    'NODE_OPTIONS',
+    'NODE_PATH',
+    'BASH_ENV',
+    'ENV',
+    'PYTHONPATH',
+    'PYTHONSTARTUP',
+    'PERL5LIB',
+    'PERL5OPT',
+    'RUBYOPT',
+    'GCONV_PATH',
+    'MY_PRELOAD',
+    'HTTPS_PROXY',
+    'NO_PROXY',
+    'GIT_SSH_COMMAND',
+    'SSL_CERT_FILE',
+    'LC_ALL',
+    'HOME',
+    'TMPDIR',
+    'PADDOCK_RUN_ID',
+    'PADDOCK_RUN_TOKEN',
+    'PADDOCK_HOME',
+    'MALLOC_CHECK_',
+    'GLIBC_TUNABLES',
+    'CLAUDECODE',
+    'OTHER_RUNNER_X',
+    'OK_RUNNER',
+    'PADDOCK_RUNNER_',
+    'ok_runner_x',
+    'OK-RUNNER_X',
   ])('refuses env.%s (allowlist: the runner namespace only, never a name the host or a loader reads)', (name) => {
     const error = hostError(() => loadManifest(runnerDir({ ...base, env: { [name]: 'x' } })));
     expect(error.code).toBe('MANIFEST_INVALID');
@@ -68,18 +108,32 @@ describe('runner manifests', () => {
     ['python', 'PYTHON_PATHX'],
     ['git', 'GIT_DIR'],
   ])('a runner id %s cannot open %s through its own prefix', (id, name) => {
-    expect(hostError(() => loadManifest(runnerDir({ ...base, id, env: { [name]: 'x' } }))).message).toContain(`field env.${name}: ${name} is read by the host`);
+    expect(hostError(() => loadManifest(runnerDir({ ...base, id, env: { [name]: 'x' } }))).message).toContain(
+      `field env.${name}: ${name} is read by the host`,
+    );
   });
 
   it('accepts PADDOCK_RUNNER_* and the id prefix, and reports every bad name at once', () => {
-    expect(loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_MODE: 'a', OK_RUNNER_LEVEL: '2' } })).manifest.env).toEqual({ PADDOCK_RUNNER_MODE: 'a', OK_RUNNER_LEVEL: '2' });
-    const error = hostError(() => loadManifest(runnerDir({ ...base, env: { PATH: '/x', OK_RUNNER_FINE: '1', LD_PRELOAD: '/x.so', NODE_OPTIONS: '-r x' } })));
-    expect(error.message.match(/field env\.[A-Z_]+:/g)).toEqual(['field env.PATH:', 'field env.LD_PRELOAD:', 'field env.NODE_OPTIONS:']);
+    expect(
+      loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_MODE: 'a', OK_RUNNER_LEVEL: '2' } })).manifest.env,
+    ).toEqual({ PADDOCK_RUNNER_MODE: 'a', OK_RUNNER_LEVEL: '2' });
+    const error = hostError(() =>
+      loadManifest(
+        runnerDir({ ...base, env: { PATH: '/x', OK_RUNNER_FINE: '1', LD_PRELOAD: '/x.so', NODE_OPTIONS: '-r x' } }),
+      ),
+    );
+    expect(error.message.match(/field env\.[A-Z_]+:/g)).toEqual([
+      'field env.PATH:',
+      'field env.LD_PRELOAD:',
+      'field env.NODE_OPTIONS:',
+    ]);
     expect(error.data).toMatchObject({ fields: ['env.PATH', 'env.LD_PRELOAD', 'env.NODE_OPTIONS'] });
   });
 
   it('a NUL byte in an env value is refused naming the field (it could split the launch file into sandbox options)', () => {
-    const error = hostError(() => loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_A: 'x\u0000--bind\u0000/root\u0000/root' } })));
+    const error = hostError(() =>
+      loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_A: 'x\u0000--bind\u0000/root\u0000/root' } })),
+    );
     expect(error.code).toBe('MANIFEST_INVALID');
     expect(error.message).toContain('env.PADDOCK_RUNNER_A');
     expect(error.message).toContain('NUL');
@@ -88,7 +142,8 @@ describe('runner manifests', () => {
   it('every shipped runner and example still validates', () => {
     for (const parent of ['runners', 'examples']) {
       const root = join(REPO, parent);
-      for (const name of readdirSync(root)) if (existsSync(join(root, name, 'runner.json'))) expect(loadManifest(join(root, name)).manifest.id).toBe(name);
+      for (const name of readdirSync(root))
+        if (existsSync(join(root, name, 'runner.json'))) expect(loadManifest(join(root, name)).manifest.id).toBe(name);
     }
   });
 
@@ -105,6 +160,9 @@ describe('runner manifests', () => {
     const dir = runnerDir(base);
     expect(await runnerCommand(loadManifest(dir), BUNDLES)).toEqual({ command: 'python3', args: [`${dir}/r.py`] });
     const js = runnerDir({ ...base, entry: { node: 'main.mjs' } }, { 'main.mjs': '' });
-    expect(await runnerCommand(loadManifest(js), BUNDLES)).toEqual({ command: process.execPath, args: [join(js, 'main.mjs')] });
+    expect(await runnerCommand(loadManifest(js), BUNDLES)).toEqual({
+      command: process.execPath,
+      args: [join(js, 'main.mjs')],
+    });
   });
 });

@@ -12,7 +12,8 @@ describe('hardened host-side git', () => {
     const evil = join(repo, 'evil.sh');
     writeFileSync(evil, `#!/bin/sh\ntouch ${pwned}-$1\ncat\n`);
     chmodSync(evil, 0o755);
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env: { PATH: process.env.PATH!, HOME: repo, GIT_CONFIG_NOSYSTEM: '1' } });
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: repo, env: { PATH: process.env.PATH!, HOME: repo, GIT_CONFIG_NOSYSTEM: '1' } });
     git('init', '-q');
     git('config', 'user.email', 't@example.com');
     git('config', 'user.name', 't');
@@ -31,7 +32,8 @@ describe('hardened host-side git', () => {
     const diff = hardenedGit(repo, ['diff']);
     expect(status).toContain('a.txt');
     expect(diff).toContain('+two');
-    for (const what of ['hook', 'fsmonitor', 'extdiff', 'filter', 'textconv']) expect(existsSync(`${pwned}-${what}`), what).toBe(false);
+    for (const what of ['hook', 'fsmonitor', 'extdiff', 'filter', 'textconv'])
+      expect(existsSync(`${pwned}-${what}`), what).toBe(false);
     // The same commands through plain git do run the planted code (the test can fail).
     writeFileSync(join(repo, 'a.txt'), 'three\n');
     git('add', '-A');

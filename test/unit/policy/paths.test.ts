@@ -1,5 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { constants, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  constants,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,7 +47,9 @@ describe('path policy (host-side file operations on runner-named paths)', () => 
     expect(readFileSync(join(ws, 'out/deep/new.txt'), 'utf8')).toBe('x');
     expect(await writeInside(ws, 'out/deep/new.txt', Buffer.from('yz'), 'append')).toBe(2);
     expect(await readInside(ws, 'out/deep/new.txt', 1)).toMatchObject({ size: 3, truncated: true });
-    expect(await codeOf(async () => writeInside(ws, 'out/deep/new.txt', Buffer.from('again'), 'create'))).toBe('EXISTS');
+    expect(await codeOf(async () => writeInside(ws, 'out/deep/new.txt', Buffer.from('again'), 'create'))).toBe(
+      'EXISTS',
+    );
   });
 
   it('refuses absolute paths, "..", NUL and empty paths', async () => {
@@ -54,7 +68,9 @@ describe('path policy (host-side file operations on runner-named paths)', () => 
     expect(await codeOf(async () => readInside(ws, 'in/leak', 100))).toBe('SYMLINK');
     expect(await codeOf(async () => readInside(ws, 'in/dir-leak/secret.txt', 100))).toBe('SYMLINK');
     expect(await codeOf(async () => writeInside(ws, 'in/leak', Buffer.from('pwned'), 'overwrite'))).toBe('SYMLINK');
-    expect(await codeOf(async () => writeInside(ws, 'in/dir-leak/new.txt', Buffer.from('pwned'), 'create'))).toBe('SYMLINK');
+    expect(await codeOf(async () => writeInside(ws, 'in/dir-leak/new.txt', Buffer.from('pwned'), 'create'))).toBe(
+      'SYMLINK',
+    );
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET');
   });
 
@@ -81,9 +97,14 @@ describe('path policy (host-side file operations on runner-named paths)', () => 
   it('.git/hooks and .git/config are never writable', async () => {
     const { ws } = setup();
     for (const path of ['.git/hooks/pre-commit', 'repo/.git/hooks/post-checkout', 'repo/.git/config', '.git/config']) {
-      expect(await codeOf(async () => writeInside(ws, path, Buffer.from('#!/bin/sh\ncurl evil'), 'overwrite')), path).toBe('PROTECTED');
+      expect(
+        await codeOf(async () => writeInside(ws, path, Buffer.from('#!/bin/sh\ncurl evil'), 'overwrite')),
+        path,
+      ).toBe('PROTECTED');
     }
-    expect(await writeInside(ws, 'repo/.git/HEAD', Buffer.from('ref: refs/heads/main\n'), 'overwrite')).toBeGreaterThan(0);
+    expect(await writeInside(ws, 'repo/.git/HEAD', Buffer.from('ref: refs/heads/main\n'), 'overwrite')).toBeGreaterThan(
+      0,
+    );
   });
 });
 
@@ -103,7 +124,10 @@ describe('the walk beneath held descriptors (issue 11, item 7)', () => {
       const path = [...components, 'f'].join('/');
       expect(await codeOf(async () => readInside(ws, path, 100)), `read, link at depth ${depth}`).toBe('SYMLINK');
       for (const mode of ['create', 'overwrite', 'append'] as const) {
-        expect(await codeOf(async () => writeInside(ws, path, Buffer.from('pwned'), mode)), `${mode}, link at depth ${depth}`).toBe('SYMLINK');
+        expect(
+          await codeOf(async () => writeInside(ws, path, Buffer.from('pwned'), mode)),
+          `${mode}, link at depth ${depth}`,
+        ).toBe('SYMLINK');
       }
       expect(readdirSync(outside)).toEqual(['secret.txt']);
       expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET');
@@ -141,10 +165,15 @@ describe('the walk beneath held descriptors (issue 11, item 7)', () => {
           () => writeInside(ws, `in/${name}`, Buffer.from('x'), 'overwrite'),
           () => writeInside(ws, `in/${name}`, Buffer.from('x'), 'append'),
         ]) {
-          const error = await fn().then(() => undefined, (e: unknown) => e);
+          const error = await fn().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
           expect(error, name).toBeInstanceOf(PathPolicyError);
           expect((error as PathPolicyError).code).toBe('NOT_FILE');
-          expect((error as PathPolicyError).message).toBe(`in/${name} is ${kind}, not a regular file; only regular files are read or written`);
+          expect((error as PathPolicyError).message).toBe(
+            `in/${name} is ${kind}, not a regular file; only regular files are read or written`,
+          );
         }
         expect(await codeOf(async () => writeInside(ws, `in/${name}`, Buffer.from('x'), 'create'))).toBe('EXISTS');
       };
@@ -163,7 +192,9 @@ describe('the walk beneath held descriptors (issue 11, item 7)', () => {
       expect(await codeOf(async () => readInside(ws, 'in/zero', 100))).toBe('SYMLINK');
       expect(await codeOf(async () => writeInside(ws, 'in/zero', Buffer.from('x'), 'overwrite'))).toBe('SYMLINK');
       // A FIFO as a directory on the way is named for what it is.
-      await expect(writeInside(ws, 'in/fifo/x', Buffer.from('x'), 'create')).rejects.toThrow('in/fifo is a FIFO (named pipe), not a directory');
+      await expect(writeInside(ws, 'in/fifo/x', Buffer.from('x'), 'create')).rejects.toThrow(
+        'in/fifo is a FIFO (named pipe), not a directory',
+      );
     } finally {
       server.close();
     }
@@ -175,6 +206,10 @@ describe('the walk beneath held descriptors (issue 11, item 7)', () => {
     writeFileSync(huge, '');
     truncateSync(huge, 64 * 1024 ** 3);
     const { content, size, truncated } = await readInside(ws, 'in/sparse', 1024 * 1024);
-    expect({ length: content.length, size, truncated }).toEqual({ length: 1024 * 1024, size: 64 * 1024 ** 3, truncated: true });
+    expect({ length: content.length, size, truncated }).toEqual({
+      length: 1024 * 1024,
+      size: 64 * 1024 ** 3,
+      truncated: true,
+    });
   });
 });

@@ -8,13 +8,27 @@ import { liveDescendants, parseProcStat } from '../../../sdk/process/procTable.j
 describe('environment allowlist', () => {
   it('keeps locale and PATH, sets HOME/TMPDIR/run id, drops everything else', () => {
     const env = buildRunnerEnv({
-      hostEnv: { PATH: '/bin', LANG: 'C.UTF-8', OPENAI_API_KEY: 'sk-x', AWS_SECRET_ACCESS_KEY: 'y', CLAUDECODE: '1', HOME: '/root' },
+      hostEnv: {
+        PATH: '/bin',
+        LANG: 'C.UTF-8',
+        OPENAI_API_KEY: 'sk-x',
+        AWS_SECRET_ACCESS_KEY: 'y',
+        CLAUDECODE: '1',
+        HOME: '/root',
+      },
       home: '/ws/home',
       tmpDir: '/ws/tmp',
       runId: 'run_1',
       extra: { MODE: 'x', HOME: '/evil', NODE_OPTIONS: '--require /evil.js' },
     });
-    expect(env).toEqual({ PATH: '/bin', LANG: 'C.UTF-8', MODE: 'x', HOME: '/ws/home', TMPDIR: '/ws/tmp', PADDOCK_RUN_ID: 'run_1' });
+    expect(env).toEqual({
+      PATH: '/bin',
+      LANG: 'C.UTF-8',
+      MODE: 'x',
+      HOME: '/ws/home',
+      TMPDIR: '/ws/tmp',
+      PADDOCK_RUN_ID: 'run_1',
+    });
   });
 });
 

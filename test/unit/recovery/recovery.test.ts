@@ -10,7 +10,10 @@ import { rawDb } from '../../helpers/rawDb.js';
 function openRun(store: ReturnType<typeof tempStore>['store'], runId: string, pid?: number) {
   const { sessionId } = store.ensureSession('b', `k-${runId}`);
   store.append(sessionId, [{ type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1 } }]);
-  if (pid) store.append(sessionId, [{ type: 'run.started', runId, data: { pid, pidStart: processStartTime(pid), recoveryDelivered: [] } }]);
+  if (pid)
+    store.append(sessionId, [
+      { type: 'run.started', runId, data: { pid, pidStart: processStartTime(pid), recoveryDelivered: [] } },
+    ]);
   return sessionId;
 }
 
@@ -32,7 +35,9 @@ describe('recovery', () => {
     );
     expect(processStartTime(survivor.pid!)).toBeNull();
     expect(store.run('run_a')?.status).toBe('interrupted');
-    expect(store.session(s1).pendingRecovery).toEqual([{ runId: 'run_a', reason: expect.stringMatching(/was still alive and was killed/), effects: [] }]);
+    expect(store.session(s1).pendingRecovery).toEqual([
+      { runId: 'run_a', reason: expect.stringMatching(/was still alive and was killed/), effects: [] },
+    ]);
     expect(await reconcile(store)).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
   });
 
@@ -43,7 +48,11 @@ describe('recovery', () => {
     const { sessionId } = store.ensureSession('b', 'k');
     store.append(sessionId, [
       { type: 'run.queued', runId: 'run_c', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
-      { type: 'run.started', runId: 'run_c', data: { pid: bystander.pid!, pidStart: (processStartTime(bystander.pid!) ?? 0) + 1, recoveryDelivered: [] } },
+      {
+        type: 'run.started',
+        runId: 'run_c',
+        data: { pid: bystander.pid!, pidStart: (processStartTime(bystander.pid!) ?? 0) + 1, recoveryDelivered: [] },
+      },
     ]);
     const report = await reconcile(store);
     expect(report.interruptedRuns[0]?.killedPid).toBeNull();
@@ -57,8 +66,16 @@ describe('recovery', () => {
     const ws = join(dataDir, 'workspaces', 'run_e');
     mkdirSync(ws, { recursive: true });
     store.append(s, [
-      { type: 'effect.intent', runId: 'run_e', data: { effectId: 'eff_ws', kind: 'workspace.create', target: 'run_e', probe: { path: ws } } },
-      { type: 'effect.intent', runId: 'run_e', data: { effectId: 'eff_push', kind: 'git.push', target: 'origin main', probe: {} } },
+      {
+        type: 'effect.intent',
+        runId: 'run_e',
+        data: { effectId: 'eff_ws', kind: 'workspace.create', target: 'run_e', probe: { path: ws } },
+      },
+      {
+        type: 'effect.intent',
+        runId: 'run_e',
+        data: { effectId: 'eff_push', kind: 'git.push', target: 'origin main', probe: {} },
+      },
     ]);
     const report = await reconcile(store);
     expect(report.effects).toEqual([

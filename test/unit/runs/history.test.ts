@@ -3,10 +3,25 @@ import { sessionHistory } from '../../../host/runs/history.js';
 import type { StoredEvent } from '../../../host/state/events.js';
 
 let seq = 0;
-const ev = (type: string, runId: string | null, data: unknown): StoredEvent => ({ id: `e${++seq}`, sessionId: 's', seq, type: type as StoredEvent['type'], runId, at: `t${seq}`, data: data as StoredEvent['data'] });
+const ev = (type: string, runId: string | null, data: unknown): StoredEvent => ({
+  id: `e${++seq}`,
+  sessionId: 's',
+  seq,
+  type: type as StoredEvent['type'],
+  runId,
+  at: `t${seq}`,
+  data: data as StoredEvent['data'],
+});
 const msg = (text: string) => ev('message.received', null, { event: { message: { parts: [{ type: 'text', text }] } } });
 const queued = (runId: string) => ev('run.queued', runId, { runner: 'x', goalRevision: 0, attempt: 1 });
-const ended = (runId: string, status: string, text?: string) => ev('run.ended', runId, { status, reason: '', ...(text ? { result: { status: 'completed', output: { parts: [{ type: 'text', text }] } } } : {}), exitCode: 0, signal: null });
+const ended = (runId: string, status: string, text?: string) =>
+  ev('run.ended', runId, {
+    status,
+    reason: '',
+    ...(text ? { result: { status: 'completed', output: { parts: [{ type: 'text', text }] } } } : {}),
+    exitCode: 0,
+    signal: null,
+  });
 const view = (h: { role: string; text: string }[]) => h.map((m) => `${m.role}:${m.text}`);
 const same = (t: string) => t;
 
@@ -14,7 +29,18 @@ describe('sessionHistory (the history grant window)', () => {
   // m1 → r1 answered; m2 → r2 queued while r1 ran, r1 ends after r2 was queued; m3 → r3 (the run
   // being started) and m4 → r4 queued behind it.
   seq = 0;
-  const events = [msg('m1'), queued('r1'), msg('m2'), queued('r2'), ended('r1', 'completed', 'a1'), ended('r2', 'failed'), msg('m3'), queued('r3'), msg('m4'), queued('r4')];
+  const events = [
+    msg('m1'),
+    queued('r1'),
+    msg('m2'),
+    queued('r2'),
+    ended('r1', 'completed', 'a1'),
+    ended('r2', 'failed'),
+    msg('m3'),
+    queued('r3'),
+    msg('m4'),
+    queued('r4'),
+  ];
 
   it('earlier turns only, in conversation order: an answer that ended late still follows its question; failed runs have no answer; own and later messages are left out', () => {
     expect(view(sessionHistory(events, 'r3', { messages: 100 }, same))).toEqual(['user:m1', 'assistant:a1', 'user:m2']);

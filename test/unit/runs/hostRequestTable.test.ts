@@ -21,7 +21,11 @@ afterAll(async () => {
   await host.close();
 });
 
-const scope: HostRequestScope = { runId: 'run_table-test-0001', signal: new AbortController().signal, notify: () => undefined };
+const scope: HostRequestScope = {
+  runId: 'run_table-test-0001',
+  signal: new AbortController().signal,
+  notify: () => undefined,
+};
 const workspaceRoot = mkdtempSync(join(tmpdir(), 'paddock-table-'));
 writeFileSync(join(workspaceRoot, 'hello.txt'), 'hello table');
 
@@ -32,7 +36,11 @@ const sources = (hostRequests: HostMethodName[], handle?: GatewayRunHandle): Hos
   gateway: { gateway: host.gateway, handle },
 });
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof RpcError ? e.code : `not an RpcError: ${String(e)}`));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: unknown) => (e instanceof RpcError ? e.code : `not an RpcError: ${String(e)}`),
+  );
 
 describe('hostRequestTable', () => {
   it('has an entry for each granted method the host implements, and nothing else', async () => {
@@ -41,7 +49,10 @@ describe('hostRequestTable', () => {
     const all = hostRequestTable(sources([...HOST_METHOD_NAMES], handle));
     // approval/request is granted here but not implemented by this host: no entry.
     expect(Object.keys(all).sort()).toEqual(HOST_METHOD_NAMES.filter((m) => m !== 'approval/request').sort());
-    expect(Object.keys(hostRequestTable(sources(['state/get', 'fs/read'], handle))).sort()).toEqual(['fs/read', 'state/get']);
+    expect(Object.keys(hostRequestTable(sources(['state/get', 'fs/read'], handle))).sort()).toEqual([
+      'fs/read',
+      'state/get',
+    ]);
     // No gateway for the run (nothing granted through it): no gateway entries, even if listed.
     expect(Object.keys(hostRequestTable(sources(['model/complete', 'tool/call', 'state/set'])))).toEqual(['state/set']);
   });
@@ -49,15 +60,34 @@ describe('hostRequestTable', () => {
   it('answers state from the store in the run scope, fs through the path policy, models through the gateway', async () => {
     const handle = await openScriptedRun(host.gateway, 'run_table-answers-1');
     handles.push(handle);
-    const handler = tableHandler(hostRequestTable(sources(['state/get', 'state/set', 'state/delete', 'fs/read', 'fs/write', 'model/complete'], handle)));
+    const handler = tableHandler(
+      hostRequestTable(
+        sources(['state/get', 'state/set', 'state/delete', 'fs/read', 'fs/write', 'model/complete'], handle),
+      ),
+    );
     expect(await handler.handle('state/set', { runId: scope.runId, key: 'k', value: { n: 1 } }, scope)).toEqual({});
     expect(host.store.runnerState.get('binding:table/session:s1', 'k')).toEqual({ found: true, value: { n: 1 } });
-    expect(await handler.handle('state/get', { runId: scope.runId, key: 'k' }, scope)).toEqual({ found: true, value: { n: 1 } });
+    expect(await handler.handle('state/get', { runId: scope.runId, key: 'k' }, scope)).toEqual({
+      found: true,
+      value: { n: 1 },
+    });
     expect(await handler.handle('state/delete', { runId: scope.runId, key: 'k' }, scope)).toEqual({ deleted: true });
-    expect(await handler.handle('fs/read', { runId: scope.runId, path: 'hello.txt' }, scope)).toMatchObject({ content: 'hello table', encoding: 'utf8' });
-    expect(await handler.handle('fs/write', { runId: scope.runId, path: 'out.txt', content: 'x' }, scope)).toEqual({ bytesWritten: 1 });
-    await expect(handler.handle('fs/read', { runId: scope.runId, path: '../escape' }, scope)).rejects.toMatchObject({ code: ErrorCodes.PolicyDenied, data: { deniedBy: 'pathPolicy.outside' } });
-    const reply = (await handler.handle('model/complete', { runId: scope.runId, model: 'sm', messages: [{ role: 'user', content: 'SAY:from-the-table' }], maxTokens: 20 }, scope)) as { message: { content: { text: string }[] } };
+    expect(await handler.handle('fs/read', { runId: scope.runId, path: 'hello.txt' }, scope)).toMatchObject({
+      content: 'hello table',
+      encoding: 'utf8',
+    });
+    expect(await handler.handle('fs/write', { runId: scope.runId, path: 'out.txt', content: 'x' }, scope)).toEqual({
+      bytesWritten: 1,
+    });
+    await expect(handler.handle('fs/read', { runId: scope.runId, path: '../escape' }, scope)).rejects.toMatchObject({
+      code: ErrorCodes.PolicyDenied,
+      data: { deniedBy: 'pathPolicy.outside' },
+    });
+    const reply = (await handler.handle(
+      'model/complete',
+      { runId: scope.runId, model: 'sm', messages: [{ role: 'user', content: 'SAY:from-the-table' }], maxTokens: 20 },
+      scope,
+    )) as { message: { content: { text: string }[] } };
     expect(reply.message.content[0]!.text).toContain('from-the-table');
   });
 
@@ -65,9 +95,15 @@ describe('hostRequestTable', () => {
     const handler = tableHandler(hostRequestTable(sources(['state/get', 'approval/request', 'model/complete'])));
     for (const method of ['approval/request', 'model/complete', 'fs/write', 'kb/retrieve'] as HostMethodName[]) {
       const ours = await handler.handle(method, { runId: scope.runId }, scope).catch((e: unknown) => e as RpcError);
-      const old = (await unsupportedHostRequests.handle(method, { runId: scope.runId }, scope).catch((e: unknown) => e)) as RpcError;
+      const old = (await unsupportedHostRequests
+        .handle(method, { runId: scope.runId }, scope)
+        .catch((e: unknown) => e)) as RpcError;
       expect(ours).toBeInstanceOf(RpcError);
-      expect({ code: (ours as RpcError).code, message: (ours as RpcError).message, data: (ours as RpcError).data }).toEqual({ code: old.code, message: old.message, data: old.data });
+      expect({
+        code: (ours as RpcError).code,
+        message: (ours as RpcError).message,
+        data: (ours as RpcError).data,
+      }).toEqual({ code: old.code, message: old.message, data: old.data });
       expect((ours as RpcError).code).toBe(ErrorCodes.NotSupported);
     }
   });

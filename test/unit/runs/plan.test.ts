@@ -21,22 +21,53 @@ afterAll(() => host.close());
 const real = probeMachine();
 /** Fake machine reports: what this machine cannot be made to lack on demand. */
 const FAKE_NO_BWRAP: MachineReport = { ...real, bwrap: { available: false, why: 'fake: bwrap is not installed' } };
-const FAKE_NO_CGROUPS: MachineReport = { ...real, cgroups: { ...real.cgroups, memory: undefined, pids: undefined, why: 'fake: no cgroup controller' } };
+const FAKE_NO_CGROUPS: MachineReport = {
+  ...real,
+  cgroups: { ...real.cgroups, memory: undefined, pids: undefined, why: 'fake: no cgroup controller' },
+};
 /** A fake machine that can enforce everything (so the tests do not depend on this host's mechanisms). */
-const FAKE_FULL: MachineReport = { ...real, bwrap: { available: true, path: '/usr/bin/bwrap' }, cgroups: { ...real.cgroups, memory: 'fake', pids: 'fake' }, diskQuota: { ...real.diskQuota, available: true } };
+const FAKE_FULL: MachineReport = {
+  ...real,
+  bwrap: { available: true, path: '/usr/bin/bwrap' },
+  cgroups: { ...real.cgroups, memory: 'fake', pids: 'fake' },
+  diskQuota: { ...real.diskQuota, available: true },
+};
 
-const deps = (machine: MachineReport, over: Partial<PlanDeps> = {}): PlanDeps => ({ config: host.config, store: host.store, redactor: host.redactor, machine: () => machine, ...over });
+const deps = (machine: MachineReport, over: Partial<PlanDeps> = {}): PlanDeps => ({
+  config: host.config,
+  store: host.store,
+  redactor: host.redactor,
+  machine: () => machine,
+  ...over,
+});
 
 host.apply({
-  resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }, { id: 'keyed', provider: 'anthropic', model: 'claude', apiKey: { env: 'PADDOCK_PLAN_TEST_KEY' } }] },
+  resources: {
+    models: [
+      { id: 'sm', provider: 'scripted', model: 'scripted-1' },
+      { id: 'keyed', provider: 'anthropic', model: 'claude', apiKey: { env: 'PADDOCK_PLAN_TEST_KEY' } },
+    ],
+  },
   bindings: [
     { id: 'p-bwrap', runner: 'echo', route: { bot: 'p-bwrap' }, sandbox: 'bwrap' },
     { id: 'p-process', runner: 'echo', route: { bot: 'p-process' }, sandbox: 'process' },
     { id: 'p-degrade', runner: 'echo', route: { bot: 'p-degrade' }, sandbox: 'bwrap', allowDegrade: true },
     { id: 'p-off', runner: 'echo', route: { bot: 'p-off' }, sandbox: 'process', enabled: false },
     { id: 'p-config', runner: 'echo', route: { bot: 'p-config' }, sandbox: 'process', config: { delayMs: 5 } },
-    { id: 'p-counter', runner: 'counter', route: { bot: 'p-counter' }, sandbox: 'process', grants: { state: 'session' } },
-    { id: 'p-models', runner: 'gateway-user', route: { bot: 'p-models' }, sandbox: 'process', grants: { models: ['sm', 'keyed'] } },
+    {
+      id: 'p-counter',
+      runner: 'counter',
+      route: { bot: 'p-counter' },
+      sandbox: 'process',
+      grants: { state: 'session' },
+    },
+    {
+      id: 'p-models',
+      runner: 'gateway-user',
+      route: { bot: 'p-models' },
+      sandbox: 'process',
+      grants: { models: ['sm', 'keyed'] },
+    },
   ],
 });
 
@@ -55,12 +86,17 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
   it.each([
     ['dispatched', dispatched('p-bwrap')],
     ['ad-hoc', { kind: 'adhoc', runner: 'echo', sandbox: 'bwrap' } as PlanRequest],
-  ])('%s: bwrap asked on a machine without it is refused as sandbox_unavailable (not a plain Error)', (_kind, request) => {
-    const error = refusal(() => planRun(deps(FAKE_NO_BWRAP), request));
-    expect(error.code).toBe('RUN_REFUSED');
-    expect(error.data.reason).toBe('sandbox_unavailable');
-    expect(error.message).toMatch(/asks for the bwrap sandbox, which this host cannot run \(fake: bwrap is not installed\); refusing/);
-  });
+  ])(
+    '%s: bwrap asked on a machine without it is refused as sandbox_unavailable (not a plain Error)',
+    (_kind, request) => {
+      const error = refusal(() => planRun(deps(FAKE_NO_BWRAP), request));
+      expect(error.code).toBe('RUN_REFUSED');
+      expect(error.data.reason).toBe('sandbox_unavailable');
+      expect(error.message).toMatch(
+        /asks for the bwrap sandbox, which this host cannot run \(fake: bwrap is not installed\); refusing/,
+      );
+    },
+  );
 
   it.each([
     ['dispatched', dispatched('p-process')],
@@ -74,11 +110,17 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
   it.each([
     ['dispatched', dispatched('p-degrade')],
     ['ad-hoc', { kind: 'adhoc', runner: 'echo', sandbox: 'bwrap', allowDegrade: true } as PlanRequest],
-  ])('%s: allowed to degrade, the run goes ahead on the process backend and says what was given up', (_kind, request) => {
-    const plan = planRun(deps(FAKE_NO_BWRAP), request);
-    expect(plan.binding.sandbox).toBe('process');
-    expect(plan.sandbox).toEqual({ asked: 'bwrap', degraded: [expect.stringContaining('bwrap unavailable (fake: bwrap is not installed)')] });
-  });
+  ])(
+    '%s: allowed to degrade, the run goes ahead on the process backend and says what was given up',
+    (_kind, request) => {
+      const plan = planRun(deps(FAKE_NO_BWRAP), request);
+      expect(plan.binding.sandbox).toBe('process');
+      expect(plan.sandbox).toEqual({
+        asked: 'bwrap',
+        degraded: [expect.stringContaining('bwrap unavailable (fake: bwrap is not installed)')],
+      });
+    },
+  );
 
   it('dispatched: the binding config is validated again and its defaults filled; invalid → config_invalid naming the field', async () => {
     expect(planRun(deps(FAKE_FULL), dispatched('p-config')).binding.config).toEqual({ delayMs: 5, prefix: '' });
@@ -86,7 +128,10 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     const runnerDir = (maximum: number) => {
       const base = mkdtempSync(join(tmpdir(), 'paddock-plan-runners-'));
       mkdirSync(join(base, 'schema-runner'));
-      const manifest = JSON.parse(readFileSync(repoPath('runners/echo/runner.json'), 'utf8')) as { id: string; configSchema: { properties: Record<string, unknown> } };
+      const manifest = JSON.parse(readFileSync(repoPath('runners/echo/runner.json'), 'utf8')) as {
+        id: string;
+        configSchema: { properties: Record<string, unknown> };
+      };
       manifest.id = 'schema-runner';
       manifest.configSchema.properties.delayMs = { type: 'integer', maximum };
       writeFileSync(join(base, 'schema-runner', 'runner.json'), JSON.stringify(manifest));
@@ -96,8 +141,27 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     const before = runnerDir(100);
     // Its own host: the binding names a runner only these folders have.
     const own = tempHost();
-    const ownDeps = (runnerDirs: string[]): PlanDeps => ({ ...deps(FAKE_FULL), store: own.store, config: { ...own.config, runnerDirs } });
-    applyConfig(own.store, { bindings: [{ id: 'p-schema', runner: 'schema-runner', route: { bot: 'p-schema' }, sandbox: 'process', config: { delayMs: 5 } }] }, { catalog: discoverRunners([before]), mountRoots: [], redactor: host.redactor }, { by: 'user:test' });
+    const ownDeps = (runnerDirs: string[]): PlanDeps => ({
+      ...deps(FAKE_FULL),
+      store: own.store,
+      config: { ...own.config, runnerDirs },
+    });
+    applyConfig(
+      own.store,
+      {
+        bindings: [
+          {
+            id: 'p-schema',
+            runner: 'schema-runner',
+            route: { bot: 'p-schema' },
+            sandbox: 'process',
+            config: { delayMs: 5 },
+          },
+        ],
+      },
+      { catalog: discoverRunners([before]), mountRoots: [], redactor: host.redactor },
+      { by: 'user:test' },
+    );
     expect(planRun(ownDeps([before]), dispatched('p-schema')).binding.config).toEqual({ delayMs: 5, prefix: '' });
     const stricter = runnerDir(1);
     const error = refusal(() => planRun(ownDeps([stricter]), dispatched('p-schema')));
@@ -107,13 +171,18 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     await own.close();
   });
 
-  it("ad-hoc: the config goes to the runner as given (its own validation answers, as a failed run)", () => {
-    expect(planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'echo', config: { delayMs: 'soon' } }).binding.config).toEqual({ delayMs: 'soon' });
+  it('ad-hoc: the config goes to the runner as given (its own validation answers, as a failed run)', () => {
+    expect(
+      planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'echo', config: { delayMs: 'soon' } }).binding.config,
+    ).toEqual({ delayMs: 'soon' });
   });
 
   it('dispatched: no binding routes the event → no_binding; a disabled binding → binding_disabled', () => {
     expect(refusal(() => planRun(deps(FAKE_FULL), dispatched('nobody'))).data).toMatchObject({ reason: 'no_binding' });
-    expect(refusal(() => planRun(deps(FAKE_FULL), dispatched('p-off'))).data).toMatchObject({ reason: 'binding_disabled', bindingId: 'p-off' });
+    expect(refusal(() => planRun(deps(FAKE_FULL), dispatched('p-off'))).data).toMatchObject({
+      reason: 'binding_disabled',
+      bindingId: 'p-off',
+    });
   });
 
   it('dispatched: a runner no longer installed is refused as runner_unavailable; ad-hoc keeps the resolver error naming the runner', () => {
@@ -122,13 +191,17 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     const error = refusal(() => planRun(deps(FAKE_FULL, { config: gone }), dispatched('p-counter')));
     expect(error.data).toMatchObject({ reason: 'runner_unavailable', bindingId: 'p-counter' });
     expect(error.message).toMatch(/runner "counter" is not installed/);
-    expect(refusal(() => planRun(deps(FAKE_FULL, { config: gone }), { kind: 'adhoc', runner: 'counter' })).code).toBe('RUNNER_NOT_FOUND');
+    expect(refusal(() => planRun(deps(FAKE_FULL, { config: gone }), { kind: 'adhoc', runner: 'counter' })).code).toBe(
+      'RUNNER_NOT_FOUND',
+    );
   });
 
   it('the sandbox is decided before the runner is looked at, for both (same order of rules)', () => {
     const gone = { ...host.config, runnerDirs: [] };
     host.apply({ bindings: [{ id: 'p-order', runner: 'counter', route: { bot: 'p-order' }, sandbox: 'bwrap' }] });
-    expect(refusal(() => planRun(deps(FAKE_NO_BWRAP, { config: gone }), dispatched('p-order'))).data.reason).toBe('sandbox_unavailable');
+    expect(refusal(() => planRun(deps(FAKE_NO_BWRAP, { config: gone }), dispatched('p-order'))).data.reason).toBe(
+      'sandbox_unavailable',
+    );
   });
 
   it('grants: a dispatched run gets its binding ∩ manifest; an ad-hoc run what its manifest asks (state per session)', () => {
@@ -161,12 +234,21 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     probeMachine(true);
     try {
       const before = host.store.audit.records().length;
-      const error = await host.runs.runAdHoc({ runner: 'echo', event: chatEvent() as never, sandbox: 'bwrap' }).catch((e: unknown) => e);
+      const error = await host.runs
+        .runAdHoc({ runner: 'echo', event: chatEvent() as never, sandbox: 'bwrap' })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HostError);
       expect((error as HostError).code).toBe('RUN_REFUSED');
       expect((error as HostError).data).toEqual({ reason: 'sandbox_unavailable', bindingId: 'adhoc-echo' });
-      expect((error as Error).message).toMatch(/asks for the bwrap sandbox, which this host cannot run \(PADDOCK_BWRAP=\/nonexistent\/bwrap/);
-      expect(host.store.audit.records().slice(before).map((r) => r.type)).toEqual([]);
+      expect((error as Error).message).toMatch(
+        /asks for the bwrap sandbox, which this host cannot run \(PADDOCK_BWRAP=\/nonexistent\/bwrap/,
+      );
+      expect(
+        host.store.audit
+          .records()
+          .slice(before)
+          .map((r) => r.type),
+      ).toEqual([]);
     } finally {
       delete process.env.PADDOCK_BWRAP;
       probeMachine(true);

@@ -20,7 +20,16 @@ afterAll(() => host.close());
 
 host.apply({
   resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] },
-  bindings: [{ id: 'prov', runner: 'gateway-user', route: { bot: 'prov' }, sandbox: 'bwrap', network: { egress: ['example.test'] }, grants: { models: ['sm'] } }],
+  bindings: [
+    {
+      id: 'prov',
+      runner: 'gateway-user',
+      route: { bot: 'prov' },
+      sandbox: 'bwrap',
+      network: { egress: ['example.test'] },
+      grants: { models: ['sm'] },
+    },
+  ],
 });
 
 /** What a step list had made when it stopped, read from the draft. */
@@ -57,12 +66,21 @@ function queuedRun() {
   const { sessionId } = host.store.ensureSession(plan.binding.id, conversationKey(event as never));
   const queued = host.runs.queue(plan, event as never, sessionId);
   const journal = new RunJournal(host.store, log, host.redactor).open(queued, plan.runner.manifest.id);
-  return { plan, queued, journal, deps: { config: host.config, store: host.store, log, redactor: host.redactor, gateway: host.gateway } };
+  return {
+    plan,
+    queued,
+    journal,
+    deps: { config: host.config, store: host.store, log, redactor: host.redactor, gateway: host.gateway },
+  };
 }
 
 /** How the loopback gateway answers a token: 'live' (only valid on its run socket), 'dead' (revoked/unknown). */
 async function tokenState(token: string): Promise<'live' | 'dead'> {
-  const res = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' });
+  const res = await fetch(`${await host.gateway.loopbackUrl()}/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
   const text = await res.text();
   expect(res.status).toBe(401);
   return text.includes('valid only on its run') ? 'live' : 'dead';
@@ -112,7 +130,9 @@ describe('provision: a failure at each step releases exactly what was provisione
           throw new Error(`fake failure ${after}`);
         },
       };
-      await expect(provision(deps, { queued, plan, journal }, [...PROVISION_STEPS.slice(0, k), fails])).rejects.toThrow(`fake failure ${after}`);
+      await expect(provision(deps, { queued, plan, journal }, [...PROVISION_STEPS.slice(0, k), fails])).rejects.toThrow(
+        `fake failure ${after}`,
+      );
       const made = PROVISION_STEPS.slice(0, k).map((s) => s.name);
       // The step list really made what it names (so the release check below means something).
       if (made.includes('workspace')) expect(seen!.workspace).toBeDefined();
@@ -122,7 +142,10 @@ describe('provision: a failure at each step releases exactly what was provisione
       if (made.includes('sandbox')) expect(seen!.cgroups.length).toBeGreaterThan(0);
       await expectReleased(seen!);
       // The workspace's removal is a logged effect, like its creation.
-      const effects = host.store.readEvents(queued.sessionId).filter((e) => e.runId === queued.runId && e.type === 'effect.intent').map((e) => (e.data as { kind: string }).kind);
+      const effects = host.store
+        .readEvents(queued.sessionId)
+        .filter((e) => e.runId === queued.runId && e.type === 'effect.intent')
+        .map((e) => (e.data as { kind: string }).kind);
       expect(effects).toEqual(made.includes('workspace') ? ['workspace.create', 'workspace.remove'] : []);
     }, 60_000);
   }
@@ -137,7 +160,14 @@ describe('provision: a failure at each step releases exactly what was provisione
     await Promise.all([run.release(), run.release()]);
     await run.release();
     await expectReleased(seen!);
-    const removes = host.store.readEvents(queued.sessionId).filter((e) => e.runId === queued.runId && e.type === 'effect.intent' && (e.data as { kind: string }).kind === 'workspace.remove');
+    const removes = host.store
+      .readEvents(queued.sessionId)
+      .filter(
+        (e) =>
+          e.runId === queued.runId &&
+          e.type === 'effect.intent' &&
+          (e.data as { kind: string }).kind === 'workspace.remove',
+      );
     expect(removes).toHaveLength(1);
   }, 60_000);
 

@@ -8,7 +8,10 @@ function eventBlocks(doc: string): { where: string; event: unknown }[] {
   const text = readFileSync(repoPath(doc), 'utf8');
   return [...text.matchAll(/```json\n([\s\S]*?)```/g)]
     .filter((m) => /"platform"/.test(m[1]!) && /"message"/.test(m[1]!))
-    .map((m) => ({ where: `${doc}:${text.slice(0, m.index).split('\n').length}`, event: JSON.parse(m[1]!) as unknown }));
+    .map((m) => ({
+      where: `${doc}:${text.slice(0, m.index).split('\n').length}`,
+      event: JSON.parse(m[1]!) as unknown,
+    }));
 }
 
 describe('the sample chat events of README and the admin guide', () => {

@@ -21,7 +21,10 @@ function docHandlers(files: Map<string, string>) {
       if (content === undefined) throw new RpcError(ErrorCodes.NotFound, `no file ${String(path)}`);
       return { content, encoding: 'utf8', size: Buffer.byteLength(content), truncated: false };
     },
-    'fs/write': ({ path, content }: Record<string, unknown>) => (files.set(String(path), String(content)), { bytesWritten: Buffer.byteLength(String(content)) }),
+    'fs/write': ({ path, content }: Record<string, unknown>) => (
+      files.set(String(path), String(content)),
+      { bytesWritten: Buffer.byteLength(String(content)) }
+    ),
   };
 }
 
@@ -29,8 +32,12 @@ describe('createFakeHost serves grants, state and fs as documented', () => {
   it('serves state from host.state and fs from the handlers; results have the documented shapes', async () => {
     const files = new Map([['in/notes.md', 'remember the milk']]);
     const host = await createFakeHost(reader, { handlers: docHandlers(files) });
-    expect((await host.run()).result.output?.parts).toEqual([{ type: 'text', text: 'remember the milk (17 bytes, seen never)' }]);
-    expect((await host.run()).result.output?.parts).toEqual([{ type: 'text', text: 'remember the milk (17 bytes, seen 1)' }]);
+    expect((await host.run()).result.output?.parts).toEqual([
+      { type: 'text', text: 'remember the milk (17 bytes, seen never)' },
+    ]);
+    expect((await host.run()).result.output?.parts).toEqual([
+      { type: 'text', text: 'remember the milk (17 bytes, seen 1)' },
+    ]);
     expect(host.state.get('seen')).toBe(2);
     expect(files.get('out/copy.md')).toBe('REMEMBER THE MILK');
     await host.shutdown();
@@ -39,7 +46,10 @@ describe('createFakeHost serves grants, state and fs as documented', () => {
   it('refuses a method that is not granted before any handler runs; a granted method without a handler is NotSupported', async () => {
     const files = new Map([['in/notes.md', 'x']]);
     let reads = 0;
-    const counting = { ...docHandlers(files), 'fs/read': (p: Record<string, unknown>) => (reads++, docHandlers(files)['fs/read'](p)) };
+    const counting = {
+      ...docHandlers(files),
+      'fs/read': (p: Record<string, unknown>) => (reads++, docHandlers(files)['fs/read'](p)),
+    };
     const denied = await createFakeHost(reader, { handlers: counting, grants: ['state/get', 'state/set', 'fs/write'] });
     const refused = await denied.run();
     expect(refused.result.status).toBe('failed');

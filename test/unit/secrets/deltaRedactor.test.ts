@@ -4,9 +4,18 @@ import { REDACTED, Redactor } from '../../../host/secrets/redactor.js';
 import type { Update } from '../../../sdk/protocol/types.js';
 
 const SECRET = 'canary-delta-Pz6Jw2Rn';
-const delta = (text: string, messageId?: string): Update => ({ kind: 'message.delta', ...(messageId ? { messageId } : {}), text });
+const delta = (text: string, messageId?: string): Update => ({
+  kind: 'message.delta',
+  ...(messageId ? { messageId } : {}),
+  text,
+});
 const texts = (updates: Update[], messageId?: string) =>
-  updates.filter((u): u is Extract<Update, { kind: 'message.delta' }> => u.kind === 'message.delta' && u.messageId === messageId).map((u) => u.text).join('');
+  updates
+    .filter(
+      (u): u is Extract<Update, { kind: 'message.delta' }> => u.kind === 'message.delta' && u.messageId === messageId,
+    )
+    .map((u) => u.text)
+    .join('');
 
 function setup() {
   const redactor = new Redactor();
@@ -47,7 +56,13 @@ describe('message deltas redacted as one stream per message', () => {
 
   it('interleaved messages keep their own streams; the end flushes each', () => {
     const d = setup();
-    const out = [...d.update(delta(SECRET.slice(0, 9), 'm1')), ...d.update(delta('other ', 'm2')), ...d.update(delta(SECRET.slice(9), 'm1')), ...d.update(delta('text', 'm2')), ...d.end()];
+    const out = [
+      ...d.update(delta(SECRET.slice(0, 9), 'm1')),
+      ...d.update(delta('other ', 'm2')),
+      ...d.update(delta(SECRET.slice(9), 'm1')),
+      ...d.update(delta('text', 'm2')),
+      ...d.end(),
+    ];
     expect(texts(out, 'm1')).toBe(REDACTED);
     expect(texts(out, 'm2')).toBe('other text');
     expect(JSON.stringify(out)).not.toContain(SECRET);

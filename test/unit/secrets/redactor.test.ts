@@ -4,7 +4,6 @@ import { REDACT_MAX_DEPTH, REDACTED, Redactor, TOO_DEEP } from '../../../host/se
 import { base64Core } from '../../../host/secrets/secretForms.js';
 import { CREDENTIAL_ENV_NAME, registerEnvSecrets } from '../../../host/secrets/hostSecrets.js';
 
-
 /** Push `text` through a fresh streaming redactor in chunks of the given sizes; what came out. */
 function streamInChunks(r: Redactor, text: string, cuts: number[]): string {
   const stream = r.stream();
@@ -27,7 +26,9 @@ describe('redactor', () => {
     expect(r.text(JSON.stringify({ k: 's3cr3t"value\\x' }))).toBe(`{"k":"${REDACTED}"}`);
     expect(r.text(`basic ${b64}`)).toBe(`basic ${REDACTED}`);
     expect(r.text('short stays')).toBe('short stays');
-    expect(r.text('key sk-ant-api03-abcdefghijklmnopqrstuv and ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe(`key ${REDACTED} and ${REDACTED}`);
+    expect(r.text('key sk-ant-api03-abcdefghijklmnopqrstuv and ghp_abcdefghijklmnopqrstuvwxyz0123')).toBe(
+      `key ${REDACTED} and ${REDACTED}`,
+    );
     expect(r.value({ a: ['s3cr3t"value\\x', 1], b: null })).toEqual({ a: [REDACTED, 1], b: null });
   });
 
@@ -36,12 +37,17 @@ describe('redactor', () => {
     const r = new Redactor();
     r.add(secret);
     fc.assert(
-      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 }), fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 30 }), (before, after, cuts) => {
-        const text = `${before}${secret}${after}`;
-        const out = streamInChunks(r, text, cuts);
-        expect(out).not.toContain(secret);
-        expect(out).toContain(REDACTED);
-      }),
+      fc.property(
+        fc.string({ maxLength: 300 }),
+        fc.string({ maxLength: 300 }),
+        fc.array(fc.integer({ min: 1, max: 50 }), { maxLength: 30 }),
+        (before, after, cuts) => {
+          const text = `${before}${secret}${after}`;
+          const out = streamInChunks(r, text, cuts);
+          expect(out).not.toContain(secret);
+          expect(out).toContain(REDACTED);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -60,7 +66,12 @@ const ENCODINGS: Record<string, (b: Buffer) => string> = {
 /** The secret's tell-tale substrings in an output: the raw value and its encodings on their own. */
 function leaks(out: string, secret = SECRET): string[] {
   const s = Buffer.from(secret);
-  const needles = [secret, s.toString('hex'), s.toString('hex').toUpperCase(), ...[0, 1, 2].flatMap((r) => [base64Core(s, r), base64Core(s, r).replace(/\+/g, '-').replace(/\//g, '_')])];
+  const needles = [
+    secret,
+    s.toString('hex'),
+    s.toString('hex').toUpperCase(),
+    ...[0, 1, 2].flatMap((r) => [base64Core(s, r), base64Core(s, r).replace(/\+/g, '-').replace(/\//g, '_')]),
+  ];
   return needles.filter((n) => out.includes(n));
 }
 
@@ -80,7 +91,9 @@ describe('encoded secrets', () => {
     expect(r.text(Buffer.from(`KEY=${SECRET}`).toString('base64'))).toContain(REDACTED);
     // Ordinary text and other data stay as they are.
     expect(r.text('nothing secret here, 0123456789abcdef')).toBe('nothing secret here, 0123456789abcdef');
-    expect(r.text(Buffer.from('canary-other-value-xyz').toString('base64'))).toBe(Buffer.from('canary-other-value-xyz').toString('base64'));
+    expect(r.text(Buffer.from('canary-other-value-xyz').toString('base64'))).toBe(
+      Buffer.from('canary-other-value-xyz').toString('base64'),
+    );
   });
 
   it('property: random bytes around the secret, a random encoding, random chunk cuts → the secret in no output form, streamed or not', () => {
@@ -88,12 +101,18 @@ describe('encoded secrets', () => {
     r.add(SECRET);
     const encodings = Object.values(ENCODINGS);
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 64 }), fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: encodings.length - 1 }), fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 40 }), (before, after, which, cuts) => {
-        const text = `x ${encodings[which]!(Buffer.concat([before, Buffer.from(SECRET), after]))} y`;
-        expect(leaks(r.text(text))).toEqual([]);
-        const out = streamInChunks(r, text, cuts);
-        expect(leaks(out)).toEqual([]);
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.uint8Array({ maxLength: 64 }),
+        fc.integer({ min: 0, max: encodings.length - 1 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 40 }),
+        (before, after, which, cuts) => {
+          const text = `x ${encodings[which]!(Buffer.concat([before, Buffer.from(SECRET), after]))} y`;
+          expect(leaks(r.text(text))).toEqual([]);
+          const out = streamInChunks(r, text, cuts);
+          expect(leaks(out)).toEqual([]);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -117,7 +136,8 @@ describe('encoded secrets', () => {
     const key = `sk-${'A1b2C3d4'.repeat(30)}`; // 243 characters: longer than the holdback
     const stream = new Redactor().stream();
     let out = '';
-    for (let i = 0; i < key.length + 10; i += 50) out += stream.push(`${i === 0 ? 'key ' : ''}${(key + ' done.....').slice(i, i + 50)}`);
+    for (let i = 0; i < key.length + 10; i += 50)
+      out += stream.push(`${i === 0 ? 'key ' : ''}${(key + ' done.....').slice(i, i + 50)}`);
     out += stream.end();
     expect(out).toBe(`key ${REDACTED} done.....`);
   });
@@ -127,7 +147,9 @@ describe('the value walk', () => {
   it('redacts object keys as well as values, keeps key order, and never creates a prototype from "__proto__"', () => {
     const r = new Redactor();
     r.add(SECRET);
-    const input = JSON.parse(`{"z": 1, "${SECRET}": "a", "__proto__": "${SECRET}", "a": [{"k": "${Buffer.from(`KEY=${SECRET}`).toString('base64')}"}]}`);
+    const input = JSON.parse(
+      `{"z": 1, "${SECRET}": "a", "__proto__": "${SECRET}", "a": [{"k": "${Buffer.from(`KEY=${SECRET}`).toString('base64')}"}]}`,
+    );
     const out = r.value(input) as Record<string, unknown>;
     expect(Object.keys(out)).toEqual(['z', REDACTED, '__proto__', 'a']);
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
@@ -149,13 +171,20 @@ describe('the value walk', () => {
       expect(text).not.toContain(SECRET);
       expect(text).toContain(TOO_DEEP);
       let depth = 0;
-      for (let v: unknown = out; v !== null && typeof v === 'object'; v = Array.isArray(v) ? v[0] : (v as { k: unknown }).k) depth++;
+      for (
+        let v: unknown = out;
+        v !== null && typeof v === 'object';
+        v = Array.isArray(v) ? v[0] : (v as { k: unknown }).k
+      )
+        depth++;
       expect(depth).toBe(REDACT_MAX_DEPTH);
     }
     // At the bound exactly, nothing is cut.
     let ok: unknown = SECRET;
     for (let i = 0; i < REDACT_MAX_DEPTH; i++) ok = [ok];
-    expect(JSON.stringify(r.value(ok))).toBe(`${'['.repeat(REDACT_MAX_DEPTH)}"${REDACTED}"${']'.repeat(REDACT_MAX_DEPTH)}`);
+    expect(JSON.stringify(r.value(ok))).toBe(
+      `${'['.repeat(REDACT_MAX_DEPTH)}"${REDACTED}"${']'.repeat(REDACT_MAX_DEPTH)}`,
+    );
   });
 
   it('a wide value costs linear time (a quadratic walk would take hours here; the bound allows for a loaded machine)', () => {
@@ -170,15 +199,51 @@ describe('the value walk', () => {
 });
 
 describe('credential-named environment variables', () => {
-  const credentials = ['AWS_SECRET_ACCESS_KEY', 'MY_OPENAI_KEY', 'ANTHROPIC_API_KEY', 'DB_PASSWORD', 'SMTP_PASS', 'GITHUB_TOKEN', 'AWS_SESSION_TOKEN', 'CLIENT_SECRET', 'SECRET_KEY_BASE', 'GPG_PASSPHRASE', 'KEY', 'api_key', 'STRIPE.APIKEY', 'GOOGLE_APPLICATION_CREDENTIALS', 'PASSWORD_HASH_PEPPER'];
-  const notCredentials = ['PATH', 'HOME', 'PWD', 'OLDPWD', 'KEYBOARD_LAYOUT', 'TOKENIZERS_PARALLELISM', 'PASSWORD_STORE_DIR', 'SECRET_FILE', 'TOKEN_URL', 'SSH_AUTH_SOCK', 'KEY_LENGTH', 'MONKEY', 'HOTKEY', 'BYPASS', 'LANG', 'NODE_OPTIONS'];
+  const credentials = [
+    'AWS_SECRET_ACCESS_KEY',
+    'MY_OPENAI_KEY',
+    'ANTHROPIC_API_KEY',
+    'DB_PASSWORD',
+    'SMTP_PASS',
+    'GITHUB_TOKEN',
+    'AWS_SESSION_TOKEN',
+    'CLIENT_SECRET',
+    'SECRET_KEY_BASE',
+    'GPG_PASSPHRASE',
+    'KEY',
+    'api_key',
+    'STRIPE.APIKEY',
+    'GOOGLE_APPLICATION_CREDENTIALS',
+    'PASSWORD_HASH_PEPPER',
+  ];
+  const notCredentials = [
+    'PATH',
+    'HOME',
+    'PWD',
+    'OLDPWD',
+    'KEYBOARD_LAYOUT',
+    'TOKENIZERS_PARALLELISM',
+    'PASSWORD_STORE_DIR',
+    'SECRET_FILE',
+    'TOKEN_URL',
+    'SSH_AUTH_SOCK',
+    'KEY_LENGTH',
+    'MONKEY',
+    'HOTKEY',
+    'BYPASS',
+    'LANG',
+    'NODE_OPTIONS',
+  ];
   it.each(credentials)('%s is a credential', (name) => expect(CREDENTIAL_ENV_NAME.test(name)).toBe(true));
   it.each(notCredentials)('%s is not', (name) => expect(CREDENTIAL_ENV_NAME.test(name)).toBe(false));
 
   it('registerEnvSecrets registers exactly the credential-named values', () => {
-    const env = Object.fromEntries([...credentials, ...notCredentials].map((name, i) => [name, `value-of-${i}-${name}`]));
+    const env = Object.fromEntries(
+      [...credentials, ...notCredentials].map((name, i) => [name, `value-of-${i}-${name}`]),
+    );
     const r = new Redactor();
     registerEnvSecrets(r, env);
-    for (const [name, value] of Object.entries(env)) expect(r.text(value), name).toBe(credentials.includes(name) ? REDACTED : value);
+    for (const [name, value] of Object.entries(env))
+      expect(r.text(value), name).toBe(credentials.includes(name) ? REDACTED : value);
   });
 });

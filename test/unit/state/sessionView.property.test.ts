@@ -10,7 +10,9 @@ type Draft = { type: EventType; runId?: string; data: unknown };
 const runArb = (i: number) =>
   fc
     .record({
-      deltas: fc.array(fc.record({ messageId: fc.constantFrom('m1', 'm2'), text: fc.string({ maxLength: 5 }) }), { maxLength: 4 }),
+      deltas: fc.array(fc.record({ messageId: fc.constantFrom('m1', 'm2'), text: fc.string({ maxLength: 5 }) }), {
+        maxLength: 4,
+      }),
       fullMessage: fc.option(fc.string({ maxLength: 8 }), { nil: undefined }),
       usage: fc.array(fc.record({ inputTokens: fc.nat(100), cumulative: fc.boolean() }), { maxLength: 3 }),
       end: fc.constantFrom('completed', 'failed', 'cancelled', 'timed_out', 'crashed', 'interrupted', 'open'),
@@ -22,23 +24,72 @@ const runArb = (i: number) =>
       const drafts: Draft[] = [
         { type: 'message.received', data: { event: textEvent(`question ${i}`) } },
         { type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
-        { type: 'run.started', runId, data: { pid: 100 + i, pidStart: 1, recoveryDelivered: i > 0 ? [`run_${i - 1}`] : [] } },
+        {
+          type: 'run.started',
+          runId,
+          data: { pid: 100 + i, pidStart: 1, recoveryDelivered: i > 0 ? [`run_${i - 1}`] : [] },
+        },
       ];
       if (r.effect !== 'none') {
-        drafts.push({ type: 'effect.intent', runId, data: { effectId: `eff_${i}`, kind: 'workspace.create', target: 'ws', probe: { path: '/nowhere' } } });
-        if (r.effect === 'succeeded' || r.effect === 'failed') drafts.push({ type: 'effect.result', runId, data: { effectId: `eff_${i}`, status: r.effect } });
+        drafts.push({
+          type: 'effect.intent',
+          runId,
+          data: { effectId: `eff_${i}`, kind: 'workspace.create', target: 'ws', probe: { path: '/nowhere' } },
+        });
+        if (r.effect === 'succeeded' || r.effect === 'failed')
+          drafts.push({ type: 'effect.result', runId, data: { effectId: `eff_${i}`, status: r.effect } });
         if (r.effect === 'unknown') {
-          drafts.push({ type: 'effect.reconciled', runId, data: { effectId: `eff_${i}`, status: 'unknown', how: 'test' } });
+          drafts.push({
+            type: 'effect.reconciled',
+            runId,
+            data: { effectId: `eff_${i}`, status: 'unknown', how: 'test' },
+          });
           drafts.push({ type: 'session.paused', data: { reason: 'unknown effect', effects: [`eff_${i}`] } });
         }
       }
-      for (const d of r.deltas) drafts.push({ type: 'run.update', runId, data: { runnerSeq: 1, update: { kind: 'message.delta', messageId: d.messageId, text: d.text } } });
-      if (r.fullMessage !== undefined) drafts.push({ type: 'run.update', runId, data: { runnerSeq: 1, update: { kind: 'message', messageId: 'm9', parts: [{ type: 'text', text: r.fullMessage }] } } });
-      for (const u of r.usage) drafts.push({ type: 'run.update', runId, data: { runnerSeq: 1, update: { kind: 'usage', usage: { inputTokens: u.inputTokens }, cumulative: u.cumulative } } });
-      if (r.end === 'interrupted') drafts.push({ type: 'run.interrupted', runId, data: { reason: 'host stopped', killedPid: null } });
+      for (const d of r.deltas)
+        drafts.push({
+          type: 'run.update',
+          runId,
+          data: { runnerSeq: 1, update: { kind: 'message.delta', messageId: d.messageId, text: d.text } },
+        });
+      if (r.fullMessage !== undefined)
+        drafts.push({
+          type: 'run.update',
+          runId,
+          data: {
+            runnerSeq: 1,
+            update: { kind: 'message', messageId: 'm9', parts: [{ type: 'text', text: r.fullMessage }] },
+          },
+        });
+      for (const u of r.usage)
+        drafts.push({
+          type: 'run.update',
+          runId,
+          data: {
+            runnerSeq: 1,
+            update: { kind: 'usage', usage: { inputTokens: u.inputTokens }, cumulative: u.cumulative },
+          },
+        });
+      if (r.end === 'interrupted')
+        drafts.push({ type: 'run.interrupted', runId, data: { reason: 'host stopped', killedPid: null } });
       else if (r.end !== 'open') {
-        drafts.push({ type: 'run.ended', runId, data: { status: r.end, reason: r.end, exitCode: 0, signal: null, result: r.end === 'completed' || r.end === 'failed' || r.end === 'cancelled' ? { status: r.end, output: { parts: [{ type: 'text', text: `answer ${i}` }] } } : undefined } });
-        if (r.external && (r.end === 'completed' || r.end === 'cancelled')) drafts.push({ type: 'external.saved', runId, data: { external: { sessionId: r.external } } });
+        drafts.push({
+          type: 'run.ended',
+          runId,
+          data: {
+            status: r.end,
+            reason: r.end,
+            exitCode: 0,
+            signal: null,
+            result:
+              r.end === 'completed' || r.end === 'failed' || r.end === 'cancelled'
+                ? { status: r.end, output: { parts: [{ type: 'text', text: `answer ${i}` }] } }
+                : undefined,
+          },
+        });
+        if (r.external && (r.end === 'completed' || r.end === 'cancelled'))
+          drafts.push({ type: 'external.saved', runId, data: { external: { sessionId: r.external } } });
       }
       if (r.effect === 'unknown') {
         drafts.push({ type: 'effect.resolved', runId, data: { effectId: `eff_${i}`, status: 'failed', by: 'ops' } });
@@ -51,7 +102,10 @@ const logArb = fc
   .integer({ min: 1, max: 4 })
   .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => runArb(i))))
   .map((runs): StoredEvent[] => {
-    const drafts: Draft[] = [{ type: 'session.created', data: { bindingId: 'b', conversationKey: 'k' } }, ...runs.flat()];
+    const drafts: Draft[] = [
+      { type: 'session.created', data: { bindingId: 'b', conversationKey: 'k' } },
+      ...runs.flat(),
+    ];
     return drafts.map((d, index) => ({
       id: `evt_${index}`,
       sessionId: 'ses_p',
@@ -103,7 +157,11 @@ describe('session view (fold over the event log)', () => {
           }
           // An open effect is an intent in the prefix with no later decision in the prefix.
           for (const eff of view.openEffects) {
-            expect(prefix.some((e) => e.type === 'effect.intent' && (e.data as { effectId: string }).effectId === eff.effectId)).toBe(true);
+            expect(
+              prefix.some(
+                (e) => e.type === 'effect.intent' && (e.data as { effectId: string }).effectId === eff.effectId,
+              ),
+            ).toBe(true);
           }
           if (view.paused) expect(prefix.some((e) => e.type === 'session.paused')).toBe(true);
         }
@@ -119,13 +177,34 @@ describe('session view (fold over the event log)', () => {
       { type: 'run.queued', runId: 'r1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
       { type: 'run.update', runId: 'r1', data: { runnerSeq: 1, update: { kind: 'message.delta', text: 'hel' } } },
       { type: 'run.update', runId: 'r1', data: { runnerSeq: 2, update: { kind: 'message.delta', text: 'lo' } } },
-      { type: 'run.update', runId: 'r1', data: { runnerSeq: 3, update: { kind: 'usage', usage: { inputTokens: 5 }, cumulative: false } } },
-      { type: 'run.update', runId: 'r1', data: { runnerSeq: 4, update: { kind: 'usage', usage: { inputTokens: 7 }, cumulative: false } } },
-      { type: 'run.ended', runId: 'r1', data: { status: 'completed', reason: 'ok', exitCode: 0, signal: null, result: { status: 'completed', external: { sessionId: 'x1' } } } },
+      {
+        type: 'run.update',
+        runId: 'r1',
+        data: { runnerSeq: 3, update: { kind: 'usage', usage: { inputTokens: 5 }, cumulative: false } },
+      },
+      {
+        type: 'run.update',
+        runId: 'r1',
+        data: { runnerSeq: 4, update: { kind: 'usage', usage: { inputTokens: 7 }, cumulative: false } },
+      },
+      {
+        type: 'run.ended',
+        runId: 'r1',
+        data: {
+          status: 'completed',
+          reason: 'ok',
+          exitCode: 0,
+          signal: null,
+          result: { status: 'completed', external: { sessionId: 'x1' } },
+        },
+      },
       { type: 'external.saved', runId: 'r1', data: { external: { sessionId: 'x1' } } },
       { type: 'run.queued', runId: 'r2', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
       { type: 'run.interrupted', runId: 'r2', data: { reason: 'host stopped', killedPid: null } },
-    ].map((d, i) => ({ id: `e${i}`, sessionId: 's', seq: i + 1, runId: null, at: '2026-01-01T00:00:00Z', ...d }) as StoredEvent);
+    ].map(
+      (d, i) =>
+        ({ id: `e${i}`, sessionId: 's', seq: i + 1, runId: null, at: '2026-01-01T00:00:00Z', ...d }) as StoredEvent,
+    );
     const view = foldAll('s', log);
     expect(view.transcript.map((t) => [t.role, t.text])).toEqual([
       ['user', 'hello'],

@@ -12,14 +12,27 @@ const RULES: { name: string; test: (line: string) => boolean }[] = [
   // sandbox backend's `prepare(request)` is neither.
   {
     name: 'prepares a statement',
-    test: (l) => /\.prepare\s*\(\s*(['"`]|sql\b)/.test(l) || /\b\w*(db|Db|database|Database|sqlite|conn)\s*\.prepare\s*\(/.test(l),
+    test: (l) =>
+      /\.prepare\s*\(\s*(['"`]|sql\b)/.test(l) || /\b\w*(db|Db|database|Database|sqlite|conn)\s*\.prepare\s*\(/.test(l),
   },
   { name: 'sets a pragma', test: (l) => /\.pragma\s*\(/.test(l) },
   // RegExp#exec takes a string variable; a database's exec takes SQL text (a literal) or is called on a db.
-  { name: 'executes SQL text', test: (l) => /\.exec\s*\(\s*['"`]/.test(l) || /\b\w*(db|Db|database|Database|sqlite)\s*\.exec\s*\(/.test(l) },
-  { name: 'holds an SQL statement', test: (l) => /['"`]\s*(SELECT\s+[\w*(]|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|TRIGGER|VIRTUAL)\s|DROP\s+(TABLE|INDEX|TRIGGER)\s)/.test(l) },
+  {
+    name: 'executes SQL text',
+    test: (l) => /\.exec\s*\(\s*['"`]/.test(l) || /\b\w*(db|Db|database|Database|sqlite)\s*\.exec\s*\(/.test(l),
+  },
+  {
+    name: 'holds an SQL statement',
+    test: (l) =>
+      /['"`]\s*(SELECT\s+[\w*(]|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|TRIGGER|VIRTUAL)\s|DROP\s+(TABLE|INDEX|TRIGGER)\s)/.test(
+        l,
+      ),
+  },
   { name: 'opens SQLite itself', test: (l) => /from\s+['"]better-sqlite3['"]/.test(l) },
-  { name: "reaches the store's connection", test: (l) => /\bdbOf\s*\(|\.db\s*\.\s*(prepare|exec|pragma|transaction)\b/.test(l) },
+  {
+    name: "reaches the store's connection",
+    test: (l) => /\bdbOf\s*\(|\.db\s*\.\s*(prepare|exec|pragma|transaction)\b/.test(l),
+  },
 ];
 
 function* sources(dir: string): Generator<string> {
@@ -33,7 +46,11 @@ function* sources(dir: string): Generator<string> {
 
 /** `file:line: rule` for every offending line of `text`. */
 function offences(file: string, text: string): string[] {
-  return text.split('\n').flatMap((line, i) => RULES.filter((r) => r.test(line)).map((r) => `${file}:${i + 1}: ${r.name}: ${line.trim().slice(0, 100)}`));
+  return text
+    .split('\n')
+    .flatMap((line, i) =>
+      RULES.filter((r) => r.test(line)).map((r) => `${file}:${i + 1}: ${r.name}: ${line.trim().slice(0, 100)}`),
+    );
 }
 
 describe('SQL ownership', () => {
@@ -67,7 +84,7 @@ describe('SQL ownership', () => {
     ];
     for (const line of planted) expect(offences('planted.ts', line).length, line).toBeGreaterThan(0);
     const innocent = [
-      "const m = /^Bearer\\s+(\\S+)$/i.exec(auth);",
+      'const m = /^Bearer\\s+(\\S+)$/i.exec(auth);',
       'for (let m = pattern.exec(text); m; m = pattern.exec(text)) {}',
       'const runId = RUN_ID_PREFIX.exec(name)?.[1];',
       "out('select a binding, then update it');",

@@ -25,7 +25,9 @@ describe('state store', () => {
   it('opens a WAL database, applies migrations once, keeps the audit key 0600', () => {
     const { store, dataDir } = tempStore();
     expect(storeConnection(store).pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(rawDb(store).prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual(builtinMigrations().map((m) => m.version));
+    expect(rawDb(store).prepare('SELECT version FROM schema_migrations').pluck().all()).toEqual(
+      builtinMigrations().map((m) => m.version),
+    );
     expect(statSync(join(dataDir, 'keys/audit-ed25519.pem')).mode & 0o777).toBe(0o600);
     // The database and its WAL are the host's alone (the data folder may be group-searchable by the run uid).
     for (const file of ['paddock.db', 'paddock.db-wal']) expect(statSync(join(dataDir, file)).mode & 0o777).toBe(0o600);
@@ -78,7 +80,14 @@ describe('state store', () => {
     expect(store.readEvents(s).map((e) => e.type)).toEqual(['session.created']);
     expect(store.run('run_2')).toBeUndefined();
     const auditCount = rawDb(store).prepare('SELECT count(*) FROM audit').pluck().get();
-    store.append(s, [{ type: 'run.queued', runId: 'run_2', data: { runner: 'echo', goalRevision: 0, attempt: 1 }, audit: { type: 'run.queued', actor: 'host', data: {} } }]);
+    store.append(s, [
+      {
+        type: 'run.queued',
+        runId: 'run_2',
+        data: { runner: 'echo', goalRevision: 0, attempt: 1 },
+        audit: { type: 'run.queued', actor: 'host', data: {} },
+      },
+    ]);
     expect(rawDb(store).prepare('SELECT count(*) FROM audit').pluck().get()).toBe((auditCount as number) + 1);
   });
 
@@ -186,7 +195,10 @@ describe('state database failures give a clear error and change nothing', () => 
 
   it('a database from a newer paddock is refused', () => {
     const db = new Database(':memory:');
-    migrate(db, [{ version: 1, name: 'a', sql: 'SELECT 1;' }, { version: 7, name: 'future', sql: 'SELECT 1;' }]);
+    migrate(db, [
+      { version: 1, name: 'a', sql: 'SELECT 1;' },
+      { version: 7, name: 'future', sql: 'SELECT 1;' },
+    ]);
     expect(codeOf(() => migrate(db, [{ version: 1, name: 'a', sql: 'SELECT 1;' }]))).toBe('MIGRATION_FAILED');
   });
 });

@@ -9,7 +9,9 @@ import { expectedFiles } from '../../../../scripts/protocolDocs.js';
 import { repoPath } from '../../../helpers/fixtures.js';
 
 const EXAMPLES = repoPath('test/fixtures/protocol');
-const schemaDoc = JSON.parse(readFileSync(repoPath('docs/protocol.schema.json'), 'utf8')) as { $defs: Record<string, unknown> };
+const schemaDoc = JSON.parse(readFileSync(repoPath('docs/protocol.schema.json'), 'utf8')) as {
+  $defs: Record<string, unknown>;
+};
 // Timestamps are enforced by the `pattern` zod emits; the `format` annotation is informative.
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 ajv.addSchema(schemaDoc, 'protocol');
@@ -37,8 +39,19 @@ describe('protocol v1 schemas', () => {
       const name = Object.entries(PROTOCOL_TYPES).find(([, s]) => s === m.params)?.[0];
       if (name !== 'ShutdownParams') expect(covered, `no example for ${name}`).toContain(name);
     }
-    const kinds = new Set(valid.filter(([t]) => t === 'RunUpdateParams').map(([, , v]) => (v as { update: { kind: string } }).update.kind));
-    expect([...kinds].sort()).toEqual(['artifact', 'log', 'message', 'message.delta', 'progress', 'tool.finished', 'tool.started', 'usage']);
+    const kinds = new Set(
+      valid.filter(([t]) => t === 'RunUpdateParams').map(([, , v]) => (v as { update: { kind: string } }).update.kind),
+    );
+    expect([...kinds].sort()).toEqual([
+      'artifact',
+      'log',
+      'message',
+      'message.delta',
+      'progress',
+      'tool.finished',
+      'tool.started',
+      'usage',
+    ]);
     // Every host request has an example of its params and of its result.
     for (const m of Object.values(HOST_METHODS)) {
       for (const schema of [m.params, m.result]) {

@@ -9,7 +9,12 @@ describe('fake host (unit-testing a runner in process)', () => {
     expect(host.runner.runner).toEqual({ name: 'echo', version: '0.1.0' });
     const { result, updates, violations } = await host.run({ text: 'a b', config: { prefix: '> ' } });
     expect(result).toEqual({ status: 'completed', output: { parts: [{ type: 'text', text: '> a b' }] } });
-    expect(updates.filter((u) => u.kind === 'message.delta').map((u) => (u as { text: string }).text).join('')).toBe('> a b');
+    expect(
+      updates
+        .filter((u) => u.kind === 'message.delta')
+        .map((u) => (u as { text: string }).text)
+        .join(''),
+    ).toBe('> a b');
     expect(violations).toEqual([]);
     await host.shutdown();
   });
@@ -41,7 +46,9 @@ describe('fake host (unit-testing a runner in process)', () => {
         const n = (current.found ? (current.value as number) : 0) + 1;
         await ctx.state.set('n', n);
         const kb = await ctx.kb.retrieve('kb', 'q').catch((e: RpcError) => e.code);
-        const model = await ctx.model.complete({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e: RpcError) => e.code);
+        const model = await ctx.model
+          .complete({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+          .catch((e: RpcError) => e.code);
         return JSON.stringify({ n, kb, model });
       },
     });
@@ -60,9 +67,15 @@ describe('fake host (unit-testing a runner in process)', () => {
   });
 
   it('a throwing runner fails its run with the message; a returned invalid result fails as invalid_result', async () => {
-    const thrower = defineRunner({ manifest: { name: 't', version: '1' }, run: () => Promise.reject(new Error('no model configured')) });
+    const thrower = defineRunner({
+      manifest: { name: 't', version: '1' },
+      run: () => Promise.reject(new Error('no model configured')),
+    });
     const host = await createFakeHost(thrower);
-    expect((await host.run()).result).toEqual({ status: 'failed', error: { code: 'runner_error', message: 'no model configured' } });
+    expect((await host.run()).result).toEqual({
+      status: 'failed',
+      error: { code: 'runner_error', message: 'no model configured' },
+    });
     await host.shutdown();
     const liar = defineRunner({ manifest: { name: 'l', version: '1' }, run: () => ({ status: 'fine' }) as never });
     const host2 = await createFakeHost(liar);

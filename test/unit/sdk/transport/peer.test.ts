@@ -27,7 +27,11 @@ function pair() {
   return { a, b, aToB, violations, handlerErrors, fromB };
 }
 
-const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof RpcError ? e.code : `not RpcError: ${String(e)}`));
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: unknown) => (e instanceof RpcError ? e.code : `not RpcError: ${String(e)}`),
+  );
 
 describe('JsonRpcPeer', () => {
   it('validates params before the handler and answers -32602 with the issues', async () => {

@@ -15,7 +15,13 @@ describe('per-run request budget (fake clock)', () => {
     now = 500;
     expect(budget.take(10)).toBeUndefined();
     now = 100_000; // a long pause refills to the burst, not beyond
-    expect([1, 2, 3, 4, 5].map(() => budget.take(10)?.code)).toEqual([undefined, undefined, undefined, undefined, ErrorCodes.RateLimited]);
+    expect([1, 2, 3, 4, 5].map(() => budget.take(10)?.code)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      ErrorCodes.RateLimited,
+    ]);
   });
 
   it('caps the number of requests in a run and the size of each', () => {
@@ -24,6 +30,9 @@ describe('per-run request budget (fake clock)', () => {
     expect(budget.take(101)).toMatchObject({ code: ErrorCodes.QuotaExceeded, data: { limit: 'maxRequestBytes' } });
     for (let i = 0; i < 3; i++) expect(budget.take(100)).toBeUndefined();
     now = 10_000;
-    expect(budget.take(1)).toMatchObject({ code: ErrorCodes.QuotaExceeded, data: { limit: 'maxRequests', deniedBy: 'limits.maxRequests' } });
+    expect(budget.take(1)).toMatchObject({
+      code: ErrorCodes.QuotaExceeded,
+      data: { limit: 'maxRequests', deniedBy: 'limits.maxRequests' },
+    });
   });
 });
