@@ -405,10 +405,12 @@ const wire: ProvisionStep = {
               baseUrl: gw.baseUrl,
               anthropicBaseUrl: gw.baseUrl,
               openaiBaseUrl: `${gw.baseUrl}/v1`,
-              mcp: Object.fromEntries([
-                ...access.mcpServers.map((m) => [m.id, `${gw.baseUrl}/mcp/${m.id}`]),
+              mcp: Object.fromEntries<string>([
+                ...access.mcpServers.map((m): [string, string] => [m.id, `${gw.baseUrl}/mcp/${m.id}`]),
                 // Granted knowledge bases as one host-served MCP server of search tools (docs/gateway.md).
-                ...(access.knowledgeBases.length ? [[KB_MCP_SERVER, `${gw.baseUrl}/mcp/${KB_MCP_SERVER}`]] : []),
+                ...(access.knowledgeBases.length
+                  ? [[KB_MCP_SERVER, `${gw.baseUrl}/mcp/${KB_MCP_SERVER}`] as [string, string]]
+                  : []),
               ]),
               tokenEnv: 'PADDOCK_RUN_TOKEN',
             },

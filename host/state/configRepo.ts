@@ -143,7 +143,7 @@ export class ConfigRepo {
       {
         type: `config.${action}`,
         actor: by,
-        data: { kind, id, version, spec: spec === null ? null : JSON.parse(spec) },
+        data: { kind, id, version, spec: spec === null ? null : (JSON.parse(spec) as unknown) },
       },
       at,
     );

@@ -6,8 +6,8 @@
  * a runner string can never start a line of its own in the host's status lines.
  */
 export function terminalSafe(text: string, multiline = false): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is this function's job
   return text.replace(
+    // eslint-disable-next-line no-control-regex -- matching control characters is this function's job
     multiline ? /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/g : /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
     (c) => {
       const code = c.charCodeAt(0);
