@@ -194,9 +194,13 @@ const workspace: ProvisionStep = {
           log.warn({ runId, files: cleared }, 'setuid/setgid bits cleared from files the run left');
         }
       } catch (error) {
-        // Never lose the run's outcome over it; audited and logged as an error instead.
-        journal.audit('run.setid_cleared', 'host', { error: String(error) });
-        log.error({ runId, err: error }, 'clearing setuid/setgid bits after the run failed');
+        // Never lose the run's outcome (nor the cleanup below) over it: logged, and audited when the store can.
+        log.error({ runId, err: error }, 'clearing setuid/setgid bits after the run failed, or auditing it');
+        try {
+          journal.audit('run.setid_cleared', 'host', { error: String(error) });
+        } catch (auditError) {
+          log.error({ runId, err: auditError }, 'could not audit the failed setuid/setgid clearing');
+        }
       }
       try {
         d.disk?.release({ keepWorkspace: config.keepWorkspaces === true });
@@ -205,13 +209,20 @@ const workspace: ProvisionStep = {
         log.error({ runId, err: error }, "could not release the run's disk quota");
       }
       if (!config.keepWorkspaces) {
-        performEffect(
-          store,
-          sessionId,
-          runId,
-          { kind: 'workspace.remove', target: runId, probe: { path: ws.root } },
-          () => removeRunWorkspace(ws),
-        );
+        try {
+          performEffect(
+            store,
+            sessionId,
+            runId,
+            { kind: 'workspace.remove', target: runId, probe: { path: ws.root } },
+            () => removeRunWorkspace(ws),
+          );
+        } catch (error) {
+          // The store could not log the removal (e.g. full): remove anyway, so a run that filled the disk
+          // does not keep it full until the next start's sweep. Removing twice is harmless.
+          log.error({ runId, err: error }, 'could not log the workspace removal; removing it unlogged');
+          removeRunWorkspace(ws);
+        }
       }
     });
   },

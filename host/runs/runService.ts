@@ -208,6 +208,16 @@ export class RunService {
       workspaceRoot: run.workspace.root,
       gateway: { gateway: this.gateway, handle: run.gateway },
     });
+    // Checked before the sandbox is handed over: a throw here leaves its release to provision's undo.
+    const params = buildRunParams({
+      runId,
+      sessionId,
+      event,
+      binding: run.wire,
+      resume: run.resume,
+      wallClockMs: limits.wallClockMs,
+      goalRevision: queued.goalRevision,
+    });
     const { launch, containment } = run.launch();
     const stopWatching = run.disk?.watch();
     let outcome: RunOutcome;
@@ -215,15 +225,7 @@ export class RunService {
       outcome = await superviseRun({
         launch,
         containment,
-        params: buildRunParams({
-          runId,
-          sessionId,
-          event,
-          binding: run.wire,
-          resume: run.resume,
-          wallClockMs: limits.wallClockMs,
-          goalRevision: queued.goalRevision,
-        }),
+        params,
         limits,
         requestLimits: access.requestLimits,
         host: HOST_INFO,

@@ -186,6 +186,8 @@ export async function startEgressProxy(
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
+        // Plain http:// requests in flight (their upstream never answering) would hold close() forever.
+        server.closeAllConnections();
         server.close(() => {
           rmSync(socketPath, { force: true });
           resolve();
