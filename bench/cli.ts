@@ -12,7 +12,10 @@ const BIN = join(ROOT, 'bin/paddock.js');
 /** The `paddock` command as it was before the build (tsx transpiling host/ on every call), measured in the same run. */
 const TSX_CLI = ['--import', 'tsx', join(ROOT, 'host/cli/entry.ts')];
 
-/** GNU time: the command's CPU time (user + sys), which the other engineers' load on this shared machine inflates far less than wall time. */
+/**
+ * GNU time: the command's CPU time (user + sys), which the other engineers' load on this shared machine inflates far
+ * less than wall time.
+ */
 const GNU_TIME = '/usr/bin/time';
 
 /** Wall and CPU time of one `node <args>`, in ms; its stdout. Fails loudly on a non-zero exit. */
@@ -35,7 +38,9 @@ function timed(args: string[], env: NodeJS.ProcessEnv): { ms: number; cpuMs: num
   return { ms, cpuMs: ((user ?? NaN) + (sys ?? NaN)) * 1000, stdout: r.stdout };
 }
 
-/** The run's own duration from its recorded events: run.queued → run.ended (`paddock runs show`, outside the timing). */
+/**
+ * The run's own duration from its recorded events: run.queued → run.ended (`paddock runs show`, outside the timing).
+ */
 function runDuration(runId: string, env: NodeJS.ProcessEnv): number {
   const shown = JSON.parse(timed([BIN, 'runs', 'show', runId, '--json'], env).stdout) as {
     events: { type: string; at: string }[];
@@ -46,7 +51,9 @@ function runDuration(runId: string, env: NodeJS.ProcessEnv): number {
   return ms;
 }
 
-/** `paddock --help`, `paddock runs list` and a `dispatch` of echo, interleaved with `node -e 0`, after one warm-up each. */
+/**
+ * `paddock --help`, `paddock runs list` and a `dispatch` of echo, interleaved with `node -e 0`, after one warm-up each.
+ */
 export async function cliBench(iterations = 15): Promise<Record<string, unknown>> {
   const data = mkdtempSync(join(tmpdir(), 'paddock-bench-cli-'));
   const env = { ...process.env, PADDOCK_HOME: data, NO_COLOR: '1' };
@@ -117,7 +124,8 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   const outside = summarize(outsideRunMs);
   const dispatchOverhead = outside.median - base.wall;
   console.log(
-    `\n## CLI start-up (${iterations} rounds, interleaved, after one warm-up each; data folder with ${iterations + 1} runs)`,
+    `\n## CLI start-up (${iterations} rounds, interleaved, after one warm-up each; data folder with ` +
+      `${iterations + 1} runs)`,
   );
   console.log('method: `node <args>` from spawn to exit (spawnSync under GNU time): wall, and CPU = user + sys of the');
   console.log(
@@ -128,17 +136,20 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   );
   for (const r of rows) {
     console.log(
-      `${r.name.padEnd(32)} wall median ${fmt(r.wall.median)} ms (p90 ${fmt(r.wall.p90)}), overhead ${fmt(r.overheadMs)} ms;` +
+      `${r.name.padEnd(32)} wall median ${fmt(r.wall.median)} ms (p90 ${fmt(r.wall.p90)}), overhead ` +
+        `${fmt(r.overheadMs)} ms;` +
         ` CPU median ${fmt(r.cpu.median, 0)} ms, overhead ${fmt(r.cpuOverheadMs, 0)} ms`,
     );
   }
   console.log(
-    `  the dispatch's run, queued → ended: median ${fmt(run.median)} ms; outside the run (wall − run): median ${fmt(outside.median)} ms → overhead over node -e 0 ${fmt(dispatchOverhead)} ms`,
+    `  the dispatch's run, queued → ended: median ${fmt(run.median)} ms; outside the run (wall − run): median ` +
+      `${fmt(outside.median)} ms → overhead over node -e 0 ${fmt(dispatchOverhead)} ms`,
   );
   const verdict = (ms: number) => (ms <= 250 ? 'meets' : 'misses');
   const overheadOf = (name: string) => rows.find((r) => r.name === name)!.overheadMs;
   console.log(
-    `target (wall overhead ≤ 250 ms median): --help ${verdict(overheadOf('paddock --help'))}, runs list ${verdict(overheadOf('paddock runs list'))}, dispatch ${verdict(dispatchOverhead)} it.`,
+    `target (wall overhead ≤ 250 ms median): --help ${verdict(overheadOf('paddock --help'))}, runs list ` +
+      `${verdict(overheadOf('paddock runs list'))}, dispatch ${verdict(dispatchOverhead)} it.`,
   );
   return { rows, run, outsideRun: outside, dispatchOverheadMs: dispatchOverhead };
 }

@@ -72,7 +72,8 @@ export async function dispatchBench(count = 40) {
   console.log('method: wall time from dispatch(event) to the outcome, vs RunService.runAdHoc with the same');
   console.log('        event; both spawn the bundled echo runner and commit every event to a real SQLite store.');
   console.log(
-    `dispatch: median ${fmt(d.median, 1)} ms, p99 ${fmt(d.p99, 1)} ms (dispatch() returning, which includes the run's first set-up steps: median ${fmt(acc.median, 2)} ms)`,
+    `dispatch: median ${fmt(d.median, 1)} ms, p99 ${fmt(d.p99, 1)} ms (dispatch() returning, which includes ` +
+      `the run's first set-up steps: median ${fmt(acc.median, 2)} ms)`,
   );
   console.log(`ad hoc:   median ${fmt(a.median, 1)} ms, p99 ${fmt(a.p99, 1)} ms`);
   console.log(`ratio dispatch / ad hoc (median): ${fmt(d.median / a.median, 2)}×`);

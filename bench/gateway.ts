@@ -92,7 +92,9 @@ export async function gatewayBench(count = 300) {
     const b = summarize(times.bare);
     const g = summarize(times.gateway);
     console.log(
-      `${name === 'short' ? 'short answer  ' : '1 000 deltas  '} bare: median ${fmt(b.median, 2)} ms · gateway: median ${fmt(g.median, 2)} ms, p90 ${fmt(g.p90, 2)} ms · ratio ${fmt(g.median / b.median, 2)}× (+${fmt(g.median - b.median, 2)} ms)`,
+      `${name === 'short' ? 'short answer  ' : '1 000 deltas  '} bare: median ${fmt(b.median, 2)} ms · ` +
+        `gateway: median ${fmt(g.median, 2)} ms, p90 ${fmt(g.p90, 2)} ms · ratio ${fmt(g.median / b.median, 2)}× ` +
+        `(+${fmt(g.median - b.median, 2)} ms)`,
     );
     results[name] = { bare: b, gateway: g };
   }

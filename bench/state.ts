@@ -42,7 +42,8 @@ export async function stateBench(): Promise<Record<string, unknown>> {
     console.log(`append, 1 session:      ${fmt(single / 1000)}k events/s (${n} events, one transaction each)`);
     console.log(`append, 100 sessions:   ${fmt(hundred / 1000)}k events/s (round-robin)`);
     console.log(
-      `append, batches of 100: ${fmt(batched / 1000)}k events/s (one transaction per 100: the ceiling for grouped commits)`,
+      `append, batches of 100: ${fmt(batched / 1000)}k events/s (one transaction per 100: the ceiling for ` +
+        `grouped commits)`,
     );
     results.append = { singleSession: single, hundredSessions: hundred, batched100: batched };
     store.close();
@@ -90,7 +91,8 @@ export async function stateBench(): Promise<Record<string, unknown>> {
     }
     const events = dbOf(store).prepare('SELECT count(*) FROM events').pluck().get() as number;
     console.log(
-      `recovery set-up: ${events} events in ${sessions} sessions written in ${fmt((performance.now() - t0) / 1000)} s (not part of the figure)`,
+      `recovery set-up: ${events} events in ${sessions} sessions written in ` +
+        `${fmt((performance.now() - t0) / 1000)} s (not part of the figure)`,
     );
     store.close(); // the "crash": a new host opens the same data
     let t = performance.now();
@@ -101,7 +103,8 @@ export async function stateBench(): Promise<Record<string, unknown>> {
     const reconcileMs = performance.now() - t;
     console.log(`open store (WAL, migrations check): ${fmt(openMs)} ms`);
     console.log(
-      `reconcile: ${fmt(reconcileMs)} ms → ${report.interruptedRuns.length} runs interrupted, ${report.effects.length} effects probed`,
+      `reconcile: ${fmt(reconcileMs)} ms → ${report.interruptedRuns.length} runs interrupted, ` +
+        `${report.effects.length} effects probed`,
     );
     results.recovery = {
       events,

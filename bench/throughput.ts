@@ -52,7 +52,8 @@ export async function throughput(
     const b = Math.min(...raw);
     const mb = (count * lineBytes) / 1024 / 1024;
     console.log(
-      `COUNT=${count} SIZE=${size} (${fmt(lineBytes, 0)} B/line): host ${fmt(count / h / 1000)}k updates/s (${fmt(mb / h)} MB/s) · ` +
+      `COUNT=${count} SIZE=${size} (${fmt(lineBytes, 0)} B/line): host ${fmt(count / h / 1000)}k updates/s (` +
+        `${fmt(mb / h)} MB/s) · ` +
         `raw pipe ${fmt(count / b / 1000)}k lines/s (${fmt(mb / b)} MB/s) · host/raw throughput ${fmt(b / h, 2)}×`,
     );
     results.push({ count, size, lineBytes, hostSeconds: summarize(host), rawSeconds: summarize(raw), ratio: b / h });
@@ -105,7 +106,8 @@ export async function throughputWithStore(count = 100_000, size = 64) {
   rmSync(dataDir, { recursive: true, force: true });
   const perSecond = count / ((end - start) / 1000);
   console.log(
-    `COUNT=${count} SIZE=${size} through RunService + SQLite store: ${fmt(perSecond / 1000)}k updates/s, ${stored} run.update events stored`,
+    `COUNT=${count} SIZE=${size} through RunService + SQLite store: ${fmt(perSecond / 1000)}k updates/s, ` +
+      `${stored} run.update events stored`,
   );
   return { count, size, perSecond, stored };
 }

@@ -78,12 +78,14 @@ export function describeRecovery(report: RecoveryReport): string[] {
   return [
     ...report.interruptedRuns.map(
       (r) =>
-        `recovery: run ${r.runId} was interrupted by a host stop${r.killedPid ? `; its surviving runner (pid ${r.killedPid}) was killed` : ''}`,
+        `recovery: run ${r.runId} was interrupted by a host stop` +
+        `${r.killedPid ? `; its surviving runner (pid ${r.killedPid}) was killed` : ''}`,
     ),
     ...report.effects.map((e) => `recovery: effect ${e.effectId} → ${e.status} (${e.how})`),
     ...report.pausedSessions.map(
       (s) =>
-        `recovery: session ${s} is paused until its unknown effects are resolved (paddock runs resolve <runId> --as succeeded|failed)`,
+        `recovery: session ${s} is paused until its unknown effects are resolved (paddock runs resolve ` +
+        `<runId> --as succeeded|failed)`,
     ),
   ];
 }

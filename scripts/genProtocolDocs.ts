@@ -29,6 +29,7 @@ if (process.argv.includes('--check')) {
   writeFileSync(MANIFEST_SCHEMA_PATH, expected.manifestSchema);
   writeFileSync(CONFIG_SCHEMA_PATH, expected.configSchema);
   process.stdout.write(
-    'wrote docs/protocol.schema.json, docs/protocol.md, docs/runner-manifest.schema.json and docs/paddock.schema.json\n',
+    'wrote docs/protocol.schema.json, docs/protocol.md, docs/runner-manifest.schema.json and ' +
+      'docs/paddock.schema.json\n',
   );
 }

@@ -12,13 +12,16 @@ want="$(sha256sum harness/package.json | cut -d' ' -f1)"
 claude="$dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 codex="$dir/node_modules/@openai/codex/bin/codex.js"
 acp="$dir/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$acp" ] && "$claude" --version >/dev/null 2>&1 && node "$codex" --version >/dev/null 2>&1; then
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$acp" ] &&
+  "$claude" --version >/dev/null 2>&1 && node "$codex" --version >/dev/null 2>&1; then
   exit 0
 fi
 mkdir -p "$dir"
 cp harness/package.json "$dir/package.json"
-echo "harness: installing the pinned Claude Code and Codex CLIs and the Claude ACP adapter into $dir (about 1.2 GB from the npm registry)"
-if ! npm install --prefix "$dir" --no-audit --no-fund --engine-strict=false --loglevel=error >"$dir/install.log" 2>&1; then
+echo "harness: installing the pinned Claude Code and Codex CLIs and the Claude ACP adapter into $dir" \
+  "(about 1.2 GB from the npm registry)"
+if ! npm install --prefix "$dir" --no-audit --no-fund --engine-strict=false --loglevel=error \
+  >"$dir/install.log" 2>&1; then
   echo "harness: ERROR: npm install of the pinned CLIs failed; see $dir/install.log:" >&2
   tail -20 "$dir/install.log" >&2
   exit 1
@@ -34,4 +37,5 @@ if [ ! -f "$acp" ]; then
   exit 1
 fi
 echo "$want" > "$stamp"
-echo "harness: claude $("$claude" --version 2>/dev/null | head -1), codex $(node "$codex" --version 2>/dev/null | head -1)"
+echo "harness: claude $("$claude" --version 2>/dev/null | head -1)," \
+  "codex $(node "$codex" --version 2>/dev/null | head -1)"

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || exit 0
 ids=$(node bin/paddock.js doctor --json 2>/dev/null | node -e '
   const j = JSON.parse(require("fs").readFileSync(0, "utf8")).machine.identity;
-  if (j.mechanism === "dedicated") console.log(`${j.uid} ${j.gid}`);') || { echo "setup: WARNING: could not read the run identity from paddock doctor" >&2; exit 0; }
+  if (j.mechanism === "dedicated") console.log(`${j.uid} ${j.gid}`);') ||
+  { echo "setup: WARNING: could not read the run identity from paddock doctor" >&2; exit 0; }
 [ -n "$ids" ] || exit 0
 read -r uid gid <<<"$ids"
 dirs=()
@@ -20,9 +21,11 @@ for dir in "${dirs[@]}"; do
   if ! setpriv --reuid="$uid" --regid="$gid" --clear-groups test -x "$dir" 2>/dev/null; then
     if ! command -v setfacl >/dev/null 2>&1; then
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends acl >/dev/null 2>&1 ||
-        { DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends acl >/dev/null; }
+        { DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends acl >/dev/null; }
     fi
     setfacl -m "u:${uid}:x" "$dir"
-    echo "setup: run identity: granted uid ${uid} search (x) on ${dir} so sandboxed runs can reach this package (docs/admin-guide.md \"Run identity\")"
+    echo "setup: run identity: granted uid ${uid} search (x) on ${dir} so sandboxed runs can reach this package" \
+      "(docs/admin-guide.md \"Run identity\")"
   fi
 done

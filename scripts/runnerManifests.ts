@@ -61,7 +61,10 @@ export function formatManifest(manifest: Record<string, unknown>): string {
     `{\n${Object.entries(value)
       .map(
         ([k, v]) =>
-          `${indent}  ${JSON.stringify(k)}: ${expand(k) && v && typeof v === 'object' && !Array.isArray(v) ? block(v as Record<string, unknown>, `${indent}  `, (kk) => kk === 'properties' && k === 'configSchema') : inline(v)}`,
+          `${indent}  ${JSON.stringify(k)}: ` +
+          (expand(k) && v && typeof v === 'object' && !Array.isArray(v)
+            ? block(v as Record<string, unknown>, `${indent}  `, (kk) => kk === 'properties' && k === 'configSchema')
+            : inline(v)),
       )
       .join(',\n')}\n${indent}}`;
   return `${block(manifest, '', (k) => k === 'configSchema')}\n`;

@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-node -e 'const [a,b]=process.versions.node.split(".").map(Number); if (a<20||(a===20&&b<19)) { console.error(`paddock needs Node >= 20.19, found ${process.versions.node}`); process.exit(1) }'
+node -e 'const [a,b]=process.versions.node.split(".").map(Number);
+if (a<20||(a===20&&b<19)) {
+  console.error(`paddock needs Node >= 20.19, found ${process.versions.node}`); process.exit(1) }'
 
 # OS packages for the sandbox: bubblewrap (the bwrap backend) and socat (the in-sandbox end of the
 # egress proxy). Installed when missing and we can (root + apt-get); otherwise said plainly: the
@@ -21,7 +23,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
-    echo "setup: WARNING: ${missing[*]} not installed and this is not root with apt-get; run: sudo apt-get install ${missing[*]}" >&2
+    echo "setup: WARNING: ${missing[*]} not installed and this is not root with apt-get;" \
+      "run: sudo apt-get install ${missing[*]}" >&2
   fi
 fi
 
@@ -37,8 +40,8 @@ fi
 # hash, about 0.3 s when nothing did), so `npm test` after an edit runs the edited code.
 node scripts/build.mjs
 
-# The pinned agent CLIs the harness runners wrap (Claude Code, Codex) and the Claude ACP adapter: about 1.2 GB from the npm
-# registry into .harness/, skipped while already installed. Tests and the demo use the real ones.
+# The pinned agent CLIs the harness runners wrap (Claude Code, Codex) and the Claude ACP adapter: about 1.2 GB from
+# the npm registry into .harness/, skipped while already installed. Tests and the demo use the real ones.
 bash scripts/install-harnesses.sh
 
 # As root, sandboxed runs are a dedicated unprivileged uid that must reach this package (a clone under

@@ -94,7 +94,8 @@ class Runner:
     # --- host -> runner ----------------------------------------------------------------------
     def handle(self, message):
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            fail(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            fail(msg_id, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
             return True
         method = message.get("method")
         if method is None:  # an answer to one of our host requests
@@ -108,10 +109,21 @@ class Runner:
         if method == "initialize":
             version = params.get("protocolVersion") if isinstance(params, dict) else None
             if version != PROTOCOL_VERSION:
-                fail(msg_id, PROTOCOL_VERSION_UNSUPPORTED, f"this runner speaks protocol {PROTOCOL_VERSION}, not {version}")
+                fail(
+                    msg_id,
+                    PROTOCOL_VERSION_UNSUPPORTED,
+                    f"this runner speaks protocol {PROTOCOL_VERSION}, not {version}",
+                )
                 return True
             self.initialized = True
-            answer(msg_id, {"protocolVersion": PROTOCOL_VERSION, "runner": {"name": NAME, "version": VERSION}, "capabilities": {"cancel": True}})
+            answer(
+                msg_id,
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "runner": {"name": NAME, "version": VERSION},
+                    "capabilities": {"cancel": True},
+                },
+            )
         elif method == "run":
             self.start_run(msg_id, params)
         elif method == "run/cancel":  # a notification: never answered
@@ -175,7 +187,11 @@ def invalid_run_params(params):
     run, event, binding = params.get("run"), params.get("event"), params.get("binding")
     if not isinstance(run, dict) or not isinstance(run.get("runId"), str) or not run["runId"]:
         return "run.runId must be a non-empty string"
-    if not isinstance(event, dict) or not isinstance(event.get("message"), dict) or not isinstance(event["message"].get("parts"), list):
+    if (
+        not isinstance(event, dict)
+        or not isinstance(event.get("message"), dict)
+        or not isinstance(event["message"].get("parts"), list)
+    ):
         return "event.message.parts must be a list"
     if not isinstance(binding, dict):
         return "binding must be an object"

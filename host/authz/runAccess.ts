@@ -146,7 +146,9 @@ export function resolveRunAccess(
     for (const m of mounts.filter((x) => !x.readOnly))
       withheld.push({
         what: `writes to mount ${m.id}`,
-        why: 'workspace is copy: the run gets a copy of the folder and its writes never reach the mount (workspace: mount binds it)',
+        why:
+          'workspace is copy: the run gets a copy of the folder and its writes never reach the mount ' +
+          '(workspace: mount binds it)',
       });
   }
 

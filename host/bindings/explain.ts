@@ -93,6 +93,7 @@ export function explainBinding(
   const binds = backend?.launchBinds(plannedRequest(binding, runner, p, resources, paths, backend.name));
   const where = (b: SandboxBind) =>
     `${b.source === b.target ? b.target : `${b.source} at ${b.target}`}${b.optional ? ' (if present)' : ''}`;
+  const manifestEnv = runner ? Object.keys(runner.manifest.env) : [];
   const worstCase = {
     readable: binds
       ? [
@@ -115,17 +116,21 @@ export function explainBinding(
           .filter((b) => b.mode === 'rw')
           .map(
             (b) =>
-              `${where(b)}${b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, backend?.runIdentity(machine))}`,
+              where(b) +
+              (b.source.startsWith(`${paths.dataDir}/`) ? '' : writeRefusal(b.source, backend?.runIdentity(machine))),
           )
       : [`everything the host user (uid ${process.getuid?.() ?? '?'}) can write`],
     // A refused binding keeps today's wording: the host user's (the weakest backend's) identity.
     hostIdentity: (backend ?? sandboxBackend('process')).hostIdentity(machine),
     network: report?.network ?? 'none: runs are refused',
-    credentials: `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID${runner && Object.keys(runner.manifest.env).length ? ` and the manifest's literal ${Object.keys(runner.manifest.env).join(', ')}` : ''}${
-      p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0
-        ? "; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run's grants and budget, revoked when the run ends"
-        : ''
-    }`,
+    credentials:
+      `none of the host's: the environment is PATH, locale, HOME, TMPDIR, PADDOCK_RUN_ID` +
+      `${manifestEnv.length ? ` and the manifest's literal ${manifestEnv.join(', ')}` : ''}${
+        p.models.length + p.knowledgeBases.length + p.mcpServers.length > 0
+          ? "; plus a run token (PADDOCK_RUN_TOKEN) good only at the host gateway, only for this run's grants " +
+            'and budget, revoked when the run ends'
+          : ''
+      }`,
   };
   const grantedMcp = new Set(binding.grants.mcpServers.map((g) => (typeof g === 'string' ? g : g.id)));
   const missingSecrets = missingSecretRefs({
@@ -170,7 +175,10 @@ export function explainBinding(
     ...p.skills.map((s) => `in/skills/${s.name}/ (copy of skill ${s.id})`),
     ...p.mounts.map(
       (m) =>
-        `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ${m.readOnly ? 'read-only' : 'read-write'}${binding.workspace === 'mount' ? mountNote(m.readOnly, backend ?? sandboxBackend(binding.sandbox)) : ''})`,
+        `in/mounts/${m.id}/ (${binding.workspace === 'mount' ? 'link to' : 'copy of'} mount ${m.id}, ` +
+        `${m.readOnly ? 'read-only' : 'read-write'}` +
+        `${binding.workspace === 'mount' ? mountNote(m.readOnly, backend ?? sandboxBackend(binding.sandbox)) : ''}` +
+        `)`,
     ),
   ];
   return {
@@ -221,36 +229,48 @@ function writeRefusal(path: string, ids: RunIdentity | undefined): string {
   return problem ? ` — REFUSED at run start: ${problem} (docs/admin-guide.md "Run identity")` : '';
 }
 
+type Access = NonNullable<Explanation['access']>;
+
 /** A readable rendering of an explanation. */
 export function renderExplanation(e: Explanation): string {
   const lines: string[] = [];
   const list = (items: string[]) => (items.length ? items.join(', ') : 'none');
+  const modelLine = (m: Access['models'][number]) =>
+    `${m.id} (${m.provider === 'scripted' ? 'SCRIPTED test model, not a real LLM:' : m.provider} ${m.model})`;
+  const mcpLine = (s: Access['mcpServers'][number]) =>
+    `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}` +
+    `${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`;
+  const historyLine = (h: Exclude<Access['history'], 'none'>) =>
+    `the last ${[h.messages !== undefined && `${h.messages} messages`, h.tokens !== undefined && `≤ ${h.tokens} tokens`]
+      .filter(Boolean)
+      .join(', ')} of this conversation (user messages and completed answers, redacted)`;
   lines.push(`binding ${e.binding.id} (${e.binding.enabled ? 'enabled' : 'DISABLED'}) → runner ${e.binding.runner}`);
   lines.push(
-    `  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ${e.binding.approvalPolicy}`,
+    `  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ` +
+      `${e.binding.approvalPolicy}`,
   );
   if ('missing' in e.runner) lines.push(`  runner: ${e.runner.missing}`);
   else
     lines.push(
-      `  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`,
+      `  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})` +
+        `${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`,
     );
   if (e.access) {
     const p = e.access;
     lines.push('may call (host requests):', `  ${list(p.hostRequests)}`);
     lines.push('resources:');
     lines.push(
-      `  models: ${list(p.models.map((m) => `${m.id} (${m.provider === 'scripted' ? 'SCRIPTED test model, not a real LLM:' : m.provider} ${m.model})`))}${p.models.length ? ' — through the host gateway only' : ''}`,
+      `  models: ${list(p.models.map(modelLine))}${p.models.length ? ' — through the host gateway only' : ''}`,
     );
     lines.push(`  knowledge bases: ${list(p.knowledgeBases.map((k) => k.id))}`);
+    lines.push(`  MCP servers: ${list(p.mcpServers.map(mcpLine))}`);
     lines.push(
-      `  MCP servers: ${list(p.mcpServers.map((s) => `${s.id} [tools: ${s.allowedTools ? list(s.allowedTools) : 'all listed'}${s.deniedTools.length ? `; never: ${s.deniedTools.join(', ')}` : ''}]`))}`,
-    );
-    lines.push(
-      `  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`,
+      `  skills: ${list(p.skills.map((s) => s.id))} · artifacts: ${list(p.artifacts.map((a) => a.id))} · ` +
+        `mounts: ${list(p.mounts.map((m) => `${m.id} (${m.readOnly ? 'ro' : 'rw'})`))}`,
     );
     lines.push(`  state: ${p.state} · fs requests: ${p.fs} · approval requests: ${p.approval ? 'yes' : 'no'}`);
     lines.push(
-      `  history: ${p.history === 'none' ? 'none (each run sees only its own message)' : `the last ${[p.history.messages !== undefined && `${p.history.messages} messages`, p.history.tokens !== undefined && `≤ ${p.history.tokens} tokens`].filter(Boolean).join(', ')} of this conversation (user messages and completed answers, redacted)`}`,
+      `  history: ${p.history === 'none' ? 'none (each run sees only its own message)' : historyLine(p.history)}`,
     );
   }
   lines.push(`effects the runner may cause by itself: ${list(e.effects)}`);
@@ -273,7 +293,9 @@ export function renderExplanation(e: Explanation): string {
   for (const d of e.sandbox.degraded) lines.push(`  DEGRADED: ${d}`);
   if (e.sandbox.report) {
     lines.push(
-      `sandbox: ${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (${e.sandbox.report.strength})`,
+      `sandbox: ` +
+        `${e.sandbox.profile}${e.sandbox.backend !== e.sandbox.profile ? ` → ${e.sandbox.backend}` : ''} (` +
+        `${e.sandbox.report.strength})`,
     );
     for (const g of e.sandbox.report.enforced) lines.push(`  enforced: ${g}`);
     for (const g of e.sandbox.report.notEnforced) lines.push(`  NOT enforced: ${g}`);

@@ -171,7 +171,8 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     if (field)
       report(
         field,
-        'holds the value of a secret the host knows (a key the configuration references, or a credential in its environment); reference it with { env: NAME } or { file: /path }',
+        'holds the value of a secret the host knows (a key the configuration references, or a credential in ' +
+          'its environment); reference it with { env: NAME } or { file: /path }',
       );
   }
 
@@ -262,14 +263,16 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
       if (unpriced.length > 0)
         report(
           `${at}.limits.${field}`,
-          `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha${unpriced.length > 1 ? 've' : 's'} none`,
+          `a cost budget needs pricing on every granted model; ${unpriced.join(', ')} ha` +
+            `${unpriced.length > 1 ? 've' : 's'} none`,
         );
     }
     b.readPaths.forEach((path, j) => {
       if (!insideRoots(path, context.mountRoots))
         report(
           `${at}.readPaths[${j}]`,
-          `${path} is not an existing path under an allowed mount root (${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`,
+          `${path} is not an existing path under an allowed mount root (` +
+            `${context.mountRoots.join(', ') || 'none configured: PADDOCK_MOUNT_ROOTS'})`,
         );
     });
     if (b.workspace === 'mount' && b.grants.mounts.length === 0)

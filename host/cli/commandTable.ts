@@ -100,7 +100,8 @@ export const COMMANDS: CommandSpec[] = [
     words: ['run'],
     summary: 'one event through a runner (a folder with runner.json, or a runner name), streamed',
     details: [
-      'An ad-hoc run: no binding, no grants; the runner gets only its config. `paddock runs cancel` stops it from another shell.',
+      'An ad-hoc run: no binding, no grants; the runner gets only its config. `paddock runs cancel` stops it ' +
+        'from another shell.',
     ],
     options: {
       runner: {
@@ -124,7 +125,9 @@ export const COMMANDS: CommandSpec[] = [
       sandbox: { type: 'string', value: 'process|bwrap', help: 'isolation backend (default: process)' },
       'allow-degrade': {
         type: 'boolean',
-        help: "run with what this machine can enforce when the backend or a limit is missing (audited), like a binding's allowDegrade; refused by default",
+        help:
+          'run with what this machine can enforce when the backend or a limit is missing (audited), like a ' +
+          "binding's allowDegrade; refused by default",
       },
       'keep-workspace': keepWorkspace,
       'runner-dir': runnerDir,
@@ -398,7 +401,9 @@ export const COMMANDS: CommandSpec[] = [
       reason: {
         type: 'string',
         value: '<text>',
-        help: 'why: in the audit log, and the run\'s reason if it had not started (default "cancelled with paddock runs cancel")',
+        help:
+          'why: in the audit log, and the run\'s reason if it had not started (default "cancelled with paddock ' +
+          'runs cancel")',
       },
       by,
       json,

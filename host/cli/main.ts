@@ -26,7 +26,8 @@ function usage(): string {
     'Exit codes: 0 completed, 1 failed, 2 usage error, 3 quota_exceeded, 4 crashed,',
     '            5 protocol_error, 6 dispatch refused, 124 timed_out, 130 cancelled.',
     'Every command also takes --data-dir <dir> and --durability normal|full (SQLite: full also survives power loss).',
-    'Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL (default warn),',
+    'Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL ' +
+      '(default warn),',
     '  PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders).',
   ].join('\n');
 }

@@ -55,7 +55,9 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       if (info.resume?.external) meta(`  continuing external session ${JSON.stringify(info.resume.external)}`);
       const gaps = info.isolation.notEnforced.map((g) => g.split(':')[0]);
       meta(
-        `  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, limits'}. See docs/security-model.md`,
+        `  isolation: ${info.isolation.backend} backend (${info.isolation.strength}) — ` +
+          `${gaps.length ? `NOT enforced: ${gaps.join('; ')}` : 'namespaces, read-only system, limits'}. See ` +
+          `docs/security-model.md`,
       );
       meta(`  ${networkLine(info.isolation)}`);
     },
@@ -85,7 +87,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
         }
         case 'tool.finished':
           return meta(
-            `⚙ ${toolNames.get(update.toolCallId) ?? 'tool'} ${update.status}${update.error ? `: ${update.error}` : ''}`,
+            `⚙ ${toolNames.get(update.toolCallId) ?? 'tool'} ` +
+              `${update.status}${update.error ? `: ${update.error}` : ''}`,
           );
         case 'progress':
           return meta(`… ${update.message}${update.percent !== undefined ? ` (${update.percent}%)` : ''}`);
@@ -106,7 +109,8 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
       midLine = false;
       const ok = outcome.status === 'completed';
       out.write(
-        `${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ${dim(`in ${outcome.durationMs} ms — ${terminalSafe(outcome.reason)}`)}\n`,
+        `${paint(ok, `${ok ? '✓' : '✗'} ${outcome.status}`)} ` +
+          `${dim(`in ${outcome.durationMs} ms — ${terminalSafe(outcome.reason)}`)}\n`,
       );
       if (outcome.usage) out.write(dim(`${describeUsage(outcome.usage)}\n`));
       if (!ok && outcome.stderrTail.trim())
@@ -119,7 +123,9 @@ export function humanRenderer(out: NodeJS.WriteStream = process.stdout): Rendere
 
 /** One line for a run's usage: the host's meter first, the runner's claim labelled as such. */
 export function describeUsage(usage: NonNullable<RunOutcome['usage']>): string {
-  const metered = `usage (metered by the host gateway): ${usage.modelCalls ?? 0} model call(s), ${usage.inputTokens ?? 0} input + ${usage.outputTokens ?? 0} output tokens, $${(usage.costUsd ?? 0).toFixed(4)}`;
+  const metered =
+    `usage (metered by the host gateway): ${usage.modelCalls ?? 0} model call(s), ${usage.inputTokens ?? 0} ` +
+    `input + ${usage.outputTokens ?? 0} output tokens, $${(usage.costUsd ?? 0).toFixed(4)}`;
   const claim = usage.reportedByRunner;
   return claim ? `${metered} · runner reported (unverified): ${JSON.stringify(claim)}` : metered;
 }

@@ -84,7 +84,8 @@ export function synopsis(spec: CommandSpec): string {
 export function commandHelp(spec: CommandSpec): string {
   const optionLines = (options: Record<string, OptionSpec>) =>
     Object.entries(options).map(([name, o]) => {
-      const flag = `${o.short ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ` ${o.value ?? '<value>'}` : ''}`;
+      const flag =
+        `${o.short ? `-${o.short}, ` : '    '}--${name}` + `${o.type === 'string' ? ` ${o.value ?? '<value>'}` : ''}`;
       return `  ${flag.padEnd(30)} ${o.help}${o.required ? ' (required)' : ''}${o.multiple ? ' (repeatable)' : ''}`;
     });
   return [

@@ -27,7 +27,10 @@ export interface HostConfig {
   sessionTtlMs?: number;
   /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */
   harnessDir?: string;
-  /** Observation hooks of the store (docs/state.md "Store hooks"): for embedders and tests, never set from the command line. */
+  /**
+   * Observation hooks of the store (docs/state.md "Store hooks"): for embedders and tests, never set from the command
+   * line.
+   */
   storeHooks?: StoreHooks;
 }
 

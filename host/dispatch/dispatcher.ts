@@ -81,7 +81,8 @@ export interface DispatchRuns {
 
 /**
  * The entry for bot platforms (docs/admin-guide.md, "Dispatch"): validate an event, drop
- * redeliveries, plan it (routing included: the run service's one planning path), and run it — one active run per session
+ * redeliveries, plan it (routing included: the run service's one planning path), and run it — one active run per
+ * session
  * with a bounded queue behind it, within per-binding and host-wide concurrency limits.
  * Transport-free: the CLI and (later) the HTTP API call {@link dispatch}.
  */
@@ -179,7 +180,8 @@ export class Dispatcher {
       if (!restart && inSession.claimed && inSession.waiting >= binding.limits.maxQueued) {
         throw refused(
           'queue_full',
-          `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" allows ${binding.limits.maxQueued})`,
+          `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" ` +
+            `allows ${binding.limits.maxQueued})`,
           { bindingId: binding.id, sessionId },
         );
       }

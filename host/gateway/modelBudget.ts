@@ -117,7 +117,9 @@ export function reserve(
     dropOrphans(store);
     const use = budgetUse(store, run, now);
     const { budget, claims } = run;
-    const need = `this call reserves up to ${reservation.tokens} tokens (input estimate ${reservation.inputTokens} + max output ${reservation.outputTokens})`;
+    const need =
+      `this call reserves up to ${reservation.tokens} tokens (input estimate ${reservation.inputTokens} + max ` +
+      `output ${reservation.outputTokens})`;
     const check = (
       field: keyof GatewayRun['budget'],
       scope: 'run' | 'day',
@@ -136,7 +138,10 @@ export function reserve(
         status: 403,
         type: 'permission_error',
         deniedBy: `binding.limits.${field}`,
-        message: `paddock: model budget limits.${field} (binding ${claims.bindingId}) would be exceeded: ${who} used ${n(settled)} of ${n(limit)} ${unit}, ${n(held)} ${unit} are reserved by calls in flight, and ${need}${unit === 'USD' ? `, ${n(adding)} USD` : ''}`,
+        message:
+          `paddock: model budget limits.${field} (binding ${claims.bindingId}) would be exceeded: ${who} used ` +
+          `${n(settled)} of ${n(limit)} ${unit}, ${n(held)} ${unit} are reserved by calls in flight, and ` +
+          `${need}${unit === 'USD' ? `, ${n(adding)} USD` : ''}`,
       };
     };
     const refusal =

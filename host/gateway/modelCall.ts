@@ -129,7 +129,9 @@ export async function callModel(
       status: 403,
       type: 'permission_error',
       deniedBy: 'binding.grants.models',
-      message: `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ${run.access.models.map((m) => m.id).join(', ') || 'none'})`,
+      message:
+        `paddock: model ${JSON.stringify(requested)} is not granted to run ${run.claims.runId} (granted: ` +
+        `${run.access.models.map((m) => m.id).join(', ') || 'none'})`,
     });
   }
   const provider = providerFor(deps, model);
@@ -138,7 +140,9 @@ export async function callModel(
       {
         status: 400,
         type: 'invalid_request_error',
-        message: `paddock: model "${model.id}" (${model.provider}${model.api ? ` ${model.api}` : ''}) does not speak ${request.format}; call it at ${provider.formats.map((f) => ENDPOINT_PATH[f]).join(' or ')}`,
+        message:
+          `paddock: model "${model.id}" (${model.provider}${model.api ? ` ${model.api}` : ''}) does not speak ` +
+          `${request.format}; call it at ${provider.formats.map((f) => ENDPOINT_PATH[f]).join(' or ')}`,
       },
       model.id,
     );
@@ -164,7 +168,9 @@ export async function callModel(
           status: 503,
           type: 'overloaded_error',
           deniedBy: 'gateway.circuitBreaker',
-          message: `paddock: the circuit breaker of ${provider.endpointKey} is open after repeated failures; retry in ${Math.ceil(breaker.retryInMs() / 1000)} s`,
+          message:
+            `paddock: the circuit breaker of ${provider.endpointKey} is open after repeated failures; retry in ` +
+            `${Math.ceil(breaker.retryInMs() / 1000)} s`,
         },
         model.id,
         model.provider,

@@ -15,7 +15,8 @@ const OWN_DEPENDENCIES = Object.keys(
 const SDK_DIR = join(PACKAGE_ROOT, 'sdk');
 // Bundled CJS code may call require(); give ESM output one.
 const REQUIRE_SHIM =
-  "import { createRequire as __paddockCreateRequire } from 'node:module'; const require = __paddockCreateRequire(import.meta.url);";
+  "import { createRequire as __paddockCreateRequire } from 'node:module'; const require = " +
+  '__paddockCreateRequire(import.meta.url);';
 
 /** Where a build may read from and where its bundle goes. */
 export interface EntryBuild {

@@ -71,7 +71,9 @@ export function confineBuild(
           return {
             errors: [
               {
-                text: `import "${args.path}"${from} resolves to ${result.path}, outside the runner folder: a runner build may read only its own folder (node_modules included) and the paddock SDK`,
+                text:
+                  `import "${args.path}"${from} resolves to ${result.path}, outside the runner folder: a runner ` +
+                  `build may read only its own folder (node_modules included) and the paddock SDK`,
               },
             ],
           };
@@ -90,7 +92,9 @@ export function confineBuild(
           ? {
               errors: [
                 {
-                  text: `${args.path} is outside the runner folder: a runner build may read only its own folder and the paddock SDK`,
+                  text:
+                    `${args.path} is outside the runner folder: a runner build may read only its own folder and ` +
+                    `the paddock SDK`,
                 },
               ],
             }

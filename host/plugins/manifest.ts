@@ -63,7 +63,9 @@ export const RunnerManifestSchema = z
       .meta({
         propertyNames: { pattern: '^[A-Z][A-Z0-9_]*$' },
         description:
-          "Literal variables for the runner's own process. Names: PADDOCK_RUNNER_* or the runner id upper-snake-cased as a prefix (MY_RUNNER_* for my-runner); PATH, LD_*, NODE_*, PYTHON*, *_PRELOAD, *PROXY and every other name a loader, interpreter, shell or the host reads are refused.",
+          "Literal variables for the runner's own process. Names: PADDOCK_RUNNER_* or the runner id " +
+          'upper-snake-cased as a prefix (MY_RUNNER_* for my-runner); PATH, LD_*, NODE_*, PYTHON*, *_PRELOAD, ' +
+          '*PROXY and every other name a loader, interpreter, shell or the host reads are refused.',
       }),
     /** Host requests the runner may call; a binding must also grant each one. */
     capabilities: z

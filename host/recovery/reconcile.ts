@@ -135,7 +135,9 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     }
   }
   for (const [sessionId, effects] of toPause) {
-    const reason = `recovery could not establish the outcome of ${effects.length} host-side effect(s); resolve with: paddock runs resolve <runId> --as succeeded|failed`;
+    const reason =
+      `recovery could not establish the outcome of ${effects.length} host-side effect(s); resolve with: paddock ` +
+      `runs resolve <runId> --as succeeded|failed`;
     store.append(sessionId, [
       {
         type: 'session.paused',

@@ -138,7 +138,8 @@ function catalogRunner(config: HostConfig, binding: Binding): ResolvedRunner {
   const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));
   throw planRefused(
     'runner_unavailable',
-    `binding "${binding.id}": runner "${binding.runner}" is ${problem ? `broken: ${problem.message}` : 'not installed'}`,
+    `binding "${binding.id}": runner "${binding.runner}" is ` +
+      `${problem ? `broken: ${problem.message}` : 'not installed'}`,
     { bindingId: binding.id },
   );
 }

@@ -241,7 +241,8 @@ const skills: ProvisionStep = {
         journal.audit('skill.changed', 'host', changed);
         journal.notice(
           'warn',
-          `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ${changed.digest}); the run got the current content`,
+          `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ` +
+            `${changed.digest}); the run got the current content`,
         );
       },
     );
@@ -321,7 +322,8 @@ const env: ProvisionStep = {
     const harnessDir = config.harnessDir ?? HARNESS_DIR;
     if (existsSync(harnessDir)) runnerEnv.PADDOCK_HARNESS_DIR = harnessDir;
     const readPaths = grantedReadPaths(plan.binding.readPaths, config.mountRoots ?? []);
-    // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the grant).
+    // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the
+    // grant).
     giveToRunIdentity(d.runIds, {
       dataDir: config.dataDir,
       workspace: ws.root,
@@ -506,7 +508,9 @@ export async function provision(
   }
 }
 
-/** The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths. */
+/**
+ * The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths.
+ */
 function grantedReadPaths(paths: string[], roots: readonly string[]): string[] {
   return paths.map((path) => {
     const real = insideRoots(path, roots);

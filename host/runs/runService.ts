@@ -48,7 +48,10 @@ export interface AdHocRunRequest extends RunHooks {
   config?: Record<string, unknown>;
   /** Sandbox backend (default `process`). */
   sandbox?: Backend;
-  /** Run with less isolation where the backend or a limit is missing (audited), like a binding's `allowDegrade` (default false). */
+  /**
+   * Run with less isolation where the backend or a limit is missing (audited), like a binding's `allowDegrade` (default
+   * false).
+   */
   allowDegrade?: boolean;
 }
 
@@ -156,7 +159,10 @@ export class RunService {
     }
   }
 
-  /** Start a queued run (planned and journaled as queued) and supervise it to its end: provision → supervise → journal.ended → release. */
+  /**
+   * Start a queued run (planned and journaled as queued) and supervise it to its end: provision → supervise →
+   * journal.ended → release.
+   */
   async execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks = {}): Promise<RunOutcome> {
     const journal = this.journal.open(queued, plan.runner.manifest.id, hooks.onUpdate);
     const deps: ProvisionDeps = {
@@ -187,7 +193,9 @@ export class RunService {
     }
   }
 
-  /** Run the runner under its sandbox against the run's host request table; the outcome as the host metered and saw it. */
+  /**
+   * Run the runner under its sandbox against the run's host request table; the outcome as the host metered and saw it.
+   */
   private async supervise(
     queued: QueuedRun,
     plan: RunPlan,
@@ -281,7 +289,9 @@ export class RunService {
       outcome = {
         ...outcome,
         status: outcome.status === 'completed' ? 'failed' : outcome.status,
-        reason: `${outcome.reason}; then the host failed while handling the runner output: ${describeError(journal.fault.reason)}`,
+        reason:
+          `${outcome.reason}; then the host failed while handling the runner output: ` +
+          `${describeError(journal.fault.reason)}`,
       };
     }
     // The run's usage is what the host metered; the runner's own claim is kept beside it, labelled.

@@ -282,7 +282,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) {
         return decide(
           'protocol_error',
-          `runner speaks protocol version ${init.protocolVersion}; this host supports ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+          `runner speaks protocol version ${init.protocolVersion}; this host supports ` +
+            `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
           { code: ErrorCodes.ProtocolVersionUnsupported },
         );
       }
@@ -297,7 +298,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     } catch (error) {
       const err = error instanceof RpcError ? error : RpcError.internal(String(error));
       const asked = phase === 'handshake' ? 'initialize' : 'run';
-      if (err.code === ErrorCodes.RunnerExited || err.code === ErrorCodes.ConnectionClosed) return; // the exit handler decides
+      // the exit handler decides
+      if (err.code === ErrorCodes.RunnerExited || err.code === ErrorCodes.ConnectionClosed) return;
       if (err.code === ErrorCodes.RunnerUnresponsive) {
         return decide('timed_out', `runner did not answer initialize within ${limits.handshakeTimeoutMs} ms`, {
           timeout: 'handshake',
@@ -344,7 +346,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   survivors = [...new Set([...survivors, ...escaped.survivors])];
   if (escaped.found.length > 0)
     notes.push(
-      `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
+      `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found ` +
+        `by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
     );
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();

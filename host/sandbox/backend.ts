@@ -34,7 +34,10 @@ export interface SandboxRequest {
   /** Granted directories bound at a path inside the workspace (mount mode). */
   binds: { source: string; target: string; readOnly: boolean }[];
   limits: SandboxLimits;
-  /** Host end of the run's egress proxy, bound into the sandbox (when {@link SandboxBackend.startsEgressProxy}); absent: no network. */
+  /**
+   * Host end of the run's egress proxy, bound into the sandbox (when {@link SandboxBackend.startsEgressProxy}); absent:
+   * no network.
+   */
   egressSocket?: string;
   /** Host end of the run's gateway socket, bound into the sandbox (when {@link SandboxBackend.gatewayOnSocket}). */
   gatewaySocket?: string;
@@ -56,7 +59,10 @@ export interface PreparedSandbox {
   launch: RunnerLaunch;
   /** Remove the launch's private file if the launch is never started. */
   discard(): void;
-  /** Every bind and link of the launch, read from its options (for the audit and `explain`); absent: the backend binds nothing. */
+  /**
+   * Every bind and link of the launch, read from its options (for the audit and `explain`); absent: the backend binds
+   * nothing.
+   */
   binds?: SandboxBind[];
   report: IsolationReport;
   containment?: Containment;
@@ -147,7 +153,10 @@ export interface SandboxBackend {
     disk?: DiskApplied | 'none',
   ): IsolationReport;
 
-  /** Every bind and link a launch of `request` would get (for `explain`, without starting it); undefined when the backend binds nothing. */
+  /**
+   * Every bind and link a launch of `request` would get (for `explain`, without starting it); undefined when the
+   * backend binds nothing.
+   */
   launchBinds(request: SandboxRequest): SandboxBind[] | undefined;
 
   /**

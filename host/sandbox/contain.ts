@@ -24,7 +24,10 @@ export interface Wrapping {
   undo(): void;
 }
 
-/** `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE). */
+/**
+ * `prlimit` (by the absolute path the probe found) with the per-process limits (RLIMIT_CPU, RLIMIT_FSIZE,
+ * RLIMIT_NOFILE).
+ */
 function prlimitArgs(path: string, limits: SandboxLimits): string[] {
   return [path, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileSizeBytes}`, `--nofile=${limits.openFiles}`, '--'];
 }
@@ -138,7 +141,8 @@ export function assembleReport(
   enforced.push(
     'environment built from an allowlist: no host secrets or tokens',
     'handshake, wall-clock, idle and cancel-grace timeouts; stdout, stderr, line, update-count and event-byte quotas',
-    "runner requests checked against the run's grants (run id, method, model, knowledge base, MCP server and tool) and its rate, count and size limits",
+    "runner requests checked against the run's grants (run id, method, model, knowledge base, MCP server and " +
+      'tool) and its rate, count and size limits',
   );
   limit(applied.memory, `memory ≤ ${l.memoryBytes} bytes for the whole run`, applied.memory ?? '');
   limit(applied.pids, `at most ${l.pids} processes`, applied.pids ?? '');

@@ -24,7 +24,9 @@ export function decideSandbox(
       return {
         ok: false,
         reason: 'sandbox_unavailable',
-        message: `binding "${binding.id}" asks for the ${asked.name} sandbox, which this host cannot run (${available.why}); refusing rather than running it less isolated`,
+        message:
+          `binding "${binding.id}" asks for the ${asked.name} sandbox, which this host cannot run (` +
+          `${available.why}); refusing rather than running it less isolated`,
       };
     }
     backend = asked.degradesTo.backend;
@@ -48,7 +50,9 @@ export function decideSandbox(
       return {
         ok: false,
         reason: 'limits_unavailable',
-        message: `binding "${binding.id}": this host cannot enforce the ${missing.join(' and ')} limit (${why}); refusing`,
+        message:
+          `binding "${binding.id}": this host cannot enforce the ${missing.join(' and ')} limit (${why}); ` +
+          `refusing`,
       };
     }
     degraded.push(`no ${missing.join(' or ')} limit on this host`);

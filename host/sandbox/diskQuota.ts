@@ -52,7 +52,9 @@ export function probeDiskQuota(): DiskQuotaMachine {
   if (!mkfs || !mount || !umount)
     return {
       available: false,
-      why: `missing ${[!mkfs && 'mkfs.ext4 (e2fsprogs)', !mount && 'mount', !umount && 'umount'].filter(Boolean).join(', ')}`,
+      why:
+        `missing ` +
+        `${[!mkfs && 'mkfs.ext4 (e2fsprogs)', !mount && 'mount', !umount && 'umount'].filter(Boolean).join(', ')}`,
     };
   const tools = { mkfs, mount, umount };
   const dir = mkdtempSync(join(tmpdir(), 'paddock-quota-probe-'));
@@ -250,7 +252,8 @@ export function mountQuota(
   } catch (error) {
     if (fresh) rmSync(image, { force: true });
     throw new Error(
-      `could not mount the ${what} quota image: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`,
+      `could not mount the ${what} quota image: ` +
+        `${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`,
     );
   }
   if (fresh) {

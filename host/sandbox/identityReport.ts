@@ -21,7 +21,8 @@ export function runIdentityReport(identity: RunIdentity | RunIdentityError, data
   if ('error' in identity) return { ok: false, summary: `— ${identity.error}; bwrap runs are refused`, warnings: [] };
   const how =
     identity.mechanism === 'dedicated'
-      ? `dedicated: a user namespace paddock makes; the id is ${identity.source === 'default' ? 'the default' : `from ${identity.source}`}`
+      ? `dedicated: a user namespace paddock makes; the id is ` +
+        `${identity.source === 'default' ? 'the default' : `from ${identity.source}`}`
       : 'bwrap maps it to the user running paddock';
   const warnings = identityWarnings(identity).map((w) => `runs get a privileged host identity: ${w}`);
   if (identity.mechanism === 'dedicated') {

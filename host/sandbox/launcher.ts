@@ -10,7 +10,8 @@ import { HOST_HELPER_ENV, requireHostTool } from './hostTools.js';
  * {@link HOST_HELPER_ENV} only, and every program it execs is an absolute path.
  */
 const LAUNCH_SCRIPT =
-  'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "$d"; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"';
+  'd=$1; shift; exec 3<"$d/launch" || exit 95; "$0" -rf -- "$d"; while [ "$1" != "--" ]; do echo $$ > "$1" || ' +
+  'exit 97; shift; done; shift; exec "$@"';
 
 /**
  * Process backend only (bash started with --norc --noprofile: Debian's bash would otherwise read
@@ -21,7 +22,8 @@ const LAUNCH_SCRIPT =
  * the runner's environment.
  */
 const ENV_LOADER =
-  'unset -v PATH LANG PWD OLDPWD SHLVL _; while IFS= read -r -d "" kv; do export -- "$kv" || exit 96; done <&3; exec 3<&-; exec "$@"';
+  'unset -v PATH LANG PWD OLDPWD SHLVL _; while IFS= read -r -d "" kv; do export -- "$kv" || exit 96; done ' +
+  '<&3; exec 3<&-; exec "$@"';
 
 /** A host-side launch: the command line (helpers by absolute path) and what it hands over on fd 3. */
 export interface HostLaunch {

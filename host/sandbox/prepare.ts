@@ -23,7 +23,9 @@ export {
 } from './backend.js';
 export { EGRESS, GATEWAY } from './bwrapArgs.js';
 
-/** Whether a run of `backend` with this allowlist gets the host egress proxy ({@link SandboxBackend.startsEgressProxy}). */
+/**
+ * Whether a run of `backend` with this allowlist gets the host egress proxy ({@link SandboxBackend.startsEgressProxy}).
+ */
 export function startsEgressProxy(backend: Backend, network: { egress: string[] }): boolean {
   return sandboxBackend(backend).startsEgressProxy(network);
 }

@@ -70,7 +70,9 @@ export function probeMachine(refresh = false): MachineReport {
       report.bwrap.available = true;
       report.bwrap.path = bwrap;
     } catch (error) {
-      report.bwrap.why = `bwrap cannot create its namespaces here: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`;
+      report.bwrap.why =
+        `bwrap cannot create its namespaces here: ` +
+        `${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`;
     }
   }
   const prlimit = hostTool('prlimit');

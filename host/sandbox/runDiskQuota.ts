@@ -83,7 +83,8 @@ export function mountRunDiskQuota(
         return [
           ...(r.bytes
             ? [
-                `the disk limit (diskBytes: ${m.what} of ${f.capacityBytes} bytes) was reached in the ${m.what}: writes past it failed with ENOSPC`,
+                `the disk limit (diskBytes: ${m.what} of ${f.capacityBytes} bytes) was reached in the ` +
+                  `${m.what}: writes past it failed with ENOSPC`,
               ]
             : []),
           ...(r.inodes
@@ -91,7 +92,9 @@ export function mountRunDiskQuota(
             : []),
           ...(r.fullBefore.bytes || r.fullBefore.inodes
             ? [
-                `the ${m.what} was full from an earlier run for the whole run (${r.fullBefore.bytes ? `diskBytes: ${f.capacityBytes} bytes` : `inodes: ${f.inodes}`}): writes failed with ENOSPC`,
+                `the ${m.what} was full from an earlier run for the whole run (` +
+                  `${r.fullBefore.bytes ? `diskBytes: ${f.capacityBytes} bytes` : `inodes: ${f.inodes}`}): ` +
+                  `writes failed with ENOSPC`,
               ]
             : []),
         ];
@@ -182,7 +185,8 @@ function keepCopy(m: QuotaMount): void {
       } else if (st.isFile()) {
         if (st.size > budget) {
           left.push(
-            `${src.slice(m.point.length + 1)}: ${st.size} bytes would pass the quota's ${m.figures().capacityBytes} bytes`,
+            `${src.slice(m.point.length + 1)}: ${st.size} bytes would pass the quota's ` +
+              `${m.figures().capacityBytes} bytes`,
           );
           continue;
         }
@@ -201,7 +205,8 @@ function keepCopy(m: QuotaMount): void {
 }
 
 /**
- * The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and `doctor`).
+ * The isolation-report lines of a run's quota (or of the configured one where no run exists yet, for `explain` and
+ * `doctor`).
  * `sandbox`: the backend's own disk lines (its private /tmp; where it can write beyond the quota).
  */
 export function diskQuotaLines(
@@ -219,7 +224,9 @@ export function diskQuotaLines(
     const place = (what: string, f: QuotaFigures) => `${what} ≤ ${f.capacityBytes} bytes and ≤ ${f.inodes} files`;
     return {
       enforced: [
-        `disk: ${place('workspace', applied.workspace)}${applied.session ? `, ${place('session folder', applied.session)}` : ''} (${applied.mechanism}, kernel-enforced: writes past it fail with ENOSPC)`,
+        `disk: ${place('workspace', applied.workspace)}` +
+          `${applied.session ? `, ${place('session folder', applied.session)}` : ''}` +
+          ` (${applied.mechanism}, kernel-enforced: writes past it fail with ENOSPC)`,
         ...tmp,
       ],
       notEnforced: rw,
@@ -228,7 +235,8 @@ export function diskQuotaLines(
   if (machine.available && applied !== 'none')
     return {
       enforced: [
-        `disk: workspace and session folder each ≤ ${limits.diskBytes} bytes and ≤ about ${limits.inodes} files (${machine.mechanism}, mounted per run; kernel-enforced: writes past it fail with ENOSPC)`,
+        `disk: workspace and session folder each ≤ ${limits.diskBytes} bytes and ≤ about ${limits.inodes} ` +
+          `files (${machine.mechanism}, mounted per run; kernel-enforced: writes past it fail with ENOSPC)`,
         ...tmp,
       ],
       notEnforced: rw,
@@ -237,7 +245,9 @@ export function diskQuotaLines(
     enforced: tmp,
     notEnforced: [
       ...rw.slice(1),
-      `disk and file-count limits (diskBytes ${limits.diskBytes}, inodes ${limits.inodes}) of the workspace and session folder: ${machine.available ? 'not mounted for this run' : `no mechanism on this host (${machine.why})`}`,
+      `disk and file-count limits (diskBytes ${limits.diskBytes}, inodes ${limits.inodes}) of the workspace ` +
+        `and session folder: ` +
+        `${machine.available ? 'not mounted for this run' : `no mechanism on this host (${machine.why})`}`,
     ],
   };
 }

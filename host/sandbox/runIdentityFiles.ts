@@ -227,7 +227,8 @@ export function giveToRunIdentity(
   ].filter(([, problem]) => problem !== undefined);
   if (problems.length > 0) {
     throw new Error(
-      `${problems.map(([what, problem]) => `${what}: ${problem}`).join('; ')}. Grant it to that uid (chown, setfacl -m u:${ids.uid}:rwX, or a group with gid ${ids.gid}; docs/admin-guide.md "Run identity")`,
+      `${problems.map(([what, problem]) => `${what}: ${problem}`).join('; ')}. Grant it to that uid (chown, ` +
+        `setfacl -m u:${ids.uid}:rwX, or a group with gid ${ids.gid}; docs/admin-guide.md "Run identity")`,
     );
   }
   const sockets = run.sockets.filter((s): s is string => s !== undefined);

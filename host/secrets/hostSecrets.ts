@@ -32,8 +32,12 @@ export function readSecretRef(ref: SecretRef, env: NodeJS.ProcessEnv = process.e
  * name a place or a setting (`SECRET_KEY_BASE` is a credential, `PASSWORD_STORE_DIR` is not).
  * Whole words only: `KEYBOARD_LAYOUT`, `TOKENIZERS_PARALLELISM`, `PATH` and `PWD` are not.
  */
-export const CREDENTIAL_ENV_NAME =
-  /^(?:.*[_.-])?(?:KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|AUTHORIZATION)$|^(?:.*[_.-])?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY)[_.-](?!(?:.*[_.-])?(?:DIR|FILE|PATH|SOCK|SOCKET|URL|HOST|PORT|USER|NAME|ID|TYPE|MODE|LENGTH|ENABLED|DISABLED)$)/i;
+export const CREDENTIAL_ENV_NAME = new RegExp(
+  '^(?:.*[_.-])?(?:KEY|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PASSPHRASE|CREDENTIALS?|AUTHORIZATION)$' +
+    '|^(?:.*[_.-])?(?:SECRET|PASSWORD|PASSWD|PASSPHRASE|APIKEY)[_.-]' +
+    '(?!(?:.*[_.-])?(?:DIR|FILE|PATH|SOCK|SOCKET|URL|HOST|PORT|USER|NAME|ID|TYPE|MODE|LENGTH|ENABLED|DISABLED)$)',
+  'i',
+);
 
 /**
  * Register the host's own secrets: the values of environment variables named like credentials ({@link

@@ -15,7 +15,8 @@ function auditWriter(db: Db) {
   const prepared = () =>
     (statements ??= {
       insert: db.prepare(
-        'INSERT INTO audit (seq, at, type, actor, session_id, run_id, data, prev, hash) VALUES (@seq, @at, @type, @actor, @sessionId, @runId, @data, @prev, @hash)',
+        'INSERT INTO audit (seq, at, type, actor, session_id, run_id, data, prev, hash) VALUES (@seq, @at, ' +
+          '@type, @actor, @sessionId, @runId, @data, @prev, @hash)',
       ),
       head: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
       insertCheckpoint: db.prepare(

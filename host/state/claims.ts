@@ -52,7 +52,8 @@ export function claimBlocker(
       ? []
       : (db
           .prepare(
-            "SELECT host_pid, host_start FROM runs WHERE session_id = ? AND status = 'queued' AND queued_seq < ? AND id NOT IN (SELECT run_id FROM run_claims)",
+            "SELECT host_pid, host_start FROM runs WHERE session_id = ? AND status = 'queued' AND queued_seq " +
+              '< ? AND id NOT IN (SELECT run_id FROM run_claims)',
           )
           .all(req.sessionId, req.queuedSeq) as OwnerRow[]);
   if (sessionClaims.length > 0 || earlier.length > 0)

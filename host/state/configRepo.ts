@@ -86,7 +86,9 @@ export class ConfigRepo {
       const at = new Date().toISOString();
       dbOf(this.store)
         .prepare(
-          'INSERT INTO config_objects (kind, id, version, spec, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET version = excluded.version, spec = excluded.spec, updated_at = excluded.updated_at',
+          'INSERT INTO config_objects (kind, id, version, spec, updated_at) VALUES (?, ?, ?, ?, ?) ON ' +
+            'CONFLICT (kind, id) DO UPDATE SET version = excluded.version, spec = excluded.spec, updated_at = ' +
+            'excluded.updated_at',
         )
         .run(kind, id, version, text, at);
       const action = current ? 'updated' : 'created';

@@ -12,7 +12,8 @@ export interface Delivery {
 export function findDelivery(store: Store, platform: string, bot: string, eventId: string): Delivery | undefined {
   return dbOf(store)
     .prepare(
-      'SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE platform = ? AND bot = ? AND event_id = ?',
+      'SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE ' +
+        'platform = ? AND bot = ? AND event_id = ?',
     )
     .get(platform, bot, eventId) as Delivery | undefined;
 }
@@ -25,7 +26,8 @@ export function recordDelivery(
 ): void {
   dbOf(store)
     .prepare(
-      'INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ' +
+        '?, ?, ?, ?, ?, ?)',
     )
     .run(
       event.platform,
@@ -50,7 +52,8 @@ export function waitingRunsTotal(store: Store): number {
 export function liveSessionRuns(store: Store, sessionId: string): { id: string; claimed: number }[] {
   return dbOf(store)
     .prepare(
-      "SELECT r.id, c.run_id IS NOT NULL AS claimed FROM runs r LEFT JOIN run_claims c ON c.run_id = r.id WHERE r.session_id = ? AND r.status IN ('queued', 'running') ORDER BY r.queued_seq",
+      'SELECT r.id, c.run_id IS NOT NULL AS claimed FROM runs r LEFT JOIN run_claims c ON c.run_id = r.id ' +
+        "WHERE r.session_id = ? AND r.status IN ('queued', 'running') ORDER BY r.queued_seq",
     )
     .all(sessionId) as { id: string; claimed: number }[];
 }
@@ -59,7 +62,8 @@ export function liveSessionRuns(store: Store, sessionId: string): { id: string; 
 export function lastGoalRevision(store: Store, sessionId: string): number {
   return dbOf(store)
     .prepare(
-      "SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND type = 'run.queued'",
+      "SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND " +
+        "type = 'run.queued'",
     )
     .pluck()
     .get(sessionId) as number;

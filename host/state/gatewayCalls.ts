@@ -1,4 +1,7 @@
-/** The gateway's tables: `gateway_calls` (one row per model call) and `gateway_reservations` (calls in flight) (docs/gateway.md, "Budgets"). */
+/**
+ * The gateway's tables: `gateway_calls` (one row per model call) and `gateway_reservations` (calls in flight)
+ * (docs/gateway.md, "Budgets").
+ */
 import { dbOf, type Store } from './store.js';
 
 /** One model call as metered, refused ones included. */
@@ -23,7 +26,9 @@ export interface GatewayCallRow {
 export function insertGatewayCall(store: Store, r: GatewayCallRow): void {
   dbOf(store)
     .prepare(
-      'INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, ' +
+        'status, attempts, input_tokens, output_tokens, cost_usd, latency_ms, error) VALUES (?, ?, ?, ?, ?, ?, ' +
+        '?, ?, ?, ?, ?, ?, ?, ?, ?)',
     )
     .run(
       r.at.toISOString(),
@@ -61,7 +66,8 @@ export function settledSpend(store: Store, scope: SpendScope): Spend {
       : ['binding_id = ? AND at_ms > ?', [scope.bindingId, scope.sinceMs]];
   return dbOf(store)
     .prepare(
-      `SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_calls WHERE ${where}`,
+      `SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost ` +
+        `FROM gateway_calls WHERE ${where}`,
     )
     .get(...args) as Spend;
 }
@@ -71,7 +77,8 @@ export function reservedSpend(store: Store, scope: { runId: string } | { binding
   const [where, arg] = 'runId' in scope ? ['run_id = ?', scope.runId] : ['binding_id = ?', scope.bindingId];
   return dbOf(store)
     .prepare(
-      `SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM gateway_reservations WHERE ${where}`,
+      `SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM ` +
+        `gateway_reservations WHERE ${where}`,
     )
     .get(arg) as Spend;
 }
@@ -97,7 +104,8 @@ export function insertReservation(
 ): void {
   dbOf(store)
     .prepare(
-      'INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, ' +
+        'owner_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     )
     .run(r.id, r.runId, r.bindingId, r.tokens, r.costUsd, r.atMs, r.owner.pid, r.owner.start);
 }

@@ -26,11 +26,16 @@ export class KbIndexFile {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
-    this.db.exec(`
+    this.db.exec(
+      `
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, title TEXT NOT NULL);
-      CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(path UNINDEXED, ordinal UNINDEXED, title UNINDEXED, text, tokenize = 'porter unicode61');
-    `);
+      CREATE TABLE ` +
+        `IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms INTEGER NOT NULL, title TEXT ` +
+        `NOT NULL);
+      CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(path UNINDEXED, ordinal UNINDEXED, ` +
+        `title UNINDEXED, text, tokenize = 'porter unicode61');
+    `,
+    );
     const indexed = this.db.prepare("SELECT value FROM meta WHERE key = 'folder'").pluck().get() as string | undefined;
     if (indexed !== folder) {
       // The resource now points elsewhere: start over.
@@ -79,7 +84,8 @@ export class KbIndexFile {
   search(match: string, topK: number): KbIndexHit[] {
     return this.db
       .prepare(
-        'SELECT path, ordinal, title, text, bm25(chunks) AS rank FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?',
+        'SELECT path, ordinal, title, text, bm25(chunks) AS rank FROM chunks WHERE chunks MATCH ? ORDER BY ' +
+          'rank LIMIT ?',
       )
       .all(match, topK) as KbIndexHit[];
   }

@@ -19,7 +19,8 @@ export type RunUsage = Usage & {
 export function meteredUsage(store: Store, runId: string, reportedByRunner?: Usage): RunUsage {
   const row = dbOf(store)
     .prepare(
-      'SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS output, coalesce(sum(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ? AND status < 400',
+      'SELECT count(*) AS calls, coalesce(sum(input_tokens), 0) AS input, coalesce(sum(output_tokens), 0) AS ' +
+        'output, coalesce(sum(cost_usd), 0) AS cost FROM gateway_calls WHERE run_id = ? AND status < 400',
     )
     .get(runId) as { calls: number; input: number; output: number; cost: number };
   return {

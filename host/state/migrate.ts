@@ -32,7 +32,8 @@ export function builtinMigrations(): Migration[] {
  */
 export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): { applied: number[] } {
   db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, ' +
+      'applied_at TEXT NOT NULL)',
   );
   const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const known = new Set(migrations.map((m) => m.version));

@@ -31,7 +31,8 @@ export class RunnerStateRepo {
   ) {
     this.getStmt = db.prepare('SELECT value FROM runner_state WHERE scope = ? AND key = ?').pluck();
     this.upsertStmt = db.prepare(
-      'INSERT INTO runner_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+      'INSERT INTO runner_state (scope, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key) ' +
+        'DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
     );
     this.deleteStmt = db.prepare('DELETE FROM runner_state WHERE scope = ? AND key = ?');
     this.countStmt = db.prepare('SELECT count(*) FROM runner_state WHERE scope = ?').pluck();

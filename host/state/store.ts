@@ -57,7 +57,10 @@ let idCounter = 0;
 /** Event ids that sort by creation time, so the unique index grows at its end instead of at random. */
 function newEventId(): string {
   idCounter = (idCounter + 1) % 1_679_616;
-  return `evt_${Date.now().toString(36).padStart(9, '0')}${idCounter.toString(36).padStart(4, '0')}${randomUUID().slice(0, 8)}`;
+  return (
+    `evt_` +
+    `${Date.now().toString(36).padStart(9, '0')}${idCounter.toString(36).padStart(4, '0')}${randomUUID().slice(0, 8)}`
+  );
 }
 
 /**
@@ -101,7 +104,8 @@ export class Store {
       ),
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       runQueued: db.prepare(
-        "INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, host_start, queued_seq) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
+        'INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, ' +
+          "host_start, queued_seq) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
       ),
       runStarted: db.prepare(
         "UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?",

@@ -103,7 +103,8 @@ export const acpRunner = defineRunner({
       .enum(['none', 'anthropic', 'openai'])
       .default('none')
       .describe(
-        'Give the agent the host gateway as its model API (base URL + the run token as key), e.g. anthropic for the Claude Code ACP adapter.',
+        'Give the agent the host gateway as its model API (base URL + the run token as key), e.g. anthropic ' +
+          'for the Claude Code ACP adapter.',
       ),
     model: z.string().optional().describe('Granted model id the agent should use (default: the first granted).'),
   }),
@@ -233,8 +234,10 @@ export const acpRunner = defineRunner({
       ctx.emit({
         kind: 'log',
         level: 'info',
-        message:
-          `acp agent ${init.agentInfo?.name ?? config.command} ${init.agentInfo?.version ?? ''} (protocol ${init.protocolVersion})`.trim(),
+        message: (
+          `acp agent ${init.agentInfo?.name ?? config.command} ${init.agentInfo?.version ?? ''} (protocol ` +
+          `${init.protocolVersion})`
+        ).trim(),
       });
       const http = init.agentCapabilities?.mcpCapabilities?.http === true;
       const servers = Object.entries(binding.gateway?.mcp ?? {});

@@ -103,7 +103,9 @@ export class ClaudeStreamMapper {
         {
           kind: 'log',
           level: 'info',
-          message: `claude ${this.version ?? '?'} session ${this.sessionId ?? '?'} (model ${String(v.model)}, permission mode ${String(v.permissionMode)})`,
+          message:
+            `claude ${this.version ?? '?'} session ${this.sessionId ?? '?'} (model ${String(v.model)}, ` +
+            `permission mode ${String(v.permissionMode)})`,
           data: { tools: v.tools, mcpServers: v.mcp_servers },
         },
       ];
@@ -121,7 +123,9 @@ export class ClaudeStreamMapper {
         {
           kind: 'log',
           level: 'warn',
-          message: `claude: model call failed (${String(v.error_status ?? v.error)}), retry ${String(v.attempt)}/${String(v.max_retries)} in ${String(v.retry_delay_ms)} ms`,
+          message:
+            `claude: model call failed (${String(v.error_status ?? v.error)}), retry ${String(v.attempt)}/` +
+            `${String(v.max_retries)} in ${String(v.retry_delay_ms)} ms`,
         },
       ];
     }
@@ -194,7 +198,9 @@ export class ClaudeStreamMapper {
         status: 'failed',
         error: {
           code: 'no_result',
-          message: `claude ended without a result line (exit ${exit.exitCode ?? exit.signal}): ${exit.stderrTail.trim().slice(-500) || 'no stderr'}`,
+          message:
+            `claude ended without a result line (exit ${exit.exitCode ?? exit.signal}): ` +
+            `${exit.stderrTail.trim().slice(-500) || 'no stderr'}`,
         },
         ...(external ? { external } : {}),
       };

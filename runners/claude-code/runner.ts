@@ -28,7 +28,8 @@ export const claudeCodeRunner = defineRunner({
       .array(z.string())
       .default([])
       .describe(
-        'Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Naming Bash, Edit, Write or NotebookEdit here also lifts its default ban.',
+        'Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Naming ' +
+          'Bash, Edit, Write or NotebookEdit here also lifts its default ban.',
       ),
     disallowedTools: z
       .array(z.string())
@@ -38,7 +39,8 @@ export const claudeCodeRunner = defineRunner({
       .enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'])
       .default('dontAsk')
       .describe(
-        'dontAsk: anything not allowed is denied (headless). bypassPermissions runs every tool: only inside the bwrap sandbox.',
+        'dontAsk: anything not allowed is denied (headless). bypassPermissions runs every tool: only inside ' +
+          'the bwrap sandbox.',
       ),
     maxTurns: z.int().min(1).max(200).default(12),
     appendSystemPrompt: z.string().max(20_000).optional(),
@@ -140,7 +142,9 @@ export const claudeCodeRunner = defineRunner({
             ctx.emit({
               kind: 'log',
               level: 'warn',
-              message: `claude ${mapper.version} is not the tested ${TESTED_VERSION}: its line formats may differ; unknown lines are kept as logs`,
+              message:
+                `claude ${mapper.version} is not the tested ${TESTED_VERSION}: its line formats may differ; ` +
+                `unknown lines are kept as logs`,
             });
         },
       });
@@ -167,7 +171,9 @@ export const claudeCodeRunner = defineRunner({
       ctx.emit({
         kind: 'log',
         level: 'warn',
-        message: `claude: ${mapper.denials.length} tool call(s) denied: ${mapper.denials.map((d) => `${d.toolName} (${d.reason})`).join('; ')}`,
+        message:
+          `claude: ${mapper.denials.length} tool call(s) denied: ` +
+          `${mapper.denials.map((d) => `${d.toolName} (${d.reason})`).join('; ')}`,
       });
     return result;
   },

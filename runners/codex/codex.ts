@@ -190,7 +190,8 @@ export class CodexStreamMapper {
           item.type === 'mcp_tool_call' && item.error
             ? String((item.error as Obj).message)
             : status !== 'ok'
-              ? `${name} ${String(item.status)}${item.exit_code !== undefined ? ` (exit ${String(item.exit_code)})` : ''}`
+              ? `${name} ` +
+                `${String(item.status)}${item.exit_code !== undefined ? ` (exit ${String(item.exit_code)})` : ''}`
               : undefined;
         // A tool that finishes without having started (older Codex) still gets its start.
         return [
@@ -210,7 +211,11 @@ export class CodexStreamMapper {
         return [
           {
             kind: 'progress',
-            message: `codex plan: ${((item.items as Obj[] | undefined) ?? []).map((t) => `${t.completed ? '✓' : '·'} ${String(t.text)}`).join('; ')}`,
+            message:
+              'codex plan: ' +
+              ((item.items as Obj[] | undefined) ?? [])
+                .map((t) => `${t.completed ? '✓' : '·'} ${String(t.text)}`)
+                .join('; '),
           },
         ];
       case 'error':
@@ -245,7 +250,8 @@ export class CodexStreamMapper {
     const why =
       this.failure ??
       this.errors.at(-1) ??
-      `codex ended without completing its turn (exit ${exit.exitCode ?? exit.signal}): ${exit.stderrTail.trim().slice(-500) || 'no stderr'}`;
+      `codex ended without completing its turn (exit ${exit.exitCode ?? exit.signal}): ` +
+        `${exit.stderrTail.trim().slice(-500) || 'no stderr'}`;
     return {
       status: 'failed',
       error: { code: this.failure ? 'turn_failed' : 'no_turn_completed', message: why },

@@ -24,7 +24,8 @@ export const codexRunner = defineRunner({
       .string()
       .default('gpt-5.5')
       .describe(
-        'The model name Codex is told (one of its bundled names); the gateway serves the granted model whatever it says.',
+        'The model name Codex is told (one of its bundled names); the gateway serves the granted model ' +
+          'whatever it says.',
       ),
     sandbox: z
       .enum(['read-only', 'workspace-write', 'danger-full-access'])
@@ -72,7 +73,9 @@ export const codexRunner = defineRunner({
         ctx.emit({
           kind: 'log',
           level: 'warn',
-          message: `codex ${version} is not the tested ${TESTED_VERSION}: its event formats may differ; unknown events are kept as logs`,
+          message:
+            `codex ${version} is not the tested ${TESTED_VERSION}: its event formats may differ; unknown events ` +
+            `are kept as logs`,
         });
     } catch (error) {
       return {
@@ -123,7 +126,9 @@ export const codexRunner = defineRunner({
       ctx.emit({
         kind: 'log',
         level: 'warn',
-        message: `codex: thread ${previous} could not be resumed (${exit.stderrTail.trim().split('\n').at(-1) ?? 'no reason'}); starting a fresh thread`,
+        message:
+          `codex: thread ${previous} could not be resumed (` +
+          `${exit.stderrTail.trim().split('\n').at(-1) ?? 'no reason'}); starting a fresh thread`,
       });
       ({ mapper, exit } = await turn(undefined));
     }

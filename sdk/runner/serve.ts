@@ -71,7 +71,8 @@ export function serve<S extends z.ZodType>(runner: RunnerDefinition<S>, options:
     if (!SUPPORTED_PROTOCOL_VERSIONS.includes(params.protocolVersion)) {
       throw new RpcError(
         ErrorCodes.ProtocolVersionUnsupported,
-        `protocol version ${params.protocolVersion} is not supported; this runner speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+        `protocol version ${params.protocolVersion} is not supported; this runner speaks ` +
+          `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
         { supported: SUPPORTED_PROTOCOL_VERSIONS },
       );
     }

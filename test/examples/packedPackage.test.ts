@@ -31,21 +31,34 @@ const PLAIN_TSCONFIG = {
 };
 
 /** A library user's program: the root export only, compiled with the plain tsconfig and run with plain node. */
-const LIBRARY_PROGRAM = `import { applyConfig, discoverRunners, openHost, parseLimits, TOKENS, type RunOutcome } from 'paddock';
+const LIBRARY_PROGRAM =
+  `import { applyConfig, discoverRunners, openHost, parseLimits, TOKENS, type RunOutcome } from ` +
+  `'paddock';
 
 const dataDir = process.argv[2]!;
-const host = await openHost({ dataDir, limits: parseLimits({}), runnerDirs: [], logLevel: 'silent', keepWorkspaces: false });
-const redactor = host.container.resolve(TOKENS.Redactor);
-const bindings = [{ id: 'outside', runner: 'echo', sandbox: 'bwrap', route: { platform: 'telegram', bot: 'outside' } }];
-applyConfig(host.store, { bindings }, { catalog: discoverRunners([]), mountRoots: [], redactor }, { by: 'user:outside' });
-const ticket = await host.container.resolve(TOKENS.Dispatcher).dispatch({
-  id: 'evt-outside', type: 'message', platform: 'telegram', bot: 'outside', conversation: { type: 'group', id: 'c1' },
-  sender: { id: 'u1', name: 'Ada' }, message: { parts: [{ type: 'text', text: 'from outside' }] }, receivedAt: new Date().toISOString(),
+const host = await openHost({ dataDir, limits: parseLimits({}), ` +
+  `runnerDirs: [], logLevel: 'silent', keepWorkspaces: false });
+const redactor = ` +
+  `host.container.resolve(TOKENS.Redactor);
+const bindings = [{ id: 'outside', runner: 'echo', sandbox: 'bwrap', ` +
+  `route: { platform: 'telegram', bot: 'outside' } }];
+applyConfig(host.store, { bindings }, { catalog: ` +
+  `discoverRunners([]), mountRoots: [], redactor }, { by: 'user:outside' });
+const ticket = await ` +
+  `host.container.resolve(TOKENS.Dispatcher).dispatch({
+  id: 'evt-outside', type: 'message', platform: ` +
+  `'telegram', bot: 'outside', conversation: { type: 'group', id: 'c1' },
+  sender: { id: 'u1', name: 'Ada' }, ` +
+  `message: { parts: [{ type: 'text', text: 'from outside' }] }, receivedAt: new Date().toISOString(),
 });
-if (ticket.status === 'duplicate') throw new Error('duplicate');
-const outcome: RunOutcome = await ticket.done;
+if ` +
+  `(ticket.status === 'duplicate') throw new Error('duplicate');
+const outcome: RunOutcome = await ` +
+  `ticket.done;
 const row = host.store.run(ticket.runId);
-console.log(JSON.stringify({ outcome, stored: row?.status, sessionEvents: row ? host.store.readEvents(row.sessionId).map((e) => e.type) : [] }));
+console.log(JSON.stringify({ outcome, stored: ` +
+  `row?.status, sessionEvents: row ? host.store.readEvents(row.sessionId).map((e) => e.type) : [] ` +
+  `}));
 host.store.close();
 `;
 
@@ -123,7 +136,8 @@ describe('the packed package, installed into an outside project', () => {
       // The SDK's types are real, not `any`: a config that breaks the runner's own zod schema does not compile.
       writeFileSync(
         join(project, 'wrong.ts'),
-        "import { helloRunner } from './runner.js';\nconst pause: string = helloRunner.configSchema!.parse({}).pauseMs;\nexport { pause };\n",
+        "import { helloRunner } from './runner.js';\nconst pause: string = " +
+          'helloRunner.configSchema!.parse({}).pauseMs;\nexport { pause };\n',
       );
       const wrong = await tsc(['-p', '.', '--noEmit', '--skipLibCheck']); // paddock's .d.ts were checked in full above
       expect(wrong.exitCode).not.toBe(0);

@@ -22,7 +22,9 @@ export function rawDb(store: Store): Database.Database {
   return db;
 }
 
-/** The store's own connection, for what is per connection (pragmas such as `synchronous`, closing without a checkpoint). */
+/**
+ * The store's own connection, for what is per connection (pragmas such as `synchronous`, closing without a checkpoint).
+ */
 export function storeConnection(store: Store): Database.Database {
   return dbOf(store);
 }

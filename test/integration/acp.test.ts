@@ -82,20 +82,24 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     expect(outcome.result?.external?.sessionId).toMatch(/^sess_/);
   });
 
-  it('fs requests go through the host path policy: workspace files work, outside paths and links do not; without the grant, no fs at all', async () => {
-    const { outcome: wrote } = await dispatch('acp-fs', 'WRITE:out/note.txt|from the agent', 'fs-1');
-    expect(outputOf(wrote)).toBe('wrote');
-    const { outcome: outside } = await dispatch('acp-fs', 'READ:/etc/hostname', 'fs-2');
-    expect(outputOf(outside)).toMatch(/^error -32602: .*only paths inside the run workspace/);
-    const { outcome: dotdot } = await dispatch('acp-fs', 'READ:../../paddock.db', 'fs-3');
-    expect(outputOf(dotdot)).toMatch(/^error/);
-    const { outcome: ungranted } = await dispatch('acp', 'READ:out/note.txt', 'fs-4');
-    expect(outputOf(ungranted)).toMatch(/^error -32601/);
-    // readPaths are read-only: the agent cannot rewrite its own program.
-    const { outcome: tamper } = await dispatch('acp-fs', `WRITE:${AGENT}|pwned`, 'fs-5');
-    expect(outputOf(tamper)).toMatch(/^error/);
-    expect(readFileSync(AGENT, 'utf8')).toContain('Test fixture: an ACP agent');
-  });
+  it(
+    'fs requests go through the host path policy: workspace files work, outside paths and links do not; without ' +
+      'the grant, no fs at all',
+    async () => {
+      const { outcome: wrote } = await dispatch('acp-fs', 'WRITE:out/note.txt|from the agent', 'fs-1');
+      expect(outputOf(wrote)).toBe('wrote');
+      const { outcome: outside } = await dispatch('acp-fs', 'READ:/etc/hostname', 'fs-2');
+      expect(outputOf(outside)).toMatch(/^error -32602: .*only paths inside the run workspace/);
+      const { outcome: dotdot } = await dispatch('acp-fs', 'READ:../../paddock.db', 'fs-3');
+      expect(outputOf(dotdot)).toMatch(/^error/);
+      const { outcome: ungranted } = await dispatch('acp', 'READ:out/note.txt', 'fs-4');
+      expect(outputOf(ungranted)).toMatch(/^error -32601/);
+      // readPaths are read-only: the agent cannot rewrite its own program.
+      const { outcome: tamper } = await dispatch('acp-fs', `WRITE:${AGENT}|pwned`, 'fs-5');
+      expect(outputOf(tamper)).toMatch(/^error/);
+      expect(readFileSync(AGENT, 'utf8')).toContain('Test fixture: an ACP agent');
+    },
+  );
 
   it('terminals are refused and permission requests denied (approvals are not served yet)', async () => {
     const { outcome: terminal } = await dispatch('acp', 'TERMINAL:ls', 't-1');
@@ -105,19 +109,22 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'denied' }));
   });
 
-  it("MCP: the agent gets the run's host endpoint (with the run token) and its tool call goes through the host", async () => {
-    const { outcome, runId } = await dispatch('acp-fs', 'MCP:echo:{"text":"via acp"}', 'mcp-1');
-    expect(outputOf(outcome)).toBe('echo: via acp');
-    const calls = rawDb(host.store)
-      .prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?")
-      .pluck()
-      .all(runId) as string[];
-    expect(calls.map((c) => JSON.parse(c) as unknown)).toEqual([
-      expect.objectContaining({ tool: 'echo', outcome: 'ok' }),
-    ]);
-    const { outcome: denied } = await dispatch('acp-fs', 'MCP:delete_everything:{}', 'mcp-2');
-    expect(outputOf(denied)).toContain('mcpServer.tools.deny');
-  });
+  it(
+    "MCP: the agent gets the run's host endpoint (with the run " + 'token) and its tool call goes through the host',
+    async () => {
+      const { outcome, runId } = await dispatch('acp-fs', 'MCP:echo:{"text":"via acp"}', 'mcp-1');
+      expect(outputOf(outcome)).toBe('echo: via acp');
+      const calls = rawDb(host.store)
+        .prepare("SELECT data FROM audit WHERE type = 'mcp.call' AND run_id = ?")
+        .pluck()
+        .all(runId) as string[];
+      expect(calls.map((c) => JSON.parse(c) as unknown)).toEqual([
+        expect.objectContaining({ tool: 'echo', outcome: 'ok' }),
+      ]);
+      const { outcome: denied } = await dispatch('acp-fs', 'MCP:delete_everything:{}', 'mcp-2');
+      expect(outputOf(denied)).toContain('mcpServer.tools.deny');
+    },
+  );
 
   it("the next message loads the same session from host state (the agent's history survives)", async () => {
     const first = await dispatch('acp', 'HISTORY', 'resume');
@@ -146,17 +153,24 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     expect(outcome.status, outcome.reason).toBe('cancelled');
   });
 
-  it('a real ACP agent from npm (@agentclientprotocol/claude-agent-acp 0.101.0, driving Claude Code) answers through the gateway, offline', async () => {
-    expect(existsSync(ADAPTER), `the ACP adapter is installed by scripts/install-harnesses.sh: ${ADAPTER}`).toBe(true);
-    const first = await dispatch('acp-claude', 'SAY:hello via the ACP adapter', 'real-1');
-    expect(first.outcome.status, first.outcome.reason).toBe('completed');
-    expect(outputOf(first.outcome)).toContain('hello via the ACP adapter');
-    const calls = rawDb(host.store)
-      .prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?")
-      .pluck()
-      .all(first.runId) as string[];
-    expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(
-      expect.objectContaining({ model: 'sm', scripted: true, status: 200 }),
-    );
-  }, 120_000);
+  it(
+    'a real ACP agent from npm (@agentclientprotocol/claude-agent-acp 0.101.0, driving Claude Code) answers ' +
+      'through the gateway, offline',
+    async () => {
+      expect(existsSync(ADAPTER), `the ACP adapter is installed by scripts/install-harnesses.sh: ${ADAPTER}`).toBe(
+        true,
+      );
+      const first = await dispatch('acp-claude', 'SAY:hello via the ACP adapter', 'real-1');
+      expect(first.outcome.status, first.outcome.reason).toBe('completed');
+      expect(outputOf(first.outcome)).toContain('hello via the ACP adapter');
+      const calls = rawDb(host.store)
+        .prepare("SELECT data FROM audit WHERE type = 'gateway.call' AND run_id = ?")
+        .pluck()
+        .all(first.runId) as string[];
+      expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(
+        expect.objectContaining({ model: 'sm', scripted: true, status: 200 }),
+      );
+    },
+    120_000,
+  );
 });

@@ -121,65 +121,73 @@ function predicted(e: Explanation, probeName: string): boolean {
 }
 
 describe('grants are enforced on every runner request (real runner, real store)', () => {
-  it('a granted request passes authz; ungranted model, knowledge base, tool, method and state are denied with a code, a reason and an audit record', async () => {
-    const { report, runId } = await probe('probe-bot');
-    const p = report.probes;
-    expect(p['state/get']).toBe('ok');
-    expect(p['state/set']).toBe('ok');
-    // Granted, so answered by the gateway: the scripted model replies; the knowledge base's
-    // retriever (a closed port) fails upstream; the MCP servers (commands that do not exist)
-    // answer with an error result. Each got past authz.
-    expect(p['model/complete:m1']).toBe('ok');
-    expect(p['kb/retrieve:kb1']).toEqual({ code: ErrorCodes.UpstreamFailed });
-    for (const name of ['tool/call:gh/search', 'tool/call:files/list']) expect(p[name], name).toBe('ok');
-    // fs/read is served (through the path policy): the file does not exist.
-    expect(p['fs/read']).toEqual({ code: ErrorCodes.NotFound, deniedBy: 'pathPolicy.notFound' });
-    const denied = (deniedBy: string) => ({ code: ErrorCodes.PolicyDenied, deniedBy });
-    expect(p['fs/write']).toEqual(denied('binding.hostRequests'));
-    expect(p['approval/request']).toEqual(denied('binding.hostRequests'));
-    expect(p['model/complete:m2']).toEqual(denied('binding.models'));
-    expect(p['model/complete:ghost']).toEqual(denied('binding.models'));
-    expect(p['kb/retrieve:kb2']).toEqual(denied('binding.knowledgeBases'));
-    expect(p['tool/call:gh/read']).toEqual(denied('binding.mcpServers.tools'));
-    expect(p['tool/call:gh/delete_repo']).toEqual(denied('mcpServer.tools.deny'));
-    expect(p['tool/call:files/rm']).toEqual(denied('mcpServer.tools.deny'));
-    expect(p['tool/call:other/x']).toEqual(denied('binding.mcpServers'));
+  it(
+    'a granted request passes authz; ungranted model, knowledge base, tool, method and state are denied with a ' +
+      'code, a reason and an audit record',
+    async () => {
+      const { report, runId } = await probe('probe-bot');
+      const p = report.probes;
+      expect(p['state/get']).toBe('ok');
+      expect(p['state/set']).toBe('ok');
+      // Granted, so answered by the gateway: the scripted model replies; the knowledge base's
+      // retriever (a closed port) fails upstream; the MCP servers (commands that do not exist)
+      // answer with an error result. Each got past authz.
+      expect(p['model/complete:m1']).toBe('ok');
+      expect(p['kb/retrieve:kb1']).toEqual({ code: ErrorCodes.UpstreamFailed });
+      for (const name of ['tool/call:gh/search', 'tool/call:files/list']) expect(p[name], name).toBe('ok');
+      // fs/read is served (through the path policy): the file does not exist.
+      expect(p['fs/read']).toEqual({ code: ErrorCodes.NotFound, deniedBy: 'pathPolicy.notFound' });
+      const denied = (deniedBy: string) => ({ code: ErrorCodes.PolicyDenied, deniedBy });
+      expect(p['fs/write']).toEqual(denied('binding.hostRequests'));
+      expect(p['approval/request']).toEqual(denied('binding.hostRequests'));
+      expect(p['model/complete:m2']).toEqual(denied('binding.models'));
+      expect(p['model/complete:ghost']).toEqual(denied('binding.models'));
+      expect(p['kb/retrieve:kb2']).toEqual(denied('binding.knowledgeBases'));
+      expect(p['tool/call:gh/read']).toEqual(denied('binding.mcpServers.tools'));
+      expect(p['tool/call:gh/delete_repo']).toEqual(denied('mcpServer.tools.deny'));
+      expect(p['tool/call:files/rm']).toEqual(denied('mcpServer.tools.deny'));
+      expect(p['tool/call:other/x']).toEqual(denied('binding.mcpServers'));
 
-    const deniedNames = Object.entries(p)
-      .filter(([, v]) => !allowed(v))
-      .map(([k]) => k);
-    const audit = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === runId);
-    expect(audit).toHaveLength(deniedNames.length);
-    for (const record of audit) {
-      const data = record.data as { code: number; deniedBy: string; reason: string; requestedBy: string };
-      expect(data.code).toBe(ErrorCodes.PolicyDenied);
-      expect(data.deniedBy).toMatch(/^(binding|mcpServer)\./);
-      expect(data.reason.length).toBeGreaterThan(10);
-      expect(data.requestedBy).toBe('runner:prober');
-    }
-  });
+      const deniedNames = Object.entries(p)
+        .filter(([, v]) => !allowed(v))
+        .map(([k]) => k);
+      const audit = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === runId);
+      expect(audit).toHaveLength(deniedNames.length);
+      for (const record of audit) {
+        const data = record.data as { code: number; deniedBy: string; reason: string; requestedBy: string };
+        expect(data.code).toBe(ErrorCodes.PolicyDenied);
+        expect(data.deniedBy).toMatch(/^(binding|mcpServer)\./);
+        expect(data.reason.length).toBeGreaterThan(10);
+        expect(data.requestedBy).toBe('runner:prober');
+      }
+    },
+  );
 
-  it('the runner receives handles only: granted ids and names, workspace paths; no base URL, key reference or host path', async () => {
-    const { report } = await probe('probe-bot');
-    const r = report.received;
-    expect(r.models).toEqual([{ id: 'm1', provider: 'scripted', model: 'script-1' }]);
-    expect(r.knowledgeBases).toEqual([{ id: 'kb1', name: 'Handbook' }]);
-    expect(r.mcpServers).toEqual([
-      { id: 'gh', allowedTools: ['search'], deniedTools: ['delete_repo'] },
-      { id: 'files', deniedTools: ['rm'] },
-    ]);
-    const workspace = r.workspace as { root: string };
-    for (const list of [r.skills, r.artifacts] as { path: string }[][]) {
-      expect(list).toHaveLength(1);
-      expect(list[0]!.path.startsWith(`${workspace.root}/in/`)).toBe(true);
-    }
-    const text = JSON.stringify(r);
-    expect(text).not.toContain('ANTHROPIC_API_KEY');
-    expect(text).not.toContain('gh-mcp');
-    expect(text).not.toContain('127.0.0.1:9');
-    expect(text).not.toContain(resourcesDir);
-    expect(r.stateScope).toBe('session');
-  });
+  it(
+    'the runner receives handles only: granted ids and names, workspace paths; no base URL, key reference or ' +
+      'host path',
+    async () => {
+      const { report } = await probe('probe-bot');
+      const r = report.received;
+      expect(r.models).toEqual([{ id: 'm1', provider: 'scripted', model: 'script-1' }]);
+      expect(r.knowledgeBases).toEqual([{ id: 'kb1', name: 'Handbook' }]);
+      expect(r.mcpServers).toEqual([
+        { id: 'gh', allowedTools: ['search'], deniedTools: ['delete_repo'] },
+        { id: 'files', deniedTools: ['rm'] },
+      ]);
+      const workspace = r.workspace as { root: string };
+      for (const list of [r.skills, r.artifacts] as { path: string }[][]) {
+        expect(list).toHaveLength(1);
+        expect(list[0]!.path.startsWith(`${workspace.root}/in/`)).toBe(true);
+      }
+      const text = JSON.stringify(r);
+      expect(text).not.toContain('ANTHROPIC_API_KEY');
+      expect(text).not.toContain('gh-mcp');
+      expect(text).not.toContain('127.0.0.1:9');
+      expect(text).not.toContain(resourcesDir);
+      expect(r.stateScope).toBe('session');
+    },
+  );
 
   it('defaults grant nothing: a binding without grants gets no host request and no resource', async () => {
     const { report } = await probe('bare-bot');
@@ -210,64 +218,72 @@ describe('grants are enforced on every runner request (real runner, real store)'
     }
   });
 
-  it('rate and size limits per run: a burst is refused with RateLimited and retryAfterMs, an oversized request with QuotaExceeded', async () => {
-    const { report, runId } = await probe('limited-bot');
-    expect(report.probes['state/set:big']).toEqual({
-      code: ErrorCodes.QuotaExceeded,
-      deniedBy: 'limits.maxRequestBytes',
-    });
-    const limited = report.burst.filter((v) => v !== 'ok' && v.code === ErrorCodes.RateLimited);
-    const passed = report.burst.filter((v) => v === 'ok');
-    // Capacity is 2 × 5 = 10 tokens, some already spent by the earlier probes; refill is 5/s.
-    expect(passed.length).toBeGreaterThan(0);
-    expect(passed.length).toBeLessThanOrEqual(20);
-    expect(limited.length).toBeGreaterThanOrEqual(20);
-    expect(limited.every((v) => v !== 'ok' && v.deniedBy === 'limits.requestsPerSecond')).toBe(true);
-    const audit = host.store.audit
-      .records()
-      .filter(
-        (r) =>
-          r.type === 'policy.denied' &&
-          r.runId === runId &&
-          (r.data as { code: number }).code === ErrorCodes.RateLimited,
-      );
-    expect(audit).toHaveLength(limited.length);
-  });
+  it(
+    'rate and size limits per run: a burst is refused with RateLimited and retryAfterMs, an oversized request ' +
+      'with QuotaExceeded',
+    async () => {
+      const { report, runId } = await probe('limited-bot');
+      expect(report.probes['state/set:big']).toEqual({
+        code: ErrorCodes.QuotaExceeded,
+        deniedBy: 'limits.maxRequestBytes',
+      });
+      const limited = report.burst.filter((v) => v !== 'ok' && v.code === ErrorCodes.RateLimited);
+      const passed = report.burst.filter((v) => v === 'ok');
+      // Capacity is 2 × 5 = 10 tokens, some already spent by the earlier probes; refill is 5/s.
+      expect(passed.length).toBeGreaterThan(0);
+      expect(passed.length).toBeLessThanOrEqual(20);
+      expect(limited.length).toBeGreaterThanOrEqual(20);
+      expect(limited.every((v) => v !== 'ok' && v.deniedBy === 'limits.requestsPerSecond')).toBe(true);
+      const audit = host.store.audit
+        .records()
+        .filter(
+          (r) =>
+            r.type === 'policy.denied' &&
+            r.runId === runId &&
+            (r.data as { code: number }).code === ErrorCodes.RateLimited,
+        );
+      expect(audit).toHaveLength(limited.length);
+    },
+  );
 
-  it('requests before run, with a forged run id, and right after the result are refused RunNotActive; the own one passes', async () => {
-    host.apply({
-      bindings: [
-        {
-          id: 'oos',
-          runner: 'out-of-scope',
-          route: { platform: 'telegram', bot: 'oos-bot' },
-          grants: { state: 'session' },
-        },
-      ],
-    });
-    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'oos-bot' }));
-    if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
-    const outcome = await ticket.done;
-    expect(outcome.status, outcome.reason).toBe('completed');
-    const answers = Object.fromEntries(
-      outcome.stderrTail
-        .trim()
-        .split('\n')
-        .map((l) => l.split('=') as [string, string]),
-    );
-    expect(answers).toEqual({
-      before: String(ErrorCodes.RunNotActive),
-      forged: String(ErrorCodes.RunNotActive),
-      own: 'ok',
-      after: String(ErrorCodes.RunNotActive),
-    });
-    const denials = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
-    expect(denials.map((r) => (r.data as { deniedBy: string }).deniedBy)).toEqual([
-      'connection.activeRun',
-      'connection.activeRun',
-      'connection.activeRun',
-    ]);
-  });
+  it(
+    'requests before run, with a forged run id, and right after the result are refused RunNotActive; the own ' +
+      'one passes',
+    async () => {
+      host.apply({
+        bindings: [
+          {
+            id: 'oos',
+            runner: 'out-of-scope',
+            route: { platform: 'telegram', bot: 'oos-bot' },
+            grants: { state: 'session' },
+          },
+        ],
+      });
+      const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'oos-bot' }));
+      if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const answers = Object.fromEntries(
+        outcome.stderrTail
+          .trim()
+          .split('\n')
+          .map((l) => l.split('=') as [string, string]),
+      );
+      expect(answers).toEqual({
+        before: String(ErrorCodes.RunNotActive),
+        forged: String(ErrorCodes.RunNotActive),
+        own: 'ok',
+        after: String(ErrorCodes.RunNotActive),
+      });
+      const denials = host.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
+      expect(denials.map((r) => (r.data as { deniedBy: string }).deniedBy)).toEqual([
+        'connection.activeRun',
+        'connection.activeRun',
+        'connection.activeRun',
+      ]);
+    },
+  );
 });
 
 describe('granted folders reach the runner inside its workspace', () => {
@@ -284,130 +300,142 @@ describe('granted folders reach the runner inside its workspace', () => {
     return ticket.done;
   }
 
-  it('copy mode copies a mount and a skill into in/; mount mode links the mount; a mount whose root was withdrawn fails the run before it starts', async () => {
-    const binding = (id: string, workspace: string, sandbox: string) => ({
-      id,
-      runner: 'prober',
-      sandbox,
-      route: { platform: 'telegram', bot: id },
-      workspace,
-      grants: { mounts: ['repo'], skills: ['pdf'] },
-    });
-    mounted.apply({
-      resources: {
-        mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'ro' }],
-        skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }],
-      },
-      // bwrap binds a mount into the workspace; the process backend can only link it.
-      bindings: [
-        binding('copier', 'copy', 'bwrap'),
-        binding('binder', 'mount', 'bwrap'),
-        binding('linker', 'mount', 'process'),
-      ],
-    });
-    for (const bot of ['copier', 'binder', 'linker']) {
-      const outcome = await runProbe(mounted, bot);
-      expect(outcome.status, outcome.reason).toBe('completed');
-      const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
-      const received = report.received as unknown as {
-        mounts: unknown[];
-        workspace: { root: string };
-        listings: Record<string, string[]>;
-        links: Record<string, boolean>;
-      };
-      expect(received.mounts).toEqual([
-        { id: 'repo', path: join(received.workspace.root, 'in/mounts/repo'), readOnly: true },
-      ]);
-      expect(received.listings).toEqual({ pdf: ['SKILL.md'], repo: ['README.md'] });
-      expect(received.links).toEqual({ repo: bot === 'linker' });
-      expect(existsSync(received.workspace.root)).toBe(false); // cleaned after the run
-    }
-    // Removing a workspace never follows the link into the mounted folder.
-    expect(lstatSync(join(root, 'repo')).isDirectory()).toBe(true);
-    expect(existsSync(join(root, 'repo', 'README.md'))).toBe(true);
+  it(
+    'copy mode copies a mount and a skill into in/; mount mode links the mount; a mount whose root was ' +
+      'withdrawn fails the run before it starts',
+    async () => {
+      const binding = (id: string, workspace: string, sandbox: string) => ({
+        id,
+        runner: 'prober',
+        sandbox,
+        route: { platform: 'telegram', bot: id },
+        workspace,
+        grants: { mounts: ['repo'], skills: ['pdf'] },
+      });
+      mounted.apply({
+        resources: {
+          mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'ro' }],
+          skills: [{ id: 'pdf', name: 'pdf', path: join(resourcesDir, 'skill-pdf') }],
+        },
+        // bwrap binds a mount into the workspace; the process backend can only link it.
+        bindings: [
+          binding('copier', 'copy', 'bwrap'),
+          binding('binder', 'mount', 'bwrap'),
+          binding('linker', 'mount', 'process'),
+        ],
+      });
+      for (const bot of ['copier', 'binder', 'linker']) {
+        const outcome = await runProbe(mounted, bot);
+        expect(outcome.status, outcome.reason).toBe('completed');
+        const report = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
+        const received = report.received as unknown as {
+          mounts: unknown[];
+          workspace: { root: string };
+          listings: Record<string, string[]>;
+          links: Record<string, boolean>;
+        };
+        expect(received.mounts).toEqual([
+          { id: 'repo', path: join(received.workspace.root, 'in/mounts/repo'), readOnly: true },
+        ]);
+        expect(received.listings).toEqual({ pdf: ['SKILL.md'], repo: ['README.md'] });
+        expect(received.links).toEqual({ repo: bot === 'linker' });
+        expect(existsSync(received.workspace.root)).toBe(false); // cleaned after the run
+      }
+      // Removing a workspace never follows the link into the mounted folder.
+      expect(lstatSync(join(root, 'repo')).isDirectory()).toBe(true);
+      expect(existsSync(join(root, 'repo', 'README.md'))).toBe(true);
 
-    // The same data, served by a host whose configuration no longer allows that root.
-    const withdrawn = makeHost({ dataDir: mounted.dataDir, mountRoots: [] });
-    const outcome = await runProbe(withdrawn, 'copier');
-    expect(outcome.status).toBe('failed');
-    expect(outcome.reason).toMatch(/mount repo is no longer a directory under an allowed mount root/);
-    await withdrawn.close();
-    rmSync(join(root, 'repo'), { recursive: true });
-  });
+      // The same data, served by a host whose configuration no longer allows that root.
+      const withdrawn = makeHost({ dataDir: mounted.dataDir, mountRoots: [] });
+      const outcome = await runProbe(withdrawn, 'copier');
+      expect(outcome.status).toBe('failed');
+      expect(outcome.reason).toMatch(/mount repo is no longer a directory under an allowed mount root/);
+      await withdrawn.close();
+      rmSync(join(root, 'repo'), { recursive: true });
+    },
+  );
 });
 
 describe('state scope comes from the binding, never from the runner', () => {
   const h = makeHost();
   afterAll(() => h.close());
 
-  it('"session" keeps state per conversation, "binding" shares it across conversations; no binding sees another one\'s state', async () => {
-    h.apply({
-      bindings: [
-        {
-          id: 'per-session',
-          runner: 'counter',
-          route: { platform: 'telegram', bot: 'a' },
-          grants: { state: 'session' },
-        },
-        {
-          id: 'per-binding',
-          runner: 'counter',
-          route: { platform: 'telegram', bot: 'b' },
-          grants: { state: 'binding' },
-        },
-        {
-          id: 'other-binding',
-          runner: 'counter',
-          route: { platform: 'telegram', bot: 'c' },
-          grants: { state: 'binding' },
-        },
-      ],
-    });
-    const count = async (bot: string, conversation: string) => {
-      const ticket = await h.dispatcher.dispatch(chatEvent({ bot, conversation: { id: conversation } }));
-      if (ticket.status === 'duplicate') throw new Error('duplicate');
-      const outcome = await ticket.done;
-      expect(outcome.status, outcome.reason).toBe('completed');
-      return (outcome.result!.output!.parts[0] as { text: string }).text;
-    };
-    expect([await count('a', 'x'), await count('a', 'x'), await count('a', 'y')]).toEqual([
-      'count: 1',
-      'count: 2',
-      'count: 1',
-    ]);
-    expect([await count('b', 'x'), await count('b', 'y')]).toEqual(['count: 1', 'count: 2']);
-    expect([await count('c', 'x')]).toEqual(['count: 1']);
-  });
+  it(
+    '"session" keeps state per conversation, "binding" shares it across conversations; no binding sees another ' +
+      "one's state",
+    async () => {
+      h.apply({
+        bindings: [
+          {
+            id: 'per-session',
+            runner: 'counter',
+            route: { platform: 'telegram', bot: 'a' },
+            grants: { state: 'session' },
+          },
+          {
+            id: 'per-binding',
+            runner: 'counter',
+            route: { platform: 'telegram', bot: 'b' },
+            grants: { state: 'binding' },
+          },
+          {
+            id: 'other-binding',
+            runner: 'counter',
+            route: { platform: 'telegram', bot: 'c' },
+            grants: { state: 'binding' },
+          },
+        ],
+      });
+      const count = async (bot: string, conversation: string) => {
+        const ticket = await h.dispatcher.dispatch(chatEvent({ bot, conversation: { id: conversation } }));
+        if (ticket.status === 'duplicate') throw new Error('duplicate');
+        const outcome = await ticket.done;
+        expect(outcome.status, outcome.reason).toBe('completed');
+        return (outcome.result!.output!.parts[0] as { text: string }).text;
+      };
+      expect([await count('a', 'x'), await count('a', 'x'), await count('a', 'y')]).toEqual([
+        'count: 1',
+        'count: 2',
+        'count: 1',
+      ]);
+      expect([await count('b', 'x'), await count('b', 'y')]).toEqual(['count: 1', 'count: 2']);
+      expect([await count('c', 'x')]).toEqual(['count: 1']);
+    },
+  );
 });
 
 describe('fs requests go through the path policy', () => {
   const h = makeHost();
   afterAll(() => h.close());
 
-  it('a link the runner planted is never followed by the host; .git/hooks and ".." are refused; its own files work', async () => {
-    const secret = join(h.dataDir, 'paddock.db');
-    h.apply({
-      bindings: [
-        {
-          id: 'fs',
-          runner: 'prober',
-          route: { platform: 'telegram', bot: 'fs' },
-          config: { symlinkTo: secret },
-          grants: { fs: 'readwrite' },
-        },
-      ],
-    });
-    const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'fs' }));
-    if (ticket.status === 'duplicate') throw new Error('duplicate');
-    const outcome = await ticket.done;
-    expect(outcome.status, outcome.reason).toBe('completed');
-    const { probes } = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
-    expect(probes['fs/read:leak']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.symlink' });
-    expect(probes['fs/write:leak']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.symlink' });
-    expect(probes['fs/write:hook']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.protected' });
-    expect(probes['fs/read:dotdot']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.outside' });
-    expect(probes['fs/write:own']).toBe('ok');
-    expect(probes['fs/read:own']).toBe('ok');
-    expect(probes['direct:own']).toBe('ok'); // under bwrap the run is an unprivileged uid: the host gives it what it wrote
-  });
+  it(
+    'a link the runner planted is never followed by the host; .git/hooks and ".." are refused; its own files ' + 'work',
+    async () => {
+      const secret = join(h.dataDir, 'paddock.db');
+      h.apply({
+        bindings: [
+          {
+            id: 'fs',
+            runner: 'prober',
+            route: { platform: 'telegram', bot: 'fs' },
+            config: { symlinkTo: secret },
+            grants: { fs: 'readwrite' },
+          },
+        ],
+      });
+      const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'fs' }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const { probes } = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
+      expect(probes['fs/read:leak']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.symlink' });
+      expect(probes['fs/write:leak']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.symlink' });
+      expect(probes['fs/write:hook']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.protected' });
+      expect(probes['fs/read:dotdot']).toEqual({ code: ErrorCodes.PolicyDenied, deniedBy: 'pathPolicy.outside' });
+      expect(probes['fs/write:own']).toBe('ok');
+      expect(probes['fs/read:own']).toBe('ok');
+      // under bwrap the run is an unprivileged uid: the host gives it what it wrote
+      expect(probes['direct:own']).toBe('ok');
+    },
+  );
 });

@@ -87,28 +87,31 @@ beforeAll(() => {
 });
 
 describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
-  it('a text turn: the scripted reply comes back as the run output, through the gateway with the run token', async () => {
-    const { outcome, updates } = await dispatch('plain', 'SAY:hello from a real harness');
-    expect(outcome.status, outcome.reason).toBe('completed');
-    expect(outputOf(outcome)).toBe('hello from a real harness');
-    expect(updates).toContainEqual(
-      expect.objectContaining({ kind: 'message', parts: [{ type: 'text', text: 'hello from a real harness' }] }),
-    );
-    expect(outcome.result?.external?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    const calls = auditOf('gateway.call', outcome.runId);
-    expect(calls.length).toBeGreaterThan(0);
-    expect(calls.every((c) => c.scripted === true && c.status === 200)).toBe(true);
-    // The run's usage is the host's meter (the scripted model has no pricing: $0), never Claude
-    // Code's own total_cost_usd, which is kept apart and labelled (issue 11, item 19b).
-    expect(outcome.usage).toMatchObject({ meteredBy: 'host gateway', modelCalls: calls.length, costUsd: 0 });
-    expect(outcome.usage!.reportedByRunner).toEqual(outcome.result?.usage);
-    expect(outcome.result?.usage?.costUsd, 'Claude Code reports its own cost estimate').toBeGreaterThan(0);
-    expect(host.store.run(outcome.runId)!.usage).toEqual(outcome.usage);
-    expect(
-      host.store.session(host.store.run(outcome.runId)!.sessionId).runs.find((r) => r.runId === outcome.runId)!.usage,
-    ).toMatchObject({ costUsd: 0, meteredBy: 'host gateway' });
-    expect(claudeProcesses()).toEqual([]);
-  });
+  it(
+    'a text turn: the scripted reply comes back as the run ' + 'output, through the gateway with the run token',
+    async () => {
+      const { outcome, updates } = await dispatch('plain', 'SAY:hello from a real harness');
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(outputOf(outcome)).toBe('hello from a real harness');
+      expect(updates).toContainEqual(
+        expect.objectContaining({ kind: 'message', parts: [{ type: 'text', text: 'hello from a real harness' }] }),
+      );
+      expect(outcome.result?.external?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      const calls = auditOf('gateway.call', outcome.runId);
+      expect(calls.length).toBeGreaterThan(0);
+      expect(calls.every((c) => c.scripted === true && c.status === 200)).toBe(true);
+      // The run's usage is the host's meter (the scripted model has no pricing: $0), never Claude
+      // Code's own total_cost_usd, which is kept apart and labelled (issue 11, item 19b).
+      expect(outcome.usage).toMatchObject({ meteredBy: 'host gateway', modelCalls: calls.length, costUsd: 0 });
+      expect(outcome.usage!.reportedByRunner).toEqual(outcome.result?.usage);
+      expect(outcome.result?.usage?.costUsd, 'Claude Code reports its own cost estimate').toBeGreaterThan(0);
+      expect(host.store.run(outcome.runId)!.usage).toEqual(outcome.usage);
+      expect(
+        host.store.session(host.store.run(outcome.runId)!.sessionId).runs.find((r) => r.runId === outcome.runId)!.usage,
+      ).toMatchObject({ costUsd: 0, meteredBy: 'host gateway' });
+      expect(claudeProcesses()).toEqual([]);
+    },
+  );
 });
 
 describe('claude-code runner: tools, permissions, resume, failures', () => {
@@ -178,15 +181,19 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(outcome.reason).toMatch(/max.?turns|maximum number of turns/i);
   });
 
-  it('a provider 429 is retried by the gateway and the turn succeeds; repeated 500s fail the run with the reason', async () => {
-    const ok = await dispatch('flaky', 'FAIL:429x1 SAY:after a 429', 'c-429');
-    expect(ok.outcome.status, ok.outcome.reason).toBe('completed');
-    expect(outputOf(ok.outcome)).toBe('after a 429');
-    expect(auditOf('gateway.call', ok.outcome.runId).some((c) => c.attempts === 2)).toBe(true);
-    const bad = await dispatch('flaky', 'FAIL:500', 'c-500');
-    expect(bad.outcome.status).toBe('failed');
-    expect(bad.outcome.reason).toMatch(/500/);
-  }, 120_000);
+  it(
+    'a provider 429 is retried by the gateway and the turn ' + 'succeeds; repeated 500s fail the run with the reason',
+    async () => {
+      const ok = await dispatch('flaky', 'FAIL:429x1 SAY:after a 429', 'c-429');
+      expect(ok.outcome.status, ok.outcome.reason).toBe('completed');
+      expect(outputOf(ok.outcome)).toBe('after a 429');
+      expect(auditOf('gateway.call', ok.outcome.runId).some((c) => c.attempts === 2)).toBe(true);
+      const bad = await dispatch('flaky', 'FAIL:500', 'c-500');
+      expect(bad.outcome.status).toBe('failed');
+      expect(bad.outcome.reason).toMatch(/500/);
+    },
+    120_000,
+  );
 
   it("an MCP tool call goes through the run's host endpoint to the real server", async () => {
     const { outcome, updates } = await dispatch('mcp', 'USE_TOOL:mcp__tools__echo:{"text":"via the host"}');
@@ -212,16 +219,20 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     expect(claudeProcesses()).toEqual([]);
   });
 
-  it('the harness never sees the provider key: its environment holds only the run token, and a canary key is in no stored byte', async () => {
-    const { outcome, updates } = await dispatch('env', 'USE_TOOL:Bash:env', 'c-env');
-    expect(outcome.status, outcome.reason).toBe('completed');
-    const env = String((updates.find((u) => u.kind === 'tool.finished') as { output?: string } | undefined)?.output);
-    // The run token is the API key (redacted in every stored and streamed byte), the gateway the base URL.
-    expect(env).toContain('ANTHROPIC_API_KEY=[REDACTED]');
-    expect(env).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:3129/);
-    expect(env).not.toContain('PADDOCK_TEST_CLAUDE_CANARY_KEY');
-    expect(env).not.toContain(CANARY_KEY);
-    rawDb(host.store).pragma('wal_checkpoint(PASSIVE)');
-    expect(filesContaining(host.dataDir, CANARY_KEY)).toEqual([]);
-  });
+  it(
+    'the harness never sees the provider key: its environment holds only the run token, and a canary key is in ' +
+      'no stored byte',
+    async () => {
+      const { outcome, updates } = await dispatch('env', 'USE_TOOL:Bash:env', 'c-env');
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const env = String((updates.find((u) => u.kind === 'tool.finished') as { output?: string } | undefined)?.output);
+      // The run token is the API key (redacted in every stored and streamed byte), the gateway the base URL.
+      expect(env).toContain('ANTHROPIC_API_KEY=[REDACTED]');
+      expect(env).toMatch(/ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:3129/);
+      expect(env).not.toContain('PADDOCK_TEST_CLAUDE_CANARY_KEY');
+      expect(env).not.toContain(CANARY_KEY);
+      rawDb(host.store).pragma('wal_checkpoint(PASSIVE)');
+      expect(filesContaining(host.dataDir, CANARY_KEY)).toEqual([]);
+    },
+  );
 });

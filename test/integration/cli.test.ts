@@ -10,27 +10,37 @@ const dataDir = () => mkdtempSync(join(tmpdir(), 'paddock-cli-'));
 const outcomeOf = (stdout: string) => jsonLines(stdout).find((l) => l.type === 'outcome')!.outcome as RunOutcome;
 
 describe('paddock CLI (real process)', () => {
-  it('paddock demo runs the real Claude Code CLI in the sandbox on the scripted model, says so, and exits 0', async () => {
-    const home = dataDir();
-    const r = await paddock(['demo'], { dataDir: home });
-    expect(r.exitCode, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(
-      /model: demo-scripted — paddock's SCRIPTED model \(deterministic, not a real LLM\); harness: Claude Code 2\.1\.332/,
-    );
-    expect(r.stdout).toMatch(/isolation: bwrap backend \(strong\)/);
-    expect(r.stdout).toContain('⚙ Bash — echo Hello from inside the paddock sandbox');
-    expect(r.stdout).toContain('⚙ Bash ok'); // the finished call names its tool (issue 11, item 19c)
-    expect(r.stdout).not.toMatch(/⚙ toolu_/);
-    // The cost shown is the host's meter; Claude Code's own estimate is labelled (item 19b).
-    expect(r.stdout).toMatch(
-      /usage \(metered by the host gateway\): [1-9]\d* model call\(s\), \d+ input \+ \d+ output tokens, \$0\.0000 · runner reported \(unverified\): \{.*"costUsd":0\.\d+/,
-    );
-    expect(r.stdout).toContain(
-      'Claude Code ran `echo` inside the bwrap sandbox and it printed: "Hello from inside the paddock sandbox"',
-    );
-    expect(r.stdout).toMatch(/✓ completed in \d+ ms — runner completed the run/);
-    expect(readdirSync(join(home, 'workspaces'))).toEqual([]); // the run's workspace was cleaned
-  });
+  it(
+    'paddock demo runs the real Claude Code CLI in the sandbox ' + 'on the scripted model, says so, and exits 0',
+    async () => {
+      const home = dataDir();
+      const r = await paddock(['demo'], { dataDir: home });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(
+        new RegExp(
+          String.raw`model: demo-scripted — paddock's SCRIPTED model \(deterministic, not a real LLM` +
+            String.raw`\); harness: Claude Code 2\.1\.332`,
+        ),
+      );
+      expect(r.stdout).toMatch(/isolation: bwrap backend \(strong\)/);
+      expect(r.stdout).toContain('⚙ Bash — echo Hello from inside the paddock sandbox');
+      expect(r.stdout).toContain('⚙ Bash ok'); // the finished call names its tool (issue 11, item 19c)
+      expect(r.stdout).not.toMatch(/⚙ toolu_/);
+      // The cost shown is the host's meter; Claude Code's own estimate is labelled (item 19b).
+      expect(r.stdout).toMatch(
+        new RegExp(
+          String.raw`usage \(metered by the host gateway\): [1-9]\d* model call\(s\), \d+ input \+ \d` +
+            String.raw`+ output tokens, \$0\.0000 · runner reported \(unverified\): \{.*"costUsd":0\.\d` +
+            String.raw`+`,
+        ),
+      );
+      expect(r.stdout).toContain(
+        'Claude Code ran `echo` inside the bwrap sandbox and it printed: "Hello from inside the paddock sandbox"',
+      );
+      expect(r.stdout).toMatch(/✓ completed in \d+ ms — runner completed the run/);
+      expect(readdirSync(join(home, 'workspaces'))).toEqual([]); // the run's workspace was cleaned
+    },
+  );
 
   it('the human view names the tool when a call finishes, never its opaque call id', async () => {
     const r = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/tool-calls', '--text', 'x'], {

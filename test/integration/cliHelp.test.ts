@@ -92,63 +92,75 @@ describe('paddock --help for every command', () => {
     }
   }, 300_000);
 
-  it('`paddock help <command>` and a group word with --help show the same help; the top-level help lists every command', async () => {
-    expect((await paddock(['help', 'runs', 'cancel'], { dataDir: home })).stdout).toBe(
-      (await paddock(['runs', 'cancel', '--help'], { dataDir: home })).stdout,
-    );
-    const group = await paddock(['runs', '--help'], { dataDir: home });
-    expect(group.exitCode).toBe(0);
-    for (const verb of ['list', 'show', 'resolve', 'cancel']) expect(group.stdout).toContain(`paddock runs ${verb}`);
-    const top = await paddock(['--help'], { dataDir: home });
-    expect(top.stdout).toContain('`paddock <command> --help`');
-  });
-
-  it('an option a command does not take is a usage error naming the option and the command (exit 2, its help on stderr)', async () => {
-    const cases: [string[], string][] = [
-      [['runs', 'list', '--prune'], "Unknown option '--prune' for `paddock runs list`"],
-      [['audit', 'export', '--json'], "Unknown option '--json' for `paddock audit export`"],
-      [['version', '--runner', 'echo'], "Unknown option '--runner' for `paddock version`"],
-      [['export', '--as', 'failed'], "Unknown option '--as' for `paddock export`"],
-      [
-        ['runners', 'test', 'runners/echo', '--sandbox', 'bwrap'],
-        "Unknown option '--sandbox' for `paddock runners test`",
-      ],
-    ];
-    for (const [args, message] of cases) {
-      const r = await paddock(args, { dataDir: home });
-      expect(r.exitCode, args.join(' ')).toBe(2);
-      expect(r.stderr, args.join(' ')).toContain(`paddock: ${message}`);
-      expect(r.stderr, args.join(' ')).toContain(
-        `Usage: paddock ${args.slice(0, args[0] === 'version' || args[0] === 'export' ? 1 : 2).join(' ')}`,
+  it(
+    '`paddock help <command>` and a group word with --help show the same help; the top-level help lists every ' +
+      'command',
+    async () => {
+      expect((await paddock(['help', 'runs', 'cancel'], { dataDir: home })).stdout).toBe(
+        (await paddock(['runs', 'cancel', '--help'], { dataDir: home })).stdout,
       );
-      expect(r.stdout).toBe('');
-    }
-    const missing = await paddock(['runs', 'cancel'], { dataDir: home });
-    expect([missing.exitCode, missing.stderr.split('\n')[0]]).toEqual([
-      2,
-      'paddock: `paddock runs cancel` needs <runId>',
-    ]);
-    const extra = await paddock(['runs', 'show', 'run_a', 'run_b'], { dataDir: home });
-    expect([extra.exitCode, extra.stderr.split('\n')[0]]).toEqual([
-      2,
-      'paddock: unexpected argument "run_b" for `paddock runs show`',
-    ]);
-    const unknownVerb = await paddock(['runs', 'frobnicate'], { dataDir: home });
-    expect([unknownVerb.exitCode, unknownVerb.stderr.split('\n')[0]]).toEqual([
-      2,
-      'paddock: unknown command: paddock runs frobnicate',
-    ]);
-    const unknown = await paddock(['frobnicate'], { dataDir: home });
-    expect([unknown.exitCode, unknown.stderr.split('\n')[0]]).toEqual([2, 'paddock: unknown command "frobnicate"']);
-  });
+      const group = await paddock(['runs', '--help'], { dataDir: home });
+      expect(group.exitCode).toBe(0);
+      for (const verb of ['list', 'show', 'resolve', 'cancel']) expect(group.stdout).toContain(`paddock runs ${verb}`);
+      const top = await paddock(['--help'], { dataDir: home });
+      expect(top.stdout).toContain('`paddock <command> --help`');
+    },
+  );
 
-  it('the bare group words keep their old meaning: `paddock runners` lists runners, `paddock bindings --json` lists bindings', async () => {
-    const runners = await paddock(['runners'], { dataDir: home });
-    expect(runners.exitCode).toBe(0);
-    expect(runners.stdout).toMatch(/^acp .*\n(.*\n)*echo /m);
-    const bindings = await paddock(['bindings', '--json'], { dataDir: home });
-    expect([bindings.exitCode, bindings.stdout.trim()]).toEqual([0, '[]']);
-  });
+  it(
+    'an option a command does not take is a usage error naming the option and the command (exit 2, its help on ' +
+      'stderr)',
+    async () => {
+      const cases: [string[], string][] = [
+        [['runs', 'list', '--prune'], "Unknown option '--prune' for `paddock runs list`"],
+        [['audit', 'export', '--json'], "Unknown option '--json' for `paddock audit export`"],
+        [['version', '--runner', 'echo'], "Unknown option '--runner' for `paddock version`"],
+        [['export', '--as', 'failed'], "Unknown option '--as' for `paddock export`"],
+        [
+          ['runners', 'test', 'runners/echo', '--sandbox', 'bwrap'],
+          "Unknown option '--sandbox' for `paddock runners test`",
+        ],
+      ];
+      for (const [args, message] of cases) {
+        const r = await paddock(args, { dataDir: home });
+        expect(r.exitCode, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toContain(`paddock: ${message}`);
+        expect(r.stderr, args.join(' ')).toContain(
+          `Usage: paddock ${args.slice(0, args[0] === 'version' || args[0] === 'export' ? 1 : 2).join(' ')}`,
+        );
+        expect(r.stdout).toBe('');
+      }
+      const missing = await paddock(['runs', 'cancel'], { dataDir: home });
+      expect([missing.exitCode, missing.stderr.split('\n')[0]]).toEqual([
+        2,
+        'paddock: `paddock runs cancel` needs <runId>',
+      ]);
+      const extra = await paddock(['runs', 'show', 'run_a', 'run_b'], { dataDir: home });
+      expect([extra.exitCode, extra.stderr.split('\n')[0]]).toEqual([
+        2,
+        'paddock: unexpected argument "run_b" for `paddock runs show`',
+      ]);
+      const unknownVerb = await paddock(['runs', 'frobnicate'], { dataDir: home });
+      expect([unknownVerb.exitCode, unknownVerb.stderr.split('\n')[0]]).toEqual([
+        2,
+        'paddock: unknown command: paddock runs frobnicate',
+      ]);
+      const unknown = await paddock(['frobnicate'], { dataDir: home });
+      expect([unknown.exitCode, unknown.stderr.split('\n')[0]]).toEqual([2, 'paddock: unknown command "frobnicate"']);
+    },
+  );
+
+  it(
+    'the bare group words keep their old meaning: `paddock runners` lists runners, `paddock bindings --json` ' +
+      'lists bindings',
+    async () => {
+      const runners = await paddock(['runners'], { dataDir: home });
+      expect(runners.exitCode).toBe(0);
+      expect(runners.stdout).toMatch(/^acp .*\n(.*\n)*echo /m);
+      const bindings = await paddock(['bindings', '--json'], { dataDir: home });
+      expect([bindings.exitCode, bindings.stdout.trim()]).toEqual([0, '[]']);
+    },
+  );
 
   it('help and version load no command module: no store, no host layer, no zod, SQLite, MCP or ACP SDK', async () => {
     for (const args of [

@@ -40,31 +40,35 @@ function commandRunner(
 }
 
 describe('paddock runners test', () => {
-  it('passes for the built-in echo runner (TypeScript entry) and for a runner started by its command line; exit 0', async () => {
-    const echo = await paddock(['runners', 'test', 'runners/echo', ...SLOW_ECHO], { dataDir: home });
-    expect(echo.exitCode, echo.stdout + echo.stderr).toBe(0);
-    expect(echo.stdout).toMatch(/^conformance of runner echo 0\.1\.0 /);
-    expect(echo.stdout).toMatch(/\n {2}ok {3}cancel: run\/cancel mid-run ends the run with status cancelled/);
-    expect(echo.stdout.trimEnd().split('\n').at(-1)).toBe('8/8 checks passed');
+  it(
+    'passes for the built-in echo runner (TypeScript entry) and for a runner started by its command line; exit ' + '0',
+    async () => {
+      const echo = await paddock(['runners', 'test', 'runners/echo', ...SLOW_ECHO], { dataDir: home });
+      expect(echo.exitCode, echo.stdout + echo.stderr).toBe(0);
+      expect(echo.stdout).toMatch(/^conformance of runner echo 0\.1\.0 /);
+      expect(echo.stdout).toMatch(/\n {2}ok {3}cancel: run\/cancel mid-run ends the run with status cancelled/);
+      expect(echo.stdout.trimEnd().split('\n').at(-1)).toBe('8/8 checks passed');
 
-    // A folder outside the package whose entry is `command + args`: the bundled echo, run by node, from {runnerDir}.
-    const dir = commandRunner(
-      'plain-echo',
-      { command: process.execPath, args: ['{runnerDir}/runner.mjs'] },
-      { configSchema: { type: 'object', properties: { delayMs: { type: 'integer', default: 0 } } } },
-    );
-    copyFileSync(await compileNodeEntry(repoPath('runners/echo/index.ts')), join(dir, 'runner.mjs'));
-    const plain = await paddock(['runners', 'test', dir, ...SLOW_ECHO, '--json'], { dataDir: home });
-    expect(plain.exitCode, plain.stdout + plain.stderr).toBe(0);
-    const report = JSON.parse(plain.stdout) as Report;
-    expect(report).toMatchObject({
-      runner: { id: 'plain-echo', version: '1.2.3' },
-      command: [process.execPath, join(dir, 'runner.mjs')],
-      passed: true,
-      failures: [],
-    });
-    expect(report.checks.length).toBeGreaterThanOrEqual(8);
-  }, 300_000);
+      // A folder outside the package whose entry is `command + args`: the bundled echo, run by node, from {runnerDir}.
+      const dir = commandRunner(
+        'plain-echo',
+        { command: process.execPath, args: ['{runnerDir}/runner.mjs'] },
+        { configSchema: { type: 'object', properties: { delayMs: { type: 'integer', default: 0 } } } },
+      );
+      copyFileSync(await compileNodeEntry(repoPath('runners/echo/index.ts')), join(dir, 'runner.mjs'));
+      const plain = await paddock(['runners', 'test', dir, ...SLOW_ECHO, '--json'], { dataDir: home });
+      expect(plain.exitCode, plain.stdout + plain.stderr).toBe(0);
+      const report = JSON.parse(plain.stdout) as Report;
+      expect(report).toMatchObject({
+        runner: { id: 'plain-echo', version: '1.2.3' },
+        command: [process.execPath, join(dir, 'runner.mjs')],
+        passed: true,
+        failures: [],
+      });
+      expect(report.checks.length).toBeGreaterThanOrEqual(8);
+    },
+    300_000,
+  );
 
   it('fails with exit 1, naming each failed check with why, how the runner ended and its stderr', async () => {
     const crashes = await paddock(
@@ -85,7 +89,11 @@ describe('paddock runners test', () => {
     });
     expect(human.exitCode).toBe(1);
     expect(human.stdout).toMatch(
-      / {2}FAIL run: a sample run completes.*\n {7}why: .*runner output ended\n {7}runner process: exited with code 7\n {7}runner stderr \(tail\):\n {9}segfault imminent \(fixture\)/,
+      new RegExp(
+        String.raw` {2}FAIL run: a sample run completes.*\n {7}why: .*runner output ended\n {7}runn` +
+          String.raw`er process: exited with code 7\n {7}runner stderr \(tail\):\n {9}segfault immine` +
+          String.raw`nt \(fixture\)`,
+      ),
     );
     expect(human.stdout).toMatch(/\n\d\/8 checks passed — FAILED$/);
 
@@ -99,26 +107,34 @@ describe('paddock runners test', () => {
     const brokenReport = JSON.parse(broken.stdout) as Report;
     expect(brokenReport.checks.filter((c) => c.ok)).toEqual([]);
     expect(brokenReport.checks[0]!.ended).toBe(
-      `could not start ${JSON.stringify(join(home, 'no-such-interpreter'))}: spawn ${join(home, 'no-such-interpreter')} ENOENT`,
+      `could not start ${JSON.stringify(join(home, 'no-such-interpreter'))}: spawn ` +
+        `${join(home, 'no-such-interpreter')} ENOENT`,
     );
   }, 300_000);
 
-  it('a folder without a valid runner.json, or a config its schema refuses, is a usage error (exit 2) naming the file and field', async () => {
-    const manifest = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/broken-manifest'], { dataDir: home });
-    expect(manifest.exitCode).toBe(2);
-    expect(manifest.stderr).toMatch(/^paddock: .*broken-manifest\/runner\.json: field entry/);
-    const none = await paddock(['runners', 'test', home], { dataDir: home });
-    expect(none.exitCode).toBe(2);
-    expect(none.stderr).toContain(`${join(home, 'runner.json')}: ENOENT`);
-    const config = await paddock(['runners', 'test', 'runners/echo', '--config', '{"delayMs":"soon"}'], {
-      dataDir: home,
-    });
-    expect(config.exitCode).toBe(2);
-    expect(config.stderr).toMatch(/^paddock: --config: delayMs: must be integer/);
-    const notJson = await paddock(['runners', 'test', 'runners/echo', '--slow-config', '{nope'], { dataDir: home });
-    expect([notJson.exitCode, notJson.stderr.split('\n')[0]]).toEqual([
-      2,
-      expect.stringMatching(/^paddock: --slow-config is not valid JSON/),
-    ]);
-  }, 60_000);
+  it(
+    'a folder without a valid runner.json, or a config its schema refuses, is a usage error (exit 2) naming the ' +
+      'file and field',
+    async () => {
+      const manifest = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/broken-manifest'], {
+        dataDir: home,
+      });
+      expect(manifest.exitCode).toBe(2);
+      expect(manifest.stderr).toMatch(/^paddock: .*broken-manifest\/runner\.json: field entry/);
+      const none = await paddock(['runners', 'test', home], { dataDir: home });
+      expect(none.exitCode).toBe(2);
+      expect(none.stderr).toContain(`${join(home, 'runner.json')}: ENOENT`);
+      const config = await paddock(['runners', 'test', 'runners/echo', '--config', '{"delayMs":"soon"}'], {
+        dataDir: home,
+      });
+      expect(config.exitCode).toBe(2);
+      expect(config.stderr).toMatch(/^paddock: --config: delayMs: must be integer/);
+      const notJson = await paddock(['runners', 'test', 'runners/echo', '--slow-config', '{nope'], { dataDir: home });
+      expect([notJson.exitCode, notJson.stderr.split('\n')[0]]).toEqual([
+        2,
+        expect.stringMatching(/^paddock: --slow-config is not valid JSON/),
+      ]);
+    },
+    60_000,
+  );
 });

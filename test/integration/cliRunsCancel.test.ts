@@ -51,117 +51,125 @@ function lineMatching(child: ReturnType<typeof paddock>, pattern: RegExp): Promi
 }
 
 describe('paddock runs cancel', () => {
-  it('cancels a queued and a running dispatched run held by other processes, and an ad-hoc run; audited; ended and unknown runs are refused', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'paddock-cancel-'));
-    const rv = rendezvous(home);
-    const file = join(home, 'paddock.yaml');
-    writeFileSync(
-      file,
-      `bindings:\n  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, bot: held }, config: { socket: ${JSON.stringify(rv.path)} } }\n`,
-    );
-    expect((await paddock(['apply', '-f', file], { dataDir: home, env })).exitCode).toBe(0);
+  it(
+    'cancels a queued and a running dispatched run held by other processes, and an ad-hoc run; audited; ended ' +
+      'and unknown runs are refused',
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), 'paddock-cancel-'));
+      const rv = rendezvous(home);
+      const file = join(home, 'paddock.yaml');
+      writeFileSync(
+        file,
+        `bindings:\n  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, bot: ` +
+          `held }, config: { socket: ${JSON.stringify(rv.path)} } }\n`,
+      );
+      expect((await paddock(['apply', '-f', file], { dataDir: home, env })).exitCode).toBe(0);
 
-    // Two events of one conversation, each in its own `paddock dispatch` process: the first runs, the second waits for the session.
-    const first = paddock(['dispatch', '-f', '-', '--json'], {
-      dataDir: home,
-      env,
-      input: JSON.stringify(chatEvent({ bot: 'held', text: 'first' })),
-    });
-    const runningId = await rv.next();
-    const second = paddock(['dispatch', '-f', '-', '--json'], {
-      dataDir: home,
-      env,
-      input: JSON.stringify(chatEvent({ bot: 'held', text: 'second' })),
-    });
-    const queuedId = (await lineMatching(second, /run (run_[\w-]+) queued/))[1]!;
-    expect(queuedId).not.toBe(runningId);
+      // Two events of one conversation, each in its own `paddock dispatch` process: the first runs, the second
+      // waits for the session.
+      const first = paddock(['dispatch', '-f', '-', '--json'], {
+        dataDir: home,
+        env,
+        input: JSON.stringify(chatEvent({ bot: 'held', text: 'first' })),
+      });
+      const runningId = await rv.next();
+      const second = paddock(['dispatch', '-f', '-', '--json'], {
+        dataDir: home,
+        env,
+        input: JSON.stringify(chatEvent({ bot: 'held', text: 'second' })),
+      });
+      const queuedId = (await lineMatching(second, /run (run_[\w-]+) queued/))[1]!;
+      expect(queuedId).not.toBe(runningId);
 
-    const cancelQueued = await paddock(
-      ['runs', 'cancel', queuedId, '--reason', 'not needed any more', '--by', 'ada', '--json'],
-      { dataDir: home, env },
-    );
-    expect(cancelQueued.exitCode, cancelQueued.stderr).toBe(0);
-    expect(JSON.parse(cancelQueued.stdout)).toEqual({
-      runId: queuedId,
-      cancelRequested: true,
-      status: 'queued',
-      reason: 'not needed any more',
-      by: 'user:ada',
-    });
-    const secondDone = await second;
-    expect(secondDone.exitCode).toBe(130);
-    const secondOutcome = jsonLines(secondDone.stdout).find((l) => l.type === 'outcome')!.outcome as {
-      status: string;
-      reason: string;
-    };
-    expect(secondOutcome).toMatchObject({ status: 'cancelled', reason: 'not needed any more (by user:ada)' });
+      const cancelQueued = await paddock(
+        ['runs', 'cancel', queuedId, '--reason', 'not needed any more', '--by', 'ada', '--json'],
+        { dataDir: home, env },
+      );
+      expect(cancelQueued.exitCode, cancelQueued.stderr).toBe(0);
+      expect(JSON.parse(cancelQueued.stdout)).toEqual({
+        runId: queuedId,
+        cancelRequested: true,
+        status: 'queued',
+        reason: 'not needed any more',
+        by: 'user:ada',
+      });
+      const secondDone = await second;
+      expect(secondDone.exitCode).toBe(130);
+      const secondOutcome = jsonLines(secondDone.stdout).find((l) => l.type === 'outcome')!.outcome as {
+        status: string;
+        reason: string;
+      };
+      expect(secondOutcome).toMatchObject({ status: 'cancelled', reason: 'not needed any more (by user:ada)' });
 
-    const cancelRunning = await paddock(['runs', 'cancel', runningId], {
-      dataDir: home,
-      env: { ...env, USER: 'grace' },
-    });
-    expect(cancelRunning.exitCode, cancelRunning.stderr).toBe(0);
-    expect(cancelRunning.stdout).toBe(
-      `asked the host process holding run ${runningId} (running) to cancel it: cancelled with paddock runs cancel (by user:grace)`,
-    );
-    const firstDone = await first;
-    expect(firstDone.exitCode).toBe(130);
-    expect(jsonLines(firstDone.stdout).find((l) => l.type === 'outcome')!.outcome).toMatchObject({
-      status: 'cancelled',
-    });
+      const cancelRunning = await paddock(['runs', 'cancel', runningId], {
+        dataDir: home,
+        env: { ...env, USER: 'grace' },
+      });
+      expect(cancelRunning.exitCode, cancelRunning.stderr).toBe(0);
+      expect(cancelRunning.stdout).toBe(
+        `asked the host process holding run ${runningId} (running) to cancel it: cancelled with paddock runs ` +
+          `cancel (by user:grace)`,
+      );
+      const firstDone = await first;
+      expect(firstDone.exitCode).toBe(130);
+      expect(jsonLines(firstDone.stdout).find((l) => l.type === 'outcome')!.outcome).toMatchObject({
+        status: 'cancelled',
+      });
 
-    // An ad-hoc run (no dispatcher in its process) is reached the same way.
-    const adHoc = paddock(
-      ['run', '--runner', 'rendezvous', '--text', 'x', '--config', JSON.stringify({ socket: rv.path }), '--json'],
-      { dataDir: home, env },
-    );
-    const adHocId = await rv.next();
-    expect((await paddock(['runs', 'cancel', adHocId, '--by', 'ada'], { dataDir: home, env })).exitCode).toBe(0);
-    const adHocDone = await adHoc;
-    expect(adHocDone.exitCode).toBe(130);
-    expect(jsonLines(adHocDone.stdout).find((l) => l.type === 'outcome')!.outcome).toMatchObject({
-      status: 'cancelled',
-      reason: 'runner stopped on run/cancel',
-    });
+      // An ad-hoc run (no dispatcher in its process) is reached the same way.
+      const adHoc = paddock(
+        ['run', '--runner', 'rendezvous', '--text', 'x', '--config', JSON.stringify({ socket: rv.path }), '--json'],
+        { dataDir: home, env },
+      );
+      const adHocId = await rv.next();
+      expect((await paddock(['runs', 'cancel', adHocId, '--by', 'ada'], { dataDir: home, env })).exitCode).toBe(0);
+      const adHocDone = await adHoc;
+      expect(adHocDone.exitCode).toBe(130);
+      expect(jsonLines(adHocDone.stdout).find((l) => l.type === 'outcome')!.outcome).toMatchObject({
+        status: 'cancelled',
+        reason: 'runner stopped on run/cancel',
+      });
 
-    // The store says so too, for every run.
-    const runs = JSON.parse((await paddock(['runs', 'list', '--json'], { dataDir: home, env })).stdout) as {
-      id: string;
-      status: string;
-    }[];
-    for (const id of [queuedId, runningId, adHocId])
-      expect(runs.find((r) => r.id === id)?.status, id).toBe('cancelled');
+      // The store says so too, for every run.
+      const runs = JSON.parse((await paddock(['runs', 'list', '--json'], { dataDir: home, env })).stdout) as {
+        id: string;
+        status: string;
+      }[];
+      for (const id of [queuedId, runningId, adHocId])
+        expect(runs.find((r) => r.id === id)?.status, id).toBe('cancelled');
 
-    // Ended: exit 1 and the status; unknown: exit 2, one line.
-    const again = await paddock(['runs', 'cancel', runningId], { dataDir: home, env });
-    expect([again.exitCode, again.stdout]).toEqual([1, '']);
-    expect(again.stderr).toMatch(
-      new RegExp(`^paddock: run ${runningId} already ended cancelled \\(.*\\); nothing to cancel$`),
-    );
-    const againJson = await paddock(['runs', 'cancel', runningId, '--json'], { dataDir: home, env });
-    expect(againJson.exitCode).toBe(1);
-    expect(JSON.parse(againJson.stdout)).toMatchObject({
-      runId: runningId,
-      cancelRequested: false,
-      status: 'cancelled',
-    });
-    const unknown = await paddock(['runs', 'cancel', 'run_nope-0000'], { dataDir: home, env });
-    expect([unknown.exitCode, unknown.stderr]).toEqual([2, 'paddock: no run run_nope-0000']);
+      // Ended: exit 1 and the status; unknown: exit 2, one line.
+      const again = await paddock(['runs', 'cancel', runningId], { dataDir: home, env });
+      expect([again.exitCode, again.stdout]).toEqual([1, '']);
+      expect(again.stderr).toMatch(
+        new RegExp(`^paddock: run ${runningId} already ended cancelled \\(.*\\); nothing to cancel$`),
+      );
+      const againJson = await paddock(['runs', 'cancel', runningId, '--json'], { dataDir: home, env });
+      expect(againJson.exitCode).toBe(1);
+      expect(JSON.parse(againJson.stdout)).toMatchObject({
+        runId: runningId,
+        cancelRequested: false,
+        status: 'cancelled',
+      });
+      const unknown = await paddock(['runs', 'cancel', 'run_nope-0000'], { dataDir: home, env });
+      expect([unknown.exitCode, unknown.stderr]).toEqual([2, 'paddock: no run run_nope-0000']);
 
-    // Audited: who asked, for which run, why; a refused request writes nothing.
-    const audit = (await paddock(['audit', 'export'], { dataDir: home })).stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { type: string; actor: string; runId?: string; data: { reason?: string } });
-    const requests = audit
-      .filter((r) => r.type === 'run.cancel_requested')
-      .map((r) => [r.runId, r.actor, r.data.reason]);
-    expect(requests).toEqual([
-      [queuedId, 'user:ada', 'not needed any more'],
-      [runningId, 'user:grace', 'cancelled with paddock runs cancel'],
-      [adHocId, 'user:ada', 'cancelled with paddock runs cancel'],
-    ]);
-    expect((await paddock(['audit', 'verify'], { dataDir: home })).exitCode).toBe(0);
-    rv.close();
-  }, 300_000);
+      // Audited: who asked, for which run, why; a refused request writes nothing.
+      const audit = (await paddock(['audit', 'export'], { dataDir: home })).stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { type: string; actor: string; runId?: string; data: { reason?: string } });
+      const requests = audit
+        .filter((r) => r.type === 'run.cancel_requested')
+        .map((r) => [r.runId, r.actor, r.data.reason]);
+      expect(requests).toEqual([
+        [queuedId, 'user:ada', 'not needed any more'],
+        [runningId, 'user:grace', 'cancelled with paddock runs cancel'],
+        [adHocId, 'user:ada', 'cancelled with paddock runs cancel'],
+      ]);
+      expect((await paddock(['audit', 'verify'], { dataDir: home })).exitCode).toBe(0);
+      rv.close();
+    },
+    300_000,
+  );
 });

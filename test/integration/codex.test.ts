@@ -91,16 +91,19 @@ describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
     expect(second.outcome.result?.external?.sessionId).toBe(first.outcome.result?.external?.sessionId);
   });
 
-  it("MCP: Codex connects to the run's host endpoint (never the server) and discovers the allowed tools there", async () => {
-    // Codex 0.171 defers MCP tools behind its client-side tool_search, which the scripted model
-    // does not drive; what is proven here is the wiring: the only MCP endpoint Codex knows is the
-    // host's, and the host connected the real server for this run.
-    const { outcome } = await dispatch('cx-mcp', 'SAY:tools are there', 'c-mcp');
-    expect(outcome.status, outcome.reason).toBe('completed');
-    expect(auditOf('mcp.connected', outcome.runId)).toEqual([
-      expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' }),
-    ]);
-  });
+  it(
+    "MCP: Codex connects to the run's host endpoint (never the " + 'server) and discovers the allowed tools there',
+    async () => {
+      // Codex 0.171 defers MCP tools behind its client-side tool_search, which the scripted model
+      // does not drive; what is proven here is the wiring: the only MCP endpoint Codex knows is the
+      // host's, and the host connected the real server for this run.
+      const { outcome } = await dispatch('cx-mcp', 'SAY:tools are there', 'c-mcp');
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(auditOf('mcp.connected', outcome.runId)).toEqual([
+        expect.objectContaining({ server: 'tools', transport: 'stdio', backend: 'bwrap' }),
+      ]);
+    },
+  );
 
   it('cancel ends the run cancelled with no process left', async () => {
     const updates: Update[] = [];

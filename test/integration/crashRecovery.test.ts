@@ -14,7 +14,8 @@ import { processStartTime } from '../../host/util/procIdentity.js';
 import { repoPath } from '../helpers/fixtures.js';
 
 // Crash-point injection with a real host process: the CLI run through test/fixtures/crashingHost.ts,
-// whose store hook (PADDOCK_TEST_CRASH_AT) makes the host SIGKILL itself right after the N-th committed event (event:N) or between the intent and the act of
+// whose store hook (PADDOCK_TEST_CRASH_AT) makes the host SIGKILL itself right after the N-th committed event (event:N)
+// or between the intent and the act of
 // its N-th host-side effect (effect:N). For every boundary of a scripted session we check the
 // raw database before a restart, then restart the host and check that it recovers and converges.
 
@@ -141,83 +142,91 @@ describe('crash-point injection with a real host process', () => {
       return [...events(0, b.first), ...events(1, b.later), ...effects(0), ...effects(1), ...duringRecovery];
     });
 
-  it('at every boundary: nothing committed is lost, no seq duplicated, no effect re-run, interruption reported, session converges', async () => {
-    const all = points();
-    expect(all.length).toBeGreaterThan(180);
-    const failures: string[] = [];
-    const check = async (p: KillPoint) => {
-      const { runner, text, okExit } = p.scenario;
-      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-crash-'));
-      for (let i = 0; i < p.prior; i++) expect((await run(dataDir, undefined, runner, text)).exitCode).toBe(okExit);
-      const before = p.prior > 0 ? readDb(dataDir).events.length : 0;
-      const crashed = await run(dataDir, p.crashAt, runner, text);
-      expect(crashed.signal, `${p.name}: the host should have killed itself`).toBe('SIGKILL');
-      const afterCrash = readDb(dataDir);
-      // Nothing committed is lost: the crash came right after the commit holding the N-th event
-      // (a transaction may hold several), and every update the host streamed to its client is stored.
-      if (p.crashAt.startsWith('event:'))
-        expect(afterCrash.events.length - before).toBeGreaterThanOrEqual(Number(p.crashAt.slice(6)));
-      const streamed = crashed.stdout.split('\n').filter((l) => l.includes('"type":"update"')).length;
-      const storedUpdates = (rows: EventRow[]) => rows.filter((e) => e.type === 'run.update').length;
-      expect(storedUpdates(afterCrash.events)).toBeGreaterThanOrEqual(streamed);
-      checkLog(afterCrash.events);
-      expect(afterCrash.audit.ok, JSON.stringify(afterCrash.audit)).toBe(true);
-      const orphan = afterCrash.runs.find(
-        (r) => r.status === 'running' && r.pid !== null && processStartTime(r.pid) === r.pid_start,
-      );
-      const crashedRun = afterCrash.runs.find((r) => r.status === 'queued' || r.status === 'running');
-
-      if (p.recoveryCrashAt) {
-        // The restarted host dies too, while recovering: the next one must still converge.
-        const again = await run(dataDir, p.recoveryCrashAt, runner, text);
-        expect(again.signal, `${p.name}: the recovering host should have killed itself`).toBe('SIGKILL');
-        const mid = readDb(dataDir);
-        checkLog(mid.events);
-        expect(mid.audit.ok, JSON.stringify(mid.audit)).toBe(true);
-      }
-
-      // Restart: the next run recovers first, then must finish in the same session.
-      const resumed = await run(dataDir, undefined, runner, text);
-      expect(resumed.exitCode, `${p.name}: ${resumed.stderr}\n${resumed.stdout.slice(-500)}`).toBe(okExit);
-      const after = readDb(dataDir);
-      checkLog(after.events);
-      expect(after.audit.ok, JSON.stringify(after.audit)).toBe(true);
-      expect(after.runs.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
-      if (orphan) expect(processStartTime(orphan.pid!)).toBeNull(); // the runner that outlived the host was killed
-      if (crashedRun) {
-        expect(after.runs.find((r) => r.id === crashedRun.id)?.status).toBe('interrupted');
-        // A later run was told about the interruption, exactly once.
-        const told = after.events.filter(
-          (e) =>
-            e.type === 'run.started' &&
-            (JSON.parse(e.data) as { recoveryDelivered: string[] }).recoveryDelivered.includes(crashedRun.id),
+  it(
+    'at every boundary: nothing committed is lost, no seq duplicated, no effect re-run, interruption reported, ' +
+      'session converges',
+    async () => {
+      const all = points();
+      expect(all.length).toBeGreaterThan(180);
+      const failures: string[] = [];
+      const check = async (p: KillPoint) => {
+        const { runner, text, okExit } = p.scenario;
+        const dataDir = mkdtempSync(join(tmpdir(), 'paddock-crash-'));
+        for (let i = 0; i < p.prior; i++) expect((await run(dataDir, undefined, runner, text)).exitCode).toBe(okExit);
+        const before = p.prior > 0 ? readDb(dataDir).events.length : 0;
+        const crashed = await run(dataDir, p.crashAt, runner, text);
+        expect(crashed.signal, `${p.name}: the host should have killed itself`).toBe('SIGKILL');
+        const afterCrash = readDb(dataDir);
+        // Nothing committed is lost: the crash came right after the commit holding the N-th event
+        // (a transaction may hold several), and every update the host streamed to its client is stored.
+        if (p.crashAt.startsWith('event:'))
+          expect(afterCrash.events.length - before).toBeGreaterThanOrEqual(Number(p.crashAt.slice(6)));
+        const streamed = crashed.stdout.split('\n').filter((l) => l.includes('"type":"update"')).length;
+        const storedUpdates = (rows: EventRow[]) => rows.filter((e) => e.type === 'run.update').length;
+        expect(storedUpdates(afterCrash.events)).toBeGreaterThanOrEqual(streamed);
+        checkLog(afterCrash.events);
+        expect(afterCrash.audit.ok, JSON.stringify(afterCrash.audit)).toBe(true);
+        const orphan = afterCrash.runs.find(
+          (r) => r.status === 'running' && r.pid !== null && processStartTime(r.pid) === r.pid_start,
         );
-        expect(told).toHaveLength(1);
-        // Recovery interrupted it once, however many hosts died on the way.
-        expect(after.events.filter((e) => e.type === 'run.interrupted' && e.run_id === crashedRun.id)).toHaveLength(1);
-      }
-      // Every effect intent has exactly one decision (result or reconciliation): none open, none decided twice.
-      for (const intent of after.events.filter((e) => e.type === 'effect.intent')) {
-        const id = (JSON.parse(intent.data) as { effectId: string }).effectId;
-        const decisions = after.events.filter(
-          (e) =>
-            ['effect.result', 'effect.reconciled'].includes(e.type) &&
-            (JSON.parse(e.data) as { effectId: string }).effectId === id,
+        const crashedRun = afterCrash.runs.find((r) => r.status === 'queued' || r.status === 'running');
+
+        if (p.recoveryCrashAt) {
+          // The restarted host dies too, while recovering: the next one must still converge.
+          const again = await run(dataDir, p.recoveryCrashAt, runner, text);
+          expect(again.signal, `${p.name}: the recovering host should have killed itself`).toBe('SIGKILL');
+          const mid = readDb(dataDir);
+          checkLog(mid.events);
+          expect(mid.audit.ok, JSON.stringify(mid.audit)).toBe(true);
+        }
+
+        // Restart: the next run recovers first, then must finish in the same session.
+        const resumed = await run(dataDir, undefined, runner, text);
+        expect(resumed.exitCode, `${p.name}: ${resumed.stderr}\n${resumed.stdout.slice(-500)}`).toBe(okExit);
+        const after = readDb(dataDir);
+        checkLog(after.events);
+        expect(after.audit.ok, JSON.stringify(after.audit)).toBe(true);
+        expect(after.runs.filter((r) => r.status === 'queued' || r.status === 'running')).toEqual([]);
+        if (orphan) expect(processStartTime(orphan.pid!)).toBeNull(); // the runner that outlived the host was killed
+        if (crashedRun) {
+          expect(after.runs.find((r) => r.id === crashedRun.id)?.status).toBe('interrupted');
+          // A later run was told about the interruption, exactly once.
+          const told = after.events.filter(
+            (e) =>
+              e.type === 'run.started' &&
+              (JSON.parse(e.data) as { recoveryDelivered: string[] }).recoveryDelivered.includes(crashedRun.id),
+          );
+          expect(told).toHaveLength(1);
+          // Recovery interrupted it once, however many hosts died on the way.
+          expect(after.events.filter((e) => e.type === 'run.interrupted' && e.run_id === crashedRun.id)).toHaveLength(
+            1,
+          );
+        }
+        // Every effect intent has exactly one decision (result or reconciliation): none open, none decided twice.
+        for (const intent of after.events.filter((e) => e.type === 'effect.intent')) {
+          const id = (JSON.parse(intent.data) as { effectId: string }).effectId;
+          const decisions = after.events.filter(
+            (e) =>
+              ['effect.result', 'effect.reconciled'].includes(e.type) &&
+              (JSON.parse(e.data) as { effectId: string }).effectId === id,
+          );
+          expect(decisions, `${p.name}: decisions of ${id}`).toHaveLength(1);
+        }
+        // workspace effects are always decidable
+        expect(after.events.some((e) => e.type === 'session.paused')).toBe(false);
+      };
+      // Two kill points at a time: each has its own data folder and host processes.
+      for (let i = 0; i < all.length; i += 2) {
+        await Promise.all(
+          all.slice(i, i + 2).map((p) =>
+            check(p).catch((error: unknown) => {
+              failures.push(`${p.name}: ${(error as Error).message}`);
+            }),
+          ),
         );
-        expect(decisions, `${p.name}: decisions of ${id}`).toHaveLength(1);
       }
-      expect(after.events.some((e) => e.type === 'session.paused')).toBe(false); // workspace effects are always decidable
-    };
-    // Two kill points at a time: each has its own data folder and host processes.
-    for (let i = 0; i < all.length; i += 2) {
-      await Promise.all(
-        all.slice(i, i + 2).map((p) =>
-          check(p).catch((error: unknown) => {
-            failures.push(`${p.name}: ${(error as Error).message}`);
-          }),
-        ),
-      );
-    }
-    expect(failures).toEqual([]);
-  }, 900_000);
+      expect(failures).toEqual([]);
+    },
+    900_000,
+  );
 });

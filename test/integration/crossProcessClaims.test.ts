@@ -54,7 +54,8 @@ function runsOf(dataDir: string, bindingId: string): RunTimes[] {
   try {
     return db
       .prepare(
-        'SELECT id, session_id, binding_id, status, started_at, ended_at, queued_seq FROM runs WHERE binding_id = ? ORDER BY started_at',
+        'SELECT id, session_id, binding_id, status, started_at, ended_at, queued_seq FROM runs WHERE ' +
+          'binding_id = ? ORDER BY started_at',
       )
       .all(bindingId) as RunTimes[];
   } finally {
@@ -118,24 +119,30 @@ afterAll(() => servers.forEach((s) => s.close()));
 
 describe('claims across real paddock processes on one data folder', () => {
   for (const n of [3, 5]) {
-    it(`${n} concurrent dispatches for one conversation: their runs never overlap and all complete, in queue order`, async () => {
-      const rv = slowServer(300);
-      servers.push(rv);
-      const { dataDir, dispatch } = await setup(rv.path);
-      const results = await Promise.all(Array.from({ length: n }, (_, i) => dispatch('conv', 'same', `message ${i}`)));
-      for (const r of results) expect(r.exitCode, r.stderr).toBe(0);
-      const runs = runsOf(dataDir, 'conv');
-      expect(runs).toHaveLength(n);
-      expect(new Set(runs.map((r) => r.session_id)).size).toBe(1);
-      expect(runs.every((r) => r.status === 'completed')).toBe(true);
-      expect(maxOverlap(runs)).toBe(1);
-      // In order: the order they started in is the order they were queued in, each after the last ended.
-      expect(runs.map((r) => r.queued_seq)).toEqual([...runs.map((r) => r.queued_seq)].sort((a, b) => a - b));
-      for (let i = 1; i < runs.length; i++)
-        expect(Date.parse(runs[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1]!.ended_at!));
-      // The runners themselves never met: each found no other run connected.
-      expect(rv.arrivals.map((a) => a.connectedNow)).toEqual(Array(n).fill(1));
-    }, 300_000);
+    it(
+      `${n} concurrent dispatches for one conversation: their runs never overlap and all ` + `complete, in queue order`,
+      async () => {
+        const rv = slowServer(300);
+        servers.push(rv);
+        const { dataDir, dispatch } = await setup(rv.path);
+        const results = await Promise.all(
+          Array.from({ length: n }, (_, i) => dispatch('conv', 'same', `message ${i}`)),
+        );
+        for (const r of results) expect(r.exitCode, r.stderr).toBe(0);
+        const runs = runsOf(dataDir, 'conv');
+        expect(runs).toHaveLength(n);
+        expect(new Set(runs.map((r) => r.session_id)).size).toBe(1);
+        expect(runs.every((r) => r.status === 'completed')).toBe(true);
+        expect(maxOverlap(runs)).toBe(1);
+        // In order: the order they started in is the order they were queued in, each after the last ended.
+        expect(runs.map((r) => r.queued_seq)).toEqual([...runs.map((r) => r.queued_seq)].sort((a, b) => a - b));
+        for (let i = 1; i < runs.length; i++)
+          expect(Date.parse(runs[i]!.started_at!)).toBeGreaterThanOrEqual(Date.parse(runs[i - 1]!.ended_at!));
+        // The runners themselves never met: each found no other run connected.
+        expect(rv.arrivals.map((a) => a.connectedNow)).toEqual(Array(n).fill(1));
+      },
+      300_000,
+    );
   }
 
   it("a binding's maxConcurrentRuns holds across processes (different conversations)", async () => {
@@ -156,44 +163,49 @@ describe('claims across real paddock processes on one data folder', () => {
     expect(maxOverlap(pair)).toBeLessThanOrEqual(2);
   }, 300_000);
 
-  it("a SIGKILLed claimant's claim is reclaimed: the waiting process kills its orphaned runner, interrupts its run and starts its own", async () => {
-    const rv = slowServer(200, (text) => text === 'first');
-    servers.push(rv);
-    const { dataDir, dispatch } = await setup(rv.path);
-    const first = dispatch('conv', 'crash', 'first');
-    // Wait (event-driven) until the first run's runner is connected, holding its claim.
-    await new Promise<void>((resolve) => {
-      const check = () => (rv.held.has('first') ? resolve() : setTimeout(check, 20));
-      check();
-    });
-    const second = dispatch('conv', 'crash', 'second');
-    // The second process queues behind the claim (its run is recorded queued, unclaimed) …
-    const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-    const queued = () =>
-      db.prepare("SELECT count(*) FROM runs WHERE binding_id = 'conv' AND status = 'queued'").pluck().get() as number;
-    await new Promise<void>((resolve) => {
-      const check = () => (queued() === 1 ? resolve() : setTimeout(check, 20));
-      check();
-    });
-    const held = db
-      .prepare("SELECT id, pid, pid_start FROM runs WHERE binding_id = 'conv' AND status = 'running'")
-      .get() as { id: string; pid: number; pid_start: number };
-    db.close();
-    expect(processStartTime(held.pid)).toBe(held.pid_start); // the runner is alive
-    // … then the claimant dies without a word (no run.ended, its claim left in the store).
-    first.kill('SIGKILL');
-    await first;
-    const out = await second;
-    expect(out.exitCode, out.stderr).toBe(0);
-    const runs = runsOf(dataDir, 'conv');
-    const crashed = runs.find((r) => r.id === held.id)!;
-    const next = runs.find((r) => r.id !== held.id)!;
-    expect(crashed.status).toBe('interrupted');
-    expect(next.status).toBe('completed');
-    expect(Date.parse(next.started_at!)).toBeGreaterThanOrEqual(Date.parse(crashed.ended_at!));
-    expect(processStartTime(held.pid)).not.toBe(held.pid_start); // its orphaned runner was killed
-    const check = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-    expect(check.prepare('SELECT count(*) FROM run_claims').pluck().get()).toBe(0);
-    check.close();
-  }, 300_000);
+  it(
+    "a SIGKILLed claimant's claim is reclaimed: the waiting process kills its orphaned runner, interrupts its " +
+      'run and starts its own',
+    async () => {
+      const rv = slowServer(200, (text) => text === 'first');
+      servers.push(rv);
+      const { dataDir, dispatch } = await setup(rv.path);
+      const first = dispatch('conv', 'crash', 'first');
+      // Wait (event-driven) until the first run's runner is connected, holding its claim.
+      await new Promise<void>((resolve) => {
+        const check = () => (rv.held.has('first') ? resolve() : setTimeout(check, 20));
+        check();
+      });
+      const second = dispatch('conv', 'crash', 'second');
+      // The second process queues behind the claim (its run is recorded queued, unclaimed) …
+      const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+      const queued = () =>
+        db.prepare("SELECT count(*) FROM runs WHERE binding_id = 'conv' AND status = 'queued'").pluck().get() as number;
+      await new Promise<void>((resolve) => {
+        const check = () => (queued() === 1 ? resolve() : setTimeout(check, 20));
+        check();
+      });
+      const held = db
+        .prepare("SELECT id, pid, pid_start FROM runs WHERE binding_id = 'conv' AND status = 'running'")
+        .get() as { id: string; pid: number; pid_start: number };
+      db.close();
+      expect(processStartTime(held.pid)).toBe(held.pid_start); // the runner is alive
+      // … then the claimant dies without a word (no run.ended, its claim left in the store).
+      first.kill('SIGKILL');
+      await first;
+      const out = await second;
+      expect(out.exitCode, out.stderr).toBe(0);
+      const runs = runsOf(dataDir, 'conv');
+      const crashed = runs.find((r) => r.id === held.id)!;
+      const next = runs.find((r) => r.id !== held.id)!;
+      expect(crashed.status).toBe('interrupted');
+      expect(next.status).toBe('completed');
+      expect(Date.parse(next.started_at!)).toBeGreaterThanOrEqual(Date.parse(crashed.ended_at!));
+      expect(processStartTime(held.pid)).not.toBe(held.pid_start); // its orphaned runner was killed
+      const check = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+      expect(check.prepare('SELECT count(*) FROM run_claims').pluck().get()).toBe(0);
+      check.close();
+    },
+    300_000,
+  );
 });

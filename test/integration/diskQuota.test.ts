@@ -71,27 +71,37 @@ describe('per-run disk and inode quota', () => {
 
   for (const sandbox of ['process', 'bwrap'] as const) {
     describe(`${sandbox} backend`, () => {
-      it('600 MiB in one file: held at diskBytes with ENOSPC, the outcome names the limit, the report gives the filesystem figures', async () => {
-        const { outcome, report, isolation } = await fill(['big:ws:600'], sandbox);
-        expect(outcome.status, outcome.reason).toBe('completed');
-        const big = report('big:ws:600');
-        expect(big.code).toBe('ENOSPC');
-        expect(big.n).toBeGreaterThan(DISK / 2);
-        expect(big.n).toBeLessThanOrEqual(DISK);
-        expect(outcome.reason).toMatch(
-          /the disk limit \(diskBytes: workspace of \d+ bytes\) was reached in the workspace: writes past it failed with ENOSPC/,
-        );
-        const line = isolation.enforced.find((g) => g.startsWith('disk: workspace ≤'));
-        expect(line, JSON.stringify(isolation)).toMatch(
-          /^disk: workspace ≤ (\d+) bytes and ≤ (\d+) files, session folder ≤ \d+ bytes and ≤ \d+ files \(ext4 image on a loop device/,
-        );
-        const [, bytes, files] = /workspace ≤ (\d+) bytes and ≤ (\d+) files/.exec(line!)!;
-        expect(Number(bytes)).toBeLessThanOrEqual(DISK);
-        expect(Number(files)).toBeGreaterThan(INODES * 0.9);
-        expect(Number(files)).toBeLessThanOrEqual(INODES);
-        expect(isolation.notEnforced.join('\n')).toContain('rw mounts');
-        expectNothingLeft();
-      });
+      it(
+        '600 MiB in one file: held at diskBytes with ENOSPC, the outcome names the limit, the report gives the ' +
+          'filesystem figures',
+        async () => {
+          const { outcome, report, isolation } = await fill(['big:ws:600'], sandbox);
+          expect(outcome.status, outcome.reason).toBe('completed');
+          const big = report('big:ws:600');
+          expect(big.code).toBe('ENOSPC');
+          expect(big.n).toBeGreaterThan(DISK / 2);
+          expect(big.n).toBeLessThanOrEqual(DISK);
+          expect(outcome.reason).toMatch(
+            new RegExp(
+              String.raw`the disk limit \(diskBytes: workspace of \d+ bytes\) was reached in the workspac` +
+                String.raw`e: writes past it failed with ENOSPC`,
+            ),
+          );
+          const line = isolation.enforced.find((g) => g.startsWith('disk: workspace ≤'));
+          expect(line, JSON.stringify(isolation)).toMatch(
+            new RegExp(
+              String.raw`^disk: workspace ≤ (\d+) bytes and ≤ (\d+) files, session folder ≤ \d+ bytes and` +
+                String.raw` ≤ \d+ files \(ext4 image on a loop device`,
+            ),
+          );
+          const [, bytes, files] = /workspace ≤ (\d+) bytes and ≤ (\d+) files/.exec(line!)!;
+          expect(Number(bytes)).toBeLessThanOrEqual(DISK);
+          expect(Number(files)).toBeGreaterThan(INODES * 0.9);
+          expect(Number(files)).toBeLessThanOrEqual(INODES);
+          expect(isolation.notEnforced.join('\n')).toContain('rw mounts');
+          expectNothingLeft();
+        },
+      );
 
       it('600 files of 1 MiB: held at diskBytes', async () => {
         const { outcome, report } = await fill(['many:ws:600:1024'], sandbox);
@@ -115,31 +125,39 @@ describe('per-run disk and inode quota', () => {
         expectNothingLeft();
       });
 
-      it('the session folder is bounded too, keeps its files for the next run of the session, and the next run works', async () => {
-        const first = await fill(['big:session:600'], sandbox);
-        expect(first.report('big:session:600').code).toBe('ENOSPC');
-        expect(first.report('big:session:600').n).toBeLessThanOrEqual(DISK);
-        expect(first.outcome.reason).toContain('was reached in the session folder');
-        // Everything the run wrote went into its capped image: the host disk holds no more than that.
-        const sessionId = readdirSync(join(host.dataDir, 'quota', 'sessions')).map((n) => n.replace(/\.img$/, ''));
-        for (const id of sessionId)
-          expect(statSync(quotaImage(host.dataDir, 'sessions', id)).blocks * 512).toBeLessThanOrEqual(DISK);
-        expectNothingLeft();
-        // The same conversation: its session folder still holds the file (and says it was full all along)…
-        const still = await fill(['count:session'], sandbox, first.conv);
-        expect(still.report('count:session')).toEqual({ n: 1, code: 'ok' });
-        expect(still.outcome.reason).toMatch(
-          /the session folder was full from an earlier run for the whole run \(diskBytes: \d+ bytes\)/,
-        );
-        // …and a clean-up frees it: the next run works as if nothing happened.
-        const second = await fill(['count:session', 'clean:session', 'big:session:8', 'big:ws:8'], sandbox, first.conv);
-        expect(second.outcome.status, second.outcome.reason).toBe('completed');
-        expect(second.report('count:session')).toEqual({ n: 1, code: 'ok' });
-        expect(second.report('big:session:8')).toEqual({ n: 8 * MiB, code: 'ok' });
-        expect(second.report('big:ws:8')).toEqual({ n: 8 * MiB, code: 'ok' });
-        expect(second.outcome.reason).not.toContain('limit');
-        expectNothingLeft();
-      });
+      it(
+        'the session folder is bounded too, keeps its files for the next run of the session, and the next run ' +
+          'works',
+        async () => {
+          const first = await fill(['big:session:600'], sandbox);
+          expect(first.report('big:session:600').code).toBe('ENOSPC');
+          expect(first.report('big:session:600').n).toBeLessThanOrEqual(DISK);
+          expect(first.outcome.reason).toContain('was reached in the session folder');
+          // Everything the run wrote went into its capped image: the host disk holds no more than that.
+          const sessionId = readdirSync(join(host.dataDir, 'quota', 'sessions')).map((n) => n.replace(/\.img$/, ''));
+          for (const id of sessionId)
+            expect(statSync(quotaImage(host.dataDir, 'sessions', id)).blocks * 512).toBeLessThanOrEqual(DISK);
+          expectNothingLeft();
+          // The same conversation: its session folder still holds the file (and says it was full all along)…
+          const still = await fill(['count:session'], sandbox, first.conv);
+          expect(still.report('count:session')).toEqual({ n: 1, code: 'ok' });
+          expect(still.outcome.reason).toMatch(
+            /the session folder was full from an earlier run for the whole run \(diskBytes: \d+ bytes\)/,
+          );
+          // …and a clean-up frees it: the next run works as if nothing happened.
+          const second = await fill(
+            ['count:session', 'clean:session', 'big:session:8', 'big:ws:8'],
+            sandbox,
+            first.conv,
+          );
+          expect(second.outcome.status, second.outcome.reason).toBe('completed');
+          expect(second.report('count:session')).toEqual({ n: 1, code: 'ok' });
+          expect(second.report('big:session:8')).toEqual({ n: 8 * MiB, code: 'ok' });
+          expect(second.report('big:ws:8')).toEqual({ n: 8 * MiB, code: 'ok' });
+          expect(second.outcome.reason).not.toContain('limit');
+          expectNothingLeft();
+        },
+      );
     });
   }
 
@@ -151,14 +169,16 @@ describe('per-run disk and inode quota', () => {
     }
     expect(report('big:dev:1').code).toBe('EROFS');
     expect(isolation.enforced).toContain(
-      `the private /tmp and /dev/shm ≤ ${DISK} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`,
+      `the private /tmp and /dev/shm ≤ ${DISK} bytes each (tmpfs size; their pages count against the memory ` +
+        `limit); the rest of /dev is read-only`,
     );
   });
 
   it('the process backend says it bounds only the workspace and the session folder', async () => {
     const { isolation } = await fill(['count:ws'], 'process');
     expect(isolation.notEnforced).toContain(
-      'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded',
+      'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the ' +
+        'session folder are bounded',
     );
   });
 
@@ -190,36 +210,40 @@ describe('per-run disk and inode quota', () => {
     }
   });
 
-  it('--keep-workspace copies out at most the quota: sparse files not expanded past it, any depth, no setuid/setgid bits, the outcome recorded', async () => {
-    host.config.keepWorkspaces = true;
-    try {
-      const { outcome, report } = await fill(['deep:ws:1900', 'sparse:ws:3:40', 'setid:ws'], 'bwrap');
-      expect(outcome.status, outcome.reason).toBe('completed');
-      expect(report('deep:ws:1900')).toEqual({ n: 1900, code: 'ok' });
-      const kept = join(host.dataDir, 'workspaces', outcome.runId);
-      let bytes = 0;
-      const setIds: string[] = [];
-      const stack = [kept];
-      while (stack.length > 0) {
-        const dir = stack.pop()!;
-        for (const name of readdirSync(dir)) {
-          const path = join(dir, name);
-          const st = lstatSync(path);
-          if (st.mode & 0o6000) setIds.push(path);
-          if (st.isDirectory()) stack.push(path);
-          else if (st.isFile()) bytes += st.size;
+  it(
+    '--keep-workspace copies out at most the quota: sparse files not expanded past it, any depth, no ' +
+      'setuid/setgid bits, the outcome recorded',
+    async () => {
+      host.config.keepWorkspaces = true;
+      try {
+        const { outcome, report } = await fill(['deep:ws:1900', 'sparse:ws:3:40', 'setid:ws'], 'bwrap');
+        expect(outcome.status, outcome.reason).toBe('completed');
+        expect(report('deep:ws:1900')).toEqual({ n: 1900, code: 'ok' });
+        const kept = join(host.dataDir, 'workspaces', outcome.runId);
+        let bytes = 0;
+        const setIds: string[] = [];
+        const stack = [kept];
+        while (stack.length > 0) {
+          const dir = stack.pop()!;
+          for (const name of readdirSync(dir)) {
+            const path = join(dir, name);
+            const st = lstatSync(path);
+            if (st.mode & 0o6000) setIds.push(path);
+            if (st.isDirectory()) stack.push(path);
+            else if (st.isFile()) bytes += st.size;
+          }
         }
+        expect(setIds).toEqual([]);
+        expect(bytes).toBeLessThanOrEqual(DISK); // three 40 MiB sparse files were 120 MiB apparent
+        const note = readFileSync(join(kept, 'KEPT-WORKSPACE-NOTE.txt'), 'utf8');
+        expect(note.match(/filler\/sparse\d: 41943040 bytes would pass the quota/g)).toHaveLength(2);
+        expect(note).toMatch(/path too long/);
+        expectNothingLeft();
+      } finally {
+        host.config.keepWorkspaces = false;
       }
-      expect(setIds).toEqual([]);
-      expect(bytes).toBeLessThanOrEqual(DISK); // three 40 MiB sparse files were 120 MiB apparent
-      const note = readFileSync(join(kept, 'KEPT-WORKSPACE-NOTE.txt'), 'utf8');
-      expect(note.match(/filler\/sparse\d: 41943040 bytes would pass the quota/g)).toHaveLength(2);
-      expect(note).toMatch(/path too long/);
-      expectNothingLeft();
-    } finally {
-      host.config.keepWorkspaces = false;
-    }
-  });
+    },
+  );
 
   it('a host start unmounts quota filesystems a stopped host left behind, and drops their images', async () => {
     const runId = 'run_leftover-0000-0000';
@@ -253,40 +277,44 @@ describe('per-run disk and inode quota', () => {
     expect(existsSync(quotaImage(host.dataDir, 'sessions', sessionId))).toBe(true);
   });
 
-  it('a host SIGKILLed mid-run leaves its quota mounts; the next start unmounts them (and a second Ctrl-C leaves none)', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-quota-crash-'));
-    const ours = () =>
-      readFileSync('/proc/self/mountinfo', 'utf8')
-        .split('\n')
-        .filter((l) => l.includes(dataDir));
-    const waitStarted = (child: ReturnType<typeof paddock>) =>
-      new Promise<void>((resolve) =>
-        child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"type":"started"') && resolve()),
+  it(
+    'a host SIGKILLed mid-run leaves its quota mounts; the next start unmounts them (and a second Ctrl-C leaves ' +
+      'none)',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-quota-crash-'));
+      const ours = () =>
+        readFileSync('/proc/self/mountinfo', 'utf8')
+          .split('\n')
+          .filter((l) => l.includes(dataDir));
+      const waitStarted = (child: ReturnType<typeof paddock>) =>
+        new Promise<void>((resolve) =>
+          child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('"type":"started"') && resolve()),
+        );
+      const crashed = paddock(['run', '--runner', 'test/fixtures/runnerDirs/hangs', '--text', 'x', '--json'], {
+        dataDir,
+      });
+      await waitStarted(crashed);
+      expect(ours()).toHaveLength(2); // the workspace and the session folder
+      crashed.kill('SIGKILL');
+      await crashed;
+      expect(ours()).toHaveLength(2);
+      const started = await paddock(['runs', 'list', '--json'], { dataDir });
+      expect(started.exitCode, started.stderr).toBe(0);
+      expect(ours()).toEqual([]);
+      // The exit hook (any process.exit, e.g. a second Ctrl-C) detaches them at once.
+      const stopped = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], {
+        dataDir,
+      });
+      await waitStarted(stopped);
+      stopped.kill('SIGINT');
+      await new Promise<void>((resolve) =>
+        stopped.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('cancelling') && resolve()),
       );
-    const crashed = paddock(['run', '--runner', 'test/fixtures/runnerDirs/hangs', '--text', 'x', '--json'], {
-      dataDir,
-    });
-    await waitStarted(crashed);
-    expect(ours()).toHaveLength(2); // the workspace and the session folder
-    crashed.kill('SIGKILL');
-    await crashed;
-    expect(ours()).toHaveLength(2);
-    const started = await paddock(['runs', 'list', '--json'], { dataDir });
-    expect(started.exitCode, started.stderr).toBe(0);
-    expect(ours()).toEqual([]);
-    // The exit hook (any process.exit, e.g. a second Ctrl-C) detaches them at once.
-    const stopped = paddock(['run', '--runner', 'test/fixtures/runnerDirs/ignores-cancel', '--text', 'x', '--json'], {
-      dataDir,
-    });
-    await waitStarted(stopped);
-    stopped.kill('SIGINT');
-    await new Promise<void>((resolve) =>
-      stopped.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('cancelling') && resolve()),
-    );
-    stopped.kill('SIGINT');
-    expect((await stopped).exitCode).toBe(130);
-    expect(ours()).toEqual([]);
-  });
+      stopped.kill('SIGINT');
+      expect((await stopped).exitCode).toBe(130);
+      expect(ours()).toEqual([]);
+    },
+  );
 
   it('without the mechanism: the report says NOT enforced and a binding is refused unless it may degrade', () => {
     const without = {
@@ -296,7 +324,8 @@ describe('per-run disk and inode quota', () => {
     const limits = host.config.limits;
     const report = isolationReport('bwrap', limits, without, machine.cgroups);
     expect(report.notEnforced).toContain(
-      `disk and file-count limits (diskBytes ${DISK}, inodes ${INODES}) of the workspace and session folder: no mechanism on this host (mounting a quota image needs root (the host runs unprivileged))`,
+      `disk and file-count limits (diskBytes ${DISK}, inodes ${INODES}) of the workspace and session folder: ` +
+        `no mechanism on this host (mounting a quota image needs root (the host runs unprivileged))`,
     );
     expect(report.enforced.some((g) => g.startsWith('disk:'))).toBe(false);
     const refused = decideSandbox({ id: 'b', sandbox: 'bwrap', allowDegrade: false }, without);

@@ -123,35 +123,42 @@ describe('dispatch (real store, real runner processes)', () => {
     expect((await b.done).status).toBe('completed');
   });
 
-  it('a redelivered event id starts no second run, even through another dispatcher with its own connection to the same data', async () => {
-    const before = rv.arrivals.length;
-    const event = chatEvent({ bot: 'team', conversation: { id: 'dedupe' } });
-    const first = started(await host.dispatcher.dispatch(event));
-    const again = await host.dispatcher.dispatch({ ...event, message: { parts: [{ type: 'text', text: 'changed' }] } });
-    expect(again).toEqual({ status: 'duplicate', runId: first.runId, sessionId: first.sessionId, bindingId: 'team' });
-    await rv.arrived(before + 1);
-    rv.go(before);
-    await first.done;
-    const second = Store.open({ dataDir: host.dataDir });
-    const { Dispatcher } = await import('../../host/dispatch/dispatcher.js');
-    const { RunService } = await import('../../host/runs/runService.js');
-    const { pino } = await import('pino');
-    const log = pino({ level: 'silent' });
-    const { Redactor } = await import('../../host/secrets/redactor.js');
-    const redactor = new Redactor();
-    const { Gateway } = await import('../../host/gateway/gateway.js');
-    const gateway = new Gateway({ store: second, redactor, log, dataDir: host.dataDir });
-    const dispatcher = new Dispatcher(
-      host.config,
-      log,
-      second,
-      new RunService(host.config, log, second, redactor, gateway),
-      redactor,
-    );
-    expect(await dispatcher.dispatch(event)).toMatchObject({ status: 'duplicate', runId: first.runId });
-    second.close();
-    expect(host.store.runs({ limit: 1000 }).filter((r) => r.sessionId === first.sessionId)).toHaveLength(1);
-  });
+  it(
+    'a redelivered event id starts no second run, even through another dispatcher with its own connection to ' +
+      'the same data',
+    async () => {
+      const before = rv.arrivals.length;
+      const event = chatEvent({ bot: 'team', conversation: { id: 'dedupe' } });
+      const first = started(await host.dispatcher.dispatch(event));
+      const again = await host.dispatcher.dispatch({
+        ...event,
+        message: { parts: [{ type: 'text', text: 'changed' }] },
+      });
+      expect(again).toEqual({ status: 'duplicate', runId: first.runId, sessionId: first.sessionId, bindingId: 'team' });
+      await rv.arrived(before + 1);
+      rv.go(before);
+      await first.done;
+      const second = Store.open({ dataDir: host.dataDir });
+      const { Dispatcher } = await import('../../host/dispatch/dispatcher.js');
+      const { RunService } = await import('../../host/runs/runService.js');
+      const { pino } = await import('pino');
+      const log = pino({ level: 'silent' });
+      const { Redactor } = await import('../../host/secrets/redactor.js');
+      const redactor = new Redactor();
+      const { Gateway } = await import('../../host/gateway/gateway.js');
+      const gateway = new Gateway({ store: second, redactor, log, dataDir: host.dataDir });
+      const dispatcher = new Dispatcher(
+        host.config,
+        log,
+        second,
+        new RunService(host.config, log, second, redactor, gateway),
+        redactor,
+      );
+      expect(await dispatcher.dispatch(event)).toMatchObject({ status: 'duplicate', runId: first.runId });
+      second.close();
+      expect(host.store.runs({ limit: 1000 }).filter((r) => r.sessionId === first.sessionId)).toHaveLength(1);
+    },
+  );
 
   it('a malformed event is refused naming the field, and the refusal is audited', async () => {
     const bad = { ...chatEvent({ bot: 'team' }), conversation: { type: 'group' } };
@@ -168,24 +175,27 @@ describe('dispatch (real store, real runner processes)', () => {
     expect((refusals[0]!.data as { reason: string }).reason).toBe('invalid_event');
   });
 
-  it('routes to the most specific binding; an event no binding routes is refused with a reason and audited', async () => {
-    const before = rv.arrivals.length;
-    const vip = started(await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: { id: 'vip' } })));
-    expect(vip.bindingId).toBe('team-vip');
-    await rv.arrived(before + 1);
-    rv.go(before);
-    await vip.done;
-    const stray = chatEvent({ bot: 'nobody' });
-    const error = (await host.dispatcher.dispatch(stray).catch((e: unknown) => e)) as HostError;
-    expect(error.code).toBe('DISPATCH_REFUSED');
-    expect(error.data.reason).toBe('no_binding');
-    expect(error.message).toContain('telegram/nobody/group:c1');
-    const audited = host.store.audit
-      .records({ types: ['dispatch.refused'] })
-      .find((r) => (r.data as { eventId: string }).eventId === stray.id)!;
-    expect(audited.actor).toBe('platform:telegram');
-    expect((audited.data as { reason: string }).reason).toBe('no_binding');
-  });
+  it(
+    'routes to the most specific binding; an event no binding ' + 'routes is refused with a reason and audited',
+    async () => {
+      const before = rv.arrivals.length;
+      const vip = started(await host.dispatcher.dispatch(chatEvent({ bot: 'team', conversation: { id: 'vip' } })));
+      expect(vip.bindingId).toBe('team-vip');
+      await rv.arrived(before + 1);
+      rv.go(before);
+      await vip.done;
+      const stray = chatEvent({ bot: 'nobody' });
+      const error = (await host.dispatcher.dispatch(stray).catch((e: unknown) => e)) as HostError;
+      expect(error.code).toBe('DISPATCH_REFUSED');
+      expect(error.data.reason).toBe('no_binding');
+      expect(error.message).toContain('telegram/nobody/group:c1');
+      const audited = host.store.audit
+        .records({ types: ['dispatch.refused'] })
+        .find((r) => (r.data as { eventId: string }).eventId === stray.id)!;
+      expect(audited.actor).toBe('platform:telegram');
+      expect((audited.data as { reason: string }).reason).toBe('no_binding');
+    },
+  );
 
   it('a full session queue refuses the next message with a reason', async () => {
     const before = rv.arrivals.length;
@@ -221,27 +231,32 @@ describe('dispatch (real store, real runner processes)', () => {
     expect(queued.map((e) => (e.data as { goalRevision: number }).goalRevision)).toEqual([0, 1]);
   });
 
-  it('disabling a binding refuses new runs at once; a cancel request from another connection stops its active run', async () => {
-    const before = rv.arrivals.length;
-    host.apply({ bindings: [{ id: 'doomed', ...base, route: { platform: 'telegram', bot: 'doomed' } }] });
-    const a = started(await host.dispatcher.dispatch(chatEvent({ bot: 'doomed' })));
-    await rv.arrived(before + 1);
-    // Another process (e.g. `paddock bindings disable doomed --cancel-active`) writes through its own connection.
-    const admin = Store.open({ dataDir: host.dataDir });
-    const repo = new ConfigRepo(admin);
-    repo.put('binding', 'doomed', { ...repo.binding('doomed').spec, enabled: false }, 'user:test');
-    requestCancel(
-      admin,
-      admin.runs({ status: ['queued', 'running'], bindingId: 'doomed' }).map((r) => r.id),
-      'binding doomed was disabled',
-      'user:test',
-    );
-    admin.close();
-    const outcome = await a.done;
-    expect(outcome.status).toBe('cancelled');
-    const error = (await host.dispatcher.dispatch(chatEvent({ bot: 'doomed' })).catch((e: unknown) => e)) as HostError;
-    expect(error.data.reason).toBe('binding_disabled');
-  });
+  it(
+    'disabling a binding refuses new runs at once; a cancel request from another connection stops its active ' + 'run',
+    async () => {
+      const before = rv.arrivals.length;
+      host.apply({ bindings: [{ id: 'doomed', ...base, route: { platform: 'telegram', bot: 'doomed' } }] });
+      const a = started(await host.dispatcher.dispatch(chatEvent({ bot: 'doomed' })));
+      await rv.arrived(before + 1);
+      // Another process (e.g. `paddock bindings disable doomed --cancel-active`) writes through its own connection.
+      const admin = Store.open({ dataDir: host.dataDir });
+      const repo = new ConfigRepo(admin);
+      repo.put('binding', 'doomed', { ...repo.binding('doomed').spec, enabled: false }, 'user:test');
+      requestCancel(
+        admin,
+        admin.runs({ status: ['queued', 'running'], bindingId: 'doomed' }).map((r) => r.id),
+        'binding doomed was disabled',
+        'user:test',
+      );
+      admin.close();
+      const outcome = await a.done;
+      expect(outcome.status).toBe('cancelled');
+      const error = (await host.dispatcher
+        .dispatch(chatEvent({ bot: 'doomed' }))
+        .catch((e: unknown) => e)) as HostError;
+      expect(error.data.reason).toBe('binding_disabled');
+    },
+  );
 
   it('a binding asking for a sandbox this host cannot run is refused, not run less isolated', async () => {
     // This host has bwrap; point the host at a bwrap that does not exist to see the refusal.
@@ -286,22 +301,26 @@ describe('host-wide dispatch limits', () => {
     await small.close();
   });
 
-  it('the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses beyond it', async () => {
-    const a = started(await small.dispatcher.dispatch(chatEvent({ bot: 'x' })));
-    const b = started(await small.dispatcher.dispatch(chatEvent({ bot: 'y' })));
-    expect([a.status, b.status]).toEqual(['started', 'queued']);
-    const error = (await small.dispatcher
-      .dispatch(chatEvent({ bot: 'y', conversation: { id: 'other' } }))
-      .catch((e: unknown) => e)) as HostError;
-    expect(error.data.reason).toBe('queue_full');
-    expect(error.message).toMatch(/this host already has 1 runs waiting/);
-    await rv2.arrived(1);
-    expect(rv2.arrivals[0]!.runId).toBe(a.runId);
-    rv2.go(0);
-    await a.done;
-    await rv2.arrived(2);
-    expect(rv2.arrivals[1]!.runId).toBe(b.runId);
-    rv2.go(1);
-    expect((await b.done).status).toBe('completed');
-  });
+  it(
+    'the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses ' +
+      'beyond it',
+    async () => {
+      const a = started(await small.dispatcher.dispatch(chatEvent({ bot: 'x' })));
+      const b = started(await small.dispatcher.dispatch(chatEvent({ bot: 'y' })));
+      expect([a.status, b.status]).toEqual(['started', 'queued']);
+      const error = (await small.dispatcher
+        .dispatch(chatEvent({ bot: 'y', conversation: { id: 'other' } }))
+        .catch((e: unknown) => e)) as HostError;
+      expect(error.data.reason).toBe('queue_full');
+      expect(error.message).toMatch(/this host already has 1 runs waiting/);
+      await rv2.arrived(1);
+      expect(rv2.arrivals[0]!.runId).toBe(a.runId);
+      rv2.go(0);
+      await a.done;
+      await rv2.arrived(2);
+      expect(rv2.arrivals[1]!.runId).toBe(b.runId);
+      rv2.go(1);
+      expect((await b.done).status).toBe('completed');
+    },
+  );
 });

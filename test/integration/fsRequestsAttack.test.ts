@@ -43,7 +43,8 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
       }),
     ]);
     expect(normal.status, normal.reason).toBe('completed');
-    expect(normalUpdates).toBeGreaterThanOrEqual(7); // six deltas and the message (plus the redactor's held-back tail, when any)
+    // six deltas and the message (plus the redactor's held-back tail, when any)
+    expect(normalUpdates).toBeGreaterThanOrEqual(7);
     expect(attack.status, attack.reason).toBe('completed');
     const r = report(attack);
     expect(r).toMatchObject({

@@ -114,162 +114,174 @@ describe('the gateway serves models to a run token, in three wire formats', () =
   beforeAll(() => (host = tempHost()));
   afterAll(() => host.close());
 
-  it('a raw HTTP client with the run token gets a scripted streamed reply (Anthropic SSE, ?beta=true), metered and audited as scripted', async () => {
-    const { handle } = await openRun(host, [scripted()]);
-    const answer = await post(handle, '/v1/messages?beta=true', anthropicBody('SAY:hello from the gateway'));
-    expect(answer.status).toBe(200);
-    expect(answer.headers.get('content-type')).toContain('text/event-stream');
-    expect(answer.headers.get('x-paddock-scripted')).toBe('true');
-    expect(sseText(answer.text)).toBe('hello from the gateway');
-    const [call] = callsOf(host, handle.run.claims.runId);
-    expect(call).toMatchObject({
-      model_id: 'sm',
-      provider: 'scripted',
-      endpoint: 'anthropic',
-      status: 200,
-      attempts: 1,
-    });
-    expect(Number(call!.input_tokens)).toBeGreaterThan(0);
-    expect(Number(call!.output_tokens)).toBeGreaterThan(0);
-    expect(auditOf(host, 'gateway.call').at(-1)).toMatchObject({
-      model: 'sm',
-      scripted: true,
-      status: 200,
-      inputTokens: call!.input_tokens,
-      outputTokens: call!.output_tokens,
-    });
-    await handle.close();
-  });
-
-  it('non-streaming Messages, OpenAI Responses (stream) and Chat Completions (stream, JSON) answer in their own shapes; a tool round works', async () => {
-    const { handle } = await openRun(host, [scripted()]);
-    const json = await post(handle, '/v1/messages', { ...anthropicBody('SAY:plain'), stream: false });
-    expect(JSON.parse(json.text)).toMatchObject({
-      type: 'message',
-      role: 'assistant',
-      content: [{ type: 'text', text: 'plain' }],
-      stop_reason: 'end_turn',
-    });
-
-    const responses = await post(
-      handle,
-      '/v1/responses',
-      {
-        model: 'sm',
-        stream: true,
-        input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'USE_TOOL:Bash:echo hi' }] }],
-        tools: [{ type: 'function', name: 'exec_command' }],
-      },
-      { authorization: `Bearer ${handle.token}` },
-    );
-    expect(responses.status).toBe(200);
-    const completed = new SseParser()
-      .push(responses.text)
-      .map((e) => body<{ type: string; response: { output: unknown[] } }>(e.data))
-      .find((e) => e.type === 'response.completed');
-    expect(completed?.response.output[0]).toMatchObject({
-      type: 'function_call',
-      name: 'exec_command',
-      arguments: JSON.stringify({ cmd: 'echo hi' }),
-    });
-
-    const followUp = await post(handle, '/v1/responses', {
-      model: 'sm',
-      stream: false,
-      input: [
-        { type: 'function_call', call_id: 'c1', name: 'exec_command', arguments: '{}' },
-        { type: 'function_call_output', call_id: 'c1', output: 'hi\n' },
-      ],
-    });
-    expect(body<ResponsesBody>(followUp.text).output[0]?.content[0]?.text).toBe('TOOL_RESULT_SEEN: hi\n');
-
-    const chat = await post(handle, '/v1/chat/completions', {
-      model: 'scripted-1',
-      stream: true,
-      messages: [
-        { role: 'system', content: 's' },
-        { role: 'user', content: 'LONG:5' },
-      ],
-    });
-    const chunks = chat.text
-      .split('\n\n')
-      .filter((l) => l.startsWith('data: {'))
-      .map((l) => body<ChatChunk>(l.slice(6)));
-    expect(chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('')).toBe(
-      'chunk 1 chunk 2 chunk 3 chunk 4 chunk 5.',
-    );
-    expect(chat.text.trim().endsWith('data: [DONE]')).toBe(true);
-    const chatJson = await post(handle, '/v1/chat/completions', {
-      model: 'sm',
-      messages: [{ role: 'user', content: 'SAY:ok' }],
-    });
-    expect(body<ChatChunk>(chatJson.text).choices[0]?.message.content).toBe('ok');
-    // A harness with fixed model names (Codex) selects the granted model by header.
-    const byHeader = await post(
-      handle,
-      '/v1/responses',
-      { model: 'gpt-5.5', stream: false, input: 'SAY:chosen by header' },
-      { authorization: `Bearer ${handle.token}`, 'x-paddock-model': 'sm' },
-    );
-    expect(body<ResponsesBody>(byHeader.text).output[0]?.content[0]?.text).toBe('chosen by header');
-    expect((await post(handle, '/v1/responses', { model: 'gpt-5.5', stream: false, input: 'hi' })).status).toBe(403);
-    await handle.close();
-  });
-
-  it("no token, an unknown token, a revoked token (the run ended), another run's token on a run socket and an ungranted model are refused and audited", async () => {
-    const { handle } = await openRun(host, [scripted(), scripted({ id: 'other', model: 'other-1' })], {
-      granted: ['sm'],
-    });
-    const before = auditOf(host, 'gateway.denied').length;
-    const none = await post(handle, '/v1/messages', anthropicBody('hi'), {});
-    expect(none.status).toBe(401);
-    expect(JSON.parse(none.text)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    expect((await post(handle, '/v1/messages', anthropicBody('hi'), { 'x-api-key': 'pdk_run_forged' })).status).toBe(
-      401,
-    );
-    const ungranted = await post(handle, '/v1/messages', { ...anthropicBody('hi'), model: 'other' });
-    expect(ungranted.status).toBe(403);
-    expect(ungranted.text).toContain('not granted');
-
-    // A bwrap run's own socket serves its token only.
-    const { handle: sandboxed } = await openRun(host, [scripted()], { backend: 'bwrap' });
-    const viaSocket = (token: string) =>
-      new Promise<number>((resolve, reject) => {
-        const req = httpRequest(
-          {
-            socketPath: sandboxed.socketPath,
-            path: '/v1/messages',
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'x-api-key': token },
-          },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        );
-        req.on('error', reject);
-        req.end(JSON.stringify(anthropicBody('SAY:ok')));
+  it(
+    'a raw HTTP client with the run token gets a scripted streamed reply (Anthropic SSE, ?beta=true), metered ' +
+      'and audited as scripted',
+    async () => {
+      const { handle } = await openRun(host, [scripted()]);
+      const answer = await post(handle, '/v1/messages?beta=true', anthropicBody('SAY:hello from the gateway'));
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toContain('text/event-stream');
+      expect(answer.headers.get('x-paddock-scripted')).toBe('true');
+      expect(sseText(answer.text)).toBe('hello from the gateway');
+      const [call] = callsOf(host, handle.run.claims.runId);
+      expect(call).toMatchObject({
+        model_id: 'sm',
+        provider: 'scripted',
+        endpoint: 'anthropic',
+        status: 200,
+        attempts: 1,
       });
-    expect(await viaSocket(sandboxed.token)).toBe(200);
-    expect(await viaSocket(handle.token)).toBe(401);
-    await sandboxed.close();
+      expect(Number(call!.input_tokens)).toBeGreaterThan(0);
+      expect(Number(call!.output_tokens)).toBeGreaterThan(0);
+      expect(auditOf(host, 'gateway.call').at(-1)).toMatchObject({
+        model: 'sm',
+        scripted: true,
+        status: 200,
+        inputTokens: call!.input_tokens,
+        outputTokens: call!.output_tokens,
+      });
+      await handle.close();
+    },
+  );
 
-    const token = handle.token;
-    await handle.close();
-    const revoked = await post(handle, '/v1/messages', anthropicBody('hi'), { 'x-api-key': token });
-    expect(revoked.status).toBe(401);
-    expect(revoked.text).toContain('revoked');
-    const denials = auditOf(host, 'gateway.denied').slice(before);
-    expect(denials.map((d) => d.reason ?? d.deniedBy)).toEqual([
-      'token missing',
-      'token unknown',
-      'binding.grants.models',
-      'token another run',
-      'token revoked',
-    ]);
-    // No refusal record holds a token.
-    expect(JSON.stringify(denials)).not.toContain(token);
-  });
+  it(
+    'non-streaming Messages, OpenAI Responses (stream) and Chat Completions (stream, JSON) answer in their own ' +
+      'shapes; a tool round works',
+    async () => {
+      const { handle } = await openRun(host, [scripted()]);
+      const json = await post(handle, '/v1/messages', { ...anthropicBody('SAY:plain'), stream: false });
+      expect(JSON.parse(json.text)).toMatchObject({
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'text', text: 'plain' }],
+        stop_reason: 'end_turn',
+      });
+
+      const responses = await post(
+        handle,
+        '/v1/responses',
+        {
+          model: 'sm',
+          stream: true,
+          input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'USE_TOOL:Bash:echo hi' }] }],
+          tools: [{ type: 'function', name: 'exec_command' }],
+        },
+        { authorization: `Bearer ${handle.token}` },
+      );
+      expect(responses.status).toBe(200);
+      const completed = new SseParser()
+        .push(responses.text)
+        .map((e) => body<{ type: string; response: { output: unknown[] } }>(e.data))
+        .find((e) => e.type === 'response.completed');
+      expect(completed?.response.output[0]).toMatchObject({
+        type: 'function_call',
+        name: 'exec_command',
+        arguments: JSON.stringify({ cmd: 'echo hi' }),
+      });
+
+      const followUp = await post(handle, '/v1/responses', {
+        model: 'sm',
+        stream: false,
+        input: [
+          { type: 'function_call', call_id: 'c1', name: 'exec_command', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'hi\n' },
+        ],
+      });
+      expect(body<ResponsesBody>(followUp.text).output[0]?.content[0]?.text).toBe('TOOL_RESULT_SEEN: hi\n');
+
+      const chat = await post(handle, '/v1/chat/completions', {
+        model: 'scripted-1',
+        stream: true,
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'LONG:5' },
+        ],
+      });
+      const chunks = chat.text
+        .split('\n\n')
+        .filter((l) => l.startsWith('data: {'))
+        .map((l) => body<ChatChunk>(l.slice(6)));
+      expect(chunks.flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('')).toBe(
+        'chunk 1 chunk 2 chunk 3 chunk 4 chunk 5.',
+      );
+      expect(chat.text.trim().endsWith('data: [DONE]')).toBe(true);
+      const chatJson = await post(handle, '/v1/chat/completions', {
+        model: 'sm',
+        messages: [{ role: 'user', content: 'SAY:ok' }],
+      });
+      expect(body<ChatChunk>(chatJson.text).choices[0]?.message.content).toBe('ok');
+      // A harness with fixed model names (Codex) selects the granted model by header.
+      const byHeader = await post(
+        handle,
+        '/v1/responses',
+        { model: 'gpt-5.5', stream: false, input: 'SAY:chosen by header' },
+        { authorization: `Bearer ${handle.token}`, 'x-paddock-model': 'sm' },
+      );
+      expect(body<ResponsesBody>(byHeader.text).output[0]?.content[0]?.text).toBe('chosen by header');
+      expect((await post(handle, '/v1/responses', { model: 'gpt-5.5', stream: false, input: 'hi' })).status).toBe(403);
+      await handle.close();
+    },
+  );
+
+  it(
+    "no token, an unknown token, a revoked token (the run ended), another run's token on a run socket and an " +
+      'ungranted model are refused and audited',
+    async () => {
+      const { handle } = await openRun(host, [scripted(), scripted({ id: 'other', model: 'other-1' })], {
+        granted: ['sm'],
+      });
+      const before = auditOf(host, 'gateway.denied').length;
+      const none = await post(handle, '/v1/messages', anthropicBody('hi'), {});
+      expect(none.status).toBe(401);
+      expect(JSON.parse(none.text)).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      expect((await post(handle, '/v1/messages', anthropicBody('hi'), { 'x-api-key': 'pdk_run_forged' })).status).toBe(
+        401,
+      );
+      const ungranted = await post(handle, '/v1/messages', { ...anthropicBody('hi'), model: 'other' });
+      expect(ungranted.status).toBe(403);
+      expect(ungranted.text).toContain('not granted');
+
+      // A bwrap run's own socket serves its token only.
+      const { handle: sandboxed } = await openRun(host, [scripted()], { backend: 'bwrap' });
+      const viaSocket = (token: string) =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              socketPath: sandboxed.socketPath,
+              path: '/v1/messages',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': token },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on('error', reject);
+          req.end(JSON.stringify(anthropicBody('SAY:ok')));
+        });
+      expect(await viaSocket(sandboxed.token)).toBe(200);
+      expect(await viaSocket(handle.token)).toBe(401);
+      await sandboxed.close();
+
+      const token = handle.token;
+      await handle.close();
+      const revoked = await post(handle, '/v1/messages', anthropicBody('hi'), { 'x-api-key': token });
+      expect(revoked.status).toBe(401);
+      expect(revoked.text).toContain('revoked');
+      const denials = auditOf(host, 'gateway.denied').slice(before);
+      expect(denials.map((d) => d.reason ?? d.deniedBy)).toEqual([
+        'token missing',
+        'token unknown',
+        'binding.grants.models',
+        'token another run',
+        'token revoked',
+      ]);
+      // No refusal record holds a token.
+      expect(JSON.stringify(denials)).not.toContain(token);
+    },
+  );
 
   it('a 429 is retried with backoff and the call succeeds; the record counts both attempts', async () => {
     const { handle } = await openRun(host, [scripted()]);
@@ -284,25 +296,29 @@ describe('the gateway serves models to a run token, in three wire formats', () =
     await handle.close();
   });
 
-  it('repeated 500s open the circuit: later calls get 503 without reaching the provider, and the breaker is audited', async () => {
-    const h = tempHost();
-    try {
-      const { handle } = await openRun(h, [scripted({ maxRetries: 0 })]);
-      for (let i = 0; i < 5; i += 1)
-        expect((await post(handle, '/v1/messages', anthropicBody(`FAIL:500 #${i}`))).status).toBe(500);
-      const open = await post(handle, '/v1/messages', anthropicBody('SAY:fine now'));
-      expect(open.status).toBe(503);
-      expect(open.text).toContain('circuit breaker');
-      const calls = callsOf(h, handle.run.claims.runId);
-      expect(calls.at(-1)).toMatchObject({ status: 503, attempts: 0 });
-      expect(auditOf(h, 'gateway.circuit')).toEqual([
-        expect.objectContaining({ from: 'closed', to: 'open', consecutiveFailures: 5 }),
-      ]);
-      await handle.close();
-    } finally {
-      await h.close();
-    }
-  });
+  it(
+    'repeated 500s open the circuit: later calls get 503 without reaching the provider, and the breaker is ' +
+      'audited',
+    async () => {
+      const h = tempHost();
+      try {
+        const { handle } = await openRun(h, [scripted({ maxRetries: 0 })]);
+        for (let i = 0; i < 5; i += 1)
+          expect((await post(handle, '/v1/messages', anthropicBody(`FAIL:500 #${i}`))).status).toBe(500);
+        const open = await post(handle, '/v1/messages', anthropicBody('SAY:fine now'));
+        expect(open.status).toBe(503);
+        expect(open.text).toContain('circuit breaker');
+        const calls = callsOf(h, handle.run.claims.runId);
+        expect(calls.at(-1)).toMatchObject({ status: 503, attempts: 0 });
+        expect(auditOf(h, 'gateway.circuit')).toEqual([
+          expect.objectContaining({ from: 'closed', to: 'open', consecutiveFailures: 5 }),
+        ]);
+        await handle.close();
+      } finally {
+        await h.close();
+      }
+    },
+  );
 });
 
 /** A request body on each wire, asking for at most `max` output tokens (none: the host default). */
@@ -390,45 +406,53 @@ describe('budgets hold under concurrency: reserve before the call, settle after'
 
   // Slow streams keep the admitted calls in flight while every other request of the burst arrives.
   for (const count of [20, 50]) {
-    it(`${count} truly concurrent calls (three wires) against modelTokensPerRun 60: metered total ≤ 60, every refusal in its wire's shape and audited`, async () => {
-      const { handle, notices } = await openRun(host, [scripted()], { limits: { modelTokensPerRun: 60 } });
-      const runId = handle.run.claims.runId;
-      const calls = Array.from({ length: count }, (_, i) => wireCall(FORMATS[i % 3]!, `LONG:20 SLOW:40 #${i}`, 5));
-      const answers = await burst(handle, calls);
-      const metered = callsOf(host, runId).filter((c) => c.status === 200);
-      const total = metered.reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
-      // The designed bound: the scripted model bills exactly the input estimate and stops at
-      // max_tokens, so no call exceeds its reservation and the run never passes its budget.
-      expect(total).toBeLessThanOrEqual(60);
-      for (const a of callAudits(host, runId))
-        expect(a.inputTokens + a.outputTokens).toBeLessThanOrEqual(a.reservedTokens);
-      const ok = answers.filter((a) => a.status === 200);
-      expect(ok.length).toBe(metered.length);
-      expect(ok.length).toBeGreaterThanOrEqual(1);
-      expect(ok.length).toBeLessThanOrEqual(2); // each reserves ≥ 25 tokens
-      const refused = answers.filter((a) => a.status !== 200);
-      expect(refused.length).toBe(count - ok.length);
-      for (const [i, a] of answers.entries()) {
-        if (a.status === 200) continue;
-        expect(a.status).toBe(403);
-        expect(a.errorType).toBe('permission_error');
-        expect(a.message).toMatch(
-          /^paddock: model budget limits\.modelTokensPerRun \(binding gw-binding\) would be exceeded: this run used \d+ of 60 tokens, \d+ tokens are reserved by calls in flight, and this call reserves up to \d+ tokens/,
+    it(
+      `${count} truly concurrent calls (three wires) against modelTokensPerRun 60: metered total ≤ 60, every ` +
+        `refusal in its wire's shape and audited`,
+      async () => {
+        const { handle, notices } = await openRun(host, [scripted()], { limits: { modelTokensPerRun: 60 } });
+        const runId = handle.run.claims.runId;
+        const calls = Array.from({ length: count }, (_, i) => wireCall(FORMATS[i % 3]!, `LONG:20 SLOW:40 #${i}`, 5));
+        const answers = await burst(handle, calls);
+        const metered = callsOf(host, runId).filter((c) => c.status === 200);
+        const total = metered.reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
+        // The designed bound: the scripted model bills exactly the input estimate and stops at
+        // max_tokens, so no call exceeds its reservation and the run never passes its budget.
+        expect(total).toBeLessThanOrEqual(60);
+        for (const a of callAudits(host, runId))
+          expect(a.inputTokens + a.outputTokens).toBeLessThanOrEqual(a.reservedTokens);
+        const ok = answers.filter((a) => a.status === 200);
+        expect(ok.length).toBe(metered.length);
+        expect(ok.length).toBeGreaterThanOrEqual(1);
+        expect(ok.length).toBeLessThanOrEqual(2); // each reserves ≥ 25 tokens
+        const refused = answers.filter((a) => a.status !== 200);
+        expect(refused.length).toBe(count - ok.length);
+        for (const [i, a] of answers.entries()) {
+          if (a.status === 200) continue;
+          expect(a.status).toBe(403);
+          expect(a.errorType).toBe('permission_error');
+          expect(a.message).toMatch(
+            new RegExp(
+              String.raw`^paddock: model budget limits\.modelTokensPerRun \(binding gw-binding\) would be` +
+                String.raw` exceeded: this run used \d+ of 60 tokens, \d+ tokens are reserved by calls in f` +
+                String.raw`light, and this call reserves up to \d+ tokens`,
+            ),
+          );
+          // The wire's own error shape.
+          expect(Object.keys(JSON.parse(a.text) as object).sort()).toEqual(
+            FORMATS[i % 3] === 'anthropic' ? ['error', 'type'] : ['error'],
+          );
+        }
+        const denied = deniedFor(host, runId);
+        expect(denied).toHaveLength(refused.length);
+        expect(denied.every((d) => d.deniedBy === 'binding.limits.modelTokensPerRun' && d.status === 403)).toBe(true);
+        expect(notices.filter((n) => n.level === 'error' && n.message.includes('modelTokensPerRun'))).toHaveLength(
+          refused.length,
         );
-        // The wire's own error shape.
-        expect(Object.keys(JSON.parse(a.text) as object).sort()).toEqual(
-          FORMATS[i % 3] === 'anthropic' ? ['error', 'type'] : ['error'],
-        );
-      }
-      const denied = deniedFor(host, runId);
-      expect(denied).toHaveLength(refused.length);
-      expect(denied.every((d) => d.deniedBy === 'binding.limits.modelTokensPerRun' && d.status === 403)).toBe(true);
-      expect(notices.filter((n) => n.level === 'error' && n.message.includes('modelTokensPerRun'))).toHaveLength(
-        refused.length,
-      );
-      expect(reservationsOf(host, runId)).toBe(0);
-      await handle.close();
-    });
+        expect(reservationsOf(host, runId)).toBe(0);
+        await handle.close();
+      },
+    );
   }
 
   it('a cost budget: 20 concurrent priced calls never cost more than modelCostPerRunUsd', async () => {
@@ -498,208 +522,226 @@ describe('budgets hold under concurrency: reserve before the call, settle after'
     }
   });
 
-  it('a per-day budget holds across two host processes on one data folder, each firing 20 concurrent calls', async () => {
-    const h = tempHost(); // applies the migrations before the two hosts start
-    try {
-      const children = ['a', 'b'].map((tag) =>
-        spawn(
-          process.execPath,
-          ['--import', 'tsx', repoPath('test/fixtures/gatewayHost.ts'), h.dataDir, '90', '20', tag],
-          { stdio: ['pipe', 'pipe', 'inherit'] },
-        ),
-      );
-      const lines = children.map((child) => {
-        const rl = createInterface({ input: child.stdout! });
-        const queue: string[] = [];
-        const waiters: ((line: string) => void)[] = [];
-        rl.on('line', (line) => (waiters.length ? waiters.shift()!(line) : queue.push(line)));
-        return () => new Promise<string>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
-      });
-      const nextLine = lines;
-      // Both hosts are up before either fires, so the two bursts overlap.
-      expect(await Promise.all(nextLine.map((next) => next()))).toEqual(['ready', 'ready']);
-      for (const child of children) child.stdin!.end('go\n');
-      const answers = (await Promise.all(nextLine.map((next) => next()))).flatMap(
-        (line) => JSON.parse(line) as { status: number; message: string }[],
-      );
-      await Promise.all(
-        children.map(
-          (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve))),
-        ),
-      );
-      const day = rawDb(h.store)
-        .prepare(
-          "SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200",
-        )
-        .pluck()
-        .get() as number;
-      expect(day).toBeGreaterThan(0);
-      expect(day).toBeLessThanOrEqual(90);
-      const ok = answers.filter((a) => a.status === 200).length;
-      expect(ok).toBe(
-        rawDb(h.store)
-          .prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200")
-          .pluck()
-          .get(),
-      );
-      const refused = answers.filter((a) => a.status !== 200);
-      expect(refused).toHaveLength(40 - ok);
-      expect(refused.every((a) => a.status === 403 && a.message.includes('limits.modelTokensPerDay'))).toBe(true);
-      expect(
-        rawDb(h.store)
+  it(
+    'a per-day budget holds across two host processes on one ' + 'data folder, each firing 20 concurrent calls',
+    async () => {
+      const h = tempHost(); // applies the migrations before the two hosts start
+      try {
+        const children = ['a', 'b'].map((tag) =>
+          spawn(
+            process.execPath,
+            ['--import', 'tsx', repoPath('test/fixtures/gatewayHost.ts'), h.dataDir, '90', '20', tag],
+            { stdio: ['pipe', 'pipe', 'inherit'] },
+          ),
+        );
+        const lines = children.map((child) => {
+          const rl = createInterface({ input: child.stdout! });
+          const queue: string[] = [];
+          const waiters: ((line: string) => void)[] = [];
+          rl.on('line', (line) => (waiters.length ? waiters.shift()!(line) : queue.push(line)));
+          return () =>
+            new Promise<string>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
+        });
+        const nextLine = lines;
+        // Both hosts are up before either fires, so the two bursts overlap.
+        expect(await Promise.all(nextLine.map((next) => next()))).toEqual(['ready', 'ready']);
+        for (const child of children) child.stdin!.end('go\n');
+        const answers = (await Promise.all(nextLine.map((next) => next()))).flatMap(
+          (line) => JSON.parse(line) as { status: number; message: string }[],
+        );
+        await Promise.all(
+          children.map(
+            (child) =>
+              new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve))),
+          ),
+        );
+        const day = rawDb(h.store)
           .prepare(
-            "SELECT COUNT(*) FROM audit WHERE type = 'gateway.denied' AND json_extract(data, '$.deniedBy') = 'binding.limits.modelTokensPerDay'",
+            'SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM gateway_calls WHERE binding_id = ' +
+              "'shared-day' AND status = 200",
           )
           .pluck()
-          .get(),
-      ).toBe(refused.length);
-      expect(rawDb(h.store).prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
-    } finally {
-      await h.close();
-    }
-  }, 120_000);
+          .get() as number;
+        expect(day).toBeGreaterThan(0);
+        expect(day).toBeLessThanOrEqual(90);
+        const ok = answers.filter((a) => a.status === 200).length;
+        expect(ok).toBe(
+          rawDb(h.store)
+            .prepare("SELECT COUNT(*) FROM gateway_calls WHERE binding_id = 'shared-day' AND status = 200")
+            .pluck()
+            .get(),
+        );
+        const refused = answers.filter((a) => a.status !== 200);
+        expect(refused).toHaveLength(40 - ok);
+        expect(refused.every((a) => a.status === 403 && a.message.includes('limits.modelTokensPerDay'))).toBe(true);
+        expect(
+          rawDb(h.store)
+            .prepare(
+              "SELECT COUNT(*) FROM audit WHERE type = 'gateway.denied' AND json_extract(data, '$.deniedBy') = " +
+                "'binding.limits.modelTokensPerDay'",
+            )
+            .pluck()
+            .get(),
+        ).toBe(refused.length);
+        expect(rawDb(h.store).prepare('SELECT COUNT(*) FROM gateway_reservations').pluck().get()).toBe(0);
+      } finally {
+        await h.close();
+      }
+    },
+    120_000,
+  );
 
-  it('a reservation is released when the call fails upstream (5xx) and when the caller disconnects mid-stream', async () => {
-    const settled: { status: number; error?: string }[] = [];
-    let onSettled: (() => void) | undefined;
-    const { handle } = await openRun(host, [scripted({ maxRetries: 0 })], {
-      limits: { modelTokensPerRun: 100 },
-      onCallRecorded: (c) => {
-        settled.push(c);
-        onSettled?.();
-      },
-    });
-    const runId = handle.run.claims.runId;
-    // A call that reserves 55 of the 100: admitted only while no other such call is held.
-    const big = wireCall('anthropic', 'SAY:x', 30);
-    const failed = await post(handle, '/v1/messages', wireCall('anthropic', 'FAIL:500', 30).body);
-    expect(failed.status).toBe(500);
-    expect(reservationsOf(host, runId)).toBe(0);
-
-    const controller = new AbortController();
-    const response = await fetch(`${handle.baseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': handle.token },
-      body: JSON.stringify(wireCall('anthropic', 'LONG:20 SLOW:200', 30).body),
-      signal: controller.signal,
-    });
-    const reader = response.body!.getReader();
-    await reader.read(); // the first bytes arrived: the call is in flight
-    expect(reservationsOf(host, runId)).toBe(1);
-    expect((await post(handle, big.path, big.body)).status).toBe(403); // held by the stream
-    const gone = new Promise<void>((resolve) => (onSettled = resolve));
-    controller.abort();
-    await gone;
-    expect(settled.at(-1)).toMatchObject({ status: 200, error: 'the caller went away' });
-    expect(reservationsOf(host, runId)).toBe(0);
-    // The abandoned call is charged what it metered (its input and the output sent so far), not its reservation.
-    const abandoned = callsOf(host, runId).at(-1)!;
-    expect(Number(abandoned.input_tokens)).toBeGreaterThan(0);
-    expect(Number(abandoned.input_tokens) + Number(abandoned.output_tokens)).toBeLessThan(55);
-    const after = await post(handle, big.path, big.body);
-    expect(after.status, after.text).toBe(200);
-    await handle.close();
-  });
-});
-
-describe("a run token is revoked when the host reads the result, and a sandboxed run's token works only on its socket", () => {
-  let host: Host;
-  beforeAll(() => (host = tempHost()));
-  afterAll(() => host.close());
-
-  it('revoke() cuts an in-flight stream, refuses later calls as revoked and audits them', async () => {
-    let onSettled: ((c: { error?: string }) => void) | undefined;
-    const { handle } = await openRun(host, [scripted()], { onCallRecorded: (c) => onSettled?.(c) });
-    const runId = handle.run.claims.runId;
-    const response = await fetch(`${handle.baseUrl}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': handle.token },
-      body: JSON.stringify(wireCall('anthropic', 'LONG:20 SLOW:200', 100).body),
-    });
-    const reader = response.body!.getReader();
-    await reader.read();
-    const recorded = new Promise<{ error?: string }>((resolve) => (onSettled = resolve));
-    handle.revoke();
-    expect(await recorded).toMatchObject({ error: `the run token was revoked (run ${runId} returned its result)` });
-    // The harness sees a broken stream, not a clean end.
-    await expect(
-      (async () => {
-        for (;;) if ((await reader.read()).done) return 'ended cleanly';
-      })(),
-    ).rejects.toThrow();
-    const later = await post(handle, '/v1/messages', wireCall('anthropic', 'SAY:after', 5).body);
-    expect(later.status).toBe(401);
-    expect(body<ErrorBody>(later.text).error.message).toBe(
-      `paddock: the run token is revoked (run ${runId} returned its result)`,
-    );
-    expect(auditOf(host, 'gateway.denied').at(-1)).toMatchObject({
-      reason: 'token revoked',
-      deniedBy: 'gateway.runToken',
-      tokenRunId: runId,
-    });
-    expect(reservationsOf(host, runId)).toBe(0);
-    await handle.close();
-  });
-
-  it("a bwrap run's token is refused on the host loopback listener (401, audited) and works on its own socket; a process run's token works on loopback", async () => {
-    const { handle: sandboxed } = await openRun(host, [scripted()], { backend: 'bwrap' });
-    const { handle: plain } = await openRun(host, [scripted()]);
-    const loopback = await host.gateway.loopbackUrl();
-    const body = JSON.stringify(wireCall('anthropic', 'SAY:ok', 5).body);
-    const onLoopback = (
-      token: string,
-      path = '/v1/messages',
-      headers: Record<string, string> = { 'x-api-key': token },
-    ) =>
-      fetch(`${loopback}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body,
+  it(
+    'a reservation is released when the call fails upstream ' + '(5xx) and when the caller disconnects mid-stream',
+    async () => {
+      const settled: { status: number; error?: string }[] = [];
+      let onSettled: (() => void) | undefined;
+      const { handle } = await openRun(host, [scripted({ maxRetries: 0 })], {
+        limits: { modelTokensPerRun: 100 },
+        onCallRecorded: (c) => {
+          settled.push(c);
+          onSettled?.();
+        },
       });
-    const before = auditOf(host, 'gateway.denied').length;
-    for (const attempt of [
-      onLoopback(sandboxed.token),
-      onLoopback(sandboxed.token, '/v1/chat/completions', { authorization: `Bearer ${sandboxed.token}` }),
-      onLoopback(sandboxed.token, '/mcp/tools'),
-    ]) {
-      const refused = await attempt;
-      expect(refused.status).toBe(401);
-      expect(await refused.text()).toContain("valid only on its run's own gateway socket");
-    }
-    const denials = auditOf(host, 'gateway.denied').slice(before);
-    expect(denials).toEqual(
-      Array.from({ length: 3 }, (): unknown =>
-        expect.objectContaining({
-          reason: 'token of a sandboxed run on the loopback listener',
-          deniedBy: 'gateway.runToken',
-          tokenRunId: sandboxed.run.claims.runId,
-        }),
-      ),
-    );
-    expect(JSON.stringify(denials)).not.toContain(sandboxed.token);
-    expect(callsOf(host, sandboxed.run.claims.runId)).toEqual([]);
-    const viaSocket = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          socketPath: sandboxed.socketPath,
-          path: '/v1/messages',
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': sandboxed.token },
-        },
-        (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-    expect(viaSocket).toBe(200);
-    expect((await onLoopback(plain.token)).status).toBe(200);
-    await sandboxed.close();
-    await plain.close();
-  });
+      const runId = handle.run.claims.runId;
+      // A call that reserves 55 of the 100: admitted only while no other such call is held.
+      const big = wireCall('anthropic', 'SAY:x', 30);
+      const failed = await post(handle, '/v1/messages', wireCall('anthropic', 'FAIL:500', 30).body);
+      expect(failed.status).toBe(500);
+      expect(reservationsOf(host, runId)).toBe(0);
+
+      const controller = new AbortController();
+      const response = await fetch(`${handle.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': handle.token },
+        body: JSON.stringify(wireCall('anthropic', 'LONG:20 SLOW:200', 30).body),
+        signal: controller.signal,
+      });
+      const reader = response.body!.getReader();
+      await reader.read(); // the first bytes arrived: the call is in flight
+      expect(reservationsOf(host, runId)).toBe(1);
+      expect((await post(handle, big.path, big.body)).status).toBe(403); // held by the stream
+      const gone = new Promise<void>((resolve) => (onSettled = resolve));
+      controller.abort();
+      await gone;
+      expect(settled.at(-1)).toMatchObject({ status: 200, error: 'the caller went away' });
+      expect(reservationsOf(host, runId)).toBe(0);
+      // The abandoned call is charged what it metered (its input and the output sent so far), not its reservation.
+      const abandoned = callsOf(host, runId).at(-1)!;
+      expect(Number(abandoned.input_tokens)).toBeGreaterThan(0);
+      expect(Number(abandoned.input_tokens) + Number(abandoned.output_tokens)).toBeLessThan(55);
+      const after = await post(handle, big.path, big.body);
+      expect(after.status, after.text).toBe(200);
+      await handle.close();
+    },
+  );
 });
+
+describe(
+  'a run token is revoked when the host reads the result, and a ' + "sandboxed run's token works only on its socket",
+  () => {
+    let host: Host;
+    beforeAll(() => (host = tempHost()));
+    afterAll(() => host.close());
+
+    it('revoke() cuts an in-flight stream, refuses later calls as revoked and audits them', async () => {
+      let onSettled: ((c: { error?: string }) => void) | undefined;
+      const { handle } = await openRun(host, [scripted()], { onCallRecorded: (c) => onSettled?.(c) });
+      const runId = handle.run.claims.runId;
+      const response = await fetch(`${handle.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': handle.token },
+        body: JSON.stringify(wireCall('anthropic', 'LONG:20 SLOW:200', 100).body),
+      });
+      const reader = response.body!.getReader();
+      await reader.read();
+      const recorded = new Promise<{ error?: string }>((resolve) => (onSettled = resolve));
+      handle.revoke();
+      expect(await recorded).toMatchObject({ error: `the run token was revoked (run ${runId} returned its result)` });
+      // The harness sees a broken stream, not a clean end.
+      await expect(
+        (async () => {
+          for (;;) if ((await reader.read()).done) return 'ended cleanly';
+        })(),
+      ).rejects.toThrow();
+      const later = await post(handle, '/v1/messages', wireCall('anthropic', 'SAY:after', 5).body);
+      expect(later.status).toBe(401);
+      expect(body<ErrorBody>(later.text).error.message).toBe(
+        `paddock: the run token is revoked (run ${runId} returned its result)`,
+      );
+      expect(auditOf(host, 'gateway.denied').at(-1)).toMatchObject({
+        reason: 'token revoked',
+        deniedBy: 'gateway.runToken',
+        tokenRunId: runId,
+      });
+      expect(reservationsOf(host, runId)).toBe(0);
+      await handle.close();
+    });
+
+    it(
+      "a bwrap run's token is refused on the host loopback listener (401, audited) and works on its own socket; a " +
+        "process run's token works on loopback",
+      async () => {
+        const { handle: sandboxed } = await openRun(host, [scripted()], { backend: 'bwrap' });
+        const { handle: plain } = await openRun(host, [scripted()]);
+        const loopback = await host.gateway.loopbackUrl();
+        const body = JSON.stringify(wireCall('anthropic', 'SAY:ok', 5).body);
+        const onLoopback = (
+          token: string,
+          path = '/v1/messages',
+          headers: Record<string, string> = { 'x-api-key': token },
+        ) =>
+          fetch(`${loopback}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body,
+          });
+        const before = auditOf(host, 'gateway.denied').length;
+        for (const attempt of [
+          onLoopback(sandboxed.token),
+          onLoopback(sandboxed.token, '/v1/chat/completions', { authorization: `Bearer ${sandboxed.token}` }),
+          onLoopback(sandboxed.token, '/mcp/tools'),
+        ]) {
+          const refused = await attempt;
+          expect(refused.status).toBe(401);
+          expect(await refused.text()).toContain("valid only on its run's own gateway socket");
+        }
+        const denials = auditOf(host, 'gateway.denied').slice(before);
+        expect(denials).toEqual(
+          Array.from({ length: 3 }, (): unknown =>
+            expect.objectContaining({
+              reason: 'token of a sandboxed run on the loopback listener',
+              deniedBy: 'gateway.runToken',
+              tokenRunId: sandboxed.run.claims.runId,
+            }),
+          ),
+        );
+        expect(JSON.stringify(denials)).not.toContain(sandboxed.token);
+        expect(callsOf(host, sandboxed.run.claims.runId)).toEqual([]);
+        const viaSocket = await new Promise<number>((resolve, reject) => {
+          const req = httpRequest(
+            {
+              socketPath: sandboxed.socketPath,
+              path: '/v1/messages',
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': sandboxed.token },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+        expect(viaSocket).toBe(200);
+        expect((await onLoopback(plain.token)).status).toBe(200);
+        await sandboxed.close();
+        await plain.close();
+      },
+    );
+  },
+);
 
 describe('a provider key reaches the provider and nothing else', () => {
   const CANARY = `sk-ant-api03-canary${'Q'.repeat(40)}gw`;
@@ -797,39 +839,43 @@ describe('a provider that ignores the output maximum it was sent', () => {
     upstream.close();
   });
 
-  it('is sent the default maximum when the request names none; its overrun is charged in full, audited, and only one call in flight can overrun', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'paddock-gw-overrun-'));
-    writeFileSync(join(dir, 'key'), 'sk-test-overrun\n');
-    const model = ModelResourceSchema.parse({
-      id: 'gpt',
-      provider: 'openai',
-      api: 'responses',
-      model: 'gpt-x',
-      baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
-      apiKey: { file: join(dir, 'key') },
-    });
-    const { handle } = await openRun(host, [model], { limits: { modelTokensPerRun: 6000 } });
-    const runId = handle.run.claims.runId;
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => post(handle, '/v1/responses', { model: 'gpt', input: `hello ${i}` })),
-    );
-    // One reservation (≈ 4 096 + input) fits in 6 000, two do not: one call goes upstream.
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 403, 403, 403, 403]);
-    expect(bodies).toHaveLength(1);
-    expect(bodies[0]!.max_output_tokens).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
-    const [call] = callAudits(host, runId);
-    expect(call!.inputTokens + call!.outputTokens).toBe(5010);
-    expect(call!.reservedTokens).toBeGreaterThan(DEFAULT_MAX_OUTPUT_TOKENS);
-    expect(call).toMatchObject({ overrunTokens: 5010 - call!.reservedTokens });
-    // The designed bound when a call overruns: limit + that call's excess, never more.
-    const total = callsOf(host, runId).reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
-    expect(total).toBeLessThanOrEqual(6000 + (5010 - call!.reservedTokens));
-    // Charged in full: the next call no longer fits.
-    const next = await post(handle, '/v1/responses', { model: 'gpt', input: 'again' });
-    expect(next.status).toBe(403);
-    expect(body<ErrorBody>(next.text).error.message).toContain('this run used 5010 of 6000 tokens');
-    await handle.close();
-  });
+  it(
+    'is sent the default maximum when the request names none; its overrun is charged in full, audited, and only ' +
+      'one call in flight can overrun',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'paddock-gw-overrun-'));
+      writeFileSync(join(dir, 'key'), 'sk-test-overrun\n');
+      const model = ModelResourceSchema.parse({
+        id: 'gpt',
+        provider: 'openai',
+        api: 'responses',
+        model: 'gpt-x',
+        baseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
+        apiKey: { file: join(dir, 'key') },
+      });
+      const { handle } = await openRun(host, [model], { limits: { modelTokensPerRun: 6000 } });
+      const runId = handle.run.claims.runId;
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => post(handle, '/v1/responses', { model: 'gpt', input: `hello ${i}` })),
+      );
+      // One reservation (≈ 4 096 + input) fits in 6 000, two do not: one call goes upstream.
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 403, 403, 403, 403]);
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]!.max_output_tokens).toBe(DEFAULT_MAX_OUTPUT_TOKENS);
+      const [call] = callAudits(host, runId);
+      expect(call!.inputTokens + call!.outputTokens).toBe(5010);
+      expect(call!.reservedTokens).toBeGreaterThan(DEFAULT_MAX_OUTPUT_TOKENS);
+      expect(call).toMatchObject({ overrunTokens: 5010 - call!.reservedTokens });
+      // The designed bound when a call overruns: limit + that call's excess, never more.
+      const total = callsOf(host, runId).reduce((sum, c) => sum + Number(c.input_tokens) + Number(c.output_tokens), 0);
+      expect(total).toBeLessThanOrEqual(6000 + (5010 - call!.reservedTokens));
+      // Charged in full: the next call no longer fits.
+      const next = await post(handle, '/v1/responses', { model: 'gpt', input: 'again' });
+      expect(next.status).toBe(403);
+      expect(body<ErrorBody>(next.text).error.message).toContain('this run used 5010 of 6000 tokens');
+      await handle.close();
+    },
+  );
 });
 
 describe('Retry-After from a real HTTP provider', () => {
@@ -875,36 +921,40 @@ describe('Retry-After from a real HTTP provider', () => {
     upstream.close();
   });
 
-  it('Retry-After: 0 is retried at once; a Retry-After beyond 30 s is not waited for, the 429 goes back to the harness', async () => {
-    const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    const model = (id: string) =>
-      ModelResourceSchema.parse({
-        id,
-        provider: 'anthropic',
-        model: id,
-        baseUrl,
-        apiKey: { env: 'PADDOCK_TEST_RETRY_KEY' },
+  it(
+    'Retry-After: 0 is retried at once; a Retry-After beyond 30 s is not waited for, the 429 goes back to the ' +
+      'harness',
+    async () => {
+      const baseUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+      const model = (id: string) =>
+        ModelResourceSchema.parse({
+          id,
+          provider: 'anthropic',
+          model: id,
+          baseUrl,
+          apiKey: { env: 'PADDOCK_TEST_RETRY_KEY' },
+        });
+      const { handle } = await openRun(host, [model('wait-zero'), model('wait-long')]);
+      const ok = await post(handle, '/v1/messages', {
+        model: 'wait-zero',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'hi' }],
       });
-    const { handle } = await openRun(host, [model('wait-zero'), model('wait-long')]);
-    const ok = await post(handle, '/v1/messages', {
-      model: 'wait-zero',
-      max_tokens: 5,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    expect(ok.status).toBe(200);
-    expect(body<{ content: { text: string }[] }>(ok.text).content[0]?.text).toBe('fine');
-    const limited = await post(handle, '/v1/messages', {
-      model: 'wait-long',
-      max_tokens: 5,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    expect(limited.status).toBe(429);
-    expect(limited.headers.get('retry-after')).toBe('120');
-    expect(hits).toEqual(['wait-zero', 'wait-zero', 'wait-long']);
-    expect(callsOf(host, handle.run.claims.runId).map((c) => [c.model_id, c.status, c.attempts])).toEqual([
-      ['wait-zero', 200, 2],
-      ['wait-long', 429, 1],
-    ]);
-    await handle.close();
-  });
+      expect(ok.status).toBe(200);
+      expect(body<{ content: { text: string }[] }>(ok.text).content[0]?.text).toBe('fine');
+      const limited = await post(handle, '/v1/messages', {
+        model: 'wait-long',
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get('retry-after')).toBe('120');
+      expect(hits).toEqual(['wait-zero', 'wait-zero', 'wait-long']);
+      expect(callsOf(host, handle.run.claims.runId).map((c) => [c.model_id, c.status, c.attempts])).toEqual([
+        ['wait-zero', 200, 2],
+        ['wait-long', 429, 1],
+      ]);
+      await handle.close();
+    },
+  );
 });

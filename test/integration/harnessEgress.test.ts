@@ -108,22 +108,27 @@ const probe = () =>
 
 describe('the egress allowlist reaches the harness CLIs (real CLIs, bwrap)', () => {
   for (const bot of ['cc', 'cx']) {
-    it(`${bot === 'cc' ? 'Claude Code' : 'Codex'}: its Bash reaches the allowlisted server through the proxy; another is refused and audited`, async () => {
-      hits.length = 0;
-      const { outcome, updates } = await dispatch(bot, `USE_TOOL:Bash:${probe()}`, `c-${bot}`);
-      expect(outcome.status, outcome.reason).toBe('completed');
-      const out = toolOutput(updates);
-      expect(out).toContain('hello-from-127.0.0.2');
-      expect(out).toContain('denied:403');
-      expect(out).toContain('direct:failed');
-      expect(out).toMatch(/proxy:http:\/\/127\.0\.0\.1:3128/);
-      expect(hits).toEqual(['127.0.0.2/allowed']); // nothing reached the other server, nothing went around the proxy
-      const audit = egressAudit(outcome.runId);
-      expect(audit).toContainEqual(expect.objectContaining({ type: 'egress.allowed', host: '127.0.0.2', port }));
-      expect(audit).toContainEqual(
-        expect.objectContaining({ type: 'egress.denied', host: '127.0.0.3', port, allowed: false }),
-      );
-    }, 180_000);
+    it(
+      `${bot === 'cc' ? 'Claude Code' : 'Codex'}: its Bash reaches the allowlisted server through the proxy; ` +
+        `another is refused and audited`,
+      async () => {
+        hits.length = 0;
+        const { outcome, updates } = await dispatch(bot, `USE_TOOL:Bash:${probe()}`, `c-${bot}`);
+        expect(outcome.status, outcome.reason).toBe('completed');
+        const out = toolOutput(updates);
+        expect(out).toContain('hello-from-127.0.0.2');
+        expect(out).toContain('denied:403');
+        expect(out).toContain('direct:failed');
+        expect(out).toMatch(/proxy:http:\/\/127\.0\.0\.1:3128/);
+        expect(hits).toEqual(['127.0.0.2/allowed']); // nothing reached the other server, nothing went around the proxy
+        const audit = egressAudit(outcome.runId);
+        expect(audit).toContainEqual(expect.objectContaining({ type: 'egress.allowed', host: '127.0.0.2', port }));
+        expect(audit).toContainEqual(
+          expect.objectContaining({ type: 'egress.denied', host: '127.0.0.3', port, allowed: false }),
+        );
+      },
+      180_000,
+    );
   }
 
   it('without network.egress the harness gets no proxy and reaches nothing', async () => {

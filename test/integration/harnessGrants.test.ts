@@ -18,7 +18,8 @@ const kbDir = join(root, 'kb');
 mkdirSync(repo);
 mkdirSync(kbDir);
 writeFileSync(join(repo, 'notes.txt'), 'mount-content-7f3a\n');
-chmodSync(root, 0o755); // readable by the run uid, as an admin's granted folder must be (docs/admin-guide.md "Run identity")
+// readable by the run uid, as an admin's granted folder must be (docs/admin-guide.md "Run identity")
+chmodSync(root, 0o755);
 writeFileSync(
   join(kbDir, 'refunds.md'),
   '# Refund policy\n\nRefunds are paid within 14 days to the original card (marker kb-refund-91c2).\n',
@@ -92,34 +93,44 @@ beforeAll(() => {
 
 describe('claude-code gets its mounts and knowledge bases (real CLI, scripted model)', () => {
   for (const bot of ['mount', 'mount-process']) {
-    it(`a granted mount is a working folder its Bash reads (${bot === 'mount' ? 'bwrap bind' : 'process backend link'})`, async () => {
-      const { outcome, updates } = await dispatch(bot, 'USE_TOOL:Bash:cat in/mounts/repo/notes.txt');
-      expect(outcome.status, outcome.reason).toBe('completed');
-      expect(updates).toContainEqual(
-        expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'mount-content-7f3a' }),
-      );
-      expect(outputOf(outcome)).toBe('TOOL_RESULT_SEEN: mount-content-7f3a');
-    }, 180_000);
+    it(
+      `a granted mount is a working folder its Bash reads (` +
+        `${bot === 'mount' ? 'bwrap bind' : 'process backend link'})`,
+      async () => {
+        const { outcome, updates } = await dispatch(bot, 'USE_TOOL:Bash:cat in/mounts/repo/notes.txt');
+        expect(outcome.status, outcome.reason).toBe('completed');
+        expect(updates).toContainEqual(
+          expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'mount-content-7f3a' }),
+        );
+        expect(outputOf(outcome)).toBe('TOOL_RESULT_SEEN: mount-content-7f3a');
+      },
+      180_000,
+    );
   }
 
-  it('a granted knowledge base is a search tool served by the host: the right document comes back, audited kb.retrieve', async () => {
-    const { outcome, updates } = await dispatch(
-      'kb',
-      'USE_TOOL:mcp___kb__search_policies:{"query":"refund card days","topK":1}',
-    );
-    expect(outcome.status, outcome.reason).toBe('completed');
-    expect(updates).toContainEqual(
-      expect.objectContaining({ kind: 'tool.started', name: 'mcp___kb__search_policies' }),
-    );
-    const finished = updates.find((u) => u.kind === 'tool.finished') as
-      { status: string; output?: unknown } | undefined;
-    expect(finished?.status).toBe('ok');
-    expect(JSON.stringify(finished?.output)).toContain('kb-refund-91c2');
-    expect(JSON.stringify(finished?.output)).not.toContain('Tuesday');
-    expect(auditOf('kb.retrieve', outcome.runId)).toEqual([
-      expect.objectContaining({ knowledgeBase: 'policies', kind: 'folder', chunks: 1, sources: ['refunds.md#0'] }),
-    ]);
-  }, 180_000);
+  it(
+    'a granted knowledge base is a search tool served by the host: the right document comes back, audited ' +
+      'kb.retrieve',
+    async () => {
+      const { outcome, updates } = await dispatch(
+        'kb',
+        'USE_TOOL:mcp___kb__search_policies:{"query":"refund card days","topK":1}',
+      );
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(updates).toContainEqual(
+        expect.objectContaining({ kind: 'tool.started', name: 'mcp___kb__search_policies' }),
+      );
+      const finished = updates.find((u) => u.kind === 'tool.finished') as
+        { status: string; output?: unknown } | undefined;
+      expect(finished?.status).toBe('ok');
+      expect(JSON.stringify(finished?.output)).toContain('kb-refund-91c2');
+      expect(JSON.stringify(finished?.output)).not.toContain('Tuesday');
+      expect(auditOf('kb.retrieve', outcome.runId)).toEqual([
+        expect.objectContaining({ knowledgeBase: 'policies', kind: 'folder', chunks: 1, sources: ['refunds.md#0'] }),
+      ]);
+    },
+    180_000,
+  );
 
   it('an ungranted knowledge base is not offered: calling its tool fails and nothing is retrieved', async () => {
     const { outcome, updates } = await dispatch('kb', 'USE_TOOL:mcp___kb__search_other:{"query":"refund"}');
@@ -138,11 +149,16 @@ describe('a grant that will not reach its runner is said, not silently dropped (
       file,
       `resources:
   knowledgeBases: [{ id: handbook, path: ${JSON.stringify(kbDir)} }]
-  mounts: [{ id: repo, path: ${JSON.stringify(repo)}, mode: rw }]
+  mounts: [{ id: repo, ` +
+        `path: ${JSON.stringify(repo)}, mode: rw }]
 bindings:
-  - { id: echoes, runner: echo, route: { bot: echoes }, grants: { knowledgeBases: [handbook], state: session } }
-  - { id: coder, runner: claude-code, route: { bot: coder }, workspace: copy, grants: { mounts: [repo] } }
-  - { id: fine, runner: claude-code, route: { bot: fine }, workspace: mount, grants: { mounts: [repo], knowledgeBases: [handbook] } }
+  - { id: echoes, runner: echo, route: { bot: ` +
+        `echoes }, grants: { knowledgeBases: [handbook], state: session } }
+  - { id: coder, runner: ` +
+        `claude-code, route: { bot: coder }, workspace: copy, grants: { mounts: [repo] } }
+  - { id: fine, ` +
+        `runner: claude-code, route: { bot: fine }, workspace: mount, grants: { mounts: [repo], knowledgeBases: ` +
+        `[handbook] } }
 `,
     );
     const env = { PADDOCK_MOUNT_ROOTS: root };
@@ -150,10 +166,16 @@ bindings:
     expect(applied.exitCode, applied.stderr).toBe(0);
     expect(applied.stdout).toContain('created   binding echoes');
     expect(applied.stdout).toMatch(
-      /warning: binding echoes: knowledgeBases: handbook will not reach its runner — the runner's manifest does not use knowledgeBases/,
+      new RegExp(
+        String.raw`warning: binding echoes: knowledgeBases: handbook will not reach its runner — th` +
+          String.raw`e runner's manifest does not use knowledgeBases`,
+      ),
     );
     expect(applied.stdout).toMatch(
-      /warning: binding echoes: state\/get, state\/set, state\/delete will not reach its runner — granted, but the runner's manifest does not ask for it/,
+      new RegExp(
+        String.raw`warning: binding echoes: state\/get, state\/set, state\/delete will not reach it` +
+          String.raw`s runner — granted, but the runner's manifest does not ask for it`,
+      ),
     );
     expect(applied.stdout).toMatch(
       /warning: binding coder: writes to mount repo will not reach its runner — workspace is copy/,

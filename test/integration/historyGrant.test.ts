@@ -56,7 +56,8 @@ describe('grants.history (local-agent, scripted model)', () => {
     expect(outputOf(second)).toBe('SEEN 2: user: SAY:the capital is Paris | assistant: the capital is Paris');
     const third = await say('h-all', 'a', 'SEEN_HISTORY again');
     expect(outputOf(third)).toBe(
-      `SEEN 4: user: SAY:the capital is Paris | assistant: the capital is Paris | user: SEEN_HISTORY what did I ask? | assistant: ${outputOf(second).slice(0, 200)}`,
+      `SEEN 4: user: SAY:the capital is Paris | assistant: the capital is Paris | user: SEEN_HISTORY what did ` +
+        `I ask? | assistant: ${outputOf(second).slice(0, 200)}`,
     );
   });
 
@@ -90,36 +91,42 @@ describe('grants.history (local-agent, scripted model)', () => {
     expect(outputOf(await say('h-one', 'secret-room', 'SEEN_HISTORY'))).toBe('SEEN 0: ');
   });
 
-  it('a secret in an earlier turn is redacted in the projected history, even one the host learned after storing it', async () => {
-    const canary = 'hist-canary-3f9d2c7a1b6e4d8f';
-    const first = `noted ${canary}`;
-    await say('h-digest', 'leak', first);
-    // The host learns of the secret only now (e.g. a key referenced by a later apply): the stored
-    // turn still holds it, so only the access's own redaction can keep it from the next run.
-    host.redactor.add(canary);
-    const digests = JSON.parse(outputOf(await say('h-digest', 'leak', 'what now?'))) as string[];
-    expect(digests).toHaveLength(2);
-    expect(digests[0]).toBe(`user:${digest(host.redactor.text(first))}`);
-    expect(host.redactor.text(first)).not.toContain(canary);
-    // The same through the local agent and the model.
-    await say('h-all', 'leak', `SAY:noted ${canary}`);
-    const next = await say('h-all', 'leak', 'SEEN_HISTORY');
-    expect(outputOf(next)).toContain('[REDACTED]');
-    expect(outputOf(next)).not.toContain(canary);
-    // Nothing the second run stored (its updates, its model call's record, its result) holds it.
-    const events = host.store.readEvents(host.store.run(next.runId)!.sessionId).filter((e) => e.runId === next.runId);
-    expect(events.length).toBeGreaterThan(3);
-    expect(JSON.stringify(events)).not.toContain(canary);
-  });
+  it(
+    'a secret in an earlier turn is redacted in the projected history, even one the host learned after storing ' + 'it',
+    async () => {
+      const canary = 'hist-canary-3f9d2c7a1b6e4d8f';
+      const first = `noted ${canary}`;
+      await say('h-digest', 'leak', first);
+      // The host learns of the secret only now (e.g. a key referenced by a later apply): the stored
+      // turn still holds it, so only the access's own redaction can keep it from the next run.
+      host.redactor.add(canary);
+      const digests = JSON.parse(outputOf(await say('h-digest', 'leak', 'what now?'))) as string[];
+      expect(digests).toHaveLength(2);
+      expect(digests[0]).toBe(`user:${digest(host.redactor.text(first))}`);
+      expect(host.redactor.text(first)).not.toContain(canary);
+      // The same through the local agent and the model.
+      await say('h-all', 'leak', `SAY:noted ${canary}`);
+      const next = await say('h-all', 'leak', 'SEEN_HISTORY');
+      expect(outputOf(next)).toContain('[REDACTED]');
+      expect(outputOf(next)).not.toContain(canary);
+      // Nothing the second run stored (its updates, its model call's record, its result) holds it.
+      const events = host.store.readEvents(host.store.run(next.runId)!.sessionId).filter((e) => e.runId === next.runId);
+      expect(events.length).toBeGreaterThan(3);
+      expect(JSON.stringify(events)).not.toContain(canary);
+    },
+  );
 
-  it("only earlier turns: answers of failed runs and tool traffic are left out, the run's own message too", async () => {
-    await say('h-digest', 'order', 'one');
-    const failed = await say('h-digest', 'order', 'FAIL please');
-    expect(failed.status).toBe('failed');
-    const third = JSON.parse(outputOf(await say('h-digest', 'order', 'three'))) as string[];
-    // one, its answer (the digest list "[]"), the failed message without an answer; not "three".
-    expect(third).toEqual([`user:${digest('one')}`, `assistant:${digest('[]')}`, `user:${digest('FAIL please')}`]);
-  });
+  it(
+    'only earlier turns: answers of failed runs and tool ' + "traffic are left out, the run's own message too",
+    async () => {
+      await say('h-digest', 'order', 'one');
+      const failed = await say('h-digest', 'order', 'FAIL please');
+      expect(failed.status).toBe('failed');
+      const third = JSON.parse(outputOf(await say('h-digest', 'order', 'three'))) as string[];
+      // one, its answer (the digest list "[]"), the failed message without an answer; not "three".
+      expect(third).toEqual([`user:${digest('one')}`, `assistant:${digest('[]')}`, `user:${digest('FAIL please')}`]);
+    },
+  );
 
   it('explain shows the grant', () => {
     const repo = new ConfigRepo(host.store);

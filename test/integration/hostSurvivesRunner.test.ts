@@ -129,46 +129,54 @@ describe('an exception while storing what a runner sent fails that run only', ()
   // now keep out, so the guards behind them stay proven.
   const plant = (type: string) =>
     rawDb(h.store).exec(
-      `CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.type = '${type}' AND NEW.data LIKE '%poison-pill%' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`,
+      `CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.type = '${type}' AND NEW.data LIKE ` +
+        `'%poison-pill%' BEGIN SELECT RAISE(ABORT, 'planted failure'); END`,
     );
   const unplant = () => rawDb(h.store).exec('DROP TRIGGER IF EXISTS poison');
 
-  it('an update the store refuses at group-commit time fails its run (failed, with the error); the other updates and a concurrent run are stored', async () => {
-    plant('run.update');
-    try {
-      const [hostile, normal] = await Promise.all([
-        h.runs.runAdHoc({
-          runner: 'echo',
-          event: chatEvent({ text: 'one poison-pill three', conversation: { id: 'p1' } }),
-          config: { delayMs: 150 },
-        }),
-        h.runs.runAdHoc({
-          runner: 'echo',
-          event: chatEvent({ text: 'all fine here', conversation: { id: 'p2' } }),
-          config: { delayMs: 150 },
-        }),
-      ]);
-      expect(normal.status, normal.reason).toBe('completed');
-      expect(hostile.status).toBe('failed');
-      // The refused event is the message text holding the pill: stored while the run goes on, or (the
-      // redactor holds a message's tail back until its end) right after the result — failed either way.
-      expect(hostile.reason).toMatch(
-        /(^|; then the )host failed while handling the runner output: Error: storing its run\.update event failed: SqliteError: planted failure$/,
-      );
-      expect(h.store.run(hostile.runId)).toMatchObject({ status: 'failed', reason: hostile.reason });
-      const stored = h.store
-        .readEvents(h.store.run(hostile.runId)!.sessionId)
-        .filter((e) => e.runId === hostile.runId && e.type === 'run.update');
-      const texts = stored.map((e) => {
-        const { update } = e.data as { update: { kind: string; text?: string } };
-        return update.text ?? update.kind;
-      });
-      expect(texts[0]).toBe('progress');
-      expect(texts.join('')).not.toContain('poison-pill');
-    } finally {
-      unplant();
-    }
-  });
+  it(
+    'an update the store refuses at group-commit time fails its run (failed, with the error); the other updates ' +
+      'and a concurrent run are stored',
+    async () => {
+      plant('run.update');
+      try {
+        const [hostile, normal] = await Promise.all([
+          h.runs.runAdHoc({
+            runner: 'echo',
+            event: chatEvent({ text: 'one poison-pill three', conversation: { id: 'p1' } }),
+            config: { delayMs: 150 },
+          }),
+          h.runs.runAdHoc({
+            runner: 'echo',
+            event: chatEvent({ text: 'all fine here', conversation: { id: 'p2' } }),
+            config: { delayMs: 150 },
+          }),
+        ]);
+        expect(normal.status, normal.reason).toBe('completed');
+        expect(hostile.status).toBe('failed');
+        // The refused event is the message text holding the pill: stored while the run goes on, or (the
+        // redactor holds a message's tail back until its end) right after the result — failed either way.
+        expect(hostile.reason).toMatch(
+          new RegExp(
+            String.raw`(^|; then the )host failed while handling the runner output: Error: storing its ` +
+              String.raw`run\.update event failed: SqliteError: planted failure$`,
+          ),
+        );
+        expect(h.store.run(hostile.runId)).toMatchObject({ status: 'failed', reason: hostile.reason });
+        const stored = h.store
+          .readEvents(h.store.run(hostile.runId)!.sessionId)
+          .filter((e) => e.runId === hostile.runId && e.type === 'run.update');
+        const texts = stored.map((e) => {
+          const { update } = e.data as { update: { kind: string; text?: string } };
+          return update.text ?? update.kind;
+        });
+        expect(texts[0]).toBe('progress');
+        expect(texts.join('')).not.toContain('poison-pill');
+      } finally {
+        unplant();
+      }
+    },
+  );
 
   it('a result the store refuses still ends the run, recorded as failed without the result', async () => {
     plant('run.ended');

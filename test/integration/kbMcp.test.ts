@@ -84,41 +84,44 @@ const audit = (type: string, runId: string) =>
 const textOf = (r: unknown) => ((r as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
 
 describe('/mcp/_kb: granted knowledge bases as MCP search tools', () => {
-  it('lists and answers only the granted knowledge bases; the same retrieval, redaction and audit as kb/retrieve', async () => {
-    const run = await openRun(['a']);
-    const client = await connect(run.baseUrl, run.token);
-    try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search_a']);
-      const found = await client.callTool({ name: 'search_a', arguments: { query: 'refunds days', topK: 500 } });
-      expect(found.isError).toBeFalsy();
-      expect(textOf(found)).toContain('alpha-77');
-      expect(textOf(found)).not.toContain('beta-33');
-      expect(audit('kb.retrieve', run.run.claims.runId)).toEqual([
-        expect.objectContaining({ knowledgeBase: 'a', kind: 'folder', topK: 20 }),
-      ]);
-      // A key-shaped string in a document is redacted like every answer, in the text and the structured chunks.
-      const keyed = await client.callTool({ name: 'search_a', arguments: { query: 'deploy key' } });
-      expect(textOf(keyed)).toContain('The deploy key is [REDACTED');
-      expect(JSON.stringify(keyed)).not.toContain('kbcanary');
+  it(
+    'lists and answers only the granted knowledge bases; the same ' + 'retrieval, redaction and audit as kb/retrieve',
+    async () => {
+      const run = await openRun(['a']);
+      const client = await connect(run.baseUrl, run.token);
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search_a']);
+        const found = await client.callTool({ name: 'search_a', arguments: { query: 'refunds days', topK: 500 } });
+        expect(found.isError).toBeFalsy();
+        expect(textOf(found)).toContain('alpha-77');
+        expect(textOf(found)).not.toContain('beta-33');
+        expect(audit('kb.retrieve', run.run.claims.runId)).toEqual([
+          expect.objectContaining({ knowledgeBase: 'a', kind: 'folder', topK: 20 }),
+        ]);
+        // A key-shaped string in a document is redacted like every answer, in the text and the structured chunks.
+        const keyed = await client.callTool({ name: 'search_a', arguments: { query: 'deploy key' } });
+        expect(textOf(keyed)).toContain('The deploy key is [REDACTED');
+        expect(JSON.stringify(keyed)).not.toContain('kbcanary');
 
-      // Another knowledge base that exists on the host but is not granted: not listed, not answered.
-      for (const name of [kbToolName('b.board'), 'search_b_board', 'search_a\u0000', '../search_a']) {
-        const refused = await client.callTool({ name, arguments: { query: 'refunds' } });
-        expect(refused.isError, name).toBe(true);
-        expect(textOf(refused)).not.toContain('beta-33');
+        // Another knowledge base that exists on the host but is not granted: not listed, not answered.
+        for (const name of [kbToolName('b.board'), 'search_b_board', 'search_a\u0000', '../search_a']) {
+          const refused = await client.callTool({ name, arguments: { query: 'refunds' } });
+          expect(refused.isError, name).toBe(true);
+          expect(textOf(refused)).not.toContain('beta-33');
+        }
+        for (const args of [{}, { query: '' }, { query: 42 }, { query: '   ' }])
+          expect((await client.callTool({ name: 'search_a', arguments: args })).isError).toBe(true);
+        // FTS syntax in the query is text, not a query language.
+        expect(
+          (await client.callTool({ name: 'search_a', arguments: { query: '"refunds" OR * NEAR(a b) -- ;' } })).isError,
+        ).toBeFalsy();
+        expect(audit('kb.retrieve', run.run.claims.runId).every((r) => r.knowledgeBase === 'a')).toBe(true);
+      } finally {
+        await client.close();
+        await run.close();
       }
-      for (const args of [{}, { query: '' }, { query: 42 }, { query: '   ' }])
-        expect((await client.callTool({ name: 'search_a', arguments: args })).isError).toBe(true);
-      // FTS syntax in the query is text, not a query language.
-      expect(
-        (await client.callTool({ name: 'search_a', arguments: { query: '"refunds" OR * NEAR(a b) -- ;' } })).isError,
-      ).toBeFalsy();
-      expect(audit('kb.retrieve', run.run.claims.runId).every((r) => r.knowledgeBase === 'a')).toBe(true);
-    } finally {
-      await client.close();
-      await run.close();
-    }
-  });
+    },
+  );
 
   it('two ids with one tool name both stay reachable, each answering from its own folder', async () => {
     const run = await openRun(['b.board', 'b_board']);

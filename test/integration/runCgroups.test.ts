@@ -31,10 +31,17 @@ describe('run cgroups', () => {
     return probe!.release().then((left) => expect(left).toEqual([]));
   });
 
-  it('no run cgroup directory is left after a suite of runs of every shape (completed, crashed, setsid escapee, closed stdout, bwrap)', async () => {
-    const runIds: string[] = [];
-    const shapes: { runner: string; text?: string; sandbox?: 'process' | 'bwrap'; config?: Record<string, unknown> }[] =
-      [
+  it(
+    'no run cgroup directory is left after a suite of runs of every shape (completed, crashed, setsid escapee, ' +
+      'closed stdout, bwrap)',
+    async () => {
+      const runIds: string[] = [];
+      const shapes: {
+        runner: string;
+        text?: string;
+        sandbox?: 'process' | 'bwrap';
+        config?: Record<string, unknown>;
+      }[] = [
         { runner: 'echo' },
         { runner: 'echo', sandbox: 'bwrap' },
         { runner: repoPath('test/fixtures/runnerDirs/crashes') },
@@ -42,148 +49,165 @@ describe('run cgroups', () => {
         { runner: 'attacker', config: { actions: ['setsid:600'] }, sandbox: 'bwrap' },
         { runner: repoPath('test/fixtures/runnerDirs/closes-stdout') },
       ];
-    for (const shape of shapes) {
-      const outcome = await host.runs.runAdHoc({
-        runner: shape.runner,
-        event: textEvent(shape.text ?? 'x'),
-        config: shape.config,
-        sandbox: shape.sandbox ?? 'process',
-        onStart: (info) => runIds.push(info.runId),
-      });
-      expect(outcome.survivors, `${shape.runner}: ${outcome.reason}`).toEqual([]);
-    }
-    expect(runIds).toHaveLength(shapes.length);
-    for (const runId of runIds) expect(cgroupDirsOf(runId), runId).toEqual([]);
-  }, 180_000);
-
-  it('after a host crash, recovery empties the run cgroup: a setsid grandchild the group kill misses dies, and the directory goes', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-cgcrash-'));
-    const child = paddock(
-      [
-        'run',
-        '--runner',
-        repoPath('test/fixtures/runnerDirs/setsid-then-hang'),
-        '--text',
-        'x',
-        '--json',
-        '--timeout',
-        '120000',
-      ],
-      { dataDir },
-    );
-    // Read the stream until the runner says which pid escaped (event-driven, no timing).
-    const escaped = await new Promise<{ runId: string; pid: number }>((resolve, reject) => {
-      let buffered = '';
-      let runId = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        for (;;) {
-          const nl = buffered.indexOf('\n');
-          if (nl === -1) break;
-          const line = JSON.parse(buffered.slice(0, nl)) as {
-            type: string;
-            runId?: string;
-            update?: { kind: string; data?: { pid: number } };
-          };
-          buffered = buffered.slice(nl + 1);
-          if (line.type === 'started') runId = line.runId!;
-          if (line.type === 'update' && line.update?.kind === 'log') resolve({ runId, pid: line.update.data!.pid });
-        }
-      });
-      void child.then((r) => reject(new Error(`the host ended before the escape: ${r.stderr}`)));
-    });
-    const grandchild = { pid: escaped.pid, start: processStartTime(escaped.pid) };
-    expect(alive(grandchild.pid, grandchild.start)).toBe(true);
-    const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-    const run = db.prepare('SELECT pid, pid_start FROM runs WHERE id = ?').get(escaped.runId) as {
-      pid: number;
-      pid_start: number;
-    };
-    db.close();
-    // The grandchild left the runner's group and session: only the cgroup still holds it.
-    const stat = readFileSync(`/proc/${grandchild.pid}/stat`, 'utf8');
-    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])).not.toBe(run.pid);
-    expect(cgroupDirsOf(escaped.runId).length).toBeGreaterThan(0);
-    child.kill('SIGKILL'); // the host dies; its runner and the grandchild live on
-    await child;
-    expect(alive(run.pid, run.pid_start)).toBe(true);
-    expect(alive(grandchild.pid, grandchild.start)).toBe(true);
-
-    const next = await paddock(['runs', 'list', '--json'], { dataDir }); // any command recovers first
-    expect(next.exitCode, next.stderr).toBe(0);
-    try {
-      expect(alive(run.pid, run.pid_start)).toBe(false);
-      expect(alive(grandchild.pid, grandchild.start)).toBe(false);
-      expect(cgroupDirsOf(escaped.runId)).toEqual([]);
-      const after = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-      expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(escaped.runId)).toMatchObject({
-        status: 'interrupted',
-        reason: expect.stringContaining('left in its cgroup'),
-      });
-      after.close();
-    } finally {
-      for (const p of [run, { pid: grandchild.pid, pid_start: grandchild.start }])
-        if (alive(p.pid, p.pid_start)) process.kill(p.pid, 'SIGKILL');
-    }
-  }, 180_000);
-
-  it('a root process-backend runner moves a child out of the run cgroup, group and session: it is still found (by its run id), killed and named; the report says the limit', async () => {
-    let isolation: string[] = [];
-    const outcome = await host.runs.runAdHoc({
-      runner: repoPath('test/fixtures/runnerDirs/cgroup-escapee'),
-      event: textEvent('x'),
-      sandbox: 'process',
-      onStart: (info) => (isolation = info.isolation.notEnforced),
-    });
-    const update = host.store
-      .readEvents(host.store.run(outcome.runId)!.sessionId)
-      .find((e) => e.runId === outcome.runId && e.type === 'run.update');
-    const pid = (update!.data as { update: { data: { pid: number } } }).update.data.pid;
-    try {
-      expect(outcome.status, outcome.reason).toBe('completed');
-      expect(processStartTime(pid)).toBeNull(); // the escapee is dead
-      expect(outcome.survivors).toEqual([]);
-      expect(outcome.reason).toContain(
-        `had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${pid})`,
-      );
-      expect(isolation.join('\n')).toMatch(
-        /move itself out of the run's cgroup .* only while its environment still holds the run's PADDOCK_RUN_ID/,
-      );
-      expect(cgroupDirsOf(outcome.runId)).toEqual([]);
-    } finally {
-      if (processStartTime(pid) !== null) process.kill(pid, 'SIGKILL');
-    }
-  }, 60_000);
-
-  it('the sweep removes only empty cgroups of runs this store knows ended: never a live or unknown run, never a populated one', async () => {
-    const known = `run_${'0'.repeat(8)}-0000-4000-8000-${String(process.pid).padStart(12, '0')}`;
-    const live = known.replace(/.$/, 'a');
-    const foreign = known.replace(/.$/, 'b');
-    const busy = known.replace(/.$/, 'c');
-    const made = [known, live, foreign, busy].map((id) => RunCgroup.create(id, { pids: 16 })!);
-    const sleeper = execa('/bin/sh', ['-c', `echo $$ > ${made[3]!.procsFiles[0]} && exec sleep 600`], {
-      reject: false,
-    });
-    try {
-      await new Promise<void>((resolve) => {
-        const check = () => (made[3]!.members().length > 0 ? resolve() : setTimeout(check, 10));
-        check();
-      });
-      const ended = new Set([known, busy]);
-      const sweep = sweepRunCgroups((id) => ended.has(id));
-      expect(cgroupDirsOf(known)).toEqual([]);
-      expect(sweep.removed.some((d) => d.endsWith(known))).toBe(true);
-      expect(cgroupDirsOf(live).length).toBeGreaterThan(0); // about to be joined, for all the sweep knows
-      expect(cgroupDirsOf(foreign).length).toBeGreaterThan(0); // another data folder's run
-      expect(cgroupDirsOf(busy).length).toBeGreaterThan(0); // populated: the kernel refuses
-    } finally {
-      sleeper.kill('SIGKILL');
-      await sleeper;
-      for (const c of made) {
-        await c.killAll(2_000);
-        await c.release();
+      for (const shape of shapes) {
+        const outcome = await host.runs.runAdHoc({
+          runner: shape.runner,
+          event: textEvent(shape.text ?? 'x'),
+          config: shape.config,
+          sandbox: shape.sandbox ?? 'process',
+          onStart: (info) => runIds.push(info.runId),
+        });
+        expect(outcome.survivors, `${shape.runner}: ${outcome.reason}`).toEqual([]);
       }
-    }
-    for (const id of [known, live, foreign, busy]) expect(cgroupDirsOf(id)).toEqual([]);
-  }, 60_000);
+      expect(runIds).toHaveLength(shapes.length);
+      for (const runId of runIds) expect(cgroupDirsOf(runId), runId).toEqual([]);
+    },
+    180_000,
+  );
+
+  it(
+    'after a host crash, recovery empties the run cgroup: a setsid grandchild the group kill misses dies, and ' +
+      'the directory goes',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-cgcrash-'));
+      const child = paddock(
+        [
+          'run',
+          '--runner',
+          repoPath('test/fixtures/runnerDirs/setsid-then-hang'),
+          '--text',
+          'x',
+          '--json',
+          '--timeout',
+          '120000',
+        ],
+        { dataDir },
+      );
+      // Read the stream until the runner says which pid escaped (event-driven, no timing).
+      const escaped = await new Promise<{ runId: string; pid: number }>((resolve, reject) => {
+        let buffered = '';
+        let runId = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          buffered += chunk.toString();
+          for (;;) {
+            const nl = buffered.indexOf('\n');
+            if (nl === -1) break;
+            const line = JSON.parse(buffered.slice(0, nl)) as {
+              type: string;
+              runId?: string;
+              update?: { kind: string; data?: { pid: number } };
+            };
+            buffered = buffered.slice(nl + 1);
+            if (line.type === 'started') runId = line.runId!;
+            if (line.type === 'update' && line.update?.kind === 'log') resolve({ runId, pid: line.update.data!.pid });
+          }
+        });
+        void child.then((r) => reject(new Error(`the host ended before the escape: ${r.stderr}`)));
+      });
+      const grandchild = { pid: escaped.pid, start: processStartTime(escaped.pid) };
+      expect(alive(grandchild.pid, grandchild.start)).toBe(true);
+      const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+      const run = db.prepare('SELECT pid, pid_start FROM runs WHERE id = ?').get(escaped.runId) as {
+        pid: number;
+        pid_start: number;
+      };
+      db.close();
+      // The grandchild left the runner's group and session: only the cgroup still holds it.
+      const stat = readFileSync(`/proc/${grandchild.pid}/stat`, 'utf8');
+      expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])).not.toBe(run.pid);
+      expect(cgroupDirsOf(escaped.runId).length).toBeGreaterThan(0);
+      child.kill('SIGKILL'); // the host dies; its runner and the grandchild live on
+      await child;
+      expect(alive(run.pid, run.pid_start)).toBe(true);
+      expect(alive(grandchild.pid, grandchild.start)).toBe(true);
+
+      const next = await paddock(['runs', 'list', '--json'], { dataDir }); // any command recovers first
+      expect(next.exitCode, next.stderr).toBe(0);
+      try {
+        expect(alive(run.pid, run.pid_start)).toBe(false);
+        expect(alive(grandchild.pid, grandchild.start)).toBe(false);
+        expect(cgroupDirsOf(escaped.runId)).toEqual([]);
+        const after = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+        expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(escaped.runId)).toMatchObject({
+          status: 'interrupted',
+          reason: expect.stringContaining('left in its cgroup'),
+        });
+        after.close();
+      } finally {
+        for (const p of [run, { pid: grandchild.pid, pid_start: grandchild.start }])
+          if (alive(p.pid, p.pid_start)) process.kill(p.pid, 'SIGKILL');
+      }
+    },
+    180_000,
+  );
+
+  it(
+    'a root process-backend runner moves a child out of the run cgroup, group and session: it is still found ' +
+      '(by its run id), killed and named; the report says the limit',
+    async () => {
+      let isolation: string[] = [];
+      const outcome = await host.runs.runAdHoc({
+        runner: repoPath('test/fixtures/runnerDirs/cgroup-escapee'),
+        event: textEvent('x'),
+        sandbox: 'process',
+        onStart: (info) => (isolation = info.isolation.notEnforced),
+      });
+      const update = host.store
+        .readEvents(host.store.run(outcome.runId)!.sessionId)
+        .find((e) => e.runId === outcome.runId && e.type === 'run.update');
+      const pid = (update!.data as { update: { data: { pid: number } } }).update.data.pid;
+      try {
+        expect(outcome.status, outcome.reason).toBe('completed');
+        expect(processStartTime(pid)).toBeNull(); // the escapee is dead
+        expect(outcome.survivors).toEqual([]);
+        expect(outcome.reason).toContain(
+          `had left its process group, session and cgroup (found by PADDOCK_RUN_ID in their environment: pids ${pid})`,
+        );
+        expect(isolation.join('\n')).toMatch(
+          /move itself out of the run's cgroup .* only while its environment still holds the run's PADDOCK_RUN_ID/,
+        );
+        expect(cgroupDirsOf(outcome.runId)).toEqual([]);
+      } finally {
+        if (processStartTime(pid) !== null) process.kill(pid, 'SIGKILL');
+      }
+    },
+    60_000,
+  );
+
+  it(
+    'the sweep removes only empty cgroups of runs this store knows ended: never a live or unknown run, never a ' +
+      'populated one',
+    async () => {
+      const known = `run_${'0'.repeat(8)}-0000-4000-8000-${String(process.pid).padStart(12, '0')}`;
+      const live = known.replace(/.$/, 'a');
+      const foreign = known.replace(/.$/, 'b');
+      const busy = known.replace(/.$/, 'c');
+      const made = [known, live, foreign, busy].map((id) => RunCgroup.create(id, { pids: 16 })!);
+      const sleeper = execa('/bin/sh', ['-c', `echo $$ > ${made[3]!.procsFiles[0]} && exec sleep 600`], {
+        reject: false,
+      });
+      try {
+        await new Promise<void>((resolve) => {
+          const check = () => (made[3]!.members().length > 0 ? resolve() : setTimeout(check, 10));
+          check();
+        });
+        const ended = new Set([known, busy]);
+        const sweep = sweepRunCgroups((id) => ended.has(id));
+        expect(cgroupDirsOf(known)).toEqual([]);
+        expect(sweep.removed.some((d) => d.endsWith(known))).toBe(true);
+        expect(cgroupDirsOf(live).length).toBeGreaterThan(0); // about to be joined, for all the sweep knows
+        expect(cgroupDirsOf(foreign).length).toBeGreaterThan(0); // another data folder's run
+        expect(cgroupDirsOf(busy).length).toBeGreaterThan(0); // populated: the kernel refuses
+      } finally {
+        sleeper.kill('SIGKILL');
+        await sleeper;
+        for (const c of made) {
+          await c.killAll(2_000);
+          await c.release();
+        }
+      }
+      for (const id of [known, live, foreign, busy]) expect(cgroupDirsOf(id)).toEqual([]);
+    },
+    60_000,
+  );
 });

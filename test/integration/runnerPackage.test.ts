@@ -81,7 +81,8 @@ async function runLaunch(
   writeFileSync(join(runnerDir, 'dump.mjs'), 'process.stdout.write(JSON.stringify(process.env));');
   chmodSync(runnerDir, 0o755);
   const workspace = mkdtempSync(join(tmpdir(), 'paddock-envws-'));
-  chmodSync(workspace, 0o777); // the run's host uid must reach its working folder (runService gives it the real workspace)
+  // the run's host uid must reach its working folder (runService gives it the real workspace)
+  chmodSync(workspace, 0o777);
   const prepared = prepareSandbox({
     backend,
     runId: `pkg-env-${process.pid}-${Date.now()}`,
@@ -119,7 +120,8 @@ describe('item 1: a runner environment never reaches a host-side helper', () => 
   });
 
   it.each(BACKENDS)(
-    '%s: a PATH, BASH_ENV, ENV and loader variables pointing at planted helpers run none of them; only the runner sees its environment',
+    '%s: a PATH, BASH_ENV, ENV and loader variables pointing at planted helpers run none of them; only the ' +
+      'runner sees its environment',
     async (backend) => {
       const { dir, canaries } = plantHelpers();
       const token = `tok-${process.pid}-SECRET-${Date.now()}`;
@@ -163,7 +165,8 @@ describe('item 1: a runner environment never reaches a host-side helper', () => 
   );
 
   it.each(BACKENDS)(
-    '%s: a manifest that sets env.PATH to its own folder is refused before anything starts, and its planted prlimit never runs',
+    '%s: a manifest that sets env.PATH to its own folder is refused before anything starts, and its planted ' +
+      'prlimit never runs',
     async (backend) => {
       const { dir, canaries } = plantHelpers();
       writeFileSync(
@@ -250,120 +253,127 @@ async function attack(
 }
 
 describe('item 2: nothing named by the runner package enters the sandbox', () => {
-  it('bwrap: absolute paths in entry.args (/, /etc, /root, the data dir, {runnerDir}/../..) and links in the runner folder expose nothing; the launch binds none of them', async () => {
-    const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
-    writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE-CANARY');
-    mkdirSync('/root', { recursive: true });
-    const rootCanary = join('/root', `paddock-pkg-canary-${process.pid}`);
-    writeFileSync(rootCanary, 'ROOT-CANARY');
-    try {
-      const dir = attackerFolder({
-        args: ['/', '/etc', '/root', host.dataDir, '{runnerDir}/../..', outside, join(outside, 'secret.txt')],
-        files: (d) => {
-          symlinkSync('/etc/shadow', join(d, 'shadow'));
-          symlinkSync(outside, join(d, 'outside'));
-          symlinkSync('/', join(d, 'root'));
-          symlinkSync(join(host.dataDir, 'paddock.db'), join(d, 'db'));
-        },
-      });
-      const targets = [
-        '/etc/shadow',
-        rootCanary,
-        join(host.dataDir, 'paddock.db'),
-        join(outside, 'secret.txt'),
-        join(dir, 'shadow'),
-        join(dir, 'outside', 'secret.txt'),
-        join(dir, 'root', 'etc', 'shadow'),
-        join(dir, 'db'),
-      ];
-      const { outcome, results } = await attack(
-        dir,
-        [...targets.map((t) => `read:${t}`), `read:${join(dir, 'attacker.mjs')}`],
-        'bwrap',
-      );
-      expect(outcome.status, outcome.reason).toBe('completed');
-      // Links are resolved inside the sandbox: their targets are not visible there, so they dangle.
-      for (const t of targets) expect(results[`read:${t}`], t).toBe('ENOENT');
-      expect(results[`read:${join(dir, 'attacker.mjs')}`]).toMatch(/^ok /); // its own folder is readable
-      // The binds of the real launch (audited) hold nothing the package named.
-      const spawned = host.store.audit
-        .records()
-        .filter((r) => r.type === 'run.spawned')
-        .at(-1)!.data as { binds: { source: string; target: string; mode: string }[] };
-      const sources = spawned.binds.filter((b) => b.mode !== 'link' && b.mode !== 'own').map((b) => b.source);
-      for (const named of ['/', '/etc', '/root', host.dataDir, outside, join(outside, 'secret.txt'), tmpdir()])
-        expect(sources, named).not.toContain(named);
-      expect(sources).toContain(dir);
-    } finally {
-      // Own canary only.
-      writeFileSync(rootCanary, '');
-      (await import('node:fs')).rmSync(rootCanary, { force: true });
-    }
-  });
-
-  it('explain lists every bind of the launch itself: its binds are the audited binds of a real run of the binding', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'paddock-pkg-roots-'));
-    for (const d of ['ro', 'repo']) mkdirSync(join(root, d));
-    // What an admin does before granting folders: readable by the run identity, the rw one writable
-    // (docs/admin-guide.md "Run identity").
-    for (const d of [root, join(root, 'ro')]) chmodSync(d, 0o755);
-    chmodSync(join(root, 'repo'), 0o777);
-    const h = tempHost({ mountRoots: [root] });
-    try {
-      h.apply({
-        resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'rw' }] },
-        bindings: [
-          {
-            id: 'pkg',
-            runner: 'attacker',
-            route: { platform: 'telegram', bot: 'pkg-bot' },
-            sandbox: 'bwrap',
-            workspace: 'mount',
-            grants: { mounts: ['repo'] },
-            readPaths: [join(root, 'ro')],
-            network: { egress: ['example.com'] },
-            config: { actions: [] },
+  it(
+    'bwrap: absolute paths in entry.args (/, /etc, /root, the data dir, {runnerDir}/../..) and links in the ' +
+      'runner folder expose nothing; the launch binds none of them',
+    async () => {
+      const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
+      writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE-CANARY');
+      mkdirSync('/root', { recursive: true });
+      const rootCanary = join('/root', `paddock-pkg-canary-${process.pid}`);
+      writeFileSync(rootCanary, 'ROOT-CANARY');
+      try {
+        const dir = attackerFolder({
+          args: ['/', '/etc', '/root', host.dataDir, '{runnerDir}/../..', outside, join(outside, 'secret.txt')],
+          files: (d) => {
+            symlinkSync('/etc/shadow', join(d, 'shadow'));
+            symlinkSync(outside, join(d, 'outside'));
+            symlinkSync('/', join(d, 'root'));
+            symlinkSync(join(host.dataDir, 'paddock.db'), join(d, 'db'));
           },
-        ],
-      });
-      const repo = new ConfigRepo(h.store);
-      const explanation = explainBinding(
-        repo.binding('pkg').spec as Binding,
-        discoverRunners([FIXTURE_RUNNERS]),
-        repo.snapshot().resources,
-        h.config.limits,
-        { dataDir: h.dataDir, harnessDir: HARNESS_DIR, mountRoots: [root] },
-      );
-      const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'pkg-bot' }));
-      if (ticket.status === 'duplicate') throw new Error('duplicate');
-      const outcome = await ticket.done;
-      expect(outcome.status, outcome.reason).toBe('completed');
-      const spawned = h.store.audit.records().find((r) => r.type === 'run.spawned' && r.runId === ticket.runId)!;
-      const bundle = (spawned.data as { args: string[] }).args.at(-1)!;
-      // The run's own names become explain's placeholders; nothing else may differ.
-      const placeholders = (text: string) =>
-        text
-          .replaceAll(ticket.runId, '<runId>')
-          .replaceAll(spawned.sessionId!, '<sessionId>')
-          .replaceAll(bundle, join(h.dataDir, 'bundles', '<bundle of index.ts>.mjs'));
-      const audited = JSON.parse(placeholders(JSON.stringify((spawned.data as { binds: unknown }).binds))) as unknown;
-      expect(explanation.binds).toEqual(audited);
-      const text = renderExplanation(explanation);
-      for (const must of [
-        join(root, 'ro'),
-        join(root, 'repo'),
-        join(h.dataDir, 'workspaces', '<runId>'),
-        join(h.dataDir, 'sessions', '<sessionId>'),
-        FIXTURE_RUNNERS,
-      ])
-        expect(text).toContain(must);
-      expect(explanation.worstCase.writable).toContain(
-        `${join(root, 'repo')} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')}`,
-      );
-    } finally {
-      await h.close();
-    }
-  });
+        });
+        const targets = [
+          '/etc/shadow',
+          rootCanary,
+          join(host.dataDir, 'paddock.db'),
+          join(outside, 'secret.txt'),
+          join(dir, 'shadow'),
+          join(dir, 'outside', 'secret.txt'),
+          join(dir, 'root', 'etc', 'shadow'),
+          join(dir, 'db'),
+        ];
+        const { outcome, results } = await attack(
+          dir,
+          [...targets.map((t) => `read:${t}`), `read:${join(dir, 'attacker.mjs')}`],
+          'bwrap',
+        );
+        expect(outcome.status, outcome.reason).toBe('completed');
+        // Links are resolved inside the sandbox: their targets are not visible there, so they dangle.
+        for (const t of targets) expect(results[`read:${t}`], t).toBe('ENOENT');
+        expect(results[`read:${join(dir, 'attacker.mjs')}`]).toMatch(/^ok /); // its own folder is readable
+        // The binds of the real launch (audited) hold nothing the package named.
+        const spawned = host.store.audit
+          .records()
+          .filter((r) => r.type === 'run.spawned')
+          .at(-1)!.data as { binds: { source: string; target: string; mode: string }[] };
+        const sources = spawned.binds.filter((b) => b.mode !== 'link' && b.mode !== 'own').map((b) => b.source);
+        for (const named of ['/', '/etc', '/root', host.dataDir, outside, join(outside, 'secret.txt'), tmpdir()])
+          expect(sources, named).not.toContain(named);
+        expect(sources).toContain(dir);
+      } finally {
+        // Own canary only.
+        writeFileSync(rootCanary, '');
+        (await import('node:fs')).rmSync(rootCanary, { force: true });
+      }
+    },
+  );
+
+  it(
+    'explain lists every bind of the launch itself: its binds are the audited binds of a real run of the ' + 'binding',
+    async () => {
+      const root = mkdtempSync(join(tmpdir(), 'paddock-pkg-roots-'));
+      for (const d of ['ro', 'repo']) mkdirSync(join(root, d));
+      // What an admin does before granting folders: readable by the run identity, the rw one writable
+      // (docs/admin-guide.md "Run identity").
+      for (const d of [root, join(root, 'ro')]) chmodSync(d, 0o755);
+      chmodSync(join(root, 'repo'), 0o777);
+      const h = tempHost({ mountRoots: [root] });
+      try {
+        h.apply({
+          resources: { mounts: [{ id: 'repo', path: join(root, 'repo'), mode: 'rw' }] },
+          bindings: [
+            {
+              id: 'pkg',
+              runner: 'attacker',
+              route: { platform: 'telegram', bot: 'pkg-bot' },
+              sandbox: 'bwrap',
+              workspace: 'mount',
+              grants: { mounts: ['repo'] },
+              readPaths: [join(root, 'ro')],
+              network: { egress: ['example.com'] },
+              config: { actions: [] },
+            },
+          ],
+        });
+        const repo = new ConfigRepo(h.store);
+        const explanation = explainBinding(
+          repo.binding('pkg').spec as Binding,
+          discoverRunners([FIXTURE_RUNNERS]),
+          repo.snapshot().resources,
+          h.config.limits,
+          { dataDir: h.dataDir, harnessDir: HARNESS_DIR, mountRoots: [root] },
+        );
+        const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'pkg-bot' }));
+        if (ticket.status === 'duplicate') throw new Error('duplicate');
+        const outcome = await ticket.done;
+        expect(outcome.status, outcome.reason).toBe('completed');
+        const spawned = h.store.audit.records().find((r) => r.type === 'run.spawned' && r.runId === ticket.runId)!;
+        const bundle = (spawned.data as { args: string[] }).args.at(-1)!;
+        // The run's own names become explain's placeholders; nothing else may differ.
+        const placeholders = (text: string) =>
+          text
+            .replaceAll(ticket.runId, '<runId>')
+            .replaceAll(spawned.sessionId!, '<sessionId>')
+            .replaceAll(bundle, join(h.dataDir, 'bundles', '<bundle of index.ts>.mjs'));
+        const audited = JSON.parse(placeholders(JSON.stringify((spawned.data as { binds: unknown }).binds))) as unknown;
+        expect(explanation.binds).toEqual(audited);
+        const text = renderExplanation(explanation);
+        for (const must of [
+          join(root, 'ro'),
+          join(root, 'repo'),
+          join(h.dataDir, 'workspaces', '<runId>'),
+          join(h.dataDir, 'sessions', '<sessionId>'),
+          FIXTURE_RUNNERS,
+        ])
+          expect(text).toContain(must);
+        expect(explanation.worstCase.writable).toContain(
+          `${join(root, 'repo')} at ${join(h.dataDir, 'workspaces', '<runId>', 'in', 'mounts', 'repo')}`,
+        );
+      } finally {
+        await h.close();
+      }
+    },
+  );
 
   it('bwrap: an entry.command outside the runner folder is not visible in the sandbox, so it never runs', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'paddock-outcmd-'));
@@ -382,19 +392,22 @@ describe('item 2: nothing named by the runner package enters the sandbox', () =>
     expect(existsSync(canary)).toBe(false);
   });
 
-  it('process: the report says the filesystem is not isolated (the weak backend reads what the host user reads)', async () => {
-    const dir = attackerFolder();
-    const starts: string[] = [];
-    const outcome = await host.runs.runAdHoc({
-      runner: dir,
-      event: textEvent('x'),
-      config: { actions: [] },
-      sandbox: 'process',
-      onStart: (s) => starts.push(...s.isolation.notEnforced),
-    });
-    expect(outcome.status, outcome.reason).toBe('completed');
-    expect(starts.some((g) => g.startsWith('filesystem isolation'))).toBe(true);
-  });
+  it(
+    'process: the report says the filesystem is not isolated (the ' + 'weak backend reads what the host user reads)',
+    async () => {
+      const dir = attackerFolder();
+      const starts: string[] = [];
+      const outcome = await host.runs.runAdHoc({
+        runner: dir,
+        event: textEvent('x'),
+        config: { actions: [] },
+        sandbox: 'process',
+        onStart: (s) => starts.push(...s.isolation.notEnforced),
+      });
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(starts.some((g) => g.startsWith('filesystem isolation'))).toBe(true);
+    },
+  );
 });
 
 describe('item 3: a TypeScript entry is built confined to its runner folder', () => {
@@ -428,12 +441,18 @@ describe('item 3: a TypeScript entry is built confined to its runner folder', ()
     extra?.(dir);
     return dir;
   }
-  const RUNNER = (value: string) => `import { defineRunner, serve } from 'paddock/sdk';
+  const RUNNER = (value: string) =>
+    `import { defineRunner, serve } from 'paddock/sdk';
 import { readFileSync } from 'node:fs';
-await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_event, binding) {
-  const reads: Record<string, string> = {};
-  for (const p of ((binding.config as { read?: string[] }).read ?? [])) { try { reads[p] = 'ok ' + readFileSync(p).length; } catch (e) { reads[p] = (e as NodeJS.ErrnoException).code ?? 'error'; } }
-  return JSON.stringify({ value: ${JSON.stringify(value)}, reads, bundle: process.argv[1] });
+await ` +
+    `serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_event, binding) {
+  const reads: ` +
+    `Record<string, string> = {};
+  for (const p of ((binding.config as { read?: string[] }).read ?? [])) { try ` +
+    `{ reads[p] = 'ok ' + readFileSync(p).length; } catch (e) { reads[p] = (e as NodeJS.ErrnoException).code ?? ` +
+    `'error'; } }
+  return JSON.stringify({ value: ${JSON.stringify(value)}, reads, bundle: process.argv[1] ` +
+    `});
 } }));
 `;
 
@@ -541,20 +560,25 @@ await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_ev
     },
   );
 
-  it('a tsconfig.json extends pointing at a host file is not read (esbuild reads no tsconfig of the tree)', async () => {
-    writeFileSync(join(secretDir, 'tsconfig.json'), `{ "compilerOptions": { "paths": { "x": ["${CANARY}"] } }`); // broken on purpose: a read would fail the build quoting it
-    const dir = tsRunner({
-      'index.ts': RUNNER('extends'),
-      'tsconfig.json': JSON.stringify({ extends: join(secretDir, 'tsconfig.json') }),
-      'sub/tsconfig.json': JSON.stringify({ extends: '/etc/shadow' }),
-    });
-    const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: {}, sandbox: 'process' });
-    expect(outcome.status, outcome.reason).toBe('completed');
-    expect(filesContaining(bundles, CANARY)).toEqual([]);
-  });
+  it(
+    'a tsconfig.json extends pointing at a host file is not ' + 'read (esbuild reads no tsconfig of the tree)',
+    async () => {
+      // broken on purpose: a read would fail the build quoting it
+      writeFileSync(join(secretDir, 'tsconfig.json'), `{ "compilerOptions": { "paths": { "x": ["${CANARY}"] } }`);
+      const dir = tsRunner({
+        'index.ts': RUNNER('extends'),
+        'tsconfig.json': JSON.stringify({ extends: join(secretDir, 'tsconfig.json') }),
+        'sub/tsconfig.json': JSON.stringify({ extends: '/etc/shadow' }),
+      });
+      const outcome = await host.runs.runAdHoc({ runner: dir, event: textEvent('x'), config: {}, sandbox: 'process' });
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(filesContaining(bundles, CANARY)).toEqual([]);
+    },
+  );
 
   it.each(BACKENDS)(
-    '%s: files of its own folder may be imported; its bundle is in <data>/bundles, private, and the only bundle its sandbox can see',
+    '%s: files of its own folder may be imported; its bundle is in <data>/bundles, private, and the only ' +
+      'bundle its sandbox can see',
     async (backend) => {
       const other = tsRunner({ 'index.ts': RUNNER('other') });
       const first = await host.runs.runAdHoc({ runner: other, event: textEvent('x'), config: {}, sandbox: backend });
@@ -565,10 +589,12 @@ await serve(defineRunner({ manifest: { name: 'ts', version: '1' }, async run(_ev
       // Nothing listable or readable by others: 0700, or 0710 with the run identity's group (search only) under a root
       // host.
       expect(statSync(bundles).mode & 0o767).toBe(0o700);
-      expect(statSync(otherBundle).mode & 0o777).toBe(0o644); // private through its 0700 folder; readable by whatever uid the run is mapped to
+      // private through its 0700 folder; readable by whatever uid the run is mapped to
+      expect(statSync(otherBundle).mode & 0o777).toBe(0o644);
 
       const dir = tsRunner({
-        'index.ts': `import note from './note.txt' with { type: 'text' };\n${RUNNER('own').replace('"own"', 'note.trim()')}`,
+        'index.ts':
+          `import note from './note.txt' with { type: 'text' };\n` + `${RUNNER('own').replace('"own"', 'note.trim()')}`,
         'note.txt': 'own file\n',
       });
       const outcome = await host.runs.runAdHoc({

@@ -64,56 +64,60 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     expect(machine.prlimit.available).toBe(true);
   });
 
-  it('host files are invisible and read-only: /etc/shadow, ~/.ssh, the data dir, other workspaces, host temp files; writes stay in the workspace; remount fails', async () => {
-    const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
-    writeFileSync(join(outside, 'secret.txt'), 'TOP-SECRET');
-    const ssh = join(homedir(), '.ssh');
-    mkdirSync(ssh, { recursive: true, mode: 0o700 });
-    const sshCanary = join(ssh, `paddock-canary-${process.pid}`);
-    writeFileSync(sshCanary, 'ssh-canary');
-    const otherRun = join(host.dataDir, 'workspaces', 'run_other-workspace-0000');
-    mkdirSync(otherRun, { recursive: true });
-    writeFileSync(join(otherRun, 'notes.txt'), 'other run');
-    try {
-      const { outcome, results } = await attack([
-        'read:/etc/shadow',
-        `read:${sshCanary}`,
-        `read:${join(host.dataDir, 'paddock.db')}`,
-        `read:${join(host.dataDir, 'keys', 'audit-ed25519.pem')}`,
-        `read:${join(otherRun, 'notes.txt')}`,
-        `read:${join(outside, 'secret.txt')}`,
-        `write:${join(outside, 'secret.txt')}`,
-        'write:/usr/pwned',
-        'write:/etc/pwned',
-        'write:out/result.txt',
-        'remount:/usr',
-        'remount:/',
-      ]);
-      expect(outcome.status, outcome.reason).toBe('completed');
-      for (const path of [
-        '/etc/shadow',
-        sshCanary,
-        join(host.dataDir, 'paddock.db'),
-        join(host.dataDir, 'keys', 'audit-ed25519.pem'),
-        join(otherRun, 'notes.txt'),
-        join(outside, 'secret.txt'),
-      ]) {
-        expect(results[`read:${path}`], path).toBe('ENOENT');
+  it(
+    'host files are invisible and read-only: /etc/shadow, ~/.ssh, the data dir, other workspaces, host temp ' +
+      'files; writes stay in the workspace; remount fails',
+    async () => {
+      const outside = mkdtempSync(join(tmpdir(), 'paddock-outside-'));
+      writeFileSync(join(outside, 'secret.txt'), 'TOP-SECRET');
+      const ssh = join(homedir(), '.ssh');
+      mkdirSync(ssh, { recursive: true, mode: 0o700 });
+      const sshCanary = join(ssh, `paddock-canary-${process.pid}`);
+      writeFileSync(sshCanary, 'ssh-canary');
+      const otherRun = join(host.dataDir, 'workspaces', 'run_other-workspace-0000');
+      mkdirSync(otherRun, { recursive: true });
+      writeFileSync(join(otherRun, 'notes.txt'), 'other run');
+      try {
+        const { outcome, results } = await attack([
+          'read:/etc/shadow',
+          `read:${sshCanary}`,
+          `read:${join(host.dataDir, 'paddock.db')}`,
+          `read:${join(host.dataDir, 'keys', 'audit-ed25519.pem')}`,
+          `read:${join(otherRun, 'notes.txt')}`,
+          `read:${join(outside, 'secret.txt')}`,
+          `write:${join(outside, 'secret.txt')}`,
+          'write:/usr/pwned',
+          'write:/etc/pwned',
+          'write:out/result.txt',
+          'remount:/usr',
+          'remount:/',
+        ]);
+        expect(outcome.status, outcome.reason).toBe('completed');
+        for (const path of [
+          '/etc/shadow',
+          sshCanary,
+          join(host.dataDir, 'paddock.db'),
+          join(host.dataDir, 'keys', 'audit-ed25519.pem'),
+          join(otherRun, 'notes.txt'),
+          join(outside, 'secret.txt'),
+        ]) {
+          expect(results[`read:${path}`], path).toBe('ENOENT');
+        }
+        expect(results[`write:${join(outside, 'secret.txt')}`]).toMatch(/ENOENT|EROFS/);
+        expect(results['write:/usr/pwned']).toBe('EROFS');
+        expect(results['write:/etc/pwned']).toMatch(/EROFS|EACCES/);
+        expect(existsSync('/etc/pwned')).toBe(false);
+        expect(results['write:out/result.txt']).toBe('ok');
+        expect(results['remount:/usr']).not.toBe('ok');
+        expect(results['remount:/']).not.toBe('ok');
+        expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET');
+        expect(existsSync('/usr/pwned')).toBe(false);
+      } finally {
+        rmSync(outside, { recursive: true, force: true });
+        rmSync(sshCanary, { force: true });
       }
-      expect(results[`write:${join(outside, 'secret.txt')}`]).toMatch(/ENOENT|EROFS/);
-      expect(results['write:/usr/pwned']).toBe('EROFS');
-      expect(results['write:/etc/pwned']).toMatch(/EROFS|EACCES/);
-      expect(existsSync('/etc/pwned')).toBe(false);
-      expect(results['write:out/result.txt']).toBe('ok');
-      expect(results['remount:/usr']).not.toBe('ok');
-      expect(results['remount:/']).not.toBe('ok');
-      expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET');
-      expect(existsSync('/usr/pwned')).toBe(false);
-    } finally {
-      rmSync(outside, { recursive: true, force: true });
-      rmSync(sshCanary, { force: true });
-    }
-  });
+    },
+  );
 
   it('no network: a server on the host loopback is unreachable', async () => {
     const server = createServer((s) => s.on('error', () => undefined).end('hello')).listen(0, '127.0.0.1');
@@ -129,61 +133,65 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     }
   });
 
-  it('egress only through the host proxy: an allowlisted loopback server is reachable, anything else is refused and audited', async () => {
-    const { createServer: createHttp } = await import('node:http');
-    const web = createHttp((_req, res) => res.end('hello-egress')).listen(0, '127.0.0.1');
-    await new Promise((r) => web.once('listening', r));
-    const port = (web.address() as { port: number }).port;
-    const url = `http://127.0.0.1:${port}/`;
-    const actions = [`proxy-get:${url}`, `proxy-connect:127.0.0.1:${port}`, `connect:${port}`];
-    const binding = (id: string, network: object) => ({
-      id,
-      runner: 'attacker',
-      route: { platform: 'net', bot: id },
-      config: { actions },
-      network,
-    });
-    host.apply({
-      bindings: [
-        binding('open', { egress: [`127.0.0.1:${port}`], allowPrivate: true }),
-        binding('elsewhere', { egress: ['example.com'] }),
-        binding('public-only', { egress: [`127.0.0.1:${port}`] }),
-      ],
-    });
-    try {
-      const results: Record<string, Record<string, string>> = {};
-      const runIds: Record<string, string> = {};
-      for (const bot of ['open', 'elsewhere', 'public-only']) {
-        const { chatEvent } = await import('../helpers/host.js');
-        const ticket = await host.dispatcher.dispatch(chatEvent({ platform: 'net', bot }));
-        if (ticket.status === 'duplicate') throw new Error('duplicate');
-        const outcome = await ticket.done;
-        expect(outcome.status, outcome.reason).toBe('completed');
-        results[bot] = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<
-          string,
-          string
-        >;
-        runIds[bot] = ticket.runId;
+  it(
+    'egress only through the host proxy: an allowlisted loopback server is reachable, anything else is refused ' +
+      'and audited',
+    async () => {
+      const { createServer: createHttp } = await import('node:http');
+      const web = createHttp((_req, res) => res.end('hello-egress')).listen(0, '127.0.0.1');
+      await new Promise((r) => web.once('listening', r));
+      const port = (web.address() as { port: number }).port;
+      const url = `http://127.0.0.1:${port}/`;
+      const actions = [`proxy-get:${url}`, `proxy-connect:127.0.0.1:${port}`, `connect:${port}`];
+      const binding = (id: string, network: object) => ({
+        id,
+        runner: 'attacker',
+        route: { platform: 'net', bot: id },
+        config: { actions },
+        network,
+      });
+      host.apply({
+        bindings: [
+          binding('open', { egress: [`127.0.0.1:${port}`], allowPrivate: true }),
+          binding('elsewhere', { egress: ['example.com'] }),
+          binding('public-only', { egress: [`127.0.0.1:${port}`] }),
+        ],
+      });
+      try {
+        const results: Record<string, Record<string, string>> = {};
+        const runIds: Record<string, string> = {};
+        for (const bot of ['open', 'elsewhere', 'public-only']) {
+          const { chatEvent } = await import('../helpers/host.js');
+          const ticket = await host.dispatcher.dispatch(chatEvent({ platform: 'net', bot }));
+          if (ticket.status === 'duplicate') throw new Error('duplicate');
+          const outcome = await ticket.done;
+          expect(outcome.status, outcome.reason).toBe('completed');
+          results[bot] = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as Record<
+            string,
+            string
+          >;
+          runIds[bot] = ticket.runId;
+        }
+        expect(results.open![`proxy-get:${url}`]).toBe('200 hello-egress');
+        expect(results.open![`proxy-connect:127.0.0.1:${port}`]).toBe('200');
+        expect(results.open![`connect:${port}`]).toBe('ECONNREFUSED'); // the proxy is the only door
+        expect(results.elsewhere![`proxy-get:${url}`]).toMatch(
+          /^403 paddock egress: not on the binding's egress allowlist/,
+        );
+        expect(results.elsewhere![`proxy-connect:127.0.0.1:${port}`]).toBe('403');
+        expect(results['public-only']![`proxy-get:${url}`]).toMatch(
+          /^403 paddock egress: resolves to a private or loopback address/,
+        );
+        const audit = (bot: string) =>
+          host.store.audit.records({ runId: runIds[bot] }).filter((r) => r.type.startsWith('egress.'));
+        expect(audit('open').map((r) => r.type)).toEqual(['egress.allowed', 'egress.allowed']);
+        expect(audit('elsewhere').map((r) => r.type)).toEqual(['egress.denied', 'egress.denied']);
+        expect(audit('elsewhere')[0]!.data).toMatchObject({ host: '127.0.0.1', port, allowed: false });
+      } finally {
+        web.close();
       }
-      expect(results.open![`proxy-get:${url}`]).toBe('200 hello-egress');
-      expect(results.open![`proxy-connect:127.0.0.1:${port}`]).toBe('200');
-      expect(results.open![`connect:${port}`]).toBe('ECONNREFUSED'); // the proxy is the only door
-      expect(results.elsewhere![`proxy-get:${url}`]).toMatch(
-        /^403 paddock egress: not on the binding's egress allowlist/,
-      );
-      expect(results.elsewhere![`proxy-connect:127.0.0.1:${port}`]).toBe('403');
-      expect(results['public-only']![`proxy-get:${url}`]).toMatch(
-        /^403 paddock egress: resolves to a private or loopback address/,
-      );
-      const audit = (bot: string) =>
-        host.store.audit.records({ runId: runIds[bot] }).filter((r) => r.type.startsWith('egress.'));
-      expect(audit('open').map((r) => r.type)).toEqual(['egress.allowed', 'egress.allowed']);
-      expect(audit('elsewhere').map((r) => r.type)).toEqual(['egress.denied', 'egress.denied']);
-      expect(audit('elsewhere')[0]!.data).toMatchObject({ host: '127.0.0.1', port, allowed: false });
-    } finally {
-      web.close();
-    }
-  });
+    },
+  );
 
   it('a read-write mount is writable, except its .git/hooks and .git/config', async () => {
     const root = mkdtempSync(join(tmpdir(), 'paddock-repos-'));
@@ -222,7 +230,8 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
       expect(results['write:in/mounts/repo/src.txt']).toBe('ok');
       expect(results['write:in/mounts/repo/.git/hooks/pre-commit']).toBe('EROFS');
       expect(results['write:in/mounts/repo/.git/config']).toBe('EROFS');
-      expect(readFileSync(join(root, 'repo', 'src.txt'), 'utf8')).toBe('pwned\n'); // the write landed in the real folder
+      // the write landed in the real folder
+      expect(readFileSync(join(root, 'repo', 'src.txt'), 'utf8')).toBe('pwned\n');
       expect(existsSync(join(root, 'repo', '.git', 'hooks', 'pre-commit'))).toBe(false);
       expect(readFileSync(join(root, 'repo', '.git', 'config'), 'utf8')).toBe('[core]\n');
     } finally {

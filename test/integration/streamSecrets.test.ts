@@ -132,32 +132,36 @@ describe('a secret split across message deltas stays redacted in every view', ()
     }
   });
 
-  it('runner state: the secret stored as a value (plain, nested, base64, hex) and as a key name is stored redacted; state/get reads back the redacted value', async () => {
-    const r = await paddock(
-      ['run', '--runner', LEAKER, '--text', CANARY, '--config', JSON.stringify({ state: true }), '--json'],
-      { dataDir, env: ENV },
-    );
-    expect(r.exitCode, r.stderr).toBe(0);
-    const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome') as unknown as {
-      outcome: { result: { output: { parts: { text: string }[] } } };
-    };
-    const report = JSON.parse(outcome.outcome.result.output.parts[0]!.text) as Record<string, unknown>;
-    expect(report).toEqual({
-      plainFound: true,
-      plainIsSecret: false,
-      plainValue: '[REDACTED]',
-      keyedFound: true,
-      nestedHasSecret: false,
-    });
-    const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
-    try {
-      const rows = db.prepare('SELECT key, value FROM runner_state').all() as { key: string; value: string }[];
-      expect(rows.map((row) => row.key).sort()).toEqual(['key-[REDACTED]', 'nested', 'plain']);
-      expect(leaksIn(JSON.stringify(rows))).toEqual([]);
-    } finally {
-      db.close();
-    }
-  });
+  it(
+    'runner state: the secret stored as a value (plain, nested, base64, hex) and as a key name is stored ' +
+      'redacted; state/get reads back the redacted value',
+    async () => {
+      const r = await paddock(
+        ['run', '--runner', LEAKER, '--text', CANARY, '--config', JSON.stringify({ state: true }), '--json'],
+        { dataDir, env: ENV },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const outcome = jsonLines(r.stdout).find((l) => l.type === 'outcome') as unknown as {
+        outcome: { result: { output: { parts: { text: string }[] } } };
+      };
+      const report = JSON.parse(outcome.outcome.result.output.parts[0]!.text) as Record<string, unknown>;
+      expect(report).toEqual({
+        plainFound: true,
+        plainIsSecret: false,
+        plainValue: '[REDACTED]',
+        keyedFound: true,
+        nestedHasSecret: false,
+      });
+      const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+      try {
+        const rows = db.prepare('SELECT key, value FROM runner_state').all() as { key: string; value: string }[];
+        expect(rows.map((row) => row.key).sort()).toEqual(['key-[REDACTED]', 'nested', 'plain']);
+        expect(leaksIn(JSON.stringify(rows))).toEqual([]);
+      } finally {
+        db.close();
+      }
+    },
+  );
 
   it('no byte of the database, its WAL or the audit export holds the secret in any form', async () => {
     const audit = await paddock(['audit', 'export'], { dataDir, env: ENV });

@@ -20,71 +20,75 @@ function folder(path: string, ageMs: number): string {
 }
 
 describe('openHost (host/start.ts)', () => {
-  it('reconciles what a stopped host left, sweeps expired folders, starts the gateway listener, and closes it all', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
-    // A host that stopped mid-run: its run is queued, recorded with no live owner.
-    const before = Store.open({ dataDir });
-    const { sessionId } = before.ensureSession('b', 'k');
-    before.append(sessionId, [
-      { type: 'run.queued', runId: 'run_leftover1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
-    ]);
-    // And a run a live host process (this one) still owns: neither interrupted nor swept.
-    const owned = before.ensureSession('b', 'k2').sessionId;
-    before.append(owned, [
-      {
-        type: 'run.queued',
-        runId: 'run_owned0001',
-        data: {
-          runner: 'echo',
-          goalRevision: 0,
-          attempt: 1,
-          host: { pid: process.pid, start: processStartTime(process.pid)! },
-        },
-      },
-    ]);
-    before.close();
-    const expiredWorkspace = folder(join(dataDir, 'workspaces', 'run_expired01'), 8 * DAY_MS);
-    const freshWorkspace = folder(join(dataDir, 'workspaces', 'run_fresh0001'), 0);
-    const expiredSession = folder(join(dataDir, 'sessions', `ses_${randomUUID()}`), 31 * DAY_MS);
-    const interruptedSession = folder(join(dataDir, 'sessions', sessionId), 31 * DAY_MS);
-    const liveSession = folder(join(dataDir, 'sessions', owned), 31 * DAY_MS);
-    const liveWorkspace = folder(join(dataDir, 'workspaces', 'run_owned0001'), 8 * DAY_MS);
-
-    const config: HostConfig = {
-      dataDir,
-      limits: parseLimits({}),
-      runnerDirs: [],
-      logLevel: 'silent',
-      keepWorkspaces: false,
-    };
-    const host = await openHost(config, { listen: true });
-    try {
-      expect(host.recovery.interruptedRuns).toEqual([{ runId: 'run_leftover1', sessionId, killedPid: null }]);
-      expect(host.store.run('run_leftover1')?.status).toBe('interrupted');
-      expect(host.store.audit.records({ types: ['recovery.run_interrupted'] }).map((r) => r.runId)).toEqual([
-        'run_leftover1',
+  it(
+    'reconciles what a stopped host left, sweeps expired folders, starts the gateway listener, and closes it ' + 'all',
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
+      // A host that stopped mid-run: its run is queued, recorded with no live owner.
+      const before = Store.open({ dataDir });
+      const { sessionId } = before.ensureSession('b', 'k');
+      before.append(sessionId, [
+        { type: 'run.queued', runId: 'run_leftover1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
       ]);
-      expect(existsSync(expiredWorkspace)).toBe(false);
-      expect(existsSync(freshWorkspace)).toBe(true);
-      expect(existsSync(expiredSession)).toBe(false);
-      // Recovery goes first: the interrupted run no longer holds its session folder; a live run holds both of its folders.
-      expect(existsSync(interruptedSession)).toBe(false);
-      expect(existsSync(liveSession)).toBe(true);
-      expect(existsSync(liveWorkspace)).toBe(true);
-      expect(host.store.run('run_owned0001')?.status).toBe('queued');
-      expect(host.gatewayUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const answer = await fetch(`${host.gatewayUrl}/v1/messages`, { method: 'POST', body: '{}' });
-      expect(answer.status).toBe(401); // listening, and refusing a call without a run token
-    } finally {
-      await host.close();
-    }
-    await host.close(); // idempotent
-    await expect(fetch(`${host.gatewayUrl}/v1/messages`, { method: 'POST', body: '{}' })).rejects.toThrow();
-    // Closed means closed: the store signed its head and a new host opens the same folder cleanly.
-    const again = await openHost(config);
-    expect(again.recovery).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
-    await again.close();
-  });
+      // And a run a live host process (this one) still owns: neither interrupted nor swept.
+      const owned = before.ensureSession('b', 'k2').sessionId;
+      before.append(owned, [
+        {
+          type: 'run.queued',
+          runId: 'run_owned0001',
+          data: {
+            runner: 'echo',
+            goalRevision: 0,
+            attempt: 1,
+            host: { pid: process.pid, start: processStartTime(process.pid)! },
+          },
+        },
+      ]);
+      before.close();
+      const expiredWorkspace = folder(join(dataDir, 'workspaces', 'run_expired01'), 8 * DAY_MS);
+      const freshWorkspace = folder(join(dataDir, 'workspaces', 'run_fresh0001'), 0);
+      const expiredSession = folder(join(dataDir, 'sessions', `ses_${randomUUID()}`), 31 * DAY_MS);
+      const interruptedSession = folder(join(dataDir, 'sessions', sessionId), 31 * DAY_MS);
+      const liveSession = folder(join(dataDir, 'sessions', owned), 31 * DAY_MS);
+      const liveWorkspace = folder(join(dataDir, 'workspaces', 'run_owned0001'), 8 * DAY_MS);
+
+      const config: HostConfig = {
+        dataDir,
+        limits: parseLimits({}),
+        runnerDirs: [],
+        logLevel: 'silent',
+        keepWorkspaces: false,
+      };
+      const host = await openHost(config, { listen: true });
+      try {
+        expect(host.recovery.interruptedRuns).toEqual([{ runId: 'run_leftover1', sessionId, killedPid: null }]);
+        expect(host.store.run('run_leftover1')?.status).toBe('interrupted');
+        expect(host.store.audit.records({ types: ['recovery.run_interrupted'] }).map((r) => r.runId)).toEqual([
+          'run_leftover1',
+        ]);
+        expect(existsSync(expiredWorkspace)).toBe(false);
+        expect(existsSync(freshWorkspace)).toBe(true);
+        expect(existsSync(expiredSession)).toBe(false);
+        // Recovery goes first: the interrupted run no longer holds its session folder; a live run holds both of its
+        // folders.
+        expect(existsSync(interruptedSession)).toBe(false);
+        expect(existsSync(liveSession)).toBe(true);
+        expect(existsSync(liveWorkspace)).toBe(true);
+        expect(host.store.run('run_owned0001')?.status).toBe('queued');
+        expect(host.gatewayUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        const answer = await fetch(`${host.gatewayUrl}/v1/messages`, { method: 'POST', body: '{}' });
+        expect(answer.status).toBe(401); // listening, and refusing a call without a run token
+      } finally {
+        await host.close();
+      }
+      await host.close(); // idempotent
+      await expect(fetch(`${host.gatewayUrl}/v1/messages`, { method: 'POST', body: '{}' })).rejects.toThrow();
+      // Closed means closed: the store signed its head and a new host opens the same folder cleanly.
+      const again = await openHost(config);
+      expect(again.recovery).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
+      await again.close();
+    },
+  );
 
   it('binds no port unless asked', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));

@@ -39,7 +39,8 @@ export function runnersCommand(
   const catalog = discoverRunners(config.runnerDirs);
   for (const p of catalog.problems)
     err(
-      `broken runner: ${p.file}${p.field ? `: field ${p.field}` : ''}: ${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`,
+      `broken runner: ${p.file}${p.field ? `: field ${p.field}` : ''}: ` +
+        `${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`,
     );
   if (verb === 'list' || verb === undefined) {
     const runners = [...catalog.runners.values()];
@@ -55,7 +56,8 @@ export function runnersCommand(
         runners
           .map(
             (r) =>
-              `${r.manifest.id.padEnd(20)} ${r.manifest.version.padEnd(8)} ${r.source === 'builtin' ? 'built-in' : r.source}  ${r.manifest.description}`,
+              `${r.manifest.id.padEnd(20)} ${r.manifest.version.padEnd(8)} ` +
+              `${r.source === 'builtin' ? 'built-in' : r.source}  ${r.manifest.description}`,
           )
           .join('\n') || 'no runners',
       );
@@ -126,7 +128,9 @@ export async function configCommand(
             .filter((c) => c.action !== 'unchanged')
             .map((c) => `${flags['dry-run'] ? 'would be ' : ''}${c.action.padEnd(9)} ${c.kind} ${c.id}`),
           ...warnings.map((w) => `warning: binding ${w.binding}: ${w.what} will not reach its runner — ${w.why}`),
-          `${changes.filter((c) => c.action !== 'unchanged').length} change(s), ${changes.filter((c) => c.action === 'unchanged').length} unchanged${flags['dry-run'] ? ' (dry run: nothing written)' : ''}`,
+          `${changes.filter((c) => c.action !== 'unchanged').length} change(s), ` +
+            `${changes.filter((c) => c.action === 'unchanged').length} unchanged` +
+            `${flags['dry-run'] ? ' (dry run: nothing written)' : ''}`,
         ].join('\n'),
       );
       return 0;
@@ -169,7 +173,8 @@ export async function configCommand(
             bindings
               .map(
                 (b) =>
-                  `${b.id.padEnd(20)} ${(b.spec.enabled ? 'enabled' : 'disabled').padEnd(9)} v${String(b.version).padEnd(4)} ${b.spec.runner.padEnd(16)} ${describeRoute(b.spec)}`,
+                  `${b.id.padEnd(20)} ${(b.spec.enabled ? 'enabled' : 'disabled').padEnd(9)} v` +
+                  `${String(b.version).padEnd(4)} ${b.spec.runner.padEnd(16)} ${describeRoute(b.spec)}`,
               )
               .join('\n') || 'no bindings',
         );
@@ -200,7 +205,8 @@ export async function configCommand(
         print(
           { bindingId: id, enabled, changed, cancelRequested: cancelled },
           () =>
-            `binding ${id} ${enabled ? 'enabled' : 'disabled'}${changed ? '' : ' (it already was)'}${cancelled ? `; asked ${cancelled} active run(s) to cancel` : ''}`,
+            `binding ${id} ${enabled ? 'enabled' : 'disabled'}${changed ? '' : ' (it already was)'}` +
+            `${cancelled ? `; asked ${cancelled} active run(s) to cancel` : ''}`,
         );
         return 0;
       }

@@ -27,7 +27,8 @@ export function auditCommand(
       if (flags.json) out(JSON.stringify(verdict));
       else if (verdict.ok)
         out(
-          `OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, head ${verdict.head.slice(0, 16)}…`,
+          `OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, ` +
+            `head ${verdict.head.slice(0, 16)}…`,
         );
       else out(`FAILED at record ${verdict.seq}: ${verdict.problem} — ${verdict.detail}`);
       return verdict.ok ? 0 : 1;

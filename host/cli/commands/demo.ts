@@ -36,7 +36,9 @@ function demoConfig(sandbox: 'bwrap' | 'process') {
             },
             {
               match: TOOL_OUTPUT,
-              reply: `Claude Code ran \`echo\` inside the ${sandbox} sandbox and it printed: "${TOOL_OUTPUT}". (This answer comes from paddock's scripted demo model, not a real LLM: no key, no network.)`,
+              reply:
+                `Claude Code ran \`echo\` inside the ${sandbox} sandbox and it printed: "${TOOL_OUTPUT}". (This ` +
+                `answer comes from paddock's scripted demo model, not a real LLM: no key, no network.)`,
               chunks: 8,
             },
           ],
@@ -85,7 +87,9 @@ export async function demoCommand(config: HostConfig, renderer: Renderer): Promi
       { by: 'paddock demo' },
     );
     renderer.note(
-      `model: demo-scripted — paddock's SCRIPTED model (deterministic, not a real LLM); harness: Claude Code ${claude.version}; sandbox: ${sandbox}${machine.bwrap.available ? '' : ` (bwrap is not available: ${machine.bwrap.why})`}`,
+      `model: demo-scripted — paddock's SCRIPTED model (deterministic, not a real LLM); harness: Claude Code ` +
+        `${claude.version}; sandbox: ` +
+        `${sandbox}${machine.bwrap.available ? '' : ` (bwrap is not available: ${machine.bwrap.why})`}`,
     );
     const dispatcher = container.resolve(TOKENS.Dispatcher);
     return await withInterrupts(renderer, async (signal) => {

@@ -52,7 +52,8 @@ export async function dispatchCommand(config: HostConfig, file: string, renderer
         return 0;
       }
       renderer.note(
-        `dispatched to binding ${ticket.bindingId}: run ${ticket.runId} ${ticket.status}${ticket.position ? ` (position ${ticket.position})` : ''}`,
+        `dispatched to binding ${ticket.bindingId}: run ${ticket.runId} ` +
+          `${ticket.status}${ticket.position ? ` (position ${ticket.position})` : ''}`,
       );
       signal.addEventListener(
         'abort',

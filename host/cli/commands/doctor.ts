@@ -52,20 +52,31 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
     return 0;
   }
   const yes = (ok: unknown) => (ok ? 'yes' : 'NO ');
+  const escapees = '— setsid escapees of the process backend survive; bwrap still kills them (pid namespace)';
+  const prlimits = 'prlimit (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE)';
+  const quota = () =>
+    `${machine.diskQuota.mechanism} per workspace and session folder (${machine.diskQuota.tools!.mkfs})`;
   out(
     [
-      `bwrap backend:     ${yes(machine.bwrap.available)} ${machine.bwrap.available ? `${machine.bwrap.version} at ${machine.bwrap.path}` : `— ${machine.bwrap.why}`}`,
-      `memory limit:      ${yes(machine.cgroups.memory)} ${machine.cgroups.memory ?? `— ${machine.cgroups.why ?? 'no memory controller'}`}`,
-      `pids limit:        ${yes(machine.cgroups.pids)} ${machine.cgroups.pids ?? `— ${machine.cgroups.why ?? 'no pids controller'}`}`,
-      `kill whole tree:   ${yes(machine.cgroups.killAll)} ${machine.cgroups.killAll ?? '— setsid escapees of the process backend survive; bwrap still kills them (pid namespace)'}`,
-      `CPU/file/fd limits: ${yes(machine.prlimit.available)} ${machine.prlimit.available ? 'prlimit (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NOFILE)' : `— ${machine.prlimit.why}`}`,
-      `disk/inode quota: ${yes(machine.diskQuota.available)} ${machine.diskQuota.available ? `${machine.diskQuota.mechanism} per workspace and session folder (${machine.diskQuota.tools!.mkfs})` : `— ${machine.diskQuota.why}`}`,
-      `egress bridge:     ${yes(machine.socat.available)} ${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
+      `bwrap backend:     ${yes(machine.bwrap.available)} ` +
+        `${machine.bwrap.available ? `${machine.bwrap.version} at ${machine.bwrap.path}` : `— ${machine.bwrap.why}`}`,
+      `memory limit:      ${yes(machine.cgroups.memory)} ` +
+        `${machine.cgroups.memory ?? `— ${machine.cgroups.why ?? 'no memory controller'}`}`,
+      `pids limit:        ${yes(machine.cgroups.pids)} ` +
+        `${machine.cgroups.pids ?? `— ${machine.cgroups.why ?? 'no pids controller'}`}`,
+      `kill whole tree:   ${yes(machine.cgroups.killAll)} ${machine.cgroups.killAll ?? escapees}`,
+      `CPU/file/fd limits: ${yes(machine.prlimit.available)} ` +
+        `${machine.prlimit.available ? prlimits : `— ${machine.prlimit.why}`}`,
+      `disk/inode quota: ${yes(machine.diskQuota.available)} ` +
+        `${machine.diskQuota.available ? quota() : `— ${machine.diskQuota.why}`}`,
+      `egress bridge:     ${yes(machine.socat.available)} ` +
+        `${machine.socat.available ? 'socat' : '— apt-get install socat'}`,
       `run identity:      ${yes(identity.ok)} ${identity.summary}`,
       ...identity.warnings.map((w) => `  WARNING: ${w}`),
       ...harnesses.map(
         (h) =>
-          `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`,
+          `${`${h.name} CLI:`.padEnd(19)}${yes(h.found && !h.problem)} ` +
+          `${h.version ? `${h.version} at ${h.path}` : `— ${h.problem}`}`,
       ),
       `secret references: ${missingSecrets.length === 0 ? 'all resolve' : `${missingSecrets.length} MISSING`}`,
       ...missingSecrets.map((m) => `  MISSING: ${m}`),

@@ -53,7 +53,8 @@ export async function stateCommand(
       print(
         result,
         () =>
-          `resolved ${result.resolved.length} effect(s) of ${id} as ${flags.as}${result.resumed ? '; session resumed' : ''}`,
+          `resolved ${result.resolved.length} effect(s) of ${id} as ` +
+          `${flags.as}${result.resumed ? '; session resumed' : ''}`,
       );
       return 0;
     }
@@ -61,7 +62,8 @@ export async function stateCommand(
       const view = store.session(id);
       print(view, () =>
         [
-          `session ${view.sessionId} · binding ${view.bindingId} · ${view.maxSeq} events${view.paused ? ` · PAUSED: ${view.paused.reason}` : ''}`,
+          `session ${view.sessionId} · binding ${view.bindingId} · ${view.maxSeq} events` +
+            `${view.paused ? ` · PAUSED: ${view.paused.reason}` : ''}`,
           ...view.transcript.map(
             (t) => `${t.role === 'user' ? 'user     ' : 'assistant'} │ ${terminalSafe(t.text, true)}`,
           ),

@@ -42,7 +42,9 @@ export async function serveKbMcpRequest(
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...byTool].map(([name, kb]) => ({
       name,
-      description: `Search the knowledge base "${kb.name ?? kb.id}" (served by the paddock host). Returns the best matching passages, each with its source.`,
+      description:
+        `Search the knowledge base "${kb.name ?? kb.id}" (served by the paddock host). Returns the best ` +
+        `matching passages, each with its source.`,
       inputSchema: {
         type: 'object' as const,
         properties: {

@@ -132,7 +132,9 @@ export class McpUpstreams {
         content: [
           {
             type: 'text',
-            text: `paddock: tool "${tool}" of MCP server "${serverId}" ${timedOut ? `timed out after ${resource.timeoutMs} ms` : `failed: ${message}`}`,
+            text:
+              `paddock: tool "${tool}" of MCP server "${serverId}" ` +
+              `${timedOut ? `timed out after ${resource.timeoutMs} ms` : `failed: ${message}`}`,
           },
         ],
         isError: true,

@@ -66,7 +66,10 @@ export function httpProvider(model: ModelResource, redactor: Redactor, env: Node
         if (call.signal.aborted) throw error;
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         throw new ProviderUnavailable(
-          `cannot reach ${new URL(url).host}: ${timeout.signal.aborted ? String((timeout.signal.reason as Error | undefined)?.message) : (cause?.code ?? cause?.message ?? (error as Error).message)}`,
+          `cannot reach ${new URL(url).host}: ` +
+            (timeout.signal.aborted
+              ? String((timeout.signal.reason as Error | undefined)?.message)
+              : `${cause?.code ?? cause?.message ?? (error as Error).message}`),
           true,
         );
       } finally {

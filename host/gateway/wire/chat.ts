@@ -109,7 +109,11 @@ export const chatWire: Wire = {
       ];
     }
     const chunk = (delta: Obj, finish: string | null = null) =>
-      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      `data: ${JSON.stringify({
+        ...base,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })}\n\n`;
     const out = [chunk({ role: 'assistant', content: '' })];
     if (text) for (const piece of splitText(text, chunks)) out.push(chunk({ content: piece }));
     if (toolCalls.length) out.push(chunk({ tool_calls: toolCalls }));

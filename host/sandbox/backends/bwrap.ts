@@ -15,7 +15,11 @@ function bridgeCommand(bridges: { socket: string; port: number }[], command: str
   const script = bridges
     .map((b) => {
       const listening = `0100007F:${b.port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A`;
-      return `socat TCP-LISTEN:${b.port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${b.socket} & p=$!; until grep -q '${listening}' /proc/net/tcp; do kill -0 $p 2>/dev/null || { echo "paddock: the bridge to ${b.socket} did not start" >&2; exit 127; }; sleep 0.005; done;`;
+      return (
+        `socat TCP-LISTEN:${b.port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${b.socket} & p=$!; until grep ` +
+        `-q '${listening}' /proc/net/tcp; do kill -0 $p 2>/dev/null || { echo "paddock: the bridge to ${b.socket}` +
+        ` did not start" >&2; exit 127; }; sleep 0.005; done;`
+      );
     })
     .join(' ');
   return ['/bin/sh', '-c', `${script} exec "$@"`, 'paddock-bridge', ...command];
@@ -35,7 +39,14 @@ function namespaceLine(machine: MachineReport): string {
   const id = machine.identity;
   return 'error' in id
     ? 'own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside'
-    : `own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 inside, which is host uid ${id.uid} gid ${id.gid} outside (${id.mechanism === 'dedicated' ? `a user namespace paddock maps to a dedicated id, ${id.source === 'default' ? 'the default' : `from ${id.source}`}` : 'bwrap maps it to the user running paddock'}); no supplementary groups; setuid/setgid bits cleared from files the run leaves in its workspace, session folder and read-write mounts`;
+    : `own user, pid, mount, network, ipc, uts and cgroup namespaces; all capabilities dropped; uid/gid 65534 ` +
+        `inside, which is host uid ${id.uid} gid ${id.gid} outside (` +
+        (id.mechanism === 'dedicated'
+          ? 'a user namespace paddock maps to a dedicated id, ' +
+            (id.source === 'default' ? 'the default' : `from ${id.source}`)
+          : 'bwrap maps it to the user running paddock') +
+        `); no supplementary groups; setuid/setgid bits cleared from files the run leaves in its workspace, ` +
+        `session folder and read-write mounts`;
 }
 
 /**
@@ -53,7 +64,10 @@ export const bwrapBackend: SandboxBackend = {
   hostIdentity(machine) {
     const id = machine.identity;
     if ('error' in id) return `none usable (${id.error}): runs are refused`;
-    return `host uid ${id.uid} gid ${id.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`;
+    return (
+      `host uid ${id.uid} gid ${id.gid} (uid 65534 inside): owns every file a run writes; setuid/setgid bits ` +
+      `cleared at run end`
+    );
   },
   bindsGrants: true,
   gatewayOnSocket: true,
@@ -61,7 +75,10 @@ export const bwrapBackend: SandboxBackend = {
   startsEgressProxy: (network) => network.egress.length > 0,
   describeNetwork(n: NetworkFacts) {
     if (!n.proxy) return 'none: own network namespace with only loopback';
-    return `only through the host egress proxy, to ${n.allow.join(', ')}; names resolved by the host; private and loopback addresses ${n.allowPrivate ? 'allowed' : 'refused'}; every destination audited`;
+    return (
+      `only through the host egress proxy, to ${n.allow.join(', ')}; names resolved by the host; private and ` +
+      `loopback addresses ${n.allowPrivate ? 'allowed' : 'refused'}; every destination audited`
+    );
   },
   report(limits, machine, applied, net = { proxy: false, allow: [], allowPrivate: false }, disk) {
     const id = machine.identity;
@@ -69,7 +86,10 @@ export const bwrapBackend: SandboxBackend = {
     const own = {
       enforced: [
         namespaceLine(machine),
-        'filesystem: only the run workspace, its session folder and rw mounts are writable; read-only system paths (/usr, a few /etc files), the runner folder, its own bundle, node_modules, the harness CLIs and what the binding grants (readPaths, mounts); nothing else of the host is visible (paddock explain lists every bind)',
+        'filesystem: only the run workspace, its session folder and rw mounts are writable; read-only system ' +
+          'paths (/usr, a few /etc files), the runner folder, its own bundle, node_modules, the harness CLIs and ' +
+          'what the binding grants (readPaths, mounts); nothing else of the host is visible (paddock explain ' +
+          'lists every bind)',
         `network: ${network}`,
         'the whole process tree dies with the run (pid namespace), setsid escapees included',
       ],
@@ -78,7 +98,8 @@ export const bwrapBackend: SandboxBackend = {
           ? [`a run identity: ${id.error} (bwrap runs are refused)`]
           : identityWarnings(id).map((w) => `an unprivileged host identity: ${w}`),
       privateTmp: [
-        `the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`,
+        `the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count ` +
+          `against the memory limit); the rest of /dev is read-only`,
       ],
       unbounded: [],
       reportsKillAll: false,

@@ -24,7 +24,8 @@ export const processBackend: SandboxBackend = {
   // The runner has the host's network anyway: a proxy would only suggest a boundary there is not.
   startsEgressProxy: () => false,
   describeNetwork: (n: NetworkFacts) =>
-    `any destination the host can reach (the process backend has no network sandbox)${n.allow.length ? `; the egress allowlist (${n.allow.join(', ')}) is NOT enforced` : ''}`,
+    `any destination the host can reach (the process backend has no network sandbox)` +
+    `${n.allow.length ? `; the egress allowlist (${n.allow.join(', ')}) is NOT enforced` : ''}`,
   report(limits, machine, applied, net = { proxy: false, allow: [], allowPrivate: false }, disk) {
     const own = {
       enforced: [
@@ -32,13 +33,18 @@ export const processBackend: SandboxBackend = {
       ],
       notEnforced: [
         `a separate identity: the runner runs as the host user (${hostUser('it')})`,
-        'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is only a symlink)',
+        'filesystem isolation: the runner can read and write whatever the host user can (a read-only mount is ' +
+          'only a symlink)',
         `network isolation: ${this.describeNetwork(net)}`,
-        "containment of the process tree: the runner has the host user's rights, so a descendant can move itself out of the run's cgroup (e.g. into the root cgroup) as well as its group and session; at run end such a process is found and killed only while its environment still holds the run's PADDOCK_RUN_ID",
+        "containment of the process tree: the runner has the host user's rights, so a descendant can move " +
+          "itself out of the run's cgroup (e.g. into the root cgroup) as well as its group and session; at run " +
+          "end such a process is found and killed only while its environment still holds the run's " +
+          'PADDOCK_RUN_ID',
       ],
       privateTmp: [],
       unbounded: [
-        'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded',
+        'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and ' +
+          'the session folder are bounded',
       ],
       reportsKillAll: true,
     };

@@ -68,7 +68,8 @@ describe('tamper-evident audit log', () => {
   it('detects two swapped rows', () => {
     tamper(
       dataDir,
-      'UPDATE audit SET seq = -1 WHERE seq = 200; UPDATE audit SET seq = 200 WHERE seq = 201; UPDATE audit SET seq = 201 WHERE seq = -1;',
+      'UPDATE audit SET seq = -1 WHERE seq = 200; UPDATE audit SET seq = 200 WHERE seq = 201; UPDATE audit ' +
+        'SET seq = 201 WHERE seq = -1;',
     );
     expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'reordered', seq: 200 });
   });
@@ -92,7 +93,8 @@ describe('tamper-evident audit log', () => {
     const pinned = createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath));
     const { privateKey } = generateKeyPairSync('ed25519');
     const db = new Database(join(dataDir, 'paddock.db'));
-    const body = `paddock-audit\n512\n${Buffer.from(String(db.prepare('SELECT hash FROM audit WHERE seq = 512').pluck().get()), 'hex').toString('base64')}\n`;
+    const hash = String(db.prepare('SELECT hash FROM audit WHERE seq = 512').pluck().get());
+    const body = `paddock-audit\n512\n${Buffer.from(hash, 'hex').toString('base64')}\n`;
     db.prepare('UPDATE audit_checkpoints SET signature = ? WHERE seq = 512').run(
       sign(null, Buffer.from(body), privateKey).toString('base64'),
     );

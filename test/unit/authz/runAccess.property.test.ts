@@ -102,63 +102,69 @@ const bindingArb = fc
 const hostLimits = parseLimits();
 
 describe('access (property)', () => {
-  it('never contains anything outside manifest requests ∩ binding grants ∩ existing resources, and never a secret or host path', () => {
-    fc.assert(
-      fc.property(manifestArb, resourcesArb, bindingArb, (manifest, resources, binding) => {
-        const p = resolveRunAccess(manifest, binding, indexResources(resources), hostLimits);
-        const g = binding.grants;
-        const exists = (kind: keyof typeof resources, id: string) => resources[kind].some((r) => r.id === id);
-        for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
-          for (const handle of p[kind]) {
-            expect(manifest.resources).toContain(kind);
-            expect(g[kind]).toContain(handle.id);
-            expect(exists(kind, handle.id)).toBe(true);
-          }
-        }
-        const mcpGrants = new Map(g.mcpServers.map((m) => (typeof m === 'string' ? [m, undefined] : [m.id, m.tools])));
-        for (const s of p.mcpServers) {
-          expect(manifest.resources).toContain('mcpServers');
-          expect(mcpGrants.has(s.id)).toBe(true);
-          const server = resources.mcpServers.find((r) => r.id === s.id)!;
-          expect(s.deniedTools).toEqual(server.tools.deny);
-          if (s.allowedTools === undefined) {
-            expect(server.tools.allow).toBeUndefined();
-            expect(mcpGrants.get(s.id)).toBeUndefined();
-          } else {
-            for (const t of s.allowedTools) {
-              expect(server.tools.deny).not.toContain(t);
-              if (server.tools.allow) expect(server.tools.allow).toContain(t);
-              const granted = mcpGrants.get(s.id);
-              if (granted) expect(granted).toContain(t);
+  it(
+    'never contains anything outside manifest requests ∩ binding grants ∩ existing resources, and never a ' +
+      'secret or host path',
+    () => {
+      fc.assert(
+        fc.property(manifestArb, resourcesArb, bindingArb, (manifest, resources, binding) => {
+          const p = resolveRunAccess(manifest, binding, indexResources(resources), hostLimits);
+          const g = binding.grants;
+          const exists = (kind: keyof typeof resources, id: string) => resources[kind].some((r) => r.id === id);
+          for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
+            for (const handle of p[kind]) {
+              expect(manifest.resources).toContain(kind);
+              expect(g[kind]).toContain(handle.id);
+              expect(exists(kind, handle.id)).toBe(true);
             }
           }
-        }
-        for (const method of p.hostRequests) {
-          expect(manifest.capabilities.hostRequests).toContain(method);
-          if (method.startsWith('state/')) expect(g.state).not.toBe('none');
-          if (method === 'fs/read') expect(g.fs).not.toBe('none');
-          if (method === 'fs/write') expect(g.fs).toBe('readwrite');
-          if (method === 'approval/request') expect(g.approval).toBe(true);
-          if (method === 'model/complete') expect(p.models.length).toBeGreaterThan(0);
-          if (method === 'kb/retrieve') expect(p.knowledgeBases.length).toBeGreaterThan(0);
-          if (method === 'tool/call') expect(p.mcpServers.length).toBeGreaterThan(0);
-        }
-        for (const key of [
-          'wallClockMs',
-          'idleMs',
-          'maxUpdates',
-          'maxEventBytes',
-          'maxStdoutBytes',
-          'maxStderrBytes',
-        ] as const) {
-          expect(p.limits[key]).toBeLessThanOrEqual(hostLimits[key]);
-        }
-        const { withheld: _w, ...handed } = p;
-        expect(JSON.stringify(handed)).not.toMatch(/secret|SECRET_ENV|example/);
-      }),
-      { numRuns: 500 },
-    );
-  });
+          const mcpGrants = new Map(
+            g.mcpServers.map((m) => (typeof m === 'string' ? [m, undefined] : [m.id, m.tools])),
+          );
+          for (const s of p.mcpServers) {
+            expect(manifest.resources).toContain('mcpServers');
+            expect(mcpGrants.has(s.id)).toBe(true);
+            const server = resources.mcpServers.find((r) => r.id === s.id)!;
+            expect(s.deniedTools).toEqual(server.tools.deny);
+            if (s.allowedTools === undefined) {
+              expect(server.tools.allow).toBeUndefined();
+              expect(mcpGrants.get(s.id)).toBeUndefined();
+            } else {
+              for (const t of s.allowedTools) {
+                expect(server.tools.deny).not.toContain(t);
+                if (server.tools.allow) expect(server.tools.allow).toContain(t);
+                const granted = mcpGrants.get(s.id);
+                if (granted) expect(granted).toContain(t);
+              }
+            }
+          }
+          for (const method of p.hostRequests) {
+            expect(manifest.capabilities.hostRequests).toContain(method);
+            if (method.startsWith('state/')) expect(g.state).not.toBe('none');
+            if (method === 'fs/read') expect(g.fs).not.toBe('none');
+            if (method === 'fs/write') expect(g.fs).toBe('readwrite');
+            if (method === 'approval/request') expect(g.approval).toBe(true);
+            if (method === 'model/complete') expect(p.models.length).toBeGreaterThan(0);
+            if (method === 'kb/retrieve') expect(p.knowledgeBases.length).toBeGreaterThan(0);
+            if (method === 'tool/call') expect(p.mcpServers.length).toBeGreaterThan(0);
+          }
+          for (const key of [
+            'wallClockMs',
+            'idleMs',
+            'maxUpdates',
+            'maxEventBytes',
+            'maxStdoutBytes',
+            'maxStderrBytes',
+          ] as const) {
+            expect(p.limits[key]).toBeLessThanOrEqual(hostLimits[key]);
+          }
+          const { withheld: _w, ...handed } = p;
+          expect(JSON.stringify(handed)).not.toMatch(/secret|SECRET_ENV|example/);
+        }),
+        { numRuns: 500 },
+      );
+    },
+  );
 });
 
 describe('access limits', () => {

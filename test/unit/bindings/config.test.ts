@@ -247,38 +247,42 @@ describe('apply (SQLite is the source of truth)', () => {
     store.close();
   });
 
-  it('without --prune keeps (and checks against) what the file does not mention; --prune deletes it; --dry-run writes nothing', () => {
-    const { store } = tempStore();
-    const repo = new ConfigRepo(store);
-    applyConfig(
-      store,
-      { resources: { knowledgeBases: [{ id: 'kb', url: 'http://127.0.0.1:9/retrieve' }] }, ...base },
-      context,
-      { by },
-    );
-    // A file with only one binding that references the stored knowledge base: valid, nothing deleted.
-    applyConfig(
-      store,
-      { bindings: [{ id: 'three', runner: 'prober', route: { bot: 'three' }, grants: { knowledgeBases: ['kb'] } }] },
-      context,
-      { by },
-    );
-    expect(repo.list('binding').map((o) => o.id)).toEqual(['one', 'three', 'two']);
-    // The same route as a stored binding is caught too.
-    expect(() =>
-      applyConfig(store, { bindings: [{ id: 'four', runner: 'echo', route: { bot: 'one' } }] }, context, { by }),
-    ).toThrow(/^bindings\[0\]\.route: binding "four" has the same route as "one"/);
-    const dry = applyConfig(store, base, context, { by, prune: true, dryRun: true });
-    expect(dry.changes.filter((c) => c.action === 'deleted').map((c) => `${c.kind}/${c.id}`)).toEqual([
-      'binding/three',
-      'knowledgeBase/kb',
-    ]);
-    expect(repo.list().length).toBe(4);
-    applyConfig(store, base, context, { by, prune: true });
-    expect(repo.list().map((o) => o.id)).toEqual(['one', 'two']);
-    expect(repo.history('binding', 'three').at(-1)!.action).toBe('deleted');
-    store.close();
-  });
+  it(
+    'without --prune keeps (and checks against) what the file does not mention; --prune deletes it; --dry-run ' +
+      'writes nothing',
+    () => {
+      const { store } = tempStore();
+      const repo = new ConfigRepo(store);
+      applyConfig(
+        store,
+        { resources: { knowledgeBases: [{ id: 'kb', url: 'http://127.0.0.1:9/retrieve' }] }, ...base },
+        context,
+        { by },
+      );
+      // A file with only one binding that references the stored knowledge base: valid, nothing deleted.
+      applyConfig(
+        store,
+        { bindings: [{ id: 'three', runner: 'prober', route: { bot: 'three' }, grants: { knowledgeBases: ['kb'] } }] },
+        context,
+        { by },
+      );
+      expect(repo.list('binding').map((o) => o.id)).toEqual(['one', 'three', 'two']);
+      // The same route as a stored binding is caught too.
+      expect(() =>
+        applyConfig(store, { bindings: [{ id: 'four', runner: 'echo', route: { bot: 'one' } }] }, context, { by }),
+      ).toThrow(/^bindings\[0\]\.route: binding "four" has the same route as "one"/);
+      const dry = applyConfig(store, base, context, { by, prune: true, dryRun: true });
+      expect(dry.changes.filter((c) => c.action === 'deleted').map((c) => `${c.kind}/${c.id}`)).toEqual([
+        'binding/three',
+        'knowledgeBase/kb',
+      ]);
+      expect(repo.list().length).toBe(4);
+      applyConfig(store, base, context, { by, prune: true });
+      expect(repo.list().map((o) => o.id)).toEqual(['one', 'two']);
+      expect(repo.history('binding', 'three').at(-1)!.action).toBe('deleted');
+      store.close();
+    },
+  );
 
   it('export is a file apply accepts unchanged', () => {
     const { store } = tempStore();

@@ -20,77 +20,81 @@ function refusal(raw: unknown): HostError & { data: { problems: ConfigProblem[] 
 }
 
 describe('config validation reports every problem of a file at once', () => {
-  it('lists structural, reference and runner-config problems together, nested and in arrays, each with file and field', () => {
-    const error = refusal({
-      resources: {
-        models: [
-          { id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 },
-          { id: 'ok', provider: 'scripted', model: 'y' },
-        ],
-        mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { alow: ['search'] } }],
-      },
-      bindings: [
-        { id: 'a', runner: 'echo', grants: { modles: ['ok'], fs: 'write' }, config: { delayMs: 'slow', prefx: '>' } },
-        { id: 'b', runner: 'ecko', route: { conversation: { tpye: 'group' } } },
-        {
-          id: 'c',
-          runner: 'echo',
-          grants: { models: ['ok', 'mm', 'missing-entirely'], mcpServers: [{ id: 'gh', tols: ['x'] }] },
+  it(
+    'lists structural, reference and runner-config problems together, nested and in arrays, each with file and ' +
+      'field',
+    () => {
+      const error = refusal({
+        resources: {
+          models: [
+            { id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 },
+            { id: 'ok', provider: 'scripted', model: 'y' },
+          ],
+          mcpServers: [{ id: 'gh', command: 'gh-mcp', tools: { alow: ['search'] } }],
         },
-        { id: 'c', runner: 'echo', route: { bot: 'other' }, readPaths: ['relative'] },
-      ],
-    });
-    const lines = error.message.split('\n');
-    expect(lines).toEqual(error.data.problems.map((p) => `paddock.yaml: ${p.field}: ${p.message}`));
-    expect(error.data.problems.every((p) => p.file === 'paddock.yaml')).toBe(true);
-    expect(new Set(lines).size).toBe(lines.length);
-    expect(lines.sort()).toEqual(
-      [
-        'paddock.yaml: resources.models[0]: Unrecognized key: "maxRetires"; did you mean "maxRetries"?',
-        'paddock.yaml: resources.mcpServers[0].tools: Unrecognized key: "alow"; did you mean "allow"?',
-        'paddock.yaml: bindings[0].grants: Unrecognized key: "modles"; did you mean "models"?',
-        'paddock.yaml: bindings[0].grants.fs: Invalid option: expected one of "none"|"read"|"readwrite"',
-        'paddock.yaml: bindings[1].route.conversation: Unrecognized key: "tpye"; did you mean "type"?',
-        // A union member (a grant is an id or {id, tools}): the problem of the branch the value came closest to.
-        'paddock.yaml: bindings[2].grants.mcpServers[0]: Unrecognized key: "tols"; did you mean "tools"?',
-        'paddock.yaml: bindings[3].readPaths[0]: must be an absolute path',
-      ].sort(),
-    );
-    // The items that failed to parse hide nothing else: those that parsed are checked further.
-    const refusal2 = refusal({
-      resources: {
-        models: [
-          { id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 },
-          { id: 'ok', provider: 'scripted', model: 'y' },
+        bindings: [
+          { id: 'a', runner: 'echo', grants: { modles: ['ok'], fs: 'write' }, config: { delayMs: 'slow', prefx: '>' } },
+          { id: 'b', runner: 'ecko', route: { conversation: { tpye: 'group' } } },
+          {
+            id: 'c',
+            runner: 'echo',
+            grants: { models: ['ok', 'mm', 'missing-entirely'], mcpServers: [{ id: 'gh', tols: ['x'] }] },
+          },
+          { id: 'c', runner: 'echo', route: { bot: 'other' }, readPaths: ['relative'] },
         ],
-      },
-      bindings: [
-        {
-          id: 'a',
-          runner: 'echo',
-          config: { delayMs: 'slow', prefx: '>' },
-          grants: { models: ['m', 'ok', 'mo', 'missing-entirely'] },
+      });
+      const lines = error.message.split('\n');
+      expect(lines).toEqual(error.data.problems.map((p) => `paddock.yaml: ${p.field}: ${p.message}`));
+      expect(error.data.problems.every((p) => p.file === 'paddock.yaml')).toBe(true);
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(lines.sort()).toEqual(
+        [
+          'paddock.yaml: resources.models[0]: Unrecognized key: "maxRetires"; did you mean "maxRetries"?',
+          'paddock.yaml: resources.mcpServers[0].tools: Unrecognized key: "alow"; did you mean "allow"?',
+          'paddock.yaml: bindings[0].grants: Unrecognized key: "modles"; did you mean "models"?',
+          'paddock.yaml: bindings[0].grants.fs: Invalid option: expected one of "none"|"read"|"readwrite"',
+          'paddock.yaml: bindings[1].route.conversation: Unrecognized key: "tpye"; did you mean "type"?',
+          // A union member (a grant is an id or {id, tools}): the problem of the branch the value came closest to.
+          'paddock.yaml: bindings[2].grants.mcpServers[0]: Unrecognized key: "tols"; did you mean "tools"?',
+          'paddock.yaml: bindings[3].readPaths[0]: must be an absolute path',
+        ].sort(),
+      );
+      // The items that failed to parse hide nothing else: those that parsed are checked further.
+      const refusal2 = refusal({
+        resources: {
+          models: [
+            { id: 'm', provider: 'scripted', model: 'x', maxRetires: 2 },
+            { id: 'ok', provider: 'scripted', model: 'y' },
+          ],
         },
-        { id: 'b', runner: 'ecko' },
-        { id: 'a', runner: 'echo', route: { bot: 'x' } },
-        { id: 'bad!', runner: 'echo' },
-        { id: 'bad!', runner: 'echo' },
-      ],
-    });
-    expect(refusal2.data.problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
-      'resources.models[0]: Unrecognized key: "maxRetires"; did you mean "maxRetries"?',
-      expect.stringMatching(/^bindings\[3\]\.id: /),
-      expect.stringMatching(/^bindings\[4\]\.id: /),
-      'bindings[0].config.prefx: is not allowed by the runner\'s config schema; did you mean "prefix"?',
-      'bindings[0].config.delayMs: must be integer',
-      // "m" failed to parse but exists: no second, misleading "no models resource" for it.
-      'bindings[0].grants.models[2]: no models resource "mo"; did you mean "m"?',
-      'bindings[0].grants.models[3]: no models resource "missing-entirely"',
-      'bindings[1].runner: no runner "ecko"; did you mean "echo"? (see paddock runners list)',
-      'bindings[2].id: duplicate id "a"',
-      'bindings[0].route: binding "a" has the same route as "b"; one event could not choose between them',
-    ]);
-  });
+        bindings: [
+          {
+            id: 'a',
+            runner: 'echo',
+            config: { delayMs: 'slow', prefx: '>' },
+            grants: { models: ['m', 'ok', 'mo', 'missing-entirely'] },
+          },
+          { id: 'b', runner: 'ecko' },
+          { id: 'a', runner: 'echo', route: { bot: 'x' } },
+          { id: 'bad!', runner: 'echo' },
+          { id: 'bad!', runner: 'echo' },
+        ],
+      });
+      expect(refusal2.data.problems.map((p) => `${p.field}: ${p.message}`)).toEqual([
+        'resources.models[0]: Unrecognized key: "maxRetires"; did you mean "maxRetries"?',
+        expect.stringMatching(/^bindings\[3\]\.id: /),
+        expect.stringMatching(/^bindings\[4\]\.id: /),
+        'bindings[0].config.prefx: is not allowed by the runner\'s config schema; did you mean "prefix"?',
+        'bindings[0].config.delayMs: must be integer',
+        // "m" failed to parse but exists: no second, misleading "no models resource" for it.
+        'bindings[0].grants.models[2]: no models resource "mo"; did you mean "m"?',
+        'bindings[0].grants.models[3]: no models resource "missing-entirely"',
+        'bindings[1].runner: no runner "ecko"; did you mean "echo"? (see paddock runners list)',
+        'bindings[2].id: duplicate id "a"',
+        'bindings[0].route: binding "a" has the same route as "b"; one event could not choose between them',
+      ]);
+    },
+  );
 
   it('reports every inline secret, and one problem (the secret) at a field that is also the wrong shape', () => {
     const error = refusal({

@@ -34,10 +34,13 @@ describe('the published JSON Schema of paddock.yaml (docs/paddock.schema.json)',
     expect(ConfigFileSchema.safeParse(config).error?.issues ?? []).toEqual([]);
   });
 
-  it('refuses what apply refuses structurally: an unknown field, a wrong enum, a missing id (so editors flag it)', () => {
-    expect(validate({ bindings: [{ id: 'b', runner: 'echo', grants: { modles: [] } }] })).toBe(false);
-    expect(validate({ bindings: [{ id: 'b', runner: 'echo', sandbox: 'docker' }] })).toBe(false);
-    expect(validate({ resources: { models: [{ provider: 'scripted', model: 'x' }] } })).toBe(false);
-    expect(validate({ bindings: [{ id: 'b', runner: 'echo' }] })).toBe(true);
-  });
+  it(
+    'refuses what apply refuses structurally: an unknown field, a ' + 'wrong enum, a missing id (so editors flag it)',
+    () => {
+      expect(validate({ bindings: [{ id: 'b', runner: 'echo', grants: { modles: [] } }] })).toBe(false);
+      expect(validate({ bindings: [{ id: 'b', runner: 'echo', sandbox: 'docker' }] })).toBe(false);
+      expect(validate({ resources: { models: [{ provider: 'scripted', model: 'x' }] } })).toBe(false);
+      expect(validate({ bindings: [{ id: 'b', runner: 'echo' }] })).toBe(true);
+    },
+  );
 });

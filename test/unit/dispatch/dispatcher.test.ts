@@ -133,42 +133,49 @@ describe('Dispatcher queueing against a fake run service', () => {
     await dispatcher.drain();
   });
 
-  it('runs of different sessions execute side by side; a binding at maxConcurrentRuns holds the next back', async () => {
-    const { h, runs, dispatcher } = setUp();
-    hosts.push(h);
-    await dispatcher.dispatch(event('other', 'x1', 'c1'));
-    await dispatcher.dispatch(event('other', 'x2', 'c2'));
-    await runs.executed(2);
-    const s1 = ticket(await dispatcher.dispatch(event('serial', 's1', 'c1')));
-    const s2 = ticket(await dispatcher.dispatch(event('serial', 's2', 'c2')));
-    await runs.executed(3);
-    expect(s2.status).toBe('queued');
-    expect(runs.texts()).toEqual(['x1', 'x2', 's1']);
-    runs.executing[2]!.finish();
-    await runs.executed(4);
-    expect(runs.texts().at(-1)).toBe('s2');
-    for (const e of runs.executing.slice(0, 2)) e.finish();
-    runs.executing[3]!.finish();
-    await Promise.all([s1.done, s2.done]);
-    await dispatcher.drain();
-  });
+  it(
+    'runs of different sessions execute side by side; a ' + 'binding at maxConcurrentRuns holds the next back',
+    async () => {
+      const { h, runs, dispatcher } = setUp();
+      hosts.push(h);
+      await dispatcher.dispatch(event('other', 'x1', 'c1'));
+      await dispatcher.dispatch(event('other', 'x2', 'c2'));
+      await runs.executed(2);
+      const s1 = ticket(await dispatcher.dispatch(event('serial', 's1', 'c1')));
+      const s2 = ticket(await dispatcher.dispatch(event('serial', 's2', 'c2')));
+      await runs.executed(3);
+      expect(s2.status).toBe('queued');
+      expect(runs.texts()).toEqual(['x1', 'x2', 's1']);
+      runs.executing[2]!.finish();
+      await runs.executed(4);
+      expect(runs.texts().at(-1)).toBe('s2');
+      for (const e of runs.executing.slice(0, 2)) e.finish();
+      runs.executing[3]!.finish();
+      await Promise.all([s1.done, s2.done]);
+      await dispatcher.drain();
+    },
+  );
 
-  it('the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses beyond it', async () => {
-    const { h, runs, dispatcher } = setUp({ maxConcurrentRuns: 1, maxQueuedRuns: 1 });
-    hosts.push(h);
-    await dispatcher.dispatch(event('other', 'first'));
-    const waiting = ticket(await dispatcher.dispatch(event('q', 'second')));
-    expect(waiting.status).toBe('queued');
-    const error = (await dispatcher.dispatch(event('serial', 'third')).catch((e: unknown) => e)) as HostError;
-    expect(error.code).toBe('DISPATCH_REFUSED');
-    expect(error.data.reason).toBe('queue_full');
-    await runs.executed(1);
-    runs.executing[0]!.finish();
-    await runs.executed(2);
-    expect(runs.texts()).toEqual(['first', 'second']);
-    runs.executing[1]!.finish();
-    await dispatcher.drain();
-  });
+  it(
+    'the host-wide concurrency limit holds runs of other bindings back; the host-wide queue limit refuses ' +
+      'beyond it',
+    async () => {
+      const { h, runs, dispatcher } = setUp({ maxConcurrentRuns: 1, maxQueuedRuns: 1 });
+      hosts.push(h);
+      await dispatcher.dispatch(event('other', 'first'));
+      const waiting = ticket(await dispatcher.dispatch(event('q', 'second')));
+      expect(waiting.status).toBe('queued');
+      const error = (await dispatcher.dispatch(event('serial', 'third')).catch((e: unknown) => e)) as HostError;
+      expect(error.code).toBe('DISPATCH_REFUSED');
+      expect(error.data.reason).toBe('queue_full');
+      await runs.executed(1);
+      runs.executing[0]!.finish();
+      await runs.executed(2);
+      expect(runs.texts()).toEqual(['first', 'second']);
+      runs.executing[1]!.finish();
+      await dispatcher.drain();
+    },
+  );
 
   it('a full session queue refuses the next message (queue_full), audited', async () => {
     const { h, runs, dispatcher } = setUp();
@@ -260,20 +267,24 @@ describe('Dispatcher queueing against a fake run service', () => {
     expect(runs.texts()).toEqual(['once']);
   });
 
-  it('steering "restart": a new message cancels the active run and the waiting ones; it runs with the next goal revision', async () => {
-    const { h, runs, dispatcher } = setUp();
-    hosts.push(h);
-    const a = ticket(await dispatcher.dispatch(event('steer', 'first')));
-    await runs.executed(1);
-    const b = ticket(await dispatcher.dispatch(event('steer', 'second')));
-    expect(runs.executing[0]!.signal.aborted).toBe(true);
-    runs.executing[0]!.finish('cancelled');
-    await a.done;
-    await runs.executed(2);
-    expect(runs.executing[1]!.queued.goalRevision).toBe(runs.executing[0]!.queued.goalRevision + 1);
-    runs.executing[1]!.finish();
-    expect((await b.done).status).toBe('completed');
-  });
+  it(
+    'steering "restart": a new message cancels the active run and the waiting ones; it runs with the next goal ' +
+      'revision',
+    async () => {
+      const { h, runs, dispatcher } = setUp();
+      hosts.push(h);
+      const a = ticket(await dispatcher.dispatch(event('steer', 'first')));
+      await runs.executed(1);
+      const b = ticket(await dispatcher.dispatch(event('steer', 'second')));
+      expect(runs.executing[0]!.signal.aborted).toBe(true);
+      runs.executing[0]!.finish('cancelled');
+      await a.done;
+      await runs.executed(2);
+      expect(runs.executing[1]!.queued.goalRevision).toBe(runs.executing[0]!.queued.goalRevision + 1);
+      runs.executing[1]!.finish();
+      expect((await b.done).status).toBe('completed');
+    },
+  );
 
   it('a binding disabled while its run waits: the run is abandoned when its turn comes', async () => {
     const { h, runs, dispatcher } = setUp();

@@ -19,56 +19,68 @@ describe('retries', () => {
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(undefined)).toBeUndefined();
   });
-  it("the server's Retry-After wins; past the cap the call is not retried; else full jitter under an exponential ceiling", () => {
-    expect(retryDelay(1, 1500)).toBe(1500);
-    expect(retryDelay(1, RETRY.maxRetryAfterMs + 1)).toBeUndefined();
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.double({ min: 0, max: 0.999999, noNaN: true }), (attempt, r) => {
-        const d = retryDelay(attempt, undefined, () => r)!;
-        return d >= 0 && d < Math.min(RETRY.capMs, RETRY.baseMs * 2 ** (attempt - 1));
-      }),
-    );
-  });
+  it(
+    "the server's Retry-After wins; past the cap the call is not retried; else full jitter under an exponential " +
+      'ceiling',
+    () => {
+      expect(retryDelay(1, 1500)).toBe(1500);
+      expect(retryDelay(1, RETRY.maxRetryAfterMs + 1)).toBeUndefined();
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 20 }),
+          fc.double({ min: 0, max: 0.999999, noNaN: true }),
+          (attempt, r) => {
+            const d = retryDelay(attempt, undefined, () => r)!;
+            return d >= 0 && d < Math.min(RETRY.capMs, RETRY.baseMs * 2 ** (attempt - 1));
+          },
+        ),
+      );
+    },
+  );
 });
 
 describe('circuit breaker', () => {
-  it('opens after consecutive failures, refuses while open, lets one probe through, closes on its success and re-opens on its failure', () => {
-    let now = 0;
-    const transitions: string[] = [];
-    const b = new CircuitBreaker(
-      (from, to) => transitions.push(`${from}>${to}`),
-      { failureThreshold: 3, openMs: 1000 },
-      () => now,
-    );
-    for (let i = 0; i < 2; i += 1) {
-      expect(b.tryAcquire()).toBe(true);
+  it(
+    'opens after consecutive failures, refuses while open, lets one probe through, closes on its success and ' +
+      're-opens on its failure',
+    () => {
+      let now = 0;
+      const transitions: string[] = [];
+      const b = new CircuitBreaker(
+        (from, to) => transitions.push(`${from}>${to}`),
+        { failureThreshold: 3, openMs: 1000 },
+        () => now,
+      );
+      for (let i = 0; i < 2; i += 1) {
+        expect(b.tryAcquire()).toBe(true);
+        b.failed();
+      }
+      b.tryAcquire();
+      b.succeeded(); // a success resets the count
+      for (let i = 0; i < 3; i += 1) {
+        expect(b.tryAcquire()).toBe(true);
+        b.failed();
+      }
+      expect(b.state).toBe('open');
+      expect(b.tryAcquire()).toBe(false);
+      now = 1000;
+      expect(b.tryAcquire()).toBe(true); // the probe
+      expect(b.tryAcquire()).toBe(false); // only one
       b.failed();
-    }
-    b.tryAcquire();
-    b.succeeded(); // a success resets the count
-    for (let i = 0; i < 3; i += 1) {
+      expect(b.state).toBe('open');
+      now = 2000;
       expect(b.tryAcquire()).toBe(true);
-      b.failed();
-    }
-    expect(b.state).toBe('open');
-    expect(b.tryAcquire()).toBe(false);
-    now = 1000;
-    expect(b.tryAcquire()).toBe(true); // the probe
-    expect(b.tryAcquire()).toBe(false); // only one
-    b.failed();
-    expect(b.state).toBe('open');
-    now = 2000;
-    expect(b.tryAcquire()).toBe(true);
-    b.succeeded();
-    expect(b.state).toBe('closed');
-    expect(transitions).toEqual([
-      'closed>open',
-      'open>half-open',
-      'half-open>open',
-      'open>half-open',
-      'half-open>closed',
-    ]);
-  });
+      b.succeeded();
+      expect(b.state).toBe('closed');
+      expect(transitions).toEqual([
+        'closed>open',
+        'open>half-open',
+        'half-open>open',
+        'open>half-open',
+        'half-open>closed',
+      ]);
+    },
+  );
 });
 
 describe('SSE', () => {
@@ -107,19 +119,23 @@ describe('wire formats', () => {
   };
   for (const format of ['anthropic', 'responses', 'chat'] as WireFormat[]) {
     for (const stream of [true, false]) {
-      it(`${format} ${stream ? 'stream' : 'JSON'}: what the scripted provider renders, the assembler reads back (text, tool call, stop reason, usage)`, () => {
-        const wire = WIRES[format];
-        const texts: string[] = [];
-        const assembler = wire.assembler(stream, (t) => texts.push(t));
-        const body = wire.render(reply, stream, 3).join('');
-        // Feed it in awkward pieces.
-        for (let i = 0; i < body.length; i += 7) assembler.push(body.slice(i, i + 7));
-        const got = assembler.result();
-        expect(got.content).toEqual(reply.content);
-        expect(got.stopReason).toBe('tool_use');
-        expect(got.usage).toEqual(reply.usage);
-        expect(texts.join('')).toBe('Let me check — ünïcode ✓.');
-      });
+      it(
+        `${format} ${stream ? 'stream' : 'JSON'}: what the scripted provider renders, the assembler reads back ` +
+          `(text, tool call, stop reason, usage)`,
+        () => {
+          const wire = WIRES[format];
+          const texts: string[] = [];
+          const assembler = wire.assembler(stream, (t) => texts.push(t));
+          const body = wire.render(reply, stream, 3).join('');
+          // Feed it in awkward pieces.
+          for (let i = 0; i < body.length; i += 7) assembler.push(body.slice(i, i + 7));
+          const got = assembler.result();
+          expect(got.content).toEqual(reply.content);
+          expect(got.stopReason).toBe('tool_use');
+          expect(got.usage).toEqual(reply.usage);
+          expect(texts.join('')).toBe('Let me check — ünïcode ✓.');
+        },
+      );
     }
   }
   it("model/complete params become each wire's request, and its last input is the tool result", () => {
@@ -154,35 +170,39 @@ describe('wire formats', () => {
 
 describe('the scripted model', () => {
   const ctx = (format: WireFormat, offered: string[] = []) => ({ offered, format, requestNumber: 3, callId: 'c' });
-  it('directives: tool calls shaped for the wire, failures with a count, delays, long streams, exact text, the greeting', () => {
-    expect(planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('anthropic'))).toMatchObject({
-      stopReason: 'tool_use',
-      content: [{ name: 'Bash', input: { command: 'echo hi' } }],
-    });
-    expect(
-      planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('responses', ['exec_command'])),
-    ).toMatchObject({ content: [{ name: 'exec_command', input: { cmd: 'echo hi' } }] });
-    expect(
-      planReply({ kind: 'user', text: 'USE_TOOL:mcp__tools__add:{"a":1,"b":2}' }, [], ctx('anthropic')),
-    ).toMatchObject({ content: [{ name: 'mcp__tools__add', input: { a: 1, b: 2 } }] });
-    expect(planReply({ kind: 'user', text: 'FAIL:429x2' }, [], ctx('chat')).error).toEqual({ status: 429, times: 2 });
-    expect(planReply({ kind: 'user', text: 'FAIL:500' }, [], ctx('chat')).error).toEqual({
-      status: 500,
-      times: undefined,
-    });
-    expect(planReply({ kind: 'user', text: 'DELAY:250 SLOW:10 LONG:3' }, [], ctx('anthropic'))).toMatchObject({
-      delayMs: 250,
-      chunkDelayMs: 10,
-      chunks: 3,
-      content: [{ text: 'chunk 1 chunk 2 chunk 3.' }],
-    });
-    expect(planReply({ kind: 'tool_result', text: 'out' }, [], ctx('anthropic')).content).toEqual([
-      { type: 'text', text: 'TOOL_RESULT_SEEN: out' },
-    ]);
-    expect(planReply(undefined, [], ctx('anthropic')).content).toEqual([
-      { type: 'text', text: 'Hello from the scripted model (request #3).' },
-    ]);
-  });
+  it(
+    'directives: tool calls shaped for the wire, failures with a count, delays, long streams, exact text, the ' +
+      'greeting',
+    () => {
+      expect(planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('anthropic'))).toMatchObject({
+        stopReason: 'tool_use',
+        content: [{ name: 'Bash', input: { command: 'echo hi' } }],
+      });
+      expect(
+        planReply({ kind: 'user', text: 'USE_TOOL:Bash:echo hi' }, [], ctx('responses', ['exec_command'])),
+      ).toMatchObject({ content: [{ name: 'exec_command', input: { cmd: 'echo hi' } }] });
+      expect(
+        planReply({ kind: 'user', text: 'USE_TOOL:mcp__tools__add:{"a":1,"b":2}' }, [], ctx('anthropic')),
+      ).toMatchObject({ content: [{ name: 'mcp__tools__add', input: { a: 1, b: 2 } }] });
+      expect(planReply({ kind: 'user', text: 'FAIL:429x2' }, [], ctx('chat')).error).toEqual({ status: 429, times: 2 });
+      expect(planReply({ kind: 'user', text: 'FAIL:500' }, [], ctx('chat')).error).toEqual({
+        status: 500,
+        times: undefined,
+      });
+      expect(planReply({ kind: 'user', text: 'DELAY:250 SLOW:10 LONG:3' }, [], ctx('anthropic'))).toMatchObject({
+        delayMs: 250,
+        chunkDelayMs: 10,
+        chunks: 3,
+        content: [{ text: 'chunk 1 chunk 2 chunk 3.' }],
+      });
+      expect(planReply({ kind: 'tool_result', text: 'out' }, [], ctx('anthropic')).content).toEqual([
+        { type: 'text', text: 'TOOL_RESULT_SEEN: out' },
+      ]);
+      expect(planReply(undefined, [], ctx('anthropic')).content).toEqual([
+        { type: 'text', text: 'Hello from the scripted model (request #3).' },
+      ]);
+    },
+  );
   it('script rules come first, first match wins', () => {
     const rules = [
       { match: '^refund', reply: 'Refunds take 30 days.' },

@@ -97,7 +97,9 @@ describe('reservations in the store', () => {
     const refused = reserve(store, a, r(41));
     expect(refused).toMatchObject({ status: 403, deniedBy: 'binding.limits.modelTokensPerRun' });
     expect((refused as { message: string }).message).toBe(
-      'paddock: model budget limits.modelTokensPerRun (binding b) would be exceeded: this run used 0 of 100 tokens, 60 tokens are reserved by calls in flight, and this call reserves up to 41 tokens (input estimate 40 + max output 1)',
+      'paddock: model budget limits.modelTokensPerRun (binding b) would be exceeded: this run used 0 of 100 ' +
+        'tokens, 60 tokens are reserved by calls in flight, and this call reserves up to 41 tokens (input ' +
+        'estimate 40 + max output 1)',
     );
     expect(reserve(store, a, r(40))).toMatchObject({ id: expect.any(String) });
     expect(budgetUse(store, a).run.reserved.tokens).toBe(100);
@@ -114,7 +116,9 @@ describe('reservations in the store', () => {
     expect(reserve(store, run('d2', limits), r(31))).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerDay' });
     rawDb(store)
       .prepare(
-        "INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'd0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 20, 5, 0, 1)",
+        'INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, ' +
+          "status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'd0', 's', 'b', " +
+          "'m', 'scripted', 'anthropic', 200, 1, 20, 5, 0, 1)",
       )
       .run(Date.now());
     expect(reserve(store, run('d2', limits), r(6))).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerDay' });
@@ -140,7 +144,9 @@ describe('reservations in the store', () => {
     );
     rawDb(store)
       .prepare(
-        "INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'c0', 's', 'b', 'm', 'scripted', 'anthropic', 200, 1, 1, 1, 0.35, 1)",
+        'INSERT INTO gateway_calls (at, at_ms, run_id, session_id, binding_id, model_id, provider, endpoint, ' +
+          "status, attempts, input_tokens, output_tokens, cost_usd, latency_ms) VALUES ('', ?, 'c0', 's', 'b', " +
+          "'m', 'scripted', 'anthropic', 200, 1, 1, 1, 0.35, 1)",
       )
       .run(Date.now());
     expect(reserve(store, run('c2', limits), r(1, 0.06))).toMatchObject({
@@ -156,7 +162,8 @@ describe('reservations in the store', () => {
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const deadPid = Number(dead.stdout);
     const insert = rawDb(store).prepare(
-      "INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, owner_start) VALUES (?, 'rx', 'b', ?, 0, 0, ?, ?)",
+      'INSERT INTO gateway_reservations (id, run_id, binding_id, tokens, cost_usd, at_ms, owner_pid, ' +
+        "owner_start) VALUES (?, 'rx', 'b', ?, 0, 0, ?, ?)",
     );
     insert.run('dead', 90, deadPid, 12345);
     // Our own pid with another start time: a previous host that had this pid.

@@ -130,14 +130,17 @@ describe('runner manifests', () => {
     expect(error.data).toMatchObject({ fields: ['env.PATH', 'env.LD_PRELOAD', 'env.NODE_OPTIONS'] });
   });
 
-  it('a NUL byte in an env value is refused naming the field (it could split the launch file into sandbox options)', () => {
-    const error = hostError(() =>
-      loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_A: 'x\u0000--bind\u0000/root\u0000/root' } })),
-    );
-    expect(error.code).toBe('MANIFEST_INVALID');
-    expect(error.message).toContain('env.PADDOCK_RUNNER_A');
-    expect(error.message).toContain('NUL');
-  });
+  it(
+    'a NUL byte in an env value is refused naming the field (it could split the launch file into sandbox ' + 'options)',
+    () => {
+      const error = hostError(() =>
+        loadManifest(runnerDir({ ...base, env: { PADDOCK_RUNNER_A: 'x\u0000--bind\u0000/root\u0000/root' } })),
+      );
+      expect(error.code).toBe('MANIFEST_INVALID');
+      expect(error.message).toContain('env.PADDOCK_RUNNER_A');
+      expect(error.message).toContain('NUL');
+    },
+  );
 
   it('every shipped runner and example still validates', () => {
     for (const parent of ['runners', 'examples']) {

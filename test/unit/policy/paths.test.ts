@@ -134,23 +134,27 @@ describe('the walk beneath held descriptors (issue 11, item 7)', () => {
     }
   });
 
-  it('a directory swapped for a link after it was opened: the held descriptor still points inside, nothing lands outside', async () => {
-    const { ws, outside } = setup();
-    mkdirSync(join(ws, 'd'));
-    const root = await open(ws, constants.O_RDONLY | constants.O_DIRECTORY);
-    const d = await walkBeneath(root, ['d'], false);
-    // The runner's swap, between two steps of one walk.
-    renameSync(join(ws, 'd'), join(ws, 'd-moved'));
-    symlinkSync(outside, join(ws, 'd'));
-    const deeper = await walkBeneath(d, ['s1', 's2'], true);
-    await deeper.close();
-    await d.close();
-    await root.close();
-    expect(readdirSync(outside)).toEqual(['secret.txt']);
-    expect(lstatSync(join(ws, 'd-moved', 's1', 's2')).isDirectory()).toBe(true);
-    // A new operation sees the link and refuses it.
-    expect(await codeOf(async () => writeInside(ws, 'd/s1/x', Buffer.from('x'), 'create'))).toBe('SYMLINK');
-  });
+  it(
+    'a directory swapped for a link after it was opened: the held descriptor still points inside, nothing lands ' +
+      'outside',
+    async () => {
+      const { ws, outside } = setup();
+      mkdirSync(join(ws, 'd'));
+      const root = await open(ws, constants.O_RDONLY | constants.O_DIRECTORY);
+      const d = await walkBeneath(root, ['d'], false);
+      // The runner's swap, between two steps of one walk.
+      renameSync(join(ws, 'd'), join(ws, 'd-moved'));
+      symlinkSync(outside, join(ws, 'd'));
+      const deeper = await walkBeneath(d, ['s1', 's2'], true);
+      await deeper.close();
+      await d.close();
+      await root.close();
+      expect(readdirSync(outside)).toEqual(['secret.txt']);
+      expect(lstatSync(join(ws, 'd-moved', 's1', 's2')).isDirectory()).toBe(true);
+      // A new operation sees the link and refuses it.
+      expect(await codeOf(async () => writeInside(ws, 'd/s1/x', Buffer.from('x'), 'create'))).toBe('SYMLINK');
+    },
+  );
 
   it('refuses FIFOs (with and without a reader), sockets and devices without opening them', async () => {
     const { ws } = setup();

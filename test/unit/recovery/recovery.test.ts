@@ -60,46 +60,50 @@ describe('recovery', () => {
     bystander.kill('SIGKILL');
   });
 
-  it('probes open effects: decidable ones get their status, unknown ones pause the session until a human resolves them', async () => {
-    const { store, dataDir } = tempStore();
-    const s = openRun(store, 'run_e');
-    const ws = join(dataDir, 'workspaces', 'run_e');
-    mkdirSync(ws, { recursive: true });
-    store.append(s, [
-      {
-        type: 'effect.intent',
-        runId: 'run_e',
-        data: { effectId: 'eff_ws', kind: 'workspace.create', target: 'run_e', probe: { path: ws } },
-      },
-      {
-        type: 'effect.intent',
-        runId: 'run_e',
-        data: { effectId: 'eff_push', kind: 'git.push', target: 'origin main', probe: {} },
-      },
-    ]);
-    const report = await reconcile(store);
-    expect(report.effects).toEqual([
-      { effectId: 'eff_ws', sessionId: s, status: 'succeeded', how: `workspace ${ws} exists` },
-      { effectId: 'eff_push', sessionId: s, status: 'unknown', how: 'no prober for effect kind git.push' },
-    ]);
-    expect(report.pausedSessions).toEqual([s]);
-    const paused = store.session(s);
-    expect(paused.paused?.reason).toMatch(/could not establish the outcome of 1 host-side effect/);
-    expect(paused.openEffects.map((e) => e.effectId)).toEqual(['eff_push']);
-    // Nothing was re-run: no new intent appeared.
-    expect(store.readEvents(s).filter((e) => e.type === 'effect.intent')).toHaveLength(2);
+  it(
+    'probes open effects: decidable ones get their status, unknown ones pause the session until a human ' +
+      'resolves them',
+    async () => {
+      const { store, dataDir } = tempStore();
+      const s = openRun(store, 'run_e');
+      const ws = join(dataDir, 'workspaces', 'run_e');
+      mkdirSync(ws, { recursive: true });
+      store.append(s, [
+        {
+          type: 'effect.intent',
+          runId: 'run_e',
+          data: { effectId: 'eff_ws', kind: 'workspace.create', target: 'run_e', probe: { path: ws } },
+        },
+        {
+          type: 'effect.intent',
+          runId: 'run_e',
+          data: { effectId: 'eff_push', kind: 'git.push', target: 'origin main', probe: {} },
+        },
+      ]);
+      const report = await reconcile(store);
+      expect(report.effects).toEqual([
+        { effectId: 'eff_ws', sessionId: s, status: 'succeeded', how: `workspace ${ws} exists` },
+        { effectId: 'eff_push', sessionId: s, status: 'unknown', how: 'no prober for effect kind git.push' },
+      ]);
+      expect(report.pausedSessions).toEqual([s]);
+      const paused = store.session(s);
+      expect(paused.paused?.reason).toMatch(/could not establish the outcome of 1 host-side effect/);
+      expect(paused.openEffects.map((e) => e.effectId)).toEqual(['eff_push']);
+      // Nothing was re-run: no new intent appeared.
+      expect(store.readEvents(s).filter((e) => e.type === 'effect.intent')).toHaveLength(2);
 
-    // The next run of the session will be told what recovery found about each effect.
-    expect(paused.pendingRecovery[0]?.effects).toEqual([
-      { id: 'eff_push', kind: 'git.push', status: 'unknown', summary: 'git.push origin main' },
-      { id: 'eff_ws', kind: 'workspace.create', status: 'succeeded', summary: 'workspace.create run_e' },
-    ]);
-    const resolved = resolveRun(store, 'run_e', 'failed', 'ada');
-    expect(resolved).toEqual({ resolved: ['eff_push'], resumed: true });
-    const after = store.session(s);
-    expect(after.paused).toBeNull();
-    expect(after.openEffects).toEqual([]);
-    const audit = rawDb(store).prepare("SELECT actor FROM audit WHERE type = 'effect.resolved'").pluck().all();
-    expect(audit).toEqual(['user:ada']);
-  });
+      // The next run of the session will be told what recovery found about each effect.
+      expect(paused.pendingRecovery[0]?.effects).toEqual([
+        { id: 'eff_push', kind: 'git.push', status: 'unknown', summary: 'git.push origin main' },
+        { id: 'eff_ws', kind: 'workspace.create', status: 'succeeded', summary: 'workspace.create run_e' },
+      ]);
+      const resolved = resolveRun(store, 'run_e', 'failed', 'ada');
+      expect(resolved).toEqual({ resolved: ['eff_push'], resumed: true });
+      const after = store.session(s);
+      expect(after.paused).toBeNull();
+      expect(after.openEffects).toEqual([]);
+      const audit = rawDb(store).prepare("SELECT actor FROM audit WHERE type = 'effect.resolved'").pluck().all();
+      expect(audit).toEqual(['user:ada']);
+    },
+  );
 });

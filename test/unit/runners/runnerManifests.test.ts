@@ -29,33 +29,38 @@ describe("runner.json's configSchema and version come from the runner's code (np
     },
   );
 
-  it('the generated schema accepts what the zod schema accepts and refuses what it refuses, defaults included', async () => {
-    const echo = await loadDefinition(repoPath('runners/echo'));
-    const validate = compileConfigSchema(
-      (await import('../../../runners/echo/runner.json', { with: { type: 'json' } })).default.configSchema,
-    );
-    for (const config of [
-      {},
-      { delayMs: 5 },
-      { prefix: 'x' },
-      { delayMs: -1 },
-      { delayMs: 1.5 },
-      { colour: 'red' },
-      { prefix: 'y'.repeat(201) },
-    ]) {
-      const copy = structuredClone(config) as Record<string, unknown>;
-      const zod = echo.configSchema!.safeParse(config);
-      expect(validate(copy), JSON.stringify(config)).toBe(zod.success);
-      if (zod.success) expect(copy).toEqual(zod.data);
-    }
-  });
+  it(
+    'the generated schema accepts what the zod schema accepts ' + 'and refuses what it refuses, defaults included',
+    async () => {
+      const echo = await loadDefinition(repoPath('runners/echo'));
+      const validate = compileConfigSchema(
+        (await import('../../../runners/echo/runner.json', { with: { type: 'json' } })).default.configSchema,
+      );
+      for (const config of [
+        {},
+        { delayMs: 5 },
+        { prefix: 'x' },
+        { delayMs: -1 },
+        { delayMs: 1.5 },
+        { colour: 'red' },
+        { prefix: 'y'.repeat(201) },
+      ]) {
+        const copy = structuredClone(config) as Record<string, unknown>;
+        const zod = echo.configSchema!.safeParse(config);
+        expect(validate(copy), JSON.stringify(config)).toBe(zod.success);
+        if (zod.success) expect(copy).toEqual(zod.data);
+      }
+    },
+  );
 
   it('fails when runner.json and the code differ (a planted version and schema drift)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'paddock-manifest-'));
     const sdk = repoPath('sdk/index.ts');
     writeFileSync(
       join(dir, 'runner.ts'),
-      `import { defineRunner, z } from ${JSON.stringify(sdk)};\nexport const r = defineRunner({ manifest: { name: 'drift', version: '2.0.0' }, configSchema: z.strictObject({ n: z.int().min(1).default(3) }), run: () => 'ok' });\n`,
+      `import { defineRunner, z } from ${JSON.stringify(sdk)};\nexport const r = defineRunner({ manifest: { ` +
+        `name: 'drift', version: '2.0.0' }, configSchema: z.strictObject({ n: z.int().min(1).default(3) }), run: ` +
+        `() => 'ok' });\n`,
     );
     const manifest = {
       id: 'drift',
@@ -75,7 +80,8 @@ describe("runner.json's configSchema and version come from the runner's code (np
       properties: { n: { default: 3, type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
       additionalProperties: false,
     });
-    expect({ ...fixed, version: manifest.version, configSchema: manifest.configSchema }).toEqual(manifest); // nothing else touched
+    // nothing else touched
+    expect({ ...fixed, version: manifest.version, configSchema: manifest.configSchema }).toEqual(manifest);
     writeFileSync(join(dir, 'runner.json'), text);
     expect((await expectedManifest(dir)).stale).toEqual([]);
   });

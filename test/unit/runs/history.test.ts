@@ -42,11 +42,19 @@ describe('sessionHistory (the history grant window)', () => {
     queued('r4'),
   ];
 
-  it('earlier turns only, in conversation order: an answer that ended late still follows its question; failed runs have no answer; own and later messages are left out', () => {
-    expect(view(sessionHistory(events, 'r3', { messages: 100 }, same))).toEqual(['user:m1', 'assistant:a1', 'user:m2']);
-    expect(view(sessionHistory(events, 'r2', { messages: 100 }, same))).toEqual(['user:m1', 'assistant:a1']);
-    expect(view(sessionHistory(events, 'r1', { messages: 100 }, same))).toEqual([]);
-  });
+  it(
+    'earlier turns only, in conversation order: an answer that ended late still follows its question; failed ' +
+      'runs have no answer; own and later messages are left out',
+    () => {
+      expect(view(sessionHistory(events, 'r3', { messages: 100 }, same))).toEqual([
+        'user:m1',
+        'assistant:a1',
+        'user:m2',
+      ]);
+      expect(view(sessionHistory(events, 'r2', { messages: 100 }, same))).toEqual(['user:m1', 'assistant:a1']);
+      expect(view(sessionHistory(events, 'r1', { messages: 100 }, same))).toEqual([]);
+    },
+  );
 
   it('none gives nothing; a message window keeps the newest; a token window keeps whole messages that fit', () => {
     expect(sessionHistory(events, 'r3', 'none', same)).toEqual([]);

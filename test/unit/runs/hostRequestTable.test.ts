@@ -57,39 +57,42 @@ describe('hostRequestTable', () => {
     expect(Object.keys(hostRequestTable(sources(['model/complete', 'tool/call', 'state/set'])))).toEqual(['state/set']);
   });
 
-  it('answers state from the store in the run scope, fs through the path policy, models through the gateway', async () => {
-    const handle = await openScriptedRun(host.gateway, 'run_table-answers-1');
-    handles.push(handle);
-    const handler = tableHandler(
-      hostRequestTable(
-        sources(['state/get', 'state/set', 'state/delete', 'fs/read', 'fs/write', 'model/complete'], handle),
-      ),
-    );
-    expect(await handler.handle('state/set', { runId: scope.runId, key: 'k', value: { n: 1 } }, scope)).toEqual({});
-    expect(host.store.runnerState.get('binding:table/session:s1', 'k')).toEqual({ found: true, value: { n: 1 } });
-    expect(await handler.handle('state/get', { runId: scope.runId, key: 'k' }, scope)).toEqual({
-      found: true,
-      value: { n: 1 },
-    });
-    expect(await handler.handle('state/delete', { runId: scope.runId, key: 'k' }, scope)).toEqual({ deleted: true });
-    expect(await handler.handle('fs/read', { runId: scope.runId, path: 'hello.txt' }, scope)).toMatchObject({
-      content: 'hello table',
-      encoding: 'utf8',
-    });
-    expect(await handler.handle('fs/write', { runId: scope.runId, path: 'out.txt', content: 'x' }, scope)).toEqual({
-      bytesWritten: 1,
-    });
-    await expect(handler.handle('fs/read', { runId: scope.runId, path: '../escape' }, scope)).rejects.toMatchObject({
-      code: ErrorCodes.PolicyDenied,
-      data: { deniedBy: 'pathPolicy.outside' },
-    });
-    const reply = (await handler.handle(
-      'model/complete',
-      { runId: scope.runId, model: 'sm', messages: [{ role: 'user', content: 'SAY:from-the-table' }], maxTokens: 20 },
-      scope,
-    )) as { message: { content: { text: string }[] } };
-    expect(reply.message.content[0]!.text).toContain('from-the-table');
-  });
+  it(
+    'answers state from the store in the run scope, fs through ' + 'the path policy, models through the gateway',
+    async () => {
+      const handle = await openScriptedRun(host.gateway, 'run_table-answers-1');
+      handles.push(handle);
+      const handler = tableHandler(
+        hostRequestTable(
+          sources(['state/get', 'state/set', 'state/delete', 'fs/read', 'fs/write', 'model/complete'], handle),
+        ),
+      );
+      expect(await handler.handle('state/set', { runId: scope.runId, key: 'k', value: { n: 1 } }, scope)).toEqual({});
+      expect(host.store.runnerState.get('binding:table/session:s1', 'k')).toEqual({ found: true, value: { n: 1 } });
+      expect(await handler.handle('state/get', { runId: scope.runId, key: 'k' }, scope)).toEqual({
+        found: true,
+        value: { n: 1 },
+      });
+      expect(await handler.handle('state/delete', { runId: scope.runId, key: 'k' }, scope)).toEqual({ deleted: true });
+      expect(await handler.handle('fs/read', { runId: scope.runId, path: 'hello.txt' }, scope)).toMatchObject({
+        content: 'hello table',
+        encoding: 'utf8',
+      });
+      expect(await handler.handle('fs/write', { runId: scope.runId, path: 'out.txt', content: 'x' }, scope)).toEqual({
+        bytesWritten: 1,
+      });
+      await expect(handler.handle('fs/read', { runId: scope.runId, path: '../escape' }, scope)).rejects.toMatchObject({
+        code: ErrorCodes.PolicyDenied,
+        data: { deniedBy: 'pathPolicy.outside' },
+      });
+      const reply = (await handler.handle(
+        'model/complete',
+        { runId: scope.runId, model: 'sm', messages: [{ role: 'user', content: 'SAY:from-the-table' }], maxTokens: 20 },
+        scope,
+      )) as { message: { content: { text: string }[] } };
+      expect(reply.message.content[0]!.text).toContain('from-the-table');
+    },
+  );
 
   it('a method without an entry fails like the old chain: NotSupported, "not supported by this host yet"', async () => {
     const handler = tableHandler(hostRequestTable(sources(['state/get', 'approval/request', 'model/complete'])));

@@ -122,54 +122,58 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     },
   );
 
-  it('dispatched: the binding config is validated again and its defaults filled; invalid → config_invalid naming the field', async () => {
-    expect(planRun(deps(FAKE_FULL), dispatched('p-config')).binding.config).toEqual({ delayMs: 5, prefix: '' });
-    // The runner's schema changed since apply: the same runner, its folder now with a stricter schema.
-    const runnerDir = (maximum: number) => {
-      const base = mkdtempSync(join(tmpdir(), 'paddock-plan-runners-'));
-      mkdirSync(join(base, 'schema-runner'));
-      const manifest = JSON.parse(readFileSync(repoPath('runners/echo/runner.json'), 'utf8')) as {
-        id: string;
-        configSchema: { properties: Record<string, unknown> };
+  it(
+    'dispatched: the binding config is validated again and its defaults filled; invalid → config_invalid naming ' +
+      'the field',
+    async () => {
+      expect(planRun(deps(FAKE_FULL), dispatched('p-config')).binding.config).toEqual({ delayMs: 5, prefix: '' });
+      // The runner's schema changed since apply: the same runner, its folder now with a stricter schema.
+      const runnerDir = (maximum: number) => {
+        const base = mkdtempSync(join(tmpdir(), 'paddock-plan-runners-'));
+        mkdirSync(join(base, 'schema-runner'));
+        const manifest = JSON.parse(readFileSync(repoPath('runners/echo/runner.json'), 'utf8')) as {
+          id: string;
+          configSchema: { properties: Record<string, unknown> };
+        };
+        manifest.id = 'schema-runner';
+        manifest.configSchema.properties.delayMs = { type: 'integer', maximum };
+        writeFileSync(join(base, 'schema-runner', 'runner.json'), JSON.stringify(manifest));
+        writeFileSync(join(base, 'schema-runner', 'index.ts'), '');
+        return base;
       };
-      manifest.id = 'schema-runner';
-      manifest.configSchema.properties.delayMs = { type: 'integer', maximum };
-      writeFileSync(join(base, 'schema-runner', 'runner.json'), JSON.stringify(manifest));
-      writeFileSync(join(base, 'schema-runner', 'index.ts'), '');
-      return base;
-    };
-    const before = runnerDir(100);
-    // Its own host: the binding names a runner only these folders have.
-    const own = tempHost();
-    const ownDeps = (runnerDirs: string[]): PlanDeps => ({
-      ...deps(FAKE_FULL),
-      store: own.store,
-      config: { ...own.config, runnerDirs },
-    });
-    applyConfig(
-      own.store,
-      {
-        bindings: [
-          {
-            id: 'p-schema',
-            runner: 'schema-runner',
-            route: { bot: 'p-schema' },
-            sandbox: 'process',
-            config: { delayMs: 5 },
-          },
-        ],
-      },
-      { catalog: discoverRunners([before]), mountRoots: [], redactor: host.redactor },
-      { by: 'user:test' },
-    );
-    expect(planRun(ownDeps([before]), dispatched('p-schema')).binding.config).toEqual({ delayMs: 5, prefix: '' });
-    const stricter = runnerDir(1);
-    const error = refusal(() => planRun(ownDeps([stricter]), dispatched('p-schema')));
-    expect(error.code).toBe('RUN_REFUSED');
-    expect(error.data).toEqual({ reason: 'config_invalid', bindingId: 'p-schema', field: 'config.delayMs' });
-    expect(error.message).toMatch(/config\.delayMs: .*\(the runner's config schema changed\?\)/);
-    await own.close();
-  });
+      const before = runnerDir(100);
+      // Its own host: the binding names a runner only these folders have.
+      const own = tempHost();
+      const ownDeps = (runnerDirs: string[]): PlanDeps => ({
+        ...deps(FAKE_FULL),
+        store: own.store,
+        config: { ...own.config, runnerDirs },
+      });
+      applyConfig(
+        own.store,
+        {
+          bindings: [
+            {
+              id: 'p-schema',
+              runner: 'schema-runner',
+              route: { bot: 'p-schema' },
+              sandbox: 'process',
+              config: { delayMs: 5 },
+            },
+          ],
+        },
+        { catalog: discoverRunners([before]), mountRoots: [], redactor: host.redactor },
+        { by: 'user:test' },
+      );
+      expect(planRun(ownDeps([before]), dispatched('p-schema')).binding.config).toEqual({ delayMs: 5, prefix: '' });
+      const stricter = runnerDir(1);
+      const error = refusal(() => planRun(ownDeps([stricter]), dispatched('p-schema')));
+      expect(error.code).toBe('RUN_REFUSED');
+      expect(error.data).toEqual({ reason: 'config_invalid', bindingId: 'p-schema', field: 'config.delayMs' });
+      expect(error.message).toMatch(/config\.delayMs: .*\(the runner's config schema changed\?\)/);
+      await own.close();
+    },
+  );
 
   it('ad-hoc: the config goes to the runner as given (its own validation answers, as a failed run)', () => {
     expect(
@@ -185,16 +189,20 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     });
   });
 
-  it('dispatched: a runner no longer installed is refused as runner_unavailable; ad-hoc keeps the resolver error naming the runner', () => {
-    const gone = { ...host.config, runnerDirs: [] };
-    // `counter` is a fixture runner: with no runner folders configured it is not installed any more.
-    const error = refusal(() => planRun(deps(FAKE_FULL, { config: gone }), dispatched('p-counter')));
-    expect(error.data).toMatchObject({ reason: 'runner_unavailable', bindingId: 'p-counter' });
-    expect(error.message).toMatch(/runner "counter" is not installed/);
-    expect(refusal(() => planRun(deps(FAKE_FULL, { config: gone }), { kind: 'adhoc', runner: 'counter' })).code).toBe(
-      'RUNNER_NOT_FOUND',
-    );
-  });
+  it(
+    'dispatched: a runner no longer installed is refused as runner_unavailable; ad-hoc keeps the resolver error ' +
+      'naming the runner',
+    () => {
+      const gone = { ...host.config, runnerDirs: [] };
+      // `counter` is a fixture runner: with no runner folders configured it is not installed any more.
+      const error = refusal(() => planRun(deps(FAKE_FULL, { config: gone }), dispatched('p-counter')));
+      expect(error.data).toMatchObject({ reason: 'runner_unavailable', bindingId: 'p-counter' });
+      expect(error.message).toMatch(/runner "counter" is not installed/);
+      expect(refusal(() => planRun(deps(FAKE_FULL, { config: gone }), { kind: 'adhoc', runner: 'counter' })).code).toBe(
+        'RUNNER_NOT_FOUND',
+      );
+    },
+  );
 
   it('the sandbox is decided before the runner is looked at, for both (same order of rules)', () => {
     const gone = { ...host.config, runnerDirs: [] };
@@ -204,15 +212,19 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     );
   });
 
-  it('grants: a dispatched run gets its binding ∩ manifest; an ad-hoc run what its manifest asks (state per session)', () => {
-    const d = planRun(deps(FAKE_FULL), dispatched('p-counter'));
-    const a = planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'counter' });
-    expect(d.access.hostRequests).toEqual(['state/get', 'state/set']);
-    expect(a.access.hostRequests).toEqual(d.access.hostRequests);
-    expect(a.access.state).toBe('session');
-    expect(a.binding.id).toBe('adhoc-counter');
-    expect(a.access.models).toEqual([]);
-  });
+  it(
+    'grants: a dispatched run gets its binding ∩ manifest; an ad-hoc run what its manifest asks (state per ' +
+      'session)',
+    () => {
+      const d = planRun(deps(FAKE_FULL), dispatched('p-counter'));
+      const a = planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'counter' });
+      expect(d.access.hostRequests).toEqual(['state/get', 'state/set']);
+      expect(a.access.hostRequests).toEqual(d.access.hostRequests);
+      expect(a.access.state).toBe('session');
+      expect(a.binding.id).toBe('adhoc-counter');
+      expect(a.access.models).toEqual([]);
+    },
+  );
 
   it('dispatched: the secrets its resources reference are known to the redactor before the run', () => {
     const secret = 'plan-canary-value-quartz-falcon';
@@ -228,30 +240,34 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
     }
   });
 
-  it('RunService.runAdHoc: --sandbox bwrap on a machine without bwrap is refused as sandbox_unavailable, nothing queued', async () => {
-    // This host has bwrap; point the host at a bwrap that does not exist (the same switch as the dispatch test).
-    process.env.PADDOCK_BWRAP = '/nonexistent/bwrap';
-    probeMachine(true);
-    try {
-      const before = host.store.audit.records().length;
-      const error = await host.runs
-        .runAdHoc({ runner: 'echo', event: chatEvent() as never, sandbox: 'bwrap' })
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(HostError);
-      expect((error as HostError).code).toBe('RUN_REFUSED');
-      expect((error as HostError).data).toEqual({ reason: 'sandbox_unavailable', bindingId: 'adhoc-echo' });
-      expect((error as Error).message).toMatch(
-        /asks for the bwrap sandbox, which this host cannot run \(PADDOCK_BWRAP=\/nonexistent\/bwrap/,
-      );
-      expect(
-        host.store.audit
-          .records()
-          .slice(before)
-          .map((r) => r.type),
-      ).toEqual([]);
-    } finally {
-      delete process.env.PADDOCK_BWRAP;
+  it(
+    'RunService.runAdHoc: --sandbox bwrap on a machine without bwrap is refused as sandbox_unavailable, nothing ' +
+      'queued',
+    async () => {
+      // This host has bwrap; point the host at a bwrap that does not exist (the same switch as the dispatch test).
+      process.env.PADDOCK_BWRAP = '/nonexistent/bwrap';
       probeMachine(true);
-    }
-  });
+      try {
+        const before = host.store.audit.records().length;
+        const error = await host.runs
+          .runAdHoc({ runner: 'echo', event: chatEvent() as never, sandbox: 'bwrap' })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(HostError);
+        expect((error as HostError).code).toBe('RUN_REFUSED');
+        expect((error as HostError).data).toEqual({ reason: 'sandbox_unavailable', bindingId: 'adhoc-echo' });
+        expect((error as Error).message).toMatch(
+          /asks for the bwrap sandbox, which this host cannot run \(PADDOCK_BWRAP=\/nonexistent\/bwrap/,
+        );
+        expect(
+          host.store.audit
+            .records()
+            .slice(before)
+            .map((r) => r.type),
+        ).toEqual([]);
+      } finally {
+        delete process.env.PADDOCK_BWRAP;
+        probeMachine(true);
+      }
+    },
+  );
 });

@@ -26,22 +26,26 @@ describe('workspace retention', () => {
 });
 
 describe('session folder retention', () => {
-  it('removes session folders unused past the TTL, keeps those of live sessions and recent ones, never follows links; a run refreshes its folder', async () => {
-    const { sessionDir, sweepSessionFolders } = await import('../../../host/runs/workspace.js');
-    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-sttl-'));
-    const outside = mkdtempSync(join(tmpdir(), 'paddock-sttl-outside-'));
-    writeFileSync(join(outside, 'keep.txt'), 'host file');
-    const id = (n: number) => `ses_00000000-0000-4000-8000-00000000000${n}`;
-    const [old, live, used] = [1, 2, 3].map((n) => sessionDir(dataDir, id(n)));
-    symlinkSync(outside, join(old!, 'link'));
-    const past = new Date(Date.now() - 40 * 24 * 3600 * 1000);
-    for (const dir of [old!, live!, used!]) utimesSync(dir, past, past);
-    sessionDir(dataDir, id(3)); // the session ran again: its folder counts as used now
-    const removed = sweepSessionFolders(dataDir, 30 * 24 * 3600 * 1000, new Set([id(2)]));
-    expect(removed).toEqual([id(1)]);
-    expect(existsSync(old!)).toBe(false);
-    expect(existsSync(live!) && existsSync(used!)).toBe(true);
-    expect(existsSync(join(outside, 'keep.txt'))).toBe(true);
-    expect(() => sessionDir(dataDir, '../escape')).toThrow(/malformed session id/);
-  });
+  it(
+    'removes session folders unused past the TTL, keeps those of live sessions and recent ones, never follows ' +
+      'links; a run refreshes its folder',
+    async () => {
+      const { sessionDir, sweepSessionFolders } = await import('../../../host/runs/workspace.js');
+      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-sttl-'));
+      const outside = mkdtempSync(join(tmpdir(), 'paddock-sttl-outside-'));
+      writeFileSync(join(outside, 'keep.txt'), 'host file');
+      const id = (n: number) => `ses_00000000-0000-4000-8000-00000000000${n}`;
+      const [old, live, used] = [1, 2, 3].map((n) => sessionDir(dataDir, id(n)));
+      symlinkSync(outside, join(old!, 'link'));
+      const past = new Date(Date.now() - 40 * 24 * 3600 * 1000);
+      for (const dir of [old!, live!, used!]) utimesSync(dir, past, past);
+      sessionDir(dataDir, id(3)); // the session ran again: its folder counts as used now
+      const removed = sweepSessionFolders(dataDir, 30 * 24 * 3600 * 1000, new Set([id(2)]));
+      expect(removed).toEqual([id(1)]);
+      expect(existsSync(old!)).toBe(false);
+      expect(existsSync(live!) && existsSync(used!)).toBe(true);
+      expect(existsSync(join(outside, 'keep.txt'))).toBe(true);
+      expect(() => sessionDir(dataDir, '../escape')).toThrow(/malformed session id/);
+    },
+  );
 });

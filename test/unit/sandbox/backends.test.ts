@@ -47,25 +47,29 @@ describe('process backend', () => {
     expect(processBackend.strength).toBe('weak');
   });
 
-  it('binds nothing: grants are links and chmods, the gateway is on loopback, stdout is a pipe, no proxy even with an allowlist', () => {
-    expect([processBackend.bindsGrants, processBackend.gatewayOnSocket, processBackend.stdoutFifo]).toEqual([
-      false,
-      false,
-      false,
-    ]);
-    expect(processBackend.startsEgressProxy({ egress: ['api.example.com:443'] })).toBe(false);
-    expect(
-      processBackend.launchBinds({
-        backend: 'process',
-        runId: 'r',
-        launch: { command: '/bin/true', args: [], cwd: '/', env: {} },
-        workspace: '/w',
-        readOnly: [],
-        binds: [],
-        limits,
-      }),
-    ).toBeUndefined();
-  });
+  it(
+    'binds nothing: grants are links and chmods, the gateway is on loopback, stdout is a pipe, no proxy even ' +
+      'with an allowlist',
+    () => {
+      expect([processBackend.bindsGrants, processBackend.gatewayOnSocket, processBackend.stdoutFifo]).toEqual([
+        false,
+        false,
+        false,
+      ]);
+      expect(processBackend.startsEgressProxy({ egress: ['api.example.com:443'] })).toBe(false);
+      expect(
+        processBackend.launchBinds({
+          backend: 'process',
+          runId: 'r',
+          launch: { command: '/bin/true', args: [], cwd: '/', env: {} },
+          workspace: '/w',
+          readOnly: [],
+          binds: [],
+          limits,
+        }),
+      ).toBeUndefined();
+    },
+  );
 
   it("says its network is the host's, and that an allowlist is NOT enforced", () => {
     expect(processBackend.describeNetwork({ proxy: false, allow: [], allowPrivate: false })).toBe(
@@ -76,103 +80,124 @@ describe('process backend', () => {
     );
   });
 
-  it('reports filesystem, network, identity and tree containment as NOT enforced, and setsid kills from the machine', () => {
-    const report = processBackend.report(limits, machine(), machine().cgroups);
-    expect(report).toMatchObject({ backend: 'process', strength: 'weak' });
-    expect(report.notEnforced.map((l) => l.split(':')[0])).toEqual(
-      expect.arrayContaining([
-        'a separate identity',
-        'filesystem isolation',
-        'network isolation',
-        'containment of the process tree',
-      ]),
-    );
-    expect(report.enforced).toContain('descendants that call setsid are killed at run end (cgroup.kill)');
-    expect(report.notEnforced).toContain(
-      'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the session folder are bounded',
-    );
-    const noKill = processBackend.report(limits, machine(), {});
-    expect(noKill.notEnforced).toContain(
-      'descendants that call setsid are killed at run end: no mechanism on this host',
-    );
-    expect(noKill.notEnforced).toContain(
-      `memory ≤ ${limits.memoryBytes} bytes for the whole run: no mechanism on this host`,
-    );
-  });
+  it(
+    'reports filesystem, network, identity and tree containment as NOT enforced, and setsid kills from the ' +
+      'machine',
+    () => {
+      const report = processBackend.report(limits, machine(), machine().cgroups);
+      expect(report).toMatchObject({ backend: 'process', strength: 'weak' });
+      expect(report.notEnforced.map((l) => l.split(':')[0])).toEqual(
+        expect.arrayContaining([
+          'a separate identity',
+          'filesystem isolation',
+          'network isolation',
+          'containment of the process tree',
+        ]),
+      );
+      expect(report.enforced).toContain('descendants that call setsid are killed at run end (cgroup.kill)');
+      expect(report.notEnforced).toContain(
+        'disk: the process backend can write wherever the host user can (e.g. /tmp); only the workspace and the ' +
+          'session folder are bounded',
+      );
+      const noKill = processBackend.report(limits, machine(), {});
+      expect(noKill.notEnforced).toContain(
+        'descendants that call setsid are killed at run end: no mechanism on this host',
+      );
+      expect(noKill.notEnforced).toContain(
+        `memory ≤ ${limits.memoryBytes} bytes for the whole run: no mechanism on this host`,
+      );
+    },
+  );
 });
 
 describe('bwrap backend', () => {
-  it("is available only where the probe ran a sandbox; otherwise the probe's reason, and it degrades to process", () => {
-    expect(bwrapBackend.available(machine())).toEqual({ ok: true });
-    expect(bwrapBackend.available(NO_BWRAP)).toEqual({
-      ok: false,
-      why: 'bwrap: setting up uid map: Permission denied',
-    });
-    expect(bwrapBackend.degradesTo).toEqual({ backend: 'process', loses: 'without filesystem or network isolation' });
-    expect(bwrapBackend.strength).toBe('strong');
-  });
+  it(
+    'is available only where the probe ran a sandbox; otherwise ' + "the probe's reason, and it degrades to process",
+    () => {
+      expect(bwrapBackend.available(machine())).toEqual({ ok: true });
+      expect(bwrapBackend.available(NO_BWRAP)).toEqual({
+        ok: false,
+        why: 'bwrap: setting up uid map: Permission denied',
+      });
+      expect(bwrapBackend.degradesTo).toEqual({ backend: 'process', loses: 'without filesystem or network isolation' });
+      expect(bwrapBackend.strength).toBe('strong');
+    },
+  );
 
-  it("a dedicated identity is handed files; bwrap's own mapping to the invoking user and an unusable one are not", () => {
-    expect(bwrapBackend.runIdentity(machine())).toEqual(DEDICATED);
-    expect(bwrapBackend.runIdentity(machine({ identity: INVOKING }))).toBeUndefined();
-    expect(
-      bwrapBackend.runIdentity(machine({ identity: { error: 'PADDOCK_RUN_UID=0 would map runs to root' } })),
-    ).toBeUndefined();
-    expect(bwrapBackend.hostIdentity(machine())).toBe(
-      `host uid ${DEFAULT_RUN_ID} gid ${DEFAULT_RUN_ID} (uid 65534 inside): owns every file a run writes; setuid/setgid bits cleared at run end`,
-    );
-    expect(bwrapBackend.hostIdentity(machine({ identity: { error: 'no id' } }))).toBe(
-      'none usable (no id): runs are refused',
-    );
-  });
+  it(
+    "a dedicated identity is handed files; bwrap's own mapping to " + 'the invoking user and an unusable one are not',
+    () => {
+      expect(bwrapBackend.runIdentity(machine())).toEqual(DEDICATED);
+      expect(bwrapBackend.runIdentity(machine({ identity: INVOKING }))).toBeUndefined();
+      expect(
+        bwrapBackend.runIdentity(machine({ identity: { error: 'PADDOCK_RUN_UID=0 would map runs to root' } })),
+      ).toBeUndefined();
+      expect(bwrapBackend.hostIdentity(machine())).toBe(
+        `host uid ${DEFAULT_RUN_ID} gid ${DEFAULT_RUN_ID} (uid 65534 inside): owns every file a run writes; ` +
+          `setuid/setgid bits cleared at run end`,
+      );
+      expect(bwrapBackend.hostIdentity(machine({ identity: { error: 'no id' } }))).toBe(
+        'none usable (no id): runs are refused',
+      );
+    },
+  );
 
-  it('binds grants, serves the gateway on a socket, hands stdout through a FIFO; the proxy starts only for an allowlist', () => {
-    expect([bwrapBackend.bindsGrants, bwrapBackend.gatewayOnSocket, bwrapBackend.stdoutFifo]).toEqual([
-      true,
-      true,
-      true,
-    ]);
-    expect(bwrapBackend.startsEgressProxy({ egress: [] })).toBe(false);
-    expect(bwrapBackend.startsEgressProxy({ egress: ['api.example.com:443'] })).toBe(true);
-  });
+  it(
+    'binds grants, serves the gateway on a socket, hands stdout through a FIFO; the proxy starts only for an ' +
+      'allowlist',
+    () => {
+      expect([bwrapBackend.bindsGrants, bwrapBackend.gatewayOnSocket, bwrapBackend.stdoutFifo]).toEqual([
+        true,
+        true,
+        true,
+      ]);
+      expect(bwrapBackend.startsEgressProxy({ egress: [] })).toBe(false);
+      expect(bwrapBackend.startsEgressProxy({ egress: ['api.example.com:443'] })).toBe(true);
+    },
+  );
 
   it('describes loopback-only, or the proxy with its allowlist and private-address rule', () => {
     expect(bwrapBackend.describeNetwork({ proxy: false, allow: ['ignored:1'], allowPrivate: true })).toBe(
       'none: own network namespace with only loopback',
     );
     expect(bwrapBackend.describeNetwork({ proxy: true, allow: ['a:1', 'b:2'], allowPrivate: false })).toBe(
-      'only through the host egress proxy, to a:1, b:2; names resolved by the host; private and loopback addresses refused; every destination audited',
+      'only through the host egress proxy, to a:1, b:2; names resolved by the host; private and loopback ' +
+        'addresses refused; every destination audited',
     );
   });
 
-  it("lists the launch's binds for explain: the workspace rw, read-only paths ro, the sockets at their fixed places", () => {
-    const binds = bwrapBackend.launchBinds({
-      backend: 'bwrap',
-      runId: 'r',
-      launch: { command: '/bin/true', args: [], cwd: '/w', env: {} },
-      workspace: '/w',
-      readOnly: ['/srv/runner'],
-      binds: [{ source: '/data/repo', target: '/w/in/mounts/repo', readOnly: true }],
-      limits,
-      egressSocket: '/s/e.sock',
-      gatewaySocket: '/s/g.sock',
-    })!;
-    expect(binds).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ source: '/w', target: '/w', mode: 'rw' }),
-        expect.objectContaining({ source: '/srv/runner', target: '/srv/runner', mode: 'ro' }),
-        expect.objectContaining({ source: '/data/repo', target: '/w/in/mounts/repo', mode: 'ro' }),
-        expect.objectContaining({ source: '/s/e.sock', target: '/run/paddock/egress.sock' }),
-        expect.objectContaining({ source: '/s/g.sock', target: '/run/paddock/gateway.sock' }),
-      ]),
-    );
-    expect(
-      binds
-        .filter((b) => b.mode === 'rw')
-        .map((b) => b.source)
-        .sort(),
-    ).toEqual(['/s/e.sock', '/s/g.sock', '/w']);
-  });
+  it(
+    "lists the launch's binds for explain: the workspace rw, read-only paths ro, the sockets at their fixed " +
+      'places',
+    () => {
+      const binds = bwrapBackend.launchBinds({
+        backend: 'bwrap',
+        runId: 'r',
+        launch: { command: '/bin/true', args: [], cwd: '/w', env: {} },
+        workspace: '/w',
+        readOnly: ['/srv/runner'],
+        binds: [{ source: '/data/repo', target: '/w/in/mounts/repo', readOnly: true }],
+        limits,
+        egressSocket: '/s/e.sock',
+        gatewaySocket: '/s/g.sock',
+      })!;
+      expect(binds).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ source: '/w', target: '/w', mode: 'rw' }),
+          expect.objectContaining({ source: '/srv/runner', target: '/srv/runner', mode: 'ro' }),
+          expect.objectContaining({ source: '/data/repo', target: '/w/in/mounts/repo', mode: 'ro' }),
+          expect.objectContaining({ source: '/s/e.sock', target: '/run/paddock/egress.sock' }),
+          expect.objectContaining({ source: '/s/g.sock', target: '/run/paddock/gateway.sock' }),
+        ]),
+      );
+      expect(
+        binds
+          .filter((b) => b.mode === 'rw')
+          .map((b) => b.source)
+          .sort(),
+      ).toEqual(['/s/e.sock', '/s/g.sock', '/w']);
+    },
+  );
 
   it('reports namespaces and its private /tmp; an unusable identity is listed as refusing runs', () => {
     const report = bwrapBackend.report(limits, machine(), machine().cgroups, {
@@ -187,7 +212,8 @@ describe('bwrap backend', () => {
     });
     expect(report.enforced[0]).toContain('own user, pid, mount, network, ipc, uts and cgroup namespaces');
     expect(report.enforced).toContain(
-      `the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against the memory limit); the rest of /dev is read-only`,
+      `the private /tmp and /dev/shm ≤ ${limits.diskBytes} bytes each (tmpfs size; their pages count against ` +
+        `the memory limit); the rest of /dev is read-only`,
     );
     // A pid namespace kills setsid escapees: no separate line about cgroup.kill.
     expect([...report.enforced, ...report.notEnforced].join('\n')).not.toContain('descendants that call setsid');
@@ -237,12 +263,14 @@ describe('decideSandbox asks the backend (same refusals and degrade notes as bef
       ok: false,
       reason: 'sandbox_unavailable',
       message:
-        'binding "b" asks for the bwrap sandbox, which this host cannot run (bwrap: setting up uid map: Permission denied); refusing rather than running it less isolated',
+        'binding "b" asks for the bwrap sandbox, which this host cannot run (bwrap: setting up uid map: ' +
+        'Permission denied); refusing rather than running it less isolated',
     });
     const degraded = decideSandbox({ id: 'b', sandbox: 'bwrap', allowDegrade: true }, NO_BWRAP);
     expect(degraded).toMatchObject({ ok: true, backend: 'process' });
     expect(degraded.ok && degraded.degraded[0]).toBe(
-      'bwrap unavailable (bwrap: setting up uid map: Permission denied): running with the process backend, without filesystem or network isolation',
+      'bwrap unavailable (bwrap: setting up uid map: Permission denied): running with the process backend, ' +
+        'without filesystem or network isolation',
     );
   });
 

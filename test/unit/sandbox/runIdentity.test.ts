@@ -122,7 +122,8 @@ describe('the run report says who a run is on the host', () => {
       {},
     );
     expect(dedicated.enforced.join('\n')).toContain(
-      `uid/gid 65534 inside, which is host uid ${DEFAULT_RUN_ID} gid ${DEFAULT_RUN_ID} outside (a user namespace paddock maps to a dedicated id, the default)`,
+      `uid/gid 65534 inside, which is host uid ${DEFAULT_RUN_ID} gid ${DEFAULT_RUN_ID} outside (a user ` +
+        `namespace paddock maps to a dedicated id, the default)`,
     );
     expect(dedicated.notEnforced.filter((g) => g.includes('identity'))).toEqual([]);
     const sudo = isolationReport(
@@ -152,7 +153,8 @@ describe('the run report says who a run is on the host', () => {
     );
     const uid = process.getuid?.();
     expect(report.notEnforced).toContain(
-      `a separate identity: the runner runs as the host user (uid ${uid}${uid === 0 ? ", root: whatever it writes is root's, setuid bits included" : ''})`,
+      `a separate identity: the runner runs as the host user (uid ` +
+        `${uid}${uid === 0 ? ", root: whatever it writes is root's, setuid bits included" : ''})`,
     );
   });
 });

@@ -25,28 +25,31 @@ describe('docs/runner-authoring.md stays true to the SDK', () => {
     expect(calls.filter((c) => !table.includes(c))).toEqual([]);
   });
 
-  it('"The author\'s API" names only what paddock/sdk and paddock/sdk/testing export, and every runtime export', async () => {
-    const table = section("### The author's API");
-    // The second column of each row (| import | exports | for |) lists the exports.
-    const cells = table
-      .split('\n')
-      .filter((l) => l.startsWith('| `paddock/'))
-      .map((l) => l.split(' | ')[1] ?? '');
-    expect(cells.length).toBeGreaterThanOrEqual(5);
-    const named = new Set(
-      cells.flatMap((c) => [...c.matchAll(/`([A-Za-z][A-Za-z0-9_]*)(?:\(\w*\))?`/g)].map((m) => m[1]!)),
-    );
-    const exportText = ['sdk/index.ts', 'sdk/testing/index.ts']
-      .map((f) => readFileSync(repoPath(f), 'utf8'))
-      .join('\n');
-    const exported = new Set(
-      [...exportText.matchAll(/\b(?:type\s+)?([A-Za-z][A-Za-z0-9_]*)\b(?=\s*[,}\n])/g)].map((m) => m[1]!),
-    );
-    expect([...named].filter((n) => !exported.has(n))).toEqual([]);
-    const runtime = [
-      ...Object.keys(await import('../../../sdk/index.js')),
-      ...Object.keys(await import('../../../sdk/testing/index.js')),
-    ];
-    expect(runtime.filter((n) => !named.has(n))).toEqual([]);
-  });
+  it(
+    '"The author\'s API" names only what paddock/sdk and ' + 'paddock/sdk/testing export, and every runtime export',
+    async () => {
+      const table = section("### The author's API");
+      // The second column of each row (| import | exports | for |) lists the exports.
+      const cells = table
+        .split('\n')
+        .filter((l) => l.startsWith('| `paddock/'))
+        .map((l) => l.split(' | ')[1] ?? '');
+      expect(cells.length).toBeGreaterThanOrEqual(5);
+      const named = new Set(
+        cells.flatMap((c) => [...c.matchAll(/`([A-Za-z][A-Za-z0-9_]*)(?:\(\w*\))?`/g)].map((m) => m[1]!)),
+      );
+      const exportText = ['sdk/index.ts', 'sdk/testing/index.ts']
+        .map((f) => readFileSync(repoPath(f), 'utf8'))
+        .join('\n');
+      const exported = new Set(
+        [...exportText.matchAll(/\b(?:type\s+)?([A-Za-z][A-Za-z0-9_]*)\b(?=\s*[,}\n])/g)].map((m) => m[1]!),
+      );
+      expect([...named].filter((n) => !exported.has(n))).toEqual([]);
+      const runtime = [
+        ...Object.keys(await import('../../../sdk/index.js')),
+        ...Object.keys(await import('../../../sdk/testing/index.js')),
+      ];
+      expect(runtime.filter((n) => !named.has(n))).toEqual([]);
+    },
+  );
 });

@@ -43,24 +43,31 @@ describe('createFakeHost serves grants, state and fs as documented', () => {
     await host.shutdown();
   });
 
-  it('refuses a method that is not granted before any handler runs; a granted method without a handler is NotSupported', async () => {
-    const files = new Map([['in/notes.md', 'x']]);
-    let reads = 0;
-    const counting = {
-      ...docHandlers(files),
-      'fs/read': (p: Record<string, unknown>) => (reads++, docHandlers(files)['fs/read'](p)),
-    };
-    const denied = await createFakeHost(reader, { handlers: counting, grants: ['state/get', 'state/set', 'fs/write'] });
-    const refused = await denied.run();
-    expect(refused.result.status).toBe('failed');
-    expect(refused.result.error?.message).toMatch(/fs\/read/);
-    expect(reads).toBe(0);
-    await denied.shutdown();
+  it(
+    'refuses a method that is not granted before any handler runs; a granted method without a handler is ' +
+      'NotSupported',
+    async () => {
+      const files = new Map([['in/notes.md', 'x']]);
+      let reads = 0;
+      const counting = {
+        ...docHandlers(files),
+        'fs/read': (p: Record<string, unknown>) => (reads++, docHandlers(files)['fs/read'](p)),
+      };
+      const denied = await createFakeHost(reader, {
+        handlers: counting,
+        grants: ['state/get', 'state/set', 'fs/write'],
+      });
+      const refused = await denied.run();
+      expect(refused.result.status).toBe('failed');
+      expect(refused.result.error?.message).toMatch(/fs\/read/);
+      expect(reads).toBe(0);
+      await denied.shutdown();
 
-    const unserved = await createFakeHost(reader, { grants: ['state/get', 'state/set', 'fs/read'] });
-    const answer = await unserved.run();
-    expect(answer.result.status).toBe('failed');
-    expect(answer.result.error?.message).toMatch(/not supported|NotSupported/i);
-    await unserved.shutdown();
-  });
+      const unserved = await createFakeHost(reader, { grants: ['state/get', 'state/set', 'fs/read'] });
+      const answer = await unserved.run();
+      expect(answer.result.status).toBe('failed');
+      expect(answer.result.error?.message).toMatch(/not supported|NotSupported/i);
+      await unserved.shutdown();
+    },
+  );
 });

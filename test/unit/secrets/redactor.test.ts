@@ -96,26 +96,30 @@ describe('encoded secrets', () => {
     );
   });
 
-  it('property: random bytes around the secret, a random encoding, random chunk cuts → the secret in no output form, streamed or not', () => {
-    const r = new Redactor();
-    r.add(SECRET);
-    const encodings = Object.values(ENCODINGS);
-    fc.assert(
-      fc.property(
-        fc.uint8Array({ maxLength: 64 }),
-        fc.uint8Array({ maxLength: 64 }),
-        fc.integer({ min: 0, max: encodings.length - 1 }),
-        fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 40 }),
-        (before, after, which, cuts) => {
-          const text = `x ${encodings[which]!(Buffer.concat([before, Buffer.from(SECRET), after]))} y`;
-          expect(leaks(r.text(text))).toEqual([]);
-          const out = streamInChunks(r, text, cuts);
-          expect(leaks(out)).toEqual([]);
-        },
-      ),
-      { numRuns: 500 },
-    );
-  });
+  it(
+    'property: random bytes around the secret, a random encoding, random chunk cuts → the secret in no output ' +
+      'form, streamed or not',
+    () => {
+      const r = new Redactor();
+      r.add(SECRET);
+      const encodings = Object.values(ENCODINGS);
+      fc.assert(
+        fc.property(
+          fc.uint8Array({ maxLength: 64 }),
+          fc.uint8Array({ maxLength: 64 }),
+          fc.integer({ min: 0, max: encodings.length - 1 }),
+          fc.array(fc.integer({ min: 1, max: 40 }), { maxLength: 40 }),
+          (before, after, which, cuts) => {
+            const text = `x ${encodings[which]!(Buffer.concat([before, Buffer.from(SECRET), after]))} y`;
+            expect(leaks(r.text(text))).toEqual([]);
+            const out = streamInChunks(r, text, cuts);
+            expect(leaks(out)).toEqual([]);
+          },
+        ),
+        { numRuns: 500 },
+      );
+    },
+  );
 
   it('holds back enough of a stream for the longest form (hex of a long secret)', () => {
     const long = `long-secret-${'q'.repeat(150)}`; // hex form: 324 characters, longer than the default holdback
@@ -148,7 +152,8 @@ describe('the value walk', () => {
     const r = new Redactor();
     r.add(SECRET);
     const input = JSON.parse(
-      `{"z": 1, "${SECRET}": "a", "__proto__": "${SECRET}", "a": [{"k": "${Buffer.from(`KEY=${SECRET}`).toString('base64')}"}]}`,
+      `{"z": 1, "${SECRET}": "a", "__proto__": "${SECRET}", "a": [{"k": "` +
+        `${Buffer.from(`KEY=${SECRET}`).toString('base64')}"}]}`,
     );
     const out = r.value(input) as Record<string, unknown>;
     expect(Object.keys(out)).toEqual(['z', REDACTED, '__proto__', 'a']);
@@ -187,15 +192,19 @@ describe('the value walk', () => {
     );
   });
 
-  it('a wide value costs linear time (a quadratic walk would take hours here; the bound allows for a loaded machine)', () => {
-    const r = new Redactor();
-    r.add(SECRET);
-    const wide = Array.from({ length: 200_000 }, (_, i) => ({ k: i % 1000 === 0 ? SECRET : `v${i}` }));
-    const started = Date.now();
-    const out = r.value(wide);
-    expect(Date.now() - started).toBeLessThan(20_000);
-    expect(JSON.stringify(out)).not.toContain(SECRET);
-  });
+  it(
+    'a wide value costs linear time (a quadratic walk would take hours here; the bound allows for a loaded ' +
+      'machine)',
+    () => {
+      const r = new Redactor();
+      r.add(SECRET);
+      const wide = Array.from({ length: 200_000 }, (_, i) => ({ k: i % 1000 === 0 ? SECRET : `v${i}` }));
+      const started = Date.now();
+      const out = r.value(wide);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(JSON.stringify(out)).not.toContain(SECRET);
+    },
+  );
 });
 
 describe('credential-named environment variables', () => {

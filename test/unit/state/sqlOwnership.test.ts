@@ -24,9 +24,8 @@ const RULES: { name: string; test: (line: string) => boolean }[] = [
   {
     name: 'holds an SQL statement',
     test: (l) =>
-      /['"`]\s*(SELECT\s+[\w*(]|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|TRIGGER|VIRTUAL)\s|DROP\s+(TABLE|INDEX|TRIGGER)\s)/.test(
-        l,
-      ),
+      /['"`]\s*(SELECT\s+[\w*(]|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s)/.test(l) ||
+      /['"`]\s*(CREATE\s+(TABLE|INDEX|TRIGGER|VIRTUAL)\s|DROP\s+(TABLE|INDEX|TRIGGER)\s)/.test(l),
   },
   { name: 'opens SQLite itself', test: (l) => /from\s+['"]better-sqlite3['"]/.test(l) },
   {

@@ -88,12 +88,15 @@ describe('protocol v1 schemas', () => {
     }
   });
 
-  it('docs/protocol.schema.json and docs/protocol.md are generated from the current schemas (npm run protocol:gen)', () => {
-    const expected = expectedFiles();
-    expect(readFileSync(repoPath('docs/protocol.schema.json'), 'utf8')).toBe(expected.schema);
-    expect(readFileSync(repoPath('docs/protocol.md'), 'utf8')).toBe(expected.doc);
-    expect(readFileSync(repoPath('docs/runner-manifest.schema.json'), 'utf8')).toBe(expected.manifestSchema);
-  });
+  it(
+    'docs/protocol.schema.json and docs/protocol.md are generated from the current schemas (npm run ' + 'protocol:gen)',
+    () => {
+      const expected = expectedFiles();
+      expect(readFileSync(repoPath('docs/protocol.schema.json'), 'utf8')).toBe(expected.schema);
+      expect(readFileSync(repoPath('docs/protocol.md'), 'utf8')).toBe(expected.doc);
+      expect(readFileSync(repoPath('docs/runner-manifest.schema.json'), 'utf8')).toBe(expected.manifestSchema);
+    },
+  );
 
   it('names every $defs entry after its type (no anonymous schema0) and every $ref resolves', () => {
     const names = Object.keys(schemaDoc.$defs);

@@ -66,24 +66,27 @@ describe('fake host (unit-testing a runner in process)', () => {
     await host.shutdown();
   });
 
-  it('a throwing runner fails its run with the message; a returned invalid result fails as invalid_result', async () => {
-    const thrower = defineRunner({
-      manifest: { name: 't', version: '1' },
-      run: () => Promise.reject(new Error('no model configured')),
-    });
-    const host = await createFakeHost(thrower);
-    expect((await host.run()).result).toEqual({
-      status: 'failed',
-      error: { code: 'runner_error', message: 'no model configured' },
-    });
-    await host.shutdown();
-    const liar = defineRunner({ manifest: { name: 'l', version: '1' }, run: () => ({ status: 'fine' }) as never });
-    const host2 = await createFakeHost(liar);
-    const { result } = await host2.run();
-    expect(result.status).toBe('failed');
-    expect(result.error?.code).toBe('invalid_result');
-    await host2.shutdown();
-  });
+  it(
+    'a throwing runner fails its run with the message; a ' + 'returned invalid result fails as invalid_result',
+    async () => {
+      const thrower = defineRunner({
+        manifest: { name: 't', version: '1' },
+        run: () => Promise.reject(new Error('no model configured')),
+      });
+      const host = await createFakeHost(thrower);
+      expect((await host.run()).result).toEqual({
+        status: 'failed',
+        error: { code: 'runner_error', message: 'no model configured' },
+      });
+      await host.shutdown();
+      const liar = defineRunner({ manifest: { name: 'l', version: '1' }, run: () => ({ status: 'fine' }) as never });
+      const host2 = await createFakeHost(liar);
+      const { result } = await host2.run();
+      expect(result.status).toBe('failed');
+      expect(result.error?.code).toBe('invalid_result');
+      await host2.shutdown();
+    },
+  );
 
   it('emit() validates updates in the runner, so an author sees a bad update at once', async () => {
     const bad = defineRunner({

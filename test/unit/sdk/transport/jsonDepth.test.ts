@@ -97,7 +97,9 @@ describe('a JsonRpcPeer refuses messages nested too deep, by their envelope only
           id: 7,
           error: {
             code: ErrorCodes.QuotaExceeded,
-            message: `state/set: the request nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol limit maxJsonDepth)`,
+            message:
+              `state/set: the request nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects ` +
+              `(protocol limit maxJsonDepth)`,
             data: { limit: 'maxJsonDepth', maxDepth: MAX_JSON_DEPTH },
           },
         },
@@ -116,15 +118,21 @@ describe('a JsonRpcPeer refuses messages nested too deep, by their envelope only
     expect(violations).toEqual([
       {
         code: ErrorCodes.InvalidMessage,
-        reason: `a run/update notification nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol limit maxJsonDepth)`,
+        reason:
+          `a run/update notification nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol ` +
+          `limit maxJsonDepth)`,
       },
       {
         code: ErrorCodes.InvalidMessage,
-        reason: `the answer to request 3 nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol limit maxJsonDepth)`,
+        reason:
+          `the answer to request 3 nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol ` +
+          `limit maxJsonDepth)`,
       },
       {
         code: ErrorCodes.InvalidMessage,
-        reason: `a message nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol limit maxJsonDepth)`,
+        reason:
+          `a message nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects (protocol limit ` +
+          `maxJsonDepth)`,
       },
     ]);
   });

@@ -118,16 +118,19 @@ describe('JsonRpcPeer', () => {
     expect(violations.b.map((v) => v.code)).toEqual([ErrorCodes.InvalidMessage, ErrorCodes.MethodNotFound]);
   });
 
-  it('answers a non-JSON line with -32700 and a non-request with -32600 (id null) when answerInvalid is set', async () => {
-    const { aToB, violations, fromB } = pair();
-    aToB.write('not json at all\n');
-    aToB.write('[1,2,3]\n');
-    await new Promise((r) => setTimeout(r, 20));
-    expect(violations.b.map((v) => v.code)).toEqual([ErrorCodes.ParseError, ErrorCodes.InvalidRequest]);
-    const answers = fromB.map((l) => JSON.parse(l) as { id: unknown; error: { code: number } });
-    expect(answers.map((m) => [m.id, m.error.code])).toEqual([
-      [null, ErrorCodes.ParseError],
-      [null, ErrorCodes.InvalidRequest],
-    ]);
-  });
+  it(
+    'answers a non-JSON line with -32700 and a non-request with ' + '-32600 (id null) when answerInvalid is set',
+    async () => {
+      const { aToB, violations, fromB } = pair();
+      aToB.write('not json at all\n');
+      aToB.write('[1,2,3]\n');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(violations.b.map((v) => v.code)).toEqual([ErrorCodes.ParseError, ErrorCodes.InvalidRequest]);
+      const answers = fromB.map((l) => JSON.parse(l) as { id: unknown; error: { code: number } });
+      expect(answers.map((m) => [m.id, m.error.code])).toEqual([
+        [null, ErrorCodes.ParseError],
+        [null, ErrorCodes.InvalidRequest],
+      ]);
+    },
+  );
 });
