@@ -29,7 +29,10 @@ async function modulesLoaded(args: string[]): Promise<{ exitCode: number | undef
         .split('\n')
         .filter((u) => u.startsWith('file:')),
     ),
-  ].map((u) => relative(REPO_ROOT, fileURLToPath(u)));
+  ]
+    .map((u) => relative(REPO_ROOT, fileURLToPath(u)))
+    // The bin runs the build: dist/host/… is host/… (the same module, compiled).
+    .map((m) => m.replace(/^dist\//, ''));
   return { exitCode: r.exitCode, modules };
 }
 
