@@ -5,11 +5,12 @@
 import { DISPATCH_DEFAULTS, type HostConfig } from './config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from './runs/workspace.js';
 import { removeOrphanQuotaImages, unmountLeftoverQuotas } from './sandbox/quotaSweep.js';
-import { configureContainer } from './di/configure.js';
 import { TOKENS } from './di/tokens.js';
+import { openHostStore } from './hostStore.js';
 import { reconcile, type RecoveryReport } from './recovery/reconcile.js';
+import type { Store } from './state/store.js';
 import { sweepRunCgroups } from './sandbox/cgroups.js';
-import { ConfigRepo } from './bindings/configRepo.js';
+import { ConfigRepo } from './state/configRepo.js';
 import { clearInterruptedSetIdBits } from './recovery/setIdLeftovers.js';
 
 /** What {@link openHost} starts besides the store. */
@@ -23,15 +24,25 @@ export interface OpenHostOptions {
 }
 
 /**
- * Start the host in one place (docs/state.md, "Start-up"): open the store (migrating it),
- * reconcile what a stopped host left, sweep expired workspaces and session folders, leftover
- * quota images and mounts, empty run cgroups and set-id bits, and (with `listen`) start the
- * gateway listener. Returns the container, the store, what recovery did, and `close()`.
+ * The host's state opened and recovered, without its services (docs/state.md, "Start-up"): open the store (migrating
+ * it), reconcile what a stopped host left, sweep expired workspaces and session folders, leftover quota images and
+ * mounts, empty run cgroups and set-id bits. What the read commands (`paddock runs list`, `sessions show`) need; it
+ * loads no gateway, run service or dispatcher. {@link openHost} starts the same way, then adds the services.
  */
-export async function openHost(config: HostConfig, options: OpenHostOptions = {}) {
-  const container = configureContainer(config);
-  const store = container.resolve(TOKENS.Store);
-  const recovery = await reconcile(store);
+export async function openHostState(config: HostConfig) {
+  const { store, redactor } = openHostStore(config);
+  try {
+    const recovery = await reconcile(store);
+    sweepLeftovers(config, store, recovery);
+    return { store, redactor, recovery };
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+}
+
+/** The sweeps of start-up, after recovery: what runs that are over left on disk, in cgroups and in set-id bits. */
+function sweepLeftovers(config: HostConfig, store: Store, recovery: RecoveryReport): void {
   // Retention: workspaces of runs that are over (or never recorded) expire after the TTL.
   const liveRuns = store.runs({ status: ['queued', 'running'], limit: 1_000_000 });
   const live = { runs: new Set(liveRuns.map((r) => r.id)), sessions: new Set(liveRuns.map((r) => r.sessionId)) };
@@ -49,10 +60,29 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
   clearInterruptedSetIdBits(config.dataDir, recovery, new ConfigRepo(store), (files) =>
     store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
   );
-  const gatewayUrl = options.listen ? await container.resolve(TOKENS.Gateway).loopbackUrl() : undefined;
+}
+
+/**
+ * Start the host in one place: {@link openHostState}, then the services on a DI container (the composition root is
+ * imported here, lazily, so the read path never loads it) and, with `listen`, the gateway listener. Returns the
+ * container, the store, what recovery did, and `close()`.
+ */
+export async function openHost(config: HostConfig, options: OpenHostOptions = {}) {
+  const { store, redactor, recovery } = await openHostState(config);
+  let container;
+  let gatewayUrl: string | undefined;
+  try {
+    const { configureContainer } = await import('./di/configure.js');
+    container = configureContainer(config, { store, redactor });
+    gatewayUrl = options.listen ? await container.resolve(TOKENS.Gateway).loopbackUrl() : undefined;
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  const services = container;
   let closed = false;
   return {
-    container,
+    container: services,
     store,
     recovery,
     /** The gateway's loopback URL when started with `listen`. */
@@ -62,7 +92,7 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
       if (closed) return;
       closed = true;
       try {
-        await container.resolve(TOKENS.Gateway).close();
+        await services.resolve(TOKENS.Gateway).close();
       } finally {
         store.close();
       }

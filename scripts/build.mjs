@@ -1,4 +1,5 @@
-// `npm run build`: compiles the host and the SDK to dist/ (tsconfig.build.json), only when an input
+// `npm run build`: compiles the host and the SDK to dist/ (tsconfig.build.json) and bundles the CLI from that
+// (dist/cli/, what bin/paddock.js runs), only when an input
 // changed since the last build (a content hash of every input, kept in dist/.build-hash), so set-up,
 // `npm test` and vitest's global setup can call it on every start for about 0.1 s. `--force` rebuilds.
 // The new tree is compiled beside dist/ and swapped in by rename: a reader never sees a half-written
@@ -15,7 +16,7 @@ const OUT = join(ROOT, 'dist');
 const STAMP = '.build-hash';
 /** Folders whose TypeScript is compiled, and the files that change how it is compiled. */
 const SOURCE_DIRS = ['host', 'sdk'];
-const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
 
 /** Every input of the build, sorted, as paths relative to the package root. */
 function inputs() {
@@ -51,13 +52,48 @@ export function upToDate(hash = sourceHash()) {
   }
 }
 
+/** Packages the CLI bundle leaves to Node: native addons and binaries, found on disk at run time. */
+const CLI_EXTERNAL = ['better-sqlite3', 'esbuild'];
+
+/**
+ * Bundle the compiled CLI (`<out>/host/cli/entry.js`) with its dependencies into `<out>/cli/`: one file per lazily
+ * imported command plus shared chunks, and `meta.json` (esbuild's metafile: which source module is in which chunk).
+ * Why: Node 20 has no module compile cache, and resolving and reading ~1 000 module files cost about as much as the
+ * command itself (docs/benchmarks.md, "CLI start-up"); the compiled tree stays for the package exports.
+ */
+function bundleCli(out) {
+  const esbuild = createRequire(join(ROOT, 'package.json'))('esbuild');
+  const result = esbuild.buildSync({
+    // Paths in meta.json relative to dist/ (`host/cli/main.js`, `../node_modules/zod/…`), wherever it was built.
+    absWorkingDir: out,
+    entryPoints: ['host/cli/entry.js'],
+    outdir: 'cli',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: CLI_EXTERNAL,
+    metafile: true,
+    logLevel: 'error',
+    // CommonJS dependencies call require() for Node's own modules; an ESM bundle has no require of its own.
+    banner: {
+      js: [
+        "import { createRequire as __paddockRequire } from 'node:module';",
+        'const require = __paddockRequire(import.meta.url);',
+      ].join('\n'),
+    },
+  });
+  writeFileSync(join(out, 'cli', 'meta.json'), JSON.stringify(result.metafile));
+}
+
 /** Build dist/ unless it is up to date; returns what it did. Throws when tsc fails (dist/ is left as it was). */
 export function build({ force = false, log = (line) => console.error(line) } = {}) {
   const hash = sourceHash();
   if (!force && upToDate(hash)) return 'up to date';
   const tmp = join(ROOT, `dist.${process.pid}.tmp`);
   rmSync(tmp, { recursive: true, force: true });
-  log('build: compiling host/ and sdk/ to dist/ (tsc -p tsconfig.build.json)');
+  log('build: compiling host/ and sdk/ to dist/ (tsc -p tsconfig.build.json), bundling the CLI to dist/cli/');
   const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', tmp], {
     cwd: ROOT,
@@ -66,6 +102,12 @@ export function build({ force = false, log = (line) => console.error(line) } = {
   if (result.status !== 0) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`build: tsc failed (exit ${result.status ?? result.signal}); dist/ left as it was`);
+  }
+  try {
+    bundleCli(tmp);
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw new Error(`build: bundling the CLI failed (${error.message}); dist/ left as it was`);
   }
   writeFileSync(join(tmp, STAMP), `${hash}\n`);
   const old = join(ROOT, `dist.${process.pid}.old`);

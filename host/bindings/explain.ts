@@ -10,7 +10,7 @@ import type { SandboxBind } from '../sandbox/bwrapArgs.js';
 import { runSandboxRequest } from '../sandbox/runSandbox.js';
 import type { ResolvedRunner } from '../plugins/resolveRunner.js';
 import type { Binding, Resources } from './schema.js';
-import { insideRoots } from './validateConfig.js';
+import { insideRoots } from '../util/insideRoots.js';
 import { join } from 'node:path';
 
 /** Host paths `explain` needs to build a run's launch without starting it. */

@@ -1,10 +1,12 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { HostError } from '../errors.js';
 import type { RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
+import { fieldPath } from '../util/fieldPath.js';
+import { insideRoots } from '../util/insideRoots.js';
 import { describeIssue } from './configIssues.js';
 import { findInlineSecrets, findString } from '../secrets/inlineSecrets.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
@@ -35,14 +37,6 @@ const invalid = (field: string, message: string): never => {
   throw new HostError('CONFIG_INVALID', `${field}: ${message}`, { field });
 };
 
-/** `a.b[0].c` from a zod issue path. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
-    '',
-  );
-}
-
 /** Parse with a zod schema; the error names the first bad field. */
 export function parseOrExplain<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
   const parsed = schema.safeParse(value);
@@ -70,18 +64,6 @@ export function parseConfigText(text: string, source: string): unknown {
       { field: '(root)' },
     );
   }
-}
-
-/** Real path of `path` if it lies under one of `roots` (symlinks resolved on both sides). */
-export function insideRoots(path: string, roots: readonly string[]): string | undefined {
-  if (!existsSync(path)) return undefined;
-  const real = realpathSync(path);
-  for (const root of roots) {
-    if (!existsSync(root)) continue;
-    const rel = relative(realpathSync(root), real);
-    if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) return real;
-  }
-  return undefined;
 }
 
 const RESOURCE_KINDS = ['models', 'knowledgeBases', 'mcpServers', 'skills', 'artifacts', 'mounts'] as const;

@@ -2,37 +2,25 @@ import type { HostConfig } from '../config/hostConfig.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { Gateway } from '../gateway/gateway.js';
 import { createHostLogger } from '../logging/logger.js';
-import { ConfigRepo } from '../bindings/configRepo.js';
-import { registerConfigSecrets, registerEnvSecrets } from '../secrets/hostSecrets.js';
-import { Redactor } from '../secrets/redactor.js';
+import { hostRedactor, openHostStore, type HostStore } from '../hostStore.js';
 import { RunService } from '../runs/runService.js';
-import { Store } from '../state/store.js';
 import { container as rootContainer, instanceCachingFactory, type InjectionToken } from './container.js';
 import { TOKENS } from './tokens.js';
 
 type Container = typeof rootContainer;
 
-/** The composition root: registers every host service for `config` on `container`. */
-export function configureContainer(
-  config: HostConfig,
-  container: Container = rootContainer.createChildContainer(),
-): Container {
+/**
+ * The composition root: registers every host service for `config` on a new child container. `opened`: a store already
+ * opened with {@link openHostStore} (host start-up opens it first); otherwise the store opens on first resolve.
+ */
+export function configureContainer(config: HostConfig, opened?: HostStore): Container {
+  const container = rootContainer.createChildContainer();
   container.register(TOKENS.HostConfig, { useValue: config });
-  // One redactor per host: the host's env secrets now, the configuration's once the store is open.
-  const redactor = new Redactor();
-  registerEnvSecrets(redactor);
+  // One redactor per host, the one the store was opened with: it knows the env and the configuration's secrets.
+  const redactor = opened?.redactor ?? hostRedactor();
   container.register(TOKENS.Redactor, { useValue: redactor });
   container.register(TOKENS.Store, {
-    useFactory: instanceCachingFactory(() => {
-      const store = Store.open({
-        dataDir: config.dataDir,
-        durability: config.durability,
-        redact: (v) => redactor.value(v),
-        hooks: config.storeHooks,
-      });
-      registerConfigSecrets(redactor, new ConfigRepo(store).snapshot().resources);
-      return store;
-    }),
+    useFactory: instanceCachingFactory(() => opened?.store ?? openHostStore(config, redactor).store),
   });
   container.register(TOKENS.Logger, {
     useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel, (line) => redactor.text(line))),

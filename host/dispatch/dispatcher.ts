@@ -3,7 +3,7 @@ import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import type { Binding } from '../bindings/schema.js';
-import { fieldPath } from '../bindings/validateConfig.js';
+import { fieldPath } from '../util/fieldPath.js';
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';

@@ -7,8 +7,7 @@ import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 import { KnowledgeBases } from './kb/retrieve.js';
-import { serveMcpRequest } from './mcp/endpoint.js';
-import { KB_MCP_SERVER, serveKbMcpRequest } from './mcp/kbEndpoint.js';
+import { KB_MCP_SERVER } from './mcp/kbToolNames.js';
 import { McpUpstreams } from './mcp/upstreams.js';
 import { callModel, costOf, type CallRefusal } from './modelCall.js';
 import { releaseRunReservations } from './modelBudget.js';
@@ -298,7 +297,7 @@ export class Gateway {
           );
           return fail(403, 'permission_error', `paddock: no knowledge base is granted to run ${claims.runId}`);
         }
-        return serveKbMcpRequest(this, entry.run, req, res, body);
+        return (await import('./mcp/kbEndpoint.js')).serveKbMcpRequest(this, entry.run, req, res, body);
       }
       if (!entry.run.access.mcpServers.some((s) => s.id === serverId)) {
         this.deps.store.transaction(() =>
@@ -312,7 +311,8 @@ export class Gateway {
         );
         return fail(403, 'permission_error', `paddock: MCP server "${serverId}" is not granted to run ${claims.runId}`);
       }
-      return serveMcpRequest(entry.upstreams, serverId, req, res, body);
+      // The MCP SDK loads with a run's first MCP request, not with every host (docs/benchmarks.md, CLI start-up).
+      return (await import('./mcp/endpoint.js')).serveMcpRequest(entry.upstreams, serverId, req, res, body);
     }
     if (!body || typeof body !== 'object' || Array.isArray(body))
       return fail(400, 'invalid_request_error', 'paddock: the request body must be a JSON object');

@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, symlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ResourceIndex, RunAccess } from '../authz/runAccess.js';
-import { insideRoots } from '../bindings/validateConfig.js';
+import { insideRoots } from '../util/insideRoots.js';
 import type { RunWorkspace } from './workspace.js';
 
 /** Handles to granted files and folders, as paths inside the run's workspace. */

@@ -132,7 +132,7 @@ function routedBinding(repo: ConfigRepo, event: ChatEvent): Binding {
 
 /** An installed runner of the catalog, or a `runner_unavailable` refusal naming what is wrong. */
 function catalogRunner(config: HostConfig, binding: Binding): ResolvedRunner {
-  const catalog = discoverRunners(config.runnerDirs);
+  const catalog = discoverRunners(config.runnerDirs, { only: binding.runner });
   const runner = catalog.runners.get(binding.runner);
   if (runner) return runner;
   const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));

@@ -2,10 +2,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { WireBindingInput, Resume } from '../../sdk/protocol/types.js';
-import { insideRoots } from '../bindings/validateConfig.js';
+import { insideRoots } from '../util/insideRoots.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
-import { KB_MCP_SERVER } from '../gateway/mcp/kbEndpoint.js';
+import { KB_MCP_SERVER } from '../gateway/mcp/kbToolNames.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
 import { runnerCommand, type RunnerCommand } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
@@ -24,7 +24,7 @@ import { materializeGrants, type MaterializedGrants } from './materialize.js';
 import type { RunPlan } from './plan.js';
 import { clearRunSetIdBits, giveToRunIdentity } from '../sandbox/runIdentityFiles.js';
 import { runSandboxRequest } from '../sandbox/runSandbox.js';
-import { checkSkills } from './skills.js';
+import type { checkSkills } from './skills.js';
 import type { Containment } from '../sandbox/containment.js';
 import { createRunWorkspace, removeRunWorkspace, sessionDir, type RunWorkspace } from './workspace.js';
 
@@ -231,21 +231,23 @@ const workspace: ProvisionStep = {
 /** The granted skills' copies: identified, made read-only, a changed one audited and told to the chat. */
 const skills: ProvisionStep = {
   name: 'skills',
-  run: (d) => {
+  run: async (d) => {
     const { journal, plan } = d.input;
-    d.skills = checkSkills(
-      d.deps.store,
-      need(d.workspace, 'the workspace').granted.skills,
-      plan.binding.sandbox,
-      (changed) => {
-        journal.audit('skill.changed', 'host', changed);
-        journal.notice(
-          'warn',
-          `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ` +
-            `${changed.digest}); the run got the current content`,
-        );
-      },
-    );
+    const copies = need(d.workspace, 'the workspace').granted.skills;
+    // The skill reader (and its YAML parser) loads only for a run that is granted skills.
+    if (copies.length === 0) {
+      d.skills = { handles: [], binds: [] };
+      return;
+    }
+    const { checkSkills } = await import('./skills.js');
+    d.skills = checkSkills(d.deps.store, copies, plan.binding.sandbox, (changed) => {
+      journal.audit('skill.changed', 'host', changed);
+      journal.notice(
+        'warn',
+        `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ` +
+          `${changed.digest}); the run got the current content`,
+      );
+    });
   },
 };
 

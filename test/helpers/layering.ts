@@ -24,7 +24,7 @@ export interface LayerViolation {
  * A unit may import its own layer and every layer below; the units of one layer must not form a cycle.
  */
 export const HOST_LAYERS: readonly (readonly string[])[] = [
-  ['cli', 'api', 'start.ts', 'index.ts', 'di/configure.ts'],
+  ['cli', 'api', 'start.ts', 'index.ts', 'di/configure.ts', 'hostStore.ts'],
   ['dispatch'],
   ['runs'],
   ['authz', 'policy', 'sandbox', 'gateway', 'bindings', 'plugins', 'secrets', 'harness', 'recovery'],

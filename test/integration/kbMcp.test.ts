@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, describe, expect, it } from 'vitest';
 import { indexResources } from '../../host/authz/runAccess.js';
 import { BindingLimitsSchema, KnowledgeBaseResourceSchema } from '../../host/bindings/schema.js';
-import { KB_MCP_SERVER, kbToolName } from '../../host/gateway/mcp/kbEndpoint.js';
+import { KB_MCP_SERVER, kbToolName } from '../../host/gateway/mcp/kbToolNames.js';
 import { tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
 

@@ -8,10 +8,9 @@ import { parseConfigText } from '../../bindings/validateConfig.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { requestCancel } from '../../dispatch/runControls.js';
 import { HostError } from '../../errors.js';
-import { TOKENS } from '../../di/tokens.js';
 import { discoverRunners } from '../../plugins/catalog.js';
 import { HARNESS_DIR } from '../../harness/harnesses.js';
-import { describeRecovery, openHost } from '../../start.js';
+import { describeRecovery, openHostState } from '../../start.js';
 
 type Out = (text: string) => void;
 
@@ -99,14 +98,14 @@ export async function configCommand(
   out: Out,
   err: Out,
 ): Promise<number> {
-  const { store, recovery, container } = await openHost(config);
+  const { store, recovery, redactor } = await openHostState(config);
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const repo = new ConfigRepo(store);
     const context = () => ({
       catalog: discoverRunners(config.runnerDirs),
       mountRoots: config.mountRoots ?? [],
-      redactor: container.resolve(TOKENS.Redactor),
+      redactor,
     });
     const [noun, verb, id] = words;
     const print = (value: unknown, human: () => string) => out(flags.json ? JSON.stringify(value) : human());

@@ -1,7 +1,7 @@
 import type { HostConfig } from '../../config/hostConfig.js';
 import { requestCancel } from '../../dispatch/runControls.js';
 import { HostError } from '../../errors.js';
-import { describeRecovery, openHost } from '../../start.js';
+import { describeRecovery, openHostState } from '../../start.js';
 
 type Out = (text: string) => void;
 
@@ -17,8 +17,8 @@ export async function cancelRunCommand(
   out: Out,
   err: Out,
 ): Promise<number> {
-  // openHost reconciles first: a run whose host process died is already ended (interrupted) here.
-  const { store, recovery } = await openHost(config);
+  // openHostState reconciles first: a run whose host process died is already ended (interrupted) here.
+  const { store, recovery } = await openHostState(config);
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const run = store.run(runId);

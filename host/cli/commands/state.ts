@@ -2,7 +2,7 @@ import { terminalSafe } from '../../util/terminalText.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
 import { resolveRun } from '../../recovery/reconcile.js';
-import { describeRecovery, openHost } from '../../start.js';
+import { describeRecovery, openHostState } from '../../start.js';
 import { describeUsage } from '../render.js';
 import type { RunOutcome } from '../../process/outcome.js';
 
@@ -16,7 +16,7 @@ export async function stateCommand(
   out: Out,
   err: Out,
 ): Promise<number> {
-  const { store, recovery } = await openHost(config);
+  const { store, recovery } = await openHostState(config);
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const [noun, verb, id] = words;

@@ -3,21 +3,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Gateway } from '../gateway.js';
 import { answerStateless } from './endpoint.js';
+import { kbToolName } from './kbToolNames.js';
 import { retrieveForRun } from '../kb/runRetrieve.js';
 import type { GatewayRun } from '../runContext.js';
 
-/**
- * The server id under which a run's granted knowledge bases appear in `binding.gateway.mcp`
- * (`/mcp/_kb`). A configured MCP server can never take it: resource ids start with [a-z0-9].
- */
-export const KB_MCP_SERVER = '_kb';
-
 const MAX_TOP_K = 20;
-
-/** The MCP tool name of a knowledge base: `search_<id>` with characters MCP names refuse as `_`. */
-export function kbToolName(id: string): string {
-  return `search_${id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-}
 
 /**
  * Serve one MCP request of a run's knowledge-base endpoint (streamable HTTP, stateless): one

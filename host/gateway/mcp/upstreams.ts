@@ -1,8 +1,6 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { toolRefusal } from '../../../sdk/transport/grantCheck.js';
@@ -199,6 +197,8 @@ export class McpUpstreams {
 
   private async open(serverId: string): Promise<Connection> {
     const resource = this.resource(serverId);
+    // The MCP SDK loads with a run's first upstream connection, not with every host (docs/benchmarks.md).
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const client = new Client(CLIENT_INFO);
     if (resource.url) {
       const headers: Record<string, string> = {};
@@ -209,6 +209,7 @@ export class McpUpstreams {
         this.deps.redactor.add(value);
         headers[name] = value;
       }
+      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       await client.connect(new StreamableHTTPClientTransport(new URL(resource.url), { requestInit: { headers } }), {
         timeout: resource.timeoutMs,
       });
@@ -242,6 +243,7 @@ export class McpUpstreams {
       reachableBy(ids, workDir, this.deps.dataDir);
       chownTree(workDir, ids);
     }
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const transport = new StdioClientTransport({
       command: sandbox.launch.command,
       args: sandbox.launch.args,
