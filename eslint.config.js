@@ -12,7 +12,17 @@ const NODE_GLOBALS = Object.fromEntries(
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'coverage/', '.harness/', 'node_modules/', '.paddock/', 'data/', 'bench/results/', 'docs/'],
+    ignores: [
+      'host/**/generated/',
+      'dist/',
+      'coverage/',
+      '.harness/',
+      'node_modules/',
+      '.paddock/',
+      'data/',
+      'bench/results/',
+      'docs/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

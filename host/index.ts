@@ -3,7 +3,7 @@
  * dispatch. The `paddock` CLI is built on this. A library user needs no decorators and no paddock tsconfig: this
  * is compiled JavaScript with .d.ts (dist/host/index.js); start with {@link openHost}.
  */
-export { openHost, describeRecovery } from './start.js';
+export { openHost, openHostState, describeRecovery } from './start.js';
 export { superviseRun, type SuperviseRunOptions } from './runs/superviseRun.js';
 export { RunService, type AdHocRunRequest } from './runs/runService.js';
 export { buildRunParams, newRunId, textEvent } from '../sdk/protocol/runParams.js';

@@ -1,9 +1,36 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { didYouMean } from '../util/didYouMean.js';
+import { validate as validateJsonSchema2020 } from './generated/jsonSchema2020Meta.js';
 
 // allErrors: a config's every problem is reported at once; verbose: errors carry their parent
-// schema, whose property names feed the did-you-mean of an unknown field.
-const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, validateFormats: false, useDefaults: true });
+// schema, whose property names feed the did-you-mean of an unknown field. validateSchema: false, because
+// checkSchema() below checks a schema against its meta-schema first (ajv would compile the 2020-12
+// meta-schema in every process that compiles a schema: most of a dispatch's planning time).
+const ajv = new Ajv2020({
+  strict: false,
+  allErrors: true,
+  verbose: true,
+  validateFormats: false,
+  useDefaults: true,
+  validateSchema: false,
+});
+
+const META_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+const validateMeta2020 = validateJsonSchema2020 as unknown as ValidateFunction;
+
+/**
+ * Throws, as ajv's own check does ("schema is invalid: …"), unless `schema` is valid against its meta-schema: the
+ * ahead-of-time compiled 2020-12 validator (host/plugins/generated/) for the default dialect, ajv's for any other
+ * `$schema` (an unknown one is refused).
+ */
+function checkSchema(schema: Record<string, unknown>): void {
+  if (schema.$schema !== undefined && schema.$schema !== META_2020_12) {
+    // Throws "schema is invalid: …" (or "no schema with key or ref" for an unknown dialect); never async here.
+    if (ajv.validateSchema(schema, true) !== true) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+    return;
+  }
+  if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(validateMeta2020.errors)}`);
+}
 /** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
 const compiled = new Map<string, ValidateFunction>();
 
@@ -42,6 +69,7 @@ export function compileConfigSchema(schema: Record<string, unknown>): ValidateFu
   const key = JSON.stringify(schema);
   const cached = compiled.get(key);
   if (cached) return cached;
+  checkSchema(schema);
   const validate = ajv.compile(schema);
   compiled.set(key, validate);
   return validate;

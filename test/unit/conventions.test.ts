@@ -7,7 +7,7 @@ import { REPO_ROOT } from '../helpers/fixtures.js';
 const CODE_ROOTS = ['sdk', 'host', 'runners', 'examples', 'test', 'bench', 'scripts', 'bin'];
 const CODE_FILE = /\.(ts|mts|cts|js|mjs|cjs|sh|py)$/;
 /** Generated or installed trees: not written by hand, so not held to the limit. */
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.harness', '__pycache__']);
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.harness', '__pycache__', 'generated']);
 const MAX_LINE = 120;
 
 function codeFiles(dir: string): string[] {
