@@ -23,12 +23,17 @@ export function configureContainer(
   registerEnvSecrets(redactor);
   container.register(TOKENS.Redactor, { useValue: redactor });
   container.register(TOKENS.Store, {
-    useFactory: instanceCachingFactory(() => {
+    useFactory: instanceCachingFactory((c) => {
       const store = Store.open({
         dataDir: config.dataDir,
         durability: config.durability,
         redact: (v) => redactor.value(v),
         hooks: config.storeHooks,
+        // A listener's failure on a committed event is the host's log's, never the writer's error.
+        onListenerError: (err, event) =>
+          c
+            .resolve(TOKENS.Logger)
+            .error({ err, eventId: event.id, type: event.type }, 'a store listener failed on a committed event'),
       });
       registerConfigSecrets(redactor, new ConfigRepo(store).snapshot().resources);
       return store;

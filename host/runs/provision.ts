@@ -145,22 +145,23 @@ const workspace: ProvisionStep = {
     const sessionFolder = need(d.sessionFolder, 'the session folder');
     const backend = sandboxBackend(plan.binding.sandbox);
     d.runIds = backend.runIdentity(d.machine);
+    const root = join(config.dataDir, 'workspaces', runId);
     const ws = performEffect(
       store,
       sessionId,
       runId,
-      { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } },
+      { kind: 'workspace.create', target: runId, probe: { path: root } },
       () => {
-        if (d.machine.diskQuota.available) {
-          d.disk = mountRunDiskQuota(
-            d.machine.diskQuota,
-            config.dataDir,
-            { runId, sessionId },
-            { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder },
-            plan.access.limits,
-          );
-        }
         try {
+          if (d.machine.diskQuota.available) {
+            d.disk = mountRunDiskQuota(
+              d.machine.diskQuota,
+              config.dataDir,
+              { runId, sessionId },
+              { workspaceRoot: root, sessionFolder },
+              plan.access.limits,
+            );
+          }
           const created = createRunWorkspace(config.dataDir, runId);
           return {
             ...created,
@@ -174,8 +175,20 @@ const workspace: ProvisionStep = {
             ),
           };
         } catch (error) {
-          d.disk?.release({ keepWorkspace: false });
+          // Half built (a copy, link or grant failed part-way): nothing of it stays. The folder is this run's
+          // alone (a fresh run id), so removing it removes exactly what was made; links in it are not followed.
+          try {
+            d.disk?.release({ keepWorkspace: false });
+          } catch (releaseError) {
+            log.error({ runId, err: releaseError }, "could not release a half-built workspace's disk quota");
+          }
           d.disk = undefined;
+          try {
+            removeRunWorkspace({ root });
+          } catch (removeError) {
+            // Left for the start-up sweep (e.g. a quota mount that would not go); the first error is the run's.
+            log.error({ runId, err: removeError }, 'could not remove a half-built workspace');
+          }
           throw error;
         }
       },
