@@ -9,6 +9,7 @@ import { configureContainer } from './di/configure.js';
 import { TOKENS } from './di/tokens.js';
 import { reconcile, type RecoveryReport } from './recovery/reconcile.js';
 import { sweepRunCgroups } from './sandbox/cgroups.js';
+import { sweepRunSockets } from './sandbox/runSockets.js';
 import { ConfigRepo } from './bindings/configRepo.js';
 import { clearInterruptedSetIdBits } from './recovery/setIdLeftovers.js';
 
@@ -46,6 +47,7 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
     const run = store.run(runId);
     return run !== undefined && run.status !== 'queued' && run.status !== 'running';
   });
+  sweepRunSockets(config.dataDir, (id) => !['queued', 'running'].includes(store.run(id)?.status ?? 'queued'));
   clearInterruptedSetIdBits(config.dataDir, recovery, new ConfigRepo(store), (files) =>
     store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
   );

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { WireBindingInput, Resume } from '../../sdk/protocol/types.js';
 import { insideRoots } from '../bindings/validateConfig.js';
@@ -15,6 +15,7 @@ import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
 import { probeMachine, type MachineReport } from '../sandbox/probe.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
+import { runSocketPath } from '../sandbox/runSockets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { performEffect } from '../state/effects.js';
 import type { Store } from '../state/store.js';
@@ -272,8 +273,8 @@ const egress: ProvisionStep = {
     const { binding, runner } = d.input.plan;
     if (!sandboxBackend(binding.sandbox).startsEgressProxy(binding.network)) return;
     const { dataDir } = d.deps.config;
-    mkdirSync(join(dataDir, 'sockets'), { recursive: true, mode: 0o700 });
-    const socket = join(dataDir, 'sockets', `${d.input.queued.runId}.sock`);
+    const socket = runSocketPath(dataDir, d.input.queued.runId, 'egress');
+    mkdirSync(dirname(socket), { recursive: true, mode: 0o700 });
     const proxy = await startEgressProxy(
       socket,
       { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },

@@ -48,7 +48,7 @@ describe('a throw after run.started ends the run once', () => {
     let sessionId = '';
     const outcome = await host.runs.runAdHoc({
       runner: 'echo',
-      event: chatEvent({ bot: 'adhoc', text: 'hello' }),
+      event: chatEvent({ bot: 'adhoc', text: 'hello' }) as never,
       onStart: (info) => ({ runId, sessionId } = info),
     });
     expect(lifecycle(sessionId, runId)).toEqual([
