@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { RunJournal } from '../../../host/runs/journal.js';
 import { PROVISION_STEPS, provision, type ProvisionStep } from '../../../host/runs/provision.js';
@@ -174,5 +174,37 @@ describe('an MCP upstream a run started ends with its release', () => {
     expect(pids.length, 'the upstream server process was running').toBeGreaterThan(0);
     expect(processesIn(workDir), 'upstream processes left').toEqual([]);
     expect(existsSync(workDir), "the upstream's folder").toBe(false);
+  }, 60_000);
+
+  it('an upstream whose start cannot be audited is stopped at once, not left running unseen', async () => {
+    const { plan, queued, journal, deps } = queuedRun('tools');
+    const workDir = join(host.dataDir, 'mcp', `${queued.runId}-tools`);
+    const append = host.store.audit.append.bind(host.store.audit);
+    // A fake of a store that fails at exactly this write (a real one cannot be made to on demand).
+    const spy = vi.spyOn(host.store.audit, 'append').mockImplementation((entry, at) => {
+      if (entry.type === 'mcp.connected') throw new Error('fake: the audit write failed');
+      return append(entry, at);
+    });
+    let pids: number[] = [];
+    const tries: ProvisionStep = {
+      name: 'fake-first-use',
+      run: async (d) => {
+        await expect(d.gateway!.upstreams.listTools('tools')).rejects.toThrow('fake: the audit write failed');
+        // Before release: the upstreams no longer know a connection that failed, so release would not stop it.
+        pids = processesIn(workDir);
+        throw new Error('fake failure after the first use');
+      },
+    };
+    const gatewayAt = PROVISION_STEPS.findIndex((s) => s.name === 'gateway');
+    try {
+      await expect(
+        provision(deps, { queued, plan, journal }, [...PROVISION_STEPS.slice(0, gatewayAt + 1), tries]),
+      ).rejects.toThrow('fake failure after the first use');
+      expect(pids, 'upstream processes left once its start failed').toEqual([]);
+      expect(processesIn(workDir)).toEqual([]);
+    } finally {
+      spy.mockRestore();
+      for (const pid of [...pids, ...processesIn(workDir)]) process.kill(pid, 'SIGKILL'); // a leak must not outlive the test
+    }
   }, 60_000);
 });
