@@ -306,7 +306,7 @@ describe('Dispatcher queueing against a fake run service', () => {
     expect(runs.texts()).toEqual(['active']);
   });
 
-  it('a grant revoked while a run waits: the run starts with the access planned at its start, not at accept', async () => {
+  it('a grant revoked while a run waits: the run starts with the access planned at its start', async () => {
     const { h, runs, dispatcher } = setUp();
     hosts.push(h);
     const hist = { id: 'hist', runner: 'echo', sandbox: 'process', route: { bot: 'hist' } };

@@ -141,7 +141,7 @@ describe('release never follows a link out of the workspace', () => {
     expect(readFileSync(join(canary, 'canary.txt'), 'utf8')).toBe('must survive\n');
   }, 60_000);
 
-  it('a `mount` grant linked into the workspace (process backend): release removes the link, not the folder', async () => {
+  it('a `mount` grant linked into the workspace (process backend): release removes the link only', async () => {
     const { plan, queued, journal, deps } = queuedRun('links');
     const run = await provision(deps, { queued, plan, journal });
     const link = join(run.workspace.in, 'mounts', 'repo');
@@ -157,7 +157,7 @@ describe('an MCP upstream a run started ends with its release', () => {
     const { plan, queued, journal, deps } = queuedRun('tools');
     const workDir = join(host.dataDir, 'mcp', `${queued.runId}-tools`);
     let pids: number[] = [];
-    /** A fake failure after the gateway step, once the upstream really runs (as a runner's first tool use starts it). */
+    /** A fake failure after the gateway step, once the upstream really runs (a runner's first tool use starts it). */
     const fails: ProvisionStep = {
       name: 'fake-failure',
       run: async (d) => {
@@ -204,7 +204,8 @@ describe('an MCP upstream a run started ends with its release', () => {
       expect(processesIn(workDir)).toEqual([]);
     } finally {
       spy.mockRestore();
-      for (const pid of [...pids, ...processesIn(workDir)]) process.kill(pid, 'SIGKILL'); // a leak must not outlive the test
+      // A leak must not outlive the test.
+      for (const pid of [...pids, ...processesIn(workDir)]) process.kill(pid, 'SIGKILL');
     }
   }, 60_000);
 });

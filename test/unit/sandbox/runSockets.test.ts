@@ -14,7 +14,8 @@ import { processStartTime } from '../../../host/util/procIdentity.js';
 
 /** A unix socket file left behind: bound by a process that was then killed (no one unlinked it). */
 function leftSocket(path: string): string {
-  const bind = `require('net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`;
+  const kill = "() => process.kill(process.pid, 'SIGKILL')";
+  const bind = `require('net').createServer().listen(${JSON.stringify(path)}, ${kill})`;
   try {
     execFileSync(process.execPath, ['-e', bind], { stdio: 'ignore' });
   } catch {
