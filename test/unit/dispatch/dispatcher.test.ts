@@ -289,16 +289,20 @@ describe('Dispatcher queueing against a fake run service', () => {
     },
   );
 
-  it('a binding disabled while its run waits: the run is abandoned when its turn comes', async () => {
+  /** A run of binding `other` waits behind an active one; the admin applies `change`; the active one ends. */
+  async function changedWhileWaiting(change: Record<string, unknown>) {
     const { h, runs, dispatcher } = setUp();
     hosts.push(h);
     await dispatcher.dispatch(event('other', 'active'));
     const waiting = ticket(await dispatcher.dispatch(event('other', 'waiting')));
-    h.apply({
-      bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, enabled: false }],
-    });
+    h.apply({ bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, ...change }] });
     await runs.executed(1);
     runs.executing[0]!.finish();
+    return { h, runs, waiting };
+  }
+
+  it('a binding disabled while its run waits: the run is abandoned when its turn comes', async () => {
+    const { runs, waiting } = await changedWhileWaiting({ enabled: false });
     expect(await waiting.done).toMatchObject({
       status: 'cancelled',
       reason: 'binding "other" was disabled before the run started',
@@ -325,14 +329,8 @@ describe('Dispatcher queueing against a fake run service', () => {
   });
 
   it('a waiting run its binding no longer routes is refused at its start, with the planning code', async () => {
-    const { h, runs, dispatcher } = setUp();
-    hosts.push(h);
-    await dispatcher.dispatch(event('other', 'active'));
-    const waiting = ticket(await dispatcher.dispatch(event('other', 'waiting')));
     // The admin moves the binding to another bot: the queued message is no longer this binding's.
-    h.apply({ bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'moved' } }] });
-    await runs.executed(1);
-    runs.executing[0]!.finish();
+    const { h, runs, waiting } = await changedWhileWaiting({ route: { bot: 'moved' } });
     const outcome = await waiting.done;
     expect(outcome.status).toBe('cancelled');
     expect(outcome.reason).toMatch(/^refused before it started \(no_binding\): binding "other" no longer routes /);

@@ -1,16 +1,13 @@
 // Run sockets a killed host left (host/sandbox/runSockets.ts): swept at start-up for runs that are
 // over, never for a live run, never a link (nor what it points to), a folder or a regular file. The
 // sockets are real: bound by a child process that is then SIGKILLed, as a killed host leaves them.
+// openHost's call (after recovery) is tested in test/unit/start.test.ts.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLimits } from '../../../host/config/limits.js';
-import { openHost } from '../../../host/start.js';
 import { runSocketPath, sweepRunSockets } from '../../../host/sandbox/runSockets.js';
-import { Store } from '../../../host/state/store.js';
-import { processStartTime } from '../../../host/util/procIdentity.js';
 
 /** A unix socket file left behind: bound by a process that was then killed (no one unlinked it). */
 function leftSocket(path: string): string {
@@ -57,48 +54,5 @@ describe('sweepRunSockets', () => {
 
   it('no sockets folder: nothing to do', () => {
     expect(sweepRunSockets(mkdtempSync(join(tmpdir(), 'paddock-sockets-')), () => true)).toEqual([]);
-  });
-
-  it('openHost sweeps them after recovery: a run a stopped host left is interrupted, then its sockets go', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-sockets-start-'));
-    const before = Store.open({ dataDir });
-    const { sessionId } = before.ensureSession('b', 'k');
-    // A run whose host stopped mid-run (no live owner), and one of another binding that is still queued by a live host.
-    before.append(sessionId, [
-      { type: 'run.queued', runId: 'run_stopped001', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
-    ]);
-    const live = before.ensureSession('b', 'k2').sessionId;
-    before.append(live, [
-      {
-        type: 'run.queued',
-        runId: 'run_live000001',
-        data: {
-          runner: 'echo',
-          goalRevision: 0,
-          attempt: 1,
-          host: { pid: process.pid, start: processStartTime(process.pid)! },
-        },
-      },
-    ]);
-    before.close();
-    mkdirSync(join(dataDir, 'sockets'));
-    const stopped = leftSocket(runSocketPath(dataDir, 'run_stopped001', 'egress'));
-    const liveSocket = leftSocket(runSocketPath(dataDir, 'run_live000001', 'egress'));
-    const unknown = leftSocket(runSocketPath(dataDir, 'run_unknown001', 'egress'));
-    const host = await openHost({
-      dataDir,
-      limits: parseLimits({}),
-      runnerDirs: [],
-      logLevel: 'silent',
-      keepWorkspaces: false,
-    });
-    try {
-      expect(host.store.run('run_stopped001')?.status).toBe('interrupted');
-      expect(existsSync(stopped)).toBe(false);
-      expect(existsSync(liveSocket)).toBe(true);
-      expect(existsSync(unknown)).toBe(true); // a run this store does not know is not this host's to judge
-    } finally {
-      await host.close();
-    }
   });
 });
