@@ -10,6 +10,7 @@ import { openHostStore } from './hostStore.js';
 import { reconcile, type RecoveryReport } from './recovery/reconcile.js';
 import type { Store } from './state/store.js';
 import { sweepRunCgroups } from './sandbox/cgroups.js';
+import { sweepRunSockets } from './sandbox/runSockets.js';
 import { ConfigRepo } from './state/configRepo.js';
 import { clearInterruptedSetIdBits } from './recovery/setIdLeftovers.js';
 
@@ -30,11 +31,12 @@ export interface OpenHostOptions {
  * loads no gateway, run service or dispatcher. {@link openHost} starts the same way, then adds the services.
  */
 export async function openHostState(config: HostConfig) {
-  const { store, redactor } = openHostStore(config);
+  const host = openHostStore(config);
+  const { store } = host;
   try {
     const recovery = await reconcile(store);
     sweepLeftovers(config, store, recovery);
-    return { store, redactor, recovery };
+    return { ...host, recovery };
   } catch (error) {
     store.close();
     throw error;
@@ -57,6 +59,7 @@ function sweepLeftovers(config: HostConfig, store: Store, recovery: RecoveryRepo
     const run = store.run(runId);
     return run !== undefined && run.status !== 'queued' && run.status !== 'running';
   });
+  sweepRunSockets(config.dataDir, (id) => !['queued', 'running'].includes(store.run(id)?.status ?? 'queued'));
   clearInterruptedSetIdBits(config.dataDir, recovery, new ConfigRepo(store), (files) =>
     store.transaction(() => store.audit.append({ type: 'recovery.setid_cleared', actor: 'host', data: { files } })),
   );
@@ -68,12 +71,13 @@ function sweepLeftovers(config: HostConfig, store: Store, recovery: RecoveryRepo
  * container, the store, what recovery did, and `close()`.
  */
 export async function openHost(config: HostConfig, options: OpenHostOptions = {}) {
-  const { store, redactor, recovery } = await openHostState(config);
+  const { recovery, ...host } = await openHostState(config);
+  const { store } = host;
   let container;
   let gatewayUrl: string | undefined;
   try {
     const { configureContainer } = await import('./di/configure.js');
-    container = configureContainer(config, { store, redactor });
+    container = configureContainer(config, host);
     gatewayUrl = options.listen ? await container.resolve(TOKENS.Gateway).loopbackUrl() : undefined;
   } catch (error) {
     store.close();

@@ -20,7 +20,15 @@ export function configureContainer(config: HostConfig, opened?: HostStore): Cont
   const redactor = opened?.redactor ?? hostRedactor();
   container.register(TOKENS.Redactor, { useValue: redactor });
   container.register(TOKENS.Store, {
-    useFactory: instanceCachingFactory(() => opened?.store ?? openHostStore(config, redactor).store),
+    useFactory: instanceCachingFactory((c) => {
+      const host = opened ?? openHostStore(config, redactor);
+      // A listener's failure on a committed event is the host's log's, never the writer's error.
+      host.listenerErrors.to = (err, event) =>
+        c
+          .resolve(TOKENS.Logger)
+          .error({ err, eventId: event.id, type: event.type }, 'a store listener failed on a committed event');
+      return host.store;
+    }),
   });
   container.register(TOKENS.Logger, {
     useFactory: instanceCachingFactory(() => createHostLogger(config.logLevel, (line) => redactor.text(line))),

@@ -73,7 +73,7 @@ function omitReason(data: Record<string, unknown>): Record<string, unknown> {
  * queueing and abandoning a run in the journal, and executing a run it let start.
  */
 export interface DispatchRuns {
-  plan(request: { kind: 'dispatch'; event: ChatEvent }): RunPlan;
+  plan(request: { kind: 'dispatch'; event: ChatEvent; bindingId?: string }): RunPlan;
   queue(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision: number): QueuedRun;
   abandon(run: QueuedRun, reason: string, status?: 'cancelled' | 'failed'): void;
   execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks): Promise<RunOutcome>;
@@ -335,7 +335,12 @@ export class Dispatcher {
   private async execute(w: Waiting): Promise<void> {
     let outcome: RunOutcome;
     try {
-      outcome = await this.runs.execute(w.queued, w.plan, w.event, { ...w.hooks, signal: w.controller.signal });
+      const plan = this.replan(w);
+      if (plan instanceof HostError) {
+        const reason = `refused before it started (${String(plan.data.reason)}): ${plan.message}`;
+        this.runs.abandon(w.queued, reason);
+        outcome = notStartedOutcome(w.queued.runId, reason);
+      } else outcome = await this.runs.execute(w.queued, plan, w.event, { ...w.hooks, signal: w.controller.signal });
     } catch (error) {
       // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
       const reason = `the run could not start: ${(error as Error).message}`;
@@ -351,6 +356,19 @@ export class Dispatcher {
     slot.active = undefined;
     this.finish(w, outcome);
     this.pump();
+  }
+
+  /**
+   * The run's plan at its start, for the binding it was queued under: what the admin changed while it waited
+   * (`paddock apply`: grants, config, runner, sandbox) holds, or the planning refusal with its code.
+   */
+  private replan(w: Waiting): RunPlan | HostError {
+    try {
+      return this.runs.plan({ kind: 'dispatch', event: w.event, bindingId: w.plan.binding.id });
+    } catch (error) {
+      if (error instanceof HostError && error.code === 'RUN_REFUSED') return error;
+      throw error;
+    }
   }
 
   private finish(w: Waiting, outcome: RunOutcome): void {

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
@@ -14,6 +14,7 @@ import { releaseRunReservations } from './modelBudget.js';
 import { formatsOf, type Provider } from './providers/index.js';
 import type { ModelResource } from '../bindings/schema.js';
 import { sandboxBackend, type Backend } from '../sandbox/backend.js';
+import { runSocketPath } from '../sandbox/runSockets.js';
 import type { GatewayRun } from './runContext.js';
 import { isClaims, presentedToken, RunTokens, type RunTokenClaims } from './runTokens.js';
 import { WIRES, type WireFormat } from './wire/index.js';
@@ -86,9 +87,8 @@ export class Gateway {
     try {
       // A run without host network reaches the gateway only through a socket bound into its sandbox.
       if (sandboxBackend(input.backend).gatewayOnSocket) {
-        const dir = join(this.deps.dataDir, 'sockets');
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        socketPath = join(dir, `${input.claims.runId}.gateway.sock`);
+        socketPath = runSocketPath(this.deps.dataDir, input.claims.runId, 'gateway');
+        mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
         rmSync(socketPath, { force: true });
         perRun = this.server(input.claims.runId);
         await new Promise<void>((resolve, reject) => perRun!.once('error', reject).listen(socketPath, resolve));

@@ -120,14 +120,24 @@ export class RunJournal {
    * cancelled while waiting) or `failed` (it could not start).
    */
   abandon(run: QueuedRun, reason: string, status: 'cancelled' | 'failed' = 'cancelled'): void {
-    this.store.append(run.sessionId, [
-      {
-        type: 'run.ended',
-        runId: run.runId,
-        data: { status, reason, exitCode: null, signal: null },
-        audit: { type: 'run.ended', actor: 'host', data: { status, reason, started: false } },
-      },
-    ]);
+    const { store } = this;
+    store.transaction(() => {
+      // A run ends once: a caller abandoning a run that already ended (its own end was recorded before a
+      // later step threw) adds nothing.
+      const row = store.run(run.runId);
+      if (row && row.status !== 'queued' && row.status !== 'running') {
+        this.log.warn({ runId: run.runId, status: row.status, reason }, 'not ending a run that already ended');
+        return;
+      }
+      store.append(run.sessionId, [
+        {
+          type: 'run.ended',
+          runId: run.runId,
+          data: { status, reason, exitCode: null, signal: null },
+          audit: { type: 'run.ended', actor: 'host', data: { status, reason, started: false } },
+        },
+      ]);
+    });
   }
 
   /** The writer of one starting run; `onUpdate` gets each update or notice once it is committed, redacted. */

@@ -38,7 +38,12 @@ export type PlanRefusal =
 
 /** What to plan: a dispatched chat event (routed to a binding) or an ad-hoc run of a runner. */
 export type PlanRequest =
-  | { kind: 'dispatch'; event: ChatEvent }
+  | {
+      kind: 'dispatch';
+      event: ChatEvent;
+      /** Plan for this binding only (a queued run planned again at its start): refused when it no longer routes. */
+      bindingId?: string;
+    }
   | {
       kind: 'adhoc';
       /** Runner folder or name. */
@@ -84,7 +89,7 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   const repo = request.kind === 'dispatch' ? new ConfigRepo(deps.store) : undefined;
   const { binding, runner: adHocRunner } =
     request.kind === 'dispatch'
-      ? { binding: routedBinding(repo!, request.event), runner: undefined }
+      ? { binding: routedBinding(repo!, request.event, request.bindingId), runner: undefined }
       : adHocBinding(deps.config, request);
   if (!binding.enabled)
     throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
@@ -119,15 +124,17 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   };
 }
 
-/** The most specific binding that routes `event`, or a `no_binding` refusal. */
-function routedBinding(repo: ConfigRepo, event: ChatEvent): Binding {
-  const binding = matchBinding(
-    repo.list<Binding>('binding').map((o) => o.spec),
-    event,
-  );
+/** The most specific binding that routes `event` (among `only`, when given), or a `no_binding` refusal. */
+function routedBinding(repo: ConfigRepo, event: ChatEvent, only?: string): Binding {
+  const bindings = repo.list<Binding>('binding').map((o) => o.spec);
+  const binding = matchBinding(only === undefined ? bindings : bindings.filter((b) => b.id === only), event);
   const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
-  if (!binding) throw planRefused('no_binding', `no binding routes ${where}`);
-  return binding;
+  if (binding) return binding;
+  if (only === undefined) throw planRefused('no_binding', `no binding routes ${where}`);
+  const gone = !bindings.some((b) => b.id === only);
+  throw planRefused('no_binding', `binding "${only}" ${gone ? 'no longer exists' : `no longer routes ${where}`}`, {
+    bindingId: only,
+  });
 }
 
 /** An installed runner of the catalog, or a `runner_unavailable` refusal naming what is wrong. */

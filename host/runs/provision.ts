@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { WireBindingInput, Resume } from '../../sdk/protocol/types.js';
 import { insideRoots } from '../util/insideRoots.js';
@@ -15,6 +15,7 @@ import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
 import { probeMachine, type MachineReport } from '../sandbox/probe.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
+import { runSocketPath } from '../sandbox/runSockets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { performEffect } from '../state/effects.js';
 import type { Store } from '../state/store.js';
@@ -145,22 +146,23 @@ const workspace: ProvisionStep = {
     const sessionFolder = need(d.sessionFolder, 'the session folder');
     const backend = sandboxBackend(plan.binding.sandbox);
     d.runIds = backend.runIdentity(d.machine);
+    const root = join(config.dataDir, 'workspaces', runId);
     const ws = performEffect(
       store,
       sessionId,
       runId,
-      { kind: 'workspace.create', target: runId, probe: { path: `${config.dataDir}/workspaces/${runId}` } },
+      { kind: 'workspace.create', target: runId, probe: { path: root } },
       () => {
-        if (d.machine.diskQuota.available) {
-          d.disk = mountRunDiskQuota(
-            d.machine.diskQuota,
-            config.dataDir,
-            { runId, sessionId },
-            { workspaceRoot: join(config.dataDir, 'workspaces', runId), sessionFolder },
-            plan.access.limits,
-          );
-        }
         try {
+          if (d.machine.diskQuota.available) {
+            d.disk = mountRunDiskQuota(
+              d.machine.diskQuota,
+              config.dataDir,
+              { runId, sessionId },
+              { workspaceRoot: root, sessionFolder },
+              plan.access.limits,
+            );
+          }
           const created = createRunWorkspace(config.dataDir, runId);
           return {
             ...created,
@@ -174,8 +176,20 @@ const workspace: ProvisionStep = {
             ),
           };
         } catch (error) {
-          d.disk?.release({ keepWorkspace: false });
+          // Half built (a copy, link or grant failed part-way): nothing of it stays. The folder is this run's
+          // alone (a fresh run id), so removing it removes exactly what was made; links in it are not followed.
+          try {
+            d.disk?.release({ keepWorkspace: false });
+          } catch (releaseError) {
+            log.error({ runId, err: releaseError }, "could not release a half-built workspace's disk quota");
+          }
           d.disk = undefined;
+          try {
+            removeRunWorkspace({ root });
+          } catch (removeError) {
+            // Left for the start-up sweep (e.g. a quota mount that would not go); the first error is the run's.
+            log.error({ runId, err: removeError }, 'could not remove a half-built workspace');
+          }
           throw error;
         }
       },
@@ -261,8 +275,8 @@ const egress: ProvisionStep = {
     const { binding, runner } = d.input.plan;
     if (!sandboxBackend(binding.sandbox).startsEgressProxy(binding.network)) return;
     const { dataDir } = d.deps.config;
-    mkdirSync(join(dataDir, 'sockets'), { recursive: true, mode: 0o700 });
-    const socket = join(dataDir, 'sockets', `${d.input.queued.runId}.sock`);
+    const socket = runSocketPath(dataDir, d.input.queued.runId, 'egress');
+    mkdirSync(dirname(socket), { recursive: true, mode: 0o700 });
     const proxy = await startEgressProxy(
       socket,
       { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },

@@ -228,9 +228,9 @@ export class RunService {
     });
     const { launch, containment } = run.launch();
     const stopWatching = run.disk?.watch();
-    let outcome: RunOutcome;
+    let supervised: RunOutcome;
     try {
-      outcome = await superviseRun({
+      supervised = await superviseRun({
         launch,
         containment,
         params,
@@ -277,10 +277,28 @@ export class RunService {
         onUpdate: (update, seq) => journal.update(update, seq),
         onHostRequest: (method, verdict) => journal.request(method, verdict),
       });
-      journal.endUpdates();
     } finally {
       stopWatching?.();
     }
+    try {
+      journal.endUpdates();
+      return this.settle(runId, run, journal, supervised);
+    } catch (error) {
+      // The runner started and is over: a throw here fails the run with its reason and ends it once, here
+      // (never as "could not start" by a caller; docs/run-pipeline.md, "exactly one run.ended").
+      this.log.error({ runId, err: error }, 'the host failed while recording a run that had started');
+      return {
+        ...supervised,
+        status: 'failed',
+        result: undefined,
+        reason: `${supervised.reason}; then the host failed while recording the run: ${describeError(error)}`,
+      };
+    }
+  }
+
+  /** The supervised outcome as recorded: disk notes, a fault of the run's writes, the host-metered usage. */
+  private settle(runId: string, run: Provisioned, journal: OpenRunJournal, supervised: RunOutcome): RunOutcome {
+    let outcome = supervised;
     // A limit the kernel held (ENOSPC) is named in the outcome, whatever the runner made of it.
     const diskNotes = run.disk?.notes() ?? [];
     if (diskNotes.length) outcome = { ...outcome, reason: `${outcome.reason}; ${diskNotes.join('; ')}` };

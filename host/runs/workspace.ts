@@ -43,7 +43,7 @@ export function sessionDir(dataDir: string, sessionId: string): string {
 }
 
 /** Remove a run's workspace (links inside are removed, never followed). */
-export function removeRunWorkspace(ws: RunWorkspace): void {
+export function removeRunWorkspace(ws: Pick<RunWorkspace, 'root'>): void {
   rmSync(ws.root, { recursive: true, force: true });
 }
 

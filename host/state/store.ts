@@ -19,6 +19,11 @@ export interface StoreOptions {
   redact?: Redactor;
   /** Observation points (docs/state.md, "Store hooks"); none in production. */
   hooks?: StoreHooks;
+  /**
+   * Told when a listener throws on a committed event (default: a process warning). The commit stands and the other
+   * listeners still hear the event: a listener's bug is never the caller's error.
+   */
+  onListenerError?: (error: unknown, event: StoredEvent) => void;
 }
 
 export type { StoreHooks } from '../config/storeHooks.js';
@@ -53,6 +58,14 @@ export interface RunRow {
 
 type Listener = (event: StoredEvent) => void;
 
+/** The default report of a listener that threw on a committed event (no logger at this layer): redacted. */
+export function warnListenerError(redact: Redactor): (error: unknown, event: StoredEvent) => void {
+  return (error, event) =>
+    process.emitWarning(
+      `a store listener failed on committed event ${event.type} (${event.id}): ${String(redact(String(error)))}`,
+    );
+}
+
 let idCounter = 0;
 /** Event ids that sort by creation time, so the unique index grows at its end instead of at random. */
 function newEventId(): string {
@@ -76,6 +89,7 @@ export class Store {
   private readonly redact: Redactor;
   private closed = false;
   private readonly hooks: StoreHooks;
+  private readonly onListenerError: (error: unknown, event: StoredEvent) => void;
   private eventsAppended = 0;
   private effectsStarted = 0;
   /** Events appended inside a transaction that has not committed yet. */
@@ -88,9 +102,11 @@ export class Store {
     readonly dataDir: string,
     redact: Redactor,
     hooks: StoreHooks,
+    onListenerError: (error: unknown, event: StoredEvent) => void,
   ) {
     this.redact = redact;
     this.hooks = hooks;
+    this.onListenerError = onListenerError;
     this.audit = new AuditLog(auditTable(db), key, redact);
     this.runnerState = new RunnerStateRepo(db, redact);
     this.stmts = {
@@ -125,7 +141,15 @@ export class Store {
     try {
       const { applied } = migrate(db);
       const key = loadOrCreateAuditKey(options.dataDir);
-      const store = new Store(db, key, options.dataDir, options.redact ?? ((v) => v), options.hooks ?? {});
+      const redact = options.redact ?? ((v) => v);
+      const store = new Store(
+        db,
+        key,
+        options.dataDir,
+        redact,
+        options.hooks ?? {},
+        options.onListenerError ?? warnListenerError(redact),
+      );
       if (key.created || applied.length > 0) {
         db.transaction(() => {
           if (key.created) store.audit.append({ type: 'audit.key_created', actor: 'host', data: { keyId: key.keyId } });
@@ -147,14 +171,13 @@ export class Store {
   transaction<T>(fn: () => T): T {
     const outermost = !this.db.inTransaction;
     const mark = this.uncommitted.length;
+    let value: T;
     try {
       // IMMEDIATE: take the write lock at BEGIN. A deferred transaction that reads and then writes
       // fails with SQLITE_BUSY (no wait) when another process committed in between; an immediate one
       // waits for the lock (busy_timeout) and sees the latest data, so check-then-write is atomic
       // across every process on this data folder (claims, queue limits, dedupe, recovery).
-      const value = outermost ? this.db.transaction(fn).immediate() : this.db.transaction(fn)();
-      if (outermost) this.publishCommitted();
-      return value;
+      value = outermost ? this.db.transaction(fn).immediate() : this.db.transaction(fn)();
     } catch (error) {
       this.uncommitted.length = mark; // this (save)point rolled back: its events never happened
       if ((error as { code?: string }).code === 'SQLITE_FULL') {
@@ -167,6 +190,9 @@ export class Store {
       }
       throw error;
     }
+    // Committed: what listeners do with it cannot undo it, so it is not the caller's error (publishCommitted).
+    if (outermost) this.publishCommitted();
+    return value;
   }
 
   /** The session of (binding, conversation), created with its `session.created` event if new. */
@@ -226,7 +252,13 @@ export class Store {
     this.uncommitted = [];
     for (const event of committed) {
       this.eventsAppended += 1;
-      for (const listener of this.listeners) listener(event);
+      for (const listener of this.listeners) {
+        try {
+          listener(event);
+        } catch (error) {
+          this.onListenerError(error, event);
+        }
+      }
       this.hooks.afterEventCommitted?.(event, this.eventsAppended);
     }
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLimits } from '../../host/config/limits.js';
 import type { HostConfig } from '../../host/config/hostConfig.js';
+import { runSocketPath } from '../../host/sandbox/runSockets.js';
 import { openHost } from '../../host/start.js';
 import { Store } from '../../host/state/store.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
@@ -51,6 +53,13 @@ describe('openHost (host/start.ts)', () => {
       const interruptedSession = folder(join(dataDir, 'sessions', sessionId), 31 * DAY_MS);
       const liveSession = folder(join(dataDir, 'sessions', owned), 31 * DAY_MS);
       const liveWorkspace = folder(join(dataDir, 'workspaces', 'run_owned0001'), 8 * DAY_MS);
+      // Per-run pipes a killed host left (a FIFO stands for a socket: the sweep removes both kinds).
+      mkdirSync(join(dataDir, 'sockets'));
+      const [staleSocket, liveSocket] = ['run_leftover1', 'run_owned0001'].map((runId) => {
+        const path = runSocketPath(dataDir, runId, 'gateway');
+        execFileSync('/usr/bin/mkfifo', ['-m', '0600', path], { env: {}, stdio: 'ignore' });
+        return path;
+      });
 
       const config: HostConfig = {
         dataDir,
@@ -74,6 +83,9 @@ describe('openHost (host/start.ts)', () => {
         expect(existsSync(interruptedSession)).toBe(false);
         expect(existsSync(liveSession)).toBe(true);
         expect(existsSync(liveWorkspace)).toBe(true);
+        // Recovery first here too: the interrupted run's socket goes, the live run's stays.
+        expect(existsSync(staleSocket!)).toBe(false);
+        expect(existsSync(liveSocket!)).toBe(true);
         expect(host.store.run('run_owned0001')?.status).toBe('queued');
         expect(host.gatewayUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
         const answer = await fetch(`${host.gatewayUrl}/v1/messages`, { method: 'POST', body: '{}' });

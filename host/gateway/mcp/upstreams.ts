@@ -213,7 +213,12 @@ export class McpUpstreams {
       await client.connect(new StreamableHTTPClientTransport(new URL(resource.url), { requestInit: { headers } }), {
         timeout: resource.timeoutMs,
       });
-      this.audit('mcp.connected', { server: serverId, transport: 'http' });
+      try {
+        this.audit('mcp.connected', { server: serverId, transport: 'http' });
+      } catch (error) {
+        await client.close().catch(() => undefined); // not used unaudited, nor left open
+        throw error;
+      }
       return { client };
     }
     const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
@@ -253,6 +258,14 @@ export class McpUpstreams {
     });
     try {
       await client.connect(transport, { timeout: resource.timeoutMs });
+      // Inside the try: a server whose start cannot be audited is stopped, never left running unknown to close().
+      this.audit('mcp.connected', {
+        server: serverId,
+        transport: 'stdio',
+        backend: this.run.backend,
+        command: resource.command,
+        args: resource.args,
+      });
     } catch (error) {
       await transport.close().catch(() => undefined);
       await sandbox.containment?.killAll(2_000).catch(() => undefined);
@@ -260,13 +273,6 @@ export class McpUpstreams {
       rmSync(workDir, { recursive: true, force: true });
       throw error;
     }
-    this.audit('mcp.connected', {
-      server: serverId,
-      transport: 'stdio',
-      backend: this.run.backend,
-      command: resource.command,
-      args: resource.args,
-    });
     return { client, sandbox, workDir };
   }
 }

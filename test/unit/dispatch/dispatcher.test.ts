@@ -25,6 +25,8 @@ const FAKE_FULL: MachineReport = {
 
 interface Executing {
   queued: QueuedRun;
+  /** The plan the dispatcher handed to execute. */
+  plan: RunPlan;
   text: string;
   signal: AbortSignal;
   /** End the run (recorded in the store like a real end, which releases its claim). */
@@ -43,7 +45,7 @@ class FakeRunService implements DispatchRuns {
     this.journal = new RunJournal(h.store, log, h.redactor);
   }
 
-  plan(request: { kind: 'dispatch'; event: ChatEvent }): RunPlan {
+  plan(request: { kind: 'dispatch'; event: ChatEvent; bindingId?: string }): RunPlan {
     return planRun(
       { config: this.h.config, store: this.h.store, redactor: this.h.redactor, machine: () => FAKE_FULL },
       request,
@@ -64,6 +66,7 @@ class FakeRunService implements DispatchRuns {
       const text = (event.message?.parts[0] as { text: string } | undefined)?.text ?? '';
       this.executing.push({
         queued,
+        plan,
         text,
         signal: hooks.signal!,
         finish: (status = 'completed') => {
@@ -286,20 +289,56 @@ describe('Dispatcher queueing against a fake run service', () => {
     },
   );
 
-  it('a binding disabled while its run waits: the run is abandoned when its turn comes', async () => {
+  /** A run of binding `other` waits behind an active one; the admin applies `change`; the active one ends. */
+  async function changedWhileWaiting(change: Record<string, unknown>) {
     const { h, runs, dispatcher } = setUp();
     hosts.push(h);
     await dispatcher.dispatch(event('other', 'active'));
     const waiting = ticket(await dispatcher.dispatch(event('other', 'waiting')));
-    h.apply({
-      bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, enabled: false }],
-    });
+    h.apply({ bindings: [{ id: 'other', runner: 'echo', sandbox: 'process', route: { bot: 'other' }, ...change }] });
     await runs.executed(1);
     runs.executing[0]!.finish();
+    return { h, runs, waiting };
+  }
+
+  it('a binding disabled while its run waits: the run is abandoned when its turn comes', async () => {
+    const { runs, waiting } = await changedWhileWaiting({ enabled: false });
     expect(await waiting.done).toMatchObject({
       status: 'cancelled',
       reason: 'binding "other" was disabled before the run started',
     });
     expect(runs.texts()).toEqual(['active']);
+  });
+
+  it('a grant revoked while a run waits: the run starts with the access planned at its start', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const hist = { id: 'hist', runner: 'echo', sandbox: 'process', route: { bot: 'hist' } };
+    h.apply({ bindings: [{ ...hist, grants: { history: { messages: 5 } } }] });
+    await dispatcher.dispatch(event('hist', 'active'));
+    const waiting = ticket(await dispatcher.dispatch(event('hist', 'waiting')));
+    await runs.executed(1);
+    expect(runs.executing[0]!.plan.access.history).toEqual({ messages: 5 });
+    h.apply({ bindings: [hist] }); // `paddock apply` without the grant
+    runs.executing[0]!.finish();
+    await runs.executed(2);
+    expect(runs.executing[1]!.queued.runId).toBe(waiting.runId);
+    expect(runs.executing[1]!.plan.access.history).toBe('none');
+    runs.executing[1]!.finish();
+    expect((await waiting.done).status).toBe('completed');
+  });
+
+  it('a waiting run its binding no longer routes is refused at its start, with the planning code', async () => {
+    // The admin moves the binding to another bot: the queued message is no longer this binding's.
+    const { h, runs, waiting } = await changedWhileWaiting({ route: { bot: 'moved' } });
+    const outcome = await waiting.done;
+    expect(outcome.status).toBe('cancelled');
+    expect(outcome.reason).toMatch(/^refused before it started \(no_binding\): binding "other" no longer routes /);
+    expect(runs.abandoned).toEqual([{ runId: waiting.runId, reason: outcome.reason, status: 'cancelled' }]);
+    expect(runs.texts()).toEqual(['active']);
+    const ended = h.store
+      .readEvents(waiting.sessionId)
+      .filter((e) => e.type === 'run.ended' && e.runId === waiting.runId);
+    expect(ended).toHaveLength(1);
   });
 });

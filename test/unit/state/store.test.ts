@@ -1,4 +1,5 @@
-import { statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -89,6 +90,32 @@ describe('state store', () => {
       },
     ]);
     expect(rawDb(store).prepare('SELECT count(*) FROM audit').pluck().get()).toBe((auditCount as number) + 1);
+  });
+
+  it('a listener that throws after COMMIT does not turn the committed transaction into an error', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-state-'));
+    const reported: { error: string; type: string }[] = [];
+    const store = Store.open({
+      dataDir,
+      onListenerError: (error, event) => reported.push({ error: String(error), type: event.type }),
+    });
+    const heard: string[] = [];
+    store.subscribe(() => {
+      throw new Error('listener bug');
+    });
+    store.subscribe((e) => heard.push(e.type));
+    // The caller sees its committed result, not the listener's error ...
+    const { sessionId } = store.ensureSession('b', 'c');
+    const stored = store.append(sessionId, [{ type: 'message.received', data: { event: textEvent('a') } }]);
+    expect(stored.map((e) => e.type)).toEqual(['message.received']);
+    expect(store.readEvents(sessionId).map((e) => e.type)).toEqual(['session.created', 'message.received']);
+    // ... the other listeners still hear every event, and the failure is reported, once per event.
+    expect(heard).toEqual(['session.created', 'message.received']);
+    expect(reported).toEqual([
+      { error: 'Error: listener bug', type: 'session.created' },
+      { error: 'Error: listener bug', type: 'message.received' },
+    ]);
+    store.close();
   });
 
   it('listeners hear about events only after the outermost commit, never about rolled-back ones', () => {
