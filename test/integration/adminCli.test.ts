@@ -134,7 +134,9 @@ bindings:
       runners: { id: string }[];
       problems: { file: string; field: string }[];
     };
-    expect(runners.map((x) => x.id)).toEqual(expect.arrayContaining(['echo', 'prober', 'counter']));
+    expect(runners.map((x) => x.id)).toEqual(
+      expect.arrayContaining(['echo', 'tries-every-host-request', 'increments-state-counter']),
+    );
     expect(problems).toEqual([
       expect.objectContaining({ file: join(FIXTURE_RUNNERS, 'broken-manifest/runner.json'), field: 'entry' }),
     ]);

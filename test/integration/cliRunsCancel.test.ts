@@ -118,7 +118,7 @@ describe('paddock runs cancel', () => {
 
       // An ad-hoc run (no dispatcher in its process) is reached the same way.
       const adHoc = paddock(
-        ['run', '--runner', 'rendezvous', '--text', 'x', '--config', JSON.stringify({ socket: rv.path }), '--json'],
+        ['run', '--runner', 'waits-for-go', '--text', 'x', '--config', JSON.stringify({ socket: rv.path }), '--json'],
         { dataDir: home, env },
       );
       const adHocId = await rv.next();
