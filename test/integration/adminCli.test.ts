@@ -34,7 +34,7 @@ bindings:
     route: { platform: telegram, bot: support }
     config: { prefix: "echo: " }
   - id: probe
-    runner: prober
+    runner: tries-every-host-request
     route: { platform: telegram, bot: probe }
     grants: { models: [sonnet], state: session }
 `,
@@ -163,7 +163,7 @@ bindings:
         `bindings:
   - { id: echoes, runner: echo, route: { platform: telegram, bot: echoes }, config: { ` +
           `prefix: "re: " } }
-  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, ` +
+  - { id: held, runner: waits-for-go, sandbox: process, route: { platform: telegram, ` +
           `bot: held }, config: { socket: ${JSON.stringify(sock)} } }
 `,
       );

@@ -163,7 +163,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
         expect(data.code).toBe(ErrorCodes.PolicyDenied);
         expect(data.deniedBy).toMatch(/^(binding|mcpServer)\./);
         expect(data.reason.length).toBeGreaterThan(10);
-        expect(data.requestedBy).toBe('runner:prober');
+        expect(data.requestedBy).toBe('runner:tries-every-host-request');
       }
     },
   );

@@ -60,7 +60,7 @@ describe('paddock runs cancel', () => {
       const file = join(home, 'paddock.yaml');
       writeFileSync(
         file,
-        `bindings:\n  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, bot: ` +
+        `bindings:\n  - { id: held, runner: waits-for-go, sandbox: process, route: { platform: telegram, bot: ` +
           `held }, config: { socket: ${JSON.stringify(rv.path)} } }\n`,
       );
       expect((await paddock(['apply', '-f', file], { dataDir: home, env })).exitCode).toBe(0);

@@ -78,7 +78,7 @@ describe('paddock runs / sessions / audit (real process)', () => {
     }[];
     db.close();
     expect(scopes.map((s) => s.value)).toEqual(['1', '2']);
-    expect(scopes.every((s) => /^binding:adhoc-counter\/session:ses_/.test(s.scope))).toBe(true);
+    expect(scopes.every((s) => /^binding:adhoc-increments-state-counter\/session:ses_/.test(s.scope))).toBe(true);
   });
 
   it('saves external pointers only from runs that confirmed them, and hands them back in resume', async () => {

@@ -224,7 +224,7 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
       expect(d.access.hostRequests).toEqual(['state/get', 'state/set']);
       expect(a.access.hostRequests).toEqual(d.access.hostRequests);
       expect(a.access.state).toBe('session');
-      expect(a.binding.id).toBe('adhoc-counter');
+      expect(a.binding.id).toBe('adhoc-increments-state-counter');
       expect(a.access.models).toEqual([]);
     },
   );
