@@ -11,10 +11,10 @@ export async function throughput(
   ],
   repeats = 3,
 ) {
-  const script = await bundle('bench/runners/streamer.ts');
+  const script = await bundle('bench/runners/streamsDeltas.ts');
   const results: Record<string, unknown>[] = [];
   console.log(`\n## run/update throughput (${repeats} repeats each, best kept)`);
-  console.log('method: the bench streamer runner emits COUNT message.delta updates of SIZE chars via ctx.emit.');
+  console.log('method: the bench runner streams-deltas emits COUNT message.delta updates of SIZE chars via ctx.emit.');
   console.log('        host = superviseRun() counting forwarded updates (frame, JSON parse, envelope + zod');
   console.log('        validation, run/seq checks, quotas); baseline = the same runner spawned bare, its stdout');
   console.log('        split into lines and counted, no parsing. Time = first update to the run result.');
@@ -91,7 +91,7 @@ export async function throughputWithStore(count = 100_000, size = 64) {
   let end = 0;
   let seen = 0;
   const outcome = await service.runAdHoc({
-    runner: new URL('./runnerDirs/streamer', import.meta.url).pathname,
+    runner: new URL('./runnerDirs/streams-deltas', import.meta.url).pathname,
     event: textEvent('bench'),
     config: { count, size },
     onUpdate: () => {

@@ -1,17 +1,21 @@
 import { indexResources } from '../authz/runAccess.js';
 import { BindingLimitsSchema, ModelResourceSchema } from '../bindings/schema.js';
 import { parseLimits } from '../config/limits.js';
-import type { Gateway, GatewayRunHandle } from './gateway.js';
+import type { Gateway, GatewayRunHandle, OpenRunInput } from './gateway.js';
 
 /**
  * Open the gateway for a stand-in run granted one scripted model `sm` (process backend, no
- * budget to speak of): what benchmarks and protocol suites need to talk to a real gateway
- * without a real run around it.
+ * budget to speak of unless `over.budget` gives one): what benchmarks and protocol suites need
+ * to talk to a real gateway without a real run around it.
  */
-export function openScriptedRun(gateway: Gateway, runId: string): Promise<GatewayRunHandle> {
+export function openScriptedRun(
+  gateway: Gateway,
+  runId: string,
+  over: { claims?: Partial<OpenRunInput['claims']> } & Partial<Pick<OpenRunInput, 'budget' | 'sandboxLimits'>> = {},
+): Promise<GatewayRunHandle> {
   const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
   return gateway.openRun({
-    claims: { runId, sessionId: `ses-${runId}`, bindingId: `binding-${runId}`, runnerId: runId },
+    claims: { runId, sessionId: `ses-${runId}`, bindingId: `binding-${runId}`, runnerId: runId, ...over.claims },
     access: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
     resources: indexResources({
       models: [model],
@@ -21,9 +25,9 @@ export function openScriptedRun(gateway: Gateway, runId: string): Promise<Gatewa
       artifacts: [],
       mounts: [],
     }),
-    budget: BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
+    budget: over.budget ?? BindingLimitsSchema.parse({ modelTokensPerRun: 2_000_000_000 }),
     backend: 'process',
-    sandboxLimits: parseLimits(),
+    sandboxLimits: over.sandboxLimits ?? parseLimits(),
     notice: () => {},
   });
 }

@@ -7,7 +7,7 @@ import { PROTOCOL_VERSION } from '../protocol/version.js';
 import { attachPeer, lineWriter } from '../transport/attach.js';
 import { HostEndpoint, type HostRequestHandler } from '../transport/hostEndpoint.js';
 import type { ProtocolViolation } from '../transport/peer.js';
-import type { RunnerFactory, RunnerTransport } from './transports.js';
+import type { RunnerEnd, RunnerFactory, RunnerTransport } from './transports.js';
 
 /** A run the suite sends: the message text and the runner config. */
 export interface ConformanceRun {
@@ -43,8 +43,12 @@ export interface ConformanceOptions {
 export interface ConformanceCheck {
   name: string;
   ok: boolean;
-  /** Why it failed. */
+  /** Why it failed (the check's own words: a timeout, a wrong status, protocol violations). */
   detail?: string;
+  /** A failed check's runner process, when it ended on its own before the suite stopped it. */
+  ended?: RunnerEnd;
+  /** A failed check's runner stderr, its last {@link STDERR_IN_REPORT} characters (when the transport keeps it). */
+  stderrTail?: string;
   durationMs: number;
 }
 
@@ -52,7 +56,7 @@ export interface ConformanceCheck {
 export interface ConformanceReport {
   passed: boolean;
   checks: ConformanceCheck[];
-  /** `name: detail` of each failed check (empty when all passed). */
+  /** Each failed check as one line: `name: detail`, then how its runner ended and its stderr tail. */
   failures: string[];
 }
 
@@ -165,9 +169,9 @@ export async function runRunnerConformance(
     }
     if (probe.violations.length > 0)
       problems.push(`protocol violations: ${probe.violations.map((v) => v.reason).join('; ')}`);
-    if (problems.length > 0) problems.push(...runnerOutcome(probe));
-    const detail = problems.length > 0 ? problems.join('; ') : undefined;
-    checks.push({ name, ok: detail === undefined, detail, durationMs: Math.round(performance.now() - started) });
+    const durationMs = Math.round(performance.now() - started);
+    if (problems.length === 0) checks.push({ name, ok: true, durationMs });
+    else checks.push({ name, ok: false, detail: problems.join('; '), ...runnerOutcome(probe.transport), durationMs });
   };
 
   await check('handshake: initialize answers with protocol version, identity and cancel capability', async (p) => {
@@ -241,7 +245,7 @@ export async function runRunnerConformance(
     await within(p.transport.exited, exitGraceMs, `exit within ${exitGraceMs} ms of stdin closing`);
   });
 
-  const failures = checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+  const failures = checks.filter((c) => !c.ok).map(failureLine);
   return { passed: failures.length === 0, checks, failures };
 }
 
@@ -252,15 +256,29 @@ const STDERR_IN_REPORT = 2_000;
  * For a failed check: how the runner ended, if it ended on its own, and the end of what it wrote
  * to stderr, so a runner that fails to start (a missing module, a syntax error) says why.
  */
-function runnerOutcome(probe: Probe): string[] {
-  const out: string[] = [];
-  // After dispose the runner has ended; SIGKILL is the suite's own kill, anything else its own end.
-  const status = probe.transport.exitStatus?.();
-  if (status && status !== 'signal SIGKILL') out.push(`the runner exited (${status}) before the check finished`);
-  const stderr = probe.transport.stderrTail?.().trim();
-  if (stderr)
-    out.push(`runner stderr: ${stderr.length > STDERR_IN_REPORT ? `…${stderr.slice(-STDERR_IN_REPORT)}` : stderr}`);
-  return out;
+function runnerOutcome(transport: RunnerTransport): Pick<ConformanceCheck, 'ended' | 'stderrTail'> {
+  // After dispose the runner has ended; the transport leaves out the suite's own kill.
+  const ended = transport.ended?.();
+  const stderr = transport.stderrTail?.().trimEnd();
+  return {
+    ...(ended ? { ended } : {}),
+    ...(stderr?.trim() ? { stderrTail: stderr.slice(-STDERR_IN_REPORT) } : {}),
+  };
+}
+
+/** How a runner process ended, in words: `exited with code 7`, `killed by SIGSEGV`, `could not start: …`. */
+export function describeRunnerEnd(end: RunnerEnd): string {
+  if (end.startError !== undefined) return `could not start: ${end.startError}`;
+  return end.signal ? `killed by ${end.signal}` : `exited with code ${end.code}`;
+}
+
+/** A failed check as one line: its name and why, how its runner ended, the end of its stderr. */
+function failureLine(c: ConformanceCheck): string {
+  const parts = [`${c.name}: ${c.detail}`];
+  if (c.ended) parts.push(`runner process: ${describeRunnerEnd(c.ended)}`);
+  // A tail as long as the cap was (almost surely) cut: say so.
+  if (c.stderrTail) parts.push(`runner stderr: ${c.stderrTail.length >= STDERR_IN_REPORT ? '…' : ''}${c.stderrTail}`);
+  return parts.join('; ');
 }
 
 function expect(condition: boolean, message: string): asserts condition {

@@ -14,4 +14,10 @@ export {
   type ConformanceCheck,
   type ConformanceRun,
 } from './conformance.js';
-export { spawnRunnerProcess, inProcessRunner, type RunnerTransport, type RunnerFactory } from './transports.js';
+export {
+  spawnRunnerProcess,
+  inProcessRunner,
+  type RunnerTransport,
+  type RunnerFactory,
+  type RunnerEnd,
+} from './transports.js';

@@ -17,8 +17,18 @@ export interface RunnerTransport {
   kill(): void;
   /** The last few KiB the runner wrote to stderr (a process runner), for reports of a runner that failed. */
   stderrTail?(): string;
-  /** How the runner process ended (`exit code 1`, `signal SIGKILL`), once it has. */
-  exitStatus?(): string | undefined;
+  /** How the runner process ended on its own, once it has; undefined while it runs or when {@link kill} ended it. */
+  ended?(): RunnerEnd | undefined;
+}
+
+/** How a runner process ended on its own: its exit code or signal, or why it never started. */
+export interface RunnerEnd {
+  /** Its exit code, when it exited (null when a signal ended it or it never started). */
+  code: number | null;
+  /** The signal that ended it (`SIGSEGV`), or null. */
+  signal: string | null;
+  /** Why it could not be started at all (`spawn python3 ENOENT`); code and signal are then null. */
+  startError?: string;
 }
 
 /** How much of a runner's stderr {@link spawnRunnerProcess} keeps for reports. */
@@ -51,11 +61,13 @@ export function spawnRunnerProcess(
     tail = Buffer.concat([tail, chunk]);
     if (tail.length > STDERR_TAIL_BYTES) tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
   });
-  let status: string | undefined;
+  let end: RunnerEnd | undefined;
+  let killed = false;
   const stderrEnded = new Promise<void>((resolve) => child.stderr.once('close', () => resolve()));
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
-      status = signal ? `signal ${signal}` : `exit code ${code}`;
+      // The caller's own kill is not an end of the runner's own: only that is worth reporting.
+      if (!(killed && signal === 'SIGKILL')) end = { code, signal };
       // Ended once the runner's last stderr bytes are read, so the tail holds its last words; a
       // descendant that escaped the process group may hold stderr open, so wait for that briefly.
       void Promise.race([stderrEnded, new Promise((r) => setTimeout(r, STDERR_DRAIN_MS).unref())]).then(() =>
@@ -63,7 +75,7 @@ export function spawnRunnerProcess(
       );
     });
     child.once('error', (error) => {
-      status = `failed to start: ${error.message}`;
+      end = { code: null, signal: null, startError: error.message };
       resolve();
     });
   });
@@ -73,6 +85,7 @@ export function spawnRunnerProcess(
     output: child.stdout,
     exited,
     kill: () => {
+      killed = true;
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
@@ -80,7 +93,7 @@ export function spawnRunnerProcess(
       }
     },
     stderrTail: () => tail.toString('utf8'),
-    exitStatus: () => status,
+    ended: () => end,
   };
 }
 

@@ -34,7 +34,7 @@ bindings:
     route: { platform: telegram, bot: support }
     config: { prefix: "echo: " }
   - id: probe
-    runner: prober
+    runner: tries-every-host-request
     route: { platform: telegram, bot: probe }
     grants: { models: [sonnet], state: session }
 `,
@@ -134,7 +134,9 @@ bindings:
       runners: { id: string }[];
       problems: { file: string; field: string }[];
     };
-    expect(runners.map((x) => x.id)).toEqual(expect.arrayContaining(['echo', 'prober', 'counter']));
+    expect(runners.map((x) => x.id)).toEqual(
+      expect.arrayContaining(['echo', 'tries-every-host-request', 'increments-state-counter']),
+    );
     expect(problems).toEqual([
       expect.objectContaining({ file: join(FIXTURE_RUNNERS, 'broken-manifest/runner.json'), field: 'entry' }),
     ]);
@@ -161,7 +163,7 @@ bindings:
         `bindings:
   - { id: echoes, runner: echo, route: { platform: telegram, bot: echoes }, config: { ` +
           `prefix: "re: " } }
-  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, ` +
+  - { id: held, runner: waits-for-go, sandbox: process, route: { platform: telegram, ` +
           `bot: held }, config: { socket: ${JSON.stringify(sock)} } }
 `,
       );

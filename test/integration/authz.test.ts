@@ -64,7 +64,7 @@ const CONFIG = {
   bindings: [
     {
       id: 'probe',
-      runner: 'prober',
+      runner: 'tries-every-host-request',
       route: { platform: 'telegram', bot: 'probe-bot' },
       config: PROBE_CONFIG,
       grants: {
@@ -77,10 +77,15 @@ const CONFIG = {
         fs: 'read',
       },
     },
-    { id: 'bare', runner: 'prober', route: { platform: 'telegram', bot: 'bare-bot' }, config: PROBE_CONFIG },
+    {
+      id: 'bare',
+      runner: 'tries-every-host-request',
+      route: { platform: 'telegram', bot: 'bare-bot' },
+      config: PROBE_CONFIG,
+    },
     {
       id: 'limited',
-      runner: 'prober',
+      runner: 'tries-every-host-request',
       route: { platform: 'telegram', bot: 'limited-bot' },
       config: { burst: 40, bigRequestBytes: 5000 },
       grants: { state: 'session' },
@@ -158,7 +163,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
         expect(data.code).toBe(ErrorCodes.PolicyDenied);
         expect(data.deniedBy).toMatch(/^(binding|mcpServer)\./);
         expect(data.reason.length).toBeGreaterThan(10);
-        expect(data.requestedBy).toBe('runner:prober');
+        expect(data.requestedBy).toBe('runner:tries-every-host-request');
       }
     },
   );
@@ -254,7 +259,7 @@ describe('grants are enforced on every runner request (real runner, real store)'
         bindings: [
           {
             id: 'oos',
-            runner: 'out-of-scope',
+            runner: 'requests-outside-its-run',
             route: { platform: 'telegram', bot: 'oos-bot' },
             grants: { state: 'session' },
           },
@@ -306,7 +311,7 @@ describe('granted folders reach the runner inside its workspace', () => {
     async () => {
       const binding = (id: string, workspace: string, sandbox: string) => ({
         id,
-        runner: 'prober',
+        runner: 'tries-every-host-request',
         sandbox,
         route: { platform: 'telegram', bot: id },
         workspace,
@@ -368,19 +373,19 @@ describe('state scope comes from the binding, never from the runner', () => {
         bindings: [
           {
             id: 'per-session',
-            runner: 'counter',
+            runner: 'increments-state-counter',
             route: { platform: 'telegram', bot: 'a' },
             grants: { state: 'session' },
           },
           {
             id: 'per-binding',
-            runner: 'counter',
+            runner: 'increments-state-counter',
             route: { platform: 'telegram', bot: 'b' },
             grants: { state: 'binding' },
           },
           {
             id: 'other-binding',
-            runner: 'counter',
+            runner: 'increments-state-counter',
             route: { platform: 'telegram', bot: 'c' },
             grants: { state: 'binding' },
           },
@@ -416,7 +421,7 @@ describe('fs requests go through the path policy', () => {
         bindings: [
           {
             id: 'fs',
-            runner: 'prober',
+            runner: 'tries-every-host-request',
             route: { platform: 'telegram', bot: 'fs' },
             config: { symlinkTo: secret },
             grants: { fs: 'readwrite' },

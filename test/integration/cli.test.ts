@@ -43,9 +43,12 @@ describe('paddock CLI (real process)', () => {
   );
 
   it('the human view names the tool when a call finishes, never its opaque call id', async () => {
-    const r = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/tool-calls', '--text', 'x'], {
-      dataDir: dataDir(),
-    });
+    const r = await paddock(
+      ['run', '--runner', 'test/fixtures/runnerDirs/reports-tool-calls-out-of-order', '--text', 'x'],
+      {
+        dataDir: dataDir(),
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const tools = r.stdout.split('\n').filter((l) => l.startsWith('⚙'));
     expect(tools).toEqual(['⚙ Bash — echo hi', '⚙ Read', '⚙ Read error: no such file', '⚙ Bash ok']);

@@ -20,7 +20,13 @@ interface Report {
   runner: { id: string; version: string };
   command: string[];
   passed: boolean;
-  checks: { name: string; ok: boolean; detail?: string; stderr?: string; ended?: string }[];
+  checks: {
+    name: string;
+    ok: boolean;
+    detail?: string;
+    stderrTail?: string;
+    ended?: { code: number | null; signal: string | null; startError?: string };
+  }[];
   failures: string[];
 }
 
@@ -79,9 +85,9 @@ describe('paddock runners test', () => {
     const report = JSON.parse(crashes.stdout) as Report;
     expect(report.passed).toBe(false);
     const run = report.checks.find((c) => c.name.startsWith('run: a sample run completes'))!;
-    expect(run).toMatchObject({ ok: false, ended: 'exited with code 7' });
-    expect(run.detail).toMatch(/runner output ended/);
-    expect(run.stderr).toContain('segfault imminent (fixture)');
+    expect(run).toMatchObject({ ok: false, ended: { code: 7, signal: null } });
+    expect(run.detail).toMatch(/runner output ended$/);
+    expect(run.stderrTail).toContain('segfault imminent (fixture)');
     expect(report.failures.length).toBe(report.checks.filter((c) => !c.ok).length);
 
     const human = await paddock(['runners', 'test', 'test/fixtures/runnerDirs/crashes', '--step-timeout', '5000'], {
@@ -106,9 +112,14 @@ describe('paddock runners test', () => {
     expect(broken.exitCode).toBe(1);
     const brokenReport = JSON.parse(broken.stdout) as Report;
     expect(brokenReport.checks.filter((c) => c.ok)).toEqual([]);
-    expect(brokenReport.checks[0]!.ended).toBe(
-      `could not start ${JSON.stringify(join(home, 'no-such-interpreter'))}: spawn ` +
-        `${join(home, 'no-such-interpreter')} ENOENT`,
+    expect(brokenReport.checks[0]!.ended).toEqual({
+      code: null,
+      signal: null,
+      startError: `spawn ${join(home, 'no-such-interpreter')} ENOENT`,
+    });
+    const brokenHuman = await paddock(['runners', 'test', missing], { dataDir: home });
+    expect(brokenHuman.stdout).toContain(
+      `\n       runner process: could not start: spawn ${join(home, 'no-such-interpreter')} ENOENT\n`,
     );
   }, 300_000);
 

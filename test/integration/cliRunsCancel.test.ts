@@ -60,7 +60,7 @@ describe('paddock runs cancel', () => {
       const file = join(home, 'paddock.yaml');
       writeFileSync(
         file,
-        `bindings:\n  - { id: held, runner: rendezvous, sandbox: process, route: { platform: telegram, bot: ` +
+        `bindings:\n  - { id: held, runner: waits-for-go, sandbox: process, route: { platform: telegram, bot: ` +
           `held }, config: { socket: ${JSON.stringify(rv.path)} } }\n`,
       );
       expect((await paddock(['apply', '-f', file], { dataDir: home, env })).exitCode).toBe(0);
@@ -118,7 +118,7 @@ describe('paddock runs cancel', () => {
 
       // An ad-hoc run (no dispatcher in its process) is reached the same way.
       const adHoc = paddock(
-        ['run', '--runner', 'rendezvous', '--text', 'x', '--config', JSON.stringify({ socket: rv.path }), '--json'],
+        ['run', '--runner', 'waits-for-go', '--text', 'x', '--config', JSON.stringify({ socket: rv.path }), '--json'],
         { dataDir: home, env },
       );
       const adHocId = await rv.next();

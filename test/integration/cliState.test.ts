@@ -52,7 +52,7 @@ describe('paddock runs / sessions / audit (real process)', () => {
         [
           'run',
           '--runner',
-          'test/fixtures/runnerDirs/counter',
+          'test/fixtures/runnerDirs/increments-state-counter',
           '--text',
           'x',
           '--conversation',
@@ -78,15 +78,18 @@ describe('paddock runs / sessions / audit (real process)', () => {
     }[];
     db.close();
     expect(scopes.map((s) => s.value)).toEqual(['1', '2']);
-    expect(scopes.every((s) => /^binding:adhoc-counter\/session:ses_/.test(s.scope))).toBe(true);
+    expect(scopes.every((s) => /^binding:adhoc-increments-state-counter\/session:ses_/.test(s.scope))).toBe(true);
   });
 
   it('saves external pointers only from runs that confirmed them, and hands them back in resume', async () => {
     const home = dataDir();
     const go = async (text: string) => {
-      const r = await paddock(['run', '--runner', 'test/fixtures/runnerDirs/pointers', '--text', text, '--json'], {
-        dataDir: home,
-      });
+      const r = await paddock(
+        ['run', '--runner', 'test/fixtures/runnerDirs/echoes-resume-pointers', '--text', text, '--json'],
+        {
+          dataDir: home,
+        },
+      );
       return jsonLines(r.stdout).find((l) => l.type === 'outcome')!.outcome as {
         status: string;
         result: { output?: { parts: { text: string }[] } };

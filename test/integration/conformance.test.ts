@@ -70,11 +70,15 @@ describe('runner conformance suite', () => {
     expect(report.passed).toBe(false);
     const handshake = report.checks.find((c) => c.name.startsWith('handshake'))!;
     expect(handshake.ok).toBe(false);
-    expect(handshake.detail).toMatch(/the runner exited \(exit code 3\) before the check finished/);
-    expect(handshake.detail).toMatch(/runner stderr: fatal: fixture cannot start \(missing config\)$/);
+    expect(handshake.ended).toEqual({ code: 3, signal: null });
+    expect(handshake.stderrTail).toBe('fatal: fixture cannot start (missing config)');
+    // The check's own reason stays apart from how the runner ended; the failure line has all three.
+    expect(handshake.detail).not.toMatch(/fatal: fixture|exited with code/);
+    expect(report.failures[0]).toMatch(/^handshake: .+; runner process: exited with code 3; runner stderr: fatal: /);
+    expect(report.failures[0]).toMatch(/; runner stderr: fatal: fixture cannot start \(missing config\)$/);
     // A runner that works keeps its stderr out of the report (there is nothing to explain).
     const fine = await runRunnerConformance(await processFactory('runners/echo/index.ts'), { slowRun: SLOW_ECHO });
-    expect(fine.checks.every((c) => c.detail === undefined)).toBe(true);
+    expect(fine.checks.every((c) => c.detail === undefined && !c.ended && c.stderrTail === undefined)).toBe(true);
   });
 
   it('quotes only the end of a flood of stderr', async () => {
@@ -90,8 +94,10 @@ describe('runner conformance suite', () => {
       },
       { slowRun: {}, stepTimeoutMs: 2_000, exitGraceMs: 500 },
     );
-    const detail = report.checks.find((c) => c.name.startsWith('handshake'))!.detail!;
-    expect(detail).toMatch(/runner stderr: …(noise )+.*fatal: fixture cannot start/s);
-    expect(detail.length).toBeLessThan(2_400);
+    const handshake = report.checks.find((c) => c.name.startsWith('handshake'))!;
+    expect(handshake.stderrTail).toMatch(/(noise )+fatal: fixture cannot start \(missing config\)$/);
+    expect(handshake.stderrTail!.length).toBe(2_000);
+    expect(report.failures[0]).toMatch(/runner stderr: …(noise )+.*fatal: fixture cannot start/s);
+    expect(report.failures[0]!.length).toBeLessThan(2_400);
   });
 });

@@ -85,9 +85,9 @@ const SCENARIOS = [
   { name: 'long echo', runner: 'echo', text: LONG, okExit: 0 },
   { name: 'crashing runner', runner: 'test/fixtures/runnerDirs/crashes', text: TEXT, okExit: 4 },
   // runner state requests: run.request events and state writes between the boundaries
-  { name: 'state requests', runner: 'test/fixtures/runnerDirs/counter', text: TEXT, okExit: 0 },
+  { name: 'state requests', runner: 'test/fixtures/runnerDirs/increments-state-counter', text: TEXT, okExit: 0 },
   // confirmed pointers: the external.saved boundary right after run.ended
-  { name: 'pointers', runner: 'test/fixtures/runnerDirs/pointers', text: 'resume-me', okExit: 0 },
+  { name: 'pointers', runner: 'test/fixtures/runnerDirs/echoes-resume-pointers', text: 'resume-me', okExit: 0 },
 ] as const;
 const boundaries = new Map<string, { first: number; later: number }>();
 

@@ -86,7 +86,7 @@ const eventFile = (dir: string, bot: string, conversation: string, text: string)
 /** A data folder with the rendezvous bindings applied, and a way to start real CLI dispatches on it. */
 async function setup(socket: string) {
   const host = tempHost();
-  const base = { runner: 'rendezvous', sandbox: 'process', config: { socket }, limits: { wallClockMs: 120_000 } };
+  const base = { runner: 'waits-for-go', sandbox: 'process', config: { socket }, limits: { wallClockMs: 120_000 } };
   host.apply({
     bindings: [
       { id: 'conv', ...base, route: { platform: 'telegram', bot: 'conv' } },

@@ -46,7 +46,12 @@ const started = (t: DispatchTicket) => {
 const rv = rendezvous();
 const host = tempHost({ maxConcurrentRuns: 4 });
 // The rendezvous socket lives on the host, so these bindings use the process backend.
-const base = { runner: 'rendezvous', sandbox: 'process', config: { socket: rv.path }, limits: { wallClockMs: 20_000 } };
+const base = {
+  runner: 'waits-for-go',
+  sandbox: 'process',
+  config: { socket: rv.path },
+  limits: { wallClockMs: 20_000 },
+};
 host.apply({
   bindings: [
     {
@@ -282,14 +287,14 @@ describe('host-wide dispatch limits', () => {
     bindings: [
       {
         id: 'x',
-        runner: 'rendezvous',
+        runner: 'waits-for-go',
         sandbox: 'process',
         config: { socket: rv2.path },
         route: { platform: 'telegram', bot: 'x' },
       },
       {
         id: 'y',
-        runner: 'rendezvous',
+        runner: 'waits-for-go',
         sandbox: 'process',
         config: { socket: rv2.path },
         route: { platform: 'telegram', bot: 'y' },

@@ -31,7 +31,7 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
     let normalUpdates = 0;
     const [attack, normal] = await Promise.all([
       h.runs.runAdHoc({
-        runner: 'fs-attacker',
+        runner: 'feeds-special-files-to-fs',
         event: chatEvent({ conversation: { id: 'a1' } }),
         config: { actions: ['fifo', 'socket', 'device', 'sparse'] },
       }),
@@ -68,7 +68,7 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
     try {
       let probed = '';
       const outcome = await short.runs.runAdHoc({
-        runner: 'fs-attacker',
+        runner: 'feeds-special-files-to-fs',
         event: chatEvent({ conversation: { id: 'w1' } }),
         config: { actions: ['fifo', 'hang'] },
         onUpdate: (u) => (probed = u.kind === 'progress' ? u.message : probed),
@@ -87,7 +87,7 @@ describe('fs requests on FIFOs, sockets, devices and sparse files (item 6)', () 
       [
         'run',
         '--runner',
-        'test/fixtures/runnerDirs/fs-attacker',
+        'test/fixtures/runnerDirs/feeds-special-files-to-fs',
         '--text',
         'x',
         '--config',
@@ -126,7 +126,7 @@ describe('the dir↔symlink swap race creates nothing outside the workspace (ite
         bindings: [
           {
             id: `race-${sandbox}`,
-            runner: 'fs-attacker',
+            runner: 'feeds-special-files-to-fs',
             route: { platform: 'telegram', bot: `race-${sandbox}` },
             sandbox,
             config: { actions: ['race'], target, count: 3000 },

@@ -530,7 +530,7 @@ describe('budgets hold under concurrency: reserve before the call, settle after'
         const children = ['a', 'b'].map((tag) =>
           spawn(
             process.execPath,
-            ['--import', 'tsx', repoPath('test/fixtures/gatewayHost.ts'), h.dataDir, '90', '20', tag],
+            ['--import', 'tsx', repoPath('test/fixtures/spendsSharedDayBudget.ts'), h.dataDir, '90', '20', tag],
             { stdio: ['pipe', 'pipe', 'inherit'] },
           ),
         );

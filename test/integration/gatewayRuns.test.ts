@@ -104,7 +104,7 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
       bindings: [
         {
           id: 'gw-bwrap',
-          runner: 'gateway-user',
+          runner: 'calls-gateway',
           route: { bot: 'gw' },
           sandbox: 'bwrap',
           grants: { models: ['sm'], knowledgeBases: ['handbook'], mcpServers: ['tools'], skills: ['greeter'] },
@@ -280,7 +280,7 @@ describe('a changed skill is flagged', () => {
         bindings: [
           {
             id: 'gw-skill',
-            runner: 'gateway-user',
+            runner: 'calls-gateway',
             route: { bot: 'skill' },
             sandbox: 'process',
             grants: { skills: ['changing'] },
@@ -408,7 +408,7 @@ describe('a run token dies with its run', () => {
       bindings: [
         {
           id: 'gw-token',
-          runner: 'gateway-user',
+          runner: 'calls-gateway',
           route: { bot: 'token' },
           sandbox: 'process',
           grants: { models: ['sm'] },
@@ -451,7 +451,7 @@ describe("a live bwrap run's token works only on its own socket", () => {
         bindings: [
           {
             id: 'gw-live',
-            runner: 'gateway-user',
+            runner: 'calls-gateway',
             route: { bot: 'live' },
             sandbox: 'bwrap',
             grants: { models: ['sm'] },
@@ -540,7 +540,7 @@ describe(
             bindings: [
               {
                 id: bot,
-                runner: 'gateway-user',
+                runner: 'calls-gateway',
                 route: { bot },
                 sandbox,
                 grants: { models: ['sm'] },
@@ -605,7 +605,7 @@ describe('a per-day budget shared by two concurrent runs of one binding, over SD
       bindings: [
         {
           id: 'day-shared',
-          runner: 'gateway-user',
+          runner: 'calls-gateway',
           route: { bot: 'day' },
           sandbox: 'process',
           grants: { models: ['sm'] },
@@ -767,7 +767,7 @@ describe('remote resources: an MCP server over streamable HTTP and an HTTP retri
           bindings: [
             {
               id: 'gw-remote',
-              runner: 'gateway-user',
+              runner: 'calls-gateway',
               route: { bot: 'remote' },
               sandbox: 'process',
               grants: { mcpServers: ['remote'], knowledgeBases: ['wiki'] },

@@ -131,7 +131,7 @@ describe('a provider echoing its key: one redaction point for every path out of 
       bindings: [
         {
           id: 'echo-gw',
-          runner: 'gateway-user',
+          runner: 'calls-gateway',
           route: { bot: 'echo-gw' },
           sandbox: 'process',
           grants: { models: ['echo'] },

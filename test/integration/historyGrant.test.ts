@@ -35,7 +35,7 @@ describe('grants.history (local-agent, scripted model)', () => {
       bindings: [
         {
           id: 'h-digest',
-          runner: 'history-digest',
+          runner: 'digests-history',
           route: { bot: 'h-digest' },
           sandbox: 'process',
           grants: { history: { messages: 50 } },

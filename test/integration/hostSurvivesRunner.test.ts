@@ -31,7 +31,7 @@ describe('a runner sending nested JSON never stops the host (host API, concurren
   async function hostileNextToNormal(where: Where, shape: Shape, depth: number) {
     const [hostile, normal] = await Promise.all([
       h.runs.runAdHoc({
-        runner: 'nester',
+        runner: 'sends-deep-json',
         event: event(`${where}-${shape}-${depth}`),
         config: { where, shape, depth },
       }),
@@ -209,7 +209,7 @@ describe('the real CLI survives nested runner messages', () => {
         [
           'run',
           '--runner',
-          'test/fixtures/runnerDirs/nester',
+          'test/fixtures/runnerDirs/sends-deep-json',
           '--text',
           'x',
           '--config',

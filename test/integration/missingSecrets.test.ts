@@ -27,7 +27,7 @@ describe('missing secret references (real CLI processes)', () => {
     - { id: tools, url: "http://127.0.0.1:9/mcp", headers: { Authorization: { env: ${VAR}_MCP } } }
 bindings:
   - id: probe
-    runner: prober
+    runner: tries-every-host-request
     route: { platform: telegram, bot: probe }
     grants: { models: [claude], mcpServers: [tools] }
 `,

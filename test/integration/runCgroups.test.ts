@@ -45,8 +45,8 @@ describe('run cgroups', () => {
         { runner: 'echo' },
         { runner: 'echo', sandbox: 'bwrap' },
         { runner: repoPath('test/fixtures/runnerDirs/crashes') },
-        { runner: 'attacker', config: { actions: ['setsid:600', 'forks:5'] } },
-        { runner: 'attacker', config: { actions: ['setsid:600'] }, sandbox: 'bwrap' },
+        { runner: 'tries-sandbox-escapes', config: { actions: ['setsid:600', 'forks:5'] } },
+        { runner: 'tries-sandbox-escapes', config: { actions: ['setsid:600'] }, sandbox: 'bwrap' },
         { runner: repoPath('test/fixtures/runnerDirs/closes-stdout') },
       ];
       for (const shape of shapes) {

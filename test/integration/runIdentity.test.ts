@@ -110,7 +110,7 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
         bindings: [
           {
             id: 'plant',
-            runner: 'attacker',
+            runner: 'tries-sandbox-escapes',
             route: { platform: 'ident', bot: 'plant' },
             workspace: 'mount',
             grants: { mounts: ['repo'] },
@@ -196,7 +196,7 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       bindings: [
         {
           id: 'nogrant',
-          runner: 'attacker',
+          runner: 'tries-sandbox-escapes',
           route: { platform: 'ident', bot: 'nogrant' },
           workspace: 'mount',
           grants: { mounts: ['repo'] },

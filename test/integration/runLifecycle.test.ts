@@ -112,7 +112,7 @@ describe('run lifecycle through the real host code path', () => {
     process.env.PADDOCK_TEST_SECRET = canary;
     process.env.CLAUDECODE = '1';
     try {
-      const { outcome } = await superviseEntry('test/fixtures/runners/envDump.ts', {
+      const { outcome } = await superviseEntry('test/fixtures/runners/dumpsEnv.ts', {
         env: { RUNNER_MODE: 'fast', CLAUDECODE: '1' },
       });
       const text = (outcome.result?.output?.parts[0] as { text: string }).text;
@@ -143,7 +143,7 @@ describe('run lifecycle through the real host code path', () => {
   });
 
   it('refuses runner requests outside the run scope or grants, with stable codes', async () => {
-    const { outcome } = await superviseEntry('test/fixtures/runners/hostRequests.ts', {
+    const { outcome } = await superviseEntry('test/fixtures/runners/misusesHostRequests.ts', {
       grants: ['state/get', 'state/set'],
     });
     expect(outcome.status).toBe('completed');
@@ -159,7 +159,7 @@ describe('run lifecycle through the real host code path', () => {
 
   it('leaves no host-side promise hanging: a pending host request is aborted when the run ends', async () => {
     let aborted = false;
-    const { outcome } = await superviseEntry('test/fixtures/runners/hostRequests.ts', {
+    const { outcome } = await superviseEntry('test/fixtures/runners/misusesHostRequests.ts', {
       grants: ['state/get'],
       limits: { idleMs: 400 },
       hostRequests: {
@@ -201,7 +201,7 @@ describe('run lifecycle through the real host code path', () => {
     // that gap until the sandbox work); the run's cgroup holds every descendant and is emptied.
     const cgroup = RunCgroup.create(`test-${process.pid}-${Date.now()}`, {})!;
     expect(cgroup, 'needs a writable cgroup hierarchy (run as root)').toBeDefined();
-    const { outcome, updates } = await superviseEntry('test/fixtures/runners/setsidEscapee.ts', {
+    const { outcome, updates } = await superviseEntry('test/fixtures/runners/escapesViaSetsid.ts', {
       containment: {
         killAll: (ms) => cgroup.killAll(ms),
         killNow: () => cgroup.killNow(),

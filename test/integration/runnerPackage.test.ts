@@ -212,7 +212,7 @@ describe('item 1: a runner environment never reaches a host-side helper', () => 
 
 let attackerBundle: string;
 beforeAll(async () => {
-  attackerBundle = await compileNodeEntry(repoPath('test/fixtures/runnerDirs/attacker/index.ts'));
+  attackerBundle = await compileNodeEntry(repoPath('test/fixtures/runnerDirs/tries-sandbox-escapes/index.ts'));
 });
 
 /** A runner folder outside the repo holding the attacker; `args` are extra words after its script. */
@@ -324,7 +324,7 @@ describe('item 2: nothing named by the runner package enters the sandbox', () =>
           bindings: [
             {
               id: 'pkg',
-              runner: 'attacker',
+              runner: 'tries-sandbox-escapes',
               route: { platform: 'telegram', bot: 'pkg-bot' },
               sandbox: 'bwrap',
               workspace: 'mount',

@@ -47,7 +47,7 @@ async function attack(
   sandbox: 'bwrap' | 'process' = 'bwrap',
 ): Promise<{ outcome: RunOutcome; results: Record<string, string> }> {
   const outcome = await host.runs.runAdHoc({
-    runner: 'attacker',
+    runner: 'tries-sandbox-escapes',
     event: textEvent('attack'),
     config: { actions },
     sandbox,
@@ -145,7 +145,7 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
       const actions = [`proxy-get:${url}`, `proxy-connect:127.0.0.1:${port}`, `connect:${port}`];
       const binding = (id: string, network: object) => ({
         id,
-        runner: 'attacker',
+        runner: 'tries-sandbox-escapes',
         route: { platform: 'net', bot: id },
         config: { actions },
         network,
@@ -213,7 +213,7 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
         bindings: [
           {
             id: 'dev',
-            runner: 'attacker',
+            runner: 'tries-sandbox-escapes',
             route: { platform: 'git', bot: 'dev' },
             workspace: 'mount',
             grants: { mounts: ['repo'] },
@@ -266,7 +266,7 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
     const small = tempHost({ limits: { fileSizeBytes: 1024 * 1024, openFiles: 256 } });
     try {
       const files = await small.runs.runAdHoc({
-        runner: 'attacker',
+        runner: 'tries-sandbox-escapes',
         event: textEvent('x'),
         config: { actions: ['openfiles:2000'] },
         sandbox: 'bwrap',
@@ -276,7 +276,7 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
       expect(Number(results['openfiles:2000']!.split(' ').pop())).toBeLessThan(256);
       // Past RLIMIT_FSIZE the write fails (node ignores SIGXFSZ, so it sees EFBIG).
       const big = await small.runs.runAdHoc({
-        runner: 'attacker',
+        runner: 'tries-sandbox-escapes',
         event: textEvent('x'),
         config: { actions: ['bigfile:4'] },
         sandbox: 'bwrap',

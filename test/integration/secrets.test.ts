@@ -44,7 +44,7 @@ describe('canary secrets appear in no stored or streamed byte', () => {
             { id: 'echoes', runner: 'echo', route: { platform: 'telegram', bot: 'echoes' } },
             {
               id: 'leaky',
-              runner: 'attacker',
+              runner: 'tries-sandbox-escapes',
               route: { platform: 'telegram', bot: 'leaky' },
               config: { actions: ['print-event'] },
             },

@@ -12,7 +12,7 @@ import { jsonLines, paddock } from '../helpers/cli.js';
 
 const CANARY = `canary-stream-${process.pid}-Yt4Kd8Qm`;
 const ENV = { PADDOCK_TEST_LEAKED_API_KEY: CANARY }; // named like a credential: the CLI host registers it
-const LEAKER = 'test/fixtures/runnerDirs/leaker';
+const LEAKER = 'test/fixtures/runnerDirs/leaks-secret';
 const NEEDLES = [
   CANARY,
   Buffer.from(CANARY).toString('hex'),

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runRunnerConformance, type ConformanceCheck } from '../../../sdk/testing/conformance.js';
-import type { RunnerTransport } from '../../../sdk/testing/transports.js';
+import { describeRunnerEnd, runRunnerConformance, type ConformanceCheck } from '../../../sdk/testing/conformance.js';
+import { spawnRunnerProcess, type RunnerTransport } from '../../../sdk/testing/transports.js';
 import { HostError } from '../../errors.js';
 import { validateRunnerConfig } from '../../plugins/configSchema.js';
 import { loadManifest, runnerCommand, type RunnerCommand } from '../../plugins/resolveRunner.js';
@@ -13,20 +12,6 @@ import { parseJsonObjectFlag, parsePositiveInt } from '../hostFlags.js';
 import type { Flags } from '../spec.js';
 
 type Out = (text: string) => void;
-
-/** How much of each runner process's stderr the report keeps (its end). */
-const STDERR_TAIL_BYTES = 4096;
-
-/** One runner process the suite started: its stderr's tail and how it ended. */
-interface Spawned {
-  stderr: string;
-  /** Why it could not start, or how it exited (not when the suite killed it, as it does after each check). */
-  ended?: string;
-  killed?: boolean;
-}
-
-/** A check of the report, with the stderr of the runner process it started when it failed. */
-type ReportedCheck = ConformanceCheck & { stderr?: string; ended?: string };
 
 /**
  * Start one runner process as the host would: its entry's command line (a TypeScript entry
@@ -38,45 +23,15 @@ function startRunner(
   root: string,
   index: number,
   env: Record<string, string>,
-  record: Spawned,
 ): RunnerTransport {
   const work = join(root, `run-${index}`);
   for (const d of ['workspace', 'home', 'tmp']) mkdirSync(join(work, d), { recursive: true });
-  const child = spawn(command.command, command.args, {
+  // The suite reports each failed check's stderr tail and end; the terminal gets the report only.
+  return spawnRunnerProcess(command.command, command.args, {
     cwd: join(work, 'workspace'),
     env: { ...env, HOME: join(work, 'home'), TMPDIR: join(work, 'tmp') },
-    stdio: ['pipe', 'pipe', 'pipe'],
-    detached: true,
+    stderr: 'ignore',
   });
-  child.stderr.on('data', (chunk: Buffer) => {
-    record.stderr = (record.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-  });
-  const exited = new Promise<void>((done) => {
-    child.once('exit', (code, signal) => {
-      // The suite kills every runner after its check: only an end of its own is worth reporting.
-      if (!(record.killed && signal === 'SIGKILL'))
-        record.ended ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
-      done();
-    });
-    child.once('error', (error) => {
-      record.ended = `could not start ${JSON.stringify(command.command)}: ${error.message}`;
-      done();
-    });
-  });
-  child.stdin.on('error', () => undefined);
-  return {
-    input: child.stdin,
-    output: child.stdout,
-    exited,
-    kill: () => {
-      record.killed = true;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    },
-  };
 }
 
 /**
@@ -118,26 +73,18 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
       runId: 'run_conformance',
       extra: manifest.env,
     });
-    const spawned: Spawned[] = [];
-    const report = await runRunnerConformance(
-      () => {
-        const record: Spawned = { stderr: '' };
-        spawned.push(record);
-        return startRunner(command, root, spawned.length, env, record);
-      },
-      { sampleRun, slowRun, stepTimeoutMs },
-    );
-    // The suite starts one fresh runner per check, in order: the i-th process belongs to the i-th check.
-    const matched = spawned.length === report.checks.length;
-    const checks: ReportedCheck[] = report.checks.map((c, i) =>
-      c.ok || !matched ? c : { ...c, stderr: spawned[i]!.stderr, ended: spawned[i]!.ended },
-    );
+    let started = 0;
+    const report = await runRunnerConformance(() => startRunner(command, root, ++started, env), {
+      sampleRun,
+      slowRun,
+      stepTimeoutMs,
+    });
     const result = {
       runner: { id: manifest.id, version: manifest.version },
       dir,
       command: [command.command, ...command.args],
       passed: report.passed,
-      checks,
+      checks: report.checks,
       failures: report.failures,
     };
     if (flags.json) out(JSON.stringify(result));
@@ -153,7 +100,7 @@ function renderReport(r: {
   runner: { id: string; version: string };
   dir: string;
   passed: boolean;
-  checks: ReportedCheck[];
+  checks: ConformanceCheck[];
 }): string {
   const passed = r.checks.filter((c) => c.ok).length;
   // Runner text (ids, details, stderr) is untrusted: shown through terminalSafe.
@@ -162,11 +109,11 @@ function renderReport(r: {
     ...r.checks.flatMap((c) => [
       `  ${c.ok ? 'ok  ' : 'FAIL'} ${c.name} (${c.durationMs} ms)`,
       ...(c.ok ? [] : [`       why: ${terminalSafe(c.detail ?? '')}`]),
-      ...(c.ended && !c.ok ? [`       runner process: ${terminalSafe(c.ended)}`] : []),
-      ...(c.stderr?.trim()
+      ...(c.ended ? [`       runner process: ${terminalSafe(describeRunnerEnd(c.ended))}`] : []),
+      ...(c.stderrTail
         ? [
             '       runner stderr (tail):',
-            ...terminalSafe(c.stderr.trimEnd(), true)
+            ...terminalSafe(c.stderrTail, true)
               .split('\n')
               .map((l) => `         ${l}`),
           ]

@@ -74,7 +74,7 @@ describe('configuration validation', () => {
     expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { colour: 'red' } }] })).toMatch(
       /^bindings\[0\]\.config\.colour: is not allowed/,
     );
-    expect(problem({ bindings: [{ id: 'b', runner: 'rendezvous', config: {} }] })).toMatch(
+    expect(problem({ bindings: [{ id: 'b', runner: 'waits-for-go', config: {} }] })).toMatch(
       /^bindings\[0\]\.config\.socket: must have required property/,
     );
     expect(problem({ bindings: [{ id: 'b', runner: 'echo', config: { delayMs: 5 } }] })).toBe('valid');
@@ -110,13 +110,22 @@ describe('configuration validation', () => {
     expect(
       problem({
         resources: unpriced,
-        bindings: [{ id: 'b', runner: 'prober', grants: { models: ['m', 'p'] }, limits: { modelCostPerRunUsd: 1 } }],
+        bindings: [
+          {
+            id: 'b',
+            runner: 'tries-every-host-request',
+            grants: { models: ['m', 'p'] },
+            limits: { modelCostPerRunUsd: 1 },
+          },
+        ],
       }),
     ).toBe('bindings[0].limits.modelCostPerRunUsd: a cost budget needs pricing on every granted model; m has none');
     expect(
       problem({
         resources: unpriced,
-        bindings: [{ id: 'b', runner: 'prober', grants: { models: ['p'] }, limits: { modelCostPerDayUsd: 1 } }],
+        bindings: [
+          { id: 'b', runner: 'tries-every-host-request', grants: { models: ['p'] }, limits: { modelCostPerDayUsd: 1 } },
+        ],
       }),
     ).toBe('valid');
     expect(problem({ resources: { models: [{ id: 'm', provider: 'anthropic', model: 'claude' }] } })).toBe(
@@ -143,13 +152,21 @@ describe('configuration validation', () => {
     expect(
       problem({
         resources: servers,
-        bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['delete_repo'] }] } }],
+        bindings: [
+          {
+            id: 'b',
+            runner: 'tries-every-host-request',
+            grants: { mcpServers: [{ id: 'gh', tools: ['delete_repo'] }] },
+          },
+        ],
       }),
     ).toBe('bindings[0].grants.mcpServers[0].tools[0]: tool "delete_repo" is on server gh\'s deny list');
     expect(
       problem({
         resources: servers,
-        bindings: [{ id: 'b', runner: 'prober', grants: { mcpServers: [{ id: 'gh', tools: ['push'] }] } }],
+        bindings: [
+          { id: 'b', runner: 'tries-every-host-request', grants: { mcpServers: [{ id: 'gh', tools: ['push'] }] } },
+        ],
       }),
     ).toMatch(/not on server gh's allow list/);
     expect(problem({ resources: { mcpServers: [{ id: 's', command: 'x', url: 'http://127.0.0.1/' }] } })).toBe(
@@ -262,7 +279,16 @@ describe('apply (SQLite is the source of truth)', () => {
       // A file with only one binding that references the stored knowledge base: valid, nothing deleted.
       applyConfig(
         store,
-        { bindings: [{ id: 'three', runner: 'prober', route: { bot: 'three' }, grants: { knowledgeBases: ['kb'] } }] },
+        {
+          bindings: [
+            {
+              id: 'three',
+              runner: 'tries-every-host-request',
+              route: { bot: 'three' },
+              grants: { knowledgeBases: ['kb'] },
+            },
+          ],
+        },
         context,
         { by },
       );
@@ -298,7 +324,7 @@ describe('apply (SQLite is the source of truth)', () => {
       bindings: [
         {
           id: 'b',
-          runner: 'prober',
+          runner: 'tries-every-host-request',
           grants: { models: ['m'], mcpServers: ['gh'], skills: ['s'], state: 'binding' },
           steering: 'restart',
         },
@@ -351,7 +377,7 @@ describe('runner discovery', () => {
     expect(problem).toBeDefined();
     expect(problem.field).toBeTruthy();
     expect(catalog.runners.has('echo')).toBe(true);
-    expect(catalog.runners.has('prober')).toBe(true);
+    expect(catalog.runners.has('tries-every-host-request')).toBe(true);
     expect(catalog.runners.get('echo')!.source).toBe('builtin');
   });
 

@@ -56,14 +56,14 @@ host.apply({
     { id: 'p-config', runner: 'echo', route: { bot: 'p-config' }, sandbox: 'process', config: { delayMs: 5 } },
     {
       id: 'p-counter',
-      runner: 'counter',
+      runner: 'increments-state-counter',
       route: { bot: 'p-counter' },
       sandbox: 'process',
       grants: { state: 'session' },
     },
     {
       id: 'p-models',
-      runner: 'gateway-user',
+      runner: 'calls-gateway',
       route: { bot: 'p-models' },
       sandbox: 'process',
       grants: { models: ['sm', 'keyed'] },
@@ -194,19 +194,22 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
       'naming the runner',
     () => {
       const gone = { ...host.config, runnerDirs: [] };
-      // `counter` is a fixture runner: with no runner folders configured it is not installed any more.
+      // `increments-state-counter` is a fixture runner: with no runner folders configured it is not installed any more.
       const error = refusal(() => planRun(deps(FAKE_FULL, { config: gone }), dispatched('p-counter')));
       expect(error.data).toMatchObject({ reason: 'runner_unavailable', bindingId: 'p-counter' });
-      expect(error.message).toMatch(/runner "counter" is not installed/);
-      expect(refusal(() => planRun(deps(FAKE_FULL, { config: gone }), { kind: 'adhoc', runner: 'counter' })).code).toBe(
-        'RUNNER_NOT_FOUND',
-      );
+      expect(error.message).toMatch(/runner "increments-state-counter" is not installed/);
+      expect(
+        refusal(() => planRun(deps(FAKE_FULL, { config: gone }), { kind: 'adhoc', runner: 'increments-state-counter' }))
+          .code,
+      ).toBe('RUNNER_NOT_FOUND');
     },
   );
 
   it('the sandbox is decided before the runner is looked at, for both (same order of rules)', () => {
     const gone = { ...host.config, runnerDirs: [] };
-    host.apply({ bindings: [{ id: 'p-order', runner: 'counter', route: { bot: 'p-order' }, sandbox: 'bwrap' }] });
+    host.apply({
+      bindings: [{ id: 'p-order', runner: 'increments-state-counter', route: { bot: 'p-order' }, sandbox: 'bwrap' }],
+    });
     expect(refusal(() => planRun(deps(FAKE_NO_BWRAP, { config: gone }), dispatched('p-order'))).data.reason).toBe(
       'sandbox_unavailable',
     );
@@ -217,11 +220,11 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
       'session)',
     () => {
       const d = planRun(deps(FAKE_FULL), dispatched('p-counter'));
-      const a = planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'counter' });
+      const a = planRun(deps(FAKE_FULL), { kind: 'adhoc', runner: 'increments-state-counter' });
       expect(d.access.hostRequests).toEqual(['state/get', 'state/set']);
       expect(a.access.hostRequests).toEqual(d.access.hostRequests);
       expect(a.access.state).toBe('session');
-      expect(a.binding.id).toBe('adhoc-counter');
+      expect(a.binding.id).toBe('adhoc-increments-state-counter');
       expect(a.access.models).toEqual([]);
     },
   );

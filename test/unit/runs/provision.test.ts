@@ -23,7 +23,7 @@ host.apply({
   bindings: [
     {
       id: 'prov',
-      runner: 'gateway-user',
+      runner: 'calls-gateway',
       route: { bot: 'prov' },
       sandbox: 'bwrap',
       network: { egress: ['example.test'] },

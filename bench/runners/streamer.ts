@@ -1,2 +1,0 @@
-// The runner lives in its runner folder (a runner build reads only its own folder); this entry runs it directly.
-import '../runnerDirs/streamer/index.js';
