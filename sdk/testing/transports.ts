@@ -91,6 +91,11 @@ export function spawnRunnerProcess(
       } catch {
         // Already gone.
       }
+      // A descendant that left the process group (setsid) may hold the pipes open: let go of them, so the
+      // caller's process can end whatever that descendant does.
+      child.stdin.destroy();
+      child.stdout.destroy();
+      child.stderr.destroy();
     },
     stderrTail: () => tail.toString('utf8'),
     ended: () => end,

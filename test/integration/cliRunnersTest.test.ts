@@ -1,6 +1,7 @@
 // `paddock runners test <dir>`: the conformance suite against a runner folder, started from its
 // runner.json as the host starts it — a TypeScript node entry, or any command (no TypeScript).
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +44,20 @@ function commandRunner(
     JSON.stringify({ id, name: id, version: '1.2.3', protocolVersion: 1, entry, ...extra }),
   );
   return dir;
+}
+
+/** Live processes whose environment holds `name=value`. */
+function processesWithEnv(name: string, value: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${name}=${value}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 describe('paddock runners test', () => {
@@ -148,4 +163,27 @@ describe('paddock runners test', () => {
     },
     60_000,
   );
+  it('a runner that leaves a setsid descendant holding its pipes: the command still ends, fails that, and kills it', async () => {
+    // The descendant leaves the process group the suite kills and keeps stdout and stderr open; the manifest's env
+    // marks it (and only this test's) so the test can look for it afterwards.
+    const mark = randomUUID();
+    const dir = commandRunner(
+      'leaves-setsid-daemon',
+      { command: '/bin/sh', args: ['{runnerDir}/start.sh'] },
+      { env: { LEAVES_SETSID_DAEMON_MARK: mark }, configSchema: { type: 'object' } },
+    );
+    writeFileSync(
+      join(dir, 'start.sh'),
+      `setsid sh -c 'exec sleep 100000' &\nexec python3 ${repoPath('examples/python-runner/runner.py')}\n`,
+    );
+    const r = await paddock(['runners', 'test', dir, '--json'], { dataDir: home });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(1);
+    const report = JSON.parse(r.stdout) as Report;
+    const leftover = report.checks.find((c) => c.name === 'leaves no process behind when stopped');
+    expect(leftover?.ok).toBe(false);
+    expect(leftover?.detail).toMatch(/^\d+ process\(es\) the runners started outlived them .*: killed$/);
+    // The protocol checks themselves passed: only the leftovers fail the runner.
+    expect(report.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['leaves no process behind when stopped']);
+    expect(processesWithEnv('LEAVES_SETSID_DAEMON_MARK', mark)).toEqual([]);
+  }, 300_000);
 });

@@ -7,6 +7,8 @@ import { HostError } from '../../errors.js';
 import { validateRunnerConfig } from '../../plugins/configSchema.js';
 import { loadManifest, runnerCommand, type RunnerCommand } from '../../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../../process/envAllowlist.js';
+import { killEscapees } from '../../process/runEnvScan.js';
+import { newRunId } from '../../../sdk/protocol/runParams.js';
 import { terminalSafe } from '../../util/terminalText.js';
 import { parseJsonObjectFlag, parsePositiveInt } from '../hostFlags.js';
 import type { Flags } from '../spec.js';
@@ -66,19 +68,22 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
   const root = mkdtempSync(join(tmpdir(), 'paddock-runners-test-'));
   try {
     const command = await runnerCommand(runner, root);
-    const env = buildRunnerEnv({
-      hostEnv: process.env,
-      home: root,
-      tmpDir: root,
-      runId: 'run_conformance',
-      extra: manifest.env,
-    });
+    // A run id of this command alone: every process its runners start carries it in PADDOCK_RUN_ID, which is how the
+    // ones that left their process group (setsid, daemons) are found afterwards.
+    const runId = newRunId();
+    const env = buildRunnerEnv({ hostEnv: process.env, home: root, tmpDir: root, runId, extra: manifest.env });
     let started = 0;
     const report = await runRunnerConformance(() => startRunner(command, root, ++started, env), {
       sampleRun,
       slowRun,
       stepTimeoutMs,
     });
+    const leftovers = await leftoverProcesses(runId);
+    if (leftovers) {
+      report.checks.push(leftovers);
+      report.failures.push(`${leftovers.name}: ${leftovers.detail}`);
+      report.passed = false;
+    }
     const result = {
       runner: { id: manifest.id, version: manifest.version },
       dir,
@@ -93,6 +98,25 @@ export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out)
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/**
+ * The processes the runners left behind once the suite stopped them (they escaped the process group the suite kills),
+ * killed, as a failed check; undefined when none was left. Found by PADDOCK_RUN_ID: a process that re-execs with an
+ * empty environment is not found (no sandbox or cgroup here, unlike a host run).
+ */
+async function leftoverProcesses(runId: string): Promise<ConformanceCheck | undefined> {
+  const started = Date.now();
+  const { found, survivors } = await killEscapees(runId, 2_000);
+  if (found.length === 0) return undefined;
+  return {
+    name: 'leaves no process behind when stopped',
+    ok: false,
+    detail:
+      `${found.length} process(es) the runners started outlived them (left the process group, e.g. setsid): ` +
+      `killed${survivors.length > 0 ? `, ${survivors.length} still alive (pids ${survivors.join(', ')})` : ''}`,
+    durationMs: Date.now() - started,
+  };
 }
 
 /** The human report: one line per check, a failed one with its reason and the runner's stderr. */
