@@ -39,14 +39,15 @@ async function modulesLoaded(args: string[]): Promise<{ exitCode: number | undef
 }
 
 /** esbuild's metafile of the CLI bundle: which source modules each output chunk holds (scripts/build.mjs). */
-const bundleMeta = JSON.parse(readFileSync(repoPath('dist/cli/meta.json'), 'utf8')) as {
-  outputs: Record<string, { inputs: Record<string, unknown> }>;
-};
+function bundleMeta(): { outputs: Record<string, { inputs: Record<string, unknown> }> } {
+  // Read when used: the build a call ran is the one on disk right after it.
+  return JSON.parse(readFileSync(repoPath('dist/cli/meta.json'), 'utf8')) as never;
+}
 
 /** A repo-relative loaded file; a chunk of the CLI bundle (dist/cli/…) becomes the repo-relative modules it holds. */
 function bundledModules(file: string): string[] {
   if (!file.startsWith('dist/cli/')) return [file];
-  const output = bundleMeta.outputs[file.slice('dist/'.length)];
+  const output = bundleMeta().outputs[file.slice('dist/'.length)];
   if (!output) throw new Error(`${file} is not in dist/cli/meta.json: the bundle and its metafile disagree`);
   // Inputs are relative to dist/: host/cli/main.js, ../node_modules/zod/….
   return Object.keys(output.inputs).map((input) => relative(REPO_ROOT, join(repoPath('dist'), input)));
