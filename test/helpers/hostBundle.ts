@@ -7,7 +7,8 @@ import { repoPath } from './fixtures.js';
 
 // Bundled CJS dependencies may call require(); give the ESM output one.
 const REQUIRE_SHIM =
-  "import { createRequire as __testCreateRequire } from 'node:module'; const require = __testCreateRequire(import.meta.url);";
+  "import { createRequire as __testCreateRequire } from 'node:module'; " +
+  'const require = __testCreateRequire(import.meta.url);';
 /** Left out of the bundle: a native addon, and esbuild, which finds its own binary next to its package. */
 const NOT_BUNDLED = ['better-sqlite3', 'esbuild'];
 
