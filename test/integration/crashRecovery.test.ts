@@ -1,5 +1,5 @@
 import { auditTable } from '../../host/state/auditTable.js';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,6 +122,7 @@ describe('crash-point injection with a real host process', () => {
       expect((await run(dataDir, undefined, sc.runner, sc.text)).exitCode).toBe(sc.okExit);
       boundaries.set(sc.name, { first, later: readDb(dataDir).events.length - first });
       expect(first).toBeGreaterThanOrEqual(9);
+      rmSync(dataDir, { recursive: true, force: true });
     });
     expect([...boundaries.keys()].sort()).toEqual(SCENARIOS.map((sc) => sc.name).sort());
   }, 180_000); // ten host processes: ~10 s on an idle 2-core machine, over a minute when it is shared
@@ -228,6 +229,8 @@ describe('crash-point injection with a real host process', () => {
         }
         // workspace effects are always decidable
         expect(after.events.some((e) => e.type === 'session.paused')).toBe(false);
+        // Passed: its quota images (tens of MB each) go, or ~200 data folders fill the CI disk; a failing one stays.
+        rmSync(dataDir, { recursive: true, force: true });
       };
       // Two kill points at a time: each has its own data folder and host processes.
       await inPool(all, (p) =>
