@@ -1,5 +1,5 @@
 import { auditTable } from '../../host/state/auditTable.js';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +9,9 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { auditKeyPaths } from '../../host/audit/auditKey.js';
 import { verifyAudit } from '../../host/audit/verify.js';
-import { compileNodeEntry } from '../../host/plugins/compileEntry.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { bundleHostEntry } from '../helpers/hostBundle.js';
 
 // Crash-point injection with a real host process: the CLI run through test/fixtures/crashingHost.ts,
 // whose store hook (PADDOCK_TEST_CRASH_AT) makes the host SIGKILL itself right after the N-th committed event (event:N)
@@ -19,10 +19,22 @@ import { repoPath } from '../helpers/fixtures.js';
 // its N-th host-side effect (effect:N). For every boundary of a scripted session we check the
 // raw database before a restart, then restart the host and check that it recovers and converges.
 
+// The host with its dependencies bundled in: this file starts ~500 host processes, and per-file ESM loading of the
+// dependencies was a fifth of each one's CPU (test/helpers/hostBundle.ts).
 let cli = '';
 beforeAll(async () => {
-  cli = await compileNodeEntry(repoPath('test/fixtures/crashingHost.ts'));
+  cli = await bundleHostEntry('test/fixtures/crashingHost.ts');
 });
+
+/** Two at a time on the 2-core machine: each worker takes the next item when its last one ends, so no core idles. */
+async function inPool<T>(items: readonly T[], work: (item: T) => Promise<void>, width = 2): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
 
 function host(dataDir: string, args: string[], crashAt?: string) {
   return execa(process.execPath, [cli, ...args, '--data-dir', dataDir, '--json'], {
@@ -102,15 +114,18 @@ interface KillPoint {
 
 describe('crash-point injection with a real host process', () => {
   it('measures the boundaries of clean sessions', async () => {
-    for (const sc of SCENARIOS) {
+    // Scenarios are independent (own data folder): two at a time, each one's two runs in order.
+    await inPool(SCENARIOS, async (sc) => {
       const dataDir = mkdtempSync(join(tmpdir(), 'paddock-crash-clean-'));
       expect((await run(dataDir, undefined, sc.runner, sc.text)).exitCode).toBe(sc.okExit);
       const first = readDb(dataDir).events.length;
       expect((await run(dataDir, undefined, sc.runner, sc.text)).exitCode).toBe(sc.okExit);
       boundaries.set(sc.name, { first, later: readDb(dataDir).events.length - first });
       expect(first).toBeGreaterThanOrEqual(9);
-    }
-  });
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    expect([...boundaries.keys()].sort()).toEqual(SCENARIOS.map((sc) => sc.name).sort());
+  }, 180_000); // ten host processes: ~10 s on an idle 2-core machine, over a minute when it is shared
 
   // Kill points: every event boundary of a first run and of a later run in the same session, for
   // each scenario; each effect's intent/act gap; and, for runs killed mid-way, a second kill of
@@ -214,17 +229,15 @@ describe('crash-point injection with a real host process', () => {
         }
         // workspace effects are always decidable
         expect(after.events.some((e) => e.type === 'session.paused')).toBe(false);
+        // Passed: its quota images (tens of MB each) go, or ~200 data folders fill the CI disk; a failing one stays.
+        rmSync(dataDir, { recursive: true, force: true });
       };
       // Two kill points at a time: each has its own data folder and host processes.
-      for (let i = 0; i < all.length; i += 2) {
-        await Promise.all(
-          all.slice(i, i + 2).map((p) =>
-            check(p).catch((error: unknown) => {
-              failures.push(`${p.name}: ${(error as Error).message}`);
-            }),
-          ),
-        );
-      }
+      await inPool(all, (p) =>
+        check(p).catch((error: unknown) => {
+          failures.push(`${p.name}: ${(error as Error).message}`);
+        }),
+      );
       expect(failures).toEqual([]);
     },
     900_000,
