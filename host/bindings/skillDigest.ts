@@ -58,7 +58,9 @@ export function readSkill(folder: string, fallbackName: string): SkillIdentity {
   }
   let skillMd = '';
   try {
-    skillMd = readBoundedFile(join(folder, 'SKILL.md'), { maxBytes: SKILL_MD_MAX_BYTES, followLinks: true }).toString('utf8');
+    skillMd = readBoundedFile(join(folder, 'SKILL.md'), { maxBytes: SKILL_MD_MAX_BYTES, followLinks: true }).toString(
+      'utf8',
+    );
   } catch {
     // `apply` refuses a skill without SKILL.md; one that lost it since (or whose SKILL.md is a FIFO, a device or
     // too big) still gets a digest.

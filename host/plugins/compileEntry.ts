@@ -154,7 +154,10 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
     try {
       return { path, sha256: sha256(readBoundedFile(path, { followLinks: true })) };
     } catch (error) {
-      throw new HostError('MANIFEST_INVALID', `${path}: ${(error as Error).message}`, { file: path, field: 'entry.node' });
+      throw new HostError('MANIFEST_INVALID', `${path}: ${(error as Error).message}`, {
+        file: path,
+        field: 'entry.node',
+      });
     }
   });
   remember(entryFile, build, { outFile, inputs });

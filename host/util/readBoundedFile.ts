@@ -26,7 +26,8 @@ export function readBoundedFile(file: string, options: BoundedReadOptions = {}):
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (followLinks ? 0 : constants.O_NOFOLLOW));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new BoundedReadError('is a symbolic link; a regular file is required');
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new BoundedReadError('is a symbolic link; a regular file is required');
     throw error;
   }
   try {

@@ -57,7 +57,9 @@ describe('hostile runner packages (real CLI processes)', () => {
       const list = await paddock(['runners', 'list'], { dataDir: home, env });
       expect(list.exitCode, list.stderr).toBe(0);
       expect(list.stdout).toMatch(/^echo /m);
-      expect(list.stderr).toContain(`broken runner: ${join(dirs, 'fifo', 'runner.json')}: is not a regular file (a FIFO)`);
+      expect(list.stderr).toContain(
+        `broken runner: ${join(dirs, 'fifo', 'runner.json')}: is not a regular file (a FIFO)`,
+      );
       expect(list.stderr).toContain(`broken runner: ${join(dirs, 'zero', 'runner.json')}: is a symbolic link`);
       expect(list.stderr).toContain(`broken runner: ${join(dirs, 'huge', 'runner.json')}: is 2097154 bytes`);
 

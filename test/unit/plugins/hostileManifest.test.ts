@@ -40,11 +40,15 @@ describe('hostile runner.json: refused naming the file, the host carries on', ()
   it.each([
     ['a FIFO (nobody writes)', (f: string) => execFileSync('mkfifo', [f]), /is not a regular file \(a FIFO\)/],
     ['a link to /dev/zero', (f: string) => symlinkSync('/dev/zero', f), /is a symbolic link/],
-    ['a link to a valid manifest elsewhere', (f: string) => {
-      const other = join(mkdtempSync(join(tmpdir(), 'paddock-elsewhere-')), 'runner.json');
-      writeFileSync(other, JSON.stringify(base));
-      symlinkSync(other, f);
-    }, /is a symbolic link/],
+    [
+      'a link to a valid manifest elsewhere',
+      (f: string) => {
+        const other = join(mkdtempSync(join(tmpdir(), 'paddock-elsewhere-')), 'runner.json');
+        writeFileSync(other, JSON.stringify(base));
+        symlinkSync(other, f);
+      },
+      /is a symbolic link/,
+    ],
     ['a folder', (f: string) => mkdirSync(f), /is not a regular file \(a folder\)/],
     [
       `valid JSON of ${MANIFEST_MAX_BYTES + 1} bytes`,

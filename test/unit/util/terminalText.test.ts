@@ -19,7 +19,6 @@ describe('terminalSafe: runner text never drives the terminal', () => {
     ['invisible marks', '\u200e\u200f\u061c\u200b\ufeff'],
   ])('%s is shown, not acted on', (_name, text) => {
     const safe = terminalSafe(text, true);
-    // eslint-disable-next-line no-control-regex -- the assertion is that no control character is left
     expect(safe).not.toMatch(UNSAFE);
     expect(safe.length).toBeGreaterThan(0);
   });
