@@ -22,6 +22,7 @@ export interface ExplainPaths {
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 import { identityAccessProblem } from '../sandbox/runIdentityFiles.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
+import { terminalSafe } from '../util/terminalText.js';
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({
   id: 'missing',
@@ -252,8 +253,9 @@ export function renderExplanation(e: Explanation): string {
   if ('missing' in e.runner) lines.push(`  runner: ${e.runner.missing}`);
   else
     lines.push(
-      `  runner: ${e.runner.id} ${e.runner.version} (${e.runner.dir})` +
-        `${e.runner.risk ? ` — risk: ${e.runner.risk}` : ''}`,
+      // The package's own words stay on this one line (a newline in `risk` must not fake a line of the explanation).
+      `  runner: ${e.runner.id} ${terminalSafe(e.runner.version)} (${terminalSafe(e.runner.dir)})` +
+        `${e.runner.risk ? ` — risk: ${terminalSafe(e.runner.risk)}` : ''}`,
     );
   if (e.access) {
     const p = e.access;

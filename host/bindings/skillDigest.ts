@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { readBoundedFile } from '../util/readBoundedFile.js';
+
+/** The largest SKILL.md whose front matter is read (a bigger one counts as missing; its bytes are still digested). */
+export const SKILL_MD_MAX_BYTES = 1024 * 1024;
 
 /** What a skill says about itself, and the digest of its content. */
 export interface SkillIdentity {
@@ -47,15 +51,19 @@ export function readSkill(folder: string, fallbackName: string): SkillIdentity {
   const hash = createHash('sha256');
   for (const e of entries(folder)) {
     hash.update(`${e.kind}\0${e.rel}\0`);
-    if (e.kind === 'file') hash.update(readFileSync(e.path));
+    // Not a link (lstat said file); re-checked on the open file so a swap for a FIFO cannot block the host.
+    if (e.kind === 'file') hash.update(readBoundedFile(e.path));
     else if (e.kind === 'link') hash.update(readlinkSync(e.path));
     hash.update('\0');
   }
   let skillMd = '';
   try {
-    skillMd = readFileSync(join(folder, 'SKILL.md'), 'utf8');
+    skillMd = readBoundedFile(join(folder, 'SKILL.md'), { maxBytes: SKILL_MD_MAX_BYTES, followLinks: true }).toString(
+      'utf8',
+    );
   } catch {
-    // `apply` refuses a skill without SKILL.md; one that lost it since still gets a digest.
+    // `apply` refuses a skill without SKILL.md; one that lost it since (or whose SKILL.md is a FIFO, a device or
+    // too big) still gets a digest.
   }
   const meta = frontMatter(skillMd);
   const metadata = (meta.metadata ?? {}) as Record<string, unknown>;

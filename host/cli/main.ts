@@ -2,6 +2,7 @@
 // Imports here stay light (no store, schemas, SDKs): every call pays for them before argv is read.
 import { HOST_INFO } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
+import { terminalSafe } from '../util/terminalText.js';
 import { COMMANDS, GROUP_DEFAULTS } from './commandTable.js';
 import {
   checkArgs,
@@ -93,8 +94,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   }
 }
 
-const stdout = (text: string) => void process.stdout.write(`${text}\n`);
-const stderr = (text: string) => void process.stderr.write(`${text}\n`);
+// The one choke point of the commands' output: what they print quotes untrusted text (manifest fields, runner
+// output, paths and keys in error messages), so every control character is shown escaped, never acted on. No
+// command colours through these writers; JSON stays exact JSON (terminalSafe escapes from DEL up as `\uXXXX`).
+const stdout = (text: string) => void process.stdout.write(`${terminalSafe(text, true)}\n`);
+const stderr = (text: string) => void process.stderr.write(`${terminalSafe(text, true)}\n`);
 
 /** Run `main` as the process: print usage and host errors plainly, set the exit code. */
 export async function runMain(argv: string[], options: MainOptions = {}): Promise<void> {
@@ -113,10 +117,11 @@ export async function runMain(argv: string[], options: MainOptions = {}): Promis
         : error.group
           ? groupHelp(error.group.group, error.group.specs)
           : usage();
-      process.stderr.write(`paddock: ${error.message}\n\n${help}\n`);
+      process.stderr.write(`paddock: ${terminalSafe(error.message, true)}\n\n${help}\n`);
       process.exitCode = 2;
     } else if (error instanceof HostError) {
-      process.stderr.write(`paddock: ${error.message}\n`);
+      // A HostError quotes what it refused (a manifest's keys and paths, a runner's message): untrusted bytes.
+      process.stderr.write(`paddock: ${terminalSafe(error.message, true)}\n`);
       process.exitCode = 2;
     } else throw error;
   }

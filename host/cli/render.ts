@@ -24,7 +24,8 @@ export interface Renderer {
 
 /** One JSON object per line on stdout: `started`, `update`…, `outcome`. */
 export function jsonRenderer(out: NodeJS.WritableStream = process.stdout): Renderer {
-  const line = (value: unknown) => out.write(`${JSON.stringify(value)}\n`);
+  // JSON.stringify leaves C1 and bidi controls raw; terminalSafe writes them as `\uXXXX` (still the same JSON).
+  const line = (value: unknown) => out.write(`${terminalSafe(JSON.stringify(value))}\n`);
   return {
     started: (info) => line({ type: 'started', ...info }),
     update: (update, seq) => line({ type: 'update', seq, update }),

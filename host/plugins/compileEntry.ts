@@ -5,6 +5,7 @@ import { basename, join, resolve } from 'node:path';
 import { hostModuleDirs, PACKAGE_ROOT } from '../config/packageRoot.js';
 import type * as Esbuild from 'esbuild';
 import { HostError } from '../errors.js';
+import { readBoundedFile } from '../util/readBoundedFile.js';
 import { confineBuild } from './confineBuild.js';
 
 const OWN_DEPENDENCIES = Object.keys(
@@ -149,7 +150,15 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
   }
   const inputs = Object.keys(result.metafile.inputs).map((p) => {
     const path = resolve(build.root, p); // metafile paths are relative to absWorkingDir
-    return { path, sha256: sha256(readFileSync(path)) };
+    // The package is untrusted: a file swapped for a FIFO or device after esbuild read it must not hang the host.
+    try {
+      return { path, sha256: sha256(readBoundedFile(path, { followLinks: true })) };
+    } catch (error) {
+      throw new HostError('MANIFEST_INVALID', `${path}: ${(error as Error).message}`, {
+        file: path,
+        field: 'entry.node',
+      });
+    }
   });
   remember(entryFile, build, { outFile, inputs });
   return outFile;
@@ -157,7 +166,8 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
 
 function unchanged(input: CacheEntry['inputs'][number]): boolean {
   try {
-    return sha256(readFileSync(input.path)) === input.sha256;
+    // A FIFO or device in place of a cached input is "changed" (and the rebuild refuses it), never a blocked read.
+    return sha256(readBoundedFile(input.path, { followLinks: true })) === input.sha256;
   } catch {
     return false;
   }

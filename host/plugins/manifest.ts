@@ -28,6 +28,10 @@ export const RunLimitOverridesSchema = z.strictObject({
   inodes: z.int().min(64).optional(),
 });
 
+// A command line word the OS can take: execve() ends a string at NUL, so `a\0b` would silently run `a` (Node refuses
+// it with an uncaught TypeError instead). Checked in the schema so the manifest is refused naming the field.
+const commandWord = () => z.string().regex(/^[^\0]*$/, 'a NUL byte is not allowed (the OS cannot pass it)');
+
 /**
  * `runner.json`: who a runner is, how to start it, what it asks for (host requests, resource
  * kinds), what it may do on its own (effects), the config it takes (JSON Schema), its default
@@ -45,8 +49,8 @@ export const RunnerManifestSchema = z
      * is bundled first); `{ "command": "python3", "args": ["{runnerDir}/runner.py"] }` runs anything.
      */
     entry: z.union([
-      z.strictObject({ node: z.string().min(1) }),
-      z.strictObject({ command: z.string().min(1), args: z.array(z.string()).default([]) }),
+      z.strictObject({ node: commandWord().min(1) }),
+      z.strictObject({ command: commandWord().min(1), args: z.array(commandWord()).default([]) }),
     ]),
     /**
      * Literal, non-secret variables for the runner's own process (never the host's helpers). An

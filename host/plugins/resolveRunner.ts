@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HostError } from '../errors.js';
+import { readBoundedFile } from '../util/readBoundedFile.js';
 import { compileNodeEntry } from './compileEntry.js';
 import { RunnerManifestSchema, type RunnerManifestFile } from './manifest.js';
 
@@ -14,12 +15,19 @@ export interface ResolvedRunner {
 /** The built-in runners shipped in this package. */
 export const BUILTIN_RUNNERS_DIR = join(PACKAGE_ROOT, 'runners');
 
-/** Read and validate `<dir>/runner.json`; errors name the file and the field. */
+/** The largest `runner.json` the host reads (docs/runner-authoring.md); a bigger one is MANIFEST_INVALID. */
+export const MANIFEST_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Read and validate `<dir>/runner.json`; errors name the file and the field. The manifest must be a regular file
+ * of at most {@link MANIFEST_MAX_BYTES} in the folder itself (not a link, FIFO or device): the package is untrusted
+ * and its manifest is read by every command that lists runners.
+ */
 export function loadManifest(dir: string): ResolvedRunner {
   const file = join(dir, 'runner.json');
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = JSON.parse(readBoundedFile(file, { maxBytes: MANIFEST_MAX_BYTES }).toString('utf8'));
   } catch (error) {
     throw new HostError('MANIFEST_INVALID', `${file}: ${(error as Error).message}`, { file });
   }

@@ -11,6 +11,7 @@ import { HostError } from '../../errors.js';
 import { discoverRunners } from '../../plugins/catalog.js';
 import { HARNESS_DIR } from '../../harness/harnesses.js';
 import { describeRecovery, openHostState } from '../../start.js';
+import { terminalSafe } from '../../util/terminalText.js';
 
 type Out = (text: string) => void;
 
@@ -36,10 +37,15 @@ export function runnersCommand(
   err: Out,
 ): number {
   const catalog = discoverRunners(config.runnerDirs);
+  // Manifest fields, paths and problems are the package's bytes: each is one line here (a newline in a description
+  // must not print a line that looks like the host's own, e.g. a second `risk:`), its controls escaped.
+  const one = (text: string) => terminalSafe(text);
   for (const p of catalog.problems)
     err(
-      `broken runner: ${p.file}${p.field ? `: field ${p.field}` : ''}: ` +
-        `${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`,
+      one(
+        `broken runner: ${p.file}${p.field ? `: field ${p.field}` : ''}: ` +
+          `${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`,
+      ),
     );
   if (verb === 'list' || verb === undefined) {
     const runners = [...catalog.runners.values()];
@@ -55,8 +61,8 @@ export function runnersCommand(
         runners
           .map(
             (r) =>
-              `${r.manifest.id.padEnd(20)} ${r.manifest.version.padEnd(8)} ` +
-              `${r.source === 'builtin' ? 'built-in' : r.source}  ${r.manifest.description}`,
+              `${r.manifest.id.padEnd(20)} ${one(r.manifest.version).padEnd(8)} ` +
+              `${r.source === 'builtin' ? 'built-in' : one(r.source)}  ${one(r.manifest.description)}`,
           )
           .join('\n') || 'no runners',
       );
@@ -74,15 +80,15 @@ export function runnersCommand(
     else
       out(
         [
-          `${m.id} ${m.version} — ${m.name}`,
-          `  ${m.description}`,
-          `  folder: ${runner.dir}`,
+          `${m.id} ${one(m.version)} — ${one(m.name)}`,
+          `  ${one(m.description)}`,
+          `  folder: ${one(runner.dir)}`,
           `  asks for host requests: ${m.capabilities.hostRequests.join(', ') || 'none'}`,
           `  uses resources: ${m.resources.join(', ') || 'none'}`,
           `  effects it may cause itself: ${m.effects.join(', ') || 'none'}`,
           `  default limits: ${JSON.stringify(m.limits)}`,
           `  config schema: ${JSON.stringify(m.configSchema)}`,
-          ...(m.risk ? [`  risk: ${m.risk}`] : []),
+          ...(m.risk ? [`  risk: ${one(m.risk)}`] : []),
         ].join('\n'),
       );
     return 0;
