@@ -123,6 +123,11 @@ export async function runMain(argv: string[], options: MainOptions = {}): Promis
       // A HostError quotes what it refused (a manifest's keys and paths, a runner's message): untrusted bytes.
       process.stderr.write(`paddock: ${terminalSafe(error.message, true)}\n`);
       process.exitCode = 2;
-    } else throw error;
+    } else {
+      // A bug of paddock's own: its stack, escaped too (the message may quote untrusted input), exit 1.
+      const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      process.stderr.write(`paddock: internal error: ${terminalSafe(text, true)}\n`);
+      process.exitCode = 1;
+    }
   }
 }
