@@ -181,7 +181,7 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
         throw new TypeError("Cannot read properties of undefined (reading 'x')");
       },
     };
-    const { outcome } = await superviseEntry(fixture('hostRequests'), {
+    const { outcome } = await superviseEntry(fixture('misusesHostRequests'), {
       grants: ['state/get'],
       hostRequests: throwing,
     });
