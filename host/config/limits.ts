@@ -28,6 +28,16 @@ export const HostLimitsSchema = z.strictObject({
   maxUpdates: z.int().positive().default(20_000),
   /** Sum of the sizes of all `run/update` messages of a run. */
   maxEventBytes: bytes(32 * 1024 * 1024),
+  /**
+   * Largest chat event the host takes (its JSON, in bytes), checked at intake — dispatch, `paddock
+   * run` — before anything is stored. At most 8 MiB: the event travels in the `run` line, which a
+   * runner reads with a 16 MiB line limit next to the binding and history.
+   */
+  maxChatEventBytes: z
+    .int()
+    .positive()
+    .max(8 * 1024 * 1024)
+    .default(1024 * 1024),
   /** How much of the end of stderr is kept with the outcome. */
   stderrTailBytes: bytes(8 * 1024),
   /** Memory of the whole run (cgroup). */
