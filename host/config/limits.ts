@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-const ms = (def: number) => z.int().positive().default(def);
+/** Longest delay a Node timer takes (2^31 - 1 ms): a longer one would fire after 1 ms. */
+const ms = (def: number) => z.int().positive().max(2_147_483_647).default(def);
 const bytes = (def: number) => z.int().positive().default(def);
 
 /** Limits the host enforces on every run. Each field has a default; a config may lower or raise it. */

@@ -33,10 +33,14 @@ export function checkRelative(rel: string): string[] {
   if (bytes > PATH_MAX_BYTES)
     throw new PathPolicyError('INVALID', `path is ${bytes} bytes; the limit is ${PATH_MAX_BYTES}`);
   if (isAbsolute(rel))
-    throw new PathPolicyError('OUTSIDE', `absolute path ${JSON.stringify(clip(rel))}: paths are relative to the workspace`);
+    throw new PathPolicyError(
+      'OUTSIDE',
+      `absolute path ${JSON.stringify(clip(rel))}: paths are relative to the workspace`,
+    );
   const parts = rel.split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
   if (parts.length === 0) throw new PathPolicyError('INVALID', 'empty path');
-  if (parts.includes('..')) throw new PathPolicyError('OUTSIDE', `path ${JSON.stringify(clip(rel))} climbs out with ".."`);
+  if (parts.includes('..'))
+    throw new PathPolicyError('OUTSIDE', `path ${JSON.stringify(clip(rel))} climbs out with ".."`);
   const long = parts.find((p) => Buffer.byteLength(p) > NAME_MAX_BYTES);
   if (long !== undefined)
     throw new PathPolicyError(
@@ -262,7 +266,10 @@ export async function writeInside(
         if (stat?.isSymbolicLink())
           throw new PathPolicyError('SYMLINK', `${clip(rel)} is a symbolic link; links are never followed`);
         if (mode === 'create')
-          throw new PathPolicyError('EXISTS', `${clip(rel)} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`);
+          throw new PathPolicyError(
+            'EXISTS',
+            `${clip(rel)} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`,
+          );
         if (stat && !stat.isFile())
           throw new PathPolicyError(
             'NOT_FILE',

@@ -493,7 +493,11 @@ describe('a refusal by the service behind a request is recorded as denied and au
       const deniedEvents = events.filter((e) => e.decision !== 'accepted');
       const audit = h.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
       const deniedBys = (audit.map((r) => (r.data as { deniedBy: string }).deniedBy) as string[]).sort();
-      expect(deniedBys).toEqual(Object.values(expected).map((v) => (v as { deniedBy: string }).deniedBy).sort());
+      expect(deniedBys).toEqual(
+        Object.values(expected)
+          .map((v) => (v as { deniedBy: string }).deniedBy)
+          .sort(),
+      );
       expect(deniedEvents).toHaveLength(Object.keys(expected).length);
       // Accepted: state/get, state/set; fs/read of in/x and out/missing.txt (not found) and out/own.txt; fs/write of
       // out/x, out/own.txt and out/made/own2.txt.
@@ -507,7 +511,10 @@ describe('a refusal by the service behind a request is recorded as denied and au
         expect(data.reason.length).toBeLessThan(600);
       }
       // The 5,000-character path is clipped wherever it is echoed: in no stored event or audit record whole.
-      const stored = JSON.stringify([h.store.readEvents(h.store.run(ticket.runId)!.sessionId), h.store.audit.records()]);
+      const stored = JSON.stringify([
+        h.store.readEvents(h.store.run(ticket.runId)!.sessionId),
+        h.store.audit.records(),
+      ]);
       expect(stored).not.toContain('p/'.repeat(200));
     },
   );
