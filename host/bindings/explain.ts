@@ -192,6 +192,8 @@ export function explainBinding(
       idleMs: limits.idleMs,
       maxUpdates: limits.maxUpdates,
       maxEventBytes: limits.maxEventBytes,
+      // Refused at intake (dispatch, `paddock run`) before the run exists; shown with the run's limits.
+      maxChatEventBytes: limits.maxChatEventBytes,
       maxStdoutBytes: limits.maxStdoutBytes,
       maxStderrBytes: limits.maxStderrBytes,
       ...requestLimits,

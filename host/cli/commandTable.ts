@@ -141,7 +141,7 @@ export const COMMANDS: CommandSpec[] = [
       if (!runner) throw new UsageError('run needs --runner <dir|name>', this);
       if (text === undefined) throw new UsageError('run needs --text <message>', this);
       if (sandbox !== undefined && sandbox !== 'process' && sandbox !== 'bwrap')
-        throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox)}`, this);
+        throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox.slice(0, 40))}`, this);
       const { parseJsonObjectFlag } = await import('./hostFlags.js');
       const runnerConfig = parseJsonObjectFlag('--config', str(ctx.flags, 'config'));
       const cfg = await hostConfig(ctx);

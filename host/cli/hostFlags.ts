@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { resolveDataDir } from '../config/dataDir.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { parseLimits } from '../config/limits.js';
+import { jsonDepth, MAX_JSON_DEPTH } from '../../sdk/transport/jsonDepth.js';
+import { clip } from '../util/clip.js';
 import { UsageError, type Flags } from './spec.js';
 
 /** Absolute folders from a colon-separated list (empty entries dropped). */
@@ -20,22 +22,44 @@ export function parseDurability(text: string | undefined): 'normal' | 'full' {
   throw new UsageError(`--durability (or PADDOCK_DURABILITY) must be normal or full, got ${JSON.stringify(text)}`);
 }
 
-/** A positive whole number of milliseconds. */
+/** Longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Longest JSON option value (`--config`), in bytes, and its deepest nesting (the protocol's). */
+const MAX_JSON_FLAG_BYTES = 1024 * 1024;
+
+/**
+ * A whole number of milliseconds from 1 to {@link MAX_TIMER_MS}, written in decimal digits only:
+ * `0x10`, `1e3`, ` 5000`, `5000.0` and `-1` are usage errors naming the flag, never read as
+ * something else.
+ */
 export function parsePositiveInt(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new UsageError(`${flag} must be a positive whole number of milliseconds, got ${JSON.stringify(text)}`);
+  const n = /^[0-9]{1,16}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_TIMER_MS)
+    throw new UsageError(
+      `${flag} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (decimal digits only), ` +
+        `got ${JSON.stringify(clip(text, 40))}`,
+    );
   return n;
 }
 
-/** A JSON object flag (`--config '{"delayMs":100}'`). */
+/**
+ * A JSON object flag (`--config '{"delayMs":100}'`): at most 1 MiB and nested at most the
+ * protocol's `MAX_JSON_DEPTH` levels (checked by a scan before parsing, so a 5,000-deep value is a
+ * usage error, not a stack overflow later), else a usage error naming the flag.
+ */
 export function parseJsonObjectFlag(flag: string, text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_JSON_FLAG_BYTES)
+    throw new UsageError(`${flag} is ${bytes} bytes of JSON; the limit is ${MAX_JSON_FLAG_BYTES}`);
+  if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+    throw new UsageError(`${flag} nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${flag} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(`${flag} is not valid JSON: ${clip((error as Error).message, 200)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new UsageError(`${flag} must be a JSON object`);
@@ -47,7 +71,9 @@ export function hostConfigFromFlags(flags: Flags): HostConfig {
   const str = (name: string) => flags[name] as string | undefined;
   return {
     dataDir: resolveDataDir(str('data-dir')),
-    limits: parseLimits(str('timeout') ? { wallClockMs: parsePositiveInt('--timeout', str('timeout')!) } : {}),
+    limits: parseLimits(
+      str('timeout') !== undefined ? { wallClockMs: parsePositiveInt('--timeout', str('timeout')!) } : {},
+    ),
     runnerDirs: [
       ...pathList(process.env.PADDOCK_RUNNER_DIRS),
       ...((flags['runner-dir'] as string[] | undefined) ?? []).map((d) => resolve(d)),

@@ -126,7 +126,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[]): { flags: Fl
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) {
       // parseArgs says "Unknown option '--x'. To specify a positional argument…": keep the first sentence.
@@ -137,7 +137,30 @@ export function parseCommandArgs(spec: CommandSpec, argv: string[]): { flags: Fl
     }
     throw error;
   }
+  checkOptionTokens(spec, parsed.tokens);
   return { flags: parsed.values as Flags, args: parsed.positionals };
+}
+
+/**
+ * What parseArgs lets through but no command can use: an empty value (`--timeout ""` would
+ * silently mean the default) and a single-valued option given twice (`--sandbox bwrap --sandbox
+ * process` would silently keep the last, weaker one). Both are usage errors naming the option.
+ */
+function checkOptionTokens(spec: CommandSpec, tokens: { kind: string; name?: string; value?: string }[]): void {
+  const all = { ...GLOBAL_OPTIONS, ...spec.options };
+  const seen = new Set<string>();
+  const where = `\`paddock ${spec.words.join(' ')}\``;
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue;
+    const option = all[token.name];
+    if (!option) continue;
+    if (option.type === 'string' && token.value !== undefined && token.value.trim() === '')
+      throw new UsageError(`--${token.name} needs a value, got an empty one, for ${where}`, spec);
+    if (option.multiple) continue;
+    if (seen.has(token.name))
+      throw new UsageError(`--${token.name} is given more than once for ${where}; it takes one value`, spec);
+    seen.add(token.name);
+  }
 }
 
 /** Check the positional arguments against the spec: missing and extra ones are usage errors. */

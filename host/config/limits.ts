@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-const ms = (def: number) => z.int().positive().default(def);
+/** Longest delay a Node timer takes (2^31 - 1 ms): a longer one would fire after 1 ms. */
+const ms = (def: number) => z.int().positive().max(2_147_483_647).default(def);
 const bytes = (def: number) => z.int().positive().default(def);
 
 /** Limits the host enforces on every run. Each field has a default; a config may lower or raise it. */
@@ -28,6 +29,16 @@ export const HostLimitsSchema = z.strictObject({
   maxUpdates: z.int().positive().default(20_000),
   /** Sum of the sizes of all `run/update` messages of a run. */
   maxEventBytes: bytes(32 * 1024 * 1024),
+  /**
+   * Largest chat event the host takes (its JSON, in bytes), checked at intake — dispatch, `paddock
+   * run` — before anything is stored. At most 8 MiB: the event travels in the `run` line, which a
+   * runner reads with a 16 MiB line limit next to the binding and history.
+   */
+  maxChatEventBytes: z
+    .int()
+    .positive()
+    .max(8 * 1024 * 1024)
+    .default(1024 * 1024),
   /** How much of the end of stderr is kept with the outcome. */
   stderrTailBytes: bytes(8 * 1024),
   /** Memory of the whole run (cgroup). */

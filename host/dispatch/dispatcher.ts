@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import type { Binding } from '../bindings/schema.js';
-import { fieldPath } from '../util/fieldPath.js';
+import { clip } from '../util/clip.js';
 import { DISPATCH_DEFAULTS, type HostConfig } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
 import { TOKENS } from '../di/tokens.js';
@@ -12,6 +11,7 @@ import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
 import type { Store } from '../state/store.js';
 import { conversationKey, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
 import type { PlanRefusal } from '../runs/plan.js';
+import { takeChatEvent } from '../runs/eventIntake.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
 import {
@@ -117,15 +117,13 @@ export class Dispatcher {
    * `data.reason`. Every refusal is audited.
    */
   async dispatch(input: unknown, hooks: DispatchHooks = {}): Promise<DispatchTicket> {
-    const parsed = ChatEventSchema.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = `event.${fieldPath(issue.path)}`.replace(/\.$/, '');
-      const error = new HostError('INVALID_INPUT', `${field}: ${issue.message}`, { reason: 'invalid_event', field });
-      this.auditRefusal(input, error);
+    let event: ChatEvent;
+    try {
+      event = takeChatEvent(input, this.config.limits);
+    } catch (error) {
+      if (error instanceof HostError) this.auditRefusal(input, error);
       throw error;
     }
-    const event = parsed.data;
     try {
       return this.accept(event, hooks);
     } catch (error) {
@@ -406,7 +404,9 @@ export class Dispatcher {
 
   private auditRefusal(input: unknown, error: HostError): void {
     const e = (input ?? {}) as Partial<ChatEvent>;
-    const actor = typeof e.platform === 'string' ? `platform:${e.platform}` : 'platform:unknown';
+    // The event was refused: what is kept of it is clipped (it may be many megabytes of one string).
+    const text = (v: unknown) => (typeof v === 'string' ? clip(v) : null);
+    const actor = typeof e.platform === 'string' ? `platform:${clip(e.platform)}` : 'platform:unknown';
     try {
       this.store.transaction(() =>
         this.store.audit.append({
@@ -415,11 +415,11 @@ export class Dispatcher {
           data: {
             reason: error.data.reason ?? error.code,
             message: error.message,
-            eventId: typeof e.id === 'string' ? e.id : null,
-            bot: typeof e.bot === 'string' ? e.bot : null,
+            eventId: text(e.id),
+            bot: text(e.bot),
             conversation:
               e.conversation && typeof e.conversation === 'object'
-                ? { type: e.conversation.type ?? null, id: e.conversation.id ?? null }
+                ? { type: text(e.conversation.type), id: text(e.conversation.id) }
                 : null,
             bindingId: error.data.bindingId ?? null,
           },

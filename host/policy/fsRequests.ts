@@ -1,27 +1,43 @@
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
+import { clip } from '../util/clip.js';
 import { PathPolicyError, readInside, writeInside } from './paths.js';
 
 /** Most a single `fs/read` returns. */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
 
+/** Errnos of the host's own file operation that the runner's request caused (not a host fault). */
+const CLIENT_ERRNOS = new Set(['ENAMETOOLONG', 'ENOTDIR', 'EISDIR', 'ELOOP']);
+/** Errnos of a full workspace (its disk limit), not of the host. */
+const FULL_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+/**
+ * The answer to a failed fs request. A path-policy refusal is `PolicyDenied` with `deniedBy`
+ * (recorded denied and audited by the journal); a missing file or an existing one under mode
+ * `create` is an answer about the workspace, not a refusal under a rule (no `deniedBy`). Every
+ * echoed path is clipped.
+ */
 function refusal(error: unknown, method: string, path: string): never {
   if (error instanceof PathPolicyError) {
-    if (error.code === 'NOT_FOUND')
-      throw new RpcError(ErrorCodes.NotFound, error.message, { deniedBy: 'pathPolicy.notFound' });
-    if (error.code === 'EXISTS')
-      throw new RpcError(ErrorCodes.InvalidParams, error.message, { deniedBy: 'pathPolicy.exists' });
+    if (error.code === 'NOT_FOUND') throw new RpcError(ErrorCodes.NotFound, error.message, { method });
+    if (error.code === 'EXISTS') throw new RpcError(ErrorCodes.InvalidParams, error.message, { method });
     throw RpcError.policyDenied(`${method}: ${error.message}`, {
       deniedBy: `pathPolicy.${error.code.toLowerCase()}`,
       method,
     });
   }
-  // An I/O error of the host's own file operation (ENOSPC, EACCES, EISDIR…): the runner is told
-  // which errno, about its own relative path, and the run goes on (it is not a host fault).
+  // An I/O error of the host's own file operation: the runner is told which errno, about its own
+  // (clipped) relative path, and the run goes on. One its request caused is InvalidParams, a full
+  // workspace QuotaExceeded; only the rest (EACCES, EIO…) is the host's InternalError.
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))
-    throw new RpcError(ErrorCodes.InternalError, `${method} ${JSON.stringify(path)} failed: ${code}`, { errno: code });
+  if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) {
+    const message = `${method} ${JSON.stringify(clip(path))} failed: ${code}`;
+    if (CLIENT_ERRNOS.has(code)) throw new RpcError(ErrorCodes.InvalidParams, message, { errno: code });
+    if (FULL_ERRNOS.has(code))
+      throw new RpcError(ErrorCodes.QuotaExceeded, message, { errno: code, limit: 'diskBytes' });
+    throw new RpcError(ErrorCodes.InternalError, message, { errno: code });
+  }
   throw error;
 }
 

@@ -1,6 +1,7 @@
 import { constants, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
+import { clip } from '../util/clip.js';
 import { closeQuietly, fileKind, lstatBeneath, mkdirBeneath, openDirBeneath, pathBeneath, reopen } from './beneath.js';
 
 /** Why a path was refused; `code` is stable. */
@@ -14,6 +15,10 @@ export class PathPolicyError extends Error {
   }
 }
 
+/** Longest path (PATH_MAX, with its NUL) and path component (NAME_MAX) Linux takes, in bytes. */
+export const PATH_MAX_BYTES = 4095;
+const NAME_MAX_BYTES = 255;
+
 /** Paths a runner may never write, wherever they sit in its workspace. */
 const PROTECTED = [/(^|\/)\.git\/hooks(\/|$)/, /(^|\/)\.git\/config$/];
 
@@ -23,11 +28,25 @@ const PROTECTED = [/(^|\/)\.git\/hooks(\/|$)/, /(^|\/)\.git\/config$/];
  */
 export function checkRelative(rel: string): string[] {
   if (rel.includes('\0')) throw new PathPolicyError('INVALID', 'path contains a NUL byte');
+  // Checked here, not left to the kernel: ENAMETOOLONG is the runner's fault, not the host's.
+  const bytes = Buffer.byteLength(rel);
+  if (bytes > PATH_MAX_BYTES)
+    throw new PathPolicyError('INVALID', `path is ${bytes} bytes; the limit is ${PATH_MAX_BYTES}`);
   if (isAbsolute(rel))
-    throw new PathPolicyError('OUTSIDE', `absolute path ${JSON.stringify(rel)}: paths are relative to the workspace`);
+    throw new PathPolicyError(
+      'OUTSIDE',
+      `absolute path ${JSON.stringify(clip(rel))}: paths are relative to the workspace`,
+    );
   const parts = rel.split(/[\\/]+/).filter((p) => p !== '' && p !== '.');
   if (parts.length === 0) throw new PathPolicyError('INVALID', 'empty path');
-  if (parts.includes('..')) throw new PathPolicyError('OUTSIDE', `path ${JSON.stringify(rel)} climbs out with ".."`);
+  if (parts.includes('..'))
+    throw new PathPolicyError('OUTSIDE', `path ${JSON.stringify(clip(rel))} climbs out with ".."`);
+  const long = parts.find((p) => Buffer.byteLength(p) > NAME_MAX_BYTES);
+  if (long !== undefined)
+    throw new PathPolicyError(
+      'INVALID',
+      `path component ${JSON.stringify(clip(long))} is ${Buffer.byteLength(long)} bytes; the limit is ${NAME_MAX_BYTES}`,
+    );
   return parts;
 }
 
@@ -40,16 +59,16 @@ function inside(root: string, path: string): boolean {
 /** The refusal for a component that could not be opened as a directory: say what it is instead. */
 async function notADirectory(dir: FileHandle, name: string, shown: string): Promise<PathPolicyError> {
   const stat = await lstatBeneath(dir, name);
-  if (!stat) return new PathPolicyError('NOT_FOUND', `${shown} does not exist`);
+  if (!stat) return new PathPolicyError('NOT_FOUND', `${clip(shown)} does not exist`);
   if (stat.isSymbolicLink())
-    return new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+    return new PathPolicyError('SYMLINK', `${clip(shown)} is a symbolic link; links are never followed`);
   // A directory now, but not when it was opened: swapped with a link or a file meanwhile.
   if (stat.isDirectory())
     return new PathPolicyError(
       'SYMLINK',
-      `${shown} was swapped while the path was walked (a link or a file stood there); links are never followed`,
+      `${clip(shown)} was swapped while the path was walked (a link or a file stood there); links are never followed`,
     );
-  return new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a directory`);
+  return new PathPolicyError('NOT_FILE', `${clip(shown)} is ${fileKind(stat)}, not a directory`);
 }
 
 /**
@@ -109,16 +128,16 @@ async function openRoot(rootPath: string): Promise<{ handle: FileHandle; real: s
 async function checkNamed(named: FileHandle, shown: string): Promise<{ dev: number; ino: number }> {
   const stat = await named.stat();
   if (stat.isSymbolicLink())
-    throw new PathPolicyError('SYMLINK', `${shown} is a symbolic link; links are never followed`);
+    throw new PathPolicyError('SYMLINK', `${clip(shown)} is a symbolic link; links are never followed`);
   if (!stat.isFile())
     throw new PathPolicyError(
       'NOT_FILE',
-      `${shown} is ${fileKind(stat)}, not a regular file; only regular files are read or written`,
+      `${clip(shown)} is ${fileKind(stat)}, not a regular file; only regular files are read or written`,
     );
   if (stat.nlink > 1)
     throw new PathPolicyError(
       'HARDLINK',
-      `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`,
+      `${clip(shown)} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`,
     );
   return { dev: stat.dev, ino: stat.ino };
 }
@@ -134,16 +153,16 @@ async function verifyOpened(
   expected?: { dev: number; ino: number },
 ): Promise<void> {
   const stat = await handle.stat();
-  if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${shown} is ${fileKind(stat)}, not a regular file`);
+  if (!stat.isFile()) throw new PathPolicyError('NOT_FILE', `${clip(shown)} is ${fileKind(stat)}, not a regular file`);
   if (expected && (stat.dev !== expected.dev || stat.ino !== expected.ino))
-    throw new PathPolicyError('OUTSIDE', `${shown} changed while it was opened`);
+    throw new PathPolicyError('OUTSIDE', `${clip(shown)} changed while it was opened`);
   if (stat.nlink > 1)
     throw new PathPolicyError(
       'HARDLINK',
-      `${shown} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`,
+      `${clip(shown)} has ${stat.nlink} hard links; a hard link may point at a file outside the workspace`,
     );
   const real = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
-  if (!inside(root, real)) throw new PathPolicyError('OUTSIDE', `${shown} resolves outside the workspace`);
+  if (!inside(root, real)) throw new PathPolicyError('OUTSIDE', `${clip(shown)} resolves outside the workspace`);
 }
 
 /** Open an existing regular file beneath `dir` by name: O_PATH first, checks, then the real open. */
@@ -181,7 +200,7 @@ export async function readInside(
   try {
     dir = await walkBeneath(root, parts.slice(0, -1), false);
     const opened = await openExisting(dir, parts.at(-1)!, constants.O_RDONLY, rel);
-    if (!opened) throw new PathPolicyError('NOT_FOUND', `${rel} does not exist`);
+    if (!opened) throw new PathPolicyError('NOT_FOUND', `${clip(rel)} does not exist`);
     file = opened.handle;
     await verifyOpened(file, real, rel, opened.id);
     const { size } = await file.stat();
@@ -245,15 +264,18 @@ export async function writeInside(
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const stat = await lstatBeneath(dir, name);
         if (stat?.isSymbolicLink())
-          throw new PathPolicyError('SYMLINK', `${rel} is a symbolic link; links are never followed`);
+          throw new PathPolicyError('SYMLINK', `${clip(rel)} is a symbolic link; links are never followed`);
         if (mode === 'create')
-          throw new PathPolicyError('EXISTS', `${rel} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`);
+          throw new PathPolicyError(
+            'EXISTS',
+            `${clip(rel)} exists${stat ? ` (${fileKind(stat)})` : ''} (mode "create")`,
+          );
         if (stat && !stat.isFile())
           throw new PathPolicyError(
             'NOT_FILE',
-            `${rel} is ${fileKind(stat)}, not a regular file; only regular files are read or written`,
+            `${clip(rel)} is ${fileKind(stat)}, not a regular file; only regular files are read or written`,
           );
-        throw new PathPolicyError('EXISTS', `${rel} appeared while it was being created; try again`);
+        throw new PathPolicyError('EXISTS', `${clip(rel)} appeared while it was being created; try again`);
       }
     }
     await verifyOpened(file, real, rel, expected);

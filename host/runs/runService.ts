@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Backend } from '../sandbox/backend.js';
 import { buildRunParams } from '../../sdk/protocol/runParams.js';
 import type { ChatEvent, ChatEventInput, Resume, Update } from '../../sdk/protocol/types.js';
-import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { DISPATCH_DEFAULTS, HOST_INFO } from '../config/hostConfig.js';
 import { inject, injectable } from '../di/container.js';
@@ -18,6 +17,7 @@ import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { hostRequestTable, tableHandler } from './hostRequestTable.js';
 import { RunJournal, type OpenRunJournal, type QueuedRun } from './journal.js';
+import { takeChatEvent } from './eventIntake.js';
 import { planRun, type PlanRequest, type RunPlan } from './plan.js';
 import { provision, type ProvisionDeps, type Provisioned } from './provision.js';
 import { describeError, superviseRun } from './superviseRun.js';
@@ -99,6 +99,8 @@ export class RunService {
 
   /** Run one event through a runner with no binding (session = `adhoc-<runner>` × conversation). */
   async runAdHoc(request: AdHocRunRequest): Promise<RunOutcome> {
+    // The event is taken (size, then shape) before anything else is done for it.
+    const event = takeChatEvent(request.event, this.config.limits);
     const plan = this.plan({
       kind: 'adhoc',
       runner: request.runner,
@@ -106,7 +108,6 @@ export class RunService {
       sandbox: request.sandbox,
       allowDegrade: request.allowDegrade,
     });
-    const event = ChatEventSchema.parse(request.event);
     const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
     // Ad-hoc runs respect the same store-decided claims as dispatched ones (one run per session).

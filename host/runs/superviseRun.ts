@@ -37,7 +37,7 @@ export interface SuperviseRunOptions {
   onDecided?(): void;
   /** Each valid update, in order, until the outcome is decided. */
   onUpdate?(update: Update, seq: number): void;
-  /** Each runner → host request after its scope check: accepted, or the refusal. */
+  /** Each runner → host request's decision, once: accepted, or the refusal (the endpoint's or its handler's). */
   onHostRequest?(method: string, verdict: 'accepted' | RpcError): void;
   hostRequests?: HostRequestHandler;
   log?: Logger;
@@ -349,6 +349,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found ` +
         `by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
     );
+  // Each host request is recorded with its handler's real outcome, before the run's end is.
+  await conn.settleHostRequests(limits.killConfirmMs);
   conn.close(RpcError.runnerExited('run ended'));
   detachStdout();
   proc.stdout.destroy();

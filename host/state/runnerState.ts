@@ -44,7 +44,7 @@ export class RunnerStateRepo {
     return raw === undefined ? { found: false } : { found: true, value: JSON.parse(raw) as JsonValue };
   }
 
-  /** Set a value; over a cap → `QuotaExceeded` with `data.limit`. */
+  /** Set a value; over a cap → `QuotaExceeded` with `data.limit` and `data.deniedBy` (a refusal: audited). */
   set(scope: string, rawKey: string, value: JsonValue): void {
     const key = this.redact(rawKey) as string;
     const text = JSON.stringify(this.redact(value));
@@ -53,9 +53,7 @@ export class RunnerStateRepo {
       throw new RpcError(
         ErrorCodes.QuotaExceeded,
         `state value for ${JSON.stringify(key)} is ${bytes} bytes; the limit is ${RUNNER_STATE_LIMITS.maxValueBytes}`,
-        {
-          limit: 'maxValueBytes',
-        },
+        { limit: 'maxValueBytes', deniedBy: 'state.maxValueBytes' },
       );
     }
     this.db.transaction(() => {
@@ -66,7 +64,7 @@ export class RunnerStateRepo {
         throw new RpcError(
           ErrorCodes.QuotaExceeded,
           `state already holds ${RUNNER_STATE_LIMITS.maxKeysPerScope} keys`,
-          { limit: 'maxKeysPerScope' },
+          { limit: 'maxKeysPerScope', deniedBy: 'state.maxKeysPerScope' },
         );
       }
       this.upsertStmt.run(scope, key, text, new Date().toISOString());

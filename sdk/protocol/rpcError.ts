@@ -27,6 +27,15 @@ export class RpcError extends Error {
     return (Object.keys(ErrorCodes) as ErrorCodeName[]).find((k) => ErrorCodes[k] === this.code);
   }
 
+  /**
+   * The rule that refused the request, when this error is a refusal (`data.deniedBy`, a string):
+   * the one mark the host's recording layer reads to record a request as denied and audit it.
+   */
+  get deniedBy(): string | undefined {
+    const deniedBy = (this.data as { deniedBy?: unknown } | null | undefined)?.deniedBy;
+    return typeof deniedBy === 'string' ? deniedBy : undefined;
+  }
+
   /** True when this error carries `code`. */
   is(code: ErrorCode): boolean {
     return this.code === code;

@@ -34,7 +34,13 @@ export interface HostEndpointOptions {
   onViolation(violation: ProtocolViolation): void;
   /** A valid `run/update` of the active run, with the byte size of its line. */
   onUpdate(params: RunUpdateParams, lineBytes: number): void;
-  /** Every runner → host request, after its scope check, before it is answered. */
+  /**
+   * The decision on every runner → host request, once: a refusal of the endpoint's own checks at
+   * once; otherwise when its handler settles — the refusal it threw (an {@link RpcError} carrying
+   * `data.deniedBy`, e.g. the path policy's), or `accepted` (it answered, or failed for a reason
+   * that is not a refusal). A request still in flight when the run ends is decided by
+   * {@link HostEndpoint.settleHostRequests}.
+   */
   onHostRequest?(method: HostMethodName, runId: string, outcome: 'accepted' | RpcError): void;
   hostRequests: HostRequestHandler;
   host: { name: string; version: string };
@@ -65,6 +71,8 @@ export class HostEndpoint {
   readonly peer: JsonRpcPeer;
   private active: ActiveRun | undefined;
   private currentLineBytes = 0;
+  /** Host requests past the endpoint's checks whose handler has not settled yet, with their decide. */
+  private readonly inFlight = new Map<Promise<void>, (verdict: 'accepted') => void>();
 
   constructor(private readonly options: HostEndpointOptions) {
     this.peer = new JsonRpcPeer({
@@ -136,6 +144,25 @@ export class HostEndpoint {
     this.active = undefined;
   }
 
+  /**
+   * Wait (at most `ms`) for the host requests still being handled — {@link endRun} aborted them —
+   * so each is decided by its handler's real outcome; one still pending after that is recorded
+   * `accepted` (it passed every check; nothing refused it while the run lasted).
+   */
+  async settleHostRequests(ms: number): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(this.inFlight.keys()),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+    ]);
+    clearTimeout(timer);
+    for (const [pending, decide] of [...this.inFlight]) {
+      this.inFlight.delete(pending);
+      decide('accepted');
+    }
+  }
+
   /** Number of updates accepted for the active run. */
   get updateCount(): number {
     return this.active?.lastSeq ?? 0;
@@ -178,11 +205,29 @@ export class HostEndpoint {
       refusal =
         checkGrant(method, params, run.binding, runId) ?? run.budget.take(Buffer.byteLength(JSON.stringify(params)));
     }
-    this.options.onHostRequest?.(method, runId, refusal ?? 'accepted');
-    if (refusal || !run) throw refusal;
+    if (refusal || !run) {
+      this.options.onHostRequest?.(method, runId, refusal!);
+      throw refusal;
+    }
     const notify = (name: 'model/delta', body: Record<string, unknown>) => {
       if (this.active === run && !run.controller.signal.aborted) this.peer.notify(name, body);
     };
-    return this.options.hostRequests.handle(method, params, { runId, signal: run.controller.signal, notify });
+    // The decision is recorded once, from what the handler did: a refusal it threw (the path
+    // policy, a budget, a quota…) is a denial like the endpoint's own, never an `accepted`.
+    let decided = false;
+    const decide = (verdict: 'accepted' | RpcError) => {
+      if (decided) return;
+      decided = true;
+      this.options.onHostRequest?.(method, runId, verdict);
+    };
+    const answer = this.options.hostRequests.handle(method, params, { runId, signal: run.controller.signal, notify });
+    const settled = answer.then(
+      () => decide('accepted'),
+      (error: unknown) => decide(error instanceof RpcError && error.deniedBy !== undefined ? error : 'accepted'),
+    );
+    this.inFlight.set(settled, decide);
+    void settled.finally(() => this.inFlight.delete(settled));
+    await settled;
+    return answer;
   }
 }

@@ -140,8 +140,8 @@ describe('grants are enforced on every runner request (real runner, real store)'
       expect(p['model/complete:m1']).toBe('ok');
       expect(p['kb/retrieve:kb1']).toEqual({ code: ErrorCodes.UpstreamFailed });
       for (const name of ['tool/call:gh/search', 'tool/call:files/list']) expect(p[name], name).toBe('ok');
-      // fs/read is served (through the path policy): the file does not exist.
-      expect(p['fs/read']).toEqual({ code: ErrorCodes.NotFound, deniedBy: 'pathPolicy.notFound' });
+      // fs/read is served (through the path policy): the file does not exist, an answer, not a refusal.
+      expect(p['fs/read']).toEqual({ code: ErrorCodes.NotFound });
       const denied = (deniedBy: string) => ({ code: ErrorCodes.PolicyDenied, deniedBy });
       expect(p['fs/write']).toEqual(denied('binding.hostRequests'));
       expect(p['approval/request']).toEqual(denied('binding.hostRequests'));
@@ -441,6 +441,86 @@ describe('fs requests go through the path policy', () => {
       expect(probes['fs/read:own']).toBe('ok');
       // under bwrap the run is an unprivileged uid: the host gives it what it wrote
       expect(probes['direct:own']).toBe('ok');
+    },
+  );
+});
+
+describe('a refusal by the service behind a request is recorded as denied and audited (issue 12, finding 8)', () => {
+  const h = makeHost();
+  afterAll(() => h.close());
+
+  it(
+    'path policy, state quota and model budget refusals: run.request denied with deniedBy and one policy.denied ' +
+      'each; the accepted and not-found ones stay accepted; no stored byte holds the 5,000-character path',
+    async () => {
+      const secret = join(h.dataDir, 'paddock.db');
+      h.apply({
+        resources: { models: [{ id: 'm1', provider: 'scripted', model: 'script-1' }] },
+        bindings: [
+          {
+            id: 'denials',
+            runner: 'prober',
+            route: { platform: 'telegram', bot: 'denials' },
+            config: { symlinkTo: secret, models: ['m1'], maxTokens: 5_000 },
+            grants: { fs: 'readwrite', state: 'session', models: ['m1'] },
+            limits: { modelTokensPerRun: 100 },
+          },
+        ],
+      });
+      const ticket = await h.dispatcher.dispatch(chatEvent({ bot: 'denials' }));
+      if (ticket.status === 'duplicate') throw new Error('duplicate');
+      const outcome = await ticket.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      const { probes } = JSON.parse((outcome.result!.output!.parts[0] as { text: string }).text) as ProbeReport;
+      const denied = (deniedBy: string, code: number = ErrorCodes.PolicyDenied) => ({ code, deniedBy });
+      const expected: Record<string, Verdict> = {
+        'fs/read:leak': denied('pathPolicy.symlink'),
+        'fs/write:leak': denied('pathPolicy.symlink'),
+        'fs/write:hook': denied('pathPolicy.protected'),
+        'fs/read:dotdot': denied('pathPolicy.outside'),
+        'fs/write:long': denied('pathPolicy.invalid'),
+        'fs/read:longName': denied('pathPolicy.invalid'),
+        'fs/read:invalid': denied('pathPolicy.invalid'),
+        'state/set:huge': denied('state.maxValueBytes', ErrorCodes.QuotaExceeded),
+        'model/complete:m1': denied('binding.limits.modelTokensPerRun', ErrorCodes.QuotaExceeded),
+        'approval/request': denied('binding.hostRequests'),
+      };
+      for (const [name, verdict] of Object.entries(expected)) expect(probes[name], name).toEqual(verdict);
+      // Answers, not refusals: a missing file, and the run's own files.
+      expect(probes['fs/read:missing']).toEqual({ code: ErrorCodes.NotFound });
+      for (const name of ['fs/write:own', 'fs/read:own', 'state/get', 'state/set', 'fs/write'])
+        expect(probes[name], name).toBe('ok');
+
+      const events = h.store
+        .readEvents(h.store.run(ticket.runId)!.sessionId)
+        .filter((e) => e.runId === ticket.runId && e.type === 'run.request')
+        .map((e) => e.data as { method: string; decision: 'accepted' | { code: number; reason: string } });
+      const deniedEvents = events.filter((e) => e.decision !== 'accepted');
+      const audit = h.store.audit.records().filter((r) => r.type === 'policy.denied' && r.runId === ticket.runId);
+      const deniedBys = (audit.map((r) => (r.data as { deniedBy: string }).deniedBy) as string[]).sort();
+      expect(deniedBys).toEqual(
+        Object.values(expected)
+          .map((v) => (v as { deniedBy: string }).deniedBy)
+          .sort(),
+      );
+      expect(deniedEvents).toHaveLength(Object.keys(expected).length);
+      // Accepted: state/get, state/set; fs/read of in/x and out/missing.txt (not found) and out/own.txt; fs/write of
+      // out/x, out/own.txt and out/made/own2.txt.
+      const accepted = events.filter((e) => e.decision === 'accepted').map((e) => e.method);
+      expect(accepted.filter((m) => m === 'fs/read')).toHaveLength(3);
+      expect(accepted.filter((m) => m === 'fs/write')).toHaveLength(3);
+      expect(accepted.filter((m) => m.startsWith('state/'))).toHaveLength(2);
+      for (const record of audit) {
+        const data = record.data as { reason: string; requestedBy: string };
+        expect(data.requestedBy).toBe('runner:prober');
+        expect(data.reason.length).toBeLessThan(600);
+      }
+      // The 5,000-character path is clipped wherever it is echoed: in no stored event or audit record whole.
+      const stored = JSON.stringify([
+        h.store.readEvents(h.store.run(ticket.runId)!.sessionId),
+        h.store.audit.records(),
+      ]);
+      expect(stored).not.toContain('p/'.repeat(200));
     },
   );
 });

@@ -103,10 +103,9 @@ describe('local-agent runner (bwrap, everything through the host)', () => {
     // The scripted model waits 30 s before answering.
     const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'la', text: 'DELAY:30000' }));
     if (ticket.status === 'duplicate') throw new Error('duplicate');
-    // Cancel once the host has accepted the runner's model/complete (the call is then pending).
-    const pending = rawDb(host.store).prepare(
-      "SELECT 1 FROM events WHERE run_id = ? AND type = 'run.request' AND data LIKE '%model/complete%'",
-    );
+    // Cancel once the runner's model/complete is in flight: its budget reservation is held (its
+    // run.request is recorded only when it is decided, i.e. answered).
+    const pending = rawDb(host.store).prepare('SELECT 1 FROM gateway_reservations WHERE run_id = ?');
     while (!pending.get(ticket.runId)) await new Promise((r) => setTimeout(r, 20));
     host.dispatcher.cancel(ticket.runId, 'test cancel');
     const outcome = await ticket.done;
