@@ -63,6 +63,20 @@ async function config(ctx: CommandContext, words: string[]): Promise<number> {
   return configCommand(await hostConfig(ctx), [...words, ...ctx.args], adminFlags(ctx.flags), ctx.out, ctx.err);
 }
 
+/** `paddock tokens …` through commands/tokens.ts. */
+async function tokens(ctx: CommandContext, verb: string): Promise<number> {
+  const { tokensCommand } = await import('./commands/tokens.js');
+  const flags = {
+    json: ctx.flags.json === true,
+    tenant: str(ctx.flags, 'tenant'),
+    role: str(ctx.flags, 'role'),
+    name: str(ctx.flags, 'name'),
+    expires: str(ctx.flags, 'expires'),
+    by: str(ctx.flags, 'by'),
+  };
+  return tokensCommand(await hostConfig(ctx), verb, ctx.args, flags, ctx.out, ctx.err);
+}
+
 /** `paddock runs …|sessions show` through commands/state.ts. */
 async function state(ctx: CommandContext, words: string[]): Promise<number> {
   const { stateCommand } = await import('./commands/state.js');
@@ -387,6 +401,43 @@ export const COMMANDS: CommandSpec[] = [
     },
     async run(ctx) {
       return state(ctx, ['runs', 'resolve']);
+    },
+  },
+  {
+    words: ['tokens', 'create'],
+    summary: 'create an API token for `paddock serve` (printed once; only its hash is kept)',
+    details: [
+      'The token acts for one tenant with one role: platform (dispatch, read and stream its sessions),',
+      'approver (read, approve), admin (everything for its tenant; host-wide reads for tenant "default").',
+      'Plain output prints the token alone on stdout (what it is for goes to stderr), so it can be captured.',
+    ],
+    options: {
+      tenant: { type: 'string', value: '<name>', help: 'the tenant it acts for ([a-z0-9][a-z0-9_-]{0,62})' },
+      role: { type: 'string', value: '<role>', help: 'platform, approver or admin' },
+      name: { type: 'string', value: '<text>', help: 'a label for listings (e.g. the platform it is for)' },
+      expires: { type: 'string', value: '<30d|12h|90m|date>', help: 'when it stops working (default: never)' },
+      by,
+      json,
+    },
+    async run(ctx) {
+      return tokens(ctx, 'create');
+    },
+  },
+  {
+    words: ['tokens', 'list'],
+    summary: 'API tokens (never their secrets), newest first',
+    options: { tenant: { type: 'string', value: '<name>', help: "only this tenant's tokens" }, json },
+    async run(ctx) {
+      return tokens(ctx, 'list');
+    },
+  },
+  {
+    words: ['tokens', 'revoke'],
+    args: ['tokenId'],
+    summary: 'revoke an API token: every server on this data folder refuses it from its next request (audited)',
+    options: { by, json },
+    async run(ctx) {
+      return tokens(ctx, 'revoke');
     },
   },
   {

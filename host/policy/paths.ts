@@ -45,7 +45,8 @@ export function checkRelative(rel: string): string[] {
   if (long !== undefined)
     throw new PathPolicyError(
       'INVALID',
-      `path component ${JSON.stringify(clip(long))} is ${Buffer.byteLength(long)} bytes; the limit is ${NAME_MAX_BYTES}`,
+      `path component ${JSON.stringify(clip(long))} is ${Buffer.byteLength(long)} bytes; ` +
+        `the limit is ${NAME_MAX_BYTES}`,
     );
   return parts;
 }

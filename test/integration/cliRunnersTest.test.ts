@@ -163,7 +163,7 @@ describe('paddock runners test', () => {
     },
     60_000,
   );
-  it('a runner that leaves a setsid descendant holding its pipes: the command still ends, fails that, and kills it', async () => {
+  it('a setsid descendant holding the runner pipes: the command ends, fails that check, kills it', async () => {
     // The descendant leaves the process group the suite kills and keeps stdout and stderr open; the manifest's env
     // marks it (and only this test's) so the test can look for it afterwards.
     const mark = randomUUID();

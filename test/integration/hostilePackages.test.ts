@@ -80,7 +80,7 @@ describe('hostile runner packages (real CLI processes)', () => {
     },
   );
 
-  it('manifest fields with every control class are shown escaped on one line by runners show/list and explain', async () => {
+  it('manifest fields with every control class print escaped on one line (runners show/list, explain)', async () => {
     const home = tmp('paddock-hostile-');
     const dirs = tmp('paddock-hostile-dirs-');
     const fields = {
@@ -113,7 +113,7 @@ describe('hostile runner packages (real CLI processes)', () => {
     expect(explained.stdout.split('\n').filter((l) => /risk: None/.test(l))).toHaveLength(1);
   });
 
-  it('manifest errors quoting hostile keys, env names and entry paths print escaped in runners test/list and run', async () => {
+  it('manifest errors quoting hostile keys, env names, entry paths print escaped (runners test, run)', async () => {
     const home = tmp('paddock-hostile-');
     const dirs = tmp('paddock-hostile-dirs-');
     const keys = plant(dirs, 'keys', {
@@ -139,7 +139,7 @@ describe('hostile runner packages (real CLI processes)', () => {
     expect(outputs[1]!.stderr).toContain('no file x\\x1b]0;OWNED');
   });
 
-  it('runner text with C1, bidi and invisible controls is escaped in the live view, runs show and sessions show; --json stays exact', async () => {
+  it('runner text with C1, bidi, invisible marks is escaped (live, runs/sessions show); --json exact', async () => {
     const home = tmp('paddock-hostile-');
     const text = `hi ${HOSTILE}`;
     const live = await paddock(['run', '--runner', 'echo', '--text', text], { dataDir: home });

@@ -4,8 +4,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { HostError } from '../../../host/errors.js';
 import { takeChatEvent } from '../../../host/runs/eventIntake.js';
-import { parseJsonObjectFlag } from '../../../host/cli/hostFlags.js';
-import { UsageError } from '../../../host/cli/spec.js';
 import { chatEvent, tempHost } from '../../helpers/host.js';
 
 const LIMIT = 4_096;
@@ -93,20 +91,4 @@ describe('both intake paths use it, before anything is stored', () => {
     const outcome = await host.runs.runAdHoc({ runner: 'echo', event: eventOf(LIMIT, 'a', 'adhoc-ok') as never });
     expect(outcome.status, outcome.reason).toBe('completed');
   }, 60_000);
-});
-
-describe('JSON option values (--config)', () => {
-  it('over 1 MiB is a usage error naming the flag and the size; 64 levels pass, 65 do not', () => {
-    const big = `{"a":"${'x'.repeat(1024 * 1024)}"}`;
-    expect(() => parseJsonObjectFlag('--config', big)).toThrow(UsageError);
-    expect(() => parseJsonObjectFlag('--config', big)).toThrow(
-      `--config is ${big.length} bytes of JSON; the limit is 1048576`,
-    );
-    expect(parseJsonObjectFlag('--config', `{"a":${'['.repeat(63)}${']'.repeat(63)}}`)).toHaveProperty('a');
-    expect(() => parseJsonObjectFlag('--config', `{"a":${'['.repeat(64)}${']'.repeat(64)}}`)).toThrow(
-      /nests deeper than 64/,
-    );
-    // Brackets inside strings are not nesting.
-    expect(parseJsonObjectFlag('--config', `{"a":"${'['.repeat(500)}"}`)).toHaveProperty('a');
-  });
 });

@@ -74,7 +74,7 @@ describe('HostEndpoint records the real outcome of each host request, once', () 
     ]);
   });
 
-  it('a request in flight when the run ends: its late denial is still the decision; one that never settles is accepted once', async () => {
+  it('in flight at run end: a late denial is still the decision; one that never settles is accepted once', async () => {
     let refuseLate!: () => void;
     const { conn, decisions, request } = endpoint(
       (method, params) =>
