@@ -1,33 +1,40 @@
 // A webhook receiver: an HTTP server that verifies each delivery before handing it on.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ReplayGuard, verifyWebhook } from './verify.js';
 
 /** Bodies larger than this are refused unread (paddock's are far smaller). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Options of {@link handleWebhook}. */
+export interface ReceiverOptions {
+  secret: string;
+  onDelivery: (payload: Record<string, unknown>) => void | Promise<void>;
+  guard?: ReplayGuard;
+}
+
+/** A server running {@link handleWebhook}. */
+export function createReceiver(options: ReceiverOptions): Server {
+  return createServer(handleWebhook(options));
+}
+
 /**
- * A server that answers 204 to a verified delivery once `onDelivery` handled it, 401 to a bad signature or
+ * A request handler that answers 204 to a verified delivery once `onDelivery` handled it, 401 to a bad signature or
  * timestamp, 400 to a bad body, and 200 without calling `onDelivery` again to a delivery id it handled before
  * (a retry whose first answer was lost stops; a replay does nothing). A throwing `onDelivery` answers 500:
  * paddock retries, and the id is not remembered.
  */
-export function createReceiver(options: {
-  secret: string;
-  onDelivery: (payload: Record<string, unknown>) => void | Promise<void>;
-  guard?: ReplayGuard;
-}): Server {
+export function handleWebhook(options: ReceiverOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const guard = options.guard ?? new ReplayGuard();
-  return createServer((req, res) => {
+  return (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        res.writeHead(413).end();
-        req.destroy();
-      } else chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (!res.headersSent) res.writeHead(413, { connection: 'close' }).end();
     });
     req.on('end', () => {
+      if (res.headersSent) return;
       if (req.method !== 'POST') return void res.writeHead(405).end();
       const verified = verifyWebhook({
         secret: options.secret,
@@ -50,5 +57,5 @@ export function createReceiver(options: {
           },
         );
     });
-  });
+  };
 }
