@@ -31,7 +31,8 @@ describe('webhook allow list', () => {
     expect(allows(list, 'a', '::1', 9000)).toBe(true);
     expect(allows(list, 'a', '::1', 9001)).toBe(false);
     expect(() => parseWebhookAllow('10.0.0.0/33,a_b,1.2.3.4:0,h:x, ')).toThrow(
-      '--webhook-allow: "10.0.0.0/33": the prefix must be 0-32; "a_b": not an address, a range (a.b.c.d/n) or a name; ' +
+      '--webhook-allow: "10.0.0.0/33": the prefix must be 0-32; ' +
+        '"a_b": not an address, a range (a.b.c.d/n) or a name; ' +
         '"1.2.3.4:0": the port must be 1-65535; "h:x": the port must be a number',
     );
     expect(() => parseWebhookAllow(' , ')).toThrow('--webhook-allow: name at least one host');
