@@ -1,3 +1,6 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ReplayGuard, verifyWebhook } from '../../examples/webhook-receiver/verify.js';
@@ -13,6 +16,7 @@ import {
 import { Store } from '../../host/state/store.js';
 import { sweepEndedRuns } from '../../host/api/webhooks/enqueue.js';
 import { claimDue, deliveryById } from '../../host/state/webhooks.js';
+import { bundleHostEntry } from '../helpers/hostBundle.js';
 import { rawDb } from '../helpers/rawDb.js';
 import { tempStore } from '../helpers/store.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
@@ -400,6 +404,35 @@ describe('webhook bookkeeping', () => {
     const ids = t.received.map((r) => r.headers['paddock-webhook-id']);
     expect(ids).toHaveLength(24);
     expect(new Set(ids).size).toBe(24);
+    expect(listDeliveries(s, 'default', hook.id).every((d) => d.state === 'delivered' && d.attempts === 1)).toBe(true);
+  });
+
+  it('two host processes on one data folder, sending at the same time, send each delivery once', async () => {
+    const s = store();
+    // The first request is held until a second arrives: both processes must be sending at once.
+    const ids: string[] = [];
+    let held: ServerResponse | undefined;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        ids.push(String(req.headers['paddock-webhook-id']));
+        if (ids.length === 1) return void (held = res);
+        held?.writeHead(204).end();
+        held = undefined;
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))));
+    const hook = register(s, `http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    for (let i = 0; i < 12; i += 1) endedRun(s);
+    const entry = await bundleHostEntry('test/fixtures/deliversWebhooks.ts');
+    const [a, b] = await Promise.all([1, 2].map(() => execa('node', [entry, s.dataDir])));
+    const sent = [Number(a!.stdout), Number(b!.stdout)];
+    expect(sent[0]! + sent[1]!).toBe(12);
+    expect(Math.min(...sent)).toBeGreaterThan(0);
+    expect(ids).toHaveLength(12);
+    expect(new Set(ids).size).toBe(12);
     expect(listDeliveries(s, 'default', hook.id).every((d) => d.state === 'delivered' && d.attempts === 1)).toBe(true);
   });
 

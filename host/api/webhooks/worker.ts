@@ -141,6 +141,7 @@ export class WebhookWorker {
       void this.runDue()
         .catch((error: unknown) => this.options.logger?.warn({ err: String(error) }, 'webhook: worker pass failed'))
         .finally(() => {
+          if (this.stopped) return; // the store may be closing
           const due = nextDue(this.store);
           const wait = due === undefined ? this.pollMs : Math.max(0, Math.min(this.pollMs, due - this.now()));
           this.schedule(wait);
