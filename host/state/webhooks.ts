@@ -60,7 +60,10 @@ const DELIVERY_COLUMNS =
   'id, webhook_id AS webhookId, tenant, run_id AS runId, type, state, attempts, last_status AS lastStatus, ' +
   'last_error AS lastError, next_attempt_at AS nextAttemptAt, created_at AS createdAt, updated_at AS updatedAt';
 
-const toWebhook = <T extends { events: unknown }>(row: T) => ({ ...row, events: JSON.parse(row.events as string) });
+const toWebhook = <T extends { events: unknown }>(row: T) => ({
+  ...row,
+  events: JSON.parse(row.events as string) as string[],
+});
 
 /** Store a registration and its audit record in one transaction. */
 export function insertWebhook(

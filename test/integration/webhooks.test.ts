@@ -151,7 +151,7 @@ describe('webhook delivery', () => {
 
   it('gives up after maxAttempts and schedules retries by the backoff it was given', async () => {
     const s = store();
-    const t = await target(Array(10).fill({ status: 503 }));
+    const t = await target(Array<Answer>(10).fill({ status: 503 }));
     const hook = register(s, t.url);
     endedRun(s);
     const { worker: w } = worker(s, { maxAttempts: 3 });
@@ -333,7 +333,7 @@ describe('webhook bookkeeping', () => {
     ).toEqual([silent, spoke].sort());
     expect(listDeliveries(s, 'default', replies.id).map((d) => d.runId)).toEqual([spoke]);
     expect(listDeliveries(s, 'other-tenant', other.id)).toEqual([]);
-    expect(t.received.map((r) => JSON.parse(r.body.toString()).runId)).not.toContain(before);
+    expect(t.received.map((r) => (JSON.parse(r.body.toString()) as { runId: string }).runId)).not.toContain(before);
     // Another tenant's webhook id is not found, the same as one that does not exist.
     expect(() => listDeliveries(s, 'default', other.id)).toThrow(`no webhook ${other.id}`);
     expect(() => removeWebhook(s, 'default', other.id, 'token:test')).toThrow(`no webhook ${other.id}`);

@@ -40,7 +40,8 @@ export function addressBits(address: string): { family: 4 | 6; bits: bigint } | 
     });
   left = expand(left);
   right = expand(right);
-  const all = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  const all =
+    tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   const bits = all.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
   const v4mapped = bits >> 32n === 0xffffn;
   return v4mapped ? { family: 4, bits: bits & 0xffffffffn } : { family: 6, bits };
