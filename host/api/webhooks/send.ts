@@ -38,6 +38,8 @@ export function sendWebhook(
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  /** The attempt's whole deadline, named in the timeout error (`timeoutMs` is what is left of it). */
+  deadlineMs = timeoutMs,
 ): Promise<SendResult> {
   // The connection goes to the address that was checked (the host name still names the Host header and TLS).
   const pinned: LookupFunction = (_hostname, options, callback) => {
@@ -63,7 +65,7 @@ export function sendWebhook(
       lookup: pinned,
       agent: false, // no pooled socket: each attempt connects to its own checked address
     });
-    const timer = setTimeout(() => finish({ status: null, error: `timed out after ${timeoutMs} ms` }), timeoutMs);
+    const timer = setTimeout(() => finish({ status: null, error: `timed out after ${deadlineMs} ms` }), timeoutMs);
     req.on('error', (error: NodeJS.ErrnoException) =>
       finish({ status: null, error: `${error.code ?? 'error'}: ${error.message}`.slice(0, 300) }),
     );

@@ -159,7 +159,7 @@ export class WebhookWorker {
       const dest = await withDeadline(resolveDestination(d.url, this.allow, this.resolve), this.timeoutMs);
       const timestamp = Math.floor(this.now() / 1000);
       const left = Math.max(1, this.timeoutMs - (this.now() - started));
-      result = await sendWebhook(dest, webhookHeaders(d.id, d.secret, timestamp, d.body), d.body, left);
+      result = await sendWebhook(dest, webhookHeaders(d.id, d.secret, timestamp, d.body), d.body, left, this.timeoutMs);
     } catch (error) {
       refused = error instanceof DestinationRefused;
       const code = (error as NodeJS.ErrnoException).code;
