@@ -14,6 +14,7 @@ import {
   type WebhookWorkerOptions,
 } from '../../host/api/webhooks/index.js';
 import { Store } from '../../host/state/store.js';
+import { MAX_REPLY_CHARS, type WebhookBody } from '../../host/api/webhooks/body.js';
 import { sweepEndedRuns } from '../../host/api/webhooks/enqueue.js';
 import { claimDue, deliveryById } from '../../host/state/webhooks.js';
 import { bundleHostEntry } from '../helpers/hostBundle.js';
@@ -320,6 +321,8 @@ describe('webhook bookkeeping', () => {
     const s = store();
     const t = await target();
     const before = endedRun(s);
+    // Its end and the registration may share a millisecond (then it counts as after): put it plainly before.
+    rawDb(s).prepare("UPDATE runs SET ended_at = '2000-01-01T00:00:00.000Z' WHERE id = ?").run(before);
     const all = register(s, t.url);
     const replies = register(s, t.url, ['reply']);
     const other = register(s, t.url, ['run.ended'], 'other-tenant');
@@ -337,6 +340,28 @@ describe('webhook bookkeeping', () => {
     // Another tenant's webhook id is not found, the same as one that does not exist.
     expect(() => listDeliveries(s, 'default', other.id)).toThrow(`no webhook ${other.id}`);
     expect(() => removeWebhook(s, 'default', other.id, 'token:test')).toThrow(`no webhook ${other.id}`);
+  });
+
+  it('an interrupted run is delivered as ended with its status; a long reply is cut and says so', async () => {
+    const s = store();
+    const t = await target();
+    register(s, t.url);
+    const { sessionId } = s.ensureSession('b1', 'interrupted');
+    s.append(sessionId, [
+      { type: 'run.queued', runId: 'run_cut', data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
+      { type: 'run.interrupted', runId: 'run_cut', data: { reason: 'host stopped', killedPid: null } },
+    ]);
+    const long = endedRun(s, 'é'.repeat(MAX_REPLY_CHARS + 5));
+    await worker(s).worker.runDue();
+    const bodies = t.received.map((r) => JSON.parse(r.body.toString()) as WebhookBody);
+    const cut = bodies.find((b) => b.runId === 'run_cut')!;
+    expect([cut.type, cut.outcome, cut.reply]).toEqual([
+      'run.ended',
+      { status: 'interrupted', reason: 'host stopped' },
+      { text: '' },
+    ]);
+    const longBody = bodies.find((b) => b.runId === long)!;
+    expect(longBody.reply).toEqual({ text: 'é'.repeat(MAX_REPLY_CHARS), truncated: true });
   });
 
   it('queues runs another process ended (the sweep), and one delivery per run whoever queues it', async () => {
