@@ -63,6 +63,8 @@ export class WebhookWorker {
   private unsubscribe?: () => void;
   private timer?: NodeJS.Timeout;
   private stopped = true;
+  /** Set by {@link stop}: a pass in flight finishes its claimed batch and claims no more. */
+  private stopping = false;
   private current: Promise<number> = Promise.resolve(0);
 
   constructor(
@@ -84,6 +86,7 @@ export class WebhookWorker {
   start(): this {
     if (!this.stopped) return this;
     this.stopped = false;
+    this.stopping = false;
     this.unsubscribe = this.store.subscribe((event) => this.onCommitted(event));
     this.schedule(0);
     return this;
@@ -92,6 +95,7 @@ export class WebhookWorker {
   /** Stop listening and polling; resolves when the attempts in flight are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     this.unsubscribe?.();
     clearTimeout(this.timer);
     await this.current;
@@ -110,13 +114,14 @@ export class WebhookWorker {
   private async sweepAndSend(): Promise<number> {
     sweepEndedRuns(this.store, this.now());
     let attempts = 0;
-    for (;;) {
+    while (!this.stopping) {
       const now = this.now();
       const claimed = claimDue(this.store, this.id, now, now + this.leaseMs, this.batch);
       if (claimed.length === 0) return attempts;
       await Promise.all(claimed.map((d) => this.attempt(d)));
       attempts += claimed.length;
     }
+    return attempts;
   }
 
   private onCommitted(event: StoredEvent): void {
