@@ -44,6 +44,15 @@ export const BINDING_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  */
 export const ROUTE_PATTERN = /^\/[A-Za-z0-9/_:.{}*-]{0,127}$/;
 
+/**
+ * Whether a route carries what looks like an object id rather than a parameter: a store id (`run_…`, `ses_…`,
+ * `evt_…`), a token (`pdk_…`), a run of 8 or more hex digits or of 4 or more decimal digits. A safety net for a URL
+ * passed where a pattern belongs; the route patterns of `paddock serve` have none.
+ */
+export function looksLikeId(route: string): boolean {
+  return /(^|[/_-])(run|ses|evt|pdk|dlv|whk)_|[0-9a-fA-F]{8}|\d{4}/.test(route);
+}
+
 /** An HTTP status code as a label (`100`–`599`), else {@link OTHER}. */
 export function statusLabel(raw: unknown): string {
   return typeof raw === 'number' && Number.isInteger(raw) && raw >= 100 && raw <= 599 ? String(raw) : OTHER;

@@ -8,7 +8,7 @@ import { waitingRunsTotal } from '../../state/dispatchLog.js';
 import { Store } from '../../state/store.js';
 import type { InjectionToken } from '../../di/container.js';
 import { TOKENS } from '../../di/tokens.js';
-import { CappedLabel, fixedLabel, OTHER, ROUTE_PATTERN, statusLabel } from './labels.js';
+import { CappedLabel, fixedLabel, looksLikeId, OTHER, ROUTE_PATTERN, statusLabel } from './labels.js';
 import { feedRunMetrics } from './runFeed.js';
 
 /** Every reason a dispatch refusal can carry (host/dispatch/dispatcher.ts RefusalReason, plus `event_too_large`). */
@@ -45,8 +45,11 @@ export interface MetricsOptions {
   dispatcher?: Pick<Dispatcher, 'observeRefusals'>;
   /** Model-call source (default: the host's gateway, when the source is a started host). */
   gateway?: Pick<Gateway, 'observeCalls'>;
-  /** The server's route patterns: a route label outside this list is `other` (default: any well-formed pattern). */
-  routes?: readonly string[];
+  /**
+   * The server's route patterns, read at each request (a set the server fills as it registers routes will do): a
+   * route label outside them is `other`. Default: any well-formed pattern without an id in it.
+   */
+  routes?: ReadonlySet<string> | readonly string[];
   /** Distinct values a configuration-named label (binding, route) may take before the rest count as `other`. */
   maxLabelValues?: number;
   /** Node process default metrics on this registry (default true). */
@@ -181,7 +184,9 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
   const reasonLabel = fixedLabel(REFUSAL_REASONS);
   const providerLabel = fixedLabel(PROVIDERS);
   const webhookLabel = fixedLabel(WEBHOOK_RESULTS);
-  const declared = options.routes ? new Set(options.routes) : undefined;
+  const routes = options.routes;
+  const declared = (route: string) =>
+    !routes || ('has' in routes ? routes.has(route) : routes.includes(route));
   const routeLabel = new CappedLabel(ROUTE_PATTERN, max);
 
   const stops = [
@@ -202,7 +207,7 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
     contentType: registry.contentType,
     render: () => registry.metrics(),
     httpRequest(route, status, seconds) {
-      const r = route !== undefined && (!declared || declared.has(route)) ? routeLabel.value(route) : OTHER;
+      const r = route !== undefined && declared(route) && !looksLikeId(route) ? routeLabel.value(route) : OTHER;
       httpRequests.inc({ route: r, status: statusLabel(status) });
       if (Number.isFinite(seconds) && seconds >= 0) httpDuration.observe({ route: r }, seconds);
     },
