@@ -130,9 +130,7 @@ function checkHistograms(families: Exposition['families'], samples: Sample[]): v
 
 /** The value of the one sample of `name` whose labels include `labels` (0 when there is none). */
 export function valueOf(e: Exposition, name: string, labels: Record<string, string> = {}): number {
-  const found = e.samples.filter(
-    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-  );
+  const found = e.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   if (found.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${found.length} series`);
   return found[0]?.value ?? 0;
 }

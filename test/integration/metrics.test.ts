@@ -14,10 +14,13 @@ const CANARY = `metricscanary${process.pid}x7Qw`;
 const machine = probeMachine();
 
 const host = tempHost({ limits: { memoryBytes: 256 * 1024 * 1024, pids: 64, wallClockMs: 60_000 } });
-const metrics = createMetrics({ store: host.store, container: undefined }, {
-  dispatcher: host.dispatcher,
-  gateway: host.gateway,
-});
+const metrics = createMetrics(
+  { store: host.store, container: undefined },
+  {
+    dispatcher: host.dispatcher,
+    gateway: host.gateway,
+  },
+);
 afterAll(async () => {
   metrics.close();
   await host.close();
@@ -174,9 +177,9 @@ describe('paddock serve metrics over a real host', () => {
     const delta = (reason: string) =>
       valueOf(after, 'paddock_dispatch_refusals_total', { reason }) -
       valueOf(before, 'paddock_dispatch_refusals_total', { reason });
-    expect([delta('no_binding'), delta('binding_disabled'), delta('invalid_event'), delta('event_too_large')]).toEqual(
-      [1, 1, 1, 1],
-    );
+    expect([delta('no_binding'), delta('binding_disabled'), delta('invalid_event'), delta('event_too_large')]).toEqual([
+      1, 1, 1, 1,
+    ]);
     expect(delta('other')).toBe(0);
   });
 

@@ -105,9 +105,7 @@ describe('metrics label cardinality under 1 000 distinct bogus values per label'
     expect(seriesOf(e, 'paddock_sandbox_kills_total').reduce((n, s) => n + s.value, 0)).toBe(2 * N);
     expect(labelValues(e, 'paddock_sandbox_kills_total', 'limit')).toEqual(new Set(LIMIT_HITS));
 
-    expect(labelValues(e, 'paddock_dispatch_refusals_total', 'reason')).toEqual(
-      new Set([...REFUSAL_REASONS, 'other']),
-    );
+    expect(labelValues(e, 'paddock_dispatch_refusals_total', 'reason')).toEqual(new Set([...REFUSAL_REASONS, 'other']));
     expect(labelValues(e, 'paddock_webhook_deliveries_total', 'result')).toEqual(
       new Set([...WEBHOOK_RESULTS, 'other']),
     );

@@ -35,9 +35,7 @@ export const WEBHOOK_RESULTS = ['delivered', 'retry', 'failed'] as const;
 const PROVIDERS = ['anthropic', 'openai', 'scripted', 'none'] as const;
 
 /** What metrics are read from: a started host (its store, dispatcher and gateway), or a bare store. */
-export type MetricsSource =
-  | Store
-  | { store: Store; container?: { resolve<T>(token: InjectionToken<T>): T } };
+export type MetricsSource = Store | { store: Store; container?: { resolve<T>(token: InjectionToken<T>): T } };
 
 /** Options of {@link createMetrics}. */
 export interface MetricsOptions {
@@ -185,8 +183,7 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
   const providerLabel = fixedLabel(PROVIDERS);
   const webhookLabel = fixedLabel(WEBHOOK_RESULTS);
   const routes = options.routes;
-  const declared = (route: string) =>
-    !routes || ('has' in routes ? routes.has(route) : routes.includes(route));
+  const declared = (route: string) => !routes || ('has' in routes ? routes.has(route) : routes.includes(route));
   const routeLabel = new CappedLabel(ROUTE_PATTERN, max);
 
   const stops = [
