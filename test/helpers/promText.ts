@@ -18,7 +18,7 @@ const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
-/** A sample value as Prometheus reads it (Go's ParseFloat: `NaN`, `Inf` in any letter case; prom-client writes `Nan`). */
+/** A sample value as Prometheus reads it (Go's ParseFloat: `NaN`, `Inf` in any case; prom-client writes `Nan`). */
 function parseValue(text: string, line: string): number {
   if (/^\+?inf(inity)?$/i.test(text)) return Infinity;
   if (/^-inf(inity)?$/i.test(text)) return -Infinity;

@@ -64,7 +64,7 @@ beforeAll(() => {
 });
 
 describe('paddock serve metrics over a real host', () => {
-  it('the exposition is valid Prometheus text from a fresh registry: every family declared, Node defaults present', async () => {
+  it('the exposition is valid Prometheus text: every family declared, Node defaults present', async () => {
     const text = await metrics.render();
     expect(metrics.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     const e = parseExposition(text);
@@ -120,7 +120,7 @@ describe('paddock serve metrics over a real host', () => {
     expect(valueOf(after, 'paddock_active_runs')).toBe(0);
   });
 
-  it('two runs of a one-slot binding: the gauges read one active and one queued; both stop at the wall clock', async () => {
+  it('a one-slot binding: the gauges read one active and one queued run; both stop at the wall clock', async () => {
     const before = await scrape();
     const a = started(await host.dispatcher.dispatch(chatEvent({ bot: 'slow', conversation: { id: 'a' } })));
     const b = started(await host.dispatcher.dispatch(chatEvent({ bot: 'slow', conversation: { id: 'b' } })));
@@ -183,7 +183,7 @@ describe('paddock serve metrics over a real host', () => {
     expect(delta('other')).toBe(0);
   });
 
-  it('the canary planted in messages, conversation ids, event ids, bot names and run output never reaches the text', async () => {
+  it('a canary in messages, conversation and event ids, bot names and run output never reaches the text', async () => {
     // It is in the store (so the check below means something) …
     const sessions = host.store.runs({ bindingId: 'gw' }).map((r) => r.sessionId);
     const stored = sessions.flatMap((s) => host.store.readEvents(s)).map((e) => JSON.stringify(e));
