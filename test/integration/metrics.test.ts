@@ -13,14 +13,8 @@ import { parseExposition, seriesOf, valueOf } from '../helpers/promText.js';
 const CANARY = `metricscanary${process.pid}x7Qw`;
 const machine = probeMachine();
 
-const host = tempHost({ limits: { memoryBytes: 256 * 1024 * 1024, pids: 64, wallClockMs: 60_000 } });
-const metrics = createMetrics(
-  { store: host.store, container: undefined },
-  {
-    dispatcher: host.dispatcher,
-    gateway: host.gateway,
-  },
-);
+const host = tempHost({ limits: { memoryBytes: 256 * 1024 * 1024, pids: 32, wallClockMs: 60_000 } });
+const metrics = createMetrics(host.store, { dispatcher: host.dispatcher, gateway: host.gateway });
 afterAll(async () => {
   metrics.close();
   await host.close();
@@ -56,7 +50,7 @@ beforeAll(() => {
         runner: 'tries-sandbox-escapes',
         route: { platform: 'telegram', bot: 'hog' },
         sandbox: 'bwrap',
-        config: { actions: ['hog:1024'] },
+        config: { actions: ['forks:100', 'hog:1024'] },
       },
       { id: 'off', runner: 'hangs', route: { platform: 'telegram', bot: 'off' }, sandbox: 'process', enabled: false },
     ],
@@ -150,18 +144,20 @@ describe('paddock serve metrics over a real host', () => {
     expect(valueOf(after, 'paddock_queue_depth')).toBe(0);
   });
 
-  it('a memory hog killed by the memory limit under bwrap counts as a memoryBytes kill', async () => {
+  it('under bwrap, a fork bomb held by the pids limit and a memory hog killed by memory both count', async () => {
     expect(machine.bwrap, machine.bwrap.why).toMatchObject({ available: true });
     expect(machine.cgroups.memory, machine.cgroups.why).toBeTruthy();
     const before = await scrape();
     const outcome = await started(await host.dispatcher.dispatch(chatEvent({ bot: 'hog' }))).done;
     expect(outcome.status, outcome.reason).toBe('crashed');
-    expect(outcome.limits).toContain('memoryBytes');
+    expect(outcome.reason).toMatch(/pids limit refused \d+ process.*memory limit|memory limit.*pids limit refused/);
+    expect([...outcome.limits!].sort()).toEqual(['memoryBytes', 'pids']);
     const after = await scrape();
-    expect(
-      valueOf(after, 'paddock_sandbox_kills_total', { limit: 'memoryBytes' }) -
-        valueOf(before, 'paddock_sandbox_kills_total', { limit: 'memoryBytes' }),
-    ).toBe(1);
+    for (const limit of ['memoryBytes', 'pids'])
+      expect(
+        valueOf(after, 'paddock_sandbox_kills_total', { limit }) -
+          valueOf(before, 'paddock_sandbox_kills_total', { limit }),
+      ).toBe(1);
     expect(valueOf(after, 'paddock_runs_total', { outcome: 'crashed', binding: 'hog' })).toBe(1);
   });
 
