@@ -5,6 +5,7 @@ import { cliBench } from './cli.js';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
 import { gatewayBench } from './gateway.js';
+import { metricsBench } from './metrics.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
 import { roundTrip } from './roundTrip.js';
@@ -29,6 +30,7 @@ const results = {
   ...(only && only !== 'gateway' ? {} : { gateway: await gatewayBench() }),
   ...(only && only !== 'harness' ? {} : { harness: await harnessBench() }),
   ...(only && only !== 'cli' ? {} : { cli: await cliBench() }),
+  ...(only && only !== 'metrics' ? {} : { metrics: await metricsBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -95,6 +95,7 @@ export class Dispatcher {
   private readonly watcher: RunControlWatcher;
   private readonly waker: ClaimWaker;
   private reclaiming = false;
+  private readonly refusalObservers = new Set<(reason: string) => void>();
 
   constructor(
     @inject(TOKENS.HostConfig) private readonly config: HostConfig,
@@ -130,6 +131,15 @@ export class Dispatcher {
       if (error instanceof HostError && error.code === 'DISPATCH_REFUSED') this.auditRefusal(event, error);
       throw error;
     }
+  }
+
+  /**
+   * Hear the reason of every refusal {@link dispatch} audits (metrics). The reason is the refusal's stable code, or
+   * the error code when it has none. Returns the unsubscribe function.
+   */
+  observeRefusals(listener: (reason: string) => void): () => void {
+    this.refusalObservers.add(listener);
+    return () => this.refusalObservers.delete(listener);
   }
 
   /** Cancel a run this process holds: a waiting one never starts, an active one gets `run/cancel`. */
@@ -427,6 +437,14 @@ export class Dispatcher {
       );
     } catch (auditError) {
       this.log.error({ err: auditError }, 'could not audit a dispatch refusal');
+    }
+    const reason = typeof error.data.reason === 'string' ? error.data.reason : error.code;
+    for (const listener of this.refusalObservers) {
+      try {
+        listener(reason);
+      } catch (observerError) {
+        this.log.warn({ err: observerError }, 'a dispatch-refusal observer failed');
+      }
     }
   }
 }

@@ -9,7 +9,7 @@ import type { CircuitBreaker } from './circuitBreaker.js';
 import { KnowledgeBases } from './kb/retrieve.js';
 import { KB_MCP_SERVER } from './mcp/kbToolNames.js';
 import { McpUpstreams } from './mcp/upstreams.js';
-import { callModel, costOf, type CallRefusal } from './modelCall.js';
+import { callModel, costOf, type CallRefusal, type ModelCallDeps, type ObservedCall } from './modelCall.js';
 import { releaseRunReservations } from './modelBudget.js';
 import { formatsOf, type Provider } from './providers/index.js';
 import type { ModelResource } from '../bindings/schema.js';
@@ -67,6 +67,7 @@ export class Gateway {
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly sockets = new Set<Socket>();
   private tcp: Promise<{ server: Server; port: number }> | undefined;
+  private readonly callObservers = new Set<(call: ObservedCall) => void>();
   readonly knowledgeBases: KnowledgeBases;
 
   constructor(private readonly deps: { store: Store; redactor: Redactor; log: Logger; dataDir: string }) {
@@ -132,9 +133,26 @@ export class Gateway {
     this.knowledgeBases.close();
   }
 
+  /** Hear about every model call once its record committed (metrics). Returns the unsubscribe function. */
+  observeCalls(listener: (call: ObservedCall) => void): () => void {
+    this.callObservers.add(listener);
+    return () => this.callObservers.delete(listener);
+  }
+
   /** Shared parts for SDK host requests that take the gateway path. */
-  get callDeps() {
-    return { ...this.deps, providers: this.providers, breakers: this.breakers };
+  get callDeps(): ModelCallDeps {
+    return { ...this.deps, providers: this.providers, breakers: this.breakers, onCall: (call) => this.tell(call) };
+  }
+
+  /** An observer's failure is logged, never the call's (its record has committed). */
+  private tell(call: ObservedCall): void {
+    for (const listener of this.callObservers) {
+      try {
+        listener(call);
+      } catch (error) {
+        this.deps.log.warn({ err: error }, 'a model-call observer failed');
+      }
+    }
   }
 
   /** Redact a message before it goes to a runner. */

@@ -49,6 +49,17 @@ export interface ModelCallDeps {
   log: Logger;
   providers: Map<string, Provider>;
   breakers: Map<string, CircuitBreaker>;
+  /** Told of each call once its record committed (the gateway's observers, e.g. metrics); must not throw. */
+  onCall?: (call: ObservedCall) => void;
+}
+
+/** What an observer hears of one recorded model call: figures only, no run data or text. */
+export interface ObservedCall {
+  provider: string;
+  status: number;
+  latencyMs: number;
+  inputTokens: number;
+  outputTokens: number;
 }
 
 /** Headers of a provider answer the harness may see. */
@@ -438,6 +449,13 @@ function record(deps: ModelCallDeps, run: GatewayRun, r: CallRecord): void {
         ...(r.deniedBy ? { deniedBy: r.deniedBy } : {}),
       },
     });
+  });
+  deps.onCall?.({
+    provider: r.provider,
+    status: r.status,
+    latencyMs: r.latencyMs,
+    inputTokens: r.usage.inputTokens,
+    outputTokens: r.usage.outputTokens,
   });
   run.onCallRecorded?.({
     status: r.status,

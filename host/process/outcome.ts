@@ -22,6 +22,45 @@ export interface OutcomeDetail {
   code?: number;
 }
 
+/**
+ * The host limits that acted on a run, by their configuration names (docs/admin-guide.md, "Limits"): the kernel
+ * killed or refused something (`memoryBytes`, `pids`, `diskBytes`, `inodes`) or the host stopped the run
+ * (`wallClockMs`, `idleMs`, `handshakeTimeoutMs`, and the output limits of {@link OutcomeDetail.limit}).
+ * Structured, because the outcome's reason embeds runner text and must not be parsed for it.
+ */
+export const LIMIT_HITS = [
+  'memoryBytes',
+  'pids',
+  'diskBytes',
+  'inodes',
+  'wallClockMs',
+  'idleMs',
+  'handshakeTimeoutMs',
+  'maxStdoutBytes',
+  'maxStderrBytes',
+  'maxLineBytes',
+  'maxUpdates',
+  'maxEventBytes',
+] as const;
+
+/** One limit that acted on a run. */
+export type LimitHit = (typeof LIMIT_HITS)[number];
+
+/** The limit a decided outcome names (a host timer or an output limit), if any. */
+export function decidedLimit(detail: OutcomeDetail): LimitHit | undefined {
+  if (detail.limit) return detail.limit;
+  switch (detail.timeout) {
+    case 'wall_clock':
+      return 'wallClockMs';
+    case 'idle':
+      return 'idleMs';
+    case 'handshake':
+      return 'handshakeTimeoutMs';
+    default:
+      return undefined; // cancel_grace: the run was cancelled, no limit stopped it
+  }
+}
+
 /** The last step of the shutdown ladder that the runner needed before it was gone. */
 export type Termination = 'not_started' | 'exited' | 'shutdown' | 'stdin_closed' | 'sigterm' | 'sigkill';
 
@@ -47,6 +86,8 @@ export interface RunOutcome {
    * own claim under `reportedByRunner`; absent when the run never reached the point of recording.
    */
   usage?: Usage & { modelCalls?: number; meteredBy?: string; reportedByRunner?: Usage };
+  /** The limits that acted on the run (each once), when any did. */
+  limits?: LimitHit[];
   /** The end of stderr, redacted. */
   stderrTail: string;
   durationMs: number;

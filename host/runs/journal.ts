@@ -263,6 +263,7 @@ export class OpenRunJournal {
         usage,
         exitCode: o.exitCode,
         signal: o.signal,
+        ...(o.limits?.length ? { limits: o.limits } : {}),
       };
       this.store.append(sessionId, [
         {

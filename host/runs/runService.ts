@@ -303,6 +303,8 @@ export class RunService {
     // A limit the kernel held (ENOSPC) is named in the outcome, whatever the runner made of it.
     const diskNotes = run.disk?.notes() ?? [];
     if (diskNotes.length) outcome = { ...outcome, reason: `${outcome.reason}; ${diskNotes.join('; ')}` };
+    const diskHits = run.disk?.limitHits() ?? [];
+    if (diskHits.length) outcome = { ...outcome, limits: [...new Set([...(outcome.limits ?? []), ...diskHits])] };
     // An update of the run's last turn that could not be stored: the run did not deliver what it said.
     if (journal.fault.aborted && !outcome.reason.startsWith('host failed')) {
       outcome = {

@@ -8,7 +8,14 @@ import type { HostLimits } from '../config/limits.js';
 import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
 import { processStartTime } from '../util/procIdentity.js';
-import { OutcomeRecorder, type OutcomeDetail, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
+import {
+  decidedLimit,
+  OutcomeRecorder,
+  type LimitHit,
+  type OutcomeDetail,
+  type OutcomeStatus,
+  type RunOutcome,
+} from '../process/outcome.js';
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
 import { TailBuffer } from '../process/tailBuffer.js';
@@ -334,6 +341,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   });
   let survivors = ladder.survivors;
   const notes = options.containment?.notes?.() ?? [];
+  const containerHits = options.containment?.limitHits?.() ?? [];
   if (options.containment) {
     const left = await options.containment.killAll(limits.killConfirmMs);
     survivors = [...new Set([...survivors, ...left])];
@@ -367,7 +375,15 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     termination: ladder.termination,
     survivors,
     ...(notes.length ? { reason: `${recorder.decided!.reason}; ${notes.join('; ')}` } : {}),
+    ...withLimits(recorder.decided!.detail, containerHits),
   });
+}
+
+/** The limits that acted on a run: the one that decided it (a host timer or output limit) and the container's. */
+function withLimits(detail: OutcomeDetail, containerHits: LimitHit[]): { limits?: LimitHit[] } {
+  const decided = decidedLimit(detail);
+  const limits = [...new Set([...(decided ? [decided] : []), ...containerHits])];
+  return limits.length ? { limits } : {};
 }
 
 function describeResult(result: RunResult, cancelRequested: boolean): string {

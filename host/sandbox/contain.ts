@@ -97,6 +97,10 @@ export function containedLaunch(
             : []),
           ...(cgroup.pidsLimitHits() > 0 ? [`the pids limit refused ${cgroup.pidsLimitHits()} process(es)`] : []),
         ],
+        limitHits: () => [
+          ...(cgroup.oomKills() > 0 ? (['memoryBytes'] as const) : []),
+          ...(cgroup.pidsLimitHits() > 0 ? (['pids'] as const) : []),
+        ],
       }
     : undefined;
   return {

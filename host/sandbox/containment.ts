@@ -10,4 +10,6 @@ export interface Containment {
   paths?: string[];
   /** What the container's limits did during the run (e.g. "the memory limit killed 1 process"). */
   notes?(): string[];
+  /** Which of the container's limits acted during the run (the structured twin of {@link notes}). */
+  limitHits?(): ('memoryBytes' | 'pids')[];
 }

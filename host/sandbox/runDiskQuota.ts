@@ -32,6 +32,8 @@ export interface RunDiskQuota {
   watch(): () => void;
   /** "the disk limit … was reached in the workspace: writes failed with ENOSPC", once per limit and place. */
   notes(): string[];
+  /** Which disk limits this run reached (or found full), each once: the structured twin of {@link notes}. */
+  limitHits(): ('diskBytes' | 'inodes')[];
   /**
    * Unmount everything this run mounted (idempotent). `keepWorkspace`: the workspace's files are
    * first copied (links as links, special files skipped) onto the host disk at the same path.
@@ -99,6 +101,13 @@ export function mountRunDiskQuota(
             : []),
         ];
       });
+    },
+    limitHits() {
+      const rs = mounts.map((m) => m.reached());
+      return [
+        ...(rs.some((r) => r.bytes || r.fullBefore.bytes) ? (['diskBytes'] as const) : []),
+        ...(rs.some((r) => r.inodes || r.fullBefore.inodes) ? (['inodes'] as const) : []),
+      ];
     },
     release({ keepWorkspace }) {
       if (released) return;

@@ -169,3 +169,8 @@ export class ClaimWaker {
     return dbOf(this.store).pragma('data_version', { simple: true }) as number;
   }
 }
+
+/** How many runs hold a claim, across every host process on this data folder (a metrics gauge). */
+export function claimedRunsTotal(store: Store): number {
+  return dbOf(store).prepare('SELECT count(*) FROM run_claims').pluck().get() as number;
+}

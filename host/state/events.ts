@@ -3,7 +3,7 @@ import { ChatEventSchema } from '../../sdk/protocol/schemas/event.js';
 import { ExternalPointersSchema, RunResultSchema } from '../../sdk/protocol/schemas/run.js';
 import { UpdateSchema } from '../../sdk/protocol/schemas/updates.js';
 import { UsageSchema } from '../../sdk/protocol/schemas/common.js';
-import { OUTCOME_STATUSES } from '../process/outcome.js';
+import { LIMIT_HITS, OUTCOME_STATUSES } from '../process/outcome.js';
 
 const effectStatus = z.enum(['succeeded', 'failed', 'still_running', 'unknown']);
 
@@ -40,6 +40,8 @@ export const EVENT_DATA = {
     usage: UsageSchema.optional(),
     exitCode: z.int().nullable(),
     signal: z.string().nullable(),
+    /** The host limits that acted on the run (host/process/outcome.ts LIMIT_HITS), when any did. */
+    limits: z.array(z.enum(LIMIT_HITS)).optional(),
   }),
   'run.interrupted': z.object({ reason: z.string(), killedPid: z.int().nullable() }),
   'external.saved': z.object({ external: ExternalPointersSchema }),

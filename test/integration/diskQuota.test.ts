@@ -87,6 +87,8 @@ describe('per-run disk and inode quota', () => {
                 String.raw`e: writes past it failed with ENOSPC`,
             ),
           );
+          // The structured twin of the note (run.ended's limits, what metrics count).
+          expect(outcome.limits).toEqual(['diskBytes']);
           const line = isolation.enforced.find((g) => g.startsWith('disk: workspace ≤'));
           expect(line, JSON.stringify(isolation)).toMatch(
             new RegExp(
@@ -122,6 +124,7 @@ describe('per-run disk and inode quota', () => {
         expect(outcome.reason).toMatch(
           /the file-count limit \(inodes: \d+ in the workspace\) was reached: new files failed with ENOSPC/,
         );
+        expect(outcome.limits).toContain('inodes');
         expectNothingLeft();
       });
 
