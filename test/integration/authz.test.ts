@@ -459,7 +459,7 @@ describe('a refusal by the service behind a request is recorded as denied and au
         bindings: [
           {
             id: 'denials',
-            runner: 'prober',
+            runner: 'tries-every-host-request',
             route: { platform: 'telegram', bot: 'denials' },
             config: { symlinkTo: secret, models: ['m1'], maxTokens: 5_000 },
             grants: { fs: 'readwrite', state: 'session', models: ['m1'] },

@@ -45,17 +45,22 @@ host.apply({
   },
   bindings: [
     // Copies: the artifact first, then the mount (so a vanished mount fails half-way).
-    { id: 'copies', runner: 'prober', route: { bot: 'copies' }, grants: { artifacts: ['notes'], mounts: ['repo'] } },
+    {
+      id: 'copies',
+      runner: 'tries-every-host-request',
+      route: { bot: 'copies' },
+      grants: { artifacts: ['notes'], mounts: ['repo'] },
+    },
     // The process backend links a `mount` grant into the workspace: release must remove the link, not its target.
     {
       id: 'links',
-      runner: 'prober',
+      runner: 'tries-every-host-request',
       route: { bot: 'links' },
       sandbox: 'process',
       workspace: 'mount',
       grants: { mounts: ['repo'] },
     },
-    { id: 'tools', runner: 'gateway-user', route: { bot: 'tools' }, grants: { mcpServers: ['tools'] } },
+    { id: 'tools', runner: 'calls-gateway', route: { bot: 'tools' }, grants: { mcpServers: ['tools'] } },
   ],
 });
 
