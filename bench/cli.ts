@@ -10,8 +10,8 @@ import { fmt, summarize } from './stats.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin/paddock.js');
 /**
- * PADDOCK_BENCH_COMPARE=<another paddock package folder, built>: its `runs list` and `dispatch` are measured in the same
- * rounds as this one's (before/after builds interleaved, so the shared machine's load falls on both alike).
+ * PADDOCK_BENCH_COMPARE=<another paddock package folder, built>: its `runs list` and `dispatch` are measured in the
+ * same rounds as this one's (before/after builds interleaved, so the shared machine's load falls on both alike).
  */
 const COMPARE = process.env.PADDOCK_BENCH_COMPARE;
 const COMPARE_BIN = COMPARE ? join(COMPARE, 'bin/paddock.js') : undefined;

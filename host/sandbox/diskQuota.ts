@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { loopDeviceOf, waitDetached } from './loopDevices.js';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
 import { exec, runProbeSync, type Probe } from './probeSteps.js';
 
@@ -72,10 +72,14 @@ export function* diskQuotaProbe(): Probe<DiskQuotaMachine> {
     mkdirSync(point);
     yield* makeImage(tools, image, 8 * 1024 * 1024, 64, false);
     yield* exec(mount, mountArgs(image, point), HELPER_ENV, HELPER_TIMEOUT_MS);
+    // Run without blocking, the probe may be mid-way when the host exits (a second Ctrl-C): its mount goes then.
+    probeMounts.add(point);
+    hookExit();
     try {
       statfsSync(point);
     } finally {
       yield* exec(umount, [point], HELPER_ENV, HELPER_TIMEOUT_MS);
+      probeMounts.delete(point);
     }
     return { available: true, mechanism: 'ext4 image on a loop device', tools };
   } catch (error) {
@@ -85,6 +89,9 @@ export function* diskQuotaProbe(): Probe<DiskQuotaMachine> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Probe images mounted right now (between the probe's mount and unmount steps). */
+const probeMounts = new Set<string>();
 
 function mountArgs(image: string, point: string): string[] {
   return ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', image, point];
@@ -152,14 +159,24 @@ let exitHook = false;
  * for the next start's sweep. A SIGKILLed host leaves them to that sweep entirely.
  */
 function detachAllOnExit(): void {
-  for (const m of live) {
+  const umount = tool('umount');
+  const points = [...[...live].map((m) => [m.umountPath, m.point]), ...[...probeMounts].map((p) => [umount, p])];
+  for (const [path, point] of points) {
     try {
-      execFileSync(m.umountPath, ['-l', m.point], { env: HELPER_ENV, stdio: 'ignore', timeout: 5_000 });
+      if (path) execFileSync(path, ['-l', point!], { env: HELPER_ENV, stdio: 'ignore', timeout: 5_000 });
     } catch {
       // Best effort: the process is exiting.
     }
   }
+  for (const point of probeMounts) rmSync(dirname(point), { recursive: true, force: true });
   live.clear();
+  probeMounts.clear();
+}
+
+function hookExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', detachAllOnExit);
 }
 
 /** One mounted quota filesystem of a run. */
@@ -179,10 +196,7 @@ export class QuotaMount {
     const f = figures(point);
     this.fullAtStart = { bytes: f.freeBytes < FULL_BYTES, inodes: f.freeInodes === 0 };
     live.add(this);
-    if (!exitHook) {
-      exitHook = true;
-      process.on('exit', detachAllOnExit);
-    }
+    hookExit();
   }
 
   /** The umount helper (for the exit hook). */

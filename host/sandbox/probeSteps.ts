@@ -29,7 +29,7 @@ export class ProbeExecError extends Error {
 /** What a driver hands back for a {@link ProbeExec}: its stdout, or why it failed. */
 export type ProbeExecResult = { ok: true; stdout: string } | { ok: false; error: ProbeExecError };
 
-/** A probe: a generator of helper processes returning `T`; run it with {@link runProbeSync} or {@link runProbeAsync}. */
+/** A probe: a generator of helper processes returning `T`; run by {@link runProbeSync} or {@link runProbeAsync}. */
 export type Probe<T> = Generator<ProbeExec, T, ProbeExecResult>;
 
 /** Inside a probe: run `exec` and return its stdout, or throw its {@link ProbeExecError} at this point of the probe. */

@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import type { HostConfig } from '../../host/config/hostConfig.js';
 import { parseLimits } from '../../host/config/limits.js';
 import { primeMachineProbe, probeMachine, type MachineReport } from '../../host/sandbox/probe.js';
 import { openHost } from '../../host/start.js';
+import { repoPath } from '../helpers/fixtures.js';
 
 /** The report if the probe has finished already (a resolved promise wins the race), else 'pending'. */
 const finished = (p: Promise<MachineReport>) => Promise.race([p, Promise.resolve('pending' as const)]);
@@ -90,5 +92,35 @@ describe('the machine probe run without blocking (primeMachineProbe, openHost)',
       else process.env.PADDOCK_BWRAP = before;
       probeMachine(true);
     }
+  });
+
+  it('a host that exits while the disk-quota probe has its image mounted leaves no mount and no image behind', () => {
+    // A child host drives the probe by hand up to its unmount step (image made and mounted), then exits at once, as
+    // a second Ctrl-C does while an asynchronous probe is in flight.
+    const script = join(mkdtempSync(join(tmpdir(), 'paddock-probe-exit-')), 'exit.ts');
+    writeFileSync(
+      script,
+      [
+        `import { execFileSync } from 'node:child_process';`,
+        `import { diskQuotaProbe } from ${JSON.stringify(repoPath('host/sandbox/diskQuota.ts'))};`,
+        `const probe = diskQuotaProbe();`,
+        `let next = probe.next();`,
+        `while (!next.done && next.value.file !== '/usr/bin/umount' && next.value.file !== '/bin/umount') {`,
+        `  const { file, args, env } = next.value;`,
+        `  next = probe.next({ ok: true, stdout: execFileSync(file, args, { env, encoding: 'utf8' }) });`,
+        `}`,
+        `if (next.done) throw new Error('the probe ended before its unmount step');`,
+        `process.stdout.write(next.value.args[0]);`,
+        `process.exit(0);`,
+      ].join('\n'),
+    );
+    const point = execFileSync(process.execPath, ['--import', 'tsx', script], {
+      cwd: repoPath('.'),
+      encoding: 'utf8',
+    });
+    expect(point).toMatch(/\/paddock-quota-probe-[^/]+\/mnt$/);
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(point);
+    expect(existsSync(point)).toBe(false);
+    expect(existsSync(join(point, '..', 'probe.img'))).toBe(false);
   });
 });

@@ -21,7 +21,7 @@ function* sample(): Probe<{ first: string; failed: string; after: string }> {
 }
 
 describe('probe steps driven blocking or not (host/sandbox/probeSteps.ts)', () => {
-  it('one probe gives the same answer from either driver: stdout, a failure thrown at its step with its stderr', async () => {
+  it('either driver gives one answer: stdout, a failure thrown at its step with its stderr', async () => {
     const expected = { first: 'one', failed: 'ProbeExecError: broken', after: 'one-two' };
     expect(runProbeSync(sample())).toEqual(expected);
     await expect(runProbeAsync(sample())).resolves.toEqual(expected);
