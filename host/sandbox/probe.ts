@@ -89,7 +89,7 @@ function assemble(
   );
   if (probe) {
     Object.assign(report.cgroups, probe.applied);
-    void probe.release();
+    probe.discard();
   } else report.cgroups.why = 'no writable cgroup hierarchy (not root, or cgroups not delegated)';
   return report;
 }

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HostConfig } from '../../host/config/hostConfig.js';
 import { parseLimits } from '../../host/config/limits.js';
+import { readCgroupLayout } from '../../host/sandbox/cgroups.js';
 import { primeMachineProbe, probeMachine, type MachineReport } from '../../host/sandbox/probe.js';
 import { openHost } from '../../host/start.js';
 import { repoPath } from '../helpers/fixtures.js';
@@ -122,5 +123,20 @@ describe('the machine probe run without blocking (primeMachineProbe, openHost)',
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(point);
     expect(existsSync(point)).toBe(false);
     expect(existsSync(join(point, '..', 'probe.img'))).toBe(false);
+  });
+
+  it('leaves none of its throwaway cgroups behind, even when the process goes on to exit at once', async () => {
+    const layout = readCgroupLayout();
+    const parents = [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()].map((d) => join(d, 'paddock'));
+    const mine = () =>
+      parents
+        .flatMap((p) => (existsSync(p) ? readdirSync(p) : []))
+        .filter((n) => n.startsWith(`probe-${process.pid}-`));
+    const report = probeMachine(true);
+    expect(report.cgroups.pids, report.cgroups.why).toBeTruthy();
+    // Checked before any await: nothing is left for a later tick that an exiting process would never run.
+    expect(mine()).toEqual([]);
+    await primeMachineProbe(true);
+    expect(mine()).toEqual([]);
   });
 });
