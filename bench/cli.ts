@@ -9,6 +9,14 @@ import { fmt, summarize } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin/paddock.js');
+/**
+ * PADDOCK_BENCH_COMPARE=<another paddock package folder, built>: its `runs list` and `dispatch` are measured in the
+ * same rounds as this one's (before/after builds interleaved, so the shared machine's load falls on both alike).
+ */
+const COMPARE = process.env.PADDOCK_BENCH_COMPARE;
+const COMPARE_BIN = COMPARE ? join(COMPARE, 'bin/paddock.js') : undefined;
+/** PADDOCK_BENCH_ROUNDS: rounds (default 15). */
+const ROUNDS = Number(process.env.PADDOCK_BENCH_ROUNDS ?? 15);
 /** The `paddock` command as it was before the build (tsx transpiling host/ on every call), measured in the same run. */
 const TSX_CLI = ['--import', 'tsx', join(ROOT, 'host/cli/entry.ts')];
 
@@ -54,7 +62,7 @@ function runDuration(runId: string, env: NodeJS.ProcessEnv): number {
 /**
  * `paddock --help`, `paddock runs list` and a `dispatch` of echo, interleaved with `node -e 0`, after one warm-up each.
  */
-export async function cliBench(iterations = 15): Promise<Record<string, unknown>> {
+export async function cliBench(iterations = ROUNDS): Promise<Record<string, unknown>> {
   const data = mkdtempSync(join(tmpdir(), 'paddock-bench-cli-'));
   const env = { ...process.env, PADDOCK_HOME: data, NO_COLOR: '1' };
   const config = join(data, 'paddock.yaml');
@@ -62,7 +70,7 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   writeFileSync(config, 'bindings:\n  - id: bench\n    runner: echo\n    route: { platform: telegram, bot: bench }\n');
   timed([BIN, 'apply', '-f', config], env);
   let n = 0;
-  const dispatch = () => {
+  const dispatch = (bin = BIN) => {
     const file = join(data, `event-${n}.json`);
     const conversation = { type: 'group', id: `c${n}` };
     const event = {
@@ -81,7 +89,7 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
         receivedAt: new Date().toISOString(),
       }),
     );
-    const r = timed([BIN, 'dispatch', '-f', file, '--json'], env);
+    const r = timed([bin, 'dispatch', '-f', file, '--json'], env);
     const outcome = r.stdout
       .split('\n')
       .filter(Boolean)
@@ -95,10 +103,12 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
     'paddock --help': () => timed([BIN, '--help'], env),
     'paddock --help via tsx (before)': () => timed([...TSX_CLI, '--help'], env),
     'paddock runs list': () => timed([BIN, 'runs', 'list'], env),
+    ...(COMPARE_BIN ? { 'paddock runs list (compare)': () => timed([COMPARE_BIN, 'runs', 'list'], env) } : {}),
   };
   // Warm-up: page cache, and the echo bundle built once (a first run compiles it).
   for (const command of Object.values(commands)) command();
   dispatch();
+  if (COMPARE_BIN) dispatch(COMPARE_BIN);
   const wall: Record<string, number[]> = {};
   const cpu: Record<string, number[]> = {};
   const record = (name: string, r: { ms: number; cpuMs: number }) => {
@@ -107,12 +117,19 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   };
   const runMs: number[] = [];
   const outsideRunMs: number[] = [];
+  const compareRunMs: number[] = [];
+  const compareOutsideMs: number[] = [];
   for (let i = 0; i < iterations; i++) {
     for (const [name, command] of Object.entries(commands)) record(name, command());
-    const d = dispatch();
-    record('paddock dispatch (echo, bwrap)', d);
-    runMs.push(d.run);
-    outsideRunMs.push(d.ms - d.run);
+    // The compared build goes first on odd rounds: neither always runs right after the other.
+    const order = COMPARE_BIN && i % 2 === 1 ? [COMPARE_BIN, BIN] : [BIN, ...(COMPARE_BIN ? [COMPARE_BIN] : [])];
+    for (const bin of order) {
+      const d = dispatch(bin);
+      const compared = bin !== BIN;
+      record(`paddock dispatch (echo, bwrap)${compared ? ' (compare)' : ''}`, d);
+      (compared ? compareRunMs : runMs).push(d.run);
+      (compared ? compareOutsideMs : outsideRunMs).push(d.ms - d.run);
+    }
   }
   const base = { wall: summarize(wall['node -e 0']!).median, cpu: summarize(cpu['node -e 0']!).median };
   const rows = Object.keys(wall).map((name) => {
@@ -125,7 +142,7 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   const dispatchOverhead = outside.median - base.wall;
   console.log(
     `\n## CLI start-up (${iterations} rounds, interleaved, after one warm-up each; data folder with ` +
-      `${iterations + 1} runs)`,
+      `${(iterations + 1) * (COMPARE_BIN ? 2 : 1)} runs)`,
   );
   console.log('method: `node <args>` from spawn to exit (spawnSync under GNU time): wall, and CPU = user + sys of the');
   console.log(
@@ -136,7 +153,7 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
   );
   for (const r of rows) {
     console.log(
-      `${r.name.padEnd(32)} wall median ${fmt(r.wall.median)} ms (p90 ${fmt(r.wall.p90)}), overhead ` +
+      `${r.name.padEnd(44)} wall median ${fmt(r.wall.median)} ms (p90 ${fmt(r.wall.p90)}), overhead ` +
         `${fmt(r.overheadMs)} ms;` +
         ` CPU median ${fmt(r.cpu.median, 0)} ms, overhead ${fmt(r.cpuOverheadMs, 0)} ms`,
     );
@@ -145,6 +162,14 @@ export async function cliBench(iterations = 15): Promise<Record<string, unknown>
     `  the dispatch's run, queued → ended: median ${fmt(run.median)} ms; outside the run (wall − run): median ` +
       `${fmt(outside.median)} ms → overhead over node -e 0 ${fmt(dispatchOverhead)} ms`,
   );
+  if (COMPARE_BIN) {
+    const crun = summarize(compareRunMs);
+    const coutside = summarize(compareOutsideMs);
+    console.log(
+      `  compared build (${COMPARE}): its dispatch's run median ${fmt(crun.median)} ms; outside the run median ` +
+        `${fmt(coutside.median)} ms → overhead over node -e 0 ${fmt(coutside.median - base.wall)} ms`,
+    );
+  }
   const verdict = (ms: number) => (ms <= 250 ? 'meets' : 'misses');
   const overheadOf = (name: string) => rows.find((r) => r.name === name)!.overheadMs;
   console.log(

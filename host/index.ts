@@ -20,7 +20,7 @@ export {
 } from './process/outcome.js';
 export type { IsolationReport } from './process/isolationReport.js';
 export { isolationReport, prepareSandbox, type SandboxRequest } from './sandbox/prepare.js';
-export { probeMachine, type MachineReport } from './sandbox/probe.js';
+export { primeMachineProbe, probeMachine, type MachineReport } from './sandbox/probe.js';
 export { buildRunnerEnv, INHERITED_ENV } from './process/envAllowlist.js';
 export type { RunnerLaunch } from './process/spawnRunner.js';
 export { resolveRunner, loadManifest, runnerCommand, type ResolvedRunner } from './plugins/resolveRunner.js';

@@ -67,10 +67,17 @@ function sweepLeftovers(config: HostConfig, store: Store, recovery: RecoveryRepo
 
 /**
  * Start the host in one place: {@link openHostState}, then the services on a DI container (the composition root is
- * imported here, lazily, so the read path never loads it) and, with `listen`, the gateway listener. Returns the
- * container, the store, what recovery did, and `close()`.
+ * imported here, lazily, so the read path never loads it) and, with `listen`, the gateway listener. The machine probe
+ * (what sandboxing this host can enforce, host/sandbox/probe.ts) runs meanwhile without blocking and has finished when
+ * this returns. Returns the container, the store, what recovery did, and `close()`.
  */
 export async function openHost(config: HostConfig, options: OpenHostOptions = {}) {
+  // The machine probe (real bwrap, unshare, mkfs and mount helpers) runs while the store opens and the services load;
+  // every run plans and launches against its report (docs/decisions.md, issue 12 — dispatch overhead).
+  // (Imported here, lazily: the read path, openHostState, never probes.)
+  const machine = import('./sandbox/probe.js').then((probe) => probe.primeMachineProbe());
+  // Awaited below; a probe that throws is probed again, blocking, where a run needs it (and fails there).
+  machine.catch(() => undefined);
   const { recovery, ...host } = await openHostState(config);
   const { store } = host;
   let container;
@@ -79,6 +86,7 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
     const { configureContainer } = await import('./di/configure.js');
     container = configureContainer(config, host);
     gatewayUrl = options.listen ? await container.resolve(TOKENS.Gateway).loopbackUrl() : undefined;
+    await machine.catch(() => undefined);
   } catch (error) {
     store.close();
     throw error;

@@ -42,6 +42,15 @@ async function renderer(flags: Flags): Promise<Renderer> {
   return flags.json ? jsonRenderer() : humanRenderer();
 }
 
+/**
+ * Start the machine probe (its helpers run bwrap, unshare, mkfs, mount) now, for a command that will run a runner:
+ * it runs while the command's modules load, and openHost joins it (host/start.ts). Its failure is the blocking
+ * probe's to report, where the run needs it.
+ */
+function startMachineProbe(): void {
+  void import('../sandbox/probe.js').then((probe) => probe.primeMachineProbe()).catch(() => undefined);
+}
+
 /** A flag's string value. */
 const str = (flags: Flags, name: string) => flags[name] as string | undefined;
 
@@ -105,6 +114,7 @@ export const COMMANDS: CommandSpec[] = [
     options: { json, 'keep-workspace': keepWorkspace, 'runner-dir': runnerDir },
     exitCodes: [...RUN_EXIT_CODES, '1 also when the Claude Code CLI is not installed'],
     async run(ctx) {
+      startMachineProbe();
       const cfg = await hostConfig(ctx);
       if (!ctx.flags.json) ctx.out(`paddock demo — data folder ${cfg.dataDir}`);
       return (await import('./commands/demo.js')).demoCommand(cfg, await renderer(ctx.flags));
@@ -156,6 +166,7 @@ export const COMMANDS: CommandSpec[] = [
       if (text === undefined) throw new UsageError('run needs --text <message>', this);
       if (sandbox !== undefined && sandbox !== 'process' && sandbox !== 'bwrap')
         throw new UsageError(`--sandbox must be process or bwrap, got ${JSON.stringify(sandbox.slice(0, 40))}`, this);
+      startMachineProbe();
       const { parseJsonObjectFlag } = await import('./hostFlags.js');
       const runnerConfig = parseJsonObjectFlag('--config', str(ctx.flags, 'config'));
       const cfg = await hostConfig(ctx);
@@ -191,6 +202,7 @@ export const COMMANDS: CommandSpec[] = [
     async run(ctx) {
       const f = str(ctx.flags, 'file');
       if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
+      startMachineProbe();
       return (await import('./commands/dispatch.js')).dispatchCommand(
         await hostConfig(ctx),
         f,

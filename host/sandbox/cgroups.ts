@@ -283,6 +283,23 @@ export class RunCgroup {
     }
     return left;
   }
+
+  /**
+   * Remove the directories of a cgroup no process ever joined (the machine probe's), at once: an asynchronous
+   * release could be cut short by the process exiting, and such a directory is never swept (its name is not a
+   * run's). Returns the directories left behind.
+   */
+  discard(): string[] {
+    const left: string[] = [];
+    for (const dir of this.dirs.values()) {
+      try {
+        rmdirSync(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') left.push(dir);
+      }
+    }
+    return left;
+  }
 }
 
 /**

@@ -14,8 +14,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { loopDeviceOf, waitDetached } from './loopDevices.js';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
+import { exec, runProbeSync, type Probe } from './probeSteps.js';
 
 /**
  * Per-run disk and inode quota (docs/security-model.md, "Disk quota"): each writable place of a
@@ -38,12 +39,19 @@ export interface DiskQuotaMachine {
 
 const tool = hostTool;
 
+const HELPER_TIMEOUT_MS = 30_000;
+
 function run(path: string, args: string[]): void {
-  execFileSync(path, args, { env: HELPER_ENV, stdio: 'pipe', timeout: 30_000 });
+  execFileSync(path, args, { env: HELPER_ENV, stdio: 'pipe', timeout: HELPER_TIMEOUT_MS });
 }
 
 /** Try the whole mechanism once (make, mount, write, unmount a tiny image): what `doctor` and every run rely on. */
 export function probeDiskQuota(): DiskQuotaMachine {
+  return runProbeSync(diskQuotaProbe());
+}
+
+/** {@link probeDiskQuota} as probe steps (probeSteps.ts): the host's start runs it without blocking. */
+export function* diskQuotaProbe(): Probe<DiskQuotaMachine> {
   if (process.getuid?.() !== 0)
     return { available: false, why: 'mounting a quota image needs root (the host runs unprivileged)' };
   const mkfs = tool('mkfs.ext4');
@@ -62,55 +70,67 @@ export function probeDiskQuota(): DiskQuotaMachine {
   const point = join(dir, 'mnt');
   try {
     mkdirSync(point);
-    makeImage(tools, image, 8 * 1024 * 1024, 64, false);
-    run(mount, mountArgs(image, point));
+    yield* makeImage(tools, image, 8 * 1024 * 1024, 64, false);
+    yield* exec(mount, mountArgs(image, point), HELPER_ENV, HELPER_TIMEOUT_MS);
+    // Run without blocking, the probe may be mid-way when the host exits (a second Ctrl-C): its mount goes then.
+    probeMounts.add(point);
+    hookExit();
     try {
       statfsSync(point);
     } finally {
-      run(umount, [point]);
+      yield* exec(umount, [point], HELPER_ENV, HELPER_TIMEOUT_MS);
+      probeMounts.delete(point);
     }
     return { available: true, mechanism: 'ext4 image on a loop device', tools };
   } catch (error) {
-    const text = String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim();
+    const text = String((error as { stderr?: string }).stderr ?? (error as Error).message).trim();
     return { available: false, why: `cannot mount a loop image here: ${text.split('\n')[0]}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** Probe images mounted right now (between the probe's mount and unmount steps). */
+const probeMounts = new Set<string>();
+
 function mountArgs(image: string, point: string): string[] {
   return ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', image, point];
 }
 
 /** A sparse image of `bytes` holding an empty ext4 with at least `inodes` inodes, no reserved blocks. */
-function makeImage(
+function* makeImage(
   tools: NonNullable<DiskQuotaMachine['tools']>,
   image: string,
   bytes: number,
   inodes: number,
   journal: boolean,
-): void {
+): Probe<void> {
   const fd = openSync(image, 'wx', 0o600);
   try {
     ftruncateSync(fd, bytes);
   } finally {
     closeSync(fd);
   }
-  run(tools.mkfs, [
-    '-q',
-    '-F',
-    '-m',
-    '0',
-    '-N',
-    String(inodes),
-    '-O',
-    journal ? 'has_journal' : '^has_journal',
-    '-E',
-    'lazy_itable_init=1,nodiscard,root_owner=0:0',
-    '-L',
-    'paddock',
-    image,
-  ]);
+  yield* exec(
+    tools.mkfs,
+    [
+      '-q',
+      '-F',
+      '-m',
+      '0',
+      '-N',
+      String(inodes),
+      '-O',
+      journal ? 'has_journal' : '^has_journal',
+      '-E',
+      'lazy_itable_init=1,nodiscard,root_owner=0:0',
+      '-L',
+      'paddock',
+      image,
+    ],
+    HELPER_ENV,
+    HELPER_TIMEOUT_MS,
+  );
 }
 
 /** What the mounted filesystem itself says it holds (statfs): the figures every report uses. */
@@ -139,14 +159,24 @@ let exitHook = false;
  * for the next start's sweep. A SIGKILLed host leaves them to that sweep entirely.
  */
 function detachAllOnExit(): void {
-  for (const m of live) {
+  const umount = tool('umount');
+  const points = [...[...live].map((m) => [m.umountPath, m.point]), ...[...probeMounts].map((p) => [umount, p])];
+  for (const [path, point] of points) {
     try {
-      execFileSync(m.umountPath, ['-l', m.point], { env: HELPER_ENV, stdio: 'ignore', timeout: 5_000 });
+      if (path) execFileSync(path, ['-l', point!], { env: HELPER_ENV, stdio: 'ignore', timeout: 5_000 });
     } catch {
       // Best effort: the process is exiting.
     }
   }
+  for (const point of probeMounts) rmSync(dirname(point), { recursive: true, force: true });
   live.clear();
+  probeMounts.clear();
+}
+
+function hookExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', detachAllOnExit);
 }
 
 /** One mounted quota filesystem of a run. */
@@ -166,10 +196,7 @@ export class QuotaMount {
     const f = figures(point);
     this.fullAtStart = { bytes: f.freeBytes < FULL_BYTES, inodes: f.freeInodes === 0 };
     live.add(this);
-    if (!exitHook) {
-      exitHook = true;
-      process.on('exit', detachAllOnExit);
-    }
+    hookExit();
   }
 
   /** The umount helper (for the exit hook). */
@@ -245,7 +272,7 @@ export function mountQuota(
   const persistent = what === 'session folder';
   mkdirSync(join(image, '..'), { recursive: true, mode: 0o700 });
   const fresh = !existsSync(image);
-  if (fresh) makeImage(machine.tools, image, limits.diskBytes, limits.inodes, persistent);
+  if (fresh) runProbeSync(makeImage(machine.tools, image, limits.diskBytes, limits.inodes, persistent));
   mkdirSync(point, { recursive: true, mode: 0o700 });
   try {
     run(machine.tools.mount, mountArgs(image, point));

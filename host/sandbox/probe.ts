@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { namespaceArgs, systemArgs } from './bwrapArgs.js';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
 import {
-  dedicatedUserns,
+  dedicatedUsernsSteps,
   resolveRunIdentity,
   usernsPrefix,
   USERNS_FD,
@@ -12,7 +11,8 @@ import {
   type RunIdentityError,
 } from './runIdentity.js';
 import { RunCgroup, readCgroupLayout, type CgroupApplied } from './cgroups.js';
-import { probeDiskQuota, type DiskQuotaMachine } from './diskQuota.js';
+import { diskQuotaProbe, type DiskQuotaMachine } from './diskQuota.js';
+import { exec, runProbeAsync, runProbeSync, type Probe } from './probeSteps.js';
 
 /** What this machine can enforce, and why not where it cannot (for `paddock doctor`). */
 export interface MachineReport {
@@ -27,62 +27,110 @@ export interface MachineReport {
 }
 
 let cached: MachineReport | undefined;
+/** The probe started by {@link primeMachineProbe}, until it ends. */
+let inFlight: Promise<MachineReport> | undefined;
+/** Bumped by every blocking probe: an asynchronous one that began before it does not overwrite its newer report. */
+let generation = 0;
+/** Probes of this process so far (names each probe's throwaway cgroup). */
+let probes = 0;
 
 /** Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). */
 export function probeMachine(refresh = false): MachineReport {
   if (cached && !refresh) return cached;
+  generation += 1;
+  const identity = resolveRunIdentity();
+  cached = assemble(identity, runProbeSync(bwrapProbe(identity)), runProbeSync(diskQuotaProbe()));
+  return cached;
+}
+
+/**
+ * The same probe as {@link probeMachine}, run without blocking: its helper processes (bwrap, unshare, mkfs, mount)
+ * run while this process goes on (loading modules, opening the store), the bwrap and disk-quota checks side by side.
+ * Its report becomes {@link probeMachine}'s. A probe in flight is shared; a finished one is returned, unless `refresh`.
+ */
+export function primeMachineProbe(refresh = false): Promise<MachineReport> {
+  if (inFlight) return inFlight;
+  if (cached && !refresh) return Promise.resolve(cached);
+  const started = generation;
+  const identity = resolveRunIdentity();
+  inFlight = Promise.all([runProbeAsync(bwrapProbe(identity)), runProbeAsync(diskQuotaProbe())])
+    .then(([bwrap, diskQuota]) => {
+      const report = assemble(identity, bwrap, diskQuota);
+      if (generation === started) cached = report;
+      return cached ?? report;
+    })
+    .finally(() => {
+      inFlight = undefined;
+    });
+  return inFlight;
+}
+
+/** The report from the probes that run helpers, plus the checks that need none (tools present, a throwaway cgroup). */
+function assemble(
+  identity: MachineReport['identity'],
+  bwrap: MachineReport['bwrap'],
+  diskQuota: DiskQuotaMachine,
+): MachineReport {
   const report: MachineReport = {
-    bwrap: { available: false },
+    bwrap,
     prlimit: { available: false },
     cgroups: {},
     socat: { available: hostTool('socat') !== undefined },
-    identity: resolveRunIdentity(),
-    diskQuota: probeDiskQuota(),
+    identity,
+    diskQuota,
   };
+  const prlimit = hostTool('prlimit');
+  if (prlimit) Object.assign(report.prlimit, { available: true, path: prlimit });
+  else report.prlimit.why = 'prlimit is not installed (util-linux)';
+  const probe = RunCgroup.create(
+    `probe-${process.pid}-${++probes}`,
+    { memoryBytes: 1 << 30, pids: 1024 },
+    readCgroupLayout(),
+  );
+  if (probe) {
+    Object.assign(report.cgroups, probe.applied);
+    probe.discard();
+  } else report.cgroups.why = 'no writable cgroup hierarchy (not root, or cgroups not delegated)';
+  return report;
+}
+
+/** Whether bwrap can make a run's sandbox here: the binary, then a real sandbox running `true`. */
+function* bwrapProbe(identity: MachineReport['identity']): Probe<MachineReport['bwrap']> {
+  const report: MachineReport['bwrap'] = { available: false };
   // PADDOCK_BWRAP names the binary (e.g. a build of a newer bubblewrap); unset, the system's.
   // Always an absolute path: a host helper is never found through a PATH lookup.
   const named = process.env.PADDOCK_BWRAP;
   const bwrap = named ? (isAbsolute(named) && existsSync(named) ? named : undefined) : hostTool('bwrap');
-  if (!bwrap)
-    report.bwrap.why = named
+  if (!bwrap) {
+    report.why = named
       ? `PADDOCK_BWRAP=${named} is not an existing absolute path`
       : 'bwrap is not installed (apt-get install bubblewrap)';
-  else {
-    try {
-      report.bwrap.version = execFileSync(bwrap, ['--version'], { encoding: 'utf8', env: HOST_HELPER_ENV }).trim();
-      // The same namespaces, identity mapping and system binds every run gets.
-      const { identity } = report;
-      if ('error' in identity)
-        throw Object.assign(new Error(), { stderr: `no usable host identity for runs: ${identity.error}` });
-      const userns = identity.mechanism === 'dedicated' ? dedicatedUserns(identity) : undefined;
-      const [command, ...args] = [
-        ...(userns ? usernsPrefix(userns) : []),
-        bwrap,
-        ...namespaceArgs(userns ? USERNS_FD : undefined),
-        '--die-with-parent',
-        '--cap-drop',
-        'ALL',
-        ...systemArgs(),
-        '--',
-        'true',
-      ];
-      execFileSync(command!, args, { stdio: 'pipe', timeout: 10_000, env: HOST_HELPER_ENV });
-      report.bwrap.available = true;
-      report.bwrap.path = bwrap;
-    } catch (error) {
-      report.bwrap.why =
-        `bwrap cannot create its namespaces here: ` +
-        `${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`;
-    }
+    return report;
   }
-  const prlimit = hostTool('prlimit');
-  if (prlimit) Object.assign(report.prlimit, { available: true, path: prlimit });
-  else report.prlimit.why = 'prlimit is not installed (util-linux)';
-  const probe = RunCgroup.create(`probe-${process.pid}`, { memoryBytes: 1 << 30, pids: 1024 }, readCgroupLayout());
-  if (probe) {
-    Object.assign(report.cgroups, probe.applied);
-    void probe.release();
-  } else report.cgroups.why = 'no writable cgroup hierarchy (not root, or cgroups not delegated)';
-  cached = report;
+  try {
+    report.version = (yield* exec(bwrap, ['--version'], HOST_HELPER_ENV)).trim();
+    // The same namespaces, identity mapping and system binds every run gets.
+    if ('error' in identity)
+      throw Object.assign(new Error(), { stderr: `no usable host identity for runs: ${identity.error}` });
+    const userns = identity.mechanism === 'dedicated' ? yield* dedicatedUsernsSteps(identity) : undefined;
+    const [command, ...args] = [
+      ...(userns ? usernsPrefix(userns) : []),
+      bwrap,
+      ...namespaceArgs(userns ? USERNS_FD : undefined),
+      '--die-with-parent',
+      '--cap-drop',
+      'ALL',
+      ...systemArgs(),
+      '--',
+      'true',
+    ];
+    yield* exec(command!, args, HOST_HELPER_ENV);
+    report.available = true;
+    report.path = bwrap;
+  } catch (error) {
+    report.why =
+      `bwrap cannot create its namespaces here: ` +
+      `${String((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`;
+  }
   return report;
 }

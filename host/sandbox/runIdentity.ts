@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, fstatSync, openSync, readFileSync, statSync, writeFileSync, closeSync } from 'node:fs';
+import { exec, runProbeSync, type Probe } from './probeSteps.js';
 
 /** The uid and gid a sandboxed runner has inside its user namespace (docs/security-model.md). */
 export const SANDBOX_ID = 65534;
@@ -163,20 +163,29 @@ let held: { uid: number; gid: number; path: string } | undefined;
  * itself, then the holder is killed: nothing stays running.
  */
 export function dedicatedUserns(identity: Pick<RunIdentity, 'uid' | 'gid'>): string {
+  return runProbeSync(dedicatedUsernsSteps(identity));
+}
+
+/** {@link dedicatedUserns} as probe steps (probeSteps.ts): the machine probe runs it without blocking. */
+export function* dedicatedUsernsSteps(identity: Pick<RunIdentity, 'uid' | 'gid'>): Probe<string> {
   if (held && held.uid === identity.uid && held.gid === identity.gid) return held.path;
   if (!UNSHARE || !SETPRIV)
     throw new Error(
       'util-linux unshare and setpriv are needed to map runs to a dedicated host uid (apt-get install util-linux)',
     );
-  const out = execFileSync(
+  const out = yield* exec(
     UNSHARE,
     ['--user', '--', '/bin/sh', '-c', '/bin/sleep infinity </dev/null >/dev/null 2>&1 & echo $!'],
-    { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 },
+    { PATH: '/usr/bin:/bin' },
   );
   const pid = Number(out.trim());
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`unshare --user gave no holder pid (${JSON.stringify(out)})`);
+  // While the holder was being made (asynchronously), another caller of this process may have made and
+  // kept one: keep that one (its descriptor may already be handed to a launch) and drop ours.
+  const kept = held && held.uid === identity.uid && held.gid === identity.gid ? held.path : undefined;
   let fd: number | undefined;
   try {
+    if (kept !== undefined) return kept;
     fd = openSync(`/proc/${pid}/ns/user`, 'r');
     // Never hand out the host's own namespace (a reused pid would be the only way to get it).
     if (fstatSync(fd).ino === statSync('/proc/self/ns/user').ino)
