@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import OpenAI, { APIError, BadRequestError, NotFoundError } from 'openai';
+import OpenAI, { APIError, BadRequestError, NotFoundError, RateLimitError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../host/bindings/apply.js';
 import { openaiRoutes } from '../../host/api/routes/openai.js';
@@ -24,7 +24,11 @@ import { processesWith } from '../helpers/procs.js';
 const CANARY = `canary-openai-${process.pid}-Qz7Lw3Rb`;
 // Named like a credential: the host registers it with its redactor at start (hostSecrets.ts).
 const CANARY_ENV = 'PADDOCK_TEST_OPENAI_ENDPOINT_API_KEY';
-const FORMS = [CANARY, Buffer.from(CANARY).toString('hex'), ...[0, 1, 2].map((r) => base64Core(Buffer.from(CANARY), r))];
+const FORMS = [
+  CANARY,
+  Buffer.from(CANARY).toString('hex'),
+  ...[0, 1, 2].map((r) => base64Core(Buffer.from(CANARY), r)),
+];
 
 /** Stand-in for the server lane's auth hook (host/api/auth.ts): every request is this principal. */
 const PRINCIPAL = { tokenId: 'tok000000001', tenant: 'default', role: 'platform' };
@@ -70,6 +74,7 @@ beforeAll(async () => {
           ...base,
           route: openaiRoute('slow'),
           config: { greeting: LONG_GREETING, pauseMs: 200 },
+          limits: { maxQueued: 0 },
         },
         { id: 'crashy', runner: 'crashes', ...base, route: openaiRoute('crashy') },
         {
@@ -163,7 +168,7 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     });
   });
 
-  it('streaming: the chunks are the stored text updates in order, the first with the role; they join to the reply', async () => {
+  it('streaming: chunks are the stored text updates in order, the first with the role, joined the reply', async () => {
     const { data: stream, response } = await client.chat.completions
       .create({ ...ask('long', 'Grace'), stream: true })
       .withResponse();
@@ -199,7 +204,7 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     for await (const c of stream) chunks.push(c);
     const last = chunks.at(-1)!;
     expect(last.choices).toEqual([]);
-    // hello-runner calls no model through the gateway: the host metered 0 tokens (the runner's own claims are not used).
+    // hello-runner calls no model through the gateway: the host metered 0 tokens (runner claims are not used).
     expect(last.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
     expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true);
   });
@@ -229,8 +234,12 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     const messages = host.store.readEvents(sessionA!).filter((e) => e.type === 'message.received');
     expect(messages).toHaveLength(2);
     // The `user` field names the conversation when no header does.
-    const u1 = await client.chat.completions.create({ ...ask('hello', 'x'), user: `user-${process.pid}` }).withResponse();
-    const u2 = await client.chat.completions.create({ ...ask('hello', 'y'), user: `user-${process.pid}` }).withResponse();
+    const u1 = await client.chat.completions
+      .create({ ...ask('hello', 'x'), user: `user-${process.pid}` })
+      .withResponse();
+    const u2 = await client.chat.completions
+      .create({ ...ask('hello', 'y'), user: `user-${process.pid}` })
+      .withResponse();
     expect(u2.response.headers.get('x-paddock-session-id')).toBe(u1.response.headers.get('x-paddock-session-id'));
     // Neither: a new conversation per request.
     const n1 = await client.chat.completions.create(ask('hello', 'p')).withResponse();
@@ -246,7 +255,7 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     expect(b.data.id).toBe(a.data.id);
   });
 
-  it('an unknown model or another platform’s binding: the client throws NotFoundError; a disabled one 422', async () => {
+  it('an unknown model or another platform’s binding: NotFoundError; a disabled binding: 422', async () => {
     for (const model of ['nope', 'telegram-only']) {
       const error = await client.chat.completions.create(ask(model, 'hi')).catch((e: unknown) => e);
       expect(error, model).toBeInstanceOf(NotFoundError);
@@ -260,7 +269,7 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     expect((off as APIError).message).toContain('binding "off" is disabled');
   });
 
-  it('a runner that crashes: the non-streaming client throws an APIError naming the outcome, and does not retry', async () => {
+  it('a runner that crashes: the client throws an APIError naming the outcome, and does not retry', async () => {
     const before = host.store.runs({ bindingId: 'crashy' }).length;
     const error = await client.chat.completions.create(ask('crashy', 'go')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIError);
@@ -283,11 +292,20 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     expect(last.choices[0]!.finish_reason).toBe('error');
   });
 
-  it('a client that aborts mid-stream cancels the run, and no runner process is left', async () => {
+  it('a full queue: 429 with Retry-After; a client aborting mid-stream cancels the run, no runner left', async () => {
     const controller = new AbortController();
+    const headers = { 'x-paddock-conversation': `busy-${process.pid}` };
     const { data: stream, response } = await client.chat.completions
-      .create({ ...ask('slow', 'Abort'), stream: true }, { signal: controller.signal })
+      .create({ ...ask('slow', 'Abort'), stream: true }, { signal: controller.signal, headers })
       .withResponse();
+    // The session's run is active and its binding queues nothing behind it (maxQueued 0).
+    const full = await client.chat.completions
+      .create(ask('slow', 'me too'), { headers, maxRetries: 0 })
+      .withResponse()
+      .catch((e: unknown) => e);
+    expect(full).toBeInstanceOf(RateLimitError);
+    expect(full).toMatchObject({ status: 429, code: 'queue_full' });
+    expect((full as RateLimitError).headers?.get('retry-after')).toBe('1');
     const runId = response.headers.get('x-paddock-run-id')!;
     const end = ended(runId);
     for await (const c of stream) {

@@ -62,7 +62,14 @@ export function chunk(
 
 /** The last chunk when the client asked for `stream_options.include_usage`: no choices, the usage. */
 export function usageChunk(ids: CompletionIds, usage: OpenAIUsage | null) {
-  return { id: ids.id, object: 'chat.completion.chunk' as const, created: ids.created, model: ids.model, choices: [], usage };
+  return {
+    id: ids.id,
+    object: 'chat.completion.chunk' as const,
+    created: ids.created,
+    model: ids.model,
+    choices: [],
+    usage,
+  };
 }
 
 /** The whole answer of a completed run. */

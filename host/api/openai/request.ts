@@ -51,9 +51,7 @@ export type Headers = Record<string, string | string[] | undefined>;
 
 /** A field path as clients write it: `messages[0].content[1].type`. */
 export function fieldPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
-    .join('');
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`)).join('');
 }
 
 /** The text of the last `user` message, or the problems that stop it being one (each with its field path). */

@@ -11,7 +11,16 @@ import type { DispatchHooks, DispatchTicket } from '../../dispatch/dispatcher.js
 import { TOKENS } from '../../di/tokens.js';
 import { HostError } from '../../errors.js';
 import type { StartedHost } from '../../start.js';
-import { chunk, completion, completionIds, finishReason, openAIUsage, SSE_DONE, sseData, usageChunk } from '../openai/chunks.js';
+import {
+  chunk,
+  completion,
+  completionIds,
+  finishReason,
+  openAIUsage,
+  SSE_DONE,
+  sseData,
+  usageChunk,
+} from '../openai/chunks.js';
 import {
   modelNotFound,
   openAIError,
@@ -69,10 +78,12 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
     scope.setErrorHandler((error, _request, reply) => {
       if (error instanceof OpenAIHttpError) return reply.code(error.status).headers(error.headers).send(error.body);
       const { statusCode, code, message } = error as { statusCode?: number; code?: string; message?: string };
-      // Fastify's own refusals of a body (malformed JSON, too large, wrong content type) name no field but are the client's.
+      // Fastify's own refusals of a body (malformed JSON, too large, wrong content type): the client's fault.
       const clientFault = statusCode !== undefined && statusCode >= 400 && statusCode < 500;
       if (clientFault && (code?.startsWith('FST_') || error instanceof SyntaxError))
-        return reply.code(statusCode).send(openAIError(statusCode, 'invalid_request', String(message), { param: 'body' }).body);
+        return reply
+          .code(statusCode)
+          .send(openAIError(statusCode, 'invalid_request', String(message), { param: 'body' }).body);
       throw error; // the server's own handler (problem+json, rewritten below)
     });
     // Refusals the rest of the server answers on these routes (auth, rate limit, shutdown) in OpenAI's shape too.

@@ -9,11 +9,14 @@ const delta = (n: number) => ({
 });
 
 describe('followRun: a cursor over one run in a real store', () => {
-  it('reads what was committed before, then each commit, in order, no gap or duplicate, until the terminal event', async () => {
+  it('reads what was committed, then each commit, in order, no gap or duplicate, to the terminal event', async () => {
     const { store } = tempStore();
     const { sessionId } = store.ensureSession('b', 'k');
     // Another run's events interleave in the same session; they are skipped.
-    store.append(sessionId, [{ ...delta(1), runId: 'run_a' }, { ...delta(1), runId: 'run_b' }]);
+    store.append(sessionId, [
+      { ...delta(1), runId: 'run_a' },
+      { ...delta(1), runId: 'run_b' },
+    ]);
     const { value: appended, firstSeq } = await firstSeqsDuring(store, async () =>
       store.append(sessionId, [{ ...delta(2), runId: 'run_a' }]),
     );
@@ -25,10 +28,16 @@ describe('followRun: a cursor over one run in a real store', () => {
     })();
     // Commits while the reader waits, one per tick, others in one batch larger than a read (500).
     for (let n = 3; n < 40; n++) {
-      store.append(sessionId, [{ ...delta(n), runId: 'run_a' }, { ...delta(n), runId: 'run_b' }]);
+      store.append(sessionId, [
+        { ...delta(n), runId: 'run_a' },
+        { ...delta(n), runId: 'run_b' },
+      ]);
       await new Promise((r) => setImmediate(r));
     }
-    store.append(sessionId, Array.from({ length: 1200 }, (_, i) => ({ ...delta(40 + i), runId: 'run_a' })));
+    store.append(
+      sessionId,
+      Array.from({ length: 1200 }, (_, i) => ({ ...delta(40 + i), runId: 'run_a' })),
+    );
     store.append(sessionId, [
       {
         type: 'run.ended',
@@ -51,7 +60,8 @@ describe('followRun: a cursor over one run in a real store', () => {
     const controller = new AbortController();
     const reading = (async () => {
       const seen = [];
-      for await (const e of followRun(store, { sessionId, runId: 'run_a', afterSeq: 0 }, controller.signal)) seen.push(e);
+      for await (const e of followRun(store, { sessionId, runId: 'run_a', afterSeq: 0 }, controller.signal))
+        seen.push(e);
       return seen;
     })();
     store.append(sessionId, [{ ...delta(1), runId: 'run_a' }]);

@@ -25,7 +25,13 @@ describe('RunReply: which updates are reply text', () => {
       upd({ kind: 'usage', usage: { inputTokens: 9 }, cumulative: false }),
       upd({ kind: 'message', role: 'system', parts: [{ type: 'text', text: 'SYSTEM' }] }),
       ev('run.notice', { update: { kind: 'log', level: 'warn', message: 'budget' } }),
-      upd({ kind: 'message', parts: [{ type: 'text', text: 'Second' }, { type: 'image', url: 'x' }] }),
+      upd({
+        kind: 'message',
+        parts: [
+          { type: 'text', text: 'Second' },
+          { type: 'image', url: 'x' },
+        ],
+      }),
       upd({ kind: 'message.delta', text: 'third' }),
       ended('completed', { result: { status: 'completed', output: { parts: [{ type: 'text', text: 'IGNORED' }] } } }),
     ].map((e) => r.take(e));
@@ -36,13 +42,20 @@ describe('RunReply: which updates are reply text', () => {
 
   it('deltas of another message id start a new message', () => {
     const r = new RunReply();
-    for (const [id, text] of [['a', 'x'], ['a', 'y'], ['b', 'z']]) r.take(upd({ kind: 'message.delta', messageId: id, text }));
+    for (const [id, text] of [
+      ['a', 'x'],
+      ['a', 'y'],
+      ['b', 'z'],
+    ])
+      r.take(upd({ kind: 'message.delta', messageId: id, text }));
     expect(r.text).toBe('xy\n\nz');
   });
 
   it('nothing streamed: the result output is the reply; an interrupted run ends `interrupted`', () => {
     const r = new RunReply();
-    expect(r.take(ended('completed', { result: { status: 'completed', output: { parts: [{ type: 'text', text: 'R' }] } } }))).toBe('R');
+    expect(
+      r.take(ended('completed', { result: { status: 'completed', output: { parts: [{ type: 'text', text: 'R' }] } } })),
+    ).toBe('R');
     const i = new RunReply();
     i.take(ev('run.interrupted', { reason: 'host stopped', killedPid: null }));
     expect(i.end).toEqual({ status: 'interrupted', reason: 'host stopped' });
@@ -86,7 +99,10 @@ describe('chunks and errors', () => {
   });
 
   it('refusals keep their reasons; no_binding is model_not_found', () => {
-    expect(refusalError('no_binding', 'm', 'gpt-x').body.error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect(refusalError('no_binding', 'm', 'gpt-x').body.error).toMatchObject({
+      code: 'model_not_found',
+      param: 'model',
+    });
     expect(refusalError('no_binding', 'm', 'gpt-x').status).toBe(404);
     expect(refusalError('queue_full', 'full', 'b')).toMatchObject({ status: 429, headers: { 'retry-after': '1' } });
     expect(refusalError('session_paused', 'p', 'b').status).toBe(409);
@@ -95,7 +111,10 @@ describe('chunks and errors', () => {
 
   it('a problem+json body of the server becomes OpenAI’s shape', () => {
     expect(
-      problemAsOpenAIError({ type: 'x', title: 'Unauthorized', status: 401, detail: 'token revoked', code: 'unauthorized' }, 401),
+      problemAsOpenAIError(
+        { type: 'x', title: 'Unauthorized', status: 401, detail: 'token revoked', code: 'unauthorized' },
+        401,
+      ),
     ).toEqual({ error: { message: 'token revoked', type: 'authentication_error', param: null, code: 'unauthorized' } });
     expect(problemAsOpenAIError({ title: 'Bad', errors: [{ path: 'a', message: 'b' }] }, 400).error).toMatchObject({
       param: 'a',

@@ -22,7 +22,13 @@ describe('parseChatRequest', () => {
       messages: [
         { role: 'user', content: 'first' },
         { role: 'assistant', content: 'ok' },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
         { role: 'assistant', content: null },
       ],
       temperature: 0.2,
@@ -57,7 +63,10 @@ describe('parseChatRequest', () => {
       stream: true,
       includeUsage: true,
     });
-    expect(ok({ ...user('x'), stream: null, stream_options: null })).toMatchObject({ stream: false, includeUsage: false });
+    expect(ok({ ...user('x'), stream: null, stream_options: null })).toMatchObject({
+      stream: false,
+      includeUsage: false,
+    });
   });
 
   it('names every problem at once, in OpenAI’s shape', () => {
