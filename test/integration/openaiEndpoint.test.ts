@@ -59,7 +59,16 @@ beforeAll(async () => {
   applyConfig(
     host.store,
     {
+      resources: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }] },
       bindings: [
+        {
+          id: 'metered',
+          runner: 'calls-gateway',
+          ...base,
+          route: openaiRoute('metered'),
+          grants: { models: ['sm'] },
+          config: { steps: [{ do: 'complete', model: 'sm', text: 'count my tokens' }] },
+        },
         { id: 'hello', runner: 'hello-runner', ...base, route: openaiRoute('hello'), config: { pauseMs: 5 } },
         {
           id: 'long',
@@ -209,6 +218,35 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     expect(chunks.slice(0, -1).every((c) => c.usage === undefined)).toBe(true);
   });
 
+  it('usage: the tokens the host metered for the run’s model calls, streamed and whole', async () => {
+    const { data, response } = await client.chat.completions.create(ask('metered', 'go')).withResponse();
+    const run = host.store.run(response.headers.get('x-paddock-run-id')!)!;
+    const metered = run.usage as { inputTokens: number; outputTokens: number; modelCalls: number };
+    expect(metered.modelCalls).toBe(1);
+    expect(metered.inputTokens).toBeGreaterThan(0);
+    expect(data.usage).toEqual({
+      prompt_tokens: metered.inputTokens,
+      completion_tokens: metered.outputTokens,
+      total_tokens: metered.inputTokens + metered.outputTokens,
+    });
+    // Nothing streamed: the reply is the result's output (the fixture's report of its model call).
+    expect(data.choices[0]!.message.content).toContain('Hello from the scripted model');
+    const stream = await client.chat.completions.create({
+      ...ask('metered', 'again'),
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let last;
+    for await (const c of stream) last = c;
+    const again = host.store.run(last!.id.replace(/^chatcmpl-/, ''))!.usage as typeof metered;
+    expect(again.modelCalls).toBe(1);
+    expect(last!.usage).toEqual({
+      prompt_tokens: again.inputTokens,
+      completion_tokens: again.outputTokens,
+      total_tokens: again.inputTokens + again.outputTokens,
+    });
+  });
+
   it('only the last user message is sent to the runner (earlier turns are the session history)', async () => {
     const reply = await client.chat.completions.create({
       model: 'hello',
@@ -325,6 +363,26 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     expect(processesWith(runId)).toEqual([]);
   }, 30_000);
 
+  it('a non-streaming client that goes away while its run is active cancels the run', async () => {
+    const controller = new AbortController();
+    // The run's id comes from the store: the client never gets an answer.
+    const started = new Promise<string>((resolve) => {
+      const unsubscribe = host.store.subscribe((e) => {
+        if (e.type !== 'run.started' || host.store.run(e.runId!)?.bindingId !== 'slow') return;
+        unsubscribe();
+        resolve(e.runId!);
+      });
+    });
+    const request = client.chat.completions
+      .create(ask('slow', 'Leaving'), { signal: controller.signal })
+      .catch((e: unknown) => e);
+    const runId = await started;
+    const end = ended(runId);
+    controller.abort();
+    expect(await request).toBeInstanceOf(Error);
+    expect((await end).data).toMatchObject({ status: 'cancelled' });
+  }, 30_000);
+
   it('malformed bodies: 400 in OpenAI’s shape naming every field at once', async () => {
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(`${baseURL}/chat/completions`, {
@@ -396,7 +454,7 @@ describe('GET /v1/models', () => {
       expect(model.owned_by).toBe('paddock:default');
       ids.push(model.id);
     }
-    expect(ids).toEqual(['crashy', 'hello', 'leaky', 'long', 'slow']);
+    expect(ids).toEqual(['crashy', 'hello', 'leaky', 'long', 'metered', 'slow']);
     expect((await client.models.retrieve('hello')).id).toBe('hello');
     await expect(client.models.retrieve('telegram-only')).rejects.toBeInstanceOf(NotFoundError);
   });
