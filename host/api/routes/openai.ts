@@ -132,7 +132,15 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
         // `model` must be the binding routing picks for this event: never a broader one answering for it.
         if (!reachableBinding(own, tenant, parsed.model) || matchBinding(own, parsed.event)?.id !== parsed.model)
           throw modelNotFound(parsed.model);
-        return answer(request, reply, parsed, await dispatchFor(parsed, tenant));
+        const dispatched = await dispatchFor(parsed, tenant);
+        const { ticket } = dispatched;
+        if (ticket.bindingId !== parsed.model) {
+          // Routing changed between the check and the dispatch (an apply): never answer for another binding.
+          if (ticket.status !== 'duplicate')
+            dispatcher.cancel(ticket.runId, 'routed to another binding than its model');
+          throw modelNotFound(parsed.model);
+        }
+        return answer(request, reply, parsed, dispatched);
       },
     );
   });
@@ -164,12 +172,17 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
     const { ticket, afterSeq } = dispatched;
     const gone = new AbortController();
     const res = reply.raw;
-    res.on('close', () => {
-      if (res.writableFinished) return;
+    const onClose = () => {
+      if (res.writableFinished || gone.signal.aborted) return;
       gone.abort();
       // Only the request that started the run cancels it: a redelivery's client did not start it.
       if (ticket.status !== 'duplicate') dispatcher.cancel(ticket.runId, DISCONNECT_REASON);
-    });
+    };
+    res.on('close', onClose);
+    // A write racing the client's close must not become an unhandled 'error' (the close has cancelled the run).
+    res.on('error', () => undefined);
+    // The client may have gone while the event was dispatched, before the listener.
+    if (request.raw.socket?.destroyed) onClose();
     const ids = completionIds(ticket.runId, parsed.model);
     const run = new RunReply();
     const events = followRun(store, { sessionId: ticket.sessionId, runId: ticket.runId, afterSeq }, gone.signal);
