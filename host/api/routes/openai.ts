@@ -11,16 +11,7 @@ import type { DispatchHooks, DispatchTicket } from '../../dispatch/dispatcher.js
 import { TOKENS } from '../../di/tokens.js';
 import { HostError } from '../../errors.js';
 import type { StartedHost } from '../../start.js';
-import {
-  chunk,
-  completion,
-  completionIds,
-  finishReason,
-  openAIUsage,
-  SSE_DONE,
-  sseData,
-  usageChunk,
-} from '../openai/chunks.js';
+import { completion, completionIds } from '../openai/chunks.js';
 import {
   modelNotFound,
   openAIError,
@@ -32,6 +23,7 @@ import {
 import { firstSeqsDuring, followRun } from '../openai/followRun.js';
 import { modelList, reachableBinding, tenantOf } from '../openai/models.js';
 import { RunReply } from '../openai/reply.js';
+import { streamReply } from '../openai/streamReply.js';
 import { ChatCompletionRequestSchema, parseChatRequest, type ChatRequest } from '../openai/request.js';
 
 /** What the OpenAI routes need of the started host. */
@@ -206,38 +198,6 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
     reply.hijack();
     // Headers the server's hooks set (x-request-id) go out with the stream: a hijacked reply sends nothing by itself.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-    res.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    });
-    const write = async (text: string) => {
-      if (res.write(text)) return;
-      // Backpressure: the events wait in the store; the cursor reads on once the client drained.
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.on('drain', done).on('close', done);
-      });
-    };
-    await write(sseData(chunk(ids, { role: 'assistant', content: '' })));
-    for await (const event of events) {
-      const piece = run.take(event);
-      if (piece && !gone.signal.aborted) await write(sseData(chunk(ids, { content: piece })));
-    }
-    if (gone.signal.aborted || !run.end) return;
-    await write(sseData(chunk(ids, {}, finishReason(run.end))));
-    if (run.end.status === 'completed') {
-      if (parsed.includeUsage) await write(sseData(usageChunk(ids, openAIUsage(run.end) ?? null)));
-      await write(SSE_DONE);
-    } else {
-      // OpenAI's convention for an error mid-stream: a data message holding `error`; the official clients throw it.
-      await write(sseData(outcomeError(run.end.status, run.end.reason).body));
-    }
-    res.end();
+    await streamReply(res, events, { ids, includeUsage: parsed.includeUsage, gone: gone.signal, headers });
   }
 }
