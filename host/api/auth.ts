@@ -36,7 +36,9 @@ export function unauthorized(refusal: ApiTokenRefusal): ApiProblem {
 }
 
 /** The token of an `Authorization` header value: the bearer credential, or why there is none. */
-export function bearerOf(header: string | string[] | undefined): { token: string } | { refusal: 'missing' | 'malformed' } {
+export function bearerOf(
+  header: string | string[] | undefined,
+): { token: string } | { refusal: 'missing' | 'malformed' } {
   if (header === undefined || header === '') return { refusal: 'missing' };
   if (Array.isArray(header)) return { refusal: 'malformed' };
   const m = /^Bearer +([^\s]+) *$/i.exec(header);

@@ -11,7 +11,11 @@ type TenantDispatch = (input: unknown, hooks: object, options: { tenant: string 
 
 /** The links of a dispatched run (the SSE paths are the streams lane's routes). */
 export function runLinks(runId: string, sessionId: string) {
-  return { run: `/v1/runs/${runId}`, runEvents: `/v1/runs/${runId}/events`, sessionEvents: `/v1/sessions/${sessionId}/events` };
+  return {
+    run: `/v1/runs/${runId}`,
+    runEvents: `/v1/runs/${runId}/events`,
+    sessionEvents: `/v1/sessions/${sessionId}/events`,
+  };
 }
 
 /**
@@ -27,8 +31,11 @@ export async function dispatchFor(
   const dispatch = deps.dispatcher.dispatch.bind(deps.dispatcher) as unknown as TenantDispatch;
   const ticket = await dispatch(event, {}, { tenant });
   if (tenantOfSession(deps.store, ticket.sessionId) !== tenant) {
-    if (ticket.status !== 'duplicate') (deps.dispatcher as Dispatcher).cancel(ticket.runId, 'dispatched outside its tenant');
-    throw new ApiProblem(422, 'no_binding', `no binding of tenant "${tenant}" routes this event`, { reason: 'no_binding' });
+    if (ticket.status !== 'duplicate')
+      (deps.dispatcher as Dispatcher).cancel(ticket.runId, 'dispatched outside its tenant');
+    throw new ApiProblem(422, 'no_binding', `no binding of tenant "${tenant}" routes this event`, {
+      reason: 'no_binding',
+    });
   }
   if (ticket.status !== 'duplicate') void ticket.done; // resolves when the run ends; the client reads the run
   return {

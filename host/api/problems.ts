@@ -83,7 +83,8 @@ export function problemOfHostError(error: HostError): ApiProblem | undefined {
       const reason = String(error.data.reason ?? 'refused');
       const headers: Record<string, string> = reason === 'queue_full' ? { 'retry-after': '1' } : {};
       const extra: Record<string, unknown> = { reason };
-      for (const key of ['bindingId', 'sessionId'] as const) if (error.data[key] !== undefined) extra[key] = error.data[key];
+      for (const key of ['bindingId', 'sessionId'] as const)
+        if (error.data[key] !== undefined) extra[key] = error.data[key];
       return new ApiProblem(refusalStatus(reason), reason, error.message, extra, headers);
     }
     case 'INVALID_INPUT': {
@@ -125,7 +126,12 @@ export function problemOf(error: unknown): ApiProblem | undefined {
   const fe = error as FastifyError;
   if (hasZodFastifySchemaValidationErrors(fe)) return validationProblem(fe);
   // Fastify's own client errors (bad JSON, too large, wrong media type): their messages are Fastify's, not ours.
-  if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 && fe.code?.startsWith('FST_')) {
+  if (
+    typeof fe?.statusCode === 'number' &&
+    fe.statusCode >= 400 &&
+    fe.statusCode < 500 &&
+    fe.code?.startsWith('FST_')
+  ) {
     if (fe.statusCode === 413)
       return new ApiProblem(413, 'payload_too_large', 'the request body is larger than the server takes');
     if (fe.statusCode === 415)

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
+  createJsonSchemaTransform,
+  createJsonSchemaTransformObject,
   serializerCompiler,
   validatorCompiler,
 } from 'fastify-type-provider-zod';
@@ -18,6 +18,7 @@ import { installAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import { ApiProblem, INTERNAL_PROBLEM, problemOf, sendProblem } from './problems.js';
 import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
+import { API_SCHEMAS } from './schemas.js';
 import { eventsRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { runsRoutes } from './routes/runs.js';
@@ -83,7 +84,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (deps.stopping()) throw new ApiProblem(503, 'shutting_down', 'the server is stopping; retry on another host or later');
+    if (deps.stopping())
+      throw new ApiProblem(503, 'shutting_down', 'the server is stopping; retry on another host or later');
   });
   installAuth(app, deps, options.rate ?? RATE_LIMIT_DEFAULTS);
   app.addHook('onResponse', async (request, reply) => {
@@ -121,8 +123,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transform: createJsonSchemaTransform({ schemaRegistry: API_SCHEMAS }),
+    transformObject: createJsonSchemaTransformObject({ schemaRegistry: API_SCHEMAS }),
   });
   app.get('/openapi.json', { config: { open: true }, schema: { hide: true } }, async () => app.swagger());
 

@@ -450,7 +450,11 @@ export const COMMANDS: CommandSpec[] = [
       'cancels the runs this process holds at once).',
     ],
     options: {
-      listen: { type: 'string', value: '<host:port>', help: 'where to listen (default 127.0.0.1:8420; port 0 picks one)' },
+      listen: {
+        type: 'string',
+        value: '<host:port>',
+        help: 'where to listen (default 127.0.0.1:8420; port 0 picks one)',
+      },
       'on-stop': {
         type: 'string',
         value: '<drain|cancel>',

@@ -62,8 +62,13 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
         throw new ApiProblem(409, 'conflict', `run ${run.id} already ended ${run.status}; nothing to cancel`, {
           runStatus: run.status,
         });
-      // Through run_controls, like `paddock runs cancel`: whichever process holds the run acts on it (this one too).
-      requestCancel(deps.store, [run.id], request.body?.reason ?? 'cancelled through the API', `api:${principal.tokenId}`);
+      // Through run_controls, like `paddock runs cancel` (audited): whichever process holds the run acts on it.
+      // This process's watcher never sees its own connection's commits (SQLite's data_version), so a run held here
+      // is cancelled directly too.
+      const by = `api:${principal.tokenId}`;
+      const reason = request.body?.reason ?? 'cancelled through the API';
+      requestCancel(deps.store, [run.id], reason, by);
+      deps.dispatcher.cancel(run.id, `${reason} (by ${by})`);
       return reply.code(202).send({ runId: run.id, requested: true as const });
     },
   });

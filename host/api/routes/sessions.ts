@@ -25,7 +25,7 @@ export function assertSessionOfTenant(store: Store, id: string, tenant: string):
 /** The platform, bot and conversation of a session: from its first `message.received`. */
 function conversationOf(store: Store, sessionId: string): Pick<ChatEvent, 'platform' | 'bot' | 'conversation'> {
   const batch = 500;
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const events = store.readEvents(sessionId, after, batch);
     const first = events.find((e) => e.type === 'message.received');
     if (first) {

@@ -70,7 +70,8 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   err(`paddock serve: listening on ${url}`);
 
   // The runs this process holds: queued or running with this process as their owner.
-  const held = () => host.store.runs({ status: ['queued', 'running'], limit: 1_000_000 }).filter((r) => r.hostPid === process.pid);
+  const held = () =>
+    host.store.runs({ status: ['queued', 'running'], limit: 1_000_000 }).filter((r) => r.hostPid === process.pid);
   const cancelHeld = (reason: string) => {
     for (const run of held()) dispatcher.cancel(run.id, reason);
   };
@@ -99,7 +100,9 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   if (options.onStop === 'cancel') cancelHeld(`the server was stopped (${signal}, --on-stop cancel)`);
   else {
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), options.drainTimeoutMs)));
+    const timedOut = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(true), options.drainTimeoutMs)),
+    );
     if (await Promise.race([dispatcher.drain().then(() => false), timedOut]))
       cancelHeld(`the server was stopped (${signal}) and its drain timeout of ${options.drainTimeoutMs} ms passed`);
     clearTimeout(timer);
