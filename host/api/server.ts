@@ -84,7 +84,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (deps.stopping())
+    // Liveness stays 200 while the process drains (a probe must not kill a draining server); the rest is 503.
+    if (deps.stopping() && request.routeOptions.url !== '/healthz')
       throw new ApiProblem(503, 'shutting_down', 'the server is stopping; retry on another host or later');
   });
   installAuth(app, deps, options.rate ?? RATE_LIMIT_DEFAULTS);
