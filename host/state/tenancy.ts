@@ -24,7 +24,6 @@ export function tenantOfSession(store: Store, sessionId: string): string | undef
 /** The tenant of a run: its session's. Undefined when there is no such run. */
 export function tenantOfRun(store: Store, runId: string): string | undefined {
   const sessionId = dbOf(store).prepare('SELECT session_id FROM runs WHERE id = ?').pluck().get(runId) as
-    | string
-    | undefined;
+    string | undefined;
   return sessionId === undefined ? undefined : tenantOfSession(store, sessionId);
 }
