@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command (npm test): set-up, typecheck, protocol and OpenAPI staleness checks, lint, format check, every vitest project.
+# The test command (npm test): set-up, typecheck, protocol and OpenAPI staleness checks, lint, format check,
+# every vitest project.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1

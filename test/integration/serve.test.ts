@@ -153,7 +153,7 @@ describe('paddock serve: platform endpoints', () => {
     ]);
   });
 
-  it('a redelivered event id answers duplicate with the first ids and never runs twice (also when concurrent)', async () => {
+  it('a redelivered event id answers duplicate with the first ids, never runs twice (also concurrent)', async () => {
     const event = chatEvent({ bot: 'echo', conversation: { id: 'dup' } });
     const answers = await Promise.all(
       Array.from({ length: 6 }, () => call(server.url, 'POST', '/v1/events', { token: tokens.platform, body: event })),
@@ -250,7 +250,7 @@ describe('paddock serve: platform endpoints', () => {
 });
 
 describe('paddock serve: tenancy', () => {
-  it("another tenant's token gets 404 for every id route of the API, exactly like an id that does not exist", async () => {
+  it("another tenant's token gets 404 for every id route, exactly like an id that does not exist", async () => {
     const mine = await call(server.url, 'POST', '/v1/events', {
       token: tokens.platform,
       body: chatEvent({ bot: 'held', conversation: { id: 'tenant-b' } }),
@@ -452,7 +452,8 @@ describe('paddock serve: rate limit and stop', () => {
   });
 
   for (const mode of ['drain', 'cancel'] as const) {
-    it(`SIGTERM while a run is active: --on-stop ${mode} → the run ${mode === 'drain' ? 'completes' : 'is cancelled'}, exit 0, store closed cleanly`, async () => {
+    const fate = mode === 'drain' ? 'completes' : 'is cancelled';
+    it(`SIGTERM while a run is active: --on-stop ${mode} → the run ${fate}, exit 0, store closed`, async () => {
       const own = await startServe(home, ['--on-stop', mode], env);
       const r = await call(own.url, 'POST', '/v1/events', {
         token: tokens.platform,
