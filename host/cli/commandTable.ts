@@ -453,6 +453,55 @@ export const COMMANDS: CommandSpec[] = [
     },
   },
   {
+    words: ['serve'],
+    summary: 'the HTTP API for bot platforms, approvers and admins (docs/http-api.md), until SIGTERM/SIGINT',
+    details: [
+      'Every endpoint but /healthz, /readyz and /openapi.json needs an API token (paddock tokens create).',
+      'Loopback by default; the server does not terminate TLS (put it behind a TLS proxy to expose it).',
+      'Prints "paddock serve: listening on <url>" on stderr when ready. Stop: SIGTERM or SIGINT (a second one',
+      'cancels the runs this process holds at once).',
+    ],
+    options: {
+      listen: {
+        type: 'string',
+        value: '<host:port>',
+        help: 'where to listen (default 127.0.0.1:8420; port 0 picks one)',
+      },
+      'on-stop': {
+        type: 'string',
+        value: '<drain|cancel>',
+        help: "on stop, let this process's runs finish (drain, the default) or cancel them",
+      },
+      'drain-timeout': {
+        type: 'string',
+        value: '<ms>',
+        help: 'how long a drain waits before cancelling what is left (default 30000)',
+      },
+      rate: { type: 'string', value: '<n>', help: 'requests per second per API token (default 20)' },
+      burst: { type: 'string', value: '<n>', help: 'requests an API token may send at once (default 40)' },
+      'runner-dir': runnerDir,
+    },
+    exitCodes: ['0 stopped by a signal', '2 usage error (e.g. a bad --listen)', '1 the address could not be bound'],
+    async run(ctx) {
+      const { DEFAULT_LISTEN, parseListen, parseRateFlag, serveCommand } = await import('./commands/serve.js');
+      const { parsePositiveInt } = await import('./hostFlags.js');
+      const onStop = str(ctx.flags, 'on-stop') ?? 'drain';
+      if (onStop !== 'drain' && onStop !== 'cancel')
+        throw new UsageError(`--on-stop must be drain or cancel, got ${JSON.stringify(onStop.slice(0, 40))}`);
+      const drain = str(ctx.flags, 'drain-timeout');
+      const options = {
+        listen: parseListen(str(ctx.flags, 'listen') ?? DEFAULT_LISTEN),
+        onStop: onStop as 'drain' | 'cancel',
+        drainTimeoutMs: drain === undefined ? 30_000 : parsePositiveInt('--drain-timeout', drain),
+        rate: {
+          rate: parseRateFlag('--rate', str(ctx.flags, 'rate'), 20),
+          burst: parseRateFlag('--burst', str(ctx.flags, 'burst'), 40),
+        },
+      };
+      return serveCommand(await hostConfig(ctx), options, ctx.err);
+    },
+  },
+  {
     words: ['runs', 'cancel'],
     args: ['runId'],
     summary: 'cancel a queued or running run, whichever paddock process holds it (audited)',

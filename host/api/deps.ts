@@ -1,0 +1,15 @@
+/** What the route modules of `paddock serve` use of the host (`<area>Routes(app, deps)`). */
+import type { Logger } from 'pino';
+import type { HostConfig } from '../config/hostConfig.js';
+import type { Dispatcher } from '../dispatch/dispatcher.js';
+import type { Store } from '../state/store.js';
+
+/** The host services a route may use; resolved once when the server is built. */
+export interface ApiDeps {
+  store: Store;
+  dispatcher: Dispatcher;
+  config: HostConfig;
+  log: Logger;
+  /** True once the server is stopping (readyz answers 503, new requests 503 `shutting_down`). */
+  stopping(): boolean;
+}

@@ -1,0 +1,115 @@
+import { isIP } from 'node:net';
+import type { HostConfig } from '../../config/hostConfig.js';
+import { TOKENS } from '../../di/tokens.js';
+import { describeRecovery, openHost } from '../../start.js';
+import { clip } from '../../util/clip.js';
+import { UsageError } from '../spec.js';
+
+type Out = (text: string) => void;
+
+/** Where `paddock serve` listens unless told otherwise: loopback only. */
+export const DEFAULT_LISTEN = '127.0.0.1:8420';
+
+/** What `serve` does with the runs it holds when it is told to stop. */
+export type OnStop = 'drain' | 'cancel';
+
+/** `--listen host:port` (an IPv4 address, `[IPv6]` or a host name; port 0–65535, 0 picks a free one). */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):([0-9]{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : NaN;
+  const host = m ? (m[1] ?? m[2]!) : '';
+  const validHost = m?.[1] !== undefined ? isIP(host) === 6 : /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host);
+  if (!m || !validHost || !(port >= 0 && port <= 65535))
+    throw new UsageError(
+      `--listen must be host:port (e.g. 127.0.0.1:8420 or [::1]:8420), got ${JSON.stringify(clip(text, 80))}`,
+    );
+  return { host, port };
+}
+
+/** `--rate` / `--burst`: a positive whole number up to 1,000,000. */
+export function parseRateFlag(flag: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = /^[0-9]{1,7}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= 1_000_000))
+    throw new UsageError(`${flag} must be a whole number from 1 to 1000000, got ${JSON.stringify(clip(text, 40))}`);
+  return n;
+}
+
+/** Options of {@link serveCommand} (validated by the command table). */
+export interface ServeOptions {
+  listen: { host: string; port: number };
+  onStop: OnStop;
+  drainTimeoutMs: number;
+  rate: { rate: number; burst: number };
+}
+
+/**
+ * `paddock serve`: the host (store, recovery, gateway listener) and the HTTP API on top, until SIGTERM/SIGINT.
+ * Stop: new requests answer 503, the listener closes, the runs this process holds drain (up to the timeout, then
+ * are cancelled) or are cancelled at once; a second signal cancels at once. Then the gateway and the store close.
+ */
+export async function serveCommand(config: HostConfig, options: ServeOptions, err: Out): Promise<number> {
+  const host = await openHost(config, { listen: true });
+  for (const line of describeRecovery(host.recovery)) err(line);
+  const dispatcher = host.container.resolve(TOKENS.Dispatcher);
+  let stopping = false;
+  let app;
+  try {
+    const { buildServer } = await import('../../api/server.js');
+    app = await buildServer(host, { rate: options.rate, stopping: () => stopping });
+    await app.listen({ host: options.listen.host, port: options.listen.port });
+  } catch (error) {
+    await host.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const url =
+    address && typeof address === 'object'
+      ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+      : String(address);
+  err(`paddock serve: listening on ${url}`);
+
+  // The runs this process holds: queued or running with this process as their owner.
+  const held = () =>
+    host.store.runs({ status: ['queued', 'running'], limit: 1_000_000 }).filter((r) => r.hostPid === process.pid);
+  const cancelHeld = (reason: string) => {
+    for (const run of held()) dispatcher.cancel(run.id, reason);
+  };
+
+  const stopped = new Promise<string>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals += 1;
+      if (signals === 1) resolve(signal);
+      else {
+        err(`paddock serve: ${signal} again: cancelling the runs this process holds`);
+        cancelHeld(`the server was stopped (${signal} twice)`);
+      }
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  const signal = await stopped;
+  stopping = true;
+  const count = held().length;
+  err(
+    `paddock serve: ${signal}: stopping (${count} run(s) held; ` +
+      `${options.onStop === 'drain' ? `draining up to ${options.drainTimeoutMs} ms` : 'cancelling them'})`,
+  );
+  const closing = app.close();
+  if (options.onStop === 'cancel') cancelHeld(`the server was stopped (${signal}, --on-stop cancel)`);
+  else {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(true), options.drainTimeoutMs)),
+    );
+    if (await Promise.race([dispatcher.drain().then(() => false), timedOut]))
+      cancelHeld(`the server was stopped (${signal}) and its drain timeout of ${options.drainTimeoutMs} ms passed`);
+    clearTimeout(timer);
+  }
+  await dispatcher.drain();
+  await closing;
+  await host.close();
+  err('paddock serve: stopped');
+  return 0;
+}

@@ -1,0 +1,56 @@
+// `paddock serve` as a child process for the HTTP API tests: started on a free loopback port, ready when it prints
+// its URL (never a sleep), with its stderr kept for assertions.
+import { execa, type ResultPromise } from 'execa';
+import { repoPath } from './fixtures.js';
+
+/** A running `paddock serve`. */
+export interface ServeChild {
+  url: string;
+  child: ResultPromise;
+  /** Everything it wrote on stderr so far. */
+  stderr(): string;
+  /** Resolves when its stderr has matched `pattern`. */
+  waitFor(pattern: RegExp): Promise<void>;
+  /** SIGTERM it and wait for its exit code. */
+  stop(): Promise<number | undefined>;
+}
+
+/** Start `paddock serve --listen 127.0.0.1:0 …extra` on `dataDir`. */
+export async function startServe(
+  dataDir: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ServeChild> {
+  const child = execa(process.execPath, [repoPath('bin/paddock.js'), 'serve', '--listen', '127.0.0.1:0', ...extra], {
+    reject: false,
+    cwd: repoPath('.'),
+    env: { PADDOCK_HOME: dataDir, NO_COLOR: '1', ...env },
+  });
+  let text = '';
+  const waiters: { pattern: RegExp; resolve: () => void }[] = [];
+  child.stderr!.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const w of waiters.filter((x) => x.pattern.test(text))) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  });
+  const waitFor = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      if (pattern.test(text)) return resolve();
+      waiters.push({ pattern, resolve });
+      void child.then((r) => reject(new Error(`paddock serve exited ${r.exitCode} before ${pattern}:\n${text}`)));
+    });
+  await waitFor(/listening on http:\/\/\S+/);
+  const url = /listening on (http:\/\/\S+)/.exec(text)![1]!;
+  return {
+    url,
+    child,
+    stderr: () => text,
+    waitFor,
+    async stop() {
+      child.kill('SIGTERM');
+      return (await child).exitCode;
+    },
+  };
+}
