@@ -21,8 +21,10 @@ import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
 import { API_SCHEMAS } from './schemas.js';
 import { eventsRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
+import { openaiRoutes } from './routes/openai.js';
 import { runsRoutes } from './routes/runs.js';
 import { sessionsRoutes } from './routes/sessions.js';
+import { webhooksRoutes } from './routes/webhooks.js';
 
 /** Body limit of every request (docs/http-api.md, "Conventions"). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -133,6 +135,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await eventsRoutes(app, deps);
   await runsRoutes(app, deps);
   await sessionsRoutes(app, deps);
+  webhooksRoutes(app, deps);
+  await openaiRoutes(app, deps);
   // The SSE routes (GET /v1/sessions/:id/events, GET /v1/runs/:id/events) are the streams lane's:
   // await streamsRoutes(app, deps);
   return app;

@@ -1,15 +1,15 @@
 // The OpenAI-compatible endpoint through the official `openai` client: a real Fastify server on loopback, a real host
-// (store, dispatcher, runner processes), bindings applied for the tenant. Until the server lane's buildServer lands,
-// the app is a minimal Fastify with the zod compilers and a stand-in for its auth hook (a fixed principal).
+// (store, dispatcher, runner processes), bindings applied for the tenant; the server is `paddock serve`'s own
+// (buildServer: auth with a real platform token, problem+json rewritten to OpenAI's shape on these routes).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { FastifyInstance } from 'fastify';
 import OpenAI, { APIError, BadRequestError, NotFoundError, RateLimitError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../host/bindings/apply.js';
-import { openaiRoutes } from '../../host/api/routes/openai.js';
+import { buildServer } from '../../host/api/server.js';
+import { createApiToken } from '../../host/state/apiTokens.js';
 import type { HostConfig } from '../../host/config/hostConfig.js';
 import { parseLimits } from '../../host/config/limits.js';
 import { TOKENS } from '../../host/di/tokens.js';
@@ -31,7 +31,7 @@ const FORMS = [
 ];
 
 /** Stand-in for the server lane's auth hook (host/api/auth.ts): every request is this principal. */
-const PRINCIPAL = { tokenId: 'tok000000001', tenant: 'default', role: 'platform' };
+let apiKey: string;
 
 let host: StartedHost;
 let app: FastifyInstance;
@@ -110,17 +110,12 @@ beforeAll(async () => {
     },
     { by: 'user:test' },
   );
-  app = Fastify();
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  app.addHook('onRequest', async (request) => {
-    (request as typeof request & { principal: typeof PRINCIPAL }).principal = PRINCIPAL;
-  });
-  await openaiRoutes(app, { host });
+  app = await buildServer(host, { rate: { rate: 1_000, burst: 1_000 } });
+  apiKey = createApiToken(host.store, { tenant: 'default', role: 'platform', by: 'user:test' }).token;
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as { port: number };
   baseURL = `http://127.0.0.1:${address.port}/v1`;
-  client = new OpenAI({ baseURL, apiKey: 'pdk_stand_in' });
+  client = new OpenAI({ baseURL, apiKey });
 }, 60_000);
 
 afterAll(async () => {
@@ -387,7 +382,7 @@ describe('POST /v1/chat/completions through the official openai client', () => {
     const post = (body: string, headers: Record<string, string> = {}) =>
       fetch(`${baseURL}/chat/completions`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, ...headers },
         body,
       });
     const missing = await post(JSON.stringify({ messages: 'hi', stream: 'yes' }));

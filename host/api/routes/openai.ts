@@ -8,9 +8,8 @@ import type { Binding } from '../../bindings/schema.js';
 import { ConfigRepo } from '../../bindings/configRepo.js';
 import { matchBinding } from '../../bindings/routing.js';
 import type { DispatchHooks, DispatchTicket } from '../../dispatch/dispatcher.js';
-import { TOKENS } from '../../di/tokens.js';
 import { HostError } from '../../errors.js';
-import type { StartedHost } from '../../start.js';
+import type { ApiDeps } from '../deps.js';
 import { completion, completionIds } from '../openai/chunks.js';
 import {
   modelNotFound,
@@ -27,9 +26,7 @@ import { streamReply } from '../openai/streamReply.js';
 import { ChatCompletionRequestSchema, parseChatRequest, type ChatRequest } from '../openai/request.js';
 
 /** What the OpenAI routes need of the started host. */
-export interface OpenAIRouteDeps {
-  host: Pick<StartedHost, 'container' | 'store'>;
-}
+export type OpenAIRouteDeps = Pick<ApiDeps, 'store' | 'dispatcher'>;
 
 /** The dispatcher as this endpoint calls it: with the caller's tenant (the tenancy lane's third argument). */
 interface TenantDispatcher {
@@ -61,10 +58,9 @@ function callerOf(request: FastifyRequest): Principal {
 
 /** Register the OpenAI-compatible routes (in their own scope: their errors are OpenAI-shaped). */
 export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps): Promise<void> {
-  const { store, container } = deps.host;
-  const dispatcher: TenantDispatcher = container.resolve(TOKENS.Dispatcher);
-  const repo = new ConfigRepo(store);
-  const bindings = () => repo.list<Binding>('binding');
+  // Read while answering, never at registration (the OpenAPI generator builds the routes with no host).
+  const dispatcher = () => deps.dispatcher as TenantDispatcher;
+  const bindings = () => new ConfigRepo(deps.store).list<Binding>('binding');
 
   await app.register(async (scope) => {
     scope.setErrorHandler((error, _request, reply) => {
@@ -129,7 +125,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
         if (ticket.bindingId !== parsed.model) {
           // Routing changed between the check and the dispatch (an apply): never answer for another binding.
           if (ticket.status !== 'duplicate')
-            dispatcher.cancel(ticket.runId, 'routed to another binding than its model');
+            dispatcher().cancel(ticket.runId, 'routed to another binding than its model');
           throw modelNotFound(parsed.model);
         }
         return answer(request, reply, parsed, dispatched);
@@ -140,8 +136,8 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
   /** Dispatch the request's event for `tenant`; a refusal becomes OpenAI's error. */
   async function dispatchFor(parsed: ChatRequest, tenant: string) {
     try {
-      const { value: ticket, firstSeq } = await firstSeqsDuring(store, () =>
-        dispatcher.dispatch(parsed.event, {}, { tenant }),
+      const { value: ticket, firstSeq } = await firstSeqsDuring(deps.store, () =>
+        dispatcher().dispatch(parsed.event, {}, { tenant }),
       );
       // A redelivered event id follows the first delivery's run from its start.
       return { ticket, afterSeq: (firstSeq.get(ticket.runId) ?? 1) - 1 };
@@ -168,7 +164,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
       if (res.writableFinished || gone.signal.aborted) return;
       gone.abort();
       // Only the request that started the run cancels it: a redelivery's client did not start it.
-      if (ticket.status !== 'duplicate') dispatcher.cancel(ticket.runId, DISCONNECT_REASON);
+      if (ticket.status !== 'duplicate') dispatcher().cancel(ticket.runId, DISCONNECT_REASON);
     };
     res.on('close', onClose);
     // A write racing the client's close must not become an unhandled 'error' (the close has cancelled the run).
@@ -177,7 +173,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
     if (request.raw.socket?.destroyed) onClose();
     const ids = completionIds(ticket.runId, parsed.model);
     const run = new RunReply();
-    const events = followRun(store, { sessionId: ticket.sessionId, runId: ticket.runId, afterSeq }, gone.signal);
+    const events = followRun(deps.store, { sessionId: ticket.sessionId, runId: ticket.runId, afterSeq }, gone.signal);
     const headers = {
       'x-paddock-run-id': ticket.runId,
       'x-paddock-session-id': ticket.sessionId,

@@ -101,7 +101,6 @@ function answerError(request: FastifyRequest, reply: FastifyReply, error: unknow
 /** Register the webhook routes (every one needs a platform or admin token; objects are the token's tenant's). */
 export function webhooksRoutes(app: FastifyInstance, deps: WebhooksRouteDeps): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const { store } = deps;
   r.post(
     '/v1/webhooks',
     {
@@ -117,7 +116,11 @@ export function webhooksRoutes(app: FastifyInstance, deps: WebhooksRouteDeps): v
       const who = caller(request, reply);
       if (!who) return reply;
       try {
-        const created = createWebhook(store, { tenant: who.tenant, ...request.body, actor: `token:${who.tokenId}` });
+        const created = createWebhook(deps.store, {
+          tenant: who.tenant,
+          ...request.body,
+          actor: `token:${who.tokenId}`,
+        });
         return reply.code(201).send(created);
       } catch (error) {
         return answerError(request, reply, error);
@@ -130,14 +133,14 @@ export function webhooksRoutes(app: FastifyInstance, deps: WebhooksRouteDeps): v
     async (request, reply) => {
       const who = caller(request, reply);
       if (!who) return reply;
-      return reply.send({ webhooks: listWebhooks(store, who.tenant) });
+      return reply.send({ webhooks: listWebhooks(deps.store, who.tenant) });
     },
   );
   r.delete('/v1/webhooks/:id', { schema: { params: z.object({ id: z.string().max(64) }) } }, async (request, reply) => {
     const who = caller(request, reply);
     if (!who) return reply;
     try {
-      removeWebhook(store, who.tenant, request.params.id, `token:${who.tokenId}`);
+      removeWebhook(deps.store, who.tenant, request.params.id, `token:${who.tokenId}`);
       return reply.code(204).send();
     } catch (error) {
       return answerError(request, reply, error);
@@ -156,7 +159,7 @@ export function webhooksRoutes(app: FastifyInstance, deps: WebhooksRouteDeps): v
       const who = caller(request, reply);
       if (!who) return reply;
       try {
-        const deliveries = listDeliveries(store, who.tenant, request.params.id, request.query.limit).map((d) => ({
+        const deliveries = listDeliveries(deps.store, who.tenant, request.params.id, request.query.limit).map((d) => ({
           ...d,
           nextAttemptAt: d.state === 'pending' ? new Date(d.nextAttemptAt).toISOString() : null,
         }));
