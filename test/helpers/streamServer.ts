@@ -10,13 +10,17 @@ export interface StreamServer {
   url: (path: string) => string;
   streams: EventStreams;
   server: Server;
+  /** Resolves once every response served so far has closed (the server side of each stream is over). */
+  settled: () => Promise<void>;
   close: () => Promise<void>;
 }
 
 /** Serve `/sessions/:id/events` and `/runs/:id/events` of `store`. */
 export async function streamServer(store: Store, options: EventStreamsOptions = {}): Promise<StreamServer> {
   const streams = new EventStreams(store, options);
+  const responses: Promise<void>[] = [];
   const server = createServer((req, res) => {
+    responses.push(new Promise((resolve) => res.once('close', () => resolve())));
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const m = /^\/(sessions|runs)\/([^/]+)\/events$/.exec(url.pathname);
     const afters = url.searchParams.getAll('after');
@@ -41,6 +45,9 @@ export async function streamServer(store: Store, options: EventStreamsOptions = 
     url: (path) => `http://127.0.0.1:${port}${path}`,
     streams,
     server,
+    settled: async () => {
+      await Promise.all(responses);
+    },
     close: async () => {
       streams.endAll();
       server.closeAllConnections();
