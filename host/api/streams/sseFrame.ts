@@ -23,7 +23,10 @@ const EVENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
  * as line ends.
  */
 export function oneLineJson(json: string): string {
-  return json.replace(/[\r\n]/g, ' ').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return json
+    .replace(/[\r\n]/g, ' ')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** The stored event as JSON (the shape of `StoredEvent`), built around its stored data text without reparsing it. */

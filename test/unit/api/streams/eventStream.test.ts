@@ -20,7 +20,11 @@ const delta = (runId: string | null, text: string, runnerSeq = 1): NewEvent => (
   runId,
   data: { runnerSeq, update: { kind: 'message.delta', text } },
 });
-const queued = (runId: string): NewEvent => ({ type: 'run.queued', runId, data: { runner: 'r', goalRevision: 0, attempt: 1 } });
+const queued = (runId: string): NewEvent => ({
+  type: 'run.queued',
+  runId,
+  data: { runner: 'r', goalRevision: 0, attempt: 1 },
+});
 const ended = (runId: string): NewEvent => ({
   type: 'run.ended',
   runId,
@@ -140,7 +144,9 @@ describe('SSE stream of a run', () => {
     store.append(sessionId, [queued('run_i')]);
     const run = await openSse(srv.url('/runs/run_i/events'));
     const session = await openSse(srv.url(`/sessions/${sessionId}/events`));
-    store.append(sessionId, [{ type: 'run.interrupted', runId: 'run_i', data: { reason: 'host died', killedPid: null } }]);
+    store.append(sessionId, [
+      { type: 'run.interrupted', runId: 'run_i', data: { reason: 'host died', killedPid: null } },
+    ]);
     expect(await run.closed).toBe('end');
     expect(run.messages.map((m) => m.event)).toEqual(['run.queued', 'run.interrupted']);
     store.append(sessionId, [delta(null, 'later')]);

@@ -75,7 +75,10 @@ describe('SSE reconnects', () => {
     const missing = all.length - seen.length;
     await final.waitForCount(missing);
     final.destroy();
-    expect(seen.map((m) => Number(m.id)), `seed ${seed}`).toEqual(all.map((e) => e.seq));
+    expect(
+      seen.map((m) => Number(m.id)),
+      `seed ${seed}`,
+    ).toEqual(all.map((e) => e.seq));
     expect(seen.map((m) => JSON.parse(m.data) as unknown)).toEqual(all);
     expect(all.length).toBeGreaterThan(300);
     await srv.settled();

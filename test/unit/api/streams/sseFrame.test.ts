@@ -52,9 +52,7 @@ describe('SSE framing', () => {
 
   it('an event type outside the store shape goes out as `message`, never as raw text', () => {
     const frame = sseMessage(raw({ type: 'run.update\ndata: forged' as never }));
-    expect(new SseParser().feed(frame).map((m) => [m.event, m.fields])).toEqual([
-      ['message', ['id', 'event', 'data']],
-    ]);
+    expect(new SseParser().feed(frame).map((m) => [m.event, m.fields])).toEqual([['message', ['id', 'event', 'data']]]);
     expect(() => sseMessage(raw({ seq: 0 }))).toThrow(/no valid seq/);
   });
 
@@ -102,7 +100,10 @@ describe('start seq (Last-Event-ID / ?after=)', () => {
       ok: false,
       errors: [{ path: 'query.after', message: 'must be given once, as decimal digits' }],
     });
-    expect(parseStartSeq({ lastEventId: '5', after: 'x' })).toMatchObject({ ok: false, errors: [{ path: 'query.after' }] });
+    expect(parseStartSeq({ lastEventId: '5', after: 'x' })).toMatchObject({
+      ok: false,
+      errors: [{ path: 'query.after' }],
+    });
     expect(parseStartSeq({ after: '9007199254740993' })).toEqual({
       ok: false,
       errors: [{ path: 'query.after', message: 'must be at most 9007199254740992' }],
