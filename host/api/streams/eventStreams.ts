@@ -23,6 +23,8 @@ export interface EventStreamsOptions extends Partial<StreamLimits> {
  * Mounting (the server lane): validate the start with `parseStartSeq`, resolve the session (the
  * run's session for a run stream) in the token's tenant, then `reply.hijack()` and
  * `streams.serve(reply.raw, { sessionId, runId?, afterSeq }, { 'x-request-id': … })`.
+ * At stop, call {@link endAll} from a `preClose` hook: Fastify's close waits for open connections before its
+ * `onClose` hooks run, and a stream never goes idle.
  */
 export class EventStreams {
   private readonly watcher: CommitWatcher;
