@@ -33,7 +33,7 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   batchSize: 500,
 };
 
-/** How a stream ended: `end` (the run ended, or the server ended it), `client` (the client went away), the rest destroyed it. */
+/** How a stream ended: `end` (the run ended, or the server ended it), `client` (it left); the rest destroyed it. */
 export type StreamEnd = 'end' | 'client' | 'stalled' | 'error';
 
 /** What the caller holds of an open stream. */

@@ -40,14 +40,14 @@ export class EventStreams {
   /** Serve one stream on a raw response (it writes the status line and headers itself). */
   serve(res: ServerResponse, target: StreamTarget, headers?: Record<string, string>): EventStreamHandle {
     // Set before serveEventStream returns: a stream can end inside it (a run that already ended).
-    let handle: EventStreamHandle | undefined;
     let endedEarly = false;
-    handle = serveEventStream(res, target, {
+    const handle: EventStreamHandle = serveEventStream(res, target, {
       store: this.store,
       watcher: this.watcher,
       limits: this.options,
       headers,
       onEnd: (how, error) => {
+        // Unset while serveEventStream runs: a stream that ends inside it is never added.
         if (handle) this.open.delete(handle);
         else endedEarly = true;
         if (how !== 'end' && how !== 'client') this.options.onStreamEnd?.(how, target, error);

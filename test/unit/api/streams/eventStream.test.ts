@@ -35,26 +35,29 @@ const stored = (sessionId: string, after = 0) => store.readEvents(sessionId, aft
 const parsed = (messages: SseMessage[]) => messages.map((m) => JSON.parse(m.data) as unknown);
 
 describe('SSE stream of a session', () => {
-  it('sends every stored event after the start, then live ones, as id/event/data messages with SSE headers', async () => {
-    const sessionId = newSession();
-    store.append(sessionId, [delta('run_a', 'one'), delta('run_a', 'two', 2)]);
-    const c = await openSse(srv.url(`/sessions/${sessionId}/events`));
-    expect(c.status).toBe(200);
-    expect(c.headers).toMatchObject({
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      'x-request-id': 'req-test',
-    });
-    await c.waitForCount(3); // session.created + two
-    store.append(sessionId, [delta('run_a', 'three', 3)]);
-    await c.waitForCount(4);
-    expect(parsed(c.messages)).toEqual(stored(sessionId));
-    expect(c.messages.map((m) => [m.id, m.event, m.fields])).toEqual(
-      stored(sessionId).map((e) => [String(e.seq), e.type, ['id', 'event', 'data']]),
-    );
-    c.destroy();
-  });
+  it(
+    'sends every stored event after the start, then ' + 'live ones, as id/event/data messages with SSE headers',
+    async () => {
+      const sessionId = newSession();
+      store.append(sessionId, [delta('run_a', 'one'), delta('run_a', 'two', 2)]);
+      const c = await openSse(srv.url(`/sessions/${sessionId}/events`));
+      expect(c.status).toBe(200);
+      expect(c.headers).toMatchObject({
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        'x-request-id': 'req-test',
+      });
+      await c.waitForCount(3); // session.created + two
+      store.append(sessionId, [delta('run_a', 'three', 3)]);
+      await c.waitForCount(4);
+      expect(parsed(c.messages)).toEqual(stored(sessionId));
+      expect(c.messages.map((m) => [m.id, m.event, m.fields])).toEqual(
+        stored(sessionId).map((e) => [String(e.seq), e.type, ['id', 'event', 'data']]),
+      );
+      c.destroy();
+    },
+  );
 
   it('starts after ?after= or Last-Event-ID (the header wins); a bad start is a 400 naming each input', async () => {
     const sessionId = newSession();
@@ -83,24 +86,27 @@ describe('SSE stream of a session', () => {
     c.destroy();
   });
 
-  it('framing attack: updates with blank lines, CR, U+2028 and a 2 MiB line reach the client exactly as stored', async () => {
-    const sessionId = newSession();
-    const texts = [
-      'before\n\ndata: forged\n\nafter',
-      '\r\rid: 99999\revent: run.ended\r\r',
-      '\r\n\r\ndata: {"forged":true}\r\n\r\n',
-      'sep\u2028ar\u2029ated',
-      ': not a comment\nretry: 0\n',
-      'x'.repeat(2 * 1024 * 1024),
-    ];
-    const c = await openSse(srv.url(`/sessions/${sessionId}/events`));
-    for (const [i, text] of texts.entries()) store.append(sessionId, [delta('run_f', text, i + 1)]);
-    await c.waitForCount(texts.length + 1);
-    expect(parsed(c.messages)).toEqual(stored(sessionId));
-    expect(c.messages.every((m) => m.fields.join() === 'id,event,data')).toBe(true);
-    expect(c.messages.map((m) => m.event)).toEqual(['session.created', ...texts.map(() => 'run.update')]);
-    c.destroy();
-  });
+  it(
+    'framing attack: updates with blank lines, CR, U+2028 and ' + 'a 2 MiB line reach the client exactly as stored',
+    async () => {
+      const sessionId = newSession();
+      const texts = [
+        'before\n\ndata: forged\n\nafter',
+        '\r\rid: 99999\revent: run.ended\r\r',
+        '\r\n\r\ndata: {"forged":true}\r\n\r\n',
+        'sep\u2028ar\u2029ated',
+        ': not a comment\nretry: 0\n',
+        'x'.repeat(2 * 1024 * 1024),
+      ];
+      const c = await openSse(srv.url(`/sessions/${sessionId}/events`));
+      for (const [i, text] of texts.entries()) store.append(sessionId, [delta('run_f', text, i + 1)]);
+      await c.waitForCount(texts.length + 1);
+      expect(parsed(c.messages)).toEqual(stored(sessionId));
+      expect(c.messages.every((m) => m.fields.join() === 'id,event,data')).toBe(true);
+      expect(c.messages.map((m) => m.event)).toEqual(['session.created', ...texts.map(() => 'run.update')]);
+      c.destroy();
+    },
+  );
 
   it('a server stop ends every stream cleanly', async () => {
     const own = tempStore();
@@ -118,26 +124,29 @@ describe('SSE stream of a session', () => {
 });
 
 describe('SSE stream of a run', () => {
-  it("sends only the run's events and ends after run.ended; a run that already ended is replayed, then ends", async () => {
-    const sessionId = newSession();
-    store.append(sessionId, [queued('run_x'), queued('run_y'), delta('run_x', 'x1'), delta('run_y', 'y1')]);
-    const live = await openSse(srv.url('/runs/run_x/events'));
-    await live.waitForCount(2);
-    store.append(sessionId, [delta('run_y', 'y2', 2), delta('run_x', 'x2', 2)]);
-    store.append(sessionId, [ended('run_x'), delta(null, 'after the run')]);
-    expect(await live.closed).toBe('end');
-    const runEvents = stored(sessionId).filter((e) => e.runId === 'run_x');
-    expect(parsed(live.messages)).toEqual(runEvents);
-    expect(live.messages.at(-1)!.event).toBe('run.ended');
+  it(
+    "sends only the run's events and ends after run.ended; " + 'a run that already ended is replayed, then ends',
+    async () => {
+      const sessionId = newSession();
+      store.append(sessionId, [queued('run_x'), queued('run_y'), delta('run_x', 'x1'), delta('run_y', 'y1')]);
+      const live = await openSse(srv.url('/runs/run_x/events'));
+      await live.waitForCount(2);
+      store.append(sessionId, [delta('run_y', 'y2', 2), delta('run_x', 'x2', 2)]);
+      store.append(sessionId, [ended('run_x'), delta(null, 'after the run')]);
+      expect(await live.closed).toBe('end');
+      const runEvents = stored(sessionId).filter((e) => e.runId === 'run_x');
+      expect(parsed(live.messages)).toEqual(runEvents);
+      expect(live.messages.at(-1)!.event).toBe('run.ended');
 
-    const replay = await openSse(srv.url('/runs/run_x/events?after=1'));
-    expect(await replay.closed).toBe('end');
-    expect(parsed(replay.messages)).toEqual(runEvents.filter((e) => e.seq > 1));
-    // A client that already has the end (it reconnects with its id) gets an empty stream that ends.
-    const after = await openSse(srv.url('/runs/run_x/events'), { lastEventId: live.messages.at(-1)!.id });
-    expect(await after.closed).toBe('end');
-    expect(after.messages).toEqual([]);
-  });
+      const replay = await openSse(srv.url('/runs/run_x/events?after=1'));
+      expect(await replay.closed).toBe('end');
+      expect(parsed(replay.messages)).toEqual(runEvents.filter((e) => e.seq > 1));
+      // A client that already has the end (it reconnects with its id) gets an empty stream that ends.
+      const after = await openSse(srv.url('/runs/run_x/events'), { lastEventId: live.messages.at(-1)!.id });
+      expect(await after.closed).toBe('end');
+      expect(after.messages).toEqual([]);
+    },
+  );
 
   it('ends after run.interrupted too; a session stream stays open past it', async () => {
     const sessionId = newSession();
@@ -205,43 +214,47 @@ describe('SSE resources', () => {
     own.store.close();
   }, 60_000);
 
-  it('a client that never reads: the host stops reading at the buffer bound and drops it after the stall timeout', async () => {
-    const own = tempStore();
-    const bound = 256 * 1024;
-    const stallMs = 300;
-    let stalled!: () => void;
-    const stall = new Promise<void>((resolve) => (stalled = resolve));
-    const s = await streamServer(own.store, { maxBufferedBytes: bound, stallMs, onStreamEnd: () => stalled() });
-    const sessionId = own.store.ensureSession('b', 'slow').sessionId;
-    const served = new Promise<import('node:http').ServerResponse>((resolve) =>
-      s.server.once('request', (_req, res) => resolve(res)),
-    );
-    const socket = connect(Number(new URL(s.url('/')).port), '127.0.0.1');
-    socket.write(`GET /sessions/${sessionId}/events HTTP/1.1\r\nhost: x\r\n\r\n`);
-    socket.pause(); // never reads: the kernel buffers fill, then the host's
-    const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.on('error', () => undefined);
-    const res = await served;
-    const text = 'y'.repeat(16 * 1024);
-    let maxBuffered = 0;
-    const started = Date.now();
-    // 48 MiB of events, far beyond what loopback's kernel buffers take.
-    for (let i = 0; i < 3000; i++) {
-      own.store.append(sessionId, [delta(null, text, i + 1)]);
-      if (i % 20 === 0) await new Promise((r) => setImmediate(r));
-      maxBuffered = Math.max(maxBuffered, res.writableLength);
-    }
-    await stall;
-    const waited = Date.now() - started;
-    socket.resume(); // now it reads: what was in flight, then the end the host sent
-    await socketClosed;
-    expect(maxBuffered).toBeGreaterThan(bound); // it did reach the bound…
-    expect(maxBuffered).toBeLessThan(bound + 17 * 1024); // …and went over by one message at most
-    expect(res.socket?.bytesWritten ?? 0).toBeLessThan(3000 * text.length); // it stopped reading the store
-    expect(waited).toBeGreaterThanOrEqual(stallMs);
-    expect(res.destroyed).toBe(true);
-    expect(s.streams.clients).toBe(0);
-    await s.close();
-    own.store.close();
-  }, 60_000);
+  it(
+    'a client that never reads: the host stops reading at ' + 'the buffer bound and drops it after the stall timeout',
+    async () => {
+      const own = tempStore();
+      const bound = 256 * 1024;
+      const stallMs = 300;
+      let stalled!: () => void;
+      const stall = new Promise<void>((resolve) => (stalled = resolve));
+      const s = await streamServer(own.store, { maxBufferedBytes: bound, stallMs, onStreamEnd: () => stalled() });
+      const sessionId = own.store.ensureSession('b', 'slow').sessionId;
+      const served = new Promise<import('node:http').ServerResponse>((resolve) =>
+        s.server.once('request', (_req, res) => resolve(res)),
+      );
+      const socket = connect(Number(new URL(s.url('/')).port), '127.0.0.1');
+      socket.write(`GET /sessions/${sessionId}/events HTTP/1.1\r\nhost: x\r\n\r\n`);
+      socket.pause(); // never reads: the kernel buffers fill, then the host's
+      const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.on('error', () => undefined);
+      const res = await served;
+      const text = 'y'.repeat(16 * 1024);
+      let maxBuffered = 0;
+      const started = Date.now();
+      // 48 MiB of events, far beyond what loopback's kernel buffers take.
+      for (let i = 0; i < 3000; i++) {
+        own.store.append(sessionId, [delta(null, text, i + 1)]);
+        if (i % 20 === 0) await new Promise((r) => setImmediate(r));
+        maxBuffered = Math.max(maxBuffered, res.writableLength);
+      }
+      await stall;
+      const waited = Date.now() - started;
+      socket.resume(); // now it reads: what was in flight, then the end the host sent
+      await socketClosed;
+      expect(maxBuffered).toBeGreaterThan(bound); // it did reach the bound…
+      expect(maxBuffered).toBeLessThan(bound + 17 * 1024); // …and went over by one message at most
+      expect(res.socket?.bytesWritten ?? 0).toBeLessThan(3000 * text.length); // it stopped reading the store
+      expect(waited).toBeGreaterThanOrEqual(stallMs);
+      expect(res.destroyed).toBe(true);
+      expect(s.streams.clients).toBe(0);
+      await s.close();
+      own.store.close();
+    },
+    60_000,
+  );
 });

@@ -45,7 +45,7 @@ describe('SSE framing', () => {
     const dataJson = '{\r\n "runnerSeq": 1,\r "update":\n{"kind":"message.delta","text":"x\\ny"}}';
     const messages = new SseParser().feed(sseMessage(raw({ dataJson })));
     expect(messages.map((m) => m.fields)).toEqual([['id', 'event', 'data']]);
-    expect(JSON.parse(messages[0]!.data).data).toEqual(JSON.parse(dataJson));
+    expect((JSON.parse(messages[0]!.data) as { data: unknown }).data).toEqual(JSON.parse(dataJson));
     expect(oneLineJson('"\u2028"')).toBe('"\\u2028"');
     expect(JSON.parse(oneLineJson('"\u2028\u2029"'))).toBe('\u2028\u2029');
   });
@@ -61,7 +61,8 @@ describe('SSE framing', () => {
     const frame = sseMessage(raw({ dataJson: JSON.stringify({ runnerSeq: 1, update: { text } }) }));
     const messages = new SseParser().feed(frame);
     expect(messages).toHaveLength(1);
-    expect(JSON.parse(messages[0]!.data).data.update.text).toHaveLength(text.length);
+    const event = JSON.parse(messages[0]!.data) as { data: { update: { text: string } } };
+    expect(event.data.update.text).toHaveLength(text.length);
   });
 });
 
