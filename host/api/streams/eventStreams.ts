@@ -39,22 +39,21 @@ export class EventStreams {
 
   /** Serve one stream on a raw response (it writes the status line and headers itself). */
   serve(res: ServerResponse, target: StreamTarget, headers?: Record<string, string>): EventStreamHandle {
-    // Set before serveEventStream returns: a stream can end inside it (a run that already ended).
-    let endedEarly = false;
-    const handle: EventStreamHandle = serveEventStream(res, target, {
+    // A stream can end inside serveEventStream (a run that already ended), before its handle exists.
+    const own: { handle?: EventStreamHandle; endedEarly?: boolean } = {};
+    own.handle = serveEventStream(res, target, {
       store: this.store,
       watcher: this.watcher,
       limits: this.options,
       headers,
       onEnd: (how, error) => {
-        // Unset while serveEventStream runs: a stream that ends inside it is never added.
-        if (handle) this.open.delete(handle);
-        else endedEarly = true;
+        if (own.handle) this.open.delete(own.handle);
+        else own.endedEarly = true;
         if (how !== 'end' && how !== 'client') this.options.onStreamEnd?.(how, target, error);
       },
     });
-    if (!endedEarly) this.open.add(handle);
-    return handle;
+    if (!own.endedEarly) this.open.add(own.handle);
+    return own.handle;
   }
 
   /** Streams open now. */
