@@ -31,10 +31,11 @@ export class CommitWatcher {
 
   /** Call `wake` after every commit to `sessionId` from now on. Returns the function that stops it. */
   watch(sessionId: string, wake: () => void): () => void {
-    if (this.sessions.size === 0) this.start();
     let watched = this.sessions.get(sessionId);
     if (!watched) {
+      // Read before anything is held: when the store fails here, nothing is left to release.
       watched = { wakes: new Set(), known: lastSeqOfSession(this.store, sessionId) };
+      if (this.sessions.size === 0) this.start();
       this.sessions.set(sessionId, watched);
     }
     // A Set of functions: each call gets its own entry (a new closure) even for the same stream.

@@ -71,6 +71,8 @@ export function serveEventStream(
   let paused = false;
   let scheduled = false;
   let stallTimer: NodeJS.Timeout | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let unwatch = () => {};
 
   const finish = (how: StreamEnd, error?: unknown) => {
     if (over) return;
@@ -127,9 +129,9 @@ export function serveEventStream(
   res.flushHeaders();
   res.on('close', onClose);
   res.on('drain', onDrain);
-  // Watch before the first read: a commit between the two wakes the stream, which then reads from its cursor.
-  const unwatch = deps.watcher.watch(target.sessionId, schedule);
-  const heartbeat = setInterval(() => {
+  // Kept after the end (finish is idempotent): an 'error' on the response must never go unheard.
+  res.on('error', onClose);
+  heartbeat = setInterval(() => {
     if (!paused && !over) res.write(HEARTBEAT);
   }, limits.heartbeatMs).unref();
 
@@ -139,6 +141,13 @@ export function serveEventStream(
       return cursor;
     },
   };
+  try {
+    // Watch before the first read: a commit between the two wakes the stream, which then reads from its cursor.
+    unwatch = deps.watcher.watch(target.sessionId, schedule);
+  } catch (error) {
+    finish('error', error); // the store is closing (server stop)
+    return handle;
+  }
   if (res.destroyed) finish('client');
   else if (target.runId !== undefined && runEndedBy(store, target.runId, target.afterSeq))
     finish('end'); // the client already has the run's end: nothing more will come

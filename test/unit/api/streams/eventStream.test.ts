@@ -190,6 +190,15 @@ describe('SSE resources', () => {
       realClear(handle);
     });
     const baseline = listeners();
+    // One watcher for every stream: one store listener and one poll timer, whatever the number of streams.
+    const twenty = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => openSse(s.url(`/sessions/${sessions[i % 3]!}/events`))),
+    );
+    await Promise.all(twenty.map((c) => c.waitForCount(1)));
+    expect(listeners()).toBe(baseline + 1);
+    expect(s.streams.watcherStats()).toEqual({ sessions: 3, wakes: 20, listening: true, polling: true });
+    expect(setSpy.mock.calls.length).toBe(21); // 20 heartbeats, 1 poll
+    for (const c of twenty) c.destroy();
     for (let round = 0; round < 20; round++) {
       await Promise.all(
         Array.from({ length: 50 }, async (_, i) => {
