@@ -75,11 +75,3 @@ export function terminalSeqOfRun(store: Store, runId: string): number | undefine
 export function lastSeqOfSession(store: Store, sessionId: string): number {
   return stmts(store).lastSeq.get(sessionId) as number;
 }
-
-/**
- * SQLite's `data_version` of the store's connection: it changes when another connection (another
- * process on the data folder) commits, never for this connection's own commits. One pragma, no disk read.
- */
-export function dataVersion(store: Store): number {
-  return dbOf(store).pragma('data_version', { simple: true }) as number;
-}

@@ -1,5 +1,6 @@
 import type { Store } from '../../state/store.js';
-import { dataVersion, lastSeqOfSession } from '../../state/streamReads.js';
+import { dataVersion } from '../../state/runControls.js';
+import { lastSeqOfSession } from '../../state/streamReads.js';
 
 /** Default interval of the cross-process poll (docs/http-api.md: 100 ms while a stream is open). */
 export const DEFAULT_POLL_MS = 100;
