@@ -71,11 +71,12 @@ describe('SSE reconnects', () => {
       appending = false;
       await appender;
       const all = store.readEvents(sessionId);
+      // Counted before the last connection opens: its messages join `seen` as they arrive.
+      const missing = all.length - seen.length;
       const final = await openSse(srv.url(`/sessions/${sessionId}/events`), {
         ...(last !== undefined ? { lastEventId: last } : {}),
         onMessage: (m) => seen.push(m),
       });
-      const missing = all.length - seen.length;
       await final.waitForCount(missing);
       final.destroy();
       expect(
