@@ -8,6 +8,7 @@ import { gatewayBench } from './gateway.js';
 import { metricsBench } from './metrics.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
+import { sseBench } from './sse.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { throughput, throughputWithStore } from './throughput.js';
@@ -31,6 +32,7 @@ const results = {
   ...(only && only !== 'harness' ? {} : { harness: await harnessBench() }),
   ...(only && only !== 'cli' ? {} : { cli: await cliBench() }),
   ...(only && only !== 'metrics' ? {} : { metrics: await metricsBench() }),
+  ...(only && only !== 'sse' ? {} : { sse: await sseBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
