@@ -24,6 +24,7 @@ import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
 import { runsRoutes } from './routes/runs.js';
 import { sessionsRoutes } from './routes/sessions.js';
+import { streamsRoutes } from './routes/streams.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 
 /** Body limit of every request (docs/http-api.md, "Conventions"). */
@@ -137,7 +138,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await sessionsRoutes(app, deps);
   webhooksRoutes(app, deps);
   await openaiRoutes(app, deps);
-  // The SSE routes (GET /v1/sessions/:id/events, GET /v1/runs/:id/events) are the streams lane's:
-  // await streamsRoutes(app, deps);
+  const streams = streamsRoutes(app, deps);
+  // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
+  app.addHook('preClose', async () => streams.endAll());
   return app;
 }

@@ -10,6 +10,7 @@ import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../helpers/host.js';
 import { startServe, type ServeChild } from '../helpers/serve.js';
+import { openSse } from '../helpers/sse.js';
 
 const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS };
 
@@ -74,6 +75,7 @@ interface Body {
   errors: { path: string; message: string }[];
   transcript: { role: string; text: string }[];
   runs: unknown[];
+  links: { run: string; runEvents: string; sessionEvents: string };
 }
 type Answer = { status: number; headers: Headers; body: Body };
 
@@ -151,6 +153,34 @@ describe('paddock serve: platform endpoints', () => {
       ['user', 'hello over http'],
       ['assistant', 'hello over http'],
     ]);
+  });
+
+  it('streams a run over SSE: ends after run.ended; a reconnect with Last-Event-ID gets exactly the rest', async () => {
+    const event = chatEvent({ bot: 'echo', text: 'one two three', conversation: { id: 'sse1' } });
+    const r = await call(server.url, 'POST', '/v1/events', { token: tokens.platform, body: event });
+    expect(r.status).toBe(202);
+    const auth = { authorization: `Bearer ${tokens.platform}` };
+    const whole = await openSse(`${server.url}${r.body.links.runEvents}`, { headers: auth });
+    expect(whole.status).toBe(200);
+    expect(await whole.closed).toBe('end');
+    const types = whole.messages.map((m) => m.event);
+    expect(types[0]).toBe('run.queued');
+    expect(types.at(-1)).toBe('run.ended');
+    const seqs = whole.messages.map((m) => Number(m.id));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    // Resume after the second event: exactly the rest, in order.
+    const rest = await openSse(`${server.url}${r.body.links.runEvents}`, {
+      headers: auth,
+      lastEventId: String(seqs[1]),
+    });
+    expect(await rest.closed).toBe('end');
+    expect(rest.messages.map((m) => Number(m.id))).toEqual(seqs.slice(2));
+    // Another tenant's token, and a bad start, are refused before any stream.
+    const other = await call(server.url, 'GET', r.body.links.runEvents, { token: tokens.otherTenant });
+    expect(other.status).toBe(404);
+    const bad = await call(server.url, 'GET', `${r.body.links.sessionEvents}?after=x`, { token: tokens.platform });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual([{ path: 'query.after', message: 'must be decimal digits (a seq)' }]);
   });
 
   it('a redelivered event id answers duplicate with the first ids, never runs twice (also concurrent)', async () => {
@@ -256,11 +286,17 @@ describe('paddock serve: tenancy', () => {
       body: chatEvent({ bot: 'held', conversation: { id: 'tenant-b' } }),
     });
     await rv.arrived(mine.body.runId);
+    const hook = await call(server.url, 'POST', '/v1/webhooks', {
+      token: tokens.platform,
+      body: { url: 'http://127.0.0.1:9/paddock-hook' },
+    });
+    expect(hook.status).toBe(201);
     // Every route with an id, from the route table (the served OpenAPI document), so a new route is covered.
     const doc = (await call(server.url, 'GET', '/openapi.json')).body as unknown as { paths: Record<string, object> };
     const bodies: Record<string, unknown> = {
       'POST /v1/runs/{id}/cancel': {},
       'POST /v1/sessions/{id}/messages': { id: 'intruder-1', text: 'hi' },
+      'DELETE /v1/webhooks/{id}': undefined,
     };
     const idRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       path.includes('{id}') ? Object.keys(ops).map((m) => ({ method: m.toUpperCase(), path })) : [],
@@ -271,7 +307,9 @@ describe('paddock serve: tenancy', () => {
         ? mine.body.runId
         : path.startsWith('/v1/sessions/')
           ? mine.body.sessionId
-          : undefined;
+          : path.startsWith('/v1/webhooks/')
+            ? (hook.body.id as string)
+            : undefined;
       if (id === undefined) throw new Error(`tenancy test: say which id ${path} takes`);
       const key = `${method} ${path}`;
       if (method !== 'GET' && !(key in bodies)) throw new Error(`tenancy test: give a valid body for ${key}`);

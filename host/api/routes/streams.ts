@@ -1,0 +1,72 @@
+/**
+ * `GET /v1/sessions/:id/events` and `GET /v1/runs/:id/events` (docs/http-api.md, SSE): the stored events of a session
+ * or a run, caught up from `Last-Event-ID` / `?after=` and then live, as Server-Sent Events.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { principalOf, requireRole } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import { ApiProblem } from '../problems.js';
+import { AUTH_ERRORS, IdParams, ProblemSchema } from '../schemas.js';
+import { EventStreams, parseStartSeq } from '../streams/index.js';
+import type { StreamTarget } from '../streams/eventStream.js';
+import { assertSessionOfTenant } from './sessions.js';
+import { runOfTenant } from './runs.js';
+
+const StartQuery = z.object({ after: z.string().optional() });
+
+/** The SSE routes' own state: the server's streams (created with the first stream: the host is read only then). */
+export interface StreamRoutes {
+  /** Streams open now (`paddock_sse_clients`). */
+  clients(): number;
+  /** End every open stream cleanly (at stop; clients reconnect with Last-Event-ID). */
+  endAll(): void;
+}
+
+/** Register the two stream routes; returns what the server needs of them at stop and for metrics. */
+export function streamsRoutes(app: FastifyInstance, deps: ApiDeps): StreamRoutes {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  let streams: EventStreams | undefined;
+  const open = (request: FastifyRequest, reply: FastifyReply, target: Omit<StreamTarget, 'afterSeq'>) => {
+    const headers = request.headers as { 'last-event-id'?: string };
+    const start = parseStartSeq({
+      lastEventId: headers['last-event-id'],
+      after: (request.query as { after?: unknown }).after,
+    });
+    if (!start.ok)
+      throw new ApiProblem(400, 'invalid_request', 'the stream start is not a seq', { errors: start.errors });
+    streams ??= new EventStreams(deps.store);
+    // From here the stream writes the response itself (status line, SSE headers, events).
+    reply.hijack();
+    streams.serve(reply.raw, { ...target, afterSeq: start.afterSeq }, { 'x-request-id': String(request.id) });
+  };
+  const schema = (summary: string) => ({
+    summary,
+    tags: ['platform'],
+    security: [{ bearer: [] }],
+    params: IdParams,
+    querystring: StartQuery,
+    response: { 400: ProblemSchema, ...AUTH_ERRORS },
+  });
+
+  api.get('/v1/sessions/:id/events', {
+    schema: schema('The session’s stored events, then live (SSE; id = seq; resume with Last-Event-ID or ?after=)'),
+    preHandler: requireRole('platform', 'approver', 'admin'),
+    handler: async (request, reply) => {
+      assertSessionOfTenant(deps.store, request.params.id, principalOf(request).tenant);
+      open(request, reply, { sessionId: request.params.id });
+    },
+  });
+
+  api.get('/v1/runs/:id/events', {
+    schema: schema('The run’s stored events, then live, ending after its terminal event (SSE; id = session seq)'),
+    preHandler: requireRole('platform', 'approver', 'admin'),
+    handler: async (request, reply) => {
+      const run = runOfTenant(deps.store, request.params.id, principalOf(request).tenant);
+      open(request, reply, { sessionId: run.sessionId, runId: run.id });
+    },
+  });
+
+  return { clients: () => streams?.clients ?? 0, endAll: () => streams?.endAll() };
+}
