@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { Store } from '../state/store.js';
+import type { Metrics } from './metrics/metrics.js';
 
 /** The host services a route may use; resolved once when the server is built. */
 export interface ApiDeps {
@@ -12,4 +13,6 @@ export interface ApiDeps {
   log: Logger;
   /** True once the server is stopping (readyz answers 503, new requests 503 `shutting_down`). */
   stopping(): boolean;
+  /** The server's metrics (`GET /metrics`, request and SSE counts); absent when built without them. */
+  metrics?: Metrics;
 }

@@ -19,6 +19,8 @@ import type { ApiDeps } from './deps.js';
 import { ApiProblem, INTERNAL_PROBLEM, problemOf, sendProblem } from './problems.js';
 import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
 import { API_SCHEMAS } from './schemas.js';
+import type { Metrics } from './metrics/metrics.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { eventsRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
@@ -39,6 +41,8 @@ export interface ServerOptions {
   rate?: RateLimitOptions;
   /** True once the server is stopping (new requests answer 503 `shutting_down`). Default: never. */
   stopping?: () => boolean;
+  /** The metrics `GET /metrics` serves and requests feed (see host/api/metrics). */
+  metrics?: Metrics;
 }
 
 /** The version the OpenAPI document states (the API's, not the package's). */
@@ -57,6 +61,7 @@ export async function buildServer(host: StartedHost, options: ServerOptions = {}
       config: container.resolve(TOKENS.HostConfig),
       log: container.resolve(TOKENS.Logger),
       stopping: options.stopping ?? (() => false),
+      metrics: options.metrics,
     },
     options,
   );
@@ -104,6 +109,7 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
       },
       'request',
     );
+    deps.metrics?.httpRequest(request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
   });
 
   app.setErrorHandler(async (error, request, reply) => {
@@ -133,6 +139,7 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   app.get('/openapi.json', { config: { open: true }, schema: { hide: true } }, async () => app.swagger());
 
   await healthRoutes(app, deps);
+  metricsRoutes(app, deps);
   await eventsRoutes(app, deps);
   await runsRoutes(app, deps);
   await sessionsRoutes(app, deps);

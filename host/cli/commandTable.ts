@@ -479,6 +479,11 @@ export const COMMANDS: CommandSpec[] = [
       },
       rate: { type: 'string', value: '<n>', help: 'requests per second per API token (default 20)' },
       burst: { type: 'string', value: '<n>', help: 'requests an API token may send at once (default 40)' },
+      'webhook-allow': {
+        type: 'string',
+        value: '<host[:port],…>',
+        help: 'where webhooks may be delivered: hosts, addresses, CIDRs (default loopback only)',
+      },
       'runner-dir': runnerDir,
     },
     exitCodes: ['0 stopped by a signal', '2 usage error (e.g. a bad --listen)', '1 the address could not be bound'],
@@ -497,6 +502,7 @@ export const COMMANDS: CommandSpec[] = [
           rate: parseRateFlag('--rate', str(ctx.flags, 'rate'), 20),
           burst: parseRateFlag('--burst', str(ctx.flags, 'burst'), 40),
         },
+        webhookAllow: str(ctx.flags, 'webhook-allow'),
       };
       return serveCommand(await hostConfig(ctx), options, ctx.err);
     },

@@ -1,6 +1,7 @@
 // `paddock serve` end to end over real HTTP: the real command as a child process on a private data folder, real
 // runner processes, real tokens made with `paddock tokens create` (docs/http-api.md).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../helpers/host.js';
 import { startServe, type ServeChild } from '../helpers/serve.js';
 import { openSse } from '../helpers/sse.js';
+import { ReplayGuard, verifyWebhook } from '../../examples/webhook-receiver/verify.js';
 
 const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS };
 
@@ -114,7 +116,7 @@ const ended = (s: string) => s !== 'queued' && s !== 'running';
 const home = mkdtempSync(join(tmpdir(), 'paddock-serve-'));
 const rv = rendezvous(home);
 let server: ServeChild;
-const tokens = { platform: '', approver: '', otherTenant: '', otherAdmin: '' };
+const tokens = { platform: '', approver: '', admin: '', otherTenant: '', otherAdmin: '' };
 
 beforeAll(async () => {
   await bindings(home, rv.path);
@@ -122,6 +124,7 @@ beforeAll(async () => {
   tokens.approver = await token(home, 'default', 'approver');
   tokens.otherTenant = await token(home, 'other', 'platform');
   tokens.otherAdmin = await token(home, 'other', 'admin');
+  tokens.admin = await token(home, 'default', 'admin');
   server = await startServe(home, ['--rate', '1000', '--burst', '1000'], { ...env, PADDOCK_LOG_LEVEL: 'info' });
 }, 120_000);
 afterAll(async () => {
@@ -471,6 +474,64 @@ describe('paddock serve: authentication, roles, errors', () => {
       expect(log).not.toContain(t.slice(-43)); // the secret (base64url: it may itself hold '_')
     }
     expect(log).not.toMatch(/authorization/i);
+  });
+});
+
+describe('paddock serve: metrics and webhooks', () => {
+  it("GET /metrics: the operator tenant's admin reads Prometheus text that moved with the runs; others cannot", async () => {
+    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${tokens.admin}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toMatch(/^paddock_runs_total\{outcome="completed",binding="echo"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^paddock_http_requests_total\{route="\/v1\/events",status="202"\} [1-9]\d*$/m);
+    expect((await call(server.url, 'GET', '/metrics', { token: tokens.otherAdmin })).status).toBe(404);
+    expect((await call(server.url, 'GET', '/metrics', { token: tokens.platform })).status).toBe(403);
+    expect((await call(server.url, 'GET', '/metrics')).status).toBe(401);
+  });
+
+  it("a registered webhook receives the run's outcome and reply, signed; the example receiver verifies it", async () => {
+    const received: { headers: Record<string, string | string[] | undefined>; body: Buffer }[] = [];
+    let arrived!: () => void;
+    const got = new Promise<void>((resolve) => (arrived = resolve));
+    const receiver = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(204).end();
+        arrived();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (receiver.address() as { port: number }).port;
+      const hook = await call(server.url, 'POST', '/v1/webhooks', {
+        token: tokens.platform,
+        body: { url: `http://127.0.0.1:${port}/hook` },
+      });
+      expect(hook.status).toBe(201);
+      const event = chatEvent({ bot: 'echo', text: 'hooked reply', conversation: { id: 'hook1' } });
+      const r = await call(server.url, 'POST', '/v1/events', { token: tokens.platform, body: event });
+      await got;
+      const first = received[0]!;
+      const verdict = verifyWebhook({
+        secret: hook.body.secret as string,
+        headers: first.headers,
+        body: first.body,
+        guard: new ReplayGuard(),
+      });
+      expect(verdict.ok).toBe(true);
+      expect(JSON.parse(first.body.toString())).toMatchObject({
+        type: 'run.ended',
+        runId: r.body.runId,
+        outcome: { status: 'completed' },
+        reply: { text: 'hooked reply' },
+      });
+      await call(server.url, 'DELETE', `/v1/webhooks/${hook.body.id as string}`, { token: tokens.platform });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });
 

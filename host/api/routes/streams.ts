@@ -40,6 +40,8 @@ export function streamsRoutes(app: FastifyInstance, deps: ApiDeps): StreamRoutes
     // From here the stream writes the response itself (status line, SSE headers, events).
     reply.hijack();
     streams.serve(reply.raw, { ...target, afterSeq: start.afterSeq }, { 'x-request-id': String(request.id) });
+    deps.metrics?.sseClients(1);
+    reply.raw.once('close', () => deps.metrics?.sseClients(-1));
   };
   const schema = (summary: string) => ({
     summary,

@@ -41,6 +41,8 @@ export interface ServeOptions {
   onStop: OnStop;
   drainTimeoutMs: number;
   rate: { rate: number; burst: number };
+  /** `--webhook-allow` (default: loopback only). */
+  webhookAllow?: string;
 }
 
 /**
@@ -49,17 +51,33 @@ export interface ServeOptions {
  * are cancelled) or are cancelled at once; a second signal cancels at once. Then the gateway and the store close.
  */
 export async function serveCommand(config: HostConfig, options: ServeOptions, err: Out): Promise<number> {
+  // Checked before the host starts: a bad allow list is a usage error that changes nothing.
+  const { parseWebhookAllow } = await import('../../api/webhooks/allowList.js');
+  const allow = parseWebhookAllow(options.webhookAllow);
   const host = await openHost(config, { listen: true });
   for (const line of describeRecovery(host.recovery)) err(line);
   const dispatcher = host.container.resolve(TOKENS.Dispatcher);
   let stopping = false;
   let app;
+  const { createMetrics } = await import('../../api/metrics/metrics.js');
+  const { startWebhookDelivery } = await import('../../api/webhooks/worker.js');
+  const metrics = createMetrics(host);
+  const webhooks = startWebhookDelivery(host.store, {
+    allow,
+    logger: host.container.resolve(TOKENS.Logger),
+    onResult: (result) => metrics.webhookDelivery(result),
+  });
+  const closeHost = async () => {
+    await webhooks.stop();
+    metrics.close();
+    await host.close();
+  };
   try {
     const { buildServer } = await import('../../api/server.js');
-    app = await buildServer(host, { rate: options.rate, stopping: () => stopping });
+    app = await buildServer(host, { rate: options.rate, stopping: () => stopping, metrics });
     await app.listen({ host: options.listen.host, port: options.listen.port });
   } catch (error) {
-    await host.close();
+    await closeHost();
     throw error;
   }
   const address = app.server.address();
@@ -109,7 +127,7 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   }
   await dispatcher.drain();
   await closing;
-  await host.close();
+  await closeHost();
   err('paddock serve: stopped');
   return 0;
 }
