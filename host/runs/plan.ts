@@ -14,6 +14,7 @@ import type { MachineReport } from '../sandbox/probe.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
+import { tenantOf } from '../state/tenantName.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and access. */
 export interface RunPlan {
@@ -41,6 +42,8 @@ export type PlanRequest =
   | {
       kind: 'dispatch';
       event: ChatEvent;
+      /** The tenant the event was dispatched for: only its bindings route it (validated by the dispatcher). */
+      tenant: string;
       /** Plan for this binding only (a queued run planned again at its start): refused when it no longer routes. */
       bindingId?: string;
     }
@@ -89,7 +92,7 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   const repo = request.kind === 'dispatch' ? new ConfigRepo(deps.store) : undefined;
   const { binding, runner: adHocRunner } =
     request.kind === 'dispatch'
-      ? { binding: routedBinding(repo!, request.event, request.bindingId), runner: undefined }
+      ? { binding: routedBinding(repo!, request.tenant, request.event, request.bindingId), runner: undefined }
       : adHocBinding(deps.config, request);
   if (!binding.enabled)
     throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
@@ -110,7 +113,9 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
       { bindingId: binding.id, field: `config.${checked.field}` },
     );
   }
-  const snapshot = repo ? repo.snapshot().resources : NO_RESOURCES;
+  // Only the binding's own tenant's resources exist for its runs (apply refuses a cross-tenant grant; this holds even
+  // for a store that somehow has one).
+  const snapshot = repo ? tenantResources(repo.snapshot().resources, tenantOf(binding)) : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
   registerConfigSecrets(deps.redactor, snapshot);
   const resources = indexResources(snapshot);
@@ -124,9 +129,28 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   };
 }
 
-/** The most specific binding that routes `event` (among `only`, when given), or a `no_binding` refusal. */
-function routedBinding(repo: ConfigRepo, event: ChatEvent, only?: string): Binding {
-  const bindings = repo.list<Binding>('binding').map((o) => o.spec);
+/** The resources of one tenant. */
+function tenantResources(resources: Resources, tenant: string): Resources {
+  const own = <T extends { tenant?: string }>(list: T[]) => list.filter((r) => tenantOf(r) === tenant);
+  return {
+    models: own(resources.models),
+    knowledgeBases: own(resources.knowledgeBases),
+    mcpServers: own(resources.mcpServers),
+    skills: own(resources.skills),
+    artifacts: own(resources.artifacts),
+    mounts: own(resources.mounts),
+  };
+}
+
+/**
+ * The most specific binding of `tenant` that routes `event` (among `only`, when given), or a `no_binding` refusal.
+ * Other tenants' bindings are not looked at, so a refusal says nothing about them (not even that one exists).
+ */
+function routedBinding(repo: ConfigRepo, tenant: string, event: ChatEvent, only?: string): Binding {
+  const bindings = repo
+    .list<Binding>('binding')
+    .map((o) => o.spec)
+    .filter((b) => tenantOf(b) === tenant);
   const binding = matchBinding(only === undefined ? bindings : bindings.filter((b) => b.id === only), event);
   const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
   if (binding) return binding;

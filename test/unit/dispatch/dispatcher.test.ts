@@ -45,7 +45,7 @@ class FakeRunService implements DispatchRuns {
     this.journal = new RunJournal(h.store, log, h.redactor);
   }
 
-  plan(request: { kind: 'dispatch'; event: ChatEvent; bindingId?: string }): RunPlan {
+  plan(request: { kind: 'dispatch'; event: ChatEvent; tenant: string; bindingId?: string }): RunPlan {
     return planRun(
       { config: this.h.config, store: this.h.store, redactor: this.h.redactor, machine: () => FAKE_FULL },
       request,
