@@ -2,6 +2,7 @@ import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { indexResources, resolveRunAccess, type RunAccess, type ResourceIndex } from '../authz/runAccess.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import { matchBinding } from '../bindings/routing.js';
+import { resourcesOfTenant } from '../bindings/tenantResources.js';
 import { BindingSchema, GrantsSchema, type Binding, type Resources } from '../bindings/schema.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
@@ -115,7 +116,7 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   }
   // Only the binding's own tenant's resources exist for its runs (apply refuses a cross-tenant grant; this holds even
   // for a store that somehow has one).
-  const snapshot = repo ? tenantResources(repo.snapshot().resources, tenantOf(binding)) : NO_RESOURCES;
+  const snapshot = repo ? resourcesOfTenant(repo.snapshot().resources, tenantOf(binding)) : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
   registerConfigSecrets(deps.redactor, snapshot);
   const resources = indexResources(snapshot);
@@ -126,19 +127,6 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
     resources,
     access: resolveRunAccess(runner.manifest, effective, resources, deps.config.limits),
     sandbox: { asked: binding.sandbox, degraded: sandbox.degraded },
-  };
-}
-
-/** The resources of one tenant. */
-function tenantResources(resources: Resources, tenant: string): Resources {
-  const own = <T extends { tenant?: string }>(list: T[]) => list.filter((r) => tenantOf(r) === tenant);
-  return {
-    models: own(resources.models),
-    knowledgeBases: own(resources.knowledgeBases),
-    mcpServers: own(resources.mcpServers),
-    skills: own(resources.skills),
-    artifacts: own(resources.artifacts),
-    mounts: own(resources.mounts),
   };
 }
 
