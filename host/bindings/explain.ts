@@ -23,7 +23,7 @@ import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js
 import { identityAccessProblem } from '../sandbox/runIdentityFiles.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 import { terminalSafe } from '../util/terminalText.js';
-import { tenantOf } from '../state/tenantName.js';
+import { tenantOf } from '../config/tenant.js';
 import { resourcesOfTenant } from './tenantResources.js';
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({

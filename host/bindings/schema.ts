@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { RunLimitOverridesSchema } from '../plugins/manifest.js';
-import { DEFAULT_TENANT, TENANT_PATTERN } from '../state/tenantName.js';
+import { DEFAULT_TENANT, TENANT_PATTERN } from '../config/tenant.js';
 
 const ObjectId = z
   .string()

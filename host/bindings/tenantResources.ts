@@ -1,4 +1,4 @@
-import { tenantOf } from '../state/tenantName.js';
+import { tenantOf } from '../config/tenant.js';
 import type { Resources } from './schema.js';
 
 /**

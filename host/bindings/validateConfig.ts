@@ -15,7 +15,7 @@ import { routeKey, routesOverlap } from './routing.js';
 import { didYouMean } from '../util/didYouMean.js';
 import { ConfigFileSchema, type ConfigFile, type Resources } from './schema.js';
 import { CONFIG_KINDS } from '../state/configRepo.js';
-import { DEFAULT_TENANT } from '../state/tenantName.js';
+import { DEFAULT_TENANT } from '../config/tenant.js';
 
 /** What validation checks references and paths against. */
 export interface ValidationContext {
@@ -279,7 +279,11 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   for (const [n, { b }] of enabled.entries()) {
     for (const { b: other, i } of enabled.slice(0, n)) {
       // Routing considers one tenant's bindings at a time: two tenants may route the same events.
-      if (b.tenant === other.tenant && routeKey(b.route) === routeKey(other.route) && routesOverlap(b.route, other.route)) {
+      if (
+        b.tenant === other.tenant &&
+        routeKey(b.route) === routeKey(other.route) &&
+        routesOverlap(b.route, other.route)
+      ) {
         report(
           `bindings[${i}].route`,
           `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`,

@@ -3,7 +3,7 @@
 // the MCP SDK or the gateway (decisions.md, Issue 12 — cli).
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Renderer } from './render.js';
-import { isTenant } from '../state/tenantName.js';
+import { isTenant } from '../config/tenant.js';
 import { UsageError, type CommandContext, type CommandSpec, type Flags, type OptionSpec } from './spec.js';
 
 const RUN_EXIT_CODES = [
@@ -185,7 +185,10 @@ export const COMMANDS: CommandSpec[] = [
       if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
       const tenant = str(ctx.flags, 'tenant');
       if (tenant !== undefined && !isTenant(tenant))
-        throw new UsageError(`--tenant ${JSON.stringify(tenant)} is not a tenant name ([a-z0-9][a-z0-9_-]{0,62})`, this);
+        throw new UsageError(
+          `--tenant ${JSON.stringify(tenant)} is not a tenant name ([a-z0-9][a-z0-9_-]{0,62})`,
+          this,
+        );
       return (await import('./commands/dispatch.js')).dispatchCommand(
         await hostConfig(ctx),
         f,

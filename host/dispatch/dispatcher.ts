@@ -23,7 +23,7 @@ import {
 } from '../state/dispatchLog.js';
 import { reconcile } from '../recovery/reconcile.js';
 import type { Redactor } from '../secrets/redactor.js';
-import { assertTenant, DEFAULT_TENANT, tenantOf } from '../state/tenantName.js';
+import { assertTenant, DEFAULT_TENANT, tenantOf } from '../config/tenant.js';
 
 /** Why dispatch refused an event (stable; clients branch on it). */
 export type RefusalReason = PlanRefusal | 'invalid_event' | 'queue_full' | 'session_paused';

@@ -15,7 +15,7 @@ import type { MachineReport } from '../sandbox/probe.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
-import { tenantOf } from '../state/tenantName.js';
+import { tenantOf } from '../config/tenant.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and access. */
 export interface RunPlan {

@@ -14,7 +14,7 @@ import { meteredUsage } from '../state/meteredUsage.js';
 import { stateScope } from '../state/runnerState.js';
 import type { Store } from '../state/store.js';
 import { tenantOfSession } from '../state/tenancy.js';
-import { tenantOf } from '../state/tenantName.js';
+import { tenantOf } from '../config/tenant.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { hostRequestTable, tableHandler } from './hostRequestTable.js';

@@ -3,7 +3,7 @@ import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { JsonValue } from '../../sdk/protocol/types.js';
 import type { Redactor } from '../audit/auditLog.js';
 import type { Db } from './db.js';
-import { DEFAULT_TENANT } from './tenantName.js';
+import { DEFAULT_TENANT } from '../config/tenant.js';
 
 /** Caps on runner state (docs/state.md, "Runner state"). */
 export const RUNNER_STATE_LIMITS = { maxValueBytes: 64 * 1024, maxKeysPerScope: 1_000 } as const;

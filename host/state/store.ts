@@ -10,7 +10,7 @@ import { EVENT_DATA, type EventData, type EventType, type StoredEvent } from './
 import { migrate } from './migrate.js';
 import { foldAll, type SessionView } from './sessionView.js';
 import { RunnerStateRepo } from './runnerState.js';
-import { assertTenant } from './tenantName.js';
+import { assertTenant } from '../config/tenant.js';
 
 /** Options of {@link Store.open}. */
 export interface StoreOptions {

@@ -24,7 +24,7 @@ export function assertTenant(value: unknown): asserts value is string {
     );
 }
 
-/** The tenant of a stored resource or binding (one stored before tenants, if any survived migration 6, is the default's). */
+/** The tenant of a stored resource or binding (one stored before tenants is the default tenant's). */
 export function tenantOf(spec: { tenant?: string }): string {
   return spec.tenant ?? DEFAULT_TENANT;
 }
