@@ -15,8 +15,10 @@ describe('paddock dispatch --tenant', () => {
     writeFileSync(
       file,
       `bindings:
-  - { id: acme-echo, tenant: acme, runner: echo, sandbox: process, route: { bot: shared }, config: { prefix: "acme: " } }
-  - { id: beta-echo, tenant: beta, runner: echo, sandbox: process, route: { bot: shared }, config: { prefix: "beta: " } }
+  - { id: acme-echo, tenant: acme, runner: echo, sandbox: process, route: { bot: shared },
+      config: { prefix: "acme: " } }
+  - { id: beta-echo, tenant: beta, runner: echo, sandbox: process, route: { bot: shared },
+      config: { prefix: "beta: " } }
 `,
     );
     expect((await paddock(['apply', '-f', file], { dataDir: home, env })).exitCode).toBe(0);

@@ -141,7 +141,7 @@ describe('dispatch is tenant-scoped', () => {
     expect(audited.map((r) => (r.data as { tenant: string }).tenant)).toContain('\u0430cme');
   });
 
-  it("a binding moved to another tenant keeps its old sessions in the old tenant and none of the old tenant's state", async () => {
+  it('a moved binding: old sessions keep the old tenant; the new tenant gets none of its state', async () => {
     const conversation = { id: 'moves' };
     const first = started(
       await host.dispatcher.dispatch(chatEvent({ bot: 'shared', conversation }), {}, { tenant: 'acme' }),

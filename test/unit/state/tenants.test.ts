@@ -47,10 +47,12 @@ function version5Folder(): string {
       JSON.stringify({ runner: 'echo', goalRevision: 0, attempt: 1 }),
     );
     db.prepare(
-      "INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, queued_seq) VALUES (?, ?, 'echo', 'queued', ?, 2, 'b', 2)",
+      'INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, queued_seq) ' +
+        "VALUES (?, ?, 'echo', 'queued', ?, 2, 'b', 2)",
     ).run(`run_${s}`, s, at);
     db.prepare(
-      'INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?)',
     ).run('telegram', 'bot', `e-${s}`, 'b', s, `run_${s}`, at);
   }
   db.prepare(
@@ -115,7 +117,8 @@ describe('migration 6: tenants', () => {
     expect(() =>
       db
         .prepare(
-          "INSERT INTO events (session_id, seq, id, type, at, data) VALUES ('ses_gone', 1, 'x', 'session.created', 'now', '{}')",
+          'INSERT INTO events (session_id, seq, id, type, at, data) ' +
+            "VALUES ('ses_gone', 1, 'x', 'session.created', 'now', '{}')",
         )
         .run(),
     ).toThrow(/FOREIGN KEY/);
@@ -156,7 +159,7 @@ describe('migration 6: tenants', () => {
 });
 
 describe('tenant-keyed sessions and deliveries', () => {
-  it('the session key is (tenant, binding, conversation): two tenants, one binding id, one conversation → two sessions', () => {
+  it('the session key is (tenant, binding, conversation): two tenants, one binding, one conversation → two sessions', () => {
     const { store } = tempStore();
     const a = store.ensureSession('acme', 'b', 'k');
     const b = store.ensureSession('beta', 'b', 'k');
