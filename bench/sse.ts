@@ -81,7 +81,7 @@ export async function sseBench(): Promise<Record<string, unknown>> {
 
   {
     const count = 20_000;
-    const sessionId = store.ensureSession('bench', 'baseline').sessionId;
+    const sessionId = store.ensureSession('default', 'bench', 'baseline').sessionId;
     let heard = 0;
     const off = store.subscribe(() => (heard += 1));
     const t = performance.now();
@@ -96,7 +96,7 @@ export async function sseBench(): Promise<Record<string, unknown>> {
     [10, 10_000],
     [100, 2_000],
   ] as const) {
-    const sessionId = store.ensureSession('bench', `fanout-${subscribers}`).sessionId;
+    const sessionId = store.ensureSession('default', 'bench', `fanout-${subscribers}`).sessionId;
     // +1: the session's own `session.created` event.
     const c = await clients(base + sessionId, subscribers, count + 1);
     const t = performance.now();
@@ -117,7 +117,7 @@ export async function sseBench(): Promise<Record<string, unknown>> {
   // stream's own capacity (store reads, framing, sockets), not the append rate.
   for (const subscribers of [1, 10, 100]) {
     const count = 10_000;
-    const sessionId = store.ensureSession('bench', `burst-${subscribers}`).sessionId;
+    const sessionId = store.ensureSession('default', 'bench', `burst-${subscribers}`).sessionId;
     const c = await clients(base + sessionId, subscribers, count + 1);
     const t = performance.now();
     for (let i = 0; i < count; i += 1000)
@@ -138,7 +138,7 @@ export async function sseBench(): Promise<Record<string, unknown>> {
   {
     const n = 500;
     const count = 1_000;
-    const sessionId = store.ensureSession('bench', 'rss').sessionId;
+    const sessionId = store.ensureSession('default', 'bench', 'rss').sessionId;
     await appendAll(store, sessionId, count);
     collect();
     const before = process.memoryUsage().rss;

@@ -24,8 +24,8 @@ export async function stateBench(): Promise<Record<string, unknown>> {
   // 1. Append rate: one session, and 100 sessions round-robin.
   {
     const store = Store.open({ dataDir: join(dir, 'append') });
-    const one = store.ensureSession('b', 'one').sessionId;
-    const many = Array.from({ length: 100 }, (_, i) => store.ensureSession('b', `many-${i}`).sessionId);
+    const one = store.ensureSession('default', 'b', 'one').sessionId;
+    const many = Array.from({ length: 100 }, (_, i) => store.ensureSession('default', 'b', `many-${i}`).sessionId);
     const n = 50_000;
     let t = performance.now();
     for (let i = 0; i < n; i++) store.append(one, [delta(i)]);
@@ -58,7 +58,7 @@ export async function stateBench(): Promise<Record<string, unknown>> {
     const t0 = performance.now();
     for (let s = 0; s < sessions; s++) {
       store.transaction(() => {
-        const sessionId = store.ensureSession('b', `c-${s}`).sessionId;
+        const sessionId = store.ensureSession('default', 'b', `c-${s}`).sessionId;
         const runId = `run_${s}`;
         const open = s % 100 === 0;
         const batch = [

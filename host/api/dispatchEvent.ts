@@ -1,13 +1,10 @@
 /** Dispatch one chat event for a token's tenant and answer what happened (`POST /v1/events`, follow-ups). */
-import type { Dispatcher, DispatchTicket } from '../dispatch/dispatcher.js';
+import type { DispatchTicket } from '../dispatch/dispatcher.js';
 import { tenantOfSession } from '../state/tenancy.js';
 import type { ApiDeps } from './deps.js';
 import { ApiProblem } from './problems.js';
 import type { z } from 'zod';
 import type { DispatchAnswerSchema } from './schemas.js';
-
-/** The dispatcher's entry with the tenant option of the tenancy lane (`dispatch(input, hooks, { tenant })`). */
-type TenantDispatch = (input: unknown, hooks: object, options: { tenant: string }) => Promise<DispatchTicket>;
 
 /** The links of a dispatched run (the SSE paths are the streams lane's routes). */
 export function runLinks(runId: string, sessionId: string) {
@@ -19,20 +16,18 @@ export function runLinks(runId: string, sessionId: string) {
 }
 
 /**
- * Dispatch `event` for `tenant`. Refusals are thrown as HostErrors (problems.ts maps them). A ticket whose session is
- * not the tenant's — a dispatcher that does not route by tenant yet — is cancelled and answered `no_binding`, never
- * shown: the tenant must not learn another tenant's ids or get its runs.
+ * Dispatch `event` for `tenant` (the dispatcher routes among that tenant's bindings only and dedupes per tenant).
+ * Refusals are thrown as HostErrors (problems.ts maps them). Defence in depth: a ticket whose session is not the
+ * tenant's would be a dispatcher bug; it is cancelled and answered `no_binding`, never shown.
  */
 export async function dispatchFor(
   deps: Pick<ApiDeps, 'dispatcher' | 'store'>,
   event: unknown,
   tenant: string,
 ): Promise<z.infer<typeof DispatchAnswerSchema>> {
-  const dispatch = deps.dispatcher.dispatch.bind(deps.dispatcher) as unknown as TenantDispatch;
-  const ticket = await dispatch(event, {}, { tenant });
+  const ticket: DispatchTicket = await deps.dispatcher.dispatch(event, {}, { tenant });
   if (tenantOfSession(deps.store, ticket.sessionId) !== tenant) {
-    if (ticket.status !== 'duplicate')
-      (deps.dispatcher as Dispatcher).cancel(ticket.runId, 'dispatched outside its tenant');
+    if (ticket.status !== 'duplicate') deps.dispatcher.cancel(ticket.runId, 'dispatched outside its tenant');
     throw new ApiProblem(422, 'no_binding', `no binding of tenant "${tenant}" routes this event`, {
       reason: 'no_binding',
     });

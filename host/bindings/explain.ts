@@ -23,6 +23,8 @@ import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js
 import { identityAccessProblem } from '../sandbox/runIdentityFiles.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 import { terminalSafe } from '../util/terminalText.js';
+import { tenantOf } from '../config/tenant.js';
+import { resourcesOfTenant } from './tenantResources.js';
 
 const EMPTY_MANIFEST = RunnerManifestSchema.parse({
   id: 'missing',
@@ -36,6 +38,8 @@ const EMPTY_MANIFEST = RunnerManifestSchema.parse({
 export interface Explanation {
   binding: {
     id: string;
+    /** The tenant whose dispatched events alone route here. */
+    tenant: string;
     enabled: boolean;
     runner: string;
     route: Binding['route'];
@@ -79,6 +83,8 @@ export function explainBinding(
   paths: ExplainPaths,
 ): Explanation {
   const runner = catalog.runners.get(binding.runner);
+  // What planning gives a run: its own tenant's resources only.
+  resources = resourcesOfTenant(resources, tenantOf(binding));
   const machine = probeMachine();
   const decision = decideSandbox(binding, machine);
   // One access serves both the isolation report (its limits) and the explanation below.
@@ -143,6 +149,7 @@ export function explainBinding(
     missingSecrets,
     binding: {
       id: binding.id,
+      tenant: tenantOf(binding),
       enabled: binding.enabled,
       runner: binding.runner,
       route: binding.route,
@@ -247,7 +254,10 @@ export function renderExplanation(e: Explanation): string {
     `the last ${[h.messages !== undefined && `${h.messages} messages`, h.tokens !== undefined && `≤ ${h.tokens} tokens`]
       .filter(Boolean)
       .join(', ')} of this conversation (user messages and completed answers, redacted)`;
-  lines.push(`binding ${e.binding.id} (${e.binding.enabled ? 'enabled' : 'DISABLED'}) → runner ${e.binding.runner}`);
+  lines.push(
+    `binding ${e.binding.id} (${e.binding.enabled ? 'enabled' : 'DISABLED'}) · tenant ${e.binding.tenant} → runner ` +
+      e.binding.runner,
+  );
   lines.push(
     `  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ` +
       `${e.binding.approvalPolicy}`,

@@ -1,11 +1,18 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { RunLimitOverridesSchema } from '../plugins/manifest.js';
+import { DEFAULT_TENANT, TENANT_PATTERN } from '../config/tenant.js';
 
 const ObjectId = z
   .string()
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'lowercase letters, digits, ".", "_" and "-" (at most 64)');
 const AbsolutePath = z.string().refine((p) => isAbsolute(p), 'must be an absolute path');
+/** The tenant an object belongs to (docs/http-api.md, "Tokens, tenants, roles"). */
+export const TenantSchema = z
+  .string()
+  .regex(TENANT_PATTERN, 'a tenant name: lowercase letters, digits, "_" and "-" (at most 63, no leading "_" or "-")')
+  .default(DEFAULT_TENANT)
+  .describe('The tenant this object belongs to; a binding may grant only resources of its own tenant.');
 
 /** Where a secret is read from at use time. The configuration never holds the secret itself. */
 export const SecretRefSchema = z.union([
@@ -53,6 +60,7 @@ export const ScriptRuleSchema = z
 export const ModelResourceSchema = z
   .strictObject({
     id: ObjectId,
+    tenant: TenantSchema,
     name: z.string().optional(),
     /** `scripted` is the built-in deterministic model for tests and the offline demo. */
     provider: z
@@ -103,6 +111,7 @@ export const ModelResourceSchema = z
 export const KnowledgeBaseResourceSchema = z
   .strictObject({
     id: ObjectId,
+    tenant: TenantSchema,
     name: z.string().optional(),
     description: z.string().optional(),
     /** A folder of Markdown / text documents, indexed with SQLite FTS5. */
@@ -120,6 +129,7 @@ export const KnowledgeBaseResourceSchema = z
 export const McpServerResourceSchema = z
   .strictObject({
     id: ObjectId,
+    tenant: TenantSchema,
     name: z.string().optional(),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
@@ -154,15 +164,22 @@ export const McpServerResourceSchema = z
 /** A skill: a directory with a SKILL.md. */
 export const SkillResourceSchema = z.strictObject({
   id: ObjectId,
+  tenant: TenantSchema,
   name: z.string().min(1),
   description: z.string().optional(),
   path: AbsolutePath,
 });
 /** A file handed to runs (copied into the workspace). */
-export const ArtifactResourceSchema = z.strictObject({ id: ObjectId, name: z.string().min(1), path: AbsolutePath });
+export const ArtifactResourceSchema = z.strictObject({
+  id: ObjectId,
+  tenant: TenantSchema,
+  name: z.string().min(1),
+  path: AbsolutePath,
+});
 /** A host directory a run may see, under an allowlisted root. */
 export const MountResourceSchema = z.strictObject({
   id: ObjectId,
+  tenant: TenantSchema,
   path: AbsolutePath,
   mode: z.enum(['ro', 'rw']).default('ro'),
 });
@@ -287,6 +304,8 @@ export type BindingLimits = z.infer<typeof BindingLimitsSchema>;
 /** A binding: route → runner, with its config, grants, limits and policies. */
 export const BindingSchema = z.strictObject({
   id: ObjectId,
+  /** Only events dispatched for this tenant route here; its sessions record it. */
+  tenant: TenantSchema,
   description: z.string().optional(),
   runner: z.string().min(1),
   route: RouteSchema.default({ conversation: {}, eventTypes: ['message'] }),

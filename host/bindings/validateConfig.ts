@@ -14,6 +14,8 @@ import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';
 import { didYouMean } from '../util/didYouMean.js';
 import { ConfigFileSchema, type ConfigFile, type Resources } from './schema.js';
+import { CONFIG_KINDS } from '../state/configRepo.js';
+import { DEFAULT_TENANT } from '../config/tenant.js';
 
 /** What validation checks references and paths against. */
 export interface ValidationContext {
@@ -195,6 +197,15 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
       report(`resources.knowledgeBases[${index.knowledgeBases[i]}].path`, `${k.path} is not a directory`);
   });
 
+  // A binding grants only resources of its own tenant. A resource that failed to parse (undefined here) has its
+  // own problem reported already.
+  const crossTenant = (field: string, kind: keyof Resources, id: string, tenant: string) => {
+    const resource = known[kind].get(id) as { tenant?: string } | undefined;
+    if (!resource) return;
+    const owner = resource.tenant ?? DEFAULT_TENANT;
+    if (owner !== tenant)
+      report(field, `${CONFIG_KINDS[kind]} "${id}" belongs to tenant "${owner}", this binding to tenant "${tenant}"`);
+  };
   const bindingIds = new Set<string>(brokenIds.bindings);
   file.bindings.forEach((b, i) => {
     const at = `bindings[${index.bindings[i]}]`;
@@ -219,6 +230,7 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
       b.grants[kind].forEach((id, j) => {
         if (!known[kind].has(id))
           report(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"${suggestId(id, known[kind])}`);
+        else crossTenant(`${at}.grants.${kind}[${j}]`, kind, id, b.tenant);
       });
     }
     b.grants.mcpServers.forEach((grant, j) => {
@@ -228,6 +240,7 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
           `${at}.grants.mcpServers[${j}]`,
           `no mcpServers resource "${id}"${suggestId(id, known.mcpServers)}`,
         );
+      crossTenant(`${at}.grants.mcpServers[${j}]`, 'mcpServers', id, b.tenant);
       const server = known.mcpServers.get(id) as { tools: { allow?: string[]; deny: string[] } } | undefined;
       if (typeof grant === 'string' || !server) return;
       grant.tools?.forEach((tool, k) => {
@@ -265,7 +278,12 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   // Reported at the earlier binding: the file's own objects come before the stored ones it keeps.
   for (const [n, { b }] of enabled.entries()) {
     for (const { b: other, i } of enabled.slice(0, n)) {
-      if (routeKey(b.route) === routeKey(other.route) && routesOverlap(b.route, other.route)) {
+      // Routing considers one tenant's bindings at a time: two tenants may route the same events.
+      if (
+        b.tenant === other.tenant &&
+        routeKey(b.route) === routeKey(other.route) &&
+        routesOverlap(b.route, other.route)
+      ) {
         report(
           `bindings[${i}].route`,
           `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`,

@@ -3,6 +3,7 @@
 // the MCP SDK or the gateway (decisions.md, Issue 12 — cli).
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Renderer } from './render.js';
+import { isTenant } from '../config/tenant.js';
 import { UsageError, type CommandContext, type CommandSpec, type Flags, type OptionSpec } from './spec.js';
 
 const RUN_EXIT_CODES = [
@@ -190,6 +191,11 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'a platform event (JSON) through the binding its route selects, streamed',
     options: {
       file: { ...file, help: 'the event, a JSON file (- reads stdin)', required: true },
+      tenant: {
+        type: 'string',
+        value: '<tenant>',
+        help: "dispatch for this tenant: only its bindings route the event (default: default, the operator's)",
+      },
       json,
       timeout,
       'keep-workspace': keepWorkspace,
@@ -202,11 +208,18 @@ export const COMMANDS: CommandSpec[] = [
     async run(ctx) {
       const f = str(ctx.flags, 'file');
       if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
+      const tenant = str(ctx.flags, 'tenant');
+      if (tenant !== undefined && !isTenant(tenant))
+        throw new UsageError(
+          `--tenant ${JSON.stringify(tenant)} is not a tenant name ([a-z0-9][a-z0-9_-]{0,62})`,
+          this,
+        );
       startMachineProbe();
       return (await import('./commands/dispatch.js')).dispatchCommand(
         await hostConfig(ctx),
         f,
         await renderer(ctx.flags),
+        tenant,
       );
     },
   },

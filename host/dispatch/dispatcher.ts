@@ -23,6 +23,7 @@ import {
 } from '../state/dispatchLog.js';
 import { reconcile } from '../recovery/reconcile.js';
 import type { Redactor } from '../secrets/redactor.js';
+import { assertTenant, DEFAULT_TENANT, tenantOf } from '../config/tenant.js';
 
 /** Why dispatch refused an event (stable; clients branch on it). */
 export type RefusalReason = PlanRefusal | 'invalid_event' | 'queue_full' | 'session_paused';
@@ -44,7 +45,18 @@ export type DispatchTicket =
 /** Hooks of one dispatched run. */
 export type DispatchHooks = Omit<RunHooks, 'signal'>;
 
+/** Options of one dispatch. */
+export interface DispatchOptions {
+  /**
+   * The tenant the event is dispatched for (default `default`, the operator's): only its bindings route the event,
+   * and the dedupe key and the session key include it. The HTTP API passes its token's tenant.
+   */
+  tenant?: string;
+}
+
 interface Waiting {
+  /** The tenant it was dispatched for: the replan at its start routes among that tenant's bindings only. */
+  tenant: string;
   queued: QueuedRun;
   plan: RunPlan;
   event: ChatEvent;
@@ -73,7 +85,7 @@ function omitReason(data: Record<string, unknown>): Record<string, unknown> {
  * queueing and abandoning a run in the journal, and executing a run it let start.
  */
 export interface DispatchRuns {
-  plan(request: { kind: 'dispatch'; event: ChatEvent; bindingId?: string }): RunPlan;
+  plan(request: { kind: 'dispatch'; event: ChatEvent; tenant: string; bindingId?: string }): RunPlan;
   queue(plan: RunPlan, event: ChatEvent, sessionId: string, goalRevision: number): QueuedRun;
   abandon(run: QueuedRun, reason: string, status?: 'cancelled' | 'failed'): void;
   execute(queued: QueuedRun, plan: RunPlan, event: ChatEvent, hooks: RunHooks): Promise<RunOutcome>;
@@ -115,20 +127,22 @@ export class Dispatcher {
   /**
    * Take one event. Resolves with a ticket (started, queued, or a duplicate of an earlier
    * delivery); throws `INVALID_INPUT` naming the field, or `DISPATCH_REFUSED` with
-   * `data.reason`. Every refusal is audited.
+   * `data.reason`. Every refusal is audited, with the tenant it was dispatched for.
    */
-  async dispatch(input: unknown, hooks: DispatchHooks = {}): Promise<DispatchTicket> {
+  async dispatch(input: unknown, hooks: DispatchHooks = {}, options: DispatchOptions = {}): Promise<DispatchTicket> {
+    const tenant = options.tenant ?? DEFAULT_TENANT;
     let event: ChatEvent;
     try {
+      assertTenant(tenant);
       event = takeChatEvent(input, this.config.limits);
     } catch (error) {
-      if (error instanceof HostError) this.auditRefusal(input, error);
+      if (error instanceof HostError) this.auditRefusal(input, error, tenant);
       throw error;
     }
     try {
-      return this.accept(event, hooks);
+      return this.accept(event, hooks, tenant);
     } catch (error) {
-      if (error instanceof HostError && error.code === 'DISPATCH_REFUSED') this.auditRefusal(event, error);
+      if (error instanceof HostError && error.code === 'DISPATCH_REFUSED') this.auditRefusal(event, error, tenant);
       throw error;
     }
   }
@@ -162,12 +176,12 @@ export class Dispatcher {
     while (this.byRun.size > 0) await Promise.all([...this.byRun.values()].map((w) => w.done));
   }
 
-  private accept(event: ChatEvent, hooks: DispatchHooks): DispatchTicket {
-    const duplicate = this.findDelivery(event);
+  private accept(event: ChatEvent, hooks: DispatchHooks, tenant: string): DispatchTicket {
+    const duplicate = this.findDelivery(tenant, event);
     if (duplicate) return duplicate;
     let plan: RunPlan;
     try {
-      plan = this.runs.plan({ kind: 'dispatch', event });
+      plan = this.runs.plan({ kind: 'dispatch', event, tenant });
     } catch (error) {
       // The one planning path refuses with the same reasons; dispatch reports them as its own.
       if (error instanceof HostError && error.code === 'RUN_REFUSED')
@@ -175,14 +189,17 @@ export class Dispatcher {
       throw error;
     }
     const { binding } = plan;
+    // Planning routes among the tenant's bindings only; a plan for another tenant's binding is a bug, never a run.
+    if (tenantOf(binding) !== tenant)
+      throw new Error(`planning chose binding "${binding.id}" outside the dispatch's tenant`);
 
     // One IMMEDIATE transaction: no other dispatch — of this process or another one on this data
     // folder — can interleave between the checks (dedupe, queue limits) and the queueing.
     const { store } = this;
     const waiting = store.transaction(() => {
-      const again = this.findDelivery(event);
+      const again = this.findDelivery(tenant, event);
       if (again) return again;
-      const { sessionId } = store.ensureSession(binding.id, conversationKey(event));
+      const { sessionId } = store.ensureSession(tenant, binding.id, conversationKey(event));
       const inSession = this.sessionLoad(sessionId);
       const restart = binding.steering === 'restart' && inSession.live.length > 0;
       if (!restart && inSession.claimed && inSession.waiting >= binding.limits.maxQueued) {
@@ -219,7 +236,7 @@ export class Dispatcher {
           throw refused('session_paused', error.message, { bindingId: binding.id, sessionId });
         throw error;
       }
-      recordDelivery(store, event, { bindingId: binding.id, sessionId, runId: queued.runId });
+      recordDelivery(store, tenant, event, { bindingId: binding.id, sessionId, runId: queued.runId });
       // Steering "restart" reaches runs other processes hold through run_controls (their watcher cancels them).
       const foreign = restart ? inSession.live.filter((id) => !this.byRun.has(id)) : [];
       if (foreign.length > 0) requestCancel(store, foreign, `superseded by message ${event.id}`, 'host:dispatch');
@@ -236,7 +253,7 @@ export class Dispatcher {
     }
     let resolve!: (outcome: RunOutcome) => void;
     const done = new Promise<RunOutcome>((r) => (resolve = r));
-    const w: Waiting = { queued, plan, event, hooks, controller: new AbortController(), done, resolve };
+    const w: Waiting = { tenant, queued, plan, event, hooks, controller: new AbortController(), done, resolve };
     slot.waiting.push(w);
     this.order.push(w);
     this.byRun.set(queued.runId, w);
@@ -372,7 +389,7 @@ export class Dispatcher {
    */
   private replan(w: Waiting): RunPlan | HostError {
     try {
-      return this.runs.plan({ kind: 'dispatch', event: w.event, bindingId: w.plan.binding.id });
+      return this.runs.plan({ kind: 'dispatch', event: w.event, tenant: w.tenant, bindingId: w.plan.binding.id });
     } catch (error) {
       if (error instanceof HostError && error.code === 'RUN_REFUSED') return error;
       throw error;
@@ -407,12 +424,12 @@ export class Dispatcher {
     return lastGoalRevision(this.store, sessionId);
   }
 
-  private findDelivery(event: ChatEvent): DispatchTicket | undefined {
-    const row = findDelivery(this.store, event.platform, event.bot, event.id);
+  private findDelivery(tenant: string, event: ChatEvent): DispatchTicket | undefined {
+    const row = findDelivery(this.store, tenant, event.platform, event.bot, event.id);
     return row ? { status: 'duplicate', ...row } : undefined;
   }
 
-  private auditRefusal(input: unknown, error: HostError): void {
+  private auditRefusal(input: unknown, error: HostError, tenant: string): void {
     const e = (input ?? {}) as Partial<ChatEvent>;
     // The event was refused: what is kept of it is clipped (it may be many megabytes of one string).
     const text = (v: unknown) => (typeof v === 'string' ? clip(v) : null);
@@ -425,6 +442,8 @@ export class Dispatcher {
           data: {
             reason: error.data.reason ?? error.code,
             message: error.message,
+            // As given (clipped): an invalid tenant name is recorded for what it was.
+            tenant: text(tenant),
             eventId: text(e.id),
             bot: text(e.bot),
             conversation:

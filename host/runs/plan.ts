@@ -2,6 +2,7 @@ import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { indexResources, resolveRunAccess, type RunAccess, type ResourceIndex } from '../authz/runAccess.js';
 import { ConfigRepo } from '../bindings/configRepo.js';
 import { matchBinding } from '../bindings/routing.js';
+import { resourcesOfTenant } from '../bindings/tenantResources.js';
 import { BindingSchema, GrantsSchema, type Binding, type Resources } from '../bindings/schema.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
@@ -14,6 +15,7 @@ import type { MachineReport } from '../sandbox/probe.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
+import { tenantOf } from '../config/tenant.js';
 
 /** Everything decided about a run before it starts: runner, binding, config and access. */
 export interface RunPlan {
@@ -41,6 +43,8 @@ export type PlanRequest =
   | {
       kind: 'dispatch';
       event: ChatEvent;
+      /** The tenant the event was dispatched for: only its bindings route it (validated by the dispatcher). */
+      tenant: string;
       /** Plan for this binding only (a queued run planned again at its start): refused when it no longer routes. */
       bindingId?: string;
     }
@@ -89,7 +93,7 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   const repo = request.kind === 'dispatch' ? new ConfigRepo(deps.store) : undefined;
   const { binding, runner: adHocRunner } =
     request.kind === 'dispatch'
-      ? { binding: routedBinding(repo!, request.event, request.bindingId), runner: undefined }
+      ? { binding: routedBinding(repo!, request.tenant, request.event, request.bindingId), runner: undefined }
       : adHocBinding(deps.config, request);
   if (!binding.enabled)
     throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
@@ -110,7 +114,9 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
       { bindingId: binding.id, field: `config.${checked.field}` },
     );
   }
-  const snapshot = repo ? repo.snapshot().resources : NO_RESOURCES;
+  // Only the binding's own tenant's resources exist for its runs (apply refuses a cross-tenant grant; this holds even
+  // for a store that somehow has one).
+  const snapshot = repo ? resourcesOfTenant(repo.snapshot().resources, tenantOf(binding)) : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
   registerConfigSecrets(deps.redactor, snapshot);
   const resources = indexResources(snapshot);
@@ -124,9 +130,15 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   };
 }
 
-/** The most specific binding that routes `event` (among `only`, when given), or a `no_binding` refusal. */
-function routedBinding(repo: ConfigRepo, event: ChatEvent, only?: string): Binding {
-  const bindings = repo.list<Binding>('binding').map((o) => o.spec);
+/**
+ * The most specific binding of `tenant` that routes `event` (among `only`, when given), or a `no_binding` refusal.
+ * Other tenants' bindings are not looked at, so a refusal says nothing about them (not even that one exists).
+ */
+function routedBinding(repo: ConfigRepo, tenant: string, event: ChatEvent, only?: string): Binding {
+  const bindings = repo
+    .list<Binding>('binding')
+    .map((o) => o.spec)
+    .filter((b) => tenantOf(b) === tenant);
   const binding = matchBinding(only === undefined ? bindings : bindings.filter((b) => b.id === only), event);
   const where = `${event.platform}/${event.bot}/${event.conversation.type}:${event.conversation.id} (${event.type})`;
   if (binding) return binding;

@@ -13,6 +13,8 @@ import { reconcile } from '../recovery/reconcile.js';
 import { meteredUsage } from '../state/meteredUsage.js';
 import { stateScope } from '../state/runnerState.js';
 import type { Store } from '../state/store.js';
+import { tenantOfSession } from '../state/tenancy.js';
+import { tenantOf } from '../config/tenant.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { hostRequestTable, tableHandler } from './hostRequestTable.js';
@@ -108,7 +110,7 @@ export class RunService {
       sandbox: request.sandbox,
       allowDegrade: request.allowDegrade,
     });
-    const { sessionId } = this.store.ensureSession(plan.binding.id, conversationKey(event));
+    const { sessionId } = this.store.ensureSession(plan.binding.tenant, plan.binding.id, conversationKey(event));
     const queued = this.queue(plan, event, sessionId);
     // Ad-hoc runs respect the same store-decided claims as dispatched ones (one run per session).
     if (!(await this.waitForClaim(queued, plan, request.signal))) {
@@ -212,7 +214,13 @@ export class RunService {
       access,
       state: {
         repo: this.store.runnerState,
-        scope: stateScope(binding.id, sessionId, access.state === 'binding' ? 'binding' : 'session'),
+        // The tenant the session recorded (the store's, not the binding's current one).
+        scope: stateScope(
+          binding.id,
+          sessionId,
+          access.state === 'binding' ? 'binding' : 'session',
+          tenantOfSession(this.store, sessionId) ?? tenantOf(binding),
+        ),
       },
       workspaceRoot: run.workspace.root,
       gateway: { gateway: this.gateway, handle: run.gateway },

@@ -8,28 +8,39 @@ export interface Delivery {
   bindingId: string;
 }
 
-/** The run an already accepted platform event became, if it was accepted before. */
-export function findDelivery(store: Store, platform: string, bot: string, eventId: string): Delivery | undefined {
+/**
+ * The run an already accepted platform event of `tenant` became, if it was accepted before. The key is (tenant,
+ * platform, bot, event id): another tenant's event with the same ids is another event, and its ids are never answered.
+ */
+export function findDelivery(
+  store: Store,
+  tenant: string,
+  platform: string,
+  bot: string,
+  eventId: string,
+): Delivery | undefined {
   return dbOf(store)
     .prepare(
       'SELECT run_id AS runId, session_id AS sessionId, binding_id AS bindingId FROM dispatched_events WHERE ' +
-        'platform = ? AND bot = ? AND event_id = ?',
+        'tenant = ? AND platform = ? AND bot = ? AND event_id = ?',
     )
-    .get(platform, bot, eventId) as Delivery | undefined;
+    .get(tenant, platform, bot, eventId) as Delivery | undefined;
 }
 
-/** Remember that a platform event was accepted as `delivery` (call inside the queueing transaction). */
+/** Remember that a platform event of `tenant` was accepted as `delivery` (call inside the queueing transaction). */
 export function recordDelivery(
   store: Store,
+  tenant: string,
   event: { platform: string; bot: string; id: string },
   delivery: Delivery,
 ): void {
   dbOf(store)
     .prepare(
-      'INSERT INTO dispatched_events (platform, bot, event_id, binding_id, session_id, run_id, at) VALUES (?, ' +
-        '?, ?, ?, ?, ?, ?)',
+      'INSERT INTO dispatched_events (tenant, platform, bot, event_id, binding_id, session_id, run_id, at) VALUES ' +
+        '(?, ?, ?, ?, ?, ?, ?, ?)',
     )
     .run(
+      tenant,
       event.platform,
       event.bot,
       event.id,

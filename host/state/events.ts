@@ -9,7 +9,7 @@ const effectStatus = z.enum(['succeeded', 'failed', 'still_running', 'unknown'])
 
 /** The data of each event type (docs/state.md, "Events"). */
 export const EVENT_DATA = {
-  'session.created': z.object({ bindingId: z.string(), conversationKey: z.string() }),
+  'session.created': z.object({ tenant: z.string().optional(), bindingId: z.string(), conversationKey: z.string() }),
   'message.received': z.object({ event: ChatEventSchema }),
   'run.queued': z.object({
     runner: z.string(),

@@ -3,13 +3,24 @@ import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { JsonValue } from '../../sdk/protocol/types.js';
 import type { Redactor } from '../audit/auditLog.js';
 import type { Db } from './db.js';
+import { DEFAULT_TENANT } from '../config/tenant.js';
 
 /** Caps on runner state (docs/state.md, "Runner state"). */
 export const RUNNER_STATE_LIMITS = { maxValueBytes: 64 * 1024, maxKeysPerScope: 1_000 } as const;
 
-/** Scope of a run's state: its binding, or its binding and session. */
-export function stateScope(bindingId: string, sessionId: string, per: 'session' | 'binding'): string {
-  return per === 'binding' ? `binding:${bindingId}` : `binding:${bindingId}/session:${sessionId}`;
+/**
+ * Scope of a run's state: its binding, or its binding and session — within its session's tenant. A binding moved to
+ * another tenant starts with empty binding state there and never reads the old tenant's (the `default` tenant keeps
+ * the scope names stored before tenants).
+ */
+export function stateScope(
+  bindingId: string,
+  sessionId: string,
+  per: 'session' | 'binding',
+  tenant: string = DEFAULT_TENANT,
+): string {
+  const scope = per === 'binding' ? `binding:${bindingId}` : `binding:${bindingId}/session:${sessionId}`;
+  return tenant === DEFAULT_TENANT ? scope : `tenant:${tenant}/${scope}`;
 }
 
 /**

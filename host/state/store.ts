@@ -10,6 +10,7 @@ import { EVENT_DATA, type EventData, type EventType, type StoredEvent } from './
 import { migrate } from './migrate.js';
 import { foldAll, type SessionView } from './sessionView.js';
 import { RunnerStateRepo } from './runnerState.js';
+import { assertTenant } from '../config/tenant.js';
 
 /** Options of {@link Store.open}. */
 export interface StoreOptions {
@@ -114,9 +115,11 @@ export class Store {
       insertEvent: db.prepare(
         'INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      findSession: db.prepare('SELECT id FROM sessions WHERE binding_id = ? AND conversation_key = ?').pluck(),
+      findSession: db
+        .prepare('SELECT id FROM sessions WHERE tenant = ? AND binding_id = ? AND conversation_key = ?')
+        .pluck(),
       insertSession: db.prepare(
-        'INSERT INTO sessions (id, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?)',
+        'INSERT INTO sessions (id, tenant, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?, ?)',
       ),
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       runQueued: db.prepare(
@@ -195,18 +198,23 @@ export class Store {
     return value;
   }
 
-  /** The session of (binding, conversation), created with its `session.created` event if new. */
-  ensureSession(bindingId: string, conversationKey: string): { sessionId: string; created: boolean } {
+  /**
+   * The session of (tenant, binding, conversation), created with its `session.created` event if new. The tenant is
+   * recorded once and never changes (docs/state.md, "Tenants"): a binding that moves to another tenant starts new
+   * sessions there. A tenant name that is not one (`[a-z0-9][a-z0-9_-]{0,62}`, no folding) is refused.
+   */
+  ensureSession(tenant: string, bindingId: string, conversationKey: string): { sessionId: string; created: boolean } {
+    assertTenant(tenant);
     return this.transaction(() => {
-      const existing = this.stmts.findSession.get(bindingId, conversationKey) as string | undefined;
+      const existing = this.stmts.findSession.get(tenant, bindingId, conversationKey) as string | undefined;
       if (existing) return { sessionId: existing, created: false };
       const sessionId = `ses_${randomUUID()}`;
-      this.stmts.insertSession.run(sessionId, bindingId, conversationKey, new Date().toISOString());
+      this.stmts.insertSession.run(sessionId, tenant, bindingId, conversationKey, new Date().toISOString());
       this.append(sessionId, [
         {
           type: 'session.created',
-          data: { bindingId, conversationKey },
-          audit: { type: 'session.created', actor: 'host', data: { bindingId, conversationKey } },
+          data: { tenant, bindingId, conversationKey },
+          audit: { type: 'session.created', actor: 'host', data: { tenant, bindingId, conversationKey } },
         },
       ]);
       return { sessionId, created: true };
@@ -313,10 +321,14 @@ export class Store {
     return row ? toRunRow(row) : undefined;
   }
 
-  /** Runs, newest first, optionally by status and binding. */
-  runs(filter: { status?: string[]; bindingId?: string; limit?: number } = {}): RunRow[] {
+  /** Runs, newest first, optionally by status, binding and tenant (the tenant of the run's session). */
+  runs(filter: { status?: string[]; bindingId?: string; tenant?: string; limit?: number } = {}): RunRow[] {
     const clauses: string[] = [];
     const args: unknown[] = [];
+    if (filter.tenant !== undefined) {
+      clauses.push('session_id IN (SELECT id FROM sessions WHERE tenant = ?)');
+      args.push(filter.tenant);
+    }
     if (filter.status?.length) {
       clauses.push(`status IN (${filter.status.map(() => '?').join(',')})`);
       args.push(...filter.status);

@@ -54,7 +54,7 @@ describe('examples/webhook-receiver', () => {
         },
       }),
     );
-    const { sessionId } = store.ensureSession('b1', 'c1');
+    const { sessionId } = store.ensureSession('default', 'b1', 'c1');
     store.append(sessionId, [
       { type: 'run.queued', runId: 'run_r1', data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
       { type: 'run.ended', runId: 'run_r1', data: { status: 'completed', reason: 'ok', exitCode: 0, signal: null } },

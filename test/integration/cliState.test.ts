@@ -105,7 +105,7 @@ describe('paddock runs / sessions / audit (real process)', () => {
   it('a session paused by an unknown effect refuses runs until resolved', async () => {
     const home = dataDir();
     const store = Store.open({ dataDir: home });
-    const { sessionId } = store.ensureSession('adhoc-echo', 'cli:paddock-cli:private:local');
+    const { sessionId } = store.ensureSession('default', 'adhoc-echo', 'cli:paddock-cli:private:local');
     store.append(sessionId, [
       { type: 'run.queued', runId: 'run_left-behind', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
       {

@@ -254,7 +254,7 @@ describe('a sandboxed run uses models, knowledge, tools and skills only through 
       expect(kb).toBeDefined();
       const { KnowledgeBases } = await import('../../host/gateway/kb/retrieve.js');
       const kbs = new KnowledgeBases(host.dataDir, host.redactor);
-      const resource = { id: 'handbook', path: kbDir, timeoutMs: 1000 };
+      const resource = { id: 'handbook', tenant: 'default', path: kbDir, timeoutMs: 1000 };
       expect((await kbs.retrieve(resource, 'warranty', 5)).length).toBe(0);
       writeFileSync(join(kbDir, 'warranty.md'), '# Warranty\n\nEvery device has a two-year warranty.\n');
       expect((await kbs.retrieve(resource, 'warranty', 5))[0]).toMatchObject({

@@ -50,7 +50,7 @@ describe('metrics label cardinality under 1 000 distinct bogus values per label'
     // canary, and limits/statuses the schema allows.
     for (let i = 0; i < N; i++) {
       for (const bindingId of [`bind-${i}`, `Bad Binding ${CANARY} ${i}`]) {
-        const { sessionId } = host.store.ensureSession(bindingId, `conv-${CANARY}-${i}`);
+        const { sessionId } = host.store.ensureSession('default', bindingId, `conv-${CANARY}-${i}`);
         const runId = `run_${randomUUID()}`;
         host.store.append(sessionId, [
           { type: 'run.queued', runId, data: { runner: 'synthetic', goalRevision: 1, attempt: 1, bindingId } },

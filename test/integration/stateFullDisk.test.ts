@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('state on a full disk', () => {
   it('fails with STATE_FULL, writes nothing half, and the committed history stays readable', async () => {
     const store = Store.open({ dataDir: join(mountPoint, 'data') });
-    const { sessionId } = store.ensureSession('b', 'k');
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
     const big = 'x'.repeat(16 * 1024);
     let error: unknown;
     let committed = 0;

@@ -55,7 +55,7 @@ let conversation = 0;
 /** A run that ended in `s` (events appended as a host would): a session of binding `b1`, one reply. */
 function endedRun(s: Store, reply = 'the answer is 42', status: 'completed' | 'failed' = 'completed'): string {
   conversation += 1;
-  const { sessionId } = s.ensureSession('b1', `telegram:support:c${conversation}`);
+  const { sessionId } = s.ensureSession('default', 'b1', `telegram:support:c${conversation}`);
   const runId = `run_test${conversation}_${process.pid}`;
   s.append(sessionId, [
     { type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
@@ -346,7 +346,7 @@ describe('webhook bookkeeping', () => {
     const s = store();
     const t = await target();
     register(s, t.url);
-    const { sessionId } = s.ensureSession('b1', 'interrupted');
+    const { sessionId } = s.ensureSession('default', 'b1', 'interrupted');
     s.append(sessionId, [
       { type: 'run.queued', runId: 'run_cut', data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
       { type: 'run.interrupted', runId: 'run_cut', data: { reason: 'host stopped', killedPid: null } },

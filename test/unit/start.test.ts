@@ -28,12 +28,12 @@ describe('openHost (host/start.ts)', () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
       // A host that stopped mid-run: its run is queued, recorded with no live owner.
       const before = Store.open({ dataDir });
-      const { sessionId } = before.ensureSession('b', 'k');
+      const { sessionId } = before.ensureSession('default', 'b', 'k');
       before.append(sessionId, [
         { type: 'run.queued', runId: 'run_leftover1', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
       ]);
       // And a run a live host process (this one) still owns: neither interrupted nor swept.
-      const owned = before.ensureSession('b', 'k2').sessionId;
+      const owned = before.ensureSession('default', 'b', 'k2').sessionId;
       before.append(owned, [
         {
           type: 'run.queued',

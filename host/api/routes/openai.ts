@@ -3,11 +3,11 @@
  * dispatches the last user message to the binding `model` names (of the caller's tenant) and answers the run's reply,
  * streamed or whole; `GET /v1/models` lists the tenant's bindings it reaches. Errors are in OpenAI's shape.
  */
+import type { DispatchTicket } from '../../dispatch/dispatcher.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Binding } from '../../bindings/schema.js';
 import { ConfigRepo } from '../../bindings/configRepo.js';
 import { matchBinding } from '../../bindings/routing.js';
-import type { DispatchHooks, DispatchTicket } from '../../dispatch/dispatcher.js';
 import { HostError } from '../../errors.js';
 import type { ApiDeps } from '../deps.js';
 import { completion, completionIds } from '../openai/chunks.js';
@@ -27,12 +27,6 @@ import { ChatCompletionRequestSchema, parseChatRequest, type ChatRequest } from 
 
 /** What the OpenAI routes need of the started host. */
 export type OpenAIRouteDeps = Pick<ApiDeps, 'store' | 'dispatcher'>;
-
-/** The dispatcher as this endpoint calls it: with the caller's tenant (the tenancy lane's third argument). */
-interface TenantDispatcher {
-  dispatch(input: unknown, hooks: DispatchHooks, options: { tenant: string }): Promise<DispatchTicket>;
-  cancel(runId: string, reason: string): boolean;
-}
 
 /** The caller, as the server's auth hook sets it on the request. */
 interface Principal {
@@ -59,7 +53,7 @@ function callerOf(request: FastifyRequest): Principal {
 /** Register the OpenAI-compatible routes (in their own scope: their errors are OpenAI-shaped). */
 export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps): Promise<void> {
   // Read while answering, never at registration (the OpenAPI generator builds the routes with no host).
-  const dispatcher = () => deps.dispatcher as TenantDispatcher;
+  const dispatcher = () => deps.dispatcher;
   const bindings = () => new ConfigRepo(deps.store).list<Binding>('binding');
 
   await app.register(async (scope) => {

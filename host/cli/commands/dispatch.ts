@@ -25,7 +25,12 @@ export function readJsonFile(path: string, what: string): unknown {
 }
 
 /** `paddock dispatch -f event.json`: route a platform event to its binding and stream the run. */
-export async function dispatchCommand(config: HostConfig, file: string, renderer: Renderer): Promise<number> {
+export async function dispatchCommand(
+  config: HostConfig,
+  file: string,
+  renderer: Renderer,
+  tenant?: string,
+): Promise<number> {
   const event = readJsonFile(file, 'event');
   const { container, store, recovery } = await openHost(config);
   for (const line of describeRecovery(recovery)) renderer.note(line);
@@ -34,10 +39,14 @@ export async function dispatchCommand(config: HostConfig, file: string, renderer
     return await withInterrupts(renderer, async (signal) => {
       let ticket;
       try {
-        ticket = await dispatcher.dispatch(event, {
-          onStart: (info) => renderer.started(info),
-          onUpdate: (update, seq) => renderer.update(update, seq),
-        });
+        ticket = await dispatcher.dispatch(
+          event,
+          {
+            onStart: (info) => renderer.started(info),
+            onUpdate: (update, seq) => renderer.update(update, seq),
+          },
+          { tenant },
+        );
       } catch (error) {
         if (error instanceof HostError && (error.code === 'DISPATCH_REFUSED' || error.code === 'INVALID_INPUT')) {
           renderer.note(`refused (${String(error.data.reason ?? error.code)}): ${error.message}`);

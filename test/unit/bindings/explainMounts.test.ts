@@ -21,8 +21,8 @@ const resources = {
   skills: [],
   artifacts: [],
   mounts: [
-    { id: 'ro', path: join(root, 'roots', 'ro'), mode: 'ro' as const },
-    { id: 'rw', path: join(root, 'roots', 'rw'), mode: 'rw' as const },
+    { id: 'ro', tenant: 'default', path: join(root, 'roots', 'ro'), mode: 'ro' as const },
+    { id: 'rw', tenant: 'default', path: join(root, 'roots', 'rw'), mode: 'rw' as const },
   ],
 };
 

@@ -45,7 +45,7 @@ class FakeRunService implements DispatchRuns {
     this.journal = new RunJournal(h.store, log, h.redactor);
   }
 
-  plan(request: { kind: 'dispatch'; event: ChatEvent; bindingId?: string }): RunPlan {
+  plan(request: { kind: 'dispatch'; event: ChatEvent; tenant: string; bindingId?: string }): RunPlan {
     return planRun(
       { config: this.h.config, store: this.h.store, redactor: this.h.redactor, machine: () => FAKE_FULL },
       request,
@@ -341,4 +341,36 @@ describe('Dispatcher queueing against a fake run service', () => {
       .filter((e) => e.type === 'run.ended' && e.runId === waiting.runId);
     expect(ended).toHaveLength(1);
   });
+});
+
+describe('Dispatcher tenancy at dequeue', () => {
+  it(
+    'a queued run is planned again at its start for the tenant it was dispatched for: a binding moved to ' +
+      'another tenant meanwhile refuses it, never runs it for the new tenant',
+    async () => {
+      const { h, runs, dispatcher } = setUp();
+      hosts.push(h);
+      const base = { runner: 'echo', sandbox: 'process' };
+      h.apply({ bindings: [{ id: 'acme-q', tenant: 'acme', ...base, route: { bot: 'acme-q' } }] });
+      const first = ticket(await dispatcher.dispatch(event('acme-q', 'one'), {}, { tenant: 'acme' }));
+      const second = ticket(await dispatcher.dispatch(event('acme-q', 'two'), {}, { tenant: 'acme' }));
+      expect(second.status).toBe('queued');
+      await runs.executed(1);
+      // While "two" waits, the admin moves the binding to beta.
+      h.apply({ bindings: [{ id: 'acme-q', tenant: 'beta', ...base, route: { bot: 'acme-q' } }] });
+      runs.executing[0]!.finish();
+      const outcome = await second.done;
+      expect(outcome.status).toBe('cancelled');
+      // From acme's side the binding no longer exists: the reason says nothing of beta.
+      expect(outcome.reason).toBe('refused before it started (no_binding): binding "acme-q" no longer exists');
+      expect(runs.texts()).toEqual(['one']);
+      await first.done;
+      // beta's own event for the moved binding runs in a new beta session.
+      const beta = ticket(await dispatcher.dispatch(event('acme-q', 'three'), {}, { tenant: 'beta' }));
+      expect(beta.sessionId).not.toBe(first.sessionId);
+      await runs.executed(2);
+      runs.executing[1]!.finish();
+      await dispatcher.drain();
+    },
+  );
 });

@@ -8,7 +8,7 @@ import { tempStore } from '../../helpers/store.js';
 import { rawDb } from '../../helpers/rawDb.js';
 
 function openRun(store: ReturnType<typeof tempStore>['store'], runId: string, pid?: number) {
-  const { sessionId } = store.ensureSession('b', `k-${runId}`);
+  const { sessionId } = store.ensureSession('default', 'b', `k-${runId}`);
   store.append(sessionId, [{ type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1 } }]);
   if (pid)
     store.append(sessionId, [
@@ -45,7 +45,7 @@ describe('recovery', () => {
     const { store } = tempStore();
     const bystander = spawn('sleep', ['1000'], { stdio: 'ignore' });
     await new Promise((r) => bystander.once('spawn', r));
-    const { sessionId } = store.ensureSession('b', 'k');
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
     store.append(sessionId, [
       { type: 'run.queued', runId: 'run_c', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
       {

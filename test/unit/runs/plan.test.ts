@@ -71,7 +71,11 @@ host.apply({
   ],
 });
 
-const dispatched = (bot: string): PlanRequest => ({ kind: 'dispatch', event: chatEvent({ bot }) as never });
+const dispatched = (bot: string): PlanRequest => ({
+  kind: 'dispatch',
+  tenant: 'default',
+  event: chatEvent({ bot }) as never,
+});
 const refusal = (fn: () => unknown): HostError => {
   try {
     fn();

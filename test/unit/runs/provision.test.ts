@@ -62,8 +62,8 @@ function see(d: ProvisionDraft): Seen {
 /** A queued run of the `prov` binding, and its journal. */
 function queuedRun() {
   const event = chatEvent({ bot: 'prov' });
-  const plan = host.runs.plan({ kind: 'dispatch', event: event as never });
-  const { sessionId } = host.store.ensureSession(plan.binding.id, conversationKey(event as never));
+  const plan = host.runs.plan({ kind: 'dispatch', event: event as never, tenant: 'default' });
+  const { sessionId } = host.store.ensureSession('default', plan.binding.id, conversationKey(event as never));
   const queued = host.runs.queue(plan, event as never, sessionId);
   const journal = new RunJournal(host.store, log, host.redactor).open(queued, plan.runner.manifest.id);
   return {

@@ -67,8 +67,8 @@ host.apply({
 /** A queued run of `bot`'s binding, its journal and provisioning deps. */
 function queuedRun(bot: string) {
   const event = chatEvent({ bot });
-  const plan = host.runs.plan({ kind: 'dispatch', event: event as never });
-  const { sessionId } = host.store.ensureSession(plan.binding.id, conversationKey(event as never));
+  const plan = host.runs.plan({ kind: 'dispatch', event: event as never, tenant: 'default' });
+  const { sessionId } = host.store.ensureSession('default', plan.binding.id, conversationKey(event as never));
   const queued = host.runs.queue(plan, event as never, sessionId);
   const journal = new RunJournal(host.store, log, host.redactor).open(queued, plan.runner.manifest.id);
   const deps = { config: host.config, store: host.store, log, redactor: host.redactor, gateway: host.gateway };

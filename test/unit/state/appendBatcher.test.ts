@@ -9,7 +9,7 @@ describe('AppendBatcher', () => {
       'callbacks run',
     async () => {
       const { store } = tempStore();
-      const { sessionId } = store.ensureSession('b', 'k');
+      const { sessionId } = store.ensureSession('default', 'b', 'k');
       // A real SQLite refusal of one event (as a CHECK, a full disk or any store error would).
       rawDb(store).exec(
         `CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.data LIKE '%poison%' BEGIN SELECT RAISE(ABORT, ` +

@@ -49,9 +49,9 @@ describe('state store', () => {
 
   it('appends events with gap-free seqs per session and reads from any seq', () => {
     const { store } = tempStore();
-    const a = store.ensureSession('b1', 'cli:x:1').sessionId;
-    const b = store.ensureSession('b1', 'cli:x:2').sessionId;
-    expect(store.ensureSession('b1', 'cli:x:1')).toEqual({ sessionId: a, created: false });
+    const a = store.ensureSession('default', 'b1', 'cli:x:1').sessionId;
+    const b = store.ensureSession('default', 'b1', 'cli:x:2').sessionId;
+    expect(store.ensureSession('default', 'b1', 'cli:x:1')).toEqual({ sessionId: a, created: false });
     store.append(a, [{ type: 'message.received', data: { event: textEvent('hi') } }]);
     store.append(b, [{ type: 'message.received', data: { event: textEvent('yo') } }]);
     store.append(a, [
@@ -71,7 +71,7 @@ describe('state store', () => {
 
   it('a multi-event append is atomic: an invalid event rolls back the whole batch', () => {
     const { store } = tempStore();
-    const s = store.ensureSession('b', 'k').sessionId;
+    const s = store.ensureSession('default', 'b', 'k').sessionId;
     expect(() =>
       store.append(s, [
         { type: 'run.queued', runId: 'run_2', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
@@ -105,7 +105,7 @@ describe('state store', () => {
     });
     store.subscribe((e) => heard.push(e.type));
     // The caller sees its committed result, not the listener's error ...
-    const { sessionId } = store.ensureSession('b', 'c');
+    const { sessionId } = store.ensureSession('default', 'b', 'c');
     const stored = store.append(sessionId, [{ type: 'message.received', data: { event: textEvent('a') } }]);
     expect(stored.map((e) => e.type)).toEqual(['message.received']);
     expect(store.readEvents(sessionId).map((e) => e.type)).toEqual(['session.created', 'message.received']);
@@ -124,14 +124,14 @@ describe('state store', () => {
     store.subscribe((e) => heard.push(e.type));
     expect(() =>
       store.transaction(() => {
-        store.ensureSession('b', 'rolled-back');
+        store.ensureSession('default', 'b', 'rolled-back');
         expect(heard).toEqual([]); // not yet committed
         throw new Error('abort the outer transaction');
       }),
     ).toThrow('abort');
     expect(heard).toEqual([]);
     const s = store.transaction(() => {
-      const id = store.ensureSession('b', 'kept').sessionId;
+      const id = store.ensureSession('default', 'b', 'kept').sessionId;
       try {
         store.append(id, [
           { type: 'message.received', data: { event: textEvent('a') } },
@@ -148,7 +148,7 @@ describe('state store', () => {
 
   it('events and audit records cannot be updated or deleted through SQL', () => {
     const { store } = tempStore();
-    store.ensureSession('b', 'k');
+    store.ensureSession('default', 'b', 'k');
     expect(() => rawDb(store).exec("UPDATE events SET type = 'x'")).toThrow(/append-only/);
     expect(() => rawDb(store).exec('DELETE FROM events')).toThrow(/append-only/);
     expect(() => rawDb(store).exec('DELETE FROM audit')).toThrow(/append-only/);

@@ -11,7 +11,7 @@ const delta = (n: number) => ({
 describe('followRun: a cursor over one run in a real store', () => {
   it('reads what was committed, then each commit, in order, no gap or duplicate, to the terminal event', async () => {
     const { store } = tempStore();
-    const { sessionId } = store.ensureSession('b', 'k');
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
     // Another run's events interleave in the same session; they are skipped.
     store.append(sessionId, [
       { ...delta(1), runId: 'run_a' },
@@ -56,7 +56,7 @@ describe('followRun: a cursor over one run in a real store', () => {
 
   it('ends without a terminal event when its signal aborts', async () => {
     const { store } = tempStore();
-    const { sessionId } = store.ensureSession('b', 'k');
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
     const controller = new AbortController();
     const reading = (async () => {
       const seen = [];

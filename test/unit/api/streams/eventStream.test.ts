@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 let conversations = 0;
-const newSession = (s: Store = store) => s.ensureSession('b', `c-${++conversations}`).sessionId;
+const newSession = (s: Store = store) => s.ensureSession('default', 'b', `c-${++conversations}`).sessionId;
 const delta = (runId: string | null, text: string, runnerSeq = 1): NewEvent => ({
   type: 'run.update',
   runId,
@@ -111,7 +111,7 @@ describe('SSE stream of a session', () => {
   it('a server stop ends every stream cleanly', async () => {
     const own = tempStore();
     const s = await streamServer(own.store);
-    const sessionId = own.store.ensureSession('b', 'stop').sessionId;
+    const sessionId = own.store.ensureSession('default', 'b', 'stop').sessionId;
     const clients = await Promise.all([1, 2, 3].map(() => openSse(s.url(`/sessions/${sessionId}/events`))));
     await Promise.all(clients.map((c) => c.waitForCount(1)));
     expect(s.streams.clients).toBe(3);
@@ -173,7 +173,7 @@ describe('SSE resources', () => {
     srv.server.closeIdleConnections();
     const own = tempStore();
     const s = await streamServer(own.store, { heartbeatMs: 5 });
-    const sessions = [1, 2, 3].map((i) => own.store.ensureSession('b', `leak-${i}`).sessionId);
+    const sessions = [1, 2, 3].map((i) => own.store.ensureSession('default', 'b', `leak-${i}`).sessionId);
     const listeners = () => (own.store as unknown as { listeners: Set<unknown> }).listeners.size;
     // Every interval started meanwhile (heartbeats, the watcher's poll) must have been cleared. They are unref'd,
     // so process.getActiveResourcesInfo() would not list them: counted at the source instead.
@@ -232,7 +232,7 @@ describe('SSE resources', () => {
       let stalled!: () => void;
       const stall = new Promise<void>((resolve) => (stalled = resolve));
       const s = await streamServer(own.store, { maxBufferedBytes: bound, stallMs, onStreamEnd: () => stalled() });
-      const sessionId = own.store.ensureSession('b', 'slow').sessionId;
+      const sessionId = own.store.ensureSession('default', 'b', 'slow').sessionId;
       const served = new Promise<import('node:http').ServerResponse>((resolve) =>
         s.server.once('request', (_req, res) => resolve(res)),
       );

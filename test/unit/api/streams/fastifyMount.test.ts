@@ -28,7 +28,7 @@ describe('SSE on Fastify', () => {
     app.addHook('preClose', async () => streams.endAll());
     await app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    const sessionId = store.ensureSession('b', 'fastify').sessionId;
+    const sessionId = store.ensureSession('default', 'b', 'fastify').sessionId;
     const c = await openSse(`${base}/v1/sessions/${sessionId}/events`);
     expect(c.status).toBe(200);
     expect(c.headers['content-type']).toBe('text/event-stream; charset=utf-8');

@@ -29,7 +29,7 @@ describe('SSE reconnects', () => {
       const { store } = tempStore();
       // A small buffer bound and batch: reconnects also land while a stream waits for 'drain' or between batches.
       const srv = await streamServer(store, { maxBufferedBytes: 64 * 1024, batchSize: 7, heartbeatMs: 3 });
-      const sessionId = store.ensureSession('b', 'reconnects').sessionId;
+      const sessionId = store.ensureSession('default', 'b', 'reconnects').sessionId;
       let appending = true;
       let n = 0;
       const event = (): NewEvent => {
