@@ -31,7 +31,10 @@ export async function metricsBench(): Promise<Record<string, unknown>> {
   console.log('\n## Metrics (`GET /metrics` render; the run listener on the commit path)');
   const store = Store.open({ dataDir: dir });
   try {
-    const sessions = Array.from({ length: 100 }, (_, i) => store.ensureSession('default', `b${i % 20}`, `c${i}`).sessionId);
+    const sessions = Array.from(
+      { length: 100 },
+      (_, i) => store.ensureSession('default', `b${i % 20}`, `c${i}`).sessionId,
+    );
     // Alternate rounds without and with the metrics listening, so the store's growth weighs on both alike.
     const n = 400;
     const rounds = 5;
