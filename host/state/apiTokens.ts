@@ -3,15 +3,13 @@
  * here; the store keeps the SHA-256 of each token's secret, never the secret.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { isTenant, TENANT_PATTERN } from '../config/tenant.js';
 import { dbOf, type Store } from './store.js';
 
 /** What a token may do (docs/http-api.md has the table). */
 export const API_ROLES = ['platform', 'approver', 'admin'] as const;
 /** A token's role. */
 export type ApiRole = (typeof API_ROLES)[number];
-
-/** A tenant name: lower-case letters, digits, `_` and `-`, 1–63 characters, starting with a letter or digit. */
-export const TENANT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** The prefix every token starts with (so a leaked one is recognisable, e.g. by secret scanners). */
 const PREFIX = 'pdk_';
@@ -85,8 +83,8 @@ export function createApiToken(
   spec: { tenant: string; role: ApiRole; name?: string; expiresAt?: Date; by: string },
   now = new Date(),
 ): { token: string; info: ApiTokenInfo } {
-  if (!TENANT_NAME.test(spec.tenant))
-    throw new RangeError(`tenant must match ${TENANT_NAME.source} (got ${JSON.stringify(spec.tenant)})`);
+  if (!isTenant(spec.tenant))
+    throw new RangeError(`tenant must match ${TENANT_PATTERN.source} (got ${JSON.stringify(spec.tenant)})`);
   if (!(API_ROLES as readonly string[]).includes(spec.role))
     throw new RangeError(`role must be one of ${API_ROLES.join(', ')} (got ${JSON.stringify(spec.role)})`);
   if (spec.expiresAt && !(spec.expiresAt.getTime() > now.getTime()))
