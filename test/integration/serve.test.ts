@@ -478,7 +478,7 @@ describe('paddock serve: authentication, roles, errors', () => {
 });
 
 describe('paddock serve: metrics and webhooks', () => {
-  it("GET /metrics: the operator tenant's admin reads Prometheus text that moved with the runs; others cannot", async () => {
+  it("GET /metrics: the operator tenant's admin reads text that moved with the runs; others cannot", async () => {
     const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${tokens.admin}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
@@ -490,7 +490,7 @@ describe('paddock serve: metrics and webhooks', () => {
     expect((await call(server.url, 'GET', '/metrics')).status).toBe(401);
   });
 
-  it("a registered webhook receives the run's outcome and reply, signed; the example receiver verifies it", async () => {
+  it("a webhook receives the run's outcome and reply, signed; the example receiver verifies it", async () => {
     const received: { headers: Record<string, string | string[] | undefined>; body: Buffer }[] = [];
     let arrived!: () => void;
     const got = new Promise<void>((resolve) => (arrived = resolve));

@@ -159,7 +159,7 @@ describe('migration 6: tenants', () => {
 });
 
 describe('tenant-keyed sessions and deliveries', () => {
-  it('the session key is (tenant, binding, conversation): two tenants, one binding, one conversation → two sessions', () => {
+  it('the session key includes the tenant: one binding and conversation in two tenants are two sessions', () => {
     const { store } = tempStore();
     const a = store.ensureSession('acme', 'b', 'k');
     const b = store.ensureSession('beta', 'b', 'k');
