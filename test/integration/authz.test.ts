@@ -512,7 +512,7 @@ describe('a refusal by the service behind a request is recorded as denied and au
       expect(accepted.filter((m) => m.startsWith('state/'))).toHaveLength(2);
       for (const record of audit) {
         const data = record.data as { reason: string; requestedBy: string };
-        expect(data.requestedBy).toBe('runner:prober');
+        expect(data.requestedBy).toBe('runner:tries-every-host-request');
         expect(data.reason.length).toBeLessThan(600);
       }
       // The 5,000-character path is clipped wherever it is echoed: in no stored event or audit record whole.
