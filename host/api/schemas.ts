@@ -106,3 +106,13 @@ export const FollowUpSchema = z
 
 /** The error answers every authenticated route may give. */
 export const AUTH_ERRORS = { 401: ProblemSchema, 403: ProblemSchema, 404: ProblemSchema, 429: ProblemSchema } as const;
+
+/** The answers of a route that dispatches a chat event (`POST /v1/events`, follow-up messages). */
+export const DISPATCH_RESPONSES = {
+  202: DispatchAnswerSchema,
+  400: ProblemSchema,
+  ...AUTH_ERRORS,
+  409: ProblemSchema,
+  413: ProblemSchema,
+  422: ProblemSchema,
+} as const;

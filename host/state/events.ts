@@ -78,5 +78,16 @@ export interface StoredEvent<T extends EventType = EventType> {
   data: EventData<T>;
 }
 
+/** A row of the events table as SQLite returns it (`data`: the stored JSON text). */
+export interface EventRow {
+  session_id: string;
+  seq: number;
+  id: string;
+  type: EventType;
+  run_id: string | null;
+  at: string;
+  data: string;
+}
+
 /** Event types that end a run. */
 export const TERMINAL_RUN_EVENTS: readonly EventType[] = ['run.ended', 'run.interrupted'];

@@ -6,7 +6,7 @@ import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
-import { EVENT_DATA, type EventData, type EventType, type StoredEvent } from './events.js';
+import { EVENT_DATA, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
 import { foldAll, type SessionView } from './sessionView.js';
 import { RunnerStateRepo } from './runnerState.js';
@@ -287,17 +287,7 @@ export class Store {
 
   /** Events of a session after `afterSeq`, in order (for readers catching up). */
   readEvents(sessionId: string, afterSeq = 0, limit = 1_000_000): StoredEvent[] {
-    return (
-      this.stmts.readEvents.all(sessionId, afterSeq, limit) as {
-        session_id: string;
-        seq: number;
-        id: string;
-        type: EventType;
-        run_id: string | null;
-        at: string;
-        data: string;
-      }[]
-    ).map((r) => ({
+    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as EventRow[]).map((r) => ({
       id: r.id,
       sessionId: r.session_id,
       seq: r.seq,

@@ -1,4 +1,4 @@
-import { TERMINAL_RUN_EVENTS, type EventType } from './events.js';
+import { TERMINAL_RUN_EVENTS, type EventRow, type EventType } from './events.js';
 import { dbOf, type Store } from './store.js';
 
 /** A stored event as the SSE stream sends it: its columns, `data` still as the stored JSON text. */
@@ -11,16 +11,6 @@ export interface RawEvent {
   at: string;
   /** The event's data as stored: JSON text (the column's CHECK keeps it valid JSON). */
   dataJson: string;
-}
-
-interface Row {
-  session_id: string;
-  seq: number;
-  id: string;
-  type: EventType;
-  run_id: string | null;
-  at: string;
-  data: string;
 }
 
 function statements(store: Store) {
@@ -54,7 +44,7 @@ export function readEventsAfter(
     q.runId === undefined
       ? s.session.all(q.sessionId, q.afterSeq, q.limit)
       : s.run.all(q.runId, q.sessionId, q.afterSeq, q.limit)
-  ) as Row[];
+  ) as EventRow[];
   return rows.map((r) => ({
     id: r.id,
     sessionId: r.session_id,

@@ -5,7 +5,7 @@ import { ChatEventSchema } from '../../../sdk/protocol/schemas/event.js';
 import { principalOf, requireRole } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { dispatchFor } from '../dispatchEvent.js';
-import { AUTH_ERRORS, DispatchAnswerSchema, ProblemSchema } from '../schemas.js';
+import { DISPATCH_RESPONSES } from '../schemas.js';
 
 /** Register the event intake. */
 export async function eventsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
@@ -15,14 +15,7 @@ export async function eventsRoutes(app: FastifyInstance, deps: ApiDeps): Promise
       tags: ['platform'],
       security: [{ bearer: [] }],
       body: ChatEventSchema,
-      response: {
-        202: DispatchAnswerSchema,
-        400: ProblemSchema,
-        ...AUTH_ERRORS,
-        409: ProblemSchema,
-        413: ProblemSchema,
-        422: ProblemSchema,
-      },
+      response: DISPATCH_RESPONSES,
     },
     preHandler: requireRole('platform', 'admin'),
     handler: async (request, reply) => {

@@ -8,14 +8,7 @@ import { principalOf, requireRole } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { dispatchFor } from '../dispatchEvent.js';
 import { ApiProblem } from '../problems.js';
-import {
-  AUTH_ERRORS,
-  DispatchAnswerSchema,
-  FollowUpSchema,
-  IdParams,
-  ProblemSchema,
-  SessionSchema,
-} from '../schemas.js';
+import { AUTH_ERRORS, DISPATCH_RESPONSES, FollowUpSchema, IdParams, ProblemSchema, SessionSchema } from '../schemas.js';
 
 /** Throws 404 unless session `id` exists in `tenant` (another tenant's is indistinguishable from a missing one). */
 export function assertSessionOfTenant(store: Store, id: string, tenant: string): void {
@@ -77,14 +70,7 @@ export async function sessionsRoutes(app: FastifyInstance, deps: ApiDeps): Promi
       security: [{ bearer: [] }],
       params: IdParams,
       body: FollowUpSchema,
-      response: {
-        202: DispatchAnswerSchema,
-        400: ProblemSchema,
-        ...AUTH_ERRORS,
-        409: ProblemSchema,
-        413: ProblemSchema,
-        422: ProblemSchema,
-      },
+      response: DISPATCH_RESPONSES,
     },
     preHandler: requireRole('platform', 'admin'),
     handler: async (request, reply) => {
