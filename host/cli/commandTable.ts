@@ -3,7 +3,6 @@
 // the MCP SDK or the gateway (decisions.md, Issue 12 — cli).
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Renderer } from './render.js';
-import { isTenant } from '../config/tenant.js';
 import { UsageError, type CommandContext, type CommandSpec, type Flags, type OptionSpec } from './spec.js';
 
 const RUN_EXIT_CODES = [
@@ -209,7 +208,7 @@ export const COMMANDS: CommandSpec[] = [
       const f = str(ctx.flags, 'file');
       if (!f) throw new UsageError('dispatch needs -f <event.json> (or -f - for stdin)', this);
       const tenant = str(ctx.flags, 'tenant');
-      if (tenant !== undefined && !isTenant(tenant))
+      if (tenant !== undefined && !(await import('../config/tenant.js')).isTenant(tenant))
         throw new UsageError(
           `--tenant ${JSON.stringify(tenant)} is not a tenant name ([a-z0-9][a-z0-9_-]{0,62})`,
           this,

@@ -86,7 +86,9 @@ export function commandHelp(spec: CommandSpec): string {
     Object.entries(options).map(([name, o]) => {
       const flag =
         `${o.short ? `-${o.short}, ` : '    '}--${name}` + `${o.type === 'string' ? ` ${o.value ?? '<value>'}` : ''}`;
-      return `  ${flag.padEnd(30)} ${o.help}${o.required ? ' (required)' : ''}${o.multiple ? ' (repeatable)' : ''}`;
+      // Two spaces at least between a flag and its meaning, also when the flag is wider than the column.
+      const column = flag.length < 30 ? flag.padEnd(31) : `${flag}  `;
+      return `  ${column}${o.help}${o.required ? ' (required)' : ''}${o.multiple ? ' (repeatable)' : ''}`;
     });
   return [
     `Usage: ${synopsis(spec)}`,

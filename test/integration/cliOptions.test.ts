@@ -8,6 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { jsonLines, paddock } from '../helpers/cli.js';
 import { FIXTURE_RUNNERS } from '../helpers/host.js';
 
+/** A runner folder `runners test` accepts (the options are refused before it is read). */
+const PROBING_RUNNER = join(FIXTURE_RUNNERS, 'tries-every-host-request');
+
 const fresh = () => mkdtempSync(join(tmpdir(), 'paddock-options-'));
 const RUN = ['run', '--runner', 'echo', '--text', 'hi'];
 const MS_RULE = /must be a whole number of milliseconds from 1 to 2147483647 \(decimal digits only\)/;
@@ -41,7 +44,7 @@ describe('numeric options are decimal digits within 1..2^31-1 ms', () => {
   });
 
   it('runners test --step-timeout 2147483648 is a usage error, not a 1 ms timer', async () => {
-    const r = await paddock(['runners', 'test', join(FIXTURE_RUNNERS, 'prober'), '--step-timeout', '2147483648'], {
+    const r = await paddock(['runners', 'test', PROBING_RUNNER, '--step-timeout', '2147483648'], {
       dataDir: fresh(),
     });
     expectUsageError(r, '--step-timeout', MS_RULE);
@@ -85,8 +88,8 @@ describe('JSON option values are bounded', () => {
   const deep = (n: number) => `{"a":${'['.repeat(n)}${']'.repeat(n)}}`;
   it.each([
     ['run', [...RUN, '--config', deep(5_000)]],
-    ['runners test --config', ['runners', 'test', join(FIXTURE_RUNNERS, 'prober'), '--config', deep(5_000)]],
-    ['runners test --slow-config', ['runners', 'test', join(FIXTURE_RUNNERS, 'prober'), '--slow-config', deep(100)]],
+    ['runners test --config', ['runners', 'test', PROBING_RUNNER, '--config', deep(5_000)]],
+    ['runners test --slow-config', ['runners', 'test', PROBING_RUNNER, '--slow-config', deep(100)]],
   ])('%s: a 5,000-deep (or 100-deep) value is a usage error naming the option', async (_name, args) => {
     const r = await paddock(args, { dataDir: fresh() });
     const option = args[args.length - 2]!;
