@@ -432,7 +432,8 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'create an API token for `paddock serve` (printed once; only its hash is kept)',
     details: [
       'The token acts for one tenant with one role: platform (dispatch, read and stream its sessions),',
-      'approver (read, approve), admin (everything for its tenant; host-wide reads for tenant "default").',
+      'approver (read; approving comes with issue 14),',
+      'admin (everything for its tenant; host-wide reads for tenant "default").',
       'Plain output prints the token alone on stdout (what it is for goes to stderr), so it can be captured.',
     ],
     options: {
