@@ -89,6 +89,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // JSON only: a text/plain body is 415 unsupported_media_type, as documented, not a string the schema refuses.
+  app.removeContentTypeParser('text/plain');
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

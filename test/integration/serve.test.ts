@@ -184,6 +184,11 @@ describe('paddock serve: platform endpoints', () => {
     const bad = await call(server.url, 'GET', `${r.body.links.sessionEvents}?after=x`, { token: tokens.platform });
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toEqual([{ path: 'query.after', message: 'must be decimal digits (a seq)' }]);
+    // Another spelling of the key is refused too, never taken as "from the start".
+    const bracketed = await call(server.url, 'GET', `${r.body.links.sessionEvents}?after[]=5`, {
+      token: tokens.platform,
+    });
+    expect(bracketed.status).toBe(400);
   });
 
   it('a redelivered event id answers duplicate with the first ids, never runs twice (also concurrent)', async () => {
@@ -429,6 +434,13 @@ describe('paddock serve: authentication, roles, errors', () => {
       raw: JSON.stringify({ ...good, pad: 'x'.repeat(1024 * 1024) }),
     });
     expect([big.status, big.body.code]).toEqual([413, 'payload_too_large']);
+    // JSON only: a text/plain body is 415, not a string the schema refuses.
+    const plain = await call(server.url, 'POST', '/v1/events', {
+      token: tokens.platform,
+      raw: 'hello',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect([plain.status, plain.body.code]).toEqual([415, 'unsupported_media_type']);
   });
 
   it('an unknown route is a 404 problem; the request id is echoed when well-formed, else replaced', async () => {

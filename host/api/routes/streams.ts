@@ -14,7 +14,8 @@ import type { StreamTarget } from '../streams/eventStream.js';
 import { assertSessionOfTenant } from './sessions.js';
 import { runOfTenant } from './runs.js';
 
-const StartQuery = z.object({ after: z.string().optional() });
+// Strict: `?after[]=5` or any other key is a 400, never silently a replay from the start.
+const StartQuery = z.strictObject({ after: z.string().optional() });
 
 /** The SSE routes' own state: the server's streams (created with the first stream: the host is read only then). */
 export interface StreamRoutes {
