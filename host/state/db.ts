@@ -28,6 +28,9 @@ export function openDatabase(path: string, durability: Durability = 'normal'): D
     if (path !== ':memory:' && mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, WAL needed`);
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('foreign_keys = ON');
+    // Deleted and overwritten content is zeroed in the file, not left in free space: the store holds secrets
+    // (webhook signing secrets) that removal must erase (docs/security-model.md, "Webhooks").
+    db.pragma('secure_delete = ON');
     // No integrity scan here: it costs O(size) at every start (1.4 s at 1M events). A file that is
     // not a database fails on the first pragma above; damage inside one fails the query that meets it.
     db.prepare('SELECT count(*) FROM sqlite_master').get();

@@ -120,7 +120,7 @@ export function markWebhookRemoved(
   at: string,
   audit: Omit<AuditEntry, 'sessionId' | 'runId'>,
 ): boolean {
-  return store.transaction(() => {
+  const removed = store.transaction(() => {
     const db = dbOf(store);
     const changed = db
       .prepare("UPDATE webhooks SET removed_at = ?, secret = '' WHERE tenant = ? AND id = ? AND removed_at IS NULL")
@@ -133,6 +133,11 @@ export function markWebhookRemoved(
     store.audit.append(audit, at);
     return true;
   });
+  // The blanked row is zeroed in its page (secure_delete), but the WAL still holds the page as it was: copy the WAL
+  // into the database and truncate it. A reader in another process on an older snapshot can keep frames alive; they
+  // go at a later checkpoint (docs/security-model.md, "Not enforced yet").
+  if (removed) dbOf(store).pragma('wal_checkpoint(TRUNCATE)');
+  return removed;
 }
 
 /** Queue a delivery unless the registration already has one for this run (any process may try). */

@@ -1,6 +1,9 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { execa } from 'execa';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa, execaSync } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ReplayGuard, verifyWebhook } from '../../examples/webhook-receiver/verify.js';
@@ -18,6 +21,7 @@ import { MAX_REPLY_CHARS, type WebhookBody } from '../../host/api/webhooks/body.
 import { sweepEndedRuns } from '../../host/api/webhooks/enqueue.js';
 import { claimDue, deliveryById } from '../../host/state/webhooks.js';
 import { bundleHostEntry } from '../helpers/hostBundle.js';
+import { repoPath } from '../helpers/fixtures.js';
 import { rawDb } from '../helpers/rawDb.js';
 import { tempStore } from '../helpers/store.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
@@ -481,10 +485,47 @@ describe('webhook bookkeeping', () => {
     expect(JSON.parse(audit[0]!.data)).toEqual({
       webhookId: hook.id,
       tenant: 'default',
-      url: 'http://127.0.0.1:9/',
+      origin: 'http://127.0.0.1:9',
+      urlSha256: createHash('sha256').update('http://127.0.0.1:9/').digest('hex'),
       events: ['run.ended'],
     });
     expect(() => removeWebhook(s, 'default', hook.id, 'token:admin')).toThrow(`no webhook ${hook.id}`);
+  });
+
+  it("the audit log keeps a URL's origin and digest, never its path or query (where receivers put credentials)", () => {
+    const { store: s, dataDir } = tempStore();
+    cleanup.push(() => s.close());
+    const shapes = [
+      'http://127.0.0.1:9/services/T0/B0/PATHCANARY1',
+      'http://127.0.0.1:9/hook?token=QUERYCANARY2&x=1',
+      'http://127.0.0.1:9/hook#FRAGCANARY3',
+      'http://127.0.0.1:9/%51%55ERYCANARY4',
+    ];
+    for (const url of shapes) removeWebhook(s, 'default', register(s, url).id, 'token:test');
+    const audit = rawDb(s).prepare("SELECT data FROM audit WHERE type LIKE 'webhook.%'").pluck().all() as string[];
+    expect(audit).toHaveLength(8);
+    for (const data of audit) expect(data).not.toMatch(/CANARY|services|token=|%51/);
+    const exported = execaSync(process.execPath, [repoPath('bin/paddock.js'), 'audit', 'export'], {
+      env: { ...process.env, PADDOCK_HOME: dataDir },
+    }).stdout;
+    expect(exported).toContain('webhook.registered');
+    expect(exported).not.toMatch(/CANARY/);
+  });
+
+  it("a removed webhook's secret is gone from every file of the data folder (no old page or WAL frame keeps it)", () => {
+    const { store: s, dataDir } = tempStore();
+    cleanup.push(() => s.close());
+    const hooks = Array.from({ length: 3 }, (_, i) => register(s, `http://127.0.0.1:9/${i}`));
+    const kept = register(s, 'http://127.0.0.1:9/kept');
+    for (const h of hooks) removeWebhook(s, 'default', h.id, 'token:test');
+    const files = () =>
+      readdirSync(dataDir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name));
+    const holding = (secret: string) => files().filter((f) => readFileSync(f).includes(Buffer.from(secret)));
+    for (const h of hooks) expect(holding(h.secret), h.id).toEqual([]);
+    // The probe finds what is there: the active webhook's secret is on disk.
+    expect(holding(kept.secret).length).toBeGreaterThan(0);
   });
 
   it('canary: the secret is in no audit row, event, log line, listing or request but its signature', async () => {

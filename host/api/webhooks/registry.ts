@@ -1,5 +1,5 @@
 /** What the webhook routes call: register, list, remove a tenant's webhooks and list their deliveries. */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { HostError } from '../../errors.js';
 import { clip } from '../../util/clip.js';
 import type { Store } from '../../state/store.js';
@@ -56,7 +56,7 @@ export function createWebhook(
     {
       type: 'webhook.registered',
       actor: input.actor,
-      data: { webhookId: id, tenant: input.tenant, url: input.url, events: unique },
+      data: { webhookId: id, tenant: input.tenant, ...auditedUrl(input.url), events: unique },
     },
   );
   return {
@@ -69,6 +69,15 @@ export function createWebhook(
     removedAt: null,
     secret,
   };
+}
+
+/**
+ * What the audit log keeps of a webhook URL: its origin and a digest of the whole URL. Receivers often carry a
+ * credential in the path or query (`/services/T…/B…/<token>`, `?token=`), and the audit log is kept forever and
+ * exported; the digest still lets an admin check which URL a record names.
+ */
+export function auditedUrl(url: string): { origin: string; urlSha256: string } {
+  return { origin: new URL(url).origin, urlSha256: createHash('sha256').update(url).digest('hex') };
 }
 
 /** A tenant's active webhooks (no secrets). */
