@@ -2,7 +2,6 @@
 // runner processes, real tokens made with `paddock tokens create` (docs/http-api.md).
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,36 +10,11 @@ import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../helpers/host.js';
 import { startServe, type ServeChild } from '../helpers/serve.js';
+import { rendezvous } from '../helpers/rendezvous.js';
 import { openSse } from '../helpers/sse.js';
 import { ReplayGuard, verifyWebhook } from '../../examples/webhook-receiver/verify.js';
 
 const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS };
-
-/** The rendezvous fixture's socket: each run connects, sends "<runId> <text>", finishes when told "go". */
-function rendezvous(dir: string) {
-  const path = join(dir, 'rv.sock');
-  const sockets = new Map<string, Socket>();
-  const waiting = new Map<string, () => void>();
-  const server = createServer((s) => {
-    s.on('error', () => undefined);
-    s.once('data', (chunk) => {
-      const runId = chunk.toString().split(' ')[0]!;
-      sockets.set(runId, s);
-      waiting.get(runId)?.();
-    });
-  }).listen(path);
-  return {
-    path,
-    /** Resolves once run `runId` is running and connected. */
-    arrived: (runId: string) =>
-      new Promise<void>((resolve) => (sockets.has(runId) ? resolve() : waiting.set(runId, resolve))),
-    go: (runId: string) => sockets.get(runId)!.write('go\n'),
-    close: () => {
-      for (const s of sockets.values()) s.destroy();
-      server.close();
-    },
-  };
-}
 
 async function bindings(home: string, rvPath: string): Promise<void> {
   const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rvPath)} }`;
