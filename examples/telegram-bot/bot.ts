@@ -21,7 +21,8 @@ export interface TelegramBotOptions {
   editIntervalMs?: number;
   /** The bot's own user, when known (otherwise grammY asks getMe once). */
   botInfo?: UserFromGetMe;
-  log?: (message: string, error?: unknown) => void;
+  /** Where failures are told (default stderr); gets a line, never the bot's token. */
+  log?: (line: string) => void;
 }
 
 /** A bot, and a promise for every reply it is still streaming (await `idle()` before stopping). */
@@ -32,7 +33,8 @@ export interface TelegramBot {
 
 /** The bot: `bot.on('message:text')` dispatches to paddock and streams the reply. */
 export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
-  const log = options.log ?? ((message, error) => console.error(message, error ?? ''));
+  const log = options.log ?? ((line) => console.error(line));
+  const says = (error: unknown) => (error instanceof Error ? error.message : String(error));
   const bot = new Bot(options.telegramToken, {
     client: options.apiRoot ? { apiRoot: options.apiRoot } : {},
     ...(options.botInfo ? { botInfo: options.botInfo } : {}),
@@ -63,7 +65,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
     const placeholder = await ctx.reply(PLACEHOLDER, { reply_parameters: { message_id: ctx.msg.message_id } });
     // Streamed after the webhook has answered: Telegram waits for no reply, and redelivers a slow answer.
     const done = streamReply(ctx, run, placeholder.message_id)
-      .catch((error: unknown) => log(`run ${run.runId}: streaming its reply failed`, error))
+      .catch((error: unknown) => log(`run ${run.runId}: streaming its reply failed: ${says(error)}`))
       .finally(() => streaming.delete(done));
     streaming.add(done);
   });
@@ -75,7 +77,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
       (text) => ctx.api.editMessageText(chatId, messageId, text),
       PLACEHOLDER,
       options.editIntervalMs ?? 1000,
-      (error) => log(`run ${run.runId}: an edit failed`, error),
+      (error) => log(`run ${run.runId}: an edit failed: ${says(error)}`),
     );
     const reply = new Reply();
     for await (const event of options.paddock.stream({ runId: run.runId }))

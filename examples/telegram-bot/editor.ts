@@ -54,13 +54,15 @@ export class ThrottledEditor {
     this.chain = this.chain.then(async () => {
       const text = this.latest;
       if (text === this.sent) return;
-      this.lastAt = Date.now();
       try {
         await this.edit(text);
         this.sent = text;
+        // Counted from the answer, so Telegram sees the edits at least the interval apart whatever the latency.
+        this.lastAt = Date.now();
       } catch (error) {
         // Too many edits anyway (other chats share the bot's limit): wait as told; the next edit sends the latest.
         const retryAfter = error instanceof GrammyError ? error.parameters.retry_after : undefined;
+        this.lastAt = Date.now();
         if (retryAfter === undefined) return this.onError(error);
         this.lastAt = Date.now() + retryAfter * 1000 - this.intervalMs;
         this.timer ??= setTimeout(() => this.flush(), retryAfter * 1000);

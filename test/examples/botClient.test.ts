@@ -42,7 +42,10 @@ function collect(stream: AsyncGenerator<PaddockEvent>) {
   const done = (async () => {
     for await (const e of stream) {
       events.push(e);
-      for (const w of waiters.filter((x) => x.p(e))) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      for (const w of waiters.filter((x) => x.p(e))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
     }
   })();
   return {
