@@ -8,7 +8,10 @@ export const TELEGRAM_MAX_TEXT = 4096;
 
 /** Cut `text` to what one Telegram message holds, saying so. */
 export function fitTelegram(text: string): string {
-  return text.length <= TELEGRAM_MAX_TEXT ? text : `${text.slice(0, TELEGRAM_MAX_TEXT - 2)} …`;
+  if (text.length <= TELEGRAM_MAX_TEXT) return text;
+  let end = TELEGRAM_MAX_TEXT - 2;
+  if (/[\uDC00-\uDFFF]/.test(text[end]!)) end--; // never half of a surrogate pair (an emoji)
+  return `${text.slice(0, end)} …`;
 }
 
 /** Edits one message to the latest text it was given, throttled; `finish` sends the last text and waits for it. */

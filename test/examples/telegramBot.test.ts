@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PaddockClient } from '../../examples/bot-client/client.js';
 import { createTelegramBot, PLACEHOLDER, type TelegramBot } from '../../examples/telegram-bot/bot.js';
+import { fitTelegram, TELEGRAM_MAX_TEXT } from '../../examples/telegram-bot/editor.js';
 import { createWebhookServer } from '../../examples/telegram-bot/server.js';
 import { fakeBotApi, type BotApiCall, type FakeBotApi } from '../fixtures/fakeBotApi.js';
 import { cuedServe, type CuedServe } from '../helpers/cuedServe.js';
@@ -169,5 +170,17 @@ describe('examples/telegram-bot', () => {
       expect.stringMatching(/^an update failed: paddock answered 422 no_binding: no binding routes/),
     ]);
     expect(logged.join('\n')).not.toContain(UNROUTED_TOKEN); // the bot's token is never logged
+  });
+
+  it("cuts a reply to Telegram's 4096 characters, never inside an emoji", () => {
+    expect(fitTelegram('short')).toBe('short');
+    const exact = 'x'.repeat(TELEGRAM_MAX_TEXT);
+    expect(fitTelegram(exact)).toBe(exact);
+    for (const pad of [0, 1]) {
+      const cut = fitTelegram('x'.repeat(TELEGRAM_MAX_TEXT - 3 + pad) + '😀'.repeat(10));
+      expect(cut.length).toBeLessThanOrEqual(TELEGRAM_MAX_TEXT);
+      expect(cut.endsWith(' …')).toBe(true);
+      expect(cut).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/); // no lone high surrogate
+    }
   });
 });
