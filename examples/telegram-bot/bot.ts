@@ -42,6 +42,11 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   // Runs this process is streaming (or has streamed) into a chat: a redelivered update must not start a second
   // reply. Bounded: the oldest are forgotten.
   const following = new Set<string>();
+  // grammY's default error handler prints to the console and rethrows the whole BotError, whose context holds the
+  // bot's token: rethrow only the cause, so the webhook answers 500 (Telegram retries) and logs one line.
+  bot.catch((error) => {
+    throw error.error;
+  });
   const streaming = new Set<Promise<void>>();
 
   bot.on('message:text', async (ctx) => {

@@ -1,6 +1,7 @@
 // Run: TELEGRAM_BOT_TOKEN=… TELEGRAM_WEBHOOK_SECRET=… PADDOCK_TOKEN=pdk_… [PADDOCK_URL=…] [PORT=8788] \
 //   node --import tsx examples/telegram-bot/index.ts
-// Then point Telegram at it (README.md): setWebhook url=https://<your host>/telegram secret_token=$TELEGRAM_WEBHOOK_SECRET
+// Then point Telegram at it (README.md):
+//   setWebhook url=https://<your host>/telegram secret_token=$TELEGRAM_WEBHOOK_SECRET
 import { PaddockClient } from '../bot-client/client.js';
 import { createTelegramBot } from './bot.js';
 import { createWebhookServer } from './server.js';

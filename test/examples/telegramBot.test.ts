@@ -84,7 +84,7 @@ const to = (chatId: number) => (c: BotApiCall) => Number(c.payload.chat_id) === 
 const edits = (chatId: number) => api.calls.filter((c) => c.method === 'editMessageText' && to(chatId)(c));
 
 describe('examples/telegram-bot', () => {
-  it('answers a message with a placeholder, edits it as the run streams (throttled), and runs a redelivery once', async () => {
+  it('answers with a placeholder, edits it as the run streams (throttled), runs a redelivery once', async () => {
     const bot = await startBot(TELEGRAM_TOKEN);
     const chat = 4242;
     // Anyone but Telegram (no or a wrong secret token) is refused, and nothing is dispatched.
@@ -160,7 +160,7 @@ describe('examples/telegram-bot', () => {
     expect(edits(chat).map((c) => c.ok)).toEqual([false, true]);
   });
 
-  it('a message paddock refuses (no binding routes this bot) answers 500, sends nothing, and is retried by Telegram', async () => {
+  it('a message paddock refuses (no binding for this bot) answers 500 (Telegram retries), sends nothing', async () => {
     const bot = await startBot(UNROUTED_TOKEN, 'unrouted_bot');
     const before = served.cues.runs.length;
     expect(await deliver(bot.url, update(6001, 4444, 'anyone there?'))).toBe(500);

@@ -98,7 +98,8 @@ export async function cuedServe(bots: { id: string; maxQueued?: number }[]): Pro
     bots.map(
       (b) =>
         `  - { id: ${b.id}, runner: says-on-cue, sandbox: process, config: { socket: ${JSON.stringify(c.path)} }, ` +
-        `route: { platform: telegram, bot: ${b.id} }${b.maxQueued !== undefined ? `, limits: { maxQueued: ${b.maxQueued} }` : ''} }`,
+        `route: { platform: telegram, bot: ${b.id} }` +
+        `${b.maxQueued !== undefined ? `, limits: { maxQueued: ${b.maxQueued} }` : ''} }`,
     ),
   );
   writeFileSync(join(home, 'paddock.yaml'), `${yaml.join('\n')}\n`);
