@@ -139,7 +139,8 @@ export class PaddockClient {
         // that keeps ending with nothing new gives up).
         if (++failures > (this.options.maxReconnects ?? 10)) throw new Error(`${path} keeps ending without events`);
       } catch (error) {
-        if (error instanceof PaddockError || options.signal?.aborted) throw error;
+        if (options.signal?.aborted) return; // the caller stopped it
+        if (error instanceof PaddockError) throw error;
         if (++failures > (this.options.maxReconnects ?? 10)) throw error;
       } finally {
         options.signal?.removeEventListener('abort', stop);

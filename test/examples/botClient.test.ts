@@ -126,6 +126,14 @@ describe('examples/bot-client', () => {
     }
     expect(session).toContain('message.received');
     expect(session.at(-1)).toBe('run.ended');
+    // …and so does aborting its signal: the loop ends, nothing is thrown.
+    const stop = new AbortController();
+    const seen: string[] = [];
+    for await (const e of client.stream({ sessionId: run.sessionId }, { signal: stop.signal })) {
+      seen.push(e.type);
+      if (e.type === 'run.ended') stop.abort();
+    }
+    expect(seen).toContain('run.ended');
 
     // Delta folding: the same message id continues; another message starts after a blank line; a whole message
     // never continues; tool and user text is not reply text.
