@@ -102,6 +102,8 @@ describe('examples/bot-client', () => {
       .filter(Boolean)
       .map(Number);
     expect(resumes.length).toBeGreaterThanOrEqual(2);
+    // One connection really ended inside a message (its data line half sent).
+    expect(proxy.connections.some((c) => /\ndata: [^\n]+$/.test(c.response))).toBe(true);
     for (const seq of resumes) expect(seqs).toContain(seq);
     expect(resumes).toEqual([...resumes].sort((a, b) => a - b));
   });
