@@ -44,10 +44,7 @@ export class ThrottledEditor {
     for (let attempt = 0; attempt < 3 && this.sent !== this.latest; attempt++) {
       await this.chain;
       clearTimeout(this.timer);
-      this.timer = undefined;
-      const wait = this.lastAt + this.intervalMs - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      this.flush();
+      this.flush(); // waits out the interval itself
       await this.chain;
     }
   }
@@ -55,6 +52,9 @@ export class ThrottledEditor {
   private flush(): void {
     this.timer = undefined;
     this.chain = this.chain.then(async () => {
+      // A timer may fire a little early by the wall clock: the interval is a promise to Telegram, so wait it out.
+      const early = this.lastAt + this.intervalMs - Date.now();
+      if (early > 0) await new Promise((resolve) => setTimeout(resolve, early));
       const text = this.latest;
       if (text === this.sent) return;
       try {
