@@ -1,21 +1,29 @@
 /**
- * A tenant's runs and sessions a page at a time (`GET /v1/runs`, `GET /v1/sessions`): keyset paging, so a page never
- * repeats or skips a row because rows were added meanwhile (docs/http-api.md, "Admin endpoints").
+ * A tenant's runs and sessions a page at a time (`GET /v1/runs`, `GET /v1/sessions`): keyset paging (docs/http-api.md,
+ * "Admin endpoints"; docs/decisions.md, "Issue 13 — admin-ops" O2).
  */
 import { dbOf, toRunRow, type RunRow, type Store } from './store.js';
 
-/** Where a page starts: after the row with this sort time and id (the last row of the previous page). */
+/** Where a page of sessions starts: after the row with this sort time and id (the previous page's last row). */
 export interface PageKey {
   at: string;
   id: string;
 }
 
-/** A tenant's runs, newest queued first (ties by id), optionally by status, binding and session. */
+/** A run of a page, with its position in the store's insertion order (the page cursor). */
+export type PagedRun = RunRow & { position: number };
+
+/**
+ * A tenant's runs, newest first, optionally by status, binding and session; `before` is the `position` of the previous
+ * page's last run. The order is the rows' insertion order (rowid: runs are never deleted and every process inserts
+ * through SQLite's one writer), so a run queued while a client pages is above every cursor and never enters the walk
+ * — run ids are random and queue times tie within a millisecond, so neither could give that guarantee.
+ */
 export function runsPage(
   store: Store,
   tenant: string,
-  filter: { status?: string[]; bindingId?: string; sessionId?: string; before?: PageKey; limit: number },
-): RunRow[] {
+  filter: { status?: string[]; bindingId?: string; sessionId?: string; before?: number; limit: number },
+): PagedRun[] {
   const clauses = ['session_id IN (SELECT id FROM sessions WHERE tenant = ?)'];
   const args: unknown[] = [tenant];
   if (filter.status?.length) {
@@ -30,14 +38,14 @@ export function runsPage(
     clauses.push('session_id = ?');
     args.push(filter.sessionId);
   }
-  if (filter.before) {
-    clauses.push('(queued_at < ? OR (queued_at = ? AND id > ?))');
-    args.push(filter.before.at, filter.before.at, filter.before.id);
+  if (filter.before !== undefined) {
+    clauses.push('rowid < ?');
+    args.push(filter.before);
   }
   const rows = dbOf(store)
-    .prepare(`SELECT * FROM runs WHERE ${clauses.join(' AND ')} ORDER BY queued_at DESC, id LIMIT ?`)
+    .prepare(`SELECT rowid AS position, * FROM runs WHERE ${clauses.join(' AND ')} ORDER BY rowid DESC LIMIT ?`)
     .all(...args, filter.limit) as Record<string, unknown>[];
-  return rows.map(toRunRow);
+  return rows.map((r) => ({ ...toRunRow(r), position: r.position as number }));
 }
 
 /** One row of a tenant's session list: the session and when its last event was stored. */
@@ -51,7 +59,11 @@ export interface SessionListRow {
   runs: number;
 }
 
-/** A tenant's sessions, newest activity (last stored event) first, ties by id; optionally of one binding. */
+/**
+ * A tenant's sessions, newest activity (last stored event) first, ties by id; optionally of one binding. Activity
+ * moves a session to the front, so a walk may miss a session that got an event meanwhile (it is on the next first
+ * page) or, in a same-millisecond tie with the cursor, see it twice.
+ */
 export function sessionsPage(
   store: Store,
   tenant: string,

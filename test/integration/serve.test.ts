@@ -303,6 +303,7 @@ describe('paddock serve: tenancy', () => {
     const doc = (await call(server.url, 'GET', '/openapi.json')).body as unknown as { paths: Record<string, object> };
     const bodies: Record<string, unknown> = {
       'POST /v1/runs/{id}/cancel': {},
+      'POST /v1/runs/{id}/resolve': { as: 'failed' },
       'POST /v1/sessions/{id}/messages': { id: 'intruder-1', text: 'hi' },
       'DELETE /v1/webhooks/{id}': undefined,
     };

@@ -13,23 +13,37 @@ import { ApiProblem } from '../problems.js';
 import { API_SCHEMAS, AUTH_ERRORS, IdParams, ProblemSchema, RunSchema } from '../schemas.js';
 import { runOfTenant, runView } from './runs.js';
 
-/** A page cursor: the sort time and id of a page's last row, opaque to clients (base64url of JSON). */
-export function encodeCursor(key: PageKey): string {
-  return Buffer.from(JSON.stringify([key.at, key.id])).toString('base64url');
+/** A page cursor: where the previous page ended, opaque to clients (base64url of JSON). */
+export function encodeCursor(key: PageKey | number): string {
+  return Buffer.from(JSON.stringify(typeof key === 'number' ? [key] : [key.at, key.id])).toString('base64url');
 }
 
-/** The page key of a cursor, or a 400 naming `query.before`. */
-export function decodeCursor(cursor: string): PageKey {
-  let key: unknown;
+/** What a cursor holds: a run page's position, or a session page's (time, id); else a 400 naming `query.before`. */
+function decodeCursor(cursor: string): unknown[] | undefined {
   try {
-    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    return Array.isArray(key) ? key : undefined;
   } catch {
-    key = undefined;
+    return undefined;
   }
-  if (!Array.isArray(key) || key.length !== 2 || !key.every((k) => typeof k === 'string' && k.length <= 256))
-    throw new ApiProblem(400, 'invalid_request', 'the page cursor is not one this server gave', {
-      errors: [{ path: 'query.before', message: "not a cursor: pass a previous page's next" }],
-    });
+}
+
+const badCursor = () =>
+  new ApiProblem(400, 'invalid_request', 'the page cursor is not one this server gave', {
+    errors: [{ path: 'query.before', message: "not a cursor: pass a previous page's next" }],
+  });
+
+/** The run position of a runs cursor. */
+export function runCursor(cursor: string): number {
+  const key = decodeCursor(cursor);
+  if (key?.length !== 1 || !Number.isSafeInteger(key[0]) || (key[0] as number) < 1) throw badCursor();
+  return key[0] as number;
+}
+
+/** The (time, id) of a sessions cursor. */
+export function sessionCursor(cursor: string): PageKey {
+  const key = decodeCursor(cursor);
+  if (key?.length !== 2 || !key.every((k) => typeof k === 'string' && k.length <= 256)) throw badCursor();
   return { at: key[0] as string, id: key[1] as string };
 }
 
@@ -99,13 +113,13 @@ export async function adminRunsRoutes(app: FastifyInstance, deps: ApiDeps): Prom
         status: q.status?.split(','),
         bindingId: q.binding,
         sessionId: q.session,
-        before: q.before === undefined ? undefined : decodeCursor(q.before),
+        before: q.before === undefined ? undefined : runCursor(q.before),
         limit: q.limit,
       });
       const last = runs.at(-1);
       return {
         runs: runs.map(runView),
-        next: runs.length === q.limit && last ? encodeCursor({ at: last.queuedAt, id: last.id }) : null,
+        next: runs.length === q.limit && last ? encodeCursor(last.position) : null,
       };
     },
   });
@@ -127,7 +141,7 @@ export async function adminRunsRoutes(app: FastifyInstance, deps: ApiDeps): Prom
       const q = request.query;
       const rows = sessionsPage(deps.store, principalOf(request).tenant, {
         bindingId: q.binding,
-        before: q.before === undefined ? undefined : decodeCursor(q.before),
+        before: q.before === undefined ? undefined : sessionCursor(q.before),
         limit: q.limit,
       });
       const last = rows.at(-1);
