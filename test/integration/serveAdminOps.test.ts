@@ -20,13 +20,14 @@ const CANARY = 'CANARY_B_5e1d07';
 const home = mkdtempSync(join(tmpdir(), 'paddock-serve-adminops-'));
 let server: ServeChild;
 const tokens = { adminA: '', platformA: '', approverA: '', adminB: '', platformB: '' };
-/** The runs a dead host left behind with an open effect, planted before the server starts (its recovery pauses them). */
+/** Runs a dead host left behind with an open effect, planted before the server starts (its recovery pauses them). */
 const leftBehind = { a: 'run_left-behind-a', b: 'run_left-behind-b' };
 
 /** A JSON object as the tests read it: the members they use, typed; the rest checked by the assertions. */
 interface Json {
   [member: string]: unknown;
   id: string;
+  lastActivityAt: string;
   runId: string;
   sessionId: string;
   bindingId: string;

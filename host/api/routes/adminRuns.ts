@@ -81,7 +81,8 @@ const SessionPageSchema = z.object({ sessions: z.array(SessionRowSchema), next: 
 API_SCHEMAS.add(SessionPageSchema, {
   id: 'SessionPage',
   description:
-    "A page of the tenant's sessions, newest activity first; `next` (null on the last page) is the next page's `before`.",
+    "A page of the tenant's sessions, newest activity first; `next` (null on the last page) is the next page's " +
+    '`before`.',
 });
 
 const ResolveBody = z.strictObject({

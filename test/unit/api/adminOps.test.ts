@@ -26,6 +26,8 @@ const CANARY = 'CANARY-beta-7f3a9c';
 interface Json {
   [member: string]: unknown;
   id: string;
+  queuedAt: string;
+  conversationKey: string;
   seq: number;
   type: string;
   tenant: string | null;
@@ -144,7 +146,7 @@ describe('GET /v1/runs and /v1/sessions', () => {
     expect(fresh.body.runs).toHaveLength(ids.length + 3);
   });
 
-  it('refuses a bad cursor, status list or limit naming the field, and any role but admin (403 naming it)', async () => {
+  it('refuses a bad cursor, status list or limit (naming the field), and any role but admin (403)', async () => {
     const { call, token } = await setUp();
     const admin = token('acme', 'admin');
     const bad = await call(admin, 'GET', '/v1/runs?before=not-a-cursor');
@@ -179,7 +181,8 @@ describe('GET /v1/runs and /v1/sessions', () => {
     plantRun(store, 'beta', 'bot-a', `x-${CANARY}`);
     const admin = token('acme', 'admin');
     // Activity in the oldest session moves it first.
-    await new Promise((resolve) => setTimeout(resolve, 5)); // a later millisecond than the plants, not a wait for an outcome
+    // A later millisecond than the plants (ordering by time needs one), not a wait for an outcome.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     endRun(store, first, 'completed');
     const all = await call(admin, 'GET', '/v1/sessions');
     expect(all.status).toBe(200);
@@ -198,7 +201,7 @@ describe('GET /v1/runs and /v1/sessions', () => {
 });
 
 describe('POST /v1/runs/:id/resolve', () => {
-  it('resolves an interrupted run’s open effect (audited as the token), then 409; another tenant gets 404', async () => {
+  it('resolves an interrupted run’s open effect (audited as the token), then 409; others get 404', async () => {
     const { store, call, token } = await setUp();
     const runId = plantRun(store, 'acme', 'bot-a', 'c1', true);
     const report = await reconcile(store); // what a host start does after a crash
