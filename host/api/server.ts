@@ -21,6 +21,9 @@ import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
 import { API_SCHEMAS } from './schemas.js';
 import type { Metrics } from './metrics/metrics.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { adminAuditRoutes } from './routes/adminAudit.js';
+import { adminDoctorRoutes } from './routes/adminDoctor.js';
+import { adminRunsRoutes } from './routes/adminRuns.js';
 import { eventsRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
@@ -147,6 +150,9 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await sessionsRoutes(app, deps);
   webhooksRoutes(app, deps);
   await openaiRoutes(app, deps);
+  await adminRunsRoutes(app, deps);
+  await adminAuditRoutes(app, deps);
+  adminDoctorRoutes(app, deps);
   const streams = streamsRoutes(app, deps);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());

@@ -151,15 +151,19 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
 }
 
 /**
- * A human decides the open effects of a run (`paddock runs resolve`): each gets
- * `effect.resolved`; when the session has no open effect left, it resumes.
+ * A human decides the open effects of a run (`paddock runs resolve`, `POST /v1/runs/:id/resolve`): each gets
+ * `effect.resolved`; when the session has no open effect left, it resumes. The audit actor is `user:<by>` unless
+ * `actor` names who acted (the API's token, `api:<tokenId>`; then `by`, the name the caller gave, is in the data).
  */
 export function resolveRun(
   store: Store,
   runId: string,
   status: 'succeeded' | 'failed',
   by: string,
+  actor?: string,
 ): { resolved: string[]; resumed: boolean } {
+  const audited = actor ?? `user:${by}`;
+  const named = actor === undefined ? {} : { by };
   const run = store.run(runId);
   if (!run) throw new HostError('NOT_FOUND', `no run ${runId}`);
   return store.transaction(() => {
@@ -171,7 +175,7 @@ export function resolveRun(
           type: 'effect.resolved',
           runId,
           data: { effectId, status, by },
-          audit: { type: 'effect.resolved', actor: `user:${by}`, data: { effectId, status } },
+          audit: { type: 'effect.resolved', actor: audited, data: { effectId, status, ...named } },
         },
       ]);
     }
@@ -179,7 +183,7 @@ export function resolveRun(
     const resumed = after.paused !== null && after.openEffects.length === 0;
     if (resumed)
       store.append(run.sessionId, [
-        { type: 'session.resumed', data: { by }, audit: { type: 'session.resumed', actor: `user:${by}`, data: {} } },
+        { type: 'session.resumed', data: { by }, audit: { type: 'session.resumed', actor: audited, data: named } },
       ]);
     return { resolved: mine, resumed };
   });

@@ -161,3 +161,8 @@ export function readStoredSpecs(db: Db, kinds: readonly ConfigKind[]): { kind: C
     .all(...kinds) as { kind: ConfigKind; spec: string }[];
   return rows.map((r) => ({ kind: r.kind, spec: JSON.parse(r.spec) as unknown }));
 }
+
+/** Stored specs of some kinds, read through the store's own connection (`GET /v1/doctor`), by kind then id. */
+export function storedSpecs(store: Store, kinds: readonly ConfigKind[]): { kind: ConfigKind; spec: unknown }[] {
+  return readStoredSpecs(dbOf(store), kinds);
+}

@@ -405,7 +405,8 @@ export function dbOf(store: Store): Db {
   return store['db'];
 }
 
-function toRunRow(r: Record<string, unknown>): RunRow {
+/** A `runs` row as the store's readers return it. */
+export function toRunRow(r: Record<string, unknown>): RunRow {
   return {
     id: r.id as string,
     sessionId: r.session_id as string,

@@ -26,7 +26,7 @@ export interface LayerViolation {
 export const HOST_LAYERS: readonly (readonly string[])[] = [
   ['cli', 'api', 'start.ts', 'index.ts', 'di/configure.ts', 'hostStore.ts'],
   ['dispatch'],
-  ['runs'],
+  ['runs', 'ops'],
   ['authz', 'policy', 'sandbox', 'gateway', 'bindings', 'plugins', 'secrets', 'harness', 'recovery'],
   ['state', 'audit'],
   // What a configuration and a runner manifest are (zod schemas, each its own unit): the store keeps

@@ -16,6 +16,22 @@ export function runOfTenant(store: Store, id: string, tenant: string): RunRow {
   return run;
 }
 
+/** A run as the API shows it (RunSchema: no host pids). */
+export function runView(run: RunRow) {
+  return {
+    id: run.id,
+    sessionId: run.sessionId,
+    bindingId: run.bindingId,
+    runner: run.runnerId,
+    status: run.status,
+    reason: run.reason,
+    queuedAt: run.queuedAt,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    usage: (run.usage ?? null) as never,
+  };
+}
+
 /** Register the run routes. */
 export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -29,19 +45,7 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
     },
     preHandler: requireRole('platform', 'approver', 'admin'),
     handler: async (request) => {
-      const run = runOfTenant(deps.store, request.params.id, principalOf(request).tenant);
-      return {
-        id: run.id,
-        sessionId: run.sessionId,
-        bindingId: run.bindingId,
-        runner: run.runnerId,
-        status: run.status,
-        reason: run.reason,
-        queuedAt: run.queuedAt,
-        startedAt: run.startedAt,
-        endedAt: run.endedAt,
-        usage: (run.usage ?? null) as never,
-      };
+      return runView(runOfTenant(deps.store, request.params.id, principalOf(request).tenant));
     },
   });
 

@@ -1,11 +1,9 @@
 import { auditTable } from '../../state/auditTable.js';
-import { createPublicKey } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabaseReadOnly } from '../../state/db.js';
-import { auditKeyPaths } from '../../audit/auditKey.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
-import { verifyAudit } from '../../audit/verify.js';
+import { verifyAuditLog } from '../../ops/auditVerify.js';
 import { HostError } from '../../errors.js';
 
 type Out = (text: string) => void;
@@ -22,8 +20,7 @@ export function auditCommand(
   const db = openDatabaseReadOnly(file);
   try {
     if (verb === 'verify') {
-      const keyFile = flags.key ?? auditKeyPaths(dataDir).publicPath;
-      const verdict = verifyAudit(auditTable(db), createPublicKey(readFileSync(keyFile)));
+      const verdict = verifyAuditLog(auditTable(db), dataDir, flags.key);
       if (flags.json) out(JSON.stringify(verdict));
       else if (verdict.ok)
         out(

@@ -1,14 +1,9 @@
-import { probeMachine } from '../../sandbox/probe.js';
-import { BACKENDS, sandboxBackend } from '../../sandbox/backend.js';
 import type { HostConfig } from '../../config/hostConfig.js';
-import { harnessReports } from '../../harness/harnesses.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabaseReadOnly } from '../../state/db.js';
 import { readStoredSpecs } from '../../state/configRepo.js';
-import type { KnowledgeBaseResource, McpServerResource, ModelResource } from '../../bindings/schema.js';
-import { describeMissingRef, missingSecretRefs } from '../../secrets/hostSecrets.js';
-import { runIdentityReport } from '../../sandbox/identityReport.js';
+import { doctorReport, missingSecretLines, SECRET_HOLDING_KINDS } from '../../ops/doctor.js';
 
 type Out = (text: string) => void;
 
@@ -21,13 +16,7 @@ function storedMissingSecrets(dataDir: string): string[] {
   if (!existsSync(path)) return [];
   const db = openDatabaseReadOnly(path);
   try {
-    const rows = readStoredSpecs(db, ['model', 'knowledgeBase', 'mcpServer']);
-    const of = <T>(kind: string) => rows.filter((r) => r.kind === kind).map((r) => r.spec as T);
-    return missingSecretRefs({
-      models: of<ModelResource>('model'),
-      knowledgeBases: of<KnowledgeBaseResource>('knowledgeBase'),
-      mcpServers: of<McpServerResource>('mcpServer'),
-    }).map(describeMissingRef);
+    return missingSecretLines(readStoredSpecs(db, SECRET_HOLDING_KINDS));
   } catch (error) {
     return [`could not read the configuration in ${path}: ${(error as Error).message}`];
   } finally {
@@ -37,18 +26,10 @@ function storedMissingSecrets(dataDir: string): string[] {
 
 /** `paddock doctor`: which backends and limits work on this machine, and why not. Exit 0 always. */
 export function doctorCommand(config: HostConfig, flags: { json: boolean }, out: Out): number {
-  const machine = probeMachine();
-  // Every backend this machine can run, with what it would enforce here.
-  const backends = Object.fromEntries(
-    BACKENDS.map(sandboxBackend)
-      .filter((b) => b.available(machine).ok)
-      .map((b) => [b.name, b.report(config.limits, machine, machine.cgroups)]),
-  );
-  const harnesses = harnessReports();
-  const missingSecrets = storedMissingSecrets(config.dataDir);
-  const identity = runIdentityReport(machine.identity, config.dataDir);
+  const report = doctorReport(config, storedMissingSecrets(config.dataDir));
+  const { machine, backends, harnesses, identity, missingSecrets } = report;
   if (flags.json) {
-    out(JSON.stringify({ machine, backends, harnesses, identity, missingSecrets }));
+    out(JSON.stringify(report));
     return 0;
   }
   const yes = (ok: unknown) => (ok ? 'yes' : 'NO ');

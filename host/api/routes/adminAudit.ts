@@ -1,0 +1,105 @@
+/**
+ * `GET /v1/audit/verify` and `GET /v1/audit/export` (docs/http-api.md, "Admin endpoints"): the signed chain's verdict,
+ * and the audit records the token's tenant may read, oldest first, as a JSON page or JSON lines.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { exportAudit } from '../../ops/auditExport.js';
+import { verifyAuditFor } from '../../ops/auditVerify.js';
+import { principalOf, requireRole } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import { API_SCHEMAS, AUTH_ERRORS, ProblemSchema } from '../schemas.js';
+
+/** Records one export request looks at, at most (its page may hold fewer records; `next` goes on from there). */
+export const EXPORT_SCAN = 10_000;
+
+const AuditRecordSchema = z.object({
+  seq: z.int(),
+  at: z.string(),
+  type: z.string(),
+  actor: z.string(),
+  sessionId: z.string().nullable(),
+  runId: z.string().nullable(),
+  data: z.unknown(),
+  prev: z.string(),
+  hash: z.string(),
+  tenant: z.string().nullable(),
+});
+API_SCHEMAS.add(AuditRecordSchema, {
+  id: 'AuditRecord',
+  description:
+    'A stored audit record (every hashed field, `prev` and `hash`) and the tenant it is counted to (null: the ' +
+    "host's own; not hashed).",
+});
+
+const VerdictSchema = z.object({
+  ok: z.boolean(),
+  records: z.int(),
+  checkpoints: z.int().optional(),
+  head: z.string().optional(),
+  keyId: z.string().optional(),
+  problem: z.enum(['edited', 'dropped', 'reordered', 'truncated', 'bad signature', 'malformed']).optional(),
+  seq: z.int().optional(),
+  detail: z.string().optional(),
+  record: AuditRecordSchema.nullable().optional(),
+});
+API_SCHEMAS.add(VerdictSchema, {
+  id: 'AuditVerdict',
+  description:
+    "The whole chain's verdict; on failure the first bad record's seq, and the record itself only when the " +
+    "token's tenant may read it (else null).",
+});
+
+const ExportQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(500),
+  format: z.enum(['json', 'jsonl']).default('json'),
+});
+const ExportPageSchema = z.object({ records: z.array(AuditRecordSchema), next: z.int(), more: z.boolean() });
+API_SCHEMAS.add(ExportPageSchema, {
+  id: 'AuditExportPage',
+  description:
+    "A page of the tenant's audit records, oldest first; `next` is the next page's `after`; `more` is false when " +
+    'the log ended within the page.',
+});
+
+/** Register the audit routes (admin). */
+export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  api.get('/v1/audit/verify', {
+    schema: {
+      summary: 'Verify the whole signed audit chain (paddock audit verify)',
+      tags: ['admin'],
+      security: [{ bearer: [] }],
+      response: { 200: VerdictSchema, ...AUTH_ERRORS },
+    },
+    preHandler: requireRole('admin'),
+    handler: async (request) => verifyAuditFor(deps.store, principalOf(request).tenant),
+  });
+
+  api.get('/v1/audit/export', {
+    schema: {
+      summary:
+        "The tenant's audit records, oldest first, a page at a time (`format=jsonl`: one record per line, the " +
+        'cursor in the paddock-audit-next and paddock-audit-more headers)',
+      tags: ['admin'],
+      security: [{ bearer: [] }],
+      querystring: ExportQuery,
+      response: { 200: ExportPageSchema, 400: ProblemSchema, ...AUTH_ERRORS },
+    },
+    preHandler: requireRole('admin'),
+    handler: async (request, reply) => {
+      const { after, limit, format } = request.query;
+      const page = exportAudit(deps.store, principalOf(request).tenant, { after, limit, scan: EXPORT_SCAN });
+      if (format === 'json') return page;
+      // Each record its own line (JSON.stringify escapes every line break inside it).
+      const lines = page.records.map((r) => `${JSON.stringify(r)}\n`).join('');
+      return reply
+        .header('paddock-audit-next', String(page.next))
+        .header('paddock-audit-more', String(page.more))
+        .type('application/x-ndjson; charset=utf-8')
+        .send(lines as never); // a string is sent as is, not through the JSON page's serializer
+    },
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Verifying the signed audit chain, for `paddock audit verify` and `GET /v1/audit/verify`: the whole chain is
+ * checked against the data folder's public key (host/audit/verify.ts); a tenant's admin is shown the first bad record
+ * only when it is one it may read.
+ */
+import { createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { auditKeyPaths } from '../audit/auditKey.js';
+import type { AuditStorage } from '../audit/auditStorage.js';
+import { verifyAudit, type AuditVerdict } from '../audit/verify.js';
+import { auditRowsAfter, auditStorageOf } from '../state/auditReads.js';
+import type { Store } from '../state/store.js';
+import { auditVisibleTo, exportedRecord, type ExportedAuditRecord } from './auditExport.js';
+import { tenantOfAuditRow } from './auditTenancy.js';
+
+/** Verify the chain in `storage` with the public key in `keyFile` (default: the data folder's). */
+export function verifyAuditLog(storage: AuditStorage, dataDir: string, keyFile?: string): AuditVerdict {
+  const key = createPublicKey(readFileSync(keyFile ?? auditKeyPaths(dataDir).publicPath));
+  return verifyAudit(storage, key);
+}
+
+/** The verdict as a tenant's admin sees it: the first bad record itself only when that tenant may read it. */
+export type TenantAuditVerdict = AuditVerdict & { record?: ExportedAuditRecord | null };
+
+/** Verify the store's whole chain; on failure, add the bad record when `tenant` may read it (else null). */
+export function verifyAuditFor(store: Store, tenant: string): TenantAuditVerdict {
+  const verdict = verifyAuditLog(auditStorageOf(store), store.dataDir);
+  if (verdict.ok) return verdict;
+  const row = auditRowsAfter(store, verdict.seq - 1, 1)[0];
+  if (!row || row.seq !== verdict.seq) return { ...verdict, record: null };
+  let data: unknown;
+  try {
+    data = JSON.parse(row.data);
+  } catch {
+    return { ...verdict, record: null }; // malformed data: nothing to attribute it by
+  }
+  const owner = tenantOfAuditRow(store, row, data);
+  return { ...verdict, record: auditVisibleTo(tenant, owner) ? exportedRecord(row, data, owner) : null };
+}

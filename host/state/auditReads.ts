@@ -1,0 +1,52 @@
+/**
+ * Reads of the audit log for the admin API (`GET /v1/audit/verify|export`): the store's audit storage, pages of
+ * records each with the tenant its session or run records, and the tenant a configuration object had. The
+ * attribution rule itself is host/ops/auditTenancy.ts's.
+ */
+import type { AuditRow, AuditStorage } from '../audit/auditStorage.js';
+import { auditTable } from './auditTable.js';
+import { dbOf, type Store } from './store.js';
+
+/** The audit log's storage on the store's connection (what the verifier walks). */
+export function auditStorageOf(store: Store): AuditStorage {
+  return auditTable(dbOf(store));
+}
+
+/** An audit row with the tenant of its session (or of its run's session), null when it names neither. */
+export interface AuditRowWithTenant extends AuditRow {
+  sessionTenant: string | null;
+}
+
+/** Up to `limit` audit rows after `after`, in seq order, each with the tenant of the session or run it names. */
+export function auditRowsAfter(store: Store, after: number, limit: number): AuditRowWithTenant[] {
+  return dbOf(store)
+    .prepare(
+      'SELECT a.*, COALESCE(s.tenant, rs.tenant) AS sessionTenant FROM audit a ' +
+        'LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN runs r ON r.id = a.run_id ' +
+        'LEFT JOIN sessions rs ON rs.id = r.session_id WHERE a.seq > ? ORDER BY a.seq LIMIT ?',
+    )
+    .all(after, limit) as AuditRowWithTenant[];
+}
+
+/**
+ * The tenant a configuration object's stored spec named at its newest change that had a spec (a deletion has none),
+ * among its changes before version `before.version`, or at or before time `before.at`; undefined when none is recorded.
+ */
+export function configTenantBefore(
+  store: Store,
+  kind: string,
+  id: string,
+  before: { version: number } | { at: string },
+): string | undefined {
+  const bound = 'version' in before ? 'version < ?' : 'at <= ?';
+  const spec = dbOf(store)
+    .prepare(
+      `SELECT spec FROM config_changes WHERE kind = ? AND id = ? AND ${bound} AND spec IS NOT NULL ` +
+        'ORDER BY seq DESC LIMIT 1',
+    )
+    .pluck()
+    .get(kind, id, 'version' in before ? before.version : before.at) as string | undefined;
+  if (spec === undefined) return undefined;
+  const tenant = (JSON.parse(spec) as { tenant?: unknown }).tenant;
+  return typeof tenant === 'string' ? tenant : undefined;
+}
