@@ -25,7 +25,7 @@ export function clientProblemOf(error: NodeJS.ErrnoException): { status: number;
 /** The raw HTTP/1.1 answer of a parser error: a problem+json body, `x-request-id`, `connection: close`. */
 export function clientErrorResponse(error: NodeJS.ErrnoException, requestId: string): string {
   const { status, code, detail } = clientProblemOf(error);
-  const title = STATUS_CODES[status] ?? 'Client error';
+  const title = STATUS_CODES[status] ?? 'Client error'; // the status line's reason phrase, also the problem's title
   const body = JSON.stringify({
     type: `${PROBLEM_BASE}${code}`,
     title,
