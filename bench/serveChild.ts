@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** The paddock package run: this one, or PADDOCK_BENCH_ROOT (another built folder, for before/after figures). */
+const ROOT = process.env.PADDOCK_BENCH_ROOT ?? fileURLToPath(new URL('../', import.meta.url));
 
 /** A running `paddock serve`: its base URL and how to stop it. */
 export interface BenchServe {
