@@ -70,6 +70,7 @@ export async function dispatchHttpBench(count = 30, warmup = 5) {
   const http: number[] = [];
   const accepted: number[] = [];
   const direct: number[] = [];
+  const directAccepted: number[] = [];
   for (let i = 0; i < count + warmup; i++) {
     let t = performance.now();
     const res = await fetch(`${serve.url}/v1/events`, {
@@ -87,6 +88,7 @@ export async function dispatchHttpBench(count = 30, warmup = 5) {
     }
     t = performance.now();
     const ticket = await inproc.dispatcher.dispatch(event(`d${i}`));
+    if (i >= warmup) directAccepted.push(performance.now() - t);
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     const outcome = await ticket.done;
     if (outcome.status !== 'completed') throw new Error(outcome.reason);
@@ -100,6 +102,7 @@ export async function dispatchHttpBench(count = 30, warmup = 5) {
   const h = summarize(http);
   const a = summarize(accepted);
   const d = summarize(direct);
+  const da = summarize(directAccepted);
   const load = (l: number[]) => l.map((x) => fmt(x, 2)).join(' / ');
   console.log(
     `\n## Dispatch over HTTP vs in-process (bench/dispatchHttp.ts; ${count} each, interleaved, ${warmup} dropped)`,
@@ -114,10 +117,13 @@ export async function dispatchHttpBench(count = 30, warmup = 5) {
   console.log(
     `http:       median ${fmt(h.median, 1)} ms, p95 ${fmt(h.p95, 1)} ms (202 answered: median ${fmt(a.median, 1)} ms, p95 ${fmt(a.p95, 1)} ms)`,
   );
-  console.log(`in-process: median ${fmt(d.median, 1)} ms, p95 ${fmt(d.p95, 1)} ms`);
+  console.log(
+    `in-process: median ${fmt(d.median, 1)} ms, p95 ${fmt(d.p95, 1)} ms (dispatch() returning: median ` +
+      `${fmt(da.median, 1)} ms, p95 ${fmt(da.p95, 1)} ms)`,
+  );
   console.log(`ratio http / in-process: median ${fmt(h.median / d.median, 2)}×, p95 ${fmt(h.p95 / d.p95, 2)}×`);
   console.log(`loadavg (1/5/15 min): before ${load(loadBefore)}, after ${load(loadAfter)}`);
-  return { http: h, accepted: a, inProcess: d, loadBefore, loadAfter };
+  return { http: h, accepted: a, inProcess: d, inProcessAccepted: da, loadBefore, loadAfter };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await dispatchHttpBench();

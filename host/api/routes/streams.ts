@@ -50,6 +50,8 @@ export function streamsRoutes(
     });
     if (!start.ok)
       throw new ApiProblem(400, 'invalid_request', 'the stream start is not a seq', { errors: start.errors });
+    streams ??= new EventStreams(deps.store);
+    // Nothing may throw between taking a place and registering its release on 'close' below.
     const admitted = quota.admit(principalOf(request).tokenId);
     if (!admitted.ok)
       throw new ApiProblem(
@@ -61,7 +63,6 @@ export function streamsRoutes(
         { scope: admitted.scope, limit: admitted.limit },
         { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) },
       );
-    streams ??= new EventStreams(deps.store);
     // From here the stream writes the response itself (status line, SSE headers, events).
     reply.hijack();
     // 'close' fires once however the stream ends (its run ended, the client left, a stall, a revocation, the stop).
