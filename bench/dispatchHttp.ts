@@ -115,7 +115,8 @@ export async function dispatchHttpBench(count = 30, warmup = 5) {
     '        One echo binding (sandbox: process) each, on two fresh data folders; keep-alive fetch for the POST.',
   );
   console.log(
-    `http:       median ${fmt(h.median, 1)} ms, p95 ${fmt(h.p95, 1)} ms (202 answered: median ${fmt(a.median, 1)} ms, p95 ${fmt(a.p95, 1)} ms)`,
+    `http:       median ${fmt(h.median, 1)} ms, p95 ${fmt(h.p95, 1)} ms ` +
+      `(202 answered: median ${fmt(a.median, 1)} ms, p95 ${fmt(a.p95, 1)} ms)`,
   );
   console.log(
     `in-process: median ${fmt(d.median, 1)} ms, p95 ${fmt(d.p95, 1)} ms (dispatch() returning: median ` +

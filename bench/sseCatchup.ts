@@ -86,7 +86,8 @@ export async function sseCatchupBench(streams = 40, events = 6000) {
   const b = summarize(busy);
   console.log(`\n## /healthz during SSE catch-ups (bench/sseCatchup.ts)`);
   console.log(
-    `method: a \`paddock serve\` child; one session of ${events} run.update events (${fmt(bytes / 2 ** 20, 2)} MiB as ` +
+    `method: a \`paddock serve\` child; one session of ${events} run.update events ` +
+      `(${fmt(bytes / 2 ** 20, 2)} MiB as ` +
       `stored JSON); ${streams} clients in another process each stream it from seq 0; this process GETs /healthz ` +
       `back to back, from the clients' start until every client has every event.`,
   );

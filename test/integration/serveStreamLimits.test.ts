@@ -43,31 +43,35 @@ afterAll(async () => {
 });
 
 describe('paddock serve: open streams', () => {
-  it('--max-streams-per-token and --max-streams cap open streams (429 too_many_streams); a revoked token’s streams end within the bound', async () => {
-    const a = await token();
-    const b = await token();
-    const held: SseClient[] = [await stream(a), await stream(a)];
-    expect(held.map((c) => c.status)).toEqual([200, 200]);
-    const overToken = await refused(a);
-    expect(overToken).toMatchObject({ status: 429, retryAfter: '5' });
-    expect(overToken.body).toMatchObject({ code: 'too_many_streams', scope: 'token', limit: 2 });
-    held.push(await stream(b));
-    expect(held[2]!.status).toBe(200);
-    expect((await refused(b)).body).toMatchObject({ code: 'too_many_streams', scope: 'server', limit: 3 });
-    for (const c of held) await c.waitForCount(1);
+  it(
+    '--max-streams-per-token and --max-streams cap open streams (429); ' +
+      'a revoked token’s streams end within the bound',
+    async () => {
+      const a = await token();
+      const b = await token();
+      const held: SseClient[] = [await stream(a), await stream(a)];
+      expect(held.map((c) => c.status)).toEqual([200, 200]);
+      const overToken = await refused(a);
+      expect(overToken).toMatchObject({ status: 429, retryAfter: '5' });
+      expect(overToken.body).toMatchObject({ code: 'too_many_streams', scope: 'token', limit: 2 });
+      held.push(await stream(b));
+      expect(held[2]!.status).toBe(200);
+      expect((await refused(b)).body).toMatchObject({ code: 'too_many_streams', scope: 'server', limit: 3 });
+      for (const c of held) await c.waitForCount(1);
 
-    // Revoked by another process: the server re-checks open streams' tokens every second.
-    const revoked = await paddock(['tokens', 'revoke', a.split('_')[1]!], { dataDir: home });
-    expect(revoked.exitCode, revoked.stderr).toBe(0);
-    const t = performance.now();
-    expect(await Promise.all(held.slice(0, 2).map((c) => c.closed))).toEqual(['end', 'end']);
-    // The bound: one recheck interval (1 s) plus the event loop's delay; generous for a shared, loaded machine.
-    expect(performance.now() - t).toBeLessThan(5000);
-    // Their places are free again (b's second stream is admitted once the server has released them).
-    const again = await stream(b);
-    expect(again.status).toBe(200);
-    for (const c of [held[2]!, again]) c.destroy();
-  });
+      // Revoked by another process: the server re-checks open streams' tokens every second.
+      const revoked = await paddock(['tokens', 'revoke', a.split('_')[1]!], { dataDir: home });
+      expect(revoked.exitCode, revoked.stderr).toBe(0);
+      const t = performance.now();
+      expect(await Promise.all(held.slice(0, 2).map((c) => c.closed))).toEqual(['end', 'end']);
+      // The bound: one recheck interval (1 s) plus the event loop's delay; generous for a shared, loaded machine.
+      expect(performance.now() - t).toBeLessThan(5000);
+      // Their places are free again (b's second stream is admitted once the server has released them).
+      const again = await stream(b);
+      expect(again.status).toBe(200);
+      for (const c of [held[2]!, again]) c.destroy();
+    },
+  );
 
   it('oversized headers get a 431 problem+json whose request id is in the server log', async () => {
     const url = new URL(server.url);

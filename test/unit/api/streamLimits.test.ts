@@ -83,40 +83,44 @@ async function refused(base: string, sessionId: string, t: string) {
 }
 
 describe('caps on open SSE streams', () => {
-  it('a token over its cap, then the server over its own, get 429 too_many_streams with Retry-After; a closed stream frees its place', async () => {
-    const srv = await server({ streams: { perToken: 3, total: 5 } });
-    const a = token(srv.store);
-    const b = token(srv.store);
-    const sessionId = srv.store.ensureSession('default', 'b', 'caps').sessionId;
-    const held: SseClient[] = [];
-    for (let i = 0; i < 3; i++) held.push(await stream(srv.base, sessionId, a));
-    expect(held.map((c) => c.status)).toEqual([200, 200, 200]);
-    const overToken = await refused(srv.base, sessionId, a);
-    expect(overToken.status).toBe(429);
-    expect(overToken.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(overToken.headers.get('retry-after')).toBe('5');
-    expect(overToken.body).toMatchObject({
-      code: 'too_many_streams',
-      status: 429,
-      scope: 'token',
-      limit: 3,
-      requestId: overToken.headers.get('x-request-id'),
-    });
-    // Another token still has room, until the server's total is reached.
-    held.push(await stream(srv.base, sessionId, b), await stream(srv.base, sessionId, b));
-    expect(held.map((c) => c.status)).toEqual([200, 200, 200, 200, 200]);
-    const overServer = await refused(srv.base, sessionId, b);
-    expect(overServer.status).toBe(429);
-    expect(overServer.body).toMatchObject({ code: 'too_many_streams', scope: 'server', limit: 5 });
-    // A client that leaves gives its place back once the server sees its connection close.
-    held.shift()!.destroy();
-    await srv.openStreams(4);
-    const again = await stream(srv.base, sessionId, a);
-    expect(again.status).toBe(200);
-    await again.waitForCount(1);
-    for (const c of [...held, again]) c.destroy();
-    await srv.openStreams(0);
-  });
+  it(
+    'a token over its cap, then the server over its own, get 429 too_many_streams with Retry-After; ' +
+      'a closed stream frees its place',
+    async () => {
+      const srv = await server({ streams: { perToken: 3, total: 5 } });
+      const a = token(srv.store);
+      const b = token(srv.store);
+      const sessionId = srv.store.ensureSession('default', 'b', 'caps').sessionId;
+      const held: SseClient[] = [];
+      for (let i = 0; i < 3; i++) held.push(await stream(srv.base, sessionId, a));
+      expect(held.map((c) => c.status)).toEqual([200, 200, 200]);
+      const overToken = await refused(srv.base, sessionId, a);
+      expect(overToken.status).toBe(429);
+      expect(overToken.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(overToken.headers.get('retry-after')).toBe('5');
+      expect(overToken.body).toMatchObject({
+        code: 'too_many_streams',
+        status: 429,
+        scope: 'token',
+        limit: 3,
+        requestId: overToken.headers.get('x-request-id'),
+      });
+      // Another token still has room, until the server's total is reached.
+      held.push(await stream(srv.base, sessionId, b), await stream(srv.base, sessionId, b));
+      expect(held.map((c) => c.status)).toEqual([200, 200, 200, 200, 200]);
+      const overServer = await refused(srv.base, sessionId, b);
+      expect(overServer.status).toBe(429);
+      expect(overServer.body).toMatchObject({ code: 'too_many_streams', scope: 'server', limit: 5 });
+      // A client that leaves gives its place back once the server sees its connection close.
+      held.shift()!.destroy();
+      await srv.openStreams(4);
+      const again = await stream(srv.base, sessionId, a);
+      expect(again.status).toBe(200);
+      await again.waitForCount(1);
+      for (const c of [...held, again]) c.destroy();
+      await srv.openStreams(0);
+    },
+  );
 
   it('a run stream that ends by itself (its run had ended) frees its place too', async () => {
     const srv = await server({ streams: { perToken: 1, total: 10 } });
@@ -214,7 +218,7 @@ function parse(response: string) {
 }
 
 describe('requests the HTTP parser refuses', () => {
-  it('headers over 16 KiB get a 431 problem+json with a request id (logged), and the connection is closed', async () => {
+  it('headers over 16 KiB get a 431 problem+json with a request id (logged); the connection is closed', async () => {
     const srv = await server();
     const r = parse(await raw(srv.port, `GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`));
     expect(r.status).toBe('HTTP/1.1 431 Request Header Fields Too Large');
@@ -230,7 +234,7 @@ describe('requests the HTTP parser refuses', () => {
     expect(srv.lines.join('')).toContain(`"requestId":"${r.headers['x-request-id']}"`);
   });
 
-  it('bytes that are not HTTP get a 400 invalid_request problem naming the parser error, never echoing the bytes', async () => {
+  it('bytes that are not HTTP get a 400 invalid_request naming the parser error, never the bytes', async () => {
     const srv = await server();
     const r = parse(await raw(srv.port, 'CANARY\x01 /x HTTP/1.1\r\n\r\n'));
     expect(r.status).toBe('HTTP/1.1 400 Bad Request');
@@ -239,7 +243,7 @@ describe('requests the HTTP parser refuses', () => {
     expect(JSON.stringify(r.body)).not.toContain('CANARY');
   });
 
-  it('on a kept-alive connection, a good request is answered, then the oversized one gets its 431 problem', async () => {
+  it('on a kept-alive connection, a good request is answered, then an oversized one gets its 431', async () => {
     const srv = await server();
     const text = await raw(srv.port, 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n', {
       after: '{"status":"ok"}',
