@@ -4,11 +4,13 @@ import { cpus } from 'node:os';
 import { cliBench } from './cli.js';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
+import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
 import { metricsBench } from './metrics.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
 import { sseBench } from './sse.js';
+import { sseCatchupBench } from './sseCatchup.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { throughput, throughputWithStore } from './throughput.js';
@@ -33,6 +35,8 @@ const results = {
   ...(only && only !== 'cli' ? {} : { cli: await cliBench() }),
   ...(only && only !== 'metrics' ? {} : { metrics: await metricsBench() }),
   ...(only && only !== 'sse' ? {} : { sse: await sseBench() }),
+  ...(only && only !== 'sse-catchup' ? {} : { sseCatchup: await sseCatchupBench() }),
+  ...(only && only !== 'dispatch-http' ? {} : { dispatchHttp: await dispatchHttpBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

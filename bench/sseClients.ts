@@ -1,6 +1,7 @@
 // The SSE benchmark's clients, in their own process so the server's CPU and RSS are its own:
 // `node --import tsx bench/sseClients.ts <url> <clients> <messages>`. Prints `connected` once every
 // response started, then `done` once every client counted <messages> messages (each ends with a blank line).
+// SSE_TOKEN: sent as `Authorization: Bearer <token>` (a `paddock serve` stream).
 import { request } from 'node:http';
 
 const [url, clientsArg, messagesArg] = process.argv.slice(2);
@@ -9,7 +10,13 @@ const messages = Number(messagesArg);
 let connected = 0;
 let finished = 0;
 for (let i = 0; i < clients; i++) {
-  const req = request(url!, { agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  if (process.env.SSE_TOKEN) headers.authorization = `Bearer ${process.env.SSE_TOKEN}`;
+  const req = request(url!, { agent: false, headers }, (res) => {
+    if (res.statusCode !== 200) {
+      console.error(`client ${i}: status ${res.statusCode}`);
+      process.exit(1);
+    }
     if (++connected === clients) console.log('connected');
     let seen = 0;
     let tail = '';

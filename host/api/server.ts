@@ -15,6 +15,7 @@ import {
 import { TOKENS } from '../di/tokens.js';
 import type { StartedHost } from '../start.js';
 import { installAuth } from './auth.js';
+import { clientErrorHandler } from './clientErrors.js';
 import type { ApiDeps } from './deps.js';
 import { ApiProblem, INTERNAL_PROBLEM, problemOf, sendProblem } from './problems.js';
 import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
@@ -30,6 +31,7 @@ import { openaiRoutes } from './routes/openai.js';
 import { runsRoutes } from './routes/runs.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { streamsRoutes } from './routes/streams.js';
+import type { StreamQuotaOptions } from './streams/streamQuota.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 
 /** Body limit of every request (docs/http-api.md, "Conventions"). */
@@ -46,6 +48,8 @@ export interface ServerOptions {
   stopping?: () => boolean;
   /** The metrics `GET /metrics` serves and requests feed (see host/api/metrics). */
   metrics?: Metrics;
+  /** Caps on open SSE streams and how often their tokens are re-checked (default 16 per token, 256 in all, 1 s). */
+  streams?: Partial<StreamQuotaOptions>;
 }
 
 /** The version the OpenAPI document states (the API's, not the package's). */
@@ -75,11 +79,11 @@ export async function buildServer(host: StartedHost, options: ServerOptions = {}
  * answering a request, so the OpenAPI generator builds it with no host at all.
  */
 export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const log = deps.log.child({ component: 'api' }, { serializers: { req: requestSerializer } });
   const app = Fastify({
-    loggerInstance: deps.log.child(
-      { component: 'api' },
-      { serializers: { req: requestSerializer } },
-    ) as unknown as FastifyBaseLogger,
+    loggerInstance: log as unknown as FastifyBaseLogger,
+    // What Node's parser refuses (oversized headers, not HTTP) is answered as problem+json with a request id.
+    clientErrorHandler: clientErrorHandler(log),
     bodyLimit: BODY_LIMIT_BYTES,
     // Ours is the x-request-id rule below; Fastify must not take the header as it is.
     requestIdHeader: false,
@@ -153,7 +157,7 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await adminRunsRoutes(app, deps);
   await adminAuditRoutes(app, deps);
   adminDoctorRoutes(app, deps);
-  const streams = streamsRoutes(app, deps);
+  const streams = streamsRoutes(app, deps, options.streams);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());
   return app;

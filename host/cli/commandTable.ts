@@ -492,6 +492,12 @@ export const COMMANDS: CommandSpec[] = [
       },
       rate: { type: 'string', value: '<n>', help: 'requests per second per API token (default 20)' },
       burst: { type: 'string', value: '<n>', help: 'requests an API token may send at once (default 40)' },
+      'max-streams-per-token': {
+        type: 'string',
+        value: '<n>',
+        help: 'SSE streams one API token may hold open at once (default 16)',
+      },
+      'max-streams': { type: 'string', value: '<n>', help: 'SSE streams the server holds open at once (default 256)' },
       'webhook-allow': {
         type: 'string',
         value: '<host[:port],…>',
@@ -514,6 +520,10 @@ export const COMMANDS: CommandSpec[] = [
         rate: {
           rate: parseRateFlag('--rate', str(ctx.flags, 'rate'), 20),
           burst: parseRateFlag('--burst', str(ctx.flags, 'burst'), 40),
+        },
+        streams: {
+          perToken: parseRateFlag('--max-streams-per-token', str(ctx.flags, 'max-streams-per-token'), 16),
+          total: parseRateFlag('--max-streams', str(ctx.flags, 'max-streams'), 256),
         },
         webhookAllow: str(ctx.flags, 'webhook-allow'),
       };

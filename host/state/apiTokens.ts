@@ -171,4 +171,14 @@ export function verifyApiToken(store: Store, presented: string | undefined, now 
   return { ok: true, principal: { tokenId: row.id, tenant: row.tenant, role: row.role } };
 }
 
+/**
+ * Whether token `id` may still be used: it exists, is not revoked and has not expired. For what outlives one request
+ * (an open SSE stream re-checks its token with this, by id: the secret was checked when the stream opened).
+ */
+export function apiTokenActive(store: Store, id: string, now = new Date()): boolean {
+  const row = tokenRow(store, id);
+  if (!row || row.revoked_at !== null) return false;
+  return row.expires_at === null || Date.parse(row.expires_at) > now.getTime();
+}
+
 const UNKNOWN_HASH = sha256('paddock: no such token');

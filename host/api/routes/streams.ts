@@ -9,8 +9,10 @@ import { principalOf, requireRole } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { ApiProblem } from '../problems.js';
 import { AUTH_ERRORS, IdParams, ProblemSchema } from '../schemas.js';
+import { apiTokenActive } from '../../state/apiTokens.js';
 import { EventStreams, parseStartSeq } from '../streams/index.js';
 import type { StreamTarget } from '../streams/eventStream.js';
+import { STREAM_QUOTA_DEFAULTS, StreamQuota, type StreamQuotaOptions } from '../streams/streamQuota.js';
 import { assertSessionOfTenant } from './sessions.js';
 import { runOfTenant } from './runs.js';
 
@@ -25,10 +27,21 @@ export interface StreamRoutes {
   endAll(): void;
 }
 
+/** Seconds a client refused `too_many_streams` is told to wait (streams end when their clients leave). */
+const STREAMS_RETRY_AFTER_SECONDS = 5;
+
 /** Register the two stream routes; returns what the server needs of them at stop and for metrics. */
-export function streamsRoutes(app: FastifyInstance, deps: ApiDeps): StreamRoutes {
+export function streamsRoutes(
+  app: FastifyInstance,
+  deps: ApiDeps,
+  limits: Partial<StreamQuotaOptions> = {},
+): StreamRoutes {
   const api = app.withTypeProvider<ZodTypeProvider>();
   let streams: EventStreams | undefined;
+  // Checked here, at build time: a bad limit fails the server's start, not its first stream.
+  const quota = new StreamQuota({ ...STREAM_QUOTA_DEFAULTS, ...limits }, (tokenId) =>
+    apiTokenActive(deps.store, tokenId),
+  );
   const open = (request: FastifyRequest, reply: FastifyReply, target: Omit<StreamTarget, 'afterSeq'>) => {
     const headers = request.headers as { 'last-event-id'?: string };
     const start = parseStartSeq({
@@ -38,11 +51,32 @@ export function streamsRoutes(app: FastifyInstance, deps: ApiDeps): StreamRoutes
     if (!start.ok)
       throw new ApiProblem(400, 'invalid_request', 'the stream start is not a seq', { errors: start.errors });
     streams ??= new EventStreams(deps.store);
+    // Nothing may throw between taking a place and registering its release on 'close' below.
+    const admitted = quota.admit(principalOf(request).tokenId);
+    if (!admitted.ok)
+      throw new ApiProblem(
+        429,
+        'too_many_streams',
+        admitted.scope === 'token'
+          ? `this token already holds ${admitted.limit} open streams (the most one token may); close one first`
+          : `the server already holds ${admitted.limit} open streams (the most it serves); retry later`,
+        { scope: admitted.scope, limit: admitted.limit },
+        { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) },
+      );
     // From here the stream writes the response itself (status line, SSE headers, events).
     reply.hijack();
-    streams.serve(reply.raw, { ...target, afterSeq: start.afterSeq }, { 'x-request-id': String(request.id) });
+    // 'close' fires once however the stream ends (its run ended, the client left, a stall, a revocation, the stop).
+    reply.raw.once('close', () => {
+      admitted.lease.release();
+      deps.metrics?.sseClients(-1);
+    });
     deps.metrics?.sseClients(1);
-    reply.raw.once('close', () => deps.metrics?.sseClients(-1));
+    const handle = streams.serve(
+      reply.raw,
+      { ...target, afterSeq: start.afterSeq },
+      { 'x-request-id': String(request.id) },
+    );
+    admitted.lease.attach(() => handle.end());
   };
   const schema = (summary: string) => ({
     summary,

@@ -3,6 +3,7 @@ import { TERMINAL_RUN_EVENTS } from '../../state/events.js';
 import type { Store } from '../../state/store.js';
 import { readEventsAfter, terminalSeqOfRun } from '../../state/streamReads.js';
 import type { CommitWatcher } from './commitWatcher.js';
+import { PumpScheduler } from './pumpScheduler.js';
 import { HEARTBEAT, SSE_HEADERS, sseMessage } from './sseFrame.js';
 
 /** What one stream sends: a session's events (of one run only, when `runId` is given) after `afterSeq`. */
@@ -57,6 +58,8 @@ export function serveEventStream(
   deps: {
     store: Store;
     watcher: CommitWatcher;
+    /** Shared by a server's streams, so their reads take turns within a time slice per event-loop turn. */
+    scheduler?: PumpScheduler;
     limits?: Partial<StreamLimits>;
     /** Extra response headers (the request id: a hijacked Fastify reply sends no hook's headers). */
     headers?: Record<string, string>;
@@ -66,10 +69,10 @@ export function serveEventStream(
 ): EventStreamHandle {
   const limits = { ...DEFAULT_STREAM_LIMITS, ...deps.limits };
   const { store } = deps;
+  const scheduler = deps.scheduler ?? new PumpScheduler();
   let cursor = target.afterSeq;
   let over = false;
   let paused = false;
-  let scheduled = false;
   let stallTimer: NodeJS.Timeout | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   let unwatch = () => {};
@@ -77,6 +80,7 @@ export function serveEventStream(
   const finish = (how: StreamEnd, error?: unknown) => {
     if (over) return;
     over = true;
+    scheduler.cancel(pump);
     unwatch();
     clearInterval(heartbeat);
     clearTimeout(stallTimer);
@@ -94,35 +98,41 @@ export function serveEventStream(
     schedule();
   };
 
-  const pump = () => {
+  function pump() {
     if (over || paused) return;
     let events;
+    // The batch goes out in one write (one syscall, not one per event), cut where the buffer bound is reached.
+    let chunk = '';
+    const flush = () => {
+      if (chunk) res.write(chunk);
+      chunk = '';
+    };
     try {
       events = readEventsAfter(store, { ...target, afterSeq: cursor, limit: limits.batchSize });
       for (const event of events) {
-        res.write(sseMessage(event));
+        chunk += sseMessage(event);
         cursor = event.seq;
-        if (target.runId !== undefined && TERMINAL_RUN_EVENTS.includes(event.type)) return finish('end');
-        if (res.writableLength > limits.maxBufferedBytes) {
+        if (target.runId !== undefined && TERMINAL_RUN_EVENTS.includes(event.type)) {
+          flush();
+          return finish('end');
+        }
+        if (res.writableLength + chunk.length > limits.maxBufferedBytes) {
+          flush();
           // The rest of the batch is dropped and read again after 'drain': memory holds one batch at most.
           paused = true;
           stallTimer = setTimeout(() => finish('stalled'), limits.stallMs).unref();
           return;
         }
       }
+      flush();
     } catch (error) {
       return finish('error', error); // a store that closed or failed: the client reconnects and catches up
     }
-    if (events.length === limits.batchSize) schedule(); // more may wait: next turn, so other work interleaves
-  };
-  // Wakes coalesce into one read per event-loop turn, however many events were committed in it.
+    if (events.length === limits.batchSize) schedule(); // more may wait: a later turn, so other work interleaves
+  }
+  // Wakes coalesce into one read per turn of the scheduler, however many events were committed meanwhile.
   function schedule() {
-    if (scheduled || over) return;
-    scheduled = true;
-    setImmediate(() => {
-      scheduled = false;
-      pump();
-    });
+    if (!over) scheduler.schedule(pump);
   }
 
   res.writeHead(200, { ...SSE_HEADERS, ...deps.headers });

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Store } from '../../state/store.js';
 import { CommitWatcher, DEFAULT_POLL_MS } from './commitWatcher.js';
+import { DEFAULT_SLICE_MS, PumpScheduler } from './pumpScheduler.js';
 import {
   serveEventStream,
   type EventStreamHandle,
@@ -12,13 +13,15 @@ import {
 /** Options of {@link EventStreams}: the per-stream bounds and the cross-process poll interval. */
 export interface EventStreamsOptions extends Partial<StreamLimits> {
   pollMs?: number;
+  /** The longest one event-loop turn of stream reads may take (default 8 ms; see {@link PumpScheduler}). */
+  sliceMs?: number;
   /** Told when a stream ends other than cleanly or by its client (a stall, a store error). */
   onStreamEnd?: (how: StreamEnd, target: StreamTarget, error?: unknown) => void;
 }
 
 /**
- * The SSE streams of one server (docs/http-api.md, SSE): one {@link CommitWatcher} shared by every
- * stream, and the set of open streams (their count for `paddock_sse_clients`, their end at stop).
+ * The SSE streams of one server (docs/http-api.md, SSE): one {@link CommitWatcher} and one {@link PumpScheduler}
+ * shared by every stream, and the set of open streams (their count for `paddock_sse_clients`, their end at stop).
  *
  * Mounting (the server lane): validate the start with `parseStartSeq`, resolve the session (the
  * run's session for a run stream) in the token's tenant, then `reply.hijack()` and
@@ -28,6 +31,7 @@ export interface EventStreamsOptions extends Partial<StreamLimits> {
  */
 export class EventStreams {
   private readonly watcher: CommitWatcher;
+  private readonly scheduler: PumpScheduler;
   private readonly open = new Set<EventStreamHandle>();
 
   constructor(
@@ -35,6 +39,7 @@ export class EventStreams {
     private readonly options: EventStreamsOptions = {},
   ) {
     this.watcher = new CommitWatcher(store, options.pollMs ?? DEFAULT_POLL_MS);
+    this.scheduler = new PumpScheduler(options.sliceMs ?? DEFAULT_SLICE_MS);
   }
 
   /** Serve one stream on a raw response (it writes the status line and headers itself). */
@@ -44,6 +49,7 @@ export class EventStreams {
     own.handle = serveEventStream(res, target, {
       store: this.store,
       watcher: this.watcher,
+      scheduler: this.scheduler,
       limits: this.options,
       headers,
       onEnd: (how, error) => {

@@ -9,5 +9,6 @@ export {
   type StreamTarget,
 } from './eventStream.js';
 export { CommitWatcher, DEFAULT_POLL_MS } from './commitWatcher.js';
+export { PumpScheduler, DEFAULT_SLICE_MS } from './pumpScheduler.js';
 export { parseStartSeq, MAX_START_SEQ, type StartSeq, type StartSeqProblem } from './startSeq.js';
 export { HEARTBEAT, SSE_HEADERS, sseMessage } from './sseFrame.js';

@@ -26,7 +26,7 @@ export function parseListen(text: string): { host: string; port: number } {
   return { host, port };
 }
 
-/** `--rate` / `--burst`: a positive whole number up to 1,000,000. */
+/** `--rate`, `--burst`, `--max-streams-per-token`, `--max-streams`: a positive whole number up to 1,000,000. */
 export function parseRateFlag(flag: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const n = /^[0-9]{1,7}$/.test(text) ? Number(text) : NaN;
@@ -41,6 +41,8 @@ export interface ServeOptions {
   onStop: OnStop;
   drainTimeoutMs: number;
   rate: { rate: number; burst: number };
+  /** `--max-streams-per-token` / `--max-streams`: caps on open SSE streams. */
+  streams?: { perToken: number; total: number };
   /** `--webhook-allow` (default: loopback only). */
   webhookAllow?: string;
 }
@@ -74,7 +76,7 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   };
   try {
     const { buildServer } = await import('../../api/server.js');
-    app = await buildServer(host, { rate: options.rate, stopping: () => stopping, metrics });
+    app = await buildServer(host, { rate: options.rate, stopping: () => stopping, metrics, streams: options.streams });
     await app.listen({ host: options.listen.host, port: options.listen.port });
   } catch (error) {
     await closeHost();

@@ -1,0 +1,111 @@
+/** Limits of {@link StreamQuota} (docs/http-api.md, SSE). */
+export interface StreamQuotaOptions {
+  /** Streams one token may hold open at once (`serve --max-streams-per-token`). */
+  perToken: number;
+  /** Streams the server holds open at once, all tokens together (`serve --max-streams`). */
+  total: number;
+  /** How often the token of every open stream is checked again (revoked or expired → its streams end). */
+  recheckMs: number;
+}
+
+/** The defaults of {@link StreamQuotaOptions}. */
+export const STREAM_QUOTA_DEFAULTS: StreamQuotaOptions = { perToken: 16, total: 256, recheckMs: 1000 };
+
+/** An admitted stream's place in the quota. */
+export interface StreamLease {
+  /** How to end the stream when its token stops being valid (call once the stream is served). */
+  attach(end: () => void): void;
+  /** Give the place back (the response closed); idempotent. */
+  release(): void;
+}
+
+/** Why a stream was refused: which cap, and its value. */
+export interface StreamRefusal {
+  scope: 'token' | 'server';
+  limit: number;
+}
+
+interface Held {
+  end?: () => void;
+}
+
+/**
+ * The open SSE streams of one server counted per token and in total, and kept only while their token is valid: a
+ * timer (held only while a stream is open) checks each token with open streams every `recheckMs` and ends the streams
+ * of one that was revoked or expired since — by any process on the data folder. Limits are per server process, like
+ * the request rate.
+ */
+export class StreamQuota {
+  private readonly byToken = new Map<string, Set<Held>>();
+  private count = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: StreamQuotaOptions,
+    /** Whether the token may still be used; a throw (the store closing) counts as yes: the stop ends the streams. */
+    private readonly tokenActive: (tokenId: string) => boolean,
+  ) {
+    for (const key of ['perToken', 'total', 'recheckMs'] as const)
+      if (!(Number.isSafeInteger(options[key]) && options[key] >= 1))
+        throw new RangeError(`${key} must be a whole number ≥ 1, got ${options[key]}`);
+  }
+
+  /** Admit one more stream of `tokenId`, or say which cap it would pass. */
+  admit(tokenId: string): { ok: true; lease: StreamLease } | ({ ok: false } & StreamRefusal) {
+    const held = this.byToken.get(tokenId);
+    if ((held?.size ?? 0) >= this.options.perToken) return { ok: false, scope: 'token', limit: this.options.perToken };
+    if (this.count >= this.options.total) return { ok: false, scope: 'server', limit: this.options.total };
+    const entry: Held = {};
+    const set = held ?? new Set<Held>();
+    set.add(entry);
+    this.byToken.set(tokenId, set);
+    this.count += 1;
+    if (!this.timer) {
+      this.timer = setInterval(() => this.recheck(), this.options.recheckMs);
+      this.timer.unref(); // the server's listener keeps the process alive, never this timer
+    }
+    let released = false;
+    return {
+      ok: true,
+      lease: {
+        attach: (end) => {
+          entry.end = end;
+        },
+        release: () => {
+          if (released) return;
+          released = true;
+          set.delete(entry);
+          if (set.size === 0 && this.byToken.get(tokenId) === set) this.byToken.delete(tokenId);
+          this.count -= 1;
+          if (this.count === 0) {
+            clearInterval(this.timer);
+            this.timer = undefined;
+          }
+        },
+      },
+    };
+  }
+
+  /** Streams open now: in total, and of `tokenId` when given. */
+  open(tokenId?: string): number {
+    return tokenId === undefined ? this.count : (this.byToken.get(tokenId)?.size ?? 0);
+  }
+
+  /** Whether the recheck timer is held (tests: released with the last stream). */
+  get checking(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** End the streams of every token that is no longer valid (the timer's tick; public for tests). */
+  recheck(): void {
+    for (const [tokenId, set] of [...this.byToken]) {
+      let active: boolean;
+      try {
+        active = this.tokenActive(tokenId);
+      } catch {
+        continue;
+      }
+      if (!active) for (const entry of [...set]) entry.end?.();
+    }
+  }
+}
