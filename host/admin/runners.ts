@@ -1,0 +1,17 @@
+/** The runners a host finds, as `paddock runners list --json` and `GET /v1/runners` show them. */
+import { discoverRunners, type ManifestProblem } from '../plugins/catalog.js';
+
+/** Every runner found (its manifest, folder and source) and every runner that could not be loaded, with why. */
+export interface RunnerListing {
+  runners: Record<string, unknown>[];
+  problems: ManifestProblem[];
+}
+
+/** The runners of the built-in folder and `runnerDirs`: the same catalog `apply` and planning use. */
+export function listRunners(runnerDirs: readonly string[] = []): RunnerListing {
+  const catalog = discoverRunners(runnerDirs);
+  return {
+    runners: [...catalog.runners.values()].map((r) => ({ ...r.manifest, dir: r.dir, source: r.source })),
+    problems: catalog.problems,
+  };
+}
