@@ -58,7 +58,13 @@ export function showBinding(
  * Ask the process holding each queued or running run of binding `bindingId` (of `tenant`'s sessions only, when
  * given) to cancel it, through run_controls (audited): it works for runs another process holds. Returns the run ids.
  */
-export function cancelActiveRuns(store: Store, bindingId: string, reason: string, by: string, tenant?: string): string[] {
+export function cancelActiveRuns(
+  store: Store,
+  bindingId: string,
+  reason: string,
+  by: string,
+  tenant?: string,
+): string[] {
   const active = store
     .runs({ status: ['queued', 'running'], bindingId, limit: 1_000_000, ...(tenant === undefined ? {} : { tenant }) })
     .map((r) => r.id);

@@ -28,7 +28,9 @@ export function objectOfTenant(object: ConfigObject, tenant: string): boolean {
 }
 
 /** Each object item of a raw file, with its kind and field path (`resources.models[0]`, `bindings[2]`). */
-function itemsOf(raw: unknown): { kind: ConfigKind; at: string; item: Record<string, unknown>; set: (v: unknown) => void }[] {
+function itemsOf(
+  raw: unknown,
+): { kind: ConfigKind; at: string; item: Record<string, unknown>; set: (v: unknown) => void }[] {
   if (!isRecord(raw)) return [];
   const out: ReturnType<typeof itemsOf> = [];
   const visit = (list: unknown, kind: ConfigKind, at: string) => {
