@@ -1,9 +1,10 @@
 /** The runners a host finds, as `paddock runners list --json` and `GET /v1/runners` show them. */
 import { discoverRunners, type ManifestProblem } from '../plugins/catalog.js';
+import type { RunnerManifestFile } from '../plugins/manifest.js';
 
 /** Every runner found (its manifest, folder and source) and every runner that could not be loaded, with why. */
 export interface RunnerListing {
-  runners: Record<string, unknown>[];
+  runners: (RunnerManifestFile & { dir: string; source: string })[];
   problems: ManifestProblem[];
 }
 

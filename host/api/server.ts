@@ -21,6 +21,8 @@ import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
 import { API_SCHEMAS } from './schemas.js';
 import type { Metrics } from './metrics/metrics.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { adminBindingsRoutes } from './routes/adminBindings.js';
+import { adminConfigRoutes } from './routes/adminConfig.js';
 import { eventsRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
@@ -62,6 +64,7 @@ export async function buildServer(host: StartedHost, options: ServerOptions = {}
       log: container.resolve(TOKENS.Logger),
       stopping: options.stopping ?? (() => false),
       metrics: options.metrics,
+      redactor: container.resolve(TOKENS.Redactor),
     },
     options,
   );
@@ -147,6 +150,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await sessionsRoutes(app, deps);
   webhooksRoutes(app, deps);
   await openaiRoutes(app, deps);
+  adminConfigRoutes(app, deps);
+  adminBindingsRoutes(app, deps);
   const streams = streamsRoutes(app, deps);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());
