@@ -34,7 +34,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       summary: "The tenant's bindings with their versions (as `paddock bindings list --json`)",
       response: { 200: z.array(ConfigObjectSchema), ...AUTH_ERRORS },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async (request) => listBindings(deps.store, principalOf(request).tenant) as never,
   });
 
@@ -45,7 +45,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       params: BindingIdParams,
       response: { 200: BindingShowSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async (request) => showBinding(deps.store, request.params.id, principalOf(request).tenant) as never,
   });
 
@@ -61,7 +61,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
         body: EnableBodySchema,
         response: { 200: EnableAnswerSchema, 400: ProblemSchema, ...AUTH_ERRORS },
       },
-      preHandler: admin,
+      preValidation: admin,
       handler: async (request) => {
         const principal = principalOf(request);
         const by = apiActor(principal, request.body?.by ?? undefined);
@@ -94,7 +94,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       params: BindingIdParams,
       response: { 200: ExplanationSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async (request) =>
       explainStoredBinding(
         deps.store,

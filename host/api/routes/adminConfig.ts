@@ -36,7 +36,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       summary: 'The runners the host found, and the broken ones with their error (as `paddock runners list --json`)',
       response: { 200: RunnersAnswerSchema, ...AUTH_ERRORS },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async () => listRunners(deps.config.runnerDirs),
   });
 
@@ -56,7 +56,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
         ...AUTH_ERRORS,
       },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async (request, reply) => {
       const config = exportConfig(deps.store, principalOf(request).tenant);
       if (request.query.format === 'yaml')
@@ -74,7 +74,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       summary: "The tenant's stored resources with their versions (as `paddock resources list --json`)",
       response: { 200: z.array(ConfigObjectSchema), ...AUTH_ERRORS },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async (request) => listResources(deps.store, principalOf(request).tenant) as never,
   });
 
@@ -86,7 +86,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       body: ApplyBodySchema,
       response: { 200: ApplyAnswerSchema, 400: ProblemSchema, ...AUTH_ERRORS, 413: ProblemSchema },
     },
-    preHandler: admin,
+    preValidation: admin,
     handler: async (request) => {
       const principal = principalOf(request);
       const { yaml, config, dryRun, prune, by } = request.body;

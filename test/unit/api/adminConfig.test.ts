@@ -119,6 +119,9 @@ describe('admin config endpoints: roles', () => {
     ['POST', '/v1/bindings/acme-bot/enable', {}],
     ['POST', '/v1/bindings/acme-bot/disable', {}],
     ['GET', '/v1/bindings/acme-bot/explain'],
+    // Bodies that are not valid: the role is refused first, not the body.
+    ['POST', '/v1/config/apply', { nonsense: 1 }],
+    ['POST', '/v1/bindings/acme-bot/disable', { cancel_active: 'yes' }],
   ];
   it('a platform or approver token gets 403 naming the role it needs, before anything is looked at', async () => {
     for (const [method, url, body] of routes)
