@@ -189,7 +189,7 @@ describe('paddock serve: configuration admin endpoints', () => {
     expect(exported.stdout).not.toContain('acme');
   });
 
-  it('apply: dry run changes nothing, then stores in one audited transaction as the token; prune is per tenant', async () => {
+  it('apply: a dry run changes nothing; then one audited transaction as the token; prune is per tenant', async () => {
     const dry = await call(server.url, 'POST', '/v1/config/apply', tok.acme, { config: acmeConfig(), dryRun: true });
     expect(dry.status, dry.text).toBe(200);
     expect(dry.body).toMatchObject({
@@ -239,7 +239,7 @@ describe('paddock serve: configuration admin endpoints', () => {
     expect((await call(server.url, 'POST', '/v1/config/apply', tok.acme, { config: acmeConfig() })).status).toBe(200);
   });
 
-  it("cross-tenant: an object into beta, or onto beta's ids, is refused at its field; beta's binding is 404", async () => {
+  it("cross-tenant: an object into beta or onto beta's ids is refused at its field; beta's binding: 404", async () => {
     const intrude = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {
       config: {
         resources: { models: [{ id: 'beta-model', provider: 'scripted', model: 'hijacked' }] },

@@ -82,7 +82,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
     schema: {
       ...common,
       summary:
-        "Validate a configuration, then store it for the token's tenant in one audited transaction (as `paddock apply`)",
+        "Validate a configuration, then store it for the token's tenant in one audited transaction (paddock apply)",
       body: ApplyBodySchema,
       response: { 200: ApplyAnswerSchema, 400: ProblemSchema, ...AUTH_ERRORS, 413: ProblemSchema },
     },

@@ -145,7 +145,7 @@ describe('admin config endpoints: apply and read', () => {
     betaUntouched();
   });
 
-  it("apply stores the token's objects in its tenant, audited as the token; config shows only that tenant", async () => {
+  it("apply stores the token's objects in its tenant, audited as it; config shows only that tenant", async () => {
     const r = await call(tok.acme, 'POST', '/v1/config/apply', { config: acmeConfig(), by: 'alice' });
     expect(r.status, r.text).toBe(200);
     expect(r.body).toMatchObject({
@@ -210,7 +210,7 @@ describe('admin config endpoints: apply and read', () => {
     expect(new ConfigRepo(host.store).get('binding', 'acme-y')).toBeDefined();
   });
 
-  it("an object naming another tenant, or taking another tenant's id, is refused at its field; beta is untouched", async () => {
+  it('an object naming another tenant or taking its id is refused at its field; beta is untouched', async () => {
     const config = {
       resources: { models: [{ id: 'beta-model', provider: 'scripted', model: 'mine-now' }] },
       bindings: [
@@ -282,7 +282,7 @@ describe('admin config endpoints: apply and read', () => {
     expect(body.body.errors?.map((e) => e.path).sort()).toEqual(['', 'yaml']);
   });
 
-  it("a secret's value in a configuration is refused without being echoed; config answers carry references only", async () => {
+  it("a secret's value in a configuration is refused, never echoed; config answers carry references", async () => {
     expect((await call(tok.acme, 'POST', '/v1/config/apply', { config: acmeConfig() })).status).toBe(200);
     const leaky = acmeConfig();
     (leaky.bindings[0] as Record<string, unknown>).description = `note ${CANARY}`;
