@@ -372,6 +372,21 @@ describe('paddock serve: configuration admin endpoints', () => {
     expect(r.body.errors!.find((e) => e.path === 'bindings[0].runner')?.message).toContain('did you mean "echo"');
     const config = await call(server.url, 'GET', '/v1/config', tok.acme);
     expect(config.text).not.toMatch(/"b2"|"b3"|"m2"/);
+    // The key's value written into a configuration (the server knows it from acme-model's reference): refused at
+    // its field, in JSON and in YAML, and never echoed (afterAll greps every answer and the server's log).
+    const inline = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {
+      config: {
+        bindings: [
+          { ...acmeConfig().bindings[0], id: 'leaky', route: { platform: 'x' }, description: `see ${CANARY}` },
+        ],
+      },
+    });
+    expect([inline.status, inline.body.errors?.map((e) => e.path)]).toEqual([400, ['config.bindings[0].description']]);
+    const inYaml = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {
+      yaml: `bindings:\n  - id: leaky\n    runner: echo\n    route: { platform: x }\n    config: { note: "${CANARY}" }\n`,
+    });
+    expect(inYaml.status).toBe(400);
+    expect(inYaml.body.errors?.map((e) => e.path)).toContain('bindings[0].config.note');
   });
 
   it('explain answers what the CLI computes; runners lists the fixtures and the broken one', async () => {
