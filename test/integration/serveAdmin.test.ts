@@ -383,7 +383,13 @@ describe('paddock serve: configuration admin endpoints', () => {
     });
     expect([inline.status, inline.body.errors?.map((e) => e.path)]).toEqual([400, ['config.bindings[0].description']]);
     const inYaml = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {
-      yaml: `bindings:\n  - id: leaky\n    runner: echo\n    route: { platform: x }\n    config: { note: "${CANARY}" }\n`,
+      yaml: [
+        'bindings:',
+        '  - id: leaky',
+        '    runner: echo',
+        '    route: { platform: x }',
+        `    config: { note: "${CANARY}" }`,
+      ].join('\n'),
     });
     expect(inYaml.status).toBe(400);
     expect(inYaml.body.errors?.map((e) => e.path)).toContain('bindings[0].config.note');
