@@ -4,11 +4,10 @@ import { forgetSkillDigest, recordedSkillDigests, recordSkillDigest } from '../s
 import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from './skillDigest.js';
-import { validateConfig, type ValidationContext } from './validateConfig.js';
+import { configInvalid, validateConfig, type ConfigProblem, type ValidationContext } from './validateConfig.js';
 import { grantWarnings, type GrantWarning } from './grantWarnings.js';
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 import { HostError } from '../errors.js';
-import { configInvalid, type ConfigProblem } from './validateConfig.js';
 import { configOfTenant, foreignProblems, objectOfTenant, stampTenant, takenProblem } from './tenantScope.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
