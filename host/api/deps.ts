@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { HostConfig } from '../config/hostConfig.js';
 import type { Dispatcher } from '../dispatch/dispatcher.js';
+import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
 import type { Metrics } from './metrics/metrics.js';
 
@@ -15,4 +16,9 @@ export interface ApiDeps {
   stopping(): boolean;
   /** The server's metrics (`GET /metrics`, request and SSE counts); absent when built without them. */
   metrics?: Metrics;
+  /**
+   * The host's redactor (it knows every secret the host reads): `POST /v1/config/apply` refuses a configuration
+   * holding one of their values. Absent only in servers built without a host (the OpenAPI generator, fakes).
+   */
+  redactor?: Redactor;
 }

@@ -25,6 +25,8 @@ import { metricsRoutes } from './routes/metrics.js';
 import { adminAuditRoutes } from './routes/adminAudit.js';
 import { adminDoctorRoutes } from './routes/adminDoctor.js';
 import { adminRunsRoutes } from './routes/adminRuns.js';
+import { adminBindingsRoutes } from './routes/adminBindings.js';
+import { adminConfigRoutes } from './routes/adminConfig.js';
 import { eventsRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { openaiRoutes } from './routes/openai.js';
@@ -69,6 +71,7 @@ export async function buildServer(host: StartedHost, options: ServerOptions = {}
       log: container.resolve(TOKENS.Logger),
       stopping: options.stopping ?? (() => false),
       metrics: options.metrics,
+      redactor: container.resolve(TOKENS.Redactor),
     },
     options,
   );
@@ -157,6 +160,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await adminRunsRoutes(app, deps);
   await adminAuditRoutes(app, deps);
   adminDoctorRoutes(app, deps);
+  adminConfigRoutes(app, deps);
+  adminBindingsRoutes(app, deps);
   const streams = streamsRoutes(app, deps, options.streams);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());

@@ -4,9 +4,11 @@ import { forgetSkillDigest, recordedSkillDigests, recordSkillDigest } from '../s
 import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from './skillDigest.js';
-import { validateConfig, type ValidationContext } from './validateConfig.js';
+import { configInvalid, validateConfig, type ConfigProblem, type ValidationContext } from './validateConfig.js';
 import { grantWarnings, type GrantWarning } from './grantWarnings.js';
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
+import { HostError } from '../errors.js';
+import { configOfTenant, foreignProblems, objectOfTenant, stampTenant, takenProblem } from './tenantScope.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
 export interface AppliedChange {
@@ -23,6 +25,12 @@ export interface ApplyOptions {
   dryRun?: boolean;
   /** Who applies (audit actor), e.g. `user:alice`. */
   by: string;
+  /**
+   * Apply on behalf of this tenant only (`paddock serve`): the file's objects without `tenant` get it, one naming
+   * another tenant or taking an id another tenant's object holds is a problem, the stored objects kept, validated
+   * against and pruned are this tenant's only. Unset: the whole store (the operator's `paddock apply`).
+   */
+  tenant?: string;
 }
 
 type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
@@ -40,9 +48,12 @@ export function applyConfig(
   options: ApplyOptions,
 ): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[]; missingSecrets: string[] } {
   const repo = new ConfigRepo(store);
-  const current = repo.snapshot();
-  const merged = options.prune ? raw : mergeKept(raw, current);
-  const file = validateConfig(merged, context);
+  const scope = options.tenant;
+  const current = scope === undefined ? repo.snapshot() : configOfTenant(repo.snapshot(), scope);
+  const foreign = scope === undefined ? [] : foreignProblems(raw, scope, repo);
+  const own = scope === undefined ? raw : stampTenant(raw, scope);
+  const merged = options.prune ? own : mergeKept(own, current);
+  const file = validateWith(foreign, () => validateConfig(merged, context));
 
   const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [
     ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) =>
@@ -51,11 +62,16 @@ export function applyConfig(
     ...file.bindings.map((spec) => ({ kind: 'binding' as const, id: spec.id, spec })),
   ];
   const wantedKeys = new Set(wanted.map((w) => `${w.kind}/${w.id}`));
-  const doomed = repo.list().filter((o) => !wantedKeys.has(`${o.kind}/${o.id}`));
+  const doomed = repo
+    .list()
+    .filter((o) => (scope === undefined || objectOfTenant(o, scope)) && !wantedKeys.has(`${o.kind}/${o.id}`));
 
   const run = () => {
     const changes: AppliedChange[] = [];
     for (const w of wanted) {
+      // Checked again inside the transaction: another process may have taken the id since foreignProblems looked.
+      const held = scope === undefined ? undefined : repo.get(w.kind, w.id);
+      if (held && !objectOfTenant(held, scope!)) throw configInvalid([takenProblem(`${w.kind} ${w.id}`, w.kind, w.id)]);
       if (options.dryRun) {
         const existing = repo.get(w.kind, w.id);
         changes.push({
@@ -86,6 +102,22 @@ export function applyConfig(
   // missing one is a warning naming each resource and field, not a refusal.
   const missingSecrets = missingSecretRefs(file.resources).map(describeMissingRef);
   return { file, changes: options.dryRun ? run() : store.transaction(run), warnings, missingSecrets };
+}
+
+/** Validate, reporting `foreign` (tenant problems found before) together with the validator's, all at once. */
+function validateWith(foreign: readonly ConfigProblem[], validate: () => ConfigFile): ConfigFile {
+  let file: ConfigFile;
+  try {
+    file = validate();
+  } catch (error) {
+    if (foreign.length === 0 || !(error instanceof HostError) || error.code !== 'CONFIG_INVALID') throw error;
+    const found = (error.data.problems as ConfigProblem[] | undefined) ?? [
+      { field: String(error.data.field ?? '(root)'), message: error.message },
+    ];
+    throw configInvalid([...foreign, ...found]);
+  }
+  if (foreign.length > 0) throw configInvalid(foreign);
+  return file;
 }
 
 /** The file's objects first (so error paths match the file), then stored objects it does not mention. */

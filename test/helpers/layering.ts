@@ -25,6 +25,8 @@ export interface LayerViolation {
  */
 export const HOST_LAYERS: readonly (readonly string[])[] = [
   ['cli', 'api', 'start.ts', 'index.ts', 'di/configure.ts', 'hostStore.ts'],
+  // What both admin front ends (the CLI's admin commands, `paddock serve`'s admin endpoints) do, once.
+  ['admin'],
   ['dispatch'],
   ['runs', 'ops'],
   ['authz', 'policy', 'sandbox', 'gateway', 'bindings', 'plugins', 'secrets', 'harness', 'recovery'],

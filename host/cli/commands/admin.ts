@@ -1,15 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { stringify as toYaml } from 'yaml';
-import { applyConfig } from '../../bindings/apply.js';
-import { CONFIG_KINDS, ConfigRepo } from '../../bindings/configRepo.js';
-import { explainBinding, renderExplanation } from '../../bindings/explain.js';
+import {
+  bindingOf,
+  cancelActiveRuns,
+  explainStoredBinding,
+  listBindings,
+  setBindingEnabled,
+  showBinding,
+} from '../../admin/bindings.js';
+import { applyAs, exportConfig, listResources, validationContext } from '../../admin/config.js';
+import { listRunners } from '../../admin/runners.js';
+import { ConfigRepo } from '../../bindings/configRepo.js';
+import { renderExplanation } from '../../bindings/explain.js';
 import type { Binding } from '../../bindings/schema.js';
 import { parseConfigText } from '../../bindings/validateConfig.js';
 import type { HostConfig } from '../../config/hostConfig.js';
-import { requestCancel } from '../../dispatch/runControls.js';
 import { HostError } from '../../errors.js';
 import { discoverRunners } from '../../plugins/catalog.js';
-import { HARNESS_DIR } from '../../harness/harnesses.js';
 import { describeRecovery, openHostState } from '../../start.js';
 import { terminalSafe } from '../../util/terminalText.js';
 
@@ -49,13 +56,7 @@ export function runnersCommand(
     );
   if (verb === 'list' || verb === undefined) {
     const runners = [...catalog.runners.values()];
-    if (flags.json)
-      out(
-        JSON.stringify({
-          runners: runners.map((r) => ({ ...r.manifest, dir: r.dir, source: r.source })),
-          problems: catalog.problems,
-        }),
-      );
+    if (flags.json) out(JSON.stringify(listRunners(config.runnerDirs)));
     else
       out(
         runners
@@ -108,11 +109,7 @@ export async function configCommand(
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const repo = new ConfigRepo(store);
-    const context = () => ({
-      catalog: discoverRunners(config.runnerDirs),
-      mountRoots: config.mountRoots ?? [],
-      redactor,
-    });
+    const context = () => validationContext(config, redactor);
     const [noun, verb, id] = words;
     const print = (value: unknown, human: () => string) => out(flags.json ? JSON.stringify(value) : human());
 
@@ -120,14 +117,15 @@ export async function configCommand(
       if (!flags.file) throw new HostError('INVALID_INPUT', 'apply needs -f <paddock.yaml> (or -f - for stdin)');
       const text = readFileSync(flags.file === '-' ? 0 : flags.file, 'utf8');
       const raw = parseConfigText(text, flags.file);
-      const { changes, warnings, missingSecrets } = applyConfig(
+      const report = applyAs(
         store,
         raw,
         { ...context(), source: flags.file === '-' ? '<stdin>' : flags.file },
         { prune: flags.prune, dryRun: flags['dry-run'], by: actor(flags) },
       );
+      const { changes, warnings, missingSecrets } = report;
       if (!flags.json) for (const w of missingSecrets) err(`warning: ${w}`);
-      print({ dryRun: flags['dry-run'] ?? false, changes, warnings, missingSecrets }, () =>
+      print(report, () =>
         [
           ...changes
             .filter((c) => c.action !== 'unchanged')
@@ -141,13 +139,12 @@ export async function configCommand(
       return 0;
     }
     if (noun === 'export') {
-      const snapshot = repo.snapshot();
+      const snapshot = exportConfig(store);
       out(flags.json ? JSON.stringify(snapshot) : toYaml(snapshot).trimEnd());
       return 0;
     }
     if (noun === 'resources' && (verb === 'list' || verb === undefined)) {
-      const kinds = new Set<string>(Object.values(CONFIG_KINDS));
-      const objects = repo.list().filter((o) => kinds.has(o.kind));
+      const objects = listResources(store);
       print(
         objects,
         () =>
@@ -160,18 +157,13 @@ export async function configCommand(
     if (noun === 'explain') {
       const bindingId = verb;
       if (!bindingId) throw new HostError('INVALID_INPUT', 'usage: paddock explain <binding>');
-      const binding = repo.binding(bindingId).spec;
-      const explanation = explainBinding(binding, context().catalog, repo.snapshot().resources, config.limits, {
-        dataDir: config.dataDir,
-        harnessDir: config.harnessDir ?? HARNESS_DIR,
-        mountRoots: config.mountRoots ?? [],
-      });
+      const explanation = explainStoredBinding(store, config, context(), bindingId);
       print(explanation, () => renderExplanation(explanation));
       return 0;
     }
     if (noun === 'bindings') {
       if (verb === 'list' || verb === undefined) {
-        const bindings = repo.list<Binding>('binding');
+        const bindings = listBindings(store);
         print(
           bindings,
           () =>
@@ -186,10 +178,11 @@ export async function configCommand(
         return 0;
       }
       if (!id) throw new HostError('INVALID_INPUT', `usage: paddock bindings ${verb} <binding>`);
-      const current = repo.binding(id);
+      const current = bindingOf(store, id);
       if (verb === 'show') {
-        const history = repo.history('binding', id);
-        print({ ...current, history }, () =>
+        const shown = showBinding(store, id);
+        const { history } = shown;
+        print(shown, () =>
           [
             `binding ${id} v${current.version} (updated ${current.updatedAt})`,
             toYaml(current.spec).trimEnd(),
@@ -201,12 +194,11 @@ export async function configCommand(
       }
       if (verb === 'enable' || verb === 'disable') {
         const enabled = verb === 'enable';
-        const { changes } = applyConfig(store, { bindings: [{ ...current.spec, enabled }] }, context(), {
+        const done = setBindingEnabled(store, context(), id, enabled, {
           by: actor(flags),
+          cancelActive: flags['cancel-active'],
         });
-        const changed = changes.find((c) => c.kind === 'binding' && c.id === id)?.action !== 'unchanged';
-        const cancelled =
-          !enabled && flags['cancel-active'] ? cancelActive(store, id, `binding ${id} was disabled`, actor(flags)) : 0;
+        const { changed, cancelRequested: cancelled } = done;
         print(
           { bindingId: id, enabled, changed, cancelRequested: cancelled },
           () =>
@@ -217,7 +209,7 @@ export async function configCommand(
       }
       if (verb === 'delete') {
         const cancelled = flags['cancel-active']
-          ? cancelActive(store, id, `binding ${id} was deleted`, actor(flags))
+          ? cancelActiveRuns(store, id, `binding ${id} was deleted`, actor(flags)).length
           : 0;
         repo.delete('binding', id, actor(flags));
         print(
@@ -231,16 +223,6 @@ export async function configCommand(
   } finally {
     store.close();
   }
-}
-
-function cancelActive(
-  store: Parameters<typeof requestCancel>[0],
-  bindingId: string,
-  reason: string,
-  by: string,
-): number {
-  const active = store.runs({ status: ['queued', 'running'], bindingId, limit: 1_000_000 }).map((r) => r.id);
-  return requestCancel(store, active, reason, by);
 }
 
 function describeRoute(b: Binding): string {

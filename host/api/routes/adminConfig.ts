@@ -1,0 +1,107 @@
+/**
+ * `GET /v1/runners`, `GET /v1/config`, `POST /v1/config/apply`, `GET /v1/resources` (docs/http-api.md, "Admin
+ * endpoints"): the CLI's `runners list`, `export`, `apply` and `resources list` for the token's tenant, through the
+ * same host modules (host/admin/).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { stringify as toYaml } from 'yaml';
+import { applyAs, exportConfig, listResources, validationContext } from '../../admin/config.js';
+import { listRunners } from '../../admin/runners.js';
+import { parseConfigText } from '../../bindings/validateConfig.js';
+import { apiActor } from '../actor.js';
+import {
+  ApplyAnswerSchema,
+  ApplyBodySchema,
+  ConfigObjectSchema,
+  ConfigQuery,
+  ConfigSchema,
+  RunnersAnswerSchema,
+} from '../adminSchemas.js';
+import { principalOf, requireRole } from '../auth.js';
+import { configProblemOf } from '../configProblem.js';
+import type { ApiDeps } from '../deps.js';
+import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
+import { z } from 'zod';
+
+/** Register the configuration admin routes. */
+export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const api = app.withTypeProvider<ZodTypeProvider>();
+  const admin = requireRole('admin');
+  const common = { tags: ['admin'], security: [{ bearer: [] }] };
+
+  api.get('/v1/runners', {
+    schema: {
+      ...common,
+      summary: 'The runners the host found, and the broken ones with their error (as `paddock runners list --json`)',
+      response: { 200: RunnersAnswerSchema, ...AUTH_ERRORS },
+    },
+    preValidation: admin,
+    handler: async () => listRunners(deps.config.runnerDirs),
+  });
+
+  api.get('/v1/config', {
+    schema: {
+      ...common,
+      summary: "The tenant's stored resources and bindings (as `paddock export`; `?format=yaml` for YAML)",
+      querystring: ConfigQuery,
+      response: {
+        200: {
+          content: {
+            'application/json': { schema: ConfigSchema },
+            'application/yaml': { schema: z.string() },
+          },
+        },
+        400: ProblemSchema,
+        ...AUTH_ERRORS,
+      },
+    },
+    preValidation: admin,
+    handler: async (request, reply) => {
+      const config = exportConfig(deps.store, principalOf(request).tenant);
+      if (request.query.format === 'yaml')
+        return reply
+          .type('application/yaml')
+          .serializer((text: unknown) => String(text))
+          .send(toYaml(config));
+      return reply.type('application/json').send(config);
+    },
+  });
+
+  api.get('/v1/resources', {
+    schema: {
+      ...common,
+      summary: "The tenant's stored resources with their versions (as `paddock resources list --json`)",
+      response: { 200: z.array(ConfigObjectSchema), ...AUTH_ERRORS },
+    },
+    preValidation: admin,
+    handler: async (request) => listResources(deps.store, principalOf(request).tenant) as never,
+  });
+
+  api.post('/v1/config/apply', {
+    schema: {
+      ...common,
+      summary:
+        "Validate a configuration, then store it for the token's tenant in one audited transaction (paddock apply)",
+      body: ApplyBodySchema,
+      response: { 200: ApplyAnswerSchema, 400: ProblemSchema, ...AUTH_ERRORS, 413: ProblemSchema },
+    },
+    preValidation: admin,
+    handler: async (request) => {
+      const principal = principalOf(request);
+      const { yaml, config, dryRun, prune, by } = request.body;
+      const [prefix, root] = yaml === undefined ? ['config.', 'config'] : ['', 'yaml'];
+      try {
+        const raw = yaml === undefined ? config : parseConfigText(yaml, 'yaml');
+        return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor), {
+          by: apiActor(principal, by),
+          dryRun,
+          prune,
+          tenant: principal.tenant,
+        });
+      } catch (error) {
+        throw configProblemOf(error, prefix, root);
+      }
+    },
+  });
+}
