@@ -232,7 +232,7 @@ describe('paddock serve: admin runs and sessions', () => {
     expect(resolved).toEqual([
       expect.objectContaining({
         runId: leftBehind.a,
-        actor: `api:${tokens.adminA.split('_')[1]}`,
+        actor: `api:${tokens.adminA.split('_')[1]}/user:ada`,
         data: { effectId: 'eff_default', status: 'succeeded', by: 'ada' },
         tenant: 'default',
       }),

@@ -27,7 +27,8 @@ beforeAll(async () => {
   writeFileSync(join(home, 'paddock.yaml'), `${yaml}\n`);
   const applied = await paddock(['apply', '-f', join(home, 'paddock.yaml')], { dataDir: home, env });
   expect(applied.exitCode, applied.stderr).toBe(0);
-  const created = await paddock(['tokens', 'create', '--tenant', 'default', '--role', 'platform'], { dataDir: home, env });
+  const create = ['tokens', 'create', '--tenant', 'default', '--role', 'platform'];
+  const created = await paddock(create, { dataDir: home, env });
   expect(created.exitCode, created.stderr).toBe(0);
   token = created.stdout.trim();
   server = await startServe(home, ['--rate', '1000', '--burst', '1000'], env);
@@ -99,7 +100,7 @@ const timeline = (sse: SseClient) =>
   });
 
 describe('paddock serve and the CLI on one data folder', () => {
-  it("one conversation: a CLI dispatch queues behind the server's run, counts in its queue bound, and the server streams it", async () => {
+  it("one conversation: a CLI run queues behind the server's, in its queue bound, and the server streams it", async () => {
     const first = await post(chatEvent({ bot: 'shared', conversation: { id: 'one' }, text: 'from http' }));
     expect(first.status).toBe(202);
     expect(first.body.status).toBe('started');

@@ -512,7 +512,7 @@ describe('webhook bookkeeping', () => {
     expect(exported).not.toMatch(/CANARY/);
   });
 
-  it("a removed webhook's secret is gone from every file of the data folder (no old page or WAL frame keeps it)", () => {
+  it("a removed webhook's secret is gone from every file of the data folder (no old page, no WAL frame)", () => {
     const { store: s, dataDir } = tempStore();
     cleanup.push(() => s.close());
     const hooks = Array.from({ length: 3 }, (_, i) => register(s, `http://127.0.0.1:9/${i}`));

@@ -2,6 +2,8 @@
  * The admin endpoints over a tenant's runs and sessions (docs/http-api.md, "Admin endpoints"): `GET /v1/runs`,
  * `GET /v1/sessions` (keyset pages, newest first) and `POST /v1/runs/:id/resolve` (`paddock runs resolve`).
  */
+import { apiActor } from '../actor.js';
+import { BySchema } from '../adminSchemas.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -87,7 +89,7 @@ API_SCHEMAS.add(SessionPageSchema, {
 
 const ResolveBody = z.strictObject({
   as: z.enum(['succeeded', 'failed']),
-  by: z.string().min(1).max(200).optional(),
+  by: BySchema,
 });
 const ResolveAnswer = z.object({
   runId: z.string(),
@@ -169,8 +171,8 @@ export async function adminRunsRoutes(app: FastifyInstance, deps: ApiDeps): Prom
     handler: async (request) => {
       const principal = principalOf(request);
       const run = runOfTenant(deps.store, request.params.id, principal.tenant);
-      const actor = `api:${principal.tokenId}`;
       const { as, by } = request.body;
+      const actor = apiActor(principal, by);
       const result = resolveRun(deps.store, run.id, as, by ?? actor, actor);
       if (result.resolved.length === 0 && !result.resumed)
         throw new ApiProblem(409, 'conflict', `run ${run.id} has no open effect to resolve`, {

@@ -1,4 +1,5 @@
 /** `GET /v1/runs/:id` and `POST /v1/runs/:id/cancel` (docs/http-api.md, "Bot-platform endpoints"). */
+import { apiActor } from '../actor.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { requestCancel } from '../../dispatch/runControls.js';
@@ -69,7 +70,7 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
       // Through run_controls, like `paddock runs cancel` (audited): whichever process holds the run acts on it.
       // This process's watcher never sees its own connection's commits (SQLite's data_version), so a run held here
       // is cancelled directly too.
-      const by = `api:${principal.tokenId}`;
+      const by = apiActor(principal);
       const reason = request.body?.reason ?? 'cancelled through the API';
       requestCancel(deps.store, [run.id], reason, by);
       deps.dispatcher.cancel(run.id, `${reason} (by ${by})`);

@@ -175,14 +175,21 @@ describe('GET /v1/runs and /v1/sessions', () => {
 
   it('lists sessions by last activity, in pages, never another tenant’s', async () => {
     const { store, call, token } = await setUp();
+    // Each plant in a later millisecond than the one before (ordering by time needs it; a same-millisecond tie is
+    // ordered by the random session id): the clock's next tick, not a wait for an outcome.
+    const nextMs = () => {
+      const now = Date.now();
+      while (Date.now() === now);
+    };
     const first = plantRun(store, 'acme', 'bot-a', 'old');
+    nextMs();
     plantRun(store, 'acme', 'bot-a', 'mid');
+    nextMs();
     plantRun(store, 'acme', 'bot-b', 'new');
     plantRun(store, 'beta', 'bot-a', `x-${CANARY}`);
     const admin = token('acme', 'admin');
     // Activity in the oldest session moves it first.
-    // A later millisecond than the plants (ordering by time needs one), not a wait for an outcome.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    nextMs();
     endRun(store, first, 'completed');
     const all = await call(admin, 'GET', '/v1/sessions');
     expect(all.status).toBe(200);
@@ -224,7 +231,7 @@ describe('POST /v1/runs/:id/resolve', () => {
     const audited = store.audit.records({ runId, types: ['effect.resolved'] });
     expect(audited).toEqual([
       expect.objectContaining({
-        actor: `api:${tokenId}`,
+        actor: `api:${tokenId}/user:ada`,
         data: { effectId: `eff_${runId}`, status: 'failed', by: 'ada' },
       }),
     ]);
