@@ -100,7 +100,7 @@ const timeline = (sse: SseClient) =>
   });
 
 describe('paddock serve and the CLI on one data folder', () => {
-  it("one conversation: a CLI run waits behind the server's, fills its queue bound, and the server streams it", async () => {
+  it("one conversation: a CLI run waits behind the server's, fills its queue, and the server streams it", async () => {
     const first = await post(chatEvent({ bot: 'shared', conversation: { id: 'one' }, text: 'from http' }));
     expect(first.status).toBe(202);
     expect(first.body.status).toBe('started');
