@@ -2,7 +2,7 @@
  * A tenant's runs and sessions a page at a time (`GET /v1/runs`, `GET /v1/sessions`): keyset paging (docs/http-api.md,
  * "Admin endpoints"; docs/decisions.md, "Issue 13 — admin-ops" O2).
  */
-import { dbOf, toRunRow, type RunRow, type Store } from './store.js';
+import { dbOf, runFilterSql, toRunRow, type RunRow, type Store } from './store.js';
 
 /** Where a page of sessions starts: after the row with this sort time and id (the previous page's last row). */
 export interface PageKey {
@@ -24,20 +24,7 @@ export function runsPage(
   tenant: string,
   filter: { status?: string[]; bindingId?: string; sessionId?: string; before?: number; limit: number },
 ): PagedRun[] {
-  const clauses = ['session_id IN (SELECT id FROM sessions WHERE tenant = ?)'];
-  const args: unknown[] = [tenant];
-  if (filter.status?.length) {
-    clauses.push(`status IN (${filter.status.map(() => '?').join(',')})`);
-    args.push(...filter.status);
-  }
-  if (filter.bindingId !== undefined) {
-    clauses.push('binding_id = ?');
-    args.push(filter.bindingId);
-  }
-  if (filter.sessionId !== undefined) {
-    clauses.push('session_id = ?');
-    args.push(filter.sessionId);
-  }
+  const { clauses, args } = runFilterSql({ ...filter, tenant });
   if (filter.before !== undefined) {
     clauses.push('rowid < ?');
     args.push(filter.before);

@@ -312,21 +312,8 @@ export class Store {
   }
 
   /** Runs, newest first, optionally by status, binding and tenant (the tenant of the run's session). */
-  runs(filter: { status?: string[]; bindingId?: string; tenant?: string; limit?: number } = {}): RunRow[] {
-    const clauses: string[] = [];
-    const args: unknown[] = [];
-    if (filter.tenant !== undefined) {
-      clauses.push('session_id IN (SELECT id FROM sessions WHERE tenant = ?)');
-      args.push(filter.tenant);
-    }
-    if (filter.status?.length) {
-      clauses.push(`status IN (${filter.status.map(() => '?').join(',')})`);
-      args.push(...filter.status);
-    }
-    if (filter.bindingId !== undefined) {
-      clauses.push('binding_id = ?');
-      args.push(filter.bindingId);
-    }
+  runs(filter: RunFilter & { limit?: number } = {}): RunRow[] {
+    const { clauses, args } = runFilterSql(filter);
     const where = clauses.length ? `WHERE ${clauses.join(' AND ')}` : '';
     const rows = this.db
       .prepare(`SELECT * FROM runs ${where} ORDER BY queued_at DESC, id LIMIT ?`)
@@ -403,6 +390,37 @@ export class Store {
 /** The store's connection, for host/state/ modules only (a test fails on any use outside host/state/). */
 export function dbOf(store: Store): Db {
   return store['db'];
+}
+
+/** Which runs a list asks for: the tenant of the run's session, statuses, binding, session. */
+export interface RunFilter {
+  tenant?: string;
+  status?: string[];
+  bindingId?: string;
+  sessionId?: string;
+}
+
+/** The WHERE clauses (joined with AND by the caller) and their arguments of a {@link RunFilter} over `runs`. */
+export function runFilterSql(filter: RunFilter): { clauses: string[]; args: unknown[] } {
+  const clauses: string[] = [];
+  const args: unknown[] = [];
+  if (filter.tenant !== undefined) {
+    clauses.push('session_id IN (SELECT id FROM sessions WHERE tenant = ?)');
+    args.push(filter.tenant);
+  }
+  if (filter.status?.length) {
+    clauses.push(`status IN (${filter.status.map(() => '?').join(',')})`);
+    args.push(...filter.status);
+  }
+  if (filter.bindingId !== undefined) {
+    clauses.push('binding_id = ?');
+    args.push(filter.bindingId);
+  }
+  if (filter.sessionId !== undefined) {
+    clauses.push('session_id = ?');
+    args.push(filter.sessionId);
+  }
+  return { clauses, args };
 }
 
 /** A `runs` row as the store's readers return it. */
