@@ -202,7 +202,7 @@ describe('crash-point injection with a real host process', () => {
           await execa('cp', ['-a', '--sparse=always', template, dataDir]);
           return dataDir;
         }
-        mkdirSync(dataDir);
+        mkdirSync(dataDir, { mode: 0o700 }); // as mkdtemp made it before
         if (p.prior === 0) return dataDir;
         for (let i = 0; i < p.prior; i++) expect((await run(dataDir, undefined, runner, text)).exitCode).toBe(okExit);
         const copy = join(root, `template-${worker}-${SCENARIOS.indexOf(p.scenario)}-${p.prior}`);
