@@ -65,6 +65,17 @@ export function primeMachineProbe(refresh = false): Promise<MachineReport> {
   return inFlight;
 }
 
+/**
+ * Test-only hook (never called by the host): take `report` as this process's machine probe, as if it had probed.
+ * For test/fixtures/crashingHost.ts, whose test starts ~500 host processes on one machine: it probes once and hands
+ * each host that report, so the crash matrix does not pay the probe's helper processes ~500 times. The probe itself
+ * is tested in test/integration/machineProbe.test.ts.
+ */
+export function useMachineReportForTests(report: MachineReport): void {
+  generation += 1;
+  cached = report;
+}
+
 /** The report from the probes that run helpers, plus the checks that need none (tools present, a throwaway cgroup). */
 function assemble(
   identity: MachineReport['identity'],

@@ -1,5 +1,5 @@
 import { auditTable } from '../../host/state/auditTable.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,16 +22,33 @@ import { bundleHostEntry } from '../helpers/hostBundle.js';
 // The host with its dependencies bundled in: this file starts ~500 host processes, and per-file ESM loading of the
 // dependencies was a fifth of each one's CPU (test/helpers/hostBundle.ts).
 let cli = '';
+// This machine's probe report (bwrap, cgroups, quota…), made once by the same host in the same environment
+// (`paddock doctor --json`) and handed to every host process after it (PADDOCK_TEST_MACHINE_REPORT, read by the
+// fixture): the report each would compute, without the probe's six helper processes at each of ~500 starts. The probe
+// itself is tested in machineProbe.test.ts.
+let machineReport = '';
 beforeAll(async () => {
   cli = await bundleHostEntry('test/fixtures/crashingHost.ts');
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-crash-probe-'));
+  const doctor = await host(dataDir, ['doctor']);
+  expect(doctor.exitCode, doctor.stderr).toBe(0);
+  machineReport = JSON.stringify((JSON.parse(doctor.stdout) as { machine: unknown }).machine);
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Two at a time on the 2-core machine: each worker takes the next item when its last one ends, so no core idles. */
-async function inPool<T>(items: readonly T[], work: (item: T) => Promise<void>, width = 2): Promise<void> {
+/**
+ * Two at a time on the 2-core machine: each worker takes the next item when its last one ends, so no core idles.
+ * `work` gets the worker's number (0 … width - 1).
+ */
+async function inPool<T>(
+  items: readonly T[],
+  work: (item: T, worker: number) => Promise<void>,
+  width = 2,
+): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < items.length) await work(items[next++]!);
+    Array.from({ length: width }, async (_, worker) => {
+      while (next < items.length) await work(items[next++]!, worker);
     }),
   );
 }
@@ -40,7 +57,11 @@ function host(dataDir: string, args: string[], crashAt?: string) {
   return execa(process.execPath, [cli, ...args, '--data-dir', dataDir, '--json'], {
     reject: false,
     cwd: repoPath('.'),
-    env: { PATH: process.env.PATH!, ...(crashAt ? { PADDOCK_TEST_CRASH_AT: crashAt } : {}) },
+    env: {
+      PATH: process.env.PATH!,
+      ...(machineReport ? { PADDOCK_TEST_MACHINE_REPORT: machineReport } : {}),
+      ...(crashAt ? { PADDOCK_TEST_CRASH_AT: crashAt } : {}),
+    },
   });
 }
 
@@ -164,10 +185,33 @@ describe('crash-point injection with a real host process', () => {
       const all = points();
       expect(all.length).toBeGreaterThan(180);
       const failures: string[] = [];
-      const check = async (p: KillPoint) => {
+      // Each pool worker runs its kill points one after another in ONE data folder path, emptied between points.
+      // A point after earlier runs (prior > 0) starts from what those clean runs left at that path: run for real at
+      // the worker's first such point of a scenario, kept as a byte copy (cp -a: modes, times, sparse images), and
+      // copied back at that same path for its later points. Same path because the stored state names it (effect
+      // intents hold workspace paths, the runner bundle cache its folder); the clean runs before a crash are not
+      // what a point tests (the crash and the restarts after them are), and the state is the same bytes.
+      const root = mkdtempSync(join(tmpdir(), 'paddock-crash-'));
+      const templates = new Map<string, string>();
+      const freshDataDir = async (p: KillPoint, worker: number): Promise<string> => {
         const { runner, text, okExit } = p.scenario;
-        const dataDir = mkdtempSync(join(tmpdir(), 'paddock-crash-'));
+        const dataDir = join(root, `worker-${worker}`);
+        const key = `${worker}/${p.scenario.name}/${p.prior}`;
+        const template = templates.get(key);
+        if (template) {
+          await execa('cp', ['-a', '--sparse=always', template, dataDir]);
+          return dataDir;
+        }
+        mkdirSync(dataDir, { mode: 0o700 }); // as mkdtemp made it before
+        if (p.prior === 0) return dataDir;
         for (let i = 0; i < p.prior; i++) expect((await run(dataDir, undefined, runner, text)).exitCode).toBe(okExit);
+        const copy = join(root, `template-${worker}-${SCENARIOS.indexOf(p.scenario)}-${p.prior}`);
+        await execa('cp', ['-a', '--sparse=always', dataDir, copy]);
+        templates.set(key, copy);
+        return dataDir;
+      };
+      const check = async (p: KillPoint, dataDir: string) => {
+        const { runner, text, okExit } = p.scenario;
         const before = p.prior > 0 ? readDb(dataDir).events.length : 0;
         const crashed = await run(dataDir, p.crashAt, runner, text);
         expect(crashed.signal, `${p.name}: the host should have killed itself`).toBe('SIGKILL');
@@ -229,15 +273,27 @@ describe('crash-point injection with a real host process', () => {
         }
         // workspace effects are always decidable
         expect(after.events.some((e) => e.type === 'session.paused')).toBe(false);
-        // Passed: its quota images (tens of MB each) go, or ~200 data folders fill the CI disk; a failing one stays.
-        rmSync(dataDir, { recursive: true, force: true });
       };
       // Two kill points at a time: each has its own data folder and host processes.
-      await inPool(all, (p) =>
-        check(p).catch((error: unknown) => {
-          failures.push(`${p.name}: ${(error as Error).message}`);
-        }),
-      );
+      let failed = 0;
+      await inPool(all, async (p, worker) => {
+        const dataDir = join(root, `worker-${worker}`);
+        try {
+          await check(p, await freshDataDir(p, worker));
+          // Passed: its quota images (tens of MB each) go, or ~200 data folders fill the CI disk.
+          rmSync(dataDir, { recursive: true, force: true });
+        } catch (error) {
+          // A failing one stays, moved aside for its post-mortem (the worker's path is needed for its next point).
+          const kept = join(root, `failed-${++failed}`);
+          try {
+            renameSync(dataDir, kept);
+          } catch {
+            // Never made (the failure came first): nothing to keep.
+          }
+          failures.push(`${p.name}: ${(error as Error).message} (data folder: ${kept})`);
+        }
+      });
+      if (failures.length === 0) rmSync(root, { recursive: true, force: true });
       expect(failures).toEqual([]);
     },
     900_000,
