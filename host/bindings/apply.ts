@@ -8,7 +8,9 @@ import { configInvalid, validateConfig, type ConfigProblem, type ValidationConte
 import { grantWarnings, type GrantWarning } from './grantWarnings.js';
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 import { HostError } from '../errors.js';
+import { DEFAULT_TENANT } from '../config/tenant.js';
 import { configOfTenant, foreignProblems, objectOfTenant, stampTenant, takenProblem } from './tenantScope.js';
+import { tenantAdminProblems } from './tenantAdmin.js';
 
 /** One object `apply` created, updated, deleted or left alone. */
 export interface AppliedChange {
@@ -52,8 +54,16 @@ export function applyConfig(
   const current = scope === undefined ? repo.snapshot() : configOfTenant(repo.snapshot(), scope);
   const foreign = scope === undefined ? [] : foreignProblems(raw, scope, repo);
   const own = scope === undefined ? raw : stampTenant(raw, scope);
-  const merged = options.prune ? own : mergeKept(own, current);
+  // A tenant other than the operator's changes only its bindings, within the host's isolation: resources name host
+  // commands, paths, URLs and secrets, so they stay as the operator made them (kept even by a prune).
+  const restricted = scope !== undefined && scope !== DEFAULT_TENANT;
+  const kept = restricted ? { ...current, bindings: [] } : current;
+  const merged = options.prune && !restricted ? own : options.prune ? mergeKept(own, kept) : mergeKept(own, current);
   const file = validateWith(foreign, () => validateConfig(merged, context));
+  if (restricted) {
+    const problems = tenantAdminProblems(raw, file, repo);
+    if (problems.length > 0) throw configInvalid(problems);
+  }
 
   const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [
     ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) =>
@@ -64,7 +74,8 @@ export function applyConfig(
   const wantedKeys = new Set(wanted.map((w) => `${w.kind}/${w.id}`));
   const doomed = repo
     .list()
-    .filter((o) => (scope === undefined || objectOfTenant(o, scope)) && !wantedKeys.has(`${o.kind}/${o.id}`));
+    .filter((o) => (scope === undefined || objectOfTenant(o, scope)) && !wantedKeys.has(`${o.kind}/${o.id}`))
+    .filter((o) => !restricted || o.kind === 'binding');
 
   const run = () => {
     const changes: AppliedChange[] = [];

@@ -13,7 +13,7 @@ import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';
 import { didYouMean } from '../util/didYouMean.js';
-import { ConfigFileSchema, type ConfigFile, type Resources } from './schema.js';
+import { ConfigFileSchema, type Binding, type ConfigFile, type Resources } from './schema.js';
 import { CONFIG_KINDS } from '../state/configRepo.js';
 import { DEFAULT_TENANT } from '../config/tenant.js';
 
@@ -67,6 +67,9 @@ export function parseConfigText(text: string, source: string): unknown {
     );
   }
 }
+
+/** At most this many problems are listed (then how many more): a hostile file cannot make the answer huge. */
+export const MAX_PROBLEMS = 200;
 
 const RESOURCE_KINDS = ['models', 'knowledgeBases', 'mcpServers', 'skills', 'artifacts', 'mounts'] as const;
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -135,18 +138,31 @@ function parseSalvaging(raw: unknown, report: (field: string, message: string) =
  */
 export function validateConfig(raw: unknown, context: ValidationContext, stored: Partial<Resources> = {}): ConfigFile {
   const problems: ConfigProblem[] = [];
+  // Sets, not a scan of the list per report: a hostile file can make tens of thousands of problems.
+  const seen = new Set<string>();
+  const secretFields = new Set<string>();
+  let unlisted = 0;
   const report = (field: string, message: string) => {
     // A field already reported (an inline secret that is also the wrong shape) is reported once.
     const at = field || '(root)';
-    if (
-      problems.some((p) => p.field === at && (p.message === message || p.message.startsWith('apparent inline secret')))
-    )
-      return;
+    if (secretFields.has(at) || seen.has(`${at}\0${message}`)) return;
+    seen.add(`${at}\0${message}`);
+    if (message.startsWith('apparent inline secret')) secretFields.add(at);
+    if (problems.length >= MAX_PROBLEMS) return void unlisted++;
     problems.push({ ...(context.source ? { file: context.source } : {}), field: at, message });
   };
+  const invalid = () =>
+    configInvalid(
+      unlisted === 0
+        ? problems
+        : [
+            ...problems,
+            { field: '(root)', message: `${unlisted} more problems not listed (the first ${MAX_PROBLEMS} are)` },
+          ],
+    );
   for (const secret of findInlineSecrets(raw)) report(secret.field, `apparent inline secret: ${secret.why}`);
   const salvaged = parseSalvaging(raw, report);
-  if (!salvaged) throw configInvalid(problems);
+  if (!salvaged) throw invalid();
   const { file, index, brokenIds } = salvaged;
   if (context.redactor) {
     const redactor = context.redactor;
@@ -275,23 +291,23 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   });
 
   const enabled = file.bindings.map((b, i) => ({ b, i: index.bindings[i]! })).filter(({ b }) => b.enabled);
-  // Reported at the earlier binding: the file's own objects come before the stored ones it keeps.
-  for (const [n, { b }] of enabled.entries()) {
-    for (const { b: other, i } of enabled.slice(0, n)) {
-      // Routing considers one tenant's bindings at a time: two tenants may route the same events.
-      if (
-        b.tenant === other.tenant &&
-        routeKey(b.route) === routeKey(other.route) &&
-        routesOverlap(b.route, other.route)
-      ) {
-        report(
-          `bindings[${i}].route`,
-          `binding "${other.id}" has the same route as "${b.id}"; one event could not choose between them`,
-        );
-      }
-    }
+  // Routing considers one tenant's bindings at a time (two tenants may route the same events): only bindings of one
+  // tenant with the same route key can clash, so they are grouped first (linear, whatever the file's size).
+  const byRoute = new Map<string, { b: Binding; i: number }[]>();
+  for (const entry of enabled) {
+    const key = JSON.stringify([entry.b.tenant ?? null, routeKey(entry.b.route)]);
+    const earlier = byRoute.get(key) ?? [];
+    // Reported at the earlier binding (the file's own objects come before the stored ones it keeps), once per binding.
+    const clash = earlier.find(({ b: other }) => routesOverlap(entry.b.route, other.route));
+    if (clash)
+      report(
+        `bindings[${clash.i}].route`,
+        `binding "${clash.b.id}" has the same route as "${entry.b.id}"; one event could not choose between them`,
+      );
+    earlier.push(entry);
+    byRoute.set(key, earlier);
   }
-  if (problems.length > 0) throw configInvalid(problems);
+  if (problems.length > 0) throw invalid();
   return file;
 }
 

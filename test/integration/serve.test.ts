@@ -5,6 +5,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
@@ -21,6 +22,7 @@ async function bindings(home: string, rvPath: string): Promise<void> {
   const yaml = [
     'bindings:',
     '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }',
+    '  - { id: chat, runner: echo, sandbox: process, route: { platform: openai, bot: chat } }',
     `  - { id: held, ${waits}, route: { platform: telegram, bot: held }, limits: { maxQueued: 1 } }`,
     `  - { id: steer, ${waits}, route: { platform: telegram, bot: steer }, steering: restart }`,
   ].join('\n');
@@ -489,15 +491,17 @@ describe('paddock serve: metrics and webhooks', () => {
     expect((await call(server.url, 'GET', '/metrics')).status).toBe(401);
   });
 
-  it("a webhook receives the run's outcome and reply, signed; the example receiver verifies it", async () => {
+  it("a webhook receives the run's outcome and reply, signed, retried after the receiver fails twice", async () => {
     const received: { headers: Record<string, string | string[] | undefined>; body: Buffer }[] = [];
     let arrived!: () => void;
     const got = new Promise<void>((resolve) => (arrived = resolve));
+    // The receiver fails the first two attempts (500), then takes the third.
     const receiver = createHttpServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+        if (received.length <= 2) return void res.writeHead(500).end();
         res.writeHead(204).end();
         arrived();
       });
@@ -513,7 +517,11 @@ describe('paddock serve: metrics and webhooks', () => {
       const event = chatEvent({ bot: 'echo', text: 'hooked reply', conversation: { id: 'hook1' } });
       const r = await call(server.url, 'POST', '/v1/events', { token: tokens.platform, body: event });
       await got;
-      const first = received[0]!;
+      expect(received).toHaveLength(3);
+      // One delivery, sent three times: the same id and body, each attempt signed anew (its own timestamp).
+      expect(new Set(received.map((x) => x.headers['paddock-webhook-id'])).size).toBe(1);
+      expect(new Set(received.map((x) => x.body.toString())).size).toBe(1);
+      const first = received[2]!;
       const verdict = verifyWebhook({
         secret: hook.body.secret as string,
         headers: first.headers,
@@ -521,6 +529,12 @@ describe('paddock serve: metrics and webhooks', () => {
         guard: new ReplayGuard(),
       });
       expect(verdict.ok).toBe(true);
+      const log = await call(server.url, 'GET', `/v1/webhooks/${hook.body.id as string}/deliveries`, {
+        token: tokens.platform,
+      });
+      const [delivery] = log.body.deliveries as { state: string; attempts: number; log: { status: number }[] }[];
+      expect(delivery).toMatchObject({ state: 'delivered', attempts: 3 });
+      expect(delivery!.log.map((a) => a.status)).toEqual([500, 500, 204]);
       expect(JSON.parse(first.body.toString())).toMatchObject({
         type: 'run.ended',
         runId: r.body.runId,
@@ -531,6 +545,29 @@ describe('paddock serve: metrics and webhooks', () => {
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }
+  });
+});
+
+describe('paddock serve: the OpenAI-compatible endpoint', () => {
+  it('the official openai client gets a reply from a binding, whole and streamed', async () => {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: tokens.platform, maxRetries: 0 });
+    const whole = await client.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'whole answer' }],
+    });
+    expect(whole.choices[0]!.message.content).toBe('whole answer');
+    const stream = await client.chat.completions.create(
+      { model: 'chat', messages: [{ role: 'user', content: 'streamed answer' }], stream: true },
+      { headers: { 'x-paddock-conversation': 'openai-child' } },
+    );
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('streamed answer');
+    // Another tenant's token does not see the binding as a model.
+    const other = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: tokens.otherTenant, maxRetries: 0 });
+    await expect(
+      other.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 });
 

@@ -71,6 +71,9 @@ const tokenId = (t: string) => t.split('_')[1]!;
 const home = mkdtempSync(join(tmpdir(), 'paddock-serve-admin-'));
 const rv = rendezvous(home);
 let server: ServeChild;
+/** Tenant "acme" of these tests is the operator's tenant, whose admin may set host-level fields; a tenant's own admin
+ * may not (test/unit/api/tenantAdmin.test.ts). */
+const ACME = 'default';
 const tok = { acme: '', acmePlatform: '', acmeApprover: '', beta: '', betaPlatform: '' };
 
 const held = (tenant: string, id: string, bot: string) => ({
@@ -96,9 +99,9 @@ beforeAll(async () => {
   writeFileSync(join(home, 'beta.yaml'), `${betaYaml()}\n`);
   const applied = await paddock(['apply', '-f', join(home, 'beta.yaml')], { dataDir: home, env });
   expect(applied.exitCode, applied.stderr).toBe(0);
-  tok.acme = await token(home, 'acme', 'admin');
-  tok.acmePlatform = await token(home, 'acme', 'platform');
-  tok.acmeApprover = await token(home, 'acme', 'approver');
+  tok.acme = await token(home, ACME, 'admin');
+  tok.acmePlatform = await token(home, ACME, 'platform');
+  tok.acmeApprover = await token(home, ACME, 'approver');
   tok.beta = await token(home, 'beta', 'admin');
   tok.betaPlatform = await token(home, 'beta', 'platform');
   server = await startServe(home, ['--rate', '1000', '--burst', '1000'], {
@@ -142,7 +145,7 @@ const acmeConfig = () => ({
       route: { platform: 'telegram', bot: 'acme' },
       grants: { models: ['acme-model'] },
     },
-    held('acme', 'acme-held', 'acme-held'),
+    held(ACME, 'acme-held', 'acme-held'),
   ],
 });
 
@@ -243,7 +246,7 @@ describe('paddock serve: configuration admin endpoints', () => {
     const intrude = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {
       config: {
         resources: { models: [{ id: 'beta-model', provider: 'scripted', model: 'hijacked' }] },
-        bindings: [held('beta', 'beta-extra', 'beta-extra'), { ...held('acme', 'beta-bot', 'x'), tenant: undefined }],
+        bindings: [held('beta', 'beta-extra', 'beta-extra'), { ...held(ACME, 'beta-bot', 'x'), tenant: undefined }],
       },
       prune: true,
     });
@@ -280,7 +283,7 @@ describe('paddock serve: configuration admin endpoints', () => {
     const event = (conversation: string) => chatEvent({ bot: 'acme-held', conversation: { id: conversation } });
     const mine = await call(server.url, 'POST', '/v1/events', tok.acmePlatform, event('c-server'));
     expect(mine.status, mine.text).toBe(202);
-    const cli = paddock(['dispatch', '-f', '-', '--json', '--tenant', 'acme'], {
+    const cli = paddock(['dispatch', '-f', '-', '--json', '--tenant', ACME], {
       dataDir: home,
       env,
       input: JSON.stringify(event('c-cli')),

@@ -18,6 +18,9 @@ let host: ReturnType<typeof tempHost>;
 let app: FastifyInstance;
 const logLines: string[] = [];
 const answers: string[] = [];
+/** Tenant "acme" of these tests is the operator's tenant, whose admin may set host-level fields; a tenant's own admin
+ * may not (test/unit/api/tenantAdmin.test.ts). */
+const ACME = 'default';
 const tok = { acme: '', acmePlatform: '', acmeApprover: '', beta: '' };
 const tokenId = (t: string) => t.split('_')[1]!;
 
@@ -72,9 +75,9 @@ beforeAll(async () => {
   host.apply(betaConfig);
   const make = (tenant: string, role: 'admin' | 'platform' | 'approver') =>
     createApiToken(host.store, { tenant, role, by: 'user:test' }).token;
-  tok.acme = make('acme', 'admin');
-  tok.acmePlatform = make('acme', 'platform');
-  tok.acmeApprover = make('acme', 'approver');
+  tok.acme = make(ACME, 'admin');
+  tok.acmePlatform = make(ACME, 'platform');
+  tok.acmeApprover = make(ACME, 'approver');
   tok.beta = make('beta', 'admin');
 });
 
@@ -157,7 +160,7 @@ describe('admin config endpoints: apply and read', () => {
       missingSecrets: [],
     });
     const repo = new ConfigRepo(host.store);
-    expect(repo.get('binding', 'acme-bot')?.spec).toMatchObject({ tenant: 'acme' });
+    expect(repo.get('binding', 'acme-bot')?.spec).toMatchObject({ tenant: ACME });
     expect(repo.history('binding', 'acme-bot').at(-1)?.by).toBe(`api:${tokenId(tok.acme)}/user:alice`);
     const audit = host.store.audit.records().filter((a) => a.type === 'config.created');
     expect(audit.at(-1)).toMatchObject({ actor: `api:${tokenId(tok.acme)}/user:alice` });
@@ -165,8 +168,8 @@ describe('admin config endpoints: apply and read', () => {
     const config = await call(tok.acme, 'GET', '/v1/config');
     expect(config.status).toBe(200);
     expect(config.body).toMatchObject({
-      resources: { models: [{ id: 'acme-model', tenant: 'acme', apiKey: { env: CANARY_ENV } }] },
-      bindings: [{ id: 'acme-bot', tenant: 'acme' }],
+      resources: { models: [{ id: 'acme-model', tenant: ACME, apiKey: { env: CANARY_ENV } }] },
+      bindings: [{ id: 'acme-bot', tenant: ACME }],
     });
     expect(config.text).not.toContain('beta');
     const yaml = await call(tok.acme, 'GET', '/v1/config?format=yaml');
@@ -227,7 +230,7 @@ describe('admin config endpoints: apply and read', () => {
         'config.bindings[0].tenant',
         'config.bindings[1].id',
       ]);
-      expect(r.body.errors?.[1]?.message).toContain('tenant "acme" only');
+      expect(r.body.errors?.[1]?.message).toContain('tenant "default" only');
       expect(r.body.errors?.[0]?.message).toMatch(/in use .*choose another/);
       expect(r.text).not.toContain('scripted-1'); // nothing of beta's object itself
     }
@@ -325,7 +328,7 @@ describe('admin binding endpoints', () => {
     const explain = await call(tok.acme, 'GET', '/v1/bindings/acme-bot/explain');
     expect(explain.status, explain.text).toBe(200);
     expect(explain.body).toMatchObject({
-      binding: { id: 'acme-bot', tenant: 'acme', enabled: true, runner: 'echo' },
+      binding: { id: 'acme-bot', tenant: ACME, enabled: true, runner: 'echo' },
       missingSecrets: [],
     });
     // echo declares no model use: the granted model is withheld, and said so (computed from resolveRunAccess).

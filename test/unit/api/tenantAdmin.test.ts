@@ -1,0 +1,160 @@
+// A tenant's own admin (any tenant but the operator's `default`) applying configuration through `paddock serve`:
+// resources (host commands, paths, URLs, secret references) stay as the operator made them, and bindings cannot
+// leave the host's isolation (host/bindings/tenantAdmin.ts). Found by an outside attack: an `other` tenant admin ran
+// `/bin/sh` as root through an MCP server's command, sent a host secret to its own URL and read a host folder.
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApi } from '../../../host/api/server.js';
+import { MAX_PROBLEMS } from '../../../host/bindings/validateConfig.js';
+import { ConfigRepo } from '../../../host/state/configRepo.js';
+import { createApiToken } from '../../../host/state/apiTokens.js';
+import { tempHost } from '../../helpers/host.js';
+
+let host: ReturnType<typeof tempHost>;
+let app: FastifyInstance;
+const tok = { acme: '', operator: '' };
+
+type Json = Record<string, unknown> & { errors?: { path: string; message: string }[] };
+async function apply(token: string, payload: unknown) {
+  const r = await app.inject({
+    method: 'POST',
+    url: '/v1/config/apply',
+    headers: { authorization: `Bearer ${token}` },
+    payload: payload as object,
+  });
+  return { status: r.statusCode, body: r.json() as Json, text: r.body };
+}
+
+/** What the operator made for tenant acme (with `paddock apply` on the host). */
+const operatorConfig = {
+  resources: {
+    models: [{ id: 'acme-model', tenant: 'acme', provider: 'scripted', model: 'scripted-1' }],
+    mcpServers: [{ id: 'acme-tools', tenant: 'acme', url: 'http://127.0.0.1:9/mcp' }],
+  },
+  bindings: [{ id: 'acme-legacy', tenant: 'acme', runner: 'echo', sandbox: 'process', route: { platform: 'legacy' } }],
+};
+
+beforeAll(async () => {
+  host = tempHost();
+  app = await buildApi({
+    store: host.store,
+    dispatcher: host.dispatcher,
+    config: host.config,
+    log: pino({ level: 'silent' }),
+    stopping: () => false,
+    redactor: host.redactor,
+  });
+  host.apply(operatorConfig);
+  tok.acme = createApiToken(host.store, { tenant: 'acme', role: 'admin', by: 'user:test' }).token;
+  tok.operator = createApiToken(host.store, { tenant: 'default', role: 'admin', by: 'user:test' }).token;
+});
+afterAll(() => host.close());
+
+const stored = () =>
+  new ConfigRepo(host.store)
+    .list()
+    .map((o) => `${o.kind}/${o.id}@${o.version}`)
+    .sort();
+
+describe("a tenant's own admin", () => {
+  it('cannot create or change a resource, of any kind; nothing is written', async () => {
+    const before = stored();
+    const attempts: [string, unknown][] = [
+      ['mcpServers', { id: 'o-mcp', command: '/bin/sh', args: ['-c', 'id > /tmp/pwned'] }],
+      ['mcpServers', { id: 'acme-tools', url: 'http://127.0.0.1:9/other' }],
+      ['models', { id: 'acme-model', provider: 'scripted', model: 'scripted-2' }],
+      [
+        'models',
+        { id: 'm2', provider: 'openai', model: 'x', baseUrl: 'http://127.0.0.1:9/v1', apiKey: { env: 'HOME' } },
+      ],
+      ['knowledgeBases', { id: 'kb', path: '/etc' }],
+      ['artifacts', { id: 'art', path: '/etc/passwd' }],
+    ];
+    for (const [plural, item] of attempts) {
+      const r = await apply(tok.acme, { config: { resources: { [plural]: [item] } }, dryRun: false });
+      expect([plural, r.status], r.text).toEqual([plural, 400]);
+      expect(r.body.errors).toContainEqual({
+        path: `config.resources.${plural}[0]`,
+        message: expect.stringContaining("a tenant's admin cannot create or change resources") as string,
+      });
+    }
+    expect(stored()).toEqual(before);
+  });
+
+  it('cannot set a binding outside the isolation; every field is named at once', async () => {
+    const r = await apply(tok.acme, {
+      config: {
+        bindings: [
+          {
+            id: 'acme-open',
+            runner: 'echo',
+            sandbox: 'process',
+            allowDegrade: true,
+            readPaths: ['/etc'],
+            network: { allowPrivate: true },
+            route: { platform: 'open' },
+          },
+        ],
+      },
+    });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.errors!.map((e) => e.path).sort()).toEqual(
+      [
+        'config.bindings[0].allowDegrade',
+        'config.bindings[0].network.allowPrivate',
+        'config.bindings[0].readPaths',
+        'config.bindings[0].sandbox',
+      ].sort(),
+    );
+    expect(new ConfigRepo(host.store).get('binding', 'acme-open')).toBeUndefined();
+  });
+
+  it('applies bindings inside the isolation granting the operator’s resources; an export round-trips', async () => {
+    const exported = await app.inject({
+      method: 'GET',
+      url: '/v1/config',
+      headers: { authorization: `Bearer ${tok.acme}` },
+    });
+    const config = exported.json() as { resources: object; bindings: object[] };
+    config.bindings.push({
+      id: 'acme-bot',
+      runner: 'echo',
+      route: { platform: 'telegram', bot: 'acme' },
+      grants: { models: ['acme-model'] },
+    });
+    const r = await apply(tok.acme, { config });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.changes).toContainEqual({ kind: 'binding', id: 'acme-bot', action: 'created' });
+    expect(r.body.changes).toContainEqual({ kind: 'binding', id: 'acme-legacy', action: 'unchanged' });
+  });
+
+  it("prune removes the tenant's bindings only: the operator's resources stay", async () => {
+    const r = await apply(tok.acme, { config: {}, prune: true });
+    expect(r.status, r.text).toBe(200);
+    expect(stored().filter((s) => !s.startsWith('binding/'))).toEqual(['mcpServer/acme-tools@1', 'model/acme-model@1']);
+    expect(stored().some((s) => s.startsWith('binding/acme'))).toBe(false);
+  });
+
+  it("the operator's admin (tenant default) may set host-level fields, like the CLI", async () => {
+    const r = await apply(tok.operator, {
+      config: { bindings: [{ id: 'op-bot', runner: 'echo', sandbox: 'process', route: { platform: 'op' } }] },
+      dryRun: true,
+    });
+    expect(r.status, r.text).toBe(200);
+  });
+});
+
+describe('a configuration with very many problems', () => {
+  it('lists the first problems and says how many more, whatever the size (no pairwise blow-up)', async () => {
+    const bindings = Array.from({ length: 3000 }, (_, i) => ({
+      id: `same-${i}`,
+      runner: 'echo',
+      route: { platform: 'same' },
+    }));
+    const r = await apply(tok.acme, { config: { bindings }, dryRun: true });
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toHaveLength(MAX_PROBLEMS + 1);
+    expect(r.body.errors!.at(-1)!.message).toMatch(/^2799 more problems not listed/);
+  });
+});
