@@ -52,18 +52,17 @@ export function applyConfig(
   const repo = new ConfigRepo(store);
   const scope = options.tenant;
   const current = scope === undefined ? repo.snapshot() : configOfTenant(repo.snapshot(), scope);
-  const foreign = scope === undefined ? [] : foreignProblems(raw, scope, repo);
   const own = scope === undefined ? raw : stampTenant(raw, scope);
   // A tenant other than the operator's changes only its bindings, within the host's isolation: resources name host
   // commands, paths, URLs and secrets, so they stay as the operator made them (kept even by a prune).
   const restricted = scope !== undefined && scope !== DEFAULT_TENANT;
+  const foreign =
+    scope === undefined
+      ? []
+      : [...foreignProblems(raw, scope, repo), ...(restricted ? tenantAdminProblems(own, repo) : [])];
   const kept = restricted ? { ...current, bindings: [] } : current;
   const merged = options.prune && !restricted ? own : options.prune ? mergeKept(own, kept) : mergeKept(own, current);
   const file = validateWith(foreign, () => validateConfig(merged, context));
-  if (restricted) {
-    const problems = tenantAdminProblems(raw, file, repo);
-    if (problems.length > 0) throw configInvalid(problems);
-  }
 
   const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [
     ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) =>

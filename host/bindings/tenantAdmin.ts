@@ -10,7 +10,7 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import { CONFIG_KINDS, type ConfigKind, type ConfigRepo } from '../state/configRepo.js';
 import type { ConfigProblem } from './validateConfig.js';
-import type { Binding, ConfigFile, Resources } from './schema.js';
+import { ConfigFileSchema, type Resources } from './schema.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -23,49 +23,67 @@ const RESOURCES_ARE_THE_OPERATORS =
   "a tenant's admin cannot create or change resources (they name host commands, paths, URLs and secrets)";
 
 /** Binding fields that would take a run outside the host's isolation, each with why. */
-const ISOLATION_FIELDS: { field: string; breaks: (b: Binding) => boolean; why: string }[] = [
-  { field: 'sandbox', breaks: (b) => b.sandbox === 'process', why: 'runs the runner unsandboxed, as the host user' },
-  { field: 'allowDegrade', breaks: (b) => b.allowDegrade, why: 'lets a run start with less isolation' },
-  { field: 'readPaths', breaks: (b) => b.readPaths.length > 0, why: 'binds host paths into the sandbox' },
+// Checked on the object as sent (a field left out takes its default, which is always inside the isolation); any value
+// but the default is refused, so a value of the wrong type cannot slip past as "not process".
+const ISOLATION_FIELDS: { field: string; breaks: (b: Record<string, unknown>) => boolean; why: string }[] = [
+  {
+    field: 'sandbox',
+    breaks: (b) => 'sandbox' in b && b.sandbox !== 'bwrap',
+    why: 'runs the runner outside the bwrap sandbox, as the host user',
+  },
+  {
+    field: 'allowDegrade',
+    breaks: (b) => 'allowDegrade' in b && b.allowDegrade !== false,
+    why: 'lets a run start with less isolation',
+  },
+  {
+    field: 'readPaths',
+    breaks: (b) => 'readPaths' in b && !(Array.isArray(b.readPaths) && b.readPaths.length === 0),
+    why: 'binds host paths into the sandbox',
+  },
   {
     field: 'network.allowPrivate',
-    breaks: (b) => b.network.allowPrivate,
+    breaks: (b) => isRecord(b.network) && 'allowPrivate' in b.network && b.network.allowPrivate !== false,
     why: "reaches the host's loopback and private networks",
   },
 ];
 
 /**
- * The problems of `raw` (the file as sent) applied by a tenant's own admin, each at its field path. `file` is the
- * validated configuration it became (defaults applied), `repo` the stored one.
+ * The problems of `own` (the file as sent, its objects stamped with the tenant) applied by a tenant's own admin, each
+ * at its field path; found before validation, so they are listed with the validator's. An object is "as stored" when
+ * it parses to exactly the stored spec.
  */
-export function tenantAdminProblems(raw: unknown, file: ConfigFile, repo: ConfigRepo): ConfigProblem[] {
-  if (!isRecord(raw)) return [];
+export function tenantAdminProblems(own: unknown, repo: ConfigRepo): ConfigProblem[] {
+  if (!isRecord(own)) return [];
   const problems: ConfigProblem[] = [];
-  const unchanged = (kind: ConfigKind, id: string, spec: unknown) => {
-    const stored = repo.get(kind, id);
-    return stored !== undefined && canonicalJson(stored.spec) === canonicalJson(spec);
+  const asStored = (kind: ConfigKind, plural: string | undefined, item: unknown) => {
+    const id = isRecord(item) ? item.id : undefined;
+    const stored = typeof id === 'string' ? repo.get(kind, id) : undefined;
+    if (!stored) return false;
+    const parsed = plural
+      ? ConfigFileSchema.safeParse({ resources: { [plural]: [item] } })
+      : ConfigFileSchema.safeParse({ bindings: [item] });
+    if (!parsed.success) return false;
+    const spec = plural ? parsed.data.resources[plural as keyof Resources][0] : parsed.data.bindings[0];
+    return canonicalJson(stored.spec) === canonicalJson(spec);
   };
-  const resources = isRecord(raw.resources) ? raw.resources : {};
+  const resources = isRecord(own.resources) ? own.resources : {};
   for (const [plural, kind] of Object.entries(CONFIG_KINDS)) {
     const items = resources[plural];
     if (!Array.isArray(items)) continue;
     items.forEach((item: unknown, i) => {
-      const id = isRecord(item) ? item.id : undefined;
-      const spec = file.resources[plural as keyof Resources].find((r) => r.id === id);
-      if (typeof id === 'string' && spec && unchanged(kind, id, spec)) return;
-      problems.push({
-        field: `resources.${plural}[${i}]`,
-        message: `${RESOURCES_ARE_THE_OPERATORS}; ${ASK_OPERATOR}`,
-      });
+      if (!asStored(kind, plural, item))
+        problems.push({
+          field: `resources.${plural}[${i}]`,
+          message: `${RESOURCES_ARE_THE_OPERATORS}; ${ASK_OPERATOR}`,
+        });
     });
   }
-  const bindings = Array.isArray(raw.bindings) ? raw.bindings : [];
+  const bindings = Array.isArray(own.bindings) ? own.bindings : [];
   bindings.forEach((item: unknown, i) => {
-    const id = isRecord(item) ? item.id : undefined;
-    const binding = file.bindings.find((b) => b.id === id);
-    if (typeof id !== 'string' || !binding || unchanged('binding', id, binding)) return;
+    if (!isRecord(item) || asStored('binding', undefined, item)) return;
     for (const f of ISOLATION_FIELDS)
-      if (f.breaks(binding))
+      if (f.breaks(item))
         problems.push({
           field: `bindings[${i}].${f.field}`,
           message: `a tenant's admin cannot set this: it ${f.why}; ${ASK_OPERATOR}`,

@@ -217,9 +217,9 @@ describe('paddock serve: configuration admin endpoints', () => {
     }[];
     const created = audit.filter((a) => a.type === 'config.created' && a.actor === actor);
     expect(created.map((a) => [a.data.id, a.data.spec.tenant])).toEqual([
-      ['acme-model', 'acme'],
-      ['acme-bot', 'acme'],
-      ['acme-held', 'acme'],
+      ['acme-model', ACME],
+      ['acme-bot', ACME],
+      ['acme-held', ACME],
     ]);
 
     // Prune with acme's own file minus one binding: only that binding goes; beta's objects stay.

