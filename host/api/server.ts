@@ -33,7 +33,8 @@ import { openaiRoutes } from './routes/openai.js';
 import { runsRoutes } from './routes/runs.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { streamsRoutes } from './routes/streams.js';
-import type { StreamQuotaOptions } from './streams/streamQuota.js';
+import { STREAM_QUOTA_DEFAULTS, StreamQuota, type StreamQuotaOptions } from './streams/streamQuota.js';
+import { apiTokenActive } from '../state/apiTokens.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 
 /** Body limit of every request (docs/http-api.md, "Conventions"). */
@@ -156,13 +157,17 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await runsRoutes(app, deps);
   await sessionsRoutes(app, deps);
   webhooksRoutes(app, deps);
-  await openaiRoutes(app, deps);
+  // One count of open streams for the SSE routes and the OpenAI-compatible streams alike (docs/http-api.md).
+  const streamQuota = new StreamQuota({ ...STREAM_QUOTA_DEFAULTS, ...options.streams }, (tokenId) =>
+    apiTokenActive(deps.store, tokenId),
+  );
+  await openaiRoutes(app, deps, streamQuota);
   await adminRunsRoutes(app, deps);
   await adminAuditRoutes(app, deps);
   adminDoctorRoutes(app, deps);
   adminConfigRoutes(app, deps);
   adminBindingsRoutes(app, deps);
-  const streams = streamsRoutes(app, deps, options.streams);
+  const streams = streamsRoutes(app, deps, streamQuota);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());
   return app;

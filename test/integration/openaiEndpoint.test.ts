@@ -9,7 +9,7 @@ import OpenAI, { APIError, BadRequestError, NotFoundError, RateLimitError } from
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../host/bindings/apply.js';
 import { buildServer } from '../../host/api/server.js';
-import { createApiToken } from '../../host/state/apiTokens.js';
+import { createApiToken, revokeApiToken } from '../../host/state/apiTokens.js';
 import type { HostConfig } from '../../host/config/hostConfig.js';
 import { parseLimits } from '../../host/config/limits.js';
 import { TOKENS } from '../../host/di/tokens.js';
@@ -452,5 +452,47 @@ describe('GET /v1/models', () => {
     expect(ids).toEqual(['crashy', 'hello', 'leaky', 'long', 'metered', 'slow']);
     expect((await client.models.retrieve('hello')).id).toBe('hello');
     await expect(client.models.retrieve('telegram-only')).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe('streamed completions are open streams: they', () => {
+  it('count in the open-stream caps with SSE streams, and end (run cancelled) when the token is revoked', async () => {
+    const capped = await buildServer(host, {
+      rate: { rate: 1_000, burst: 1_000 },
+      streams: { perToken: 1, recheckMs: 100 },
+    });
+    await capped.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const base = `http://127.0.0.1:${(capped.server.address() as { port: number }).port}`;
+      const { token, info } = createApiToken(host.store, { tenant: 'default', role: 'platform', by: 'user:test' });
+      const own = new OpenAI({ baseURL: `${base}/v1`, apiKey: token, maxRetries: 0 });
+      const { data: stream, response } = await own.chat.completions
+        .create(
+          { ...ask('slow', 'Hold'), stream: true },
+          { headers: { 'x-paddock-conversation': `cap-${process.pid}` } },
+        )
+        .withResponse();
+      const runId = response.headers.get('x-paddock-run-id')!;
+      const end = ended(runId);
+      // The token's one place is taken: a second streamed completion and an SSE stream are both refused.
+      const second = await own.chat.completions
+        .create({ ...ask('slow', 'Second'), stream: true })
+        .withResponse()
+        .catch((e: unknown) => e);
+      expect(second).toBeInstanceOf(RateLimitError);
+      expect(second).toMatchObject({ status: 429, code: 'too_many_streams' });
+      const sse = await fetch(`${base}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${token}` } });
+      expect(sse.status).toBe(429);
+      expect(((await sse.json()) as { code: string }).code).toBe('too_many_streams');
+      // Revoked while the stream is open: the stream ends and its run is cancelled.
+      revokeApiToken(host.store, info.id, 'user:test');
+      const read = (async () => {
+        for await (const chunk of stream) void chunk;
+      })();
+      await read.catch(() => undefined);
+      expect((await end).data).toMatchObject({ status: 'cancelled' });
+    } finally {
+      await capped.close();
+    }
   });
 });

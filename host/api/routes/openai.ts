@@ -19,6 +19,7 @@ import {
   problemAsOpenAIError,
   refusalError,
 } from '../openai/errors.js';
+import { refusalDetail, STREAMS_RETRY_AFTER_SECONDS, type StreamQuota } from '../streams/streamQuota.js';
 import { firstSeqsDuring, followRun } from '../openai/followRun.js';
 import { modelList, reachableBinding, tenantOf } from '../openai/models.js';
 import { RunReply } from '../openai/reply.js';
@@ -51,7 +52,7 @@ function callerOf(request: FastifyRequest): Principal {
 }
 
 /** Register the OpenAI-compatible routes (in their own scope: their errors are OpenAI-shaped). */
-export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps): Promise<void> {
+export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, quota: StreamQuota): Promise<void> {
   // Read while answering, never at registration (the OpenAPI generator builds the routes with no host).
   const dispatcher = () => deps.dispatcher;
   const bindings = () => new ConfigRepo(deps.store).list<Binding>('binding');
@@ -114,6 +115,18 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps):
         // `model` must be the binding routing picks for this event: never a broader one answering for it.
         if (!reachableBinding(own, tenant, parsed.model) || matchBinding(own, parsed.event)?.id !== parsed.model)
           throw modelNotFound(parsed.model);
+        // A streamed answer is an open stream like the SSE routes': counted in the same caps, and ended (its run
+        // cancelled) when its token is revoked or expires. Taken before the dispatch, so a refusal starts no run.
+        if (parsed.stream) {
+          const admitted = quota.admit(callerOf(request).tokenId);
+          if (!admitted.ok)
+            throw openAIError(429, 'too_many_streams', refusalDetail(admitted), {
+              headers: { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) },
+            });
+          // 'close' fires once however the request ends: an error answer, the end of the stream, the client leaving.
+          reply.raw.once('close', admitted.lease.release);
+          admitted.lease.attach(() => reply.raw.destroy());
+        }
         const dispatched = await dispatchFor(parsed, tenant);
         const { ticket } = dispatched;
         if (ticket.bindingId !== parsed.model) {

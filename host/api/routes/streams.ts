@@ -9,10 +9,9 @@ import { principalOf, requireRole } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { ApiProblem } from '../problems.js';
 import { AUTH_ERRORS, IdParams, ProblemSchema } from '../schemas.js';
-import { apiTokenActive } from '../../state/apiTokens.js';
 import { EventStreams, parseStartSeq } from '../streams/index.js';
 import type { StreamTarget } from '../streams/eventStream.js';
-import { STREAM_QUOTA_DEFAULTS, StreamQuota, type StreamQuotaOptions } from '../streams/streamQuota.js';
+import { refusalDetail, STREAMS_RETRY_AFTER_SECONDS, type StreamQuota } from '../streams/streamQuota.js';
 import { assertSessionOfTenant } from './sessions.js';
 import { runOfTenant } from './runs.js';
 
@@ -27,21 +26,10 @@ export interface StreamRoutes {
   endAll(): void;
 }
 
-/** Seconds a client refused `too_many_streams` is told to wait (streams end when their clients leave). */
-const STREAMS_RETRY_AFTER_SECONDS = 5;
-
 /** Register the two stream routes; returns what the server needs of them at stop and for metrics. */
-export function streamsRoutes(
-  app: FastifyInstance,
-  deps: ApiDeps,
-  limits: Partial<StreamQuotaOptions> = {},
-): StreamRoutes {
+export function streamsRoutes(app: FastifyInstance, deps: ApiDeps, quota: StreamQuota): StreamRoutes {
   const api = app.withTypeProvider<ZodTypeProvider>();
   let streams: EventStreams | undefined;
-  // Checked here, at build time: a bad limit fails the server's start, not its first stream.
-  const quota = new StreamQuota({ ...STREAM_QUOTA_DEFAULTS, ...limits }, (tokenId) =>
-    apiTokenActive(deps.store, tokenId),
-  );
   const open = (request: FastifyRequest, reply: FastifyReply, target: Omit<StreamTarget, 'afterSeq'>) => {
     const headers = request.headers as { 'last-event-id'?: string };
     const start = parseStartSeq({
@@ -57,9 +45,7 @@ export function streamsRoutes(
       throw new ApiProblem(
         429,
         'too_many_streams',
-        admitted.scope === 'token'
-          ? `this token already holds ${admitted.limit} open streams (the most one token may); close one first`
-          : `the server already holds ${admitted.limit} open streams (the most it serves); retry later`,
+        refusalDetail(admitted),
         { scope: admitted.scope, limit: admitted.limit },
         { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) },
       );

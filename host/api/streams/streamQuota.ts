@@ -11,6 +11,16 @@ export interface StreamQuotaOptions {
 /** The defaults of {@link StreamQuotaOptions}. */
 export const STREAM_QUOTA_DEFAULTS: StreamQuotaOptions = { perToken: 16, total: 256, recheckMs: 1000 };
 
+/** Seconds a client refused `too_many_streams` is told to wait (streams end when their clients leave). */
+export const STREAMS_RETRY_AFTER_SECONDS = 5;
+
+/** What a refused client is told: which cap, and what to do. */
+export function refusalDetail(refusal: StreamRefusal): string {
+  return refusal.scope === 'token'
+    ? `this token already holds ${refusal.limit} open streams (the most one token may); close one first`
+    : `the server already holds ${refusal.limit} open streams (the most it serves); retry later`;
+}
+
 /** An admitted stream's place in the quota. */
 export interface StreamLease {
   /** How to end the stream when its token stops being valid (call once the stream is served). */
