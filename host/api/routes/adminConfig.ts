@@ -19,10 +19,15 @@ import {
   RunnersAnswerSchema,
 } from '../adminSchemas.js';
 import { principalOf, requireRole } from '../auth.js';
+import { ApiProblem } from '../problems.js';
+import { valueDepth } from '../../util/valueDepth.js';
 import { configProblemOf } from '../configProblem.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
 import { z } from 'zod';
+
+/** How deeply a configuration may nest (a runner's `config` included); the protocol's own JSON limit. */
+const MAX_CONFIG_DEPTH = 64;
 
 /** Register the configuration admin routes. */
 export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -93,6 +98,17 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const [prefix, root] = yaml === undefined ? ['config.', 'config'] : ['', 'yaml'];
       try {
         const raw = yaml === undefined ? config : parseConfigText(yaml, 'yaml');
+        // Deeper than any real configuration, and deep enough to exhaust the recursive walks of copying and
+        // validating it: refused up front, naming where it came in.
+        if (valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH)
+          throw new ApiProblem(
+            400,
+            'invalid_request',
+            `the configuration nests deeper than ${MAX_CONFIG_DEPTH} levels`,
+            {
+              errors: [{ path: root, message: `nests deeper than ${MAX_CONFIG_DEPTH} levels` }],
+            },
+          );
         return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor), {
           by: apiActor(principal, by),
           dryRun,
@@ -100,6 +116,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
           tenant: principal.tenant,
         });
       } catch (error) {
+        if (error instanceof ApiProblem) throw error;
         throw configProblemOf(error, prefix, root);
       }
     },

@@ -20,8 +20,8 @@ async function apply(token: string, payload: unknown) {
   const r = await app.inject({
     method: 'POST',
     url: '/v1/config/apply',
-    headers: { authorization: `Bearer ${token}` },
-    payload: payload as object,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
   });
   return { status: r.statusCode, body: r.json() as Json, text: r.body };
 }
@@ -157,5 +157,21 @@ describe('a configuration with very many problems', () => {
     expect(r.status).toBe(400);
     expect(r.body.errors).toHaveLength(MAX_PROBLEMS + 1);
     expect(r.body.errors!.at(-1)!.message).toMatch(/^2799 more problems not listed/);
+  });
+});
+
+describe('a configuration nested very deeply', () => {
+  it('is a 400 naming where it came in, as JSON and as YAML; the server goes on', async () => {
+    // Sent as text: the test's own JSON.stringify could not write it either.
+    const deep = `${'{"a":'.repeat(100_000)}"x"${'}'.repeat(100_000)}`;
+    const json = await apply(
+      tok.acme,
+      `{"config":{"bindings":[{"id":"deep","runner":"echo","route":{"platform":"deep"},"config":${deep}}]}}`,
+    );
+    expect(json.status, json.text.slice(0, 300)).toBe(400);
+    expect(json.body).toMatchObject({ code: 'invalid_request', errors: [{ path: 'config' }] });
+    const yaml = await apply(tok.acme, { yaml: `${'['.repeat(100_000)}${']'.repeat(100_000)}` });
+    expect(yaml.status, yaml.text.slice(0, 300)).toBe(400);
+    expect((await apply(tok.acme, { config: {}, dryRun: true })).status).toBe(200);
   });
 });
