@@ -31,8 +31,8 @@ export function tenantOfAuditRow(store: Store, row: AuditRowWithTenant, data: un
       return typeof tenant === 'string' ? tenant : DEFAULT_TENANT;
     }
     // A deletion: the object's tenant was its last spec's.
-    const version = typeof d.version === 'number' ? d.version : Number.MAX_SAFE_INTEGER;
-    return configTenantBefore(store, d.kind, d.id, { version }) ?? null;
+    if (typeof d.version !== 'number') return null;
+    return configTenantBefore(store, d.kind, d.id, { deletedAt: row.at, version: d.version }) ?? null;
   }
   if (row.type === 'skill.recorded' && typeof d.skill === 'string')
     return configTenantBefore(store, 'skill', d.skill, { at: row.at }) ?? null;

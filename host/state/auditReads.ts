@@ -29,23 +29,33 @@ export function auditRowsAfter(store: Store, after: number, limit: number): Audi
 }
 
 /**
- * The tenant a configuration object's stored spec named at its newest change that had a spec (a deletion has none),
- * among its changes before version `before.version`, or at or before time `before.at`; undefined when none is recorded.
+ * The tenant a configuration object's stored spec named at its newest change that had a spec (a deletion has none):
+ * the last before the deletion recorded at `before.deletedAt` with that version, or at or before time `before.at`;
+ * undefined when none is recorded.
  */
 export function configTenantBefore(
   store: Store,
   kind: string,
   id: string,
-  before: { version: number } | { at: string },
+  before: { deletedAt: string; version: number } | { at: string },
 ): string | undefined {
-  const bound = 'version' in before ? 'version < ?' : 'at <= ?';
+  // A deletion: the last spec recorded before that deletion's own change row (an id re-created later, by any tenant,
+  // starts its versions again, so neither the version nor a time alone can tell the two lives apart).
+  const [bound, args] =
+    'deletedAt' in before
+      ? [
+          'seq < (SELECT seq FROM config_changes WHERE kind = ? AND id = ? AND action = ? AND version = ? AND at = ? ' +
+            'ORDER BY seq LIMIT 1)',
+          [kind, id, 'deleted', before.version, before.deletedAt],
+        ]
+      : ['at <= ?', [before.at]];
   const spec = dbOf(store)
     .prepare(
       `SELECT spec FROM config_changes WHERE kind = ? AND id = ? AND ${bound} AND spec IS NOT NULL ` +
         'ORDER BY seq DESC LIMIT 1',
     )
     .pluck()
-    .get(kind, id, 'version' in before ? before.version : before.at) as string | undefined;
+    .get(kind, id, ...args) as string | undefined;
   if (spec === undefined) return undefined;
   const tenant = (JSON.parse(spec) as { tenant?: unknown }).tenant;
   return typeof tenant === 'string' ? tenant : undefined;

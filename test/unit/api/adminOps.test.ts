@@ -243,6 +243,23 @@ describe('POST /v1/runs/:id/resolve', () => {
 });
 
 describe('GET /v1/audit/export and /v1/audit/verify', () => {
+  it("a deletion stays its tenant's when another tenant re-creates the id (versions start again)", async () => {
+    const { store, call, token } = await setUp();
+    const repo = new ConfigRepo(store);
+    repo.put('binding', 'reused', { id: 'reused', tenant: 'beta' }, 'api:betatoken/user:beta-user');
+    repo.delete('binding', 'reused', 'api:betatoken/user:beta-user');
+    repo.put('binding', 'reused', { id: 'reused', tenant: 'acme' }, 'user:acme');
+    type Record = { type: string; actor: string };
+    const deletions = async (tenant: string) => {
+      const answer = await call(token(tenant, 'admin'), 'GET', '/v1/audit/export');
+      return (answer.body.records as unknown as Record[])
+        .filter((r) => r.type === 'config.deleted')
+        .map((r) => r.actor);
+    };
+    expect(await deletions('acme')).toEqual([]);
+    expect(await deletions('beta')).toEqual(['api:betatoken/user:beta-user']);
+  });
+
   async function populated() {
     const h = await setUp();
     const repo = new ConfigRepo(h.store);
