@@ -10,7 +10,7 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import { CONFIG_KINDS, type ConfigKind, type ConfigRepo } from '../state/configRepo.js';
 import type { ConfigProblem } from './validateConfig.js';
-import { ConfigFileSchema, type Resources } from './schema.js';
+import { BindingSchema, ConfigFileSchema, type Resources } from './schema.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -23,13 +23,16 @@ const RESOURCES_ARE_THE_OPERATORS =
   "a tenant's admin cannot create or change resources (they name host commands, paths, URLs and secrets)";
 
 /** Binding fields that would take a run outside the host's isolation, each with why. */
+/** The sandbox a binding gets when it names none: the host's full isolation. */
+const DEFAULT_SANDBOX: unknown = BindingSchema.shape.sandbox.parse(undefined);
+
 // Checked on the object as sent (a field left out takes its default, which is always inside the isolation); any value
 // but the default is refused, so a value of the wrong type cannot slip past as "not process".
 const ISOLATION_FIELDS: { field: string; breaks: (b: Record<string, unknown>) => boolean; why: string }[] = [
   {
     field: 'sandbox',
-    breaks: (b) => 'sandbox' in b && b.sandbox !== 'bwrap',
-    why: 'runs the runner outside the bwrap sandbox, as the host user',
+    breaks: (b) => 'sandbox' in b && b.sandbox !== DEFAULT_SANDBOX,
+    why: 'runs the runner with less isolation than the default sandbox',
   },
   {
     field: 'allowDegrade',
