@@ -22,12 +22,14 @@ const ASK_OPERATOR = 'ask the operator (`paddock apply` on the host, or an admin
 const RESOURCES_ARE_THE_OPERATORS =
   "a tenant's admin cannot create or change resources (they name host commands, paths, URLs and secrets)";
 
-/** Binding fields that would take a run outside the host's isolation, each with why. */
 /** The sandbox a binding gets when it names none: the host's full isolation. */
 const DEFAULT_SANDBOX: unknown = BindingSchema.shape.sandbox.parse(undefined);
 
-// Checked on the object as sent (a field left out takes its default, which is always inside the isolation); any value
-// but the default is refused, so a value of the wrong type cannot slip past as "not process".
+/**
+ * Binding fields that would take a run outside the host's isolation, each with why. Checked on the object as sent (a
+ * field left out takes its default, which is always inside the isolation); any value but the default is refused, so a
+ * value of the wrong type cannot slip past as "not process".
+ */
 const ISOLATION_FIELDS: { field: string; breaks: (b: Record<string, unknown>) => boolean; why: string }[] = [
   {
     field: 'sandbox',
