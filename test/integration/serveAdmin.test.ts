@@ -3,46 +3,19 @@
 // operator with `paddock apply`), real runner processes held by the server and by a `paddock dispatch` child, and a
 // canary secret the server's environment holds, grepped for in every answer, its log and the data folder.
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filesContaining } from '../helpers/canary.js';
 import { jsonLines, paddock } from '../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../helpers/host.js';
+import { rendezvous } from '../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../helpers/serve.js';
 
 // Not named like a credential: the server learns it is a secret from the configuration that references it.
 const CANARY_ENV = 'PADDOCK_TEST_SERVE_ADMIN_CANARY';
 const CANARY = `canary-serve-admin-${process.pid}-Vb8Kp2`;
 const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS };
-
-/** The rendezvous fixture's socket: each run connects and sends "<runId> <text>"; resolves as runs arrive. */
-function rendezvous(dir: string) {
-  const path = join(dir, 'rv.sock');
-  const sockets = new Map<string, Socket>();
-  const arrivedIds = new Set<string>();
-  const waiting = new Map<string, () => void>();
-  const server = createServer((s) => {
-    s.on('error', () => undefined);
-    s.once('data', (chunk) => {
-      const runId = chunk.toString().split(' ')[0]!;
-      sockets.set(runId, s);
-      arrivedIds.add(runId);
-      waiting.get(runId)?.();
-    });
-  }).listen(path);
-  return {
-    path,
-    arrived: (runId: string) =>
-      new Promise<void>((resolve) => (arrivedIds.has(runId) ? resolve() : waiting.set(runId, resolve))),
-    go: (runId: string) => sockets.get(runId)!.write('go\n'),
-    close: () => {
-      for (const s of sockets.values()) s.destroy();
-      server.close();
-    },
-  };
-}
 
 type Body = Record<string, unknown> & { code?: string; errors?: { path: string; message: string }[] };
 const answers: string[] = [];
