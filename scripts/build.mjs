@@ -56,14 +56,35 @@ export function upToDate(hash = sourceHash()) {
 const CLI_EXTERNAL = ['better-sqlite3', 'esbuild'];
 
 /**
+ * zod's `locales` namespace (every language's error messages, ~360 KB: half of zod in the bundle) reduced to the
+ * English one, which zod itself registers and paddock uses; nothing in paddock calls `z.locales`. Each CLI command
+ * compiles its modules at every start (Node 20 has no compile cache), so that is ~10% of a dispatch's JavaScript.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/](core|classic)$/.test(args.resolveDir)
+        ? { path: join(args.resolveDir, '..', 'locales', 'english-only'), namespace: 'zod-en' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({
+      contents: "export { default as en } from './en.js';\n",
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * Bundle the compiled CLI (`<out>/host/cli/entry.js`) with its dependencies into `<out>/cli/`: one file per lazily
  * imported command plus shared chunks, and `meta.json` (esbuild's metafile: which source module is in which chunk).
  * Why: Node 20 has no module compile cache, and resolving and reading ~1 000 module files cost about as much as the
  * command itself (docs/benchmarks.md, "CLI start-up"); the compiled tree stays for the package exports.
  */
-function bundleCli(out) {
+async function bundleCli(out) {
   const esbuild = createRequire(join(ROOT, 'package.json'))('esbuild');
-  const result = esbuild.buildSync({
+  const result = await esbuild.build({
     // Paths in meta.json relative to dist/ (`host/cli/main.js`, `../node_modules/zod/…`), wherever it was built.
     absWorkingDir: out,
     entryPoints: ['host/cli/entry.js'],
@@ -76,6 +97,7 @@ function bundleCli(out) {
     external: CLI_EXTERNAL,
     metafile: true,
     logLevel: 'error',
+    plugins: [zodEnglishOnly],
     // CommonJS dependencies call require() for Node's own modules; an ESM bundle has no require of its own.
     banner: {
       js: [
@@ -87,8 +109,8 @@ function bundleCli(out) {
   writeFileSync(join(out, 'cli', 'meta.json'), JSON.stringify(result.metafile));
 }
 
-/** Build dist/ unless it is up to date; returns what it did. Throws when tsc fails (dist/ is left as it was). */
-export function build({ force = false, log = (line) => console.error(line) } = {}) {
+/** Build dist/ unless it is up to date; resolves to what it did. Throws when tsc fails (dist/ is left as it was). */
+export async function build({ force = false, log = (line) => console.error(line) } = {}) {
   const hash = sourceHash();
   if (!force && upToDate(hash)) return 'up to date';
   const tmp = join(ROOT, `dist.${process.pid}.tmp`);
@@ -104,7 +126,7 @@ export function build({ force = false, log = (line) => console.error(line) } = {
     throw new Error(`build: tsc failed (exit ${result.status ?? result.signal}); dist/ left as it was`);
   }
   try {
-    bundleCli(tmp);
+    await bundleCli(tmp);
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`build: bundling the CLI failed (${error.message}); dist/ left as it was`);
@@ -119,10 +141,8 @@ export function build({ force = false, log = (line) => console.error(line) } = {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  try {
-    build({ force: process.argv.includes('--force') });
-  } catch (error) {
+  build({ force: process.argv.includes('--force') }).catch((error) => {
     console.error(error.message);
     process.exit(1);
-  }
+  });
 }

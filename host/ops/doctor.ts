@@ -8,7 +8,7 @@ import { DEFAULT_TENANT } from '../config/tenant.js';
 import { harnessReports } from '../harness/harnesses.js';
 import { BACKENDS, sandboxBackend } from '../sandbox/backend.js';
 import { runIdentityReport } from '../sandbox/identityReport.js';
-import { probeMachine } from '../sandbox/probe.js';
+import { probeMachine, type MachineReport } from '../sandbox/probe.js';
 import { describeMissingRef, missingSecretRefs } from '../secrets/hostSecrets.js';
 import type { ConfigKind } from '../state/configRepo.js';
 
@@ -31,9 +31,11 @@ export function missingSecretLines(specs: { kind: ConfigKind; spec: unknown }[],
   }).map(describeMissingRef);
 }
 
-/** Doctor's report (`paddock doctor --json`). `missingSecrets` is computed by the caller (it reads the store). */
-export function doctorReport(config: HostConfig, missingSecrets: string[]) {
-  const machine = probeMachine();
+/**
+ * Doctor's report (`paddock doctor --json`). `missingSecrets` is computed by the caller (it reads the store); `machine`
+ * defaults to this process's probe (the CLI passes a fresh one: doctor is what an admin runs when something failed).
+ */
+export function doctorReport(config: HostConfig, missingSecrets: string[], machine: MachineReport = probeMachine()) {
   // Every backend this machine can run, with what it would enforce here.
   const backends = Object.fromEntries(
     BACKENDS.map(sandboxBackend)

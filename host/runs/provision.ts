@@ -12,7 +12,7 @@ import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
-import { probeMachine, type MachineReport } from '../sandbox/probe.js';
+import { forgetMachineProbe, probeMachine, type MachineReport } from '../sandbox/probe.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
 import { runSocketPath } from '../sandbox/runSockets.js';
@@ -519,6 +519,8 @@ export async function provision(
       release,
     };
   } catch (error) {
+    // A step may have failed because the machine no longer does what its kept probe said (probeCache.ts).
+    forgetMachineProbe();
     await release();
     throw error;
   }

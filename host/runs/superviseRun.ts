@@ -20,6 +20,7 @@ import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.j
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
 import { TailBuffer } from '../process/tailBuffer.js';
 import type { Containment } from '../sandbox/containment.js';
+import { forgetMachineProbe } from '../sandbox/probe.js';
 import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import { HostEndpoint } from '../../sdk/transport/hostEndpoint.js';
 import type { RequestLimits } from '../../sdk/transport/requestBudget.js';
@@ -251,6 +252,8 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     // hold it open) before calling the exit a crash.
     void settlesWithin(stdoutEnded.promise, limits.exitDrainMs).then(() => {
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      // Maybe the sandbox, not the runner: the next host process probes the machine again (probeCache.ts).
+      if (phase !== 'running') forgetMachineProbe();
       conn.close(RpcError.runnerExited(how));
       decide('crashed', `runner ${how} ${PHASE_TEXT[phase]}${lastStderrLine(redact(tail.toString()))}`);
     });

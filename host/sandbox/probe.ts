@@ -13,6 +13,7 @@ import {
 import { RunCgroup, readCgroupLayout, type CgroupApplied } from './cgroups.js';
 import { diskQuotaProbe, type DiskQuotaMachine } from './diskQuota.js';
 import { exec, runProbeAsync, runProbeSync, type Probe } from './probeSteps.js';
+import { forgetProbeCache, probeCacheDir, probeCacheKey, readProbeCache, writeProbeCache } from './probeCache.js';
 
 /** What this machine can enforce, and why not where it cannot (for `paddock doctor`). */
 export interface MachineReport {
@@ -34,13 +35,43 @@ let generation = 0;
 /** Probes of this process so far (names each probe's throwaway cgroup). */
 let probes = 0;
 
-/** Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). */
+/**
+ * Probe once per process: try each mechanism for real (a tiny sandbox, a throwaway cgroup). Without `refresh`, a
+ * probe kept by an earlier process of this boot where everything worked is used instead of the helper processes
+ * (probeCache.ts); `refresh` always probes.
+ */
 export function probeMachine(refresh = false): MachineReport {
   if (cached && !refresh) return cached;
   generation += 1;
   const identity = resolveRunIdentity();
-  cached = assemble(identity, runProbeSync(bwrapProbe(identity)), runProbeSync(diskQuotaProbe()));
+  const kept = keptProbe(identity, refresh);
+  cached = kept.probe
+    ? assemble(identity, kept.probe.bwrap, kept.probe.diskQuota)
+    : kept.keep(assemble(identity, runProbeSync(bwrapProbe(identity)), runProbeSync(diskQuotaProbe())));
   return cached;
+}
+
+/** Drop the probe kept for later processes (a run found the sandbox or the disk quota not working as probed). */
+export function forgetMachineProbe(): void {
+  forgetProbeCache();
+}
+
+/** The probe kept for this process's key (unless `refresh`), and how to keep a new one if everything worked. */
+function keptProbe(identity: MachineReport['identity'], refresh: boolean) {
+  const dir = probeCacheDir();
+  const key = probeCacheKey(identity);
+  return {
+    probe: refresh ? undefined : readProbeCache(dir, key),
+    keep(report: MachineReport): MachineReport {
+      const { bwrap, diskQuota } = report;
+      if (bwrap.available && bwrap.path && diskQuota.available)
+        writeProbeCache(dir, key, {
+          bwrap: { ...bwrap, available: true, path: bwrap.path },
+          diskQuota: { ...diskQuota, available: true },
+        });
+      return report;
+    },
+  };
 }
 
 /**
@@ -53,9 +84,15 @@ export function primeMachineProbe(refresh = false): Promise<MachineReport> {
   if (cached && !refresh) return Promise.resolve(cached);
   const started = generation;
   const identity = resolveRunIdentity();
-  inFlight = Promise.all([runProbeAsync(bwrapProbe(identity)), runProbeAsync(diskQuotaProbe())])
+  const kept = keptProbe(identity, refresh);
+  const helpers = kept.probe
+    ? // Kept: only the run user namespace is made now (as the bwrap probe would have), so a launch finds it held.
+      userns(identity).then(() => [kept.probe!.bwrap, kept.probe!.diskQuota] as const)
+    : Promise.all([runProbeAsync(bwrapProbe(identity)), runProbeAsync(diskQuotaProbe())]);
+  inFlight = helpers
     .then(([bwrap, diskQuota]) => {
       const report = assemble(identity, bwrap, diskQuota);
+      if (!kept.probe) kept.keep(report);
       if (generation === started) cached = report;
       return cached ?? report;
     })
@@ -74,6 +111,12 @@ export function primeMachineProbe(refresh = false): Promise<MachineReport> {
 export function useMachineReportForTests(report: MachineReport): void {
   generation += 1;
   cached = report;
+}
+
+/** Make the dedicated run user namespace without blocking, where runs use one; a failure is the launch's to report. */
+async function userns(identity: MachineReport['identity']): Promise<void> {
+  if ('error' in identity || identity.mechanism !== 'dedicated') return;
+  await runProbeAsync(dedicatedUsernsSteps(identity)).catch(() => undefined);
 }
 
 /** The report from the probes that run helpers, plus the checks that need none (tools present, a throwaway cgroup). */

@@ -4,6 +4,6 @@
 import { build } from '../../scripts/build.mjs';
 
 /** Runs once per vitest process, before any test file. */
-export default function setup(): void {
-  build({ log: () => undefined });
+export default async function setup(): Promise<void> {
+  await build({ log: () => undefined });
 }

@@ -1,10 +1,26 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { probeCacheKey, readProbeCache, writeProbeCache, type CachedProbe } from '../../host/sandbox/probeCache.js';
+import { resolveRunIdentity } from '../../host/sandbox/runIdentity.js';
 import { liveGroupMembers } from '../../host/util/procIdentity.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { isAlive, superviseEntry } from '../helpers/fixtures.js';
 
 const fixture = (name: string) => `test/fixtures/runners/${name}.ts`;
+
+// This file's kept machine probe (host/sandbox/probeCache.ts), in its own folder.
+const probeDir = mkdtempSync(join(tmpdir(), 'paddock-misbehaving-probe-'));
+process.env.PADDOCK_PROBE_CACHE_DIR = probeDir;
+const KEPT: CachedProbe = {
+  bwrap: { available: true, path: '/usr/bin/bwrap', version: 'bubblewrap (kept)' },
+  diskQuota: {
+    available: true,
+    tools: { mkfs: '/usr/sbin/mkfs.ext4', mount: '/usr/bin/mount', umount: '/usr/bin/umount' },
+  },
+};
 
 /** Every run must leave nothing of the runner's group or session behind. */
 function expectNothingLeft(outcome: RunOutcome): void {
@@ -43,8 +59,12 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
     expectNothingLeft(outcome);
   });
 
-  it('crashes on start → crashed, with exit code and stderr', async () => {
+  it('crashes on start → crashed, with exit code and stderr (and the kept machine probe is dropped)', async () => {
+    // Maybe the sandbox failed, not the runner: the next host process probes the machine again (probeCache.ts).
+    const key = probeCacheKey(resolveRunIdentity());
+    writeProbeCache(probeDir, key, KEPT);
     const { outcome } = await superviseEntry(fixture('crashOnStart'));
+    expect(readProbeCache(probeDir, key)).toBeUndefined();
     expect(outcome.status).toBe('crashed');
     expect(outcome.exitCode).toBe(3);
     expect(outcome.reason).toMatch(/exited with code 3 before answering initialize/);
@@ -53,7 +73,10 @@ describe('a misbehaving runner fails its run with the right outcome and leaves n
     expectNothingLeft(outcome);
   });
 
-  it('crashes mid-run → crashed after its update was delivered', async () => {
+  it('crashes mid-run → crashed after its update was delivered (the kept machine probe stays)', async () => {
+    const key = probeCacheKey(resolveRunIdentity());
+    writeProbeCache(probeDir, key, KEPT);
+    onTestFinished(() => expect(readProbeCache(probeDir, key)).toEqual(KEPT));
     const { outcome, updates } = await superviseEntry(fixture('crashMidRun'));
     expect(outcome.status).toBe('crashed');
     expect(outcome.exitCode).toBe(7);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openDatabaseReadOnly } from '../../state/db.js';
 import { readStoredSpecs } from '../../state/configRepo.js';
 import { doctorReport, missingSecretLines, SECRET_HOLDING_KINDS } from '../../ops/doctor.js';
+import { probeMachine } from '../../sandbox/probe.js';
 
 type Out = (text: string) => void;
 
@@ -26,7 +27,7 @@ function storedMissingSecrets(dataDir: string): string[] {
 
 /** `paddock doctor`: which backends and limits work on this machine, and why not. Exit 0 always. */
 export function doctorCommand(config: HostConfig, flags: { json: boolean }, out: Out): number {
-  const report = doctorReport(config, storedMissingSecrets(config.dataDir));
+  const report = doctorReport(config, storedMissingSecrets(config.dataDir), probeMachine(true));
   const { machine, backends, harnesses, identity, missingSecrets } = report;
   if (flags.json) {
     out(JSON.stringify(report));

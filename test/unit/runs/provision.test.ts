@@ -3,16 +3,23 @@
 // cgroup, disk-quota mount or workspace. Real resources throughout (a bwrap binding with an egress
 // allowlist and a granted model, a real gateway, real cgroups and quota mounts); the failure is
 // a fake step appended after the real ones.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { RunJournal } from '../../../host/runs/journal.js';
 import { PROVISION_STEPS, provision, type ProvisionDraft, type ProvisionStep } from '../../../host/runs/provision.js';
 import { conversationKey } from '../../../host/runs/runService.js';
 import { probeMachine } from '../../../host/sandbox/probe.js';
+import { probeCacheKey, readProbeCache, writeProbeCache } from '../../../host/sandbox/probeCache.js';
+import { resolveRunIdentity } from '../../../host/sandbox/runIdentity.js';
 import { chatEvent, tempHost } from '../../helpers/host.js';
 
+// This file's kept machine probe (host/sandbox/probeCache.ts) lives in its own folder.
+const probeDir = mkdtempSync(join(tmpdir(), 'paddock-provision-probe-'));
+process.env.PADDOCK_PROBE_CACHE_DIR = probeDir;
 const machine = probeMachine();
 const host = tempHost();
 const log = pino({ level: 'silent' });
@@ -149,6 +156,30 @@ describe('provision: a failure at each step releases exactly what was provisione
       expect(effects).toEqual(made.includes('workspace') ? ['workspace.create', 'workspace.remove'] : []);
     }, 60_000);
   }
+
+  it('a failed provisioning drops the kept machine probe: the next host process probes again', async () => {
+    const key = probeCacheKey(resolveRunIdentity());
+    const kept = { bwrap: machine.bwrap, diskQuota: machine.diskQuota } as never;
+    writeProbeCache(probeDir, key, kept);
+    expect(readProbeCache(probeDir, key)).toBeDefined();
+    const { plan, queued, journal, deps } = queuedRun();
+    const fails: ProvisionStep = {
+      name: 'fake-failure',
+      run: () => {
+        throw new Error('fake mount failure');
+      },
+    };
+    await expect(provision(deps, { queued, plan, journal }, [PROVISION_STEPS[0]!, fails])).rejects.toThrow(
+      'fake mount failure',
+    );
+    expect(readProbeCache(probeDir, key)).toBeUndefined();
+    writeProbeCache(probeDir, key, kept);
+    // A provisioning that works leaves it.
+    const next = queuedRun();
+    const run = await provision(next.deps, { queued: next.queued, plan: next.plan, journal: next.journal });
+    await run.release();
+    expect(readProbeCache(probeDir, key)).toBeDefined();
+  }, 60_000);
 
   it('a run provisioned in full and never launched: release() undoes everything, once', async () => {
     const { plan, queued, journal, deps } = queuedRun();
