@@ -3,6 +3,7 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -35,7 +36,9 @@ export interface CachedProbe {
 /** How long a kept probe is used: long enough for a burst of CLI dispatches, short enough to notice a change. */
 export const PROBE_CACHE_TTL_MS = 10 * 60_000;
 
-const FILE = 'machine-probe.json';
+/** One file per key (different builds or settings on one machine do not evict each other's probe). */
+const fileOf = (key: string) => `machine-probe-${key.slice(0, 32)}.json`;
+const KEPT_FILE = /^machine-probe-[0-9a-f]{32}\.json$/;
 
 /**
  * Where the probe is kept: `PADDOCK_PROBE_CACHE_DIR` when set (empty: nowhere), else `/run/paddock` for root,
@@ -96,10 +99,14 @@ export function readProbeCache(dir: string | undefined, key: string, now = Date.
   if (!dir) return undefined;
   try {
     const dirStats = lstatSync(dir);
-    const fileStats = lstatSync(join(dir, FILE));
+    const fileStats = lstatSync(join(dir, fileOf(key)));
     if (!dirStats.isDirectory() || !ownedAndPrivate(dirStats)) return undefined;
     if (!fileStats.isFile() || !ownedAndPrivate(fileStats)) return undefined;
-    const kept = JSON.parse(readFileSync(join(dir, FILE), 'utf8')) as { key?: unknown; at?: unknown; probe?: unknown };
+    const kept = JSON.parse(readFileSync(join(dir, fileOf(key)), 'utf8')) as {
+      key?: unknown;
+      at?: unknown;
+      probe?: unknown;
+    };
     if (kept.key !== key || typeof kept.at !== 'number') return undefined;
     if (kept.at > now || now - kept.at > PROBE_CACHE_TTL_MS) return undefined;
     const probe = kept.probe as CachedProbe | undefined;
@@ -111,21 +118,32 @@ export function readProbeCache(dir: string | undefined, key: string, now = Date.
   }
 }
 
-/** Keep `probe` under `key` (written whole, then renamed into place); a failure to write is ignored. */
+/**
+ * Keep `probe` under `key` (written whole, then renamed into place), removing kept probes past their time; a failure
+ * to write is ignored.
+ */
 export function writeProbeCache(dir: string | undefined, key: string, probe: CachedProbe, now = Date.now()): void {
   if (!dir) return;
-  const temp = join(dir, `.${FILE}.${process.pid}.${Math.random().toString(36).slice(2)}`);
+  const temp = join(dir, `.${fileOf(key)}.${process.pid}.${Math.random().toString(36).slice(2)}`);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (!ownedAndPrivate(lstatSync(dir))) return;
     writeFileSync(temp, JSON.stringify({ key, at: now, probe }), { mode: 0o600, flag: 'wx' });
-    renameSync(temp, join(dir, FILE));
+    renameSync(temp, join(dir, fileOf(key)));
+    for (const name of readdirSync(dir))
+      if (KEPT_FILE.test(name) && now - lstatSync(join(dir, name)).mtimeMs > PROBE_CACHE_TTL_MS)
+        rmSync(join(dir, name), { force: true });
   } catch {
     rmSync(temp, { force: true });
   }
 }
 
-/** Drop the kept probe: a run found the machine not doing what it said (the next host process probes again). */
+/** Drop every kept probe: a run found the machine not doing what one said (the next host process probes again). */
 export function forgetProbeCache(dir: string | undefined = probeCacheDir()): void {
-  if (dir) rmSync(join(dir, FILE), { force: true });
+  if (!dir) return;
+  try {
+    for (const name of readdirSync(dir)) if (KEPT_FILE.test(name)) rmSync(join(dir, name), { force: true });
+  } catch {
+    // No folder: nothing kept.
+  }
 }

@@ -2,7 +2,16 @@
 // never trusted, and that a host process really uses it instead of running the helpers. The tests keep their probes
 // in their own folder (PADDOCK_PROBE_CACHE_DIR), never in the machine's /run/paddock.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +29,10 @@ import { repoPath } from '../../helpers/fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paddock-probe-cache-'));
 process.env.PADDOCK_PROBE_CACHE_DIR = dir;
-const FILE = join(dir, 'machine-probe.json');
+/** The file a probe kept under `key` is in. */
+const fileFor = (key: string) => join(dir, `machine-probe-${key.slice(0, 32)}.json`);
+const KEY_A = 'a'.repeat(64);
+const KEY_B = 'b'.repeat(64);
 
 /** A probe where everything worked, with a version no real bwrap prints (so a reader of it is recognised). */
 const sample = (version = 'bubblewrap canary-from-the-kept-probe'): CachedProbe => ({
@@ -35,40 +47,49 @@ const sample = (version = 'bubblewrap canary-from-the-kept-probe'): CachedProbe 
 describe('the kept machine probe (probeCache.ts)', () => {
   it('is read back only under its own key, fresh, and only when everything worked', () => {
     const now = Date.now();
-    writeProbeCache(dir, 'key-a', sample(), now);
-    expect(readProbeCache(dir, 'key-a', now + 1)).toEqual(sample());
-    expect(readProbeCache(dir, 'key-b', now + 1)).toBeUndefined();
-    expect(readProbeCache(dir, 'key-a', now + PROBE_CACHE_TTL_MS + 1)).toBeUndefined(); // too old
-    expect(readProbeCache(dir, 'key-a', now - 1)).toBeUndefined(); // written "in the future": the clock moved
-    expect(readProbeCache(undefined, 'key-a', now)).toBeUndefined();
+    writeProbeCache(dir, KEY_A, sample(), now);
+    expect(readProbeCache(dir, KEY_A, now + 1)).toEqual(sample());
+    expect(readProbeCache(dir, KEY_B, now + 1)).toBeUndefined();
+    expect(readProbeCache(dir, KEY_A, now + PROBE_CACHE_TTL_MS + 1)).toBeUndefined(); // too old
+    expect(readProbeCache(dir, KEY_A, now - 1)).toBeUndefined(); // written "in the future": the clock moved
+    expect(readProbeCache(undefined, KEY_A, now)).toBeUndefined();
     // A file that says something did not work (written by hand: writeProbeCache is never given one) is not used.
-    const kept = JSON.parse(readFileSync(FILE, 'utf8')) as { probe: { diskQuota: { available: boolean } } };
+    const kept = JSON.parse(readFileSync(fileFor(KEY_A), 'utf8')) as { probe: { diskQuota: { available: boolean } } };
     kept.probe.diskQuota.available = false;
-    writeFileSync(FILE, JSON.stringify(kept), { mode: 0o600 });
-    expect(readProbeCache(dir, 'key-a', now + 1)).toBeUndefined();
-    writeFileSync(FILE, '{ not json', { mode: 0o600 });
-    expect(readProbeCache(dir, 'key-a', now + 1)).toBeUndefined();
+    writeFileSync(fileFor(KEY_A), JSON.stringify(kept), { mode: 0o600 });
+    expect(readProbeCache(dir, KEY_A, now + 1)).toBeUndefined();
+    writeFileSync(fileFor(KEY_A), '{ not json', { mode: 0o600 });
+    expect(readProbeCache(dir, KEY_A, now + 1)).toBeUndefined();
+    // Two keys (two builds, two settings) are kept side by side; one past its time is removed by the next write.
+    writeProbeCache(dir, KEY_A, sample('a'), now);
+    writeProbeCache(dir, KEY_B, sample('b'), now);
+    expect(readProbeCache(dir, KEY_A, now)?.bwrap.version).toBe('a');
+    expect(readProbeCache(dir, KEY_B, now)?.bwrap.version).toBe('b');
+    utimesSync(fileFor(KEY_A), new Date(now - PROBE_CACHE_TTL_MS - 1_000), new Date(now - PROBE_CACHE_TTL_MS - 1_000));
+    writeProbeCache(dir, KEY_B, sample('b'), now);
+    expect(existsSync(fileFor(KEY_A))).toBe(false);
+    expect(existsSync(fileFor(KEY_B))).toBe(true);
   });
 
   it('is not trusted when another user could have written it', () => {
     const now = Date.now();
-    const fresh = () => writeProbeCache(dir, 'k', sample(), now);
+    const fresh = () => writeProbeCache(dir, KEY_A, sample(), now);
     fresh();
-    chmodSync(FILE, 0o666);
-    expect(readProbeCache(dir, 'k', now)).toBeUndefined();
+    chmodSync(fileFor(KEY_A), 0o666);
+    expect(readProbeCache(dir, KEY_A, now)).toBeUndefined();
     fresh(); // replaced by rename: a new private file
-    expect(readProbeCache(dir, 'k', now)).toEqual(sample());
-    chownSync(FILE, 65534, 65534);
-    expect(readProbeCache(dir, 'k', now)).toBeUndefined();
+    expect(readProbeCache(dir, KEY_A, now)).toEqual(sample());
+    chownSync(fileFor(KEY_A), 65534, 65534);
+    expect(readProbeCache(dir, KEY_A, now)).toBeUndefined();
     // A folder others may write to (they could swap the file), or the file as a symlink to one elsewhere.
     const open = mkdtempSync(join(tmpdir(), 'paddock-probe-cache-open-'));
-    writeProbeCache(open, 'k', sample(), now);
+    writeProbeCache(open, KEY_A, sample(), now);
     chmodSync(open, 0o777);
-    expect(readProbeCache(open, 'k', now)).toBeUndefined();
+    expect(readProbeCache(open, KEY_A, now)).toBeUndefined();
     const linked = mkdtempSync(join(tmpdir(), 'paddock-probe-cache-link-'));
-    writeProbeCache(dir, 'k', sample(), now);
-    symlinkSync(FILE, join(linked, 'machine-probe.json'));
-    expect(readProbeCache(linked, 'k', now)).toBeUndefined();
+    writeProbeCache(dir, KEY_A, sample(), now);
+    symlinkSync(fileFor(KEY_A), join(linked, `machine-probe-${KEY_A.slice(0, 32)}.json`));
+    expect(readProbeCache(linked, KEY_A, now)).toBeUndefined();
   });
 
   it('has a key that changes with what the probe depends on', () => {
@@ -121,10 +142,13 @@ describe('a host process and the kept probe', () => {
     // A "bwrap" that cannot make a sandbox: probed (not read from the kept probe, whose key differs), not kept.
     const broken = probeInChild({ PADDOCK_BWRAP: '/bin/false' });
     expect(broken.available).toBe(false);
+    const good = fileFor(probeCacheKey(resolveRunIdentity()));
     expect(readProbeCache(dir, probeCacheKey(resolveRunIdentity(), { PADDOCK_BWRAP: '/bin/false' }))).toBeUndefined();
-    expect(existsSync(FILE)).toBe(true); // the good probe under its own key is still there
+    expect(existsSync(good)).toBe(true); // the good probe under its own key is still there
+    writeProbeCache(dir, KEY_B, sample()); // and one of another build or setting
     forgetMachineProbe();
-    expect(existsSync(FILE)).toBe(false);
+    expect(existsSync(good)).toBe(false);
+    expect(existsSync(fileFor(KEY_B))).toBe(false);
     expect(probeInChild().version).not.toBe('bubblewrap canary-from-the-kept-probe');
   }, 30_000);
 });
