@@ -42,7 +42,7 @@ export interface ModelCallRequest {
   onText?: (text: string) => void;
 }
 
-/** Where the gateway's shared parts live: providers and breakers outlive runs. */
+/** Where the gateway's shared parts live: providers and breakers (by tenant and endpoint) outlive runs. */
 export interface ModelCallDeps {
   store: Store;
   redactor: Redactor;
@@ -168,7 +168,7 @@ export async function callModel(
   }
   // From here every way out settles the reservation: refuse() and the answer's record do.
   held = { id: reservation.id, reservation: plan.reservation };
-  const breaker = breakerFor(deps, provider.endpointKey);
+  const breaker = breakerFor(deps, run.tenant, provider.endpointKey);
   const { body } = plan;
   let attempt = 0;
   for (;;) {
@@ -279,20 +279,25 @@ function providerFor(deps: ModelCallDeps, model: ModelResource): Provider {
   return provider;
 }
 
-function breakerFor(deps: ModelCallDeps, endpointKey: string): CircuitBreaker {
-  let breaker = deps.breakers.get(endpointKey);
+/**
+ * The breaker of one tenant's calls to one provider endpoint: another tenant's failing calls (a bad key, prompts the
+ * provider refuses) never open it, even where the operator's models of both tenants share the endpoint.
+ */
+function breakerFor(deps: ModelCallDeps, tenant: string, endpointKey: string): CircuitBreaker {
+  const key = JSON.stringify([tenant, endpointKey]);
+  let breaker = deps.breakers.get(key);
   if (!breaker) {
     breaker = new CircuitBreaker((from, to, failures) => {
-      deps.log.warn({ endpoint: endpointKey, from, to, failures }, 'gateway: circuit breaker');
+      deps.log.warn({ tenant, endpoint: endpointKey, from, to, failures }, 'gateway: circuit breaker');
       deps.store.transaction(() =>
         deps.store.audit.append({
           type: 'gateway.circuit',
           actor: 'host',
-          data: { endpoint: endpointKey, from, to, consecutiveFailures: failures },
+          data: { tenant, endpoint: endpointKey, from, to, consecutiveFailures: failures },
         }),
       );
     });
-    deps.breakers.set(endpointKey, breaker);
+    deps.breakers.set(key, breaker);
   }
   return breaker;
 }

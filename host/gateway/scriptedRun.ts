@@ -11,11 +11,14 @@ import type { Gateway, GatewayRunHandle, OpenRunInput } from './gateway.js';
 export function openScriptedRun(
   gateway: Gateway,
   runId: string,
-  over: { claims?: Partial<OpenRunInput['claims']> } & Partial<Pick<OpenRunInput, 'budget' | 'sandboxLimits'>> = {},
+  over: { claims?: Partial<OpenRunInput['claims']> } & Partial<
+    Pick<OpenRunInput, 'budget' | 'sandboxLimits' | 'tenant'>
+  > = {},
 ): Promise<GatewayRunHandle> {
   const model = ModelResourceSchema.parse({ id: 'sm', provider: 'scripted', model: 'scripted-1' });
   return gateway.openRun({
     claims: { runId, sessionId: `ses-${runId}`, bindingId: `binding-${runId}`, runnerId: runId, ...over.claims },
+    tenant: over.tenant ?? 'default',
     access: { models: [{ id: 'sm', provider: 'scripted', model: 'scripted-1' }], mcpServers: [], knowledgeBases: [] },
     resources: indexResources({
       models: [model],

@@ -16,6 +16,7 @@ const TENANT_NAMED_TYPES = new Set([
   'webhook.registered',
   'webhook.removed',
   'dispatch.refused',
+  'gateway.circuit',
 ]);
 
 /** The tenant `row` belongs to, or null for the host's own records. `data` is the row's parsed data. */

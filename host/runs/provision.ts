@@ -10,6 +10,7 @@ import { HARNESS_DIR } from '../harness/harnesses.js';
 import { runnerCommand, type RunnerCommand } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
+import { tenantOf } from '../config/tenant.js';
 import { startEgressProxy } from '../sandbox/egressProxy.js';
 import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
 import { forgetMachineProbe, probeMachine, type MachineReport } from '../sandbox/probe.js';
@@ -301,6 +302,7 @@ const gateway: ProvisionStep = {
     if (access.models.length + access.knowledgeBases.length + access.mcpServers.length === 0) return;
     const handle = await d.deps.gateway.openRun({
       claims: { runId: queued.runId, sessionId: queued.sessionId, bindingId: binding.id, runnerId: runner.manifest.id },
+      tenant: tenantOf(binding),
       access,
       resources: plan.resources,
       budget: binding.limits,

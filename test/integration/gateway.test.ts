@@ -17,6 +17,7 @@ import type { GatewayRun } from '../../host/gateway/runContext.js';
 import { SseParser } from '../../host/gateway/wire/sse.js';
 import { tempHost } from '../helpers/host.js';
 import { filesContaining } from '../helpers/canary.js';
+import { exportAudit } from '../../host/ops/auditExport.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { rawDb } from '../helpers/rawDb.js';
 
@@ -32,6 +33,7 @@ async function openRun(
     limits?: Record<string, unknown>;
     backend?: 'process' | 'bwrap';
     onCallRecorded?: GatewayRun['onCallRecorded'];
+    tenant?: string;
   } = {},
 ) {
   runCounter += 1;
@@ -45,6 +47,7 @@ async function openRun(
       bindingId: 'gw-binding',
       runnerId: 'test-client',
     },
+    tenant: options.tenant ?? 'default',
     access: {
       models: models
         .filter((m) => granted.includes(m.id))
@@ -297,8 +300,8 @@ describe('the gateway serves models to a run token, in three wire formats', () =
   });
 
   it(
-    'repeated 500s open the circuit: later calls get 503 without reaching the provider, and the breaker is ' +
-      'audited',
+    'repeated 500s open the circuit: later calls get 503 without reaching the provider, the breaker is ' +
+      'audited, and another tenant on the same endpoint has its own',
     async () => {
       const h = tempHost();
       try {
@@ -311,8 +314,28 @@ describe('the gateway serves models to a run token, in three wire formats', () =
         const calls = callsOf(h, handle.run.claims.runId);
         expect(calls.at(-1)).toMatchObject({ status: 503, attempts: 0 });
         expect(auditOf(h, 'gateway.circuit')).toEqual([
-          expect.objectContaining({ from: 'closed', to: 'open', consecutiveFailures: 5 }),
+          expect.objectContaining({ tenant: 'default', from: 'closed', to: 'open', consecutiveFailures: 5 }),
         ]);
+        // Another tenant's runs on the same endpoint (the operator's model) have their own breaker: still closed.
+        const { handle: other } = await openRun(h, [scripted({ maxRetries: 0 })], { tenant: 'acme' });
+        const through = await post(other, '/v1/messages', anthropicBody('SAY:fine for acme'));
+        expect(through.status).toBe(200);
+        expect(sseText(through.text)).toBe('fine for acme');
+        // Its own failures open only its own breaker; the first tenant's stays open (nothing closed it).
+        for (let i = 0; i < 5; i += 1)
+          expect((await post(other, '/v1/messages', anthropicBody(`FAIL:500 acme #${i}`))).status).toBe(500);
+        expect((await post(other, '/v1/messages', anthropicBody('SAY:x'))).status).toBe(503);
+        expect((await post(handle, '/v1/messages', anthropicBody('SAY:x'))).status).toBe(503);
+        expect(auditOf(h, 'gateway.circuit')).toEqual([
+          expect.objectContaining({ tenant: 'default', to: 'open' }),
+          expect.objectContaining({ tenant: 'acme', to: 'open' }),
+        ]);
+        // Each tenant's admin sees its own breaker's record in its audit export, not the other's.
+        const exported = exportAudit(h.store, 'acme', { after: 0, limit: 1000, scan: 100_000 }).records;
+        expect(exported.filter((r) => r.type === 'gateway.circuit').map((r) => r.data)).toEqual([
+          expect.objectContaining({ tenant: 'acme', to: 'open' }),
+        ]);
+        await other.close();
         await handle.close();
       } finally {
         await h.close();

@@ -331,6 +331,7 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
           bindingId: 'mcp-binding',
           runnerId: 'mcp-client',
         },
+        tenant: 'default',
         access: {
           models: [],
           knowledgeBases: [],

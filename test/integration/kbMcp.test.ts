@@ -44,6 +44,7 @@ async function openRun(granted: string[]) {
       bindingId: 'kb-binding',
       runnerId: 'test-harness',
     },
+    tenant: 'default',
     access: {
       models: [],
       mcpServers: [],
