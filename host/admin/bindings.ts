@@ -93,12 +93,13 @@ export function setBindingEnabled(
   context: ValidationContext,
   id: string,
   enabled: boolean,
-  options: { by: string; cancelActive?: boolean; tenant?: string },
+  options: { by: string; cancelActive?: boolean; tenant?: string; hostLevel?: boolean },
 ): EnableReport {
   const current = bindingOf(store, id, options.tenant);
   const { changes } = applyConfig(store, { bindings: [{ ...current.spec, enabled }] }, context, {
     by: options.by,
     tenant: options.tenant,
+    hostLevel: options.hostLevel,
   });
   const changed = changes.find((c) => c.kind === 'binding' && c.id === id)?.action !== 'unchanged';
   const cancelled =

@@ -45,7 +45,7 @@ export function applyAs(
   store: Store,
   raw: unknown,
   context: ValidationContext,
-  options: { by: string; dryRun?: boolean; prune?: boolean; tenant?: string },
+  options: { by: string; dryRun?: boolean; prune?: boolean; tenant?: string; hostLevel?: boolean },
 ): ApplyReport {
   const { changes, warnings, missingSecrets } = applyConfig(store, raw, context, options);
   return { dryRun: options.dryRun ?? false, changes, warnings, missingSecrets };

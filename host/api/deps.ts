@@ -21,4 +21,9 @@ export interface ApiDeps {
    * holding one of their values. Absent only in servers built without a host (the OpenAPI generator, fakes).
    */
   redactor?: Redactor;
+  /**
+   * Whether the `default` tenant's admin may change host-level configuration (resources, bindings outside the
+   * isolation) as `paddock apply` on the host does: `paddock serve --api-host-config`. Default: no API admin may.
+   */
+  hostConfig?: boolean;
 }

@@ -53,6 +53,8 @@ export interface ServerOptions {
   metrics?: Metrics;
   /** Caps on open SSE streams and how often their tokens are re-checked (default 16 per token, 256 in all, 1 s). */
   streams?: Partial<StreamQuotaOptions>;
+  /** The `default` tenant's admin may change host-level configuration (`--api-host-config`; see ApiDeps). */
+  hostConfig?: boolean;
 }
 
 /** The version the OpenAPI document states (the API's, not the package's). */
@@ -73,6 +75,7 @@ export async function buildServer(host: StartedHost, options: ServerOptions = {}
       stopping: options.stopping ?? (() => false),
       metrics: options.metrics,
       redactor: container.resolve(TOKENS.Redactor),
+      hostConfig: options.hostConfig ?? false,
     },
     options,
   );

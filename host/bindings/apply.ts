@@ -33,6 +33,11 @@ export interface ApplyOptions {
    * against and pruned are this tenant's only. Unset: the whole store (the operator's `paddock apply`).
    */
   tenant?: string;
+  /**
+   * With `tenant` `default`: the applier may also create and change resources and binding fields that leave the
+   * isolation, as the operator's `paddock apply` does (`paddock serve --api-host-config`). Ignored for other tenants.
+   */
+  hostLevel?: boolean;
 }
 
 type Raw = { resources?: Record<string, unknown[]>; bindings?: unknown[] };
@@ -53,9 +58,10 @@ export function applyConfig(
   const scope = options.tenant;
   const current = scope === undefined ? repo.snapshot() : configOfTenant(repo.snapshot(), scope);
   const own = scope === undefined ? raw : stampTenant(raw, scope);
-  // A tenant other than the operator's changes only its bindings, within the host's isolation: resources name host
-  // commands, paths, URLs and secrets, so they stay as the operator made them (kept even by a prune).
-  const restricted = scope !== undefined && scope !== DEFAULT_TENANT;
+  // An API admin changes only its tenant's bindings, within the host's isolation: resources name host commands,
+  // paths, URLs and secrets, so they stay as the operator made them (kept even by a prune). Only the operator's own
+  // tenant, on a server that allows it, may do what `paddock apply` on the host does.
+  const restricted = scope !== undefined && !(scope === DEFAULT_TENANT && options.hostLevel === true);
   const foreign =
     scope === undefined
       ? []

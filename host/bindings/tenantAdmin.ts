@@ -1,11 +1,11 @@
 /**
- * What a tenant's own admin (any tenant but the operator's `default`, applying through `paddock serve`) may not
- * change: docs/security-model.md "HTTP API admin". Resources name host commands (an MCP server's `command`), host
- * paths (knowledge bases, artifacts, mounts, skills), URLs the host calls and secret references the host reads, so
- * only the operator creates or changes them (`paddock apply` on the host, or the `default` tenant's admin); a tenant's
- * admin manages its bindings, which cannot leave the host's isolation (`sandbox: process`, `allowDegrade`,
- * `readPaths`, `network.allowPrivate`). An object exactly as stored is always accepted, so an export applied back
- * round-trips.
+ * What an admin applying through `paddock serve` may not change (every tenant's, the operator's `default` too unless
+ * the server was started with `--api-host-config`): docs/security-model.md "HTTP API admin". Resources name host
+ * commands (an MCP server's `command`), host paths (knowledge bases, artifacts, mounts, skills), URLs the host calls
+ * and secret references the host reads, so only the operator creates or changes them (`paddock apply` on the host);
+ * an API admin manages its tenant's bindings, which cannot leave the host's isolation (`sandbox: process`,
+ * `allowDegrade`, `readPaths`, `network.allowPrivate`). An object exactly as stored is always accepted, so an export
+ * applied back round-trips, and so is a stored binding disabled.
  */
 import { canonicalJson } from '../audit/canonicalJson.js';
 import { CONFIG_KINDS, type ConfigKind, type ConfigRepo } from '../state/configRepo.js';
@@ -16,11 +16,13 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Where the operator changes what a tenant's admin may not. */
-const ASK_OPERATOR = 'ask the operator (`paddock apply` on the host, or an admin of the "default" tenant)';
+const ASK_OPERATOR =
+  'ask the operator (`paddock apply` on the host, or an admin of the "default" tenant on a server started with ' +
+  '--api-host-config)';
 
-/** Why a tenant's admin cannot create or change a resource. */
+/** Why an API admin cannot create or change a resource. */
 const RESOURCES_ARE_THE_OPERATORS =
-  "a tenant's admin cannot create or change resources (they name host commands, paths, URLs and secrets)";
+  'an admin through the API cannot create or change resources (they name host commands, paths, URLs and secrets)';
 
 /** The sandbox a binding gets when it names none: the host's full isolation. */
 const DEFAULT_SANDBOX: unknown = BindingSchema.shape.sandbox.parse(undefined);
@@ -70,7 +72,13 @@ export function tenantAdminProblems(own: unknown, repo: ConfigRepo): ConfigProbl
       : ConfigFileSchema.safeParse({ bindings: [item] });
     if (!parsed.success) return false;
     const spec = plural ? parsed.data.resources[plural as keyof Resources][0] : parsed.data.bindings[0];
-    return canonicalJson(stored.spec) === canonicalJson(spec);
+    if (canonicalJson(stored.spec) === canonicalJson(spec)) return true;
+    // A binding as stored but disabled: stopping what the operator made widens nothing (`bindings/:id/disable`).
+    return (
+      !plural &&
+      (spec as { enabled?: unknown }).enabled === false &&
+      canonicalJson({ ...(stored.spec as object), enabled: false }) === canonicalJson(spec)
+    );
   };
   const resources = isRecord(own.resources) ? own.resources : {};
   for (const [plural, kind] of Object.entries(CONFIG_KINDS)) {
@@ -91,7 +99,7 @@ export function tenantAdminProblems(own: unknown, repo: ConfigRepo): ConfigProbl
       if (f.breaks(item))
         problems.push({
           field: `bindings[${i}].${f.field}`,
-          message: `a tenant's admin cannot set this: it ${f.why}; ${ASK_OPERATOR}`,
+          message: `an admin through the API cannot set this: it ${f.why}; ${ASK_OPERATOR}`,
         });
   });
   return problems;

@@ -503,6 +503,12 @@ export const COMMANDS: CommandSpec[] = [
         value: '<host[:port],…>',
         help: 'where webhooks may be delivered: hosts, addresses, CIDRs (default loopback only)',
       },
+      'api-host-config': {
+        type: 'boolean',
+        help:
+          'let admin tokens of the "default" tenant create and change resources and bindings outside the ' +
+          'sandbox, as paddock apply does (default: no API token may; keep such tokens like root)',
+      },
       'runner-dir': runnerDir,
     },
     exitCodes: ['0 stopped by a signal', '2 usage error (e.g. a bad --listen)', '1 the address could not be bound'],
@@ -526,6 +532,7 @@ export const COMMANDS: CommandSpec[] = [
           total: parseRateFlag('--max-streams', str(ctx.flags, 'max-streams'), 256),
         },
         webhookAllow: str(ctx.flags, 'webhook-allow'),
+        hostConfig: ctx.flags['api-host-config'] === true,
       };
       return serveCommand(await hostConfig(ctx), options, ctx.err);
     },

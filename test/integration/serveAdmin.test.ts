@@ -77,7 +77,8 @@ beforeAll(async () => {
   tok.acmeApprover = await token(home, ACME, 'approver');
   tok.beta = await token(home, 'beta', 'admin');
   tok.betaPlatform = await token(home, 'beta', 'platform');
-  server = await startServe(home, ['--rate', '1000', '--burst', '1000'], {
+  // --api-host-config: the operator's tenant (ACME here) may make resources through the API, as the CLI does.
+  server = await startServe(home, ['--rate', '1000', '--burst', '1000', '--api-host-config'], {
     ...env,
     PADDOCK_LOG_LEVEL: 'info',
     [CANARY_ENV]: CANARY,
@@ -321,6 +322,23 @@ describe('paddock serve: configuration admin endpoints', () => {
     const on = await call(server.url, 'POST', '/v1/bindings/acme-held/enable', tok.acme, {});
     expect(on.body).toMatchObject({ enabled: true, changed: true, cancelRequested: 0 });
   }, 120_000);
+
+  it("with --api-host-config the operator's admin may make resources and bindings outside the sandbox", async () => {
+    const r = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {
+      dryRun: true,
+      config: {
+        resources: { mcpServers: [{ id: 'op-tools', command: '/bin/true' }] },
+        bindings: [{ id: 'op-bot', runner: 'echo', sandbox: 'process', route: { platform: 'op-host' } }],
+      },
+    });
+    expect(r.status, r.text).toBe(200);
+    // beta's admin is still held on this server.
+    const beta = await call(server.url, 'POST', '/v1/config/apply', tok.beta, {
+      dryRun: true,
+      config: { resources: { mcpServers: [{ id: 'beta-tools', command: '/bin/true' }] } },
+    });
+    expect(beta.status, beta.text).toBe(400);
+  });
 
   it('a malformed configuration is 400 naming every bad field at once; nothing is stored', async () => {
     const r = await call(server.url, 'POST', '/v1/config/apply', tok.acme, {

@@ -149,6 +149,23 @@ async function allRuns(query: string, limit: number, between: () => Promise<unkn
   }
 }
 
+describe('paddock serve without --api-host-config', () => {
+  it("holds the operator's own admin token like any API admin: no resource, no binding outside the sandbox", async () => {
+    const r = await call('POST', '/v1/config/apply', tokens.adminA, {
+      dryRun: true,
+      config: {
+        resources: { mcpServers: [{ id: 'ops-tools', command: '/bin/true' }] },
+        bindings: [{ id: 'ops-bot', runner: 'echo', sandbox: 'process', route: { platform: 'ops-host' } }],
+      },
+    });
+    expect(r.status, r.text).toBe(400);
+    expect((r.body.errors as { path: string }[]).map((e) => e.path).sort()).toEqual([
+      'config.bindings[0].sandbox',
+      'config.resources.mcpServers[0]',
+    ]);
+  });
+});
+
 describe('paddock serve: admin runs and sessions', () => {
   it("lists A's runs and sessions only, newest first, in pages that stay stable while runs are added", async () => {
     const a = [];

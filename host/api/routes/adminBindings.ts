@@ -72,7 +72,12 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
               validationContext(deps.config, deps.redactor),
               request.params.id,
               verb === 'enable',
-              { by, cancelActive: request.body?.cancelActive ?? false, tenant: principal.tenant },
+              {
+                by,
+                cancelActive: request.body?.cancelActive ?? false,
+                tenant: principal.tenant,
+                hostLevel: deps.hostConfig === true,
+              },
             );
           } catch (error) {
             throw configProblemOf(error, '', 'id');

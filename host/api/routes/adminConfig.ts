@@ -114,6 +114,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
           dryRun,
           prune,
           tenant: principal.tenant,
+          hostLevel: deps.hostConfig === true,
         });
       } catch (error) {
         if (error instanceof ApiProblem) throw error;

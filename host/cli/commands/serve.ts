@@ -45,6 +45,8 @@ export interface ServeOptions {
   streams?: { perToken: number; total: number };
   /** `--webhook-allow` (default: loopback only). */
   webhookAllow?: string;
+  /** `--api-host-config`: the `default` tenant's admin may change host-level configuration through the API. */
+  hostConfig?: boolean;
 }
 
 /**
@@ -76,7 +78,13 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   };
   try {
     const { buildServer } = await import('../../api/server.js');
-    app = await buildServer(host, { rate: options.rate, stopping: () => stopping, metrics, streams: options.streams });
+    app = await buildServer(host, {
+      rate: options.rate,
+      stopping: () => stopping,
+      metrics,
+      streams: options.streams,
+      hostConfig: options.hostConfig === true,
+    });
     await app.listen({ host: options.listen.host, port: options.listen.port });
   } catch (error) {
     await closeHost();

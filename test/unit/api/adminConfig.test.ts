@@ -70,6 +70,8 @@ beforeAll(async () => {
     log,
     stopping: () => false,
     redactor: host.redactor,
+    // `paddock serve --api-host-config`: the operator's tenant may make resources (tenantAdmin.test.ts: without it).
+    hostConfig: true,
   });
   // beta's objects, applied by the operator (the whole store).
   host.apply(betaConfig);

@@ -1,7 +1,8 @@
-// A tenant's own admin (any tenant but the operator's `default`) applying configuration through `paddock serve`:
-// resources (host commands, paths, URLs, secret references) stay as the operator made them, and bindings cannot
-// leave the host's isolation (host/bindings/tenantAdmin.ts). Found by an outside attack: an `other` tenant admin ran
-// `/bin/sh` as root through an MCP server's command, sent a host secret to its own URL and read a host folder.
+// An admin applying configuration through `paddock serve` (any tenant's; the operator's `default` too unless the
+// server allows host config): resources (host commands, paths, URLs, secret references) stay as the operator made
+// them, and bindings cannot leave the host's isolation (host/bindings/tenantAdmin.ts). Found by an outside attack: an
+// `other` tenant admin ran `/bin/sh` as root through an MCP server's command, sent a host secret to its own URL and
+// read a host folder.
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,18 +14,21 @@ import { tempHost } from '../../helpers/host.js';
 
 let host: ReturnType<typeof tempHost>;
 let app: FastifyInstance;
+/** The same host served with `--api-host-config`. */
+let hostConfigApp: FastifyInstance;
 const tok = { acme: '', operator: '' };
 
 type Json = Record<string, unknown> & { errors?: { path: string; message: string }[] };
-async function apply(token: string, payload: unknown) {
-  const r = await app.inject({
+async function call(token: string, url: string, payload: unknown, server = app) {
+  const r = await server.inject({
     method: 'POST',
-    url: '/v1/config/apply',
+    url,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
   });
   return { status: r.statusCode, body: r.json() as Json, text: r.body };
 }
+const apply = (token: string, payload: unknown, server = app) => call(token, '/v1/config/apply', payload, server);
 
 /** What the operator made for tenant acme (with `paddock apply` on the host). */
 const operatorConfig = {
@@ -37,14 +41,16 @@ const operatorConfig = {
 
 beforeAll(async () => {
   host = tempHost();
-  app = await buildApi({
+  const deps = {
     store: host.store,
     dispatcher: host.dispatcher,
     config: host.config,
     log: pino({ level: 'silent' }),
     stopping: () => false,
     redactor: host.redactor,
-  });
+  };
+  app = await buildApi(deps);
+  hostConfigApp = await buildApi({ ...deps, hostConfig: true });
   host.apply(operatorConfig);
   tok.acme = createApiToken(host.store, { tenant: 'acme', role: 'admin', by: 'user:test' }).token;
   tok.operator = createApiToken(host.store, { tenant: 'default', role: 'admin', by: 'user:test' }).token;
@@ -76,7 +82,7 @@ describe("a tenant's own admin", () => {
       expect([plural, r.status], r.text).toEqual([plural, 400]);
       expect(r.body.errors).toContainEqual({
         path: `config.resources.${plural}[0]`,
-        message: expect.stringContaining("a tenant's admin cannot create or change resources") as string,
+        message: expect.stringContaining('an admin through the API cannot create or change resources') as string,
       });
     }
     expect(stored()).toEqual(before);
@@ -137,12 +143,44 @@ describe("a tenant's own admin", () => {
     expect(stored().some((s) => s.startsWith('binding/acme'))).toBe(false);
   });
 
-  it("the operator's admin (tenant default) may set host-level fields, like the CLI", async () => {
-    const r = await apply(tok.operator, {
-      config: { bindings: [{ id: 'op-bot', runner: 'echo', sandbox: 'process', route: { platform: 'op' } }] },
-      dryRun: true,
-    });
+  it('may disable a binding the operator made outside the sandbox, not enable it again', async () => {
+    host.apply({ bindings: [operatorConfig.bindings[0]!] }); // made again by the operator (the prune above removed it)
+    const disabled = await call(tok.acme, '/v1/bindings/acme-legacy/disable', {});
+    expect(disabled.status, disabled.text).toBe(200);
+    expect(disabled.body).toMatchObject({ enabled: false, changed: true });
+    const enabled = await call(tok.acme, '/v1/bindings/acme-legacy/enable', {});
+    expect(enabled.status, enabled.text).toBe(400);
+    expect(enabled.body.errors).toEqual([expect.objectContaining({ path: 'bindings[0].sandbox' })]);
+    expect(enabled.text).toContain('--api-host-config');
+    // The operator (on the host) enables it again.
+    host.apply({ bindings: [{ ...operatorConfig.bindings[0]!, enabled: true }] });
+  });
+});
+
+describe("the operator's own tenant (default) through the API", () => {
+  const hostLevel = {
+    resources: { mcpServers: [{ id: 'op-tools', command: '/bin/true' }] },
+    bindings: [{ id: 'op-bot', runner: 'echo', sandbox: 'process', route: { platform: 'op' } }],
+  };
+
+  it('is held like any API admin by default: no resource, no binding outside the sandbox; nothing written', async () => {
+    const before = stored();
+    const r = await apply(tok.operator, { config: hostLevel });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.errors!.map((e) => e.path).sort()).toEqual([
+      'config.bindings[0].sandbox',
+      'config.resources.mcpServers[0]',
+    ]);
+    expect(r.text).toContain('--api-host-config');
+    expect(stored()).toEqual(before);
+  });
+
+  it('may set host-level fields, like the CLI, on a server started with --api-host-config', async () => {
+    const r = await apply(tok.operator, { config: hostLevel, dryRun: true }, hostConfigApp);
     expect(r.status, r.text).toBe(200);
+    // Another tenant's admin is still held there.
+    const acme = await apply(tok.acme, { config: hostLevel, dryRun: true }, hostConfigApp);
+    expect(acme.status, acme.text).toBe(400);
   });
 });
 
