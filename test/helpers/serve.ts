@@ -3,6 +3,9 @@
 import { execa, type ResultPromise } from 'execa';
 import { repoPath } from './fixtures.js';
 
+/** How long stop() lets a server drain its runs before asking it to cancel them. */
+const STOP_GRACE_MS = 3_000;
+
 /** A running `paddock serve`. */
 export interface ServeChild {
   url: string;
@@ -11,7 +14,11 @@ export interface ServeChild {
   stderr(): string;
   /** Resolves when its stderr has matched `pattern`. */
   waitFor(pattern: RegExp): Promise<void>;
-  /** SIGTERM it and wait for its exit code. */
+  /**
+   * SIGTERM it and wait for its exit code; if it is still draining runs after {@link STOP_GRACE_MS}, a second SIGTERM
+   * (it cancels them at once, as a second Ctrl-C does). Never SIGKILL: a killed server leaves its runs' quota mounts
+   * and loop devices behind (only a later start on the same data folder would sweep them).
+   */
   stop(): Promise<number | undefined>;
 }
 
@@ -25,6 +32,8 @@ export async function startServe(
     reject: false,
     cwd: repoPath('.'),
     env: { PADDOCK_HOME: dataDir, NO_COLOR: '1', ...env },
+    // stop() escalates with a second SIGTERM, not execa's SIGKILL after 5 s.
+    forceKillAfterDelay: false,
   });
   let text = '';
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
@@ -50,7 +59,12 @@ export async function startServe(
     waitFor,
     async stop() {
       child.kill('SIGTERM');
-      return (await child).exitCode;
+      const again = setTimeout(() => child.kill('SIGTERM'), STOP_GRACE_MS);
+      try {
+        return (await child).exitCode;
+      } finally {
+        clearTimeout(again);
+      }
     },
   };
 }
