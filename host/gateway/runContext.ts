@@ -12,7 +12,7 @@ export type ModelBudget = Pick<
 /** What the gateway knows about one open run. */
 export interface GatewayRun {
   claims: RunTokenClaims;
-  /** The tenant of the run's binding: its circuit breakers are its own (docs/gateway.md, "Retries and the circuit breaker"). */
+  /** The tenant of the run's binding: its circuit breakers are its own (docs/gateway.md, "Retries and the …"). */
   tenant: string;
   /** The run's grants (models and MCP servers with their tool lists). */
   access: Pick<RunAccess, 'models' | 'mcpServers' | 'knowledgeBases'>;
