@@ -150,7 +150,7 @@ async function allRuns(query: string, limit: number, between: () => Promise<unkn
 }
 
 describe('paddock serve without --api-host-config', () => {
-  it("holds the operator's own admin token like any API admin: no resource, no binding outside the sandbox", async () => {
+  it("holds the operator's admin token like any API admin: no resource, no binding outside the sandbox", async () => {
     const r = await call('POST', '/v1/config/apply', tokens.adminA, {
       dryRun: true,
       config: {

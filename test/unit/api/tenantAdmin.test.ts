@@ -163,7 +163,7 @@ describe("the operator's own tenant (default) through the API", () => {
     bindings: [{ id: 'op-bot', runner: 'echo', sandbox: 'process', route: { platform: 'op' } }],
   };
 
-  it('is held like any API admin by default: no resource, no binding outside the sandbox; nothing written', async () => {
+  it('is held like any API admin by default: no resource, no binding outside the sandbox; no write', async () => {
     const before = stored();
     const r = await apply(tok.operator, { config: hostLevel });
     expect(r.status, r.text).toBe(400);
