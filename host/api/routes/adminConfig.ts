@@ -21,6 +21,8 @@ import {
 import { principalOf, requireRole } from '../auth.js';
 import { ApiProblem } from '../problems.js';
 import { valueDepth } from '../../util/valueDepth.js';
+import { jsonSizeAtMost } from '../../util/valueSize.js';
+import { yamlNestingDepth } from '../../util/yamlDepth.js';
 import { configProblemOf } from '../configProblem.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
@@ -28,6 +30,9 @@ import { z } from 'zod';
 
 /** How deeply a configuration may nest (a runner's `config` included); the protocol's own JSON limit. */
 const MAX_CONFIG_DEPTH = 64;
+
+/** How large a configuration may be as it would be stored (JSON, aliases expanded): the request body's own limit. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Register the configuration admin routes. */
 export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
@@ -97,17 +102,25 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const { yaml, config, dryRun, prune, by } = request.body;
       const [prefix, root] = yaml === undefined ? ['config.', 'config'] : ['', 'yaml'];
       try {
+        const tooDeep = () =>
+          new ApiProblem(400, 'invalid_request', `the configuration nests deeper than ${MAX_CONFIG_DEPTH} levels`, {
+            errors: [{ path: root, message: `nests deeper than ${MAX_CONFIG_DEPTH} levels` }],
+          });
+        // Measured on the text first: the YAML parser recurses per level (deep enough, it overflows its stack or
+        // runs Node out of memory).
+        if (yaml !== undefined && yamlNestingDepth(yaml, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
         const raw = yaml === undefined ? config : parseConfigText(yaml, 'yaml');
         // Deeper than any real configuration, and deep enough to exhaust the recursive walks of copying and
         // validating it: refused up front, naming where it came in.
-        if (valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH)
+        if (valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
+        // YAML aliases repeat what they name: a 0.9 MB text can stand for 82 MB, which would be stored (the objects,
+        // their history, the audit) and re-read. The configuration as it would be stored is bounded like the body.
+        if (jsonSizeAtMost(raw, MAX_CONFIG_BYTES) > MAX_CONFIG_BYTES)
           throw new ApiProblem(
-            400,
-            'invalid_request',
-            `the configuration nests deeper than ${MAX_CONFIG_DEPTH} levels`,
-            {
-              errors: [{ path: root, message: `nests deeper than ${MAX_CONFIG_DEPTH} levels` }],
-            },
+            413,
+            'payload_too_large',
+            `the configuration is larger than ${MAX_CONFIG_BYTES} bytes once its YAML aliases are expanded`,
+            { errors: [{ path: root, message: `larger than ${MAX_CONFIG_BYTES} bytes once aliases are expanded` }] },
           );
         return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor), {
           by: apiActor(principal, by),

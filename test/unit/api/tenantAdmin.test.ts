@@ -198,6 +198,30 @@ describe('a configuration with very many problems', () => {
   });
 });
 
+describe('a configuration whose YAML aliases repeat a large value', () => {
+  it('is a 413 before anything is stored, dry run or not; the same without aliases is fine', async () => {
+    const before = stored();
+    const big = 'A'.repeat(900_000);
+    const yaml = [
+      'bindings:',
+      '  - id: amplified',
+      '    runner: echo',
+      '    route: { platform: amplified }',
+      '    config:',
+      `      prefix: &s "${big}"`,
+      `      more: [${Array.from({ length: 90 }, () => '*s').join(', ')}]`,
+    ].join('\n');
+    for (const dryRun of [true, false]) {
+      const r = await apply(tok.acme, { yaml, dryRun });
+      expect(r.status, r.text.slice(0, 300)).toBe(413);
+      expect(r.body).toMatchObject({ code: 'payload_too_large', errors: [{ path: 'yaml' }] });
+    }
+    expect(stored()).toEqual(before);
+    const small = yaml.replace(big, 'A').replace('*s]', '*s, *s]');
+    expect((await apply(tok.acme, { yaml: small, dryRun: true })).status).not.toBe(413);
+  });
+});
+
 describe('a configuration nested very deeply', () => {
   it('is a 400 naming where it came in, as JSON and as YAML; the server goes on', async () => {
     // Sent as text: the test's own JSON.stringify could not write it either.
@@ -208,8 +232,19 @@ describe('a configuration nested very deeply', () => {
     );
     expect(json.status, json.text.slice(0, 300)).toBe(400);
     expect(json.body).toMatchObject({ code: 'invalid_request', errors: [{ path: 'config' }] });
-    const yaml = await apply(tok.acme, { yaml: `${'['.repeat(100_000)}${']'.repeat(100_000)}` });
-    expect(yaml.status, yaml.text.slice(0, 300)).toBe(400);
+    // Measured on the text before the YAML parser sees it: a line of 500 000 `- ` made Node abort out of memory.
+    for (const text of [
+      `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      `bindings:\n  - ${'- '.repeat(500_000)}x`,
+      Array.from({ length: 1400 }, (_, i) => `${' '.repeat(i)}a:`).join('\n'),
+    ]) {
+      const started = performance.now();
+      const yaml = await apply(tok.acme, { yaml: text });
+      expect(yaml.status, yaml.text.slice(0, 300)).toBe(400);
+      expect(yaml.body).toMatchObject({ code: 'invalid_request', errors: [{ path: 'yaml' }] });
+      expect(yaml.body.errors![0]!.message).toBe('nests deeper than 64 levels');
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
     expect((await apply(tok.acme, { config: {}, dryRun: true })).status).toBe(200);
   });
 });
