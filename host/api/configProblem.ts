@@ -15,8 +15,16 @@ export function configProblemOf(error: unknown, prefix: string, root: string): u
   ];
   const errors = problems.map((p) => ({
     path: p.field === '(root)' ? root : `${prefix}${p.field}`,
-    message: p.message,
+    // A problem of the whole text names its source (`yaml (line 3): …`), which the path already says.
+    message: p.field === '(root)' ? withoutSource(p.message, root) : p.message,
   }));
   const detail = errors.map((e) => `${e.path || '(root)'}: ${e.message}`).join('; ');
   return new ApiProblem(400, 'invalid_request', `the configuration is not valid: ${detail}`, { errors });
+}
+
+/** `message` without the source name it starts with (`yaml (line 3): x` → `(line 3): x`, `yaml: x` → `x`). */
+function withoutSource(message: string, source: string): string {
+  if (message.startsWith(`${source}: `)) return message.slice(source.length + 2);
+  if (message.startsWith(`${source} (`)) return message.slice(source.length + 1);
+  return message;
 }

@@ -246,5 +246,10 @@ describe('a configuration nested very deeply', () => {
       expect(performance.now() - started).toBeLessThan(2_000);
     }
     expect((await apply(tok.acme, { config: {}, dryRun: true })).status).toBe(200);
+    // A syntax error is named once, at the field (not "yaml: yaml …").
+    const broken = await apply(tok.acme, { yaml: 'bindings: [\n' });
+    expect(broken.body.errors).toEqual([
+      { path: 'yaml', message: expect.stringMatching(/^\(line \d+\): not valid YAML/) as string },
+    ]);
   });
 });
