@@ -47,6 +47,9 @@ export function codexArgs(o: CodexOptions): string[] {
     ...Object.entries(o.mcp).flatMap(([id, url]) => [
       `mcp_servers.${id}.url=${toml(url)}`,
       `mcp_servers.${id}.bearer_token_env_var=${toml(o.tokenEnv)}`,
+      // The host starts the real server (under the run's sandbox) when Codex first connects; Codex's default 10 s
+      // wait is short on a loaded machine, and Codex then goes on without the server's tools.
+      `mcp_servers.${id}.startup_timeout_sec=30`,
     ]),
   ];
   return [
