@@ -1,6 +1,6 @@
-// `paddock serve` as a child process: the stream caps set by its flags (per token, per tenant, per server), a stream whose token is revoked by another
-// process (`paddock tokens revoke`) ending within the recheck bound, Node-parser refusals answered as problem+json,
-// and bad cap flags refused before anything starts.
+// `paddock serve` as a child process: the stream caps set by its flags (per token, per tenant, per server), a stream
+// whose token is revoked by another process (`paddock tokens revoke`) ending within the recheck bound, Node-parser
+// refusals answered as problem+json, and bad cap flags refused before anything starts.
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';

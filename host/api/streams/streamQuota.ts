@@ -58,10 +58,10 @@ interface Held {
 }
 
 /**
- * The open SSE streams of one server counted per token, per tenant and in total, and kept only while their token is valid: a
- * timer (held only while a stream is open) checks each token with open streams every `recheckMs` and ends the streams
- * of one that was revoked or expired since — by any process on the data folder. Limits are per server process, like
- * the request rate.
+ * The open streams of one server (SSE routes, OpenAI-compatible completions) counted per token, per tenant and in
+ * total, and kept only while their token is valid: a timer (held only while a stream is open) checks each token with
+ * open streams every `recheckMs` and ends the streams of one that was revoked or expired since — by any process on
+ * the data folder. Limits are per server process, like the request rate.
  */
 export class StreamQuota {
   private readonly byToken = new Map<string, Set<Held>>();

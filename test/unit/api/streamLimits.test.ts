@@ -1,5 +1,6 @@
-// Limits on open SSE streams (per token, per tenant, per server), streams of a token revoked or expired while open, and the
-// answer to what Node's HTTP parser refuses — over a real listening server (buildApi on a real store, loopback).
+// Limits on open SSE streams (per token, per tenant, per server), streams of a token revoked or expired while open,
+// and the answer to what Node's HTTP parser refuses — over a real listening server (buildApi on a real store,
+// loopback).
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
