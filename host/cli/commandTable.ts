@@ -497,7 +497,19 @@ export const COMMANDS: CommandSpec[] = [
         value: '<n>',
         help: 'SSE streams one API token may hold open at once (default 16)',
       },
+      'max-streams-per-tenant': {
+        type: 'string',
+        value: '<n>',
+        help:
+          "SSE streams one tenant's tokens may hold open at once (default: half of --max-streams, at least " +
+          '--max-streams-per-token)',
+      },
       'max-streams': { type: 'string', value: '<n>', help: 'SSE streams the server holds open at once (default 256)' },
+      'max-queued-per-tenant': {
+        type: 'string',
+        value: '<n>',
+        help: 'runs of one tenant waiting to start, on this data folder (default 64; more are refused queue_full)',
+      },
       'webhook-allow': {
         type: 'string',
         value: '<host[:port],…>',
@@ -519,6 +531,9 @@ export const COMMANDS: CommandSpec[] = [
       if (onStop !== 'drain' && onStop !== 'cancel')
         throw new UsageError(`--on-stop must be drain or cancel, got ${JSON.stringify(onStop.slice(0, 40))}`);
       const drain = str(ctx.flags, 'drain-timeout');
+      const perTenant = str(ctx.flags, 'max-streams-per-tenant');
+      const queuedText = str(ctx.flags, 'max-queued-per-tenant');
+      const queued = queuedText === undefined ? undefined : parseRateFlag('--max-queued-per-tenant', queuedText, 1);
       const options = {
         listen: parseListen(str(ctx.flags, 'listen') ?? DEFAULT_LISTEN),
         onStop: onStop as 'drain' | 'cancel',
@@ -529,12 +544,16 @@ export const COMMANDS: CommandSpec[] = [
         },
         streams: {
           perToken: parseRateFlag('--max-streams-per-token', str(ctx.flags, 'max-streams-per-token'), 16),
+          // Absent: the quota's default (half of --max-streams, at least --max-streams-per-token).
+          ...(perTenant !== undefined ? { perTenant: parseRateFlag('--max-streams-per-tenant', perTenant, 1) } : {}),
           total: parseRateFlag('--max-streams', str(ctx.flags, 'max-streams'), 256),
         },
         webhookAllow: str(ctx.flags, 'webhook-allow'),
         hostConfig: ctx.flags['api-host-config'] === true,
       };
-      return serveCommand(await hostConfig(ctx), options, ctx.err);
+      const config = await hostConfig(ctx);
+      if (queued !== undefined) config.maxQueuedRunsPerTenant = queued;
+      return serveCommand(config, options, ctx.err);
     },
   },
   {

@@ -21,6 +21,11 @@ export interface HostConfig {
   maxConcurrentRuns?: number;
   /** Runs waiting in this host process, over all sessions (default 256). */
   maxQueuedRuns?: number;
+  /**
+   * Runs of one tenant waiting, over all its sessions and every host process on the data folder (default 64): one
+   * tenant's flood of new conversations cannot fill the host's queue (`serve --max-queued-per-tenant`).
+   */
+  maxQueuedRunsPerTenant?: number;
   /** Kept workspaces (and ones a stopped host left) are removed at start once older than this (default 7 days). */
   workspaceTtlMs?: number;
   /** Session folders (harness resume state) unused for this long are removed at start (default 30 days). */
@@ -38,6 +43,7 @@ export interface HostConfig {
 export const DISPATCH_DEFAULTS = {
   maxConcurrentRuns: 4,
   maxQueuedRuns: 256,
+  maxQueuedRunsPerTenant: 64,
   workspaceTtlMs: 7 * 24 * 3600 * 1000,
   sessionTtlMs: 30 * 24 * 3600 * 1000,
 } as const;

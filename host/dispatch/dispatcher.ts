@@ -19,6 +19,7 @@ import {
   lastGoalRevision,
   liveSessionRuns,
   recordDelivery,
+  waitingRunsOfTenant,
   waitingRunsTotal,
 } from '../state/dispatchLog.js';
 import { reconcile } from '../recovery/reconcile.js';
@@ -210,18 +211,28 @@ export class Dispatcher {
           { bindingId: binding.id, sessionId },
         );
       }
-      const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
-      const waitingTotal = waitingRunsTotal(store);
-      if (
-        waitingTotal >= maxQueued &&
+      // The tenant's and the host's bounds count waiting runs only, and refuse only a run that would wait too.
+      const wouldWait = () =>
         claimBlocker(store, {
           sessionId,
           bindingId: binding.id,
           maxPerBinding: binding.limits.maxConcurrentRuns,
           maxTotal: this.maxTotal,
           queuedSeq: null,
-        })
-      ) {
+        }) !== undefined;
+      const perTenant = this.config.maxQueuedRunsPerTenant ?? DISPATCH_DEFAULTS.maxQueuedRunsPerTenant;
+      const waitingOfTenant = waitingRunsOfTenant(store, tenant);
+      if (waitingOfTenant >= perTenant && wouldWait()) {
+        throw refused(
+          'queue_full',
+          `tenant "${tenant}" already has ${waitingOfTenant} runs waiting (the most one tenant may queue on this ` +
+            'host); retry when some have started',
+          { bindingId: binding.id, sessionId },
+        );
+      }
+      const maxQueued = this.config.maxQueuedRuns ?? DISPATCH_DEFAULTS.maxQueuedRuns;
+      const waitingTotal = waitingRunsTotal(store);
+      if (waitingTotal >= maxQueued && wouldWait()) {
         throw refused('queue_full', `this host already has ${waitingTotal} runs waiting (its limit)`, {
           bindingId: binding.id,
           sessionId,

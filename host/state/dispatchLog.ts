@@ -59,6 +59,17 @@ export function waitingRunsTotal(store: Store): number {
     .get() as number;
 }
 
+/** Runs of `tenant`'s sessions, of every host process on this data folder, that are queued and hold no claim. */
+export function waitingRunsOfTenant(store: Store, tenant: string): number {
+  return dbOf(store)
+    .prepare(
+      "SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.status = 'queued' AND " +
+        's.tenant = ? AND r.id NOT IN (SELECT run_id FROM run_claims)',
+    )
+    .pluck()
+    .get(tenant) as number;
+}
+
 /** A session's runs that have not ended (any process), in queue order, and whether each holds its claim. */
 export function liveSessionRuns(store: Store, sessionId: string): { id: string; claimed: number }[] {
   return dbOf(store)

@@ -20,6 +20,7 @@ export function tempHost(
     mountRoots?: string[];
     maxConcurrentRuns?: number;
     maxQueuedRuns?: number;
+    maxQueuedRunsPerTenant?: number;
     harnessDir?: string;
   } = {},
 ) {
@@ -35,6 +36,7 @@ export function tempHost(
     mountRoots: options.mountRoots ?? [],
     maxConcurrentRuns: options.maxConcurrentRuns,
     maxQueuedRuns: options.maxQueuedRuns,
+    maxQueuedRunsPerTenant: options.maxQueuedRunsPerTenant,
     harnessDir: options.harnessDir,
   };
   const container = configureContainer(config);

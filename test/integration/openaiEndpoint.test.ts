@@ -455,7 +455,7 @@ describe('GET /v1/models', () => {
   });
 });
 
-describe('streamed completions are open streams: they', () => {
+describe('completions are open streams, streamed or whole: they', () => {
   it('count in the open-stream caps with SSE streams, and end (run cancelled) when the token is revoked', async () => {
     const capped = await buildServer(host, {
       rate: { rate: 1_000, burst: 1_000 },
@@ -495,4 +495,118 @@ describe('streamed completions are open streams: they', () => {
       await capped.close();
     }
   });
+  /** A server whose stream caps are small and whose token recheck is fast; closed after `fn`. */
+  async function capped(fn: (base: string) => Promise<void>) {
+    const app = await buildServer(host, {
+      rate: { rate: 1_000, burst: 1_000 },
+      streams: { perToken: 1, recheckMs: 100 },
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      await fn(`http://127.0.0.1:${(app.server.address() as { port: number }).port}`);
+    } finally {
+      await app.close();
+    }
+  }
+  /** POST a non-streamed completion to the slow binding (about 12 s of words) with `token`. */
+  const whole = (base: string, token: string, conversation: string, signal?: AbortSignal) =>
+    fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+        'x-paddock-conversation': `${conversation}-${process.pid}`,
+      },
+      body: JSON.stringify(ask('slow', 'Hold on')),
+      signal,
+    });
+  /** Resolves with the id of the next run of the slow binding that streams its first word (its runner mid-run). */
+  const slowSpeaking = () =>
+    new Promise<string>((resolve) => {
+      const unsubscribe = host.store.subscribe((e) => {
+        if (e.type !== 'run.update' || host.store.run(e.runId!)?.bindingId !== 'slow') return;
+        unsubscribe();
+        resolve(e.runId!);
+      });
+    });
+  /**
+   * A whole completion answered 401 when its token ended; its run cancelled (`midRun`: its runner answered the
+   * run/cancel), its runner gone.
+   */
+  async function expectEndedByToken(response: Response, runId: string, midRun: boolean) {
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-paddock-run-id')).toBe(runId);
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    const body = (await response.json()) as { error: { code: string; type: string; message: string } };
+    expect(body.error).toMatchObject({ code: 'unauthorized', type: 'authentication_error' });
+    expect(body.error.message).toBe(
+      'the API token of this request was revoked or expired while its run was active; the run was cancelled',
+    );
+    expect(JSON.stringify(body)).not.toContain('word00'); // nothing of the reply so far
+    const terminal = await ended(runId);
+    expect(terminal.data).toMatchObject({ status: 'cancelled' });
+    // Cancelled by the server (the client is still there, reading the 401).
+    const reason = (terminal.data as EventData<'run.ended'>).reason;
+    if (midRun) expect(reason).toBe('runner stopped on run/cancel');
+    else expect(reason).toMatch(/^(runner stopped on run\/cancel|cancelled before the run started)$/);
+    expect(processesWith(runId)).toEqual([]);
+  }
+
+  it('a whole (non-streamed) completion holds a place in the caps while its run is active', async () => {
+    await capped(async (base) => {
+      const { token } = createApiToken(host.store, { tenant: 'default', role: 'platform', by: 'user:test' });
+      const started = slowSpeaking();
+      const leave = new AbortController();
+      const pending = whole(base, token, 'whole-cap', leave.signal).catch((e: unknown) => e);
+      const runId = await started;
+      const end = ended(runId);
+      // The token's one place is the whole completion's: a streamed one and an SSE stream are refused.
+      const own = new OpenAI({ baseURL: `${base}/v1`, apiKey: token, maxRetries: 0 });
+      const second = await own.chat.completions
+        .create({ ...ask('hello', 'Second'), stream: true })
+        .withResponse()
+        .catch((e: unknown) => e);
+      expect(second).toMatchObject({ status: 429, code: 'too_many_streams' });
+      const sse = await fetch(`${base}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${token}` } });
+      expect(sse.status).toBe(429);
+      await sse.body?.cancel();
+      // Its client leaving cancels the run and gives the place back (released before the cancel, on 'close').
+      leave.abort();
+      expect(await pending).toBeInstanceOf(Error);
+      expect((await end).data).toMatchObject({ status: 'cancelled' });
+      const after = await own.chat.completions.create(ask('hello', 'Again'));
+      expect(after.choices[0]!.message.content).toBeTruthy();
+    });
+  }, 30_000);
+
+  it('a whole completion whose token is revoked while its run is active: 401, the run cancelled', async () => {
+    await capped(async (base) => {
+      const { token, info } = createApiToken(host.store, { tenant: 'default', role: 'platform', by: 'user:test' });
+      const started = slowSpeaking();
+      const pending = whole(base, token, 'whole-revoked');
+      const runId = await started;
+      revokeApiToken(host.store, info.id, 'user:test');
+      const t = performance.now();
+      const response = await pending;
+      // One recheck interval (100 ms) plus the cancel; the run alone would take about 12 s.
+      expect(performance.now() - t).toBeLessThan(5_000);
+      await expectEndedByToken(response, runId, true);
+    });
+  }, 30_000);
+
+  it('a whole completion whose token expires while its run is active: 401 after the expiry', async () => {
+    await capped(async (base) => {
+      const expiresAt = new Date(Date.now() + 1_500);
+      const { token } = createApiToken(host.store, {
+        tenant: 'default',
+        role: 'platform',
+        by: 'user:test',
+        expiresAt,
+      });
+      const response = await whole(base, token, 'whole-expired');
+      const runId = response.headers.get('x-paddock-run-id')!;
+      expect(Date.now()).toBeGreaterThanOrEqual(expiresAt.getTime());
+      await expectEndedByToken(response, runId, false);
+    });
+  }, 30_000);
 });

@@ -1,6 +1,6 @@
-// `paddock serve` as a child process: the stream caps set by its flags, a stream whose token is revoked by another
-// process (`paddock tokens revoke`) ending within the recheck bound, Node-parser refusals answered as problem+json,
-// and bad cap flags refused before anything starts.
+// `paddock serve` as a child process: the stream caps set by its flags (per token, per tenant, per server), a stream
+// whose token is revoked by another process (`paddock tokens revoke`) ending within the recheck bound, Node-parser
+// refusals answered as problem+json, and bad cap flags refused before anything starts.
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,16 +14,17 @@ import { openSse, type SseClient } from '../helpers/sse.js';
 const home = mkdtempSync(join(tmpdir(), 'paddock-serve-streams-'));
 let server: ServeChild;
 let sessionId = '';
+let acmeSessionId = '';
 
-async function token(): Promise<string> {
-  const r = await paddock(['tokens', 'create', '--tenant', 'default', '--role', 'platform'], { dataDir: home });
+async function token(tenant = 'default'): Promise<string> {
+  const r = await paddock(['tokens', 'create', '--tenant', tenant, '--role', 'platform'], { dataDir: home });
   expect(r.exitCode, r.stderr).toBe(0);
   return r.stdout.trim();
 }
-const stream = (t: string) =>
-  openSse(`${server.url}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${t}` } });
-async function refused(t: string) {
-  const res = await fetch(`${server.url}/v1/sessions/${sessionId}/events`, {
+const stream = (t: string, session = sessionId) =>
+  openSse(`${server.url}/v1/sessions/${session}/events`, { headers: { authorization: `Bearer ${t}` } });
+async function refused(t: string, session = sessionId) {
+  const res = await fetch(`${server.url}/v1/sessions/${session}/events`, {
     headers: { authorization: `Bearer ${t}` },
   });
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as object };
@@ -33,8 +34,10 @@ beforeAll(async () => {
   // A session to stream, made on the data folder before the server starts (a stream needs nothing more).
   const store = Store.open({ dataDir: home });
   sessionId = store.ensureSession('default', 'streamed', 'c').sessionId;
+  acmeSessionId = store.ensureSession('acme', 'streamed', 'c').sessionId;
   store.close();
-  server = await startServe(home, ['--max-streams-per-token', '2', '--max-streams', '3'], {
+  const caps = ['--max-streams-per-token', '2', '--max-streams-per-tenant', '3', '--max-streams', '4'];
+  server = await startServe(home, caps, {
     PADDOCK_LOG_LEVEL: 'info',
   });
 }, 60_000);
@@ -44,32 +47,40 @@ afterAll(async () => {
 
 describe('paddock serve: open streams', () => {
   it(
-    '--max-streams-per-token and --max-streams cap open streams (429); ' +
+    '--max-streams-per-token, --max-streams-per-tenant and --max-streams cap open streams (429); ' +
       'a revoked token’s streams end within the bound',
     async () => {
       const a = await token();
       const b = await token();
+      const c = await token('acme');
       const held: SseClient[] = [await stream(a), await stream(a)];
-      expect(held.map((c) => c.status)).toEqual([200, 200]);
+      expect(held.map((s) => s.status)).toEqual([200, 200]);
       const overToken = await refused(a);
       expect(overToken).toMatchObject({ status: 429, retryAfter: '5' });
       expect(overToken.body).toMatchObject({ code: 'too_many_streams', scope: 'token', limit: 2 });
       held.push(await stream(b));
       expect(held[2]!.status).toBe(200);
-      expect((await refused(b)).body).toMatchObject({ code: 'too_many_streams', scope: 'server', limit: 3 });
-      for (const c of held) await c.waitForCount(1);
+      // b holds one stream of its two, but the default tenant's tokens hold three together.
+      const overTenant = await refused(b);
+      expect(overTenant).toMatchObject({ status: 429, retryAfter: '5' });
+      expect(overTenant.body).toMatchObject({ code: 'too_many_streams', scope: 'tenant', limit: 3 });
+      // Another tenant's token takes the server's last place, then meets the server's cap.
+      held.push(await stream(c, acmeSessionId));
+      expect(held[3]!.status).toBe(200);
+      expect((await refused(c, acmeSessionId)).body).toMatchObject({ scope: 'server', limit: 4 });
+      for (const s of held) await s.waitForCount(1);
 
       // Revoked by another process: the server re-checks open streams' tokens every second.
       const revoked = await paddock(['tokens', 'revoke', a.split('_')[1]!], { dataDir: home });
       expect(revoked.exitCode, revoked.stderr).toBe(0);
       const t = performance.now();
-      expect(await Promise.all(held.slice(0, 2).map((c) => c.closed))).toEqual(['end', 'end']);
+      expect(await Promise.all(held.slice(0, 2).map((s) => s.closed))).toEqual(['end', 'end']);
       // The bound: one recheck interval (1 s) plus the event loop's delay; generous for a shared, loaded machine.
       expect(performance.now() - t).toBeLessThan(5000);
       // Their places are free again (b's second stream is admitted once the server has released them).
       const again = await stream(b);
       expect(again.status).toBe(200);
-      for (const c of [held[2]!, again]) c.destroy();
+      for (const s of [held[2]!, held[3]!, again]) s.destroy();
     },
   );
 
@@ -94,6 +105,8 @@ describe('paddock serve: open streams', () => {
     for (const [flag, value] of [
       ['--max-streams', '0'],
       ['--max-streams-per-token', 'x'],
+      ['--max-streams-per-tenant', '1.5'],
+      ['--max-queued-per-tenant', '0'],
     ] as const) {
       const r = await paddock(['serve', '--listen', '127.0.0.1:0', flag, value], { dataDir: home });
       expect(r.exitCode).toBe(2);

@@ -11,7 +11,8 @@ import { RunReply } from './reply.js';
 
 /** Write `text`; when the socket's buffer is full, resolve once it drained or closed (the events wait in the store). */
 async function write(res: ServerResponse, text: string): Promise<void> {
-  if (res.write(text)) return;
+  // A destroyed response (the client left, or its token ended) takes nothing and will never drain or close again.
+  if (res.destroyed || res.write(text)) return;
   await new Promise<void>((resolve) => {
     const done = () => {
       res.off('drain', done);

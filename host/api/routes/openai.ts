@@ -13,6 +13,7 @@ import type { ApiDeps } from '../deps.js';
 import { completion, completionIds } from '../openai/chunks.js';
 import {
   modelNotFound,
+  NO_RETRY,
   openAIError,
   OpenAIHttpError,
   outcomeError,
@@ -41,6 +42,9 @@ const ROLES = new Set(['platform', 'admin']);
 
 /** Why a run this endpoint started is cancelled when its client goes away. */
 export const DISCONNECT_REASON = 'the OpenAI-compatible client disconnected';
+
+/** Why a run this endpoint started is cancelled when the token of its request stops being valid. */
+export const TOKEN_ENDED_REASON = 'the API token of its OpenAI-compatible request was revoked or expired';
 
 /** The caller of an OpenAI route, or a 401/403 in OpenAI's shape. */
 function callerOf(request: FastifyRequest): Principal {
@@ -106,7 +110,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
       // The schema documents the body (OpenAPI); its problems are answered by parseChatRequest, every one at once.
       { schema: { body: ChatCompletionRequestSchema }, attachValidation: true },
       async (request, reply) => {
-        const { tenant } = callerOf(request);
+        const { tenant, tokenId } = callerOf(request);
         const parsed = parseChatRequest(request.body, request.headers);
         if (parsed instanceof OpenAIHttpError) throw parsed;
         const own = bindings()
@@ -115,18 +119,19 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
         // `model` must be the binding routing picks for this event: never a broader one answering for it.
         if (!reachableBinding(own, tenant, parsed.model) || matchBinding(own, parsed.event)?.id !== parsed.model)
           throw modelNotFound(parsed.model);
-        // A streamed answer is an open stream like the SSE routes': counted in the same caps, and ended (its run
-        // cancelled) when its token is revoked or expires. Taken before the dispatch, so a refusal starts no run.
-        if (parsed.stream) {
-          const admitted = quota.admit(callerOf(request).tokenId);
-          if (!admitted.ok)
-            throw openAIError(429, 'too_many_streams', refusalDetail(admitted), {
-              headers: { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) },
-            });
-          // 'close' fires once however the request ends: an error answer, the end of the stream, the client leaving.
-          reply.raw.once('close', admitted.lease.release);
-          admitted.lease.attach(() => reply.raw.destroy());
-        }
+        // A completion, streamed or whole, holds its connection for its run's duration: it is an open stream like the
+        // SSE routes', counted in the same caps and ended (its run cancelled) when its token is revoked or expires.
+        // Taken before the dispatch, so a refusal starts no run.
+        const admitted = quota.admit(tokenId, tenant);
+        if (!admitted.ok)
+          throw openAIError(429, 'too_many_streams', refusalDetail(admitted), {
+            headers: { 'retry-after': String(STREAMS_RETRY_AFTER_SECONDS) },
+          });
+        // 'close' fires once however the request ends: an error answer, the end of the stream, the client leaving.
+        reply.raw.once('close', admitted.lease.release);
+        const tokenEnded = new AbortController();
+        // Called at each recheck while the token is invalid and the request open; answer() acts on the first.
+        admitted.lease.attach(() => tokenEnded.abort());
         const dispatched = await dispatchFor(parsed, tenant);
         const { ticket } = dispatched;
         if (ticket.bindingId !== parsed.model) {
@@ -135,7 +140,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
             dispatcher().cancel(ticket.runId, 'routed to another binding than its model');
           throw modelNotFound(parsed.model);
         }
-        return answer(request, reply, parsed, dispatched);
+        return answer(request, reply, parsed, dispatched, tokenEnded.signal);
       },
     );
   });
@@ -157,12 +162,16 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     }
   }
 
-  /** Follow the run to its end and answer it, streamed or whole; a client that goes away cancels the run. */
+  /**
+   * Follow the run to its end and answer it, streamed or whole; a client that goes away cancels the run, and so does
+   * the token of the request being revoked or expiring (`tokenEnded`): a stream is then cut, a whole answer is 401.
+   */
   async function answer(
     request: FastifyRequest,
     reply: FastifyReply,
     parsed: ChatRequest,
     dispatched: { ticket: DispatchTicket; afterSeq: number },
+    tokenEnded: AbortSignal,
   ) {
     const { ticket, afterSeq } = dispatched;
     const gone = new AbortController();
@@ -178,9 +187,20 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     res.on('error', () => undefined);
     // The client may have gone while the event was dispatched, before the listener.
     if (request.raw.socket?.destroyed) onClose();
+    const stop = new AbortController();
+    gone.signal.addEventListener('abort', () => stop.abort(), { once: true });
+    const onTokenEnded = () => {
+      // Cancelled with its own reason first (a later disconnect's cancel changes nothing): the run ends at once.
+      if (ticket.status !== 'duplicate') dispatcher().cancel(ticket.runId, TOKEN_ENDED_REASON);
+      stop.abort();
+      if (parsed.stream) res.destroy();
+    };
+    tokenEnded.addEventListener('abort', onTokenEnded, { once: true });
+    // The token may have ended while the event was dispatched, before the listener.
+    if (tokenEnded.aborted) onTokenEnded();
     const ids = completionIds(ticket.runId, parsed.model);
     const run = new RunReply();
-    const events = followRun(deps.store, { sessionId: ticket.sessionId, runId: ticket.runId, afterSeq }, gone.signal);
+    const events = followRun(deps.store, { sessionId: ticket.sessionId, runId: ticket.runId, afterSeq }, stop.signal);
     const headers = {
       'x-paddock-run-id': ticket.runId,
       'x-paddock-session-id': ticket.sessionId,
@@ -189,6 +209,16 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     if (!parsed.stream) {
       for await (const event of events) run.take(event);
       if (gone.signal.aborted) return reply.hijack();
+      if (tokenEnded.aborted)
+        throw openAIError(
+          401,
+          'unauthorized',
+          'the API token of this request was revoked or expired while its run was active; ' +
+            (ticket.status === 'duplicate'
+              ? 'the run belongs to the earlier request with this event id and was not cancelled'
+              : 'the run was cancelled'),
+          { headers: { ...NO_RETRY, ...headers } },
+        );
       if (run.end!.status !== 'completed') {
         const failure = outcomeError(run.end!.status, run.end!.reason);
         throw openAIError(failure.status, failure.body.error.code, failure.body.error.message, {
@@ -201,6 +231,6 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     reply.hijack();
     // Headers the server's hooks set (x-request-id) go out with the stream: a hijacked reply sends nothing by itself.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
-    await streamReply(res, events, { ids, includeUsage: parsed.includeUsage, gone: gone.signal, headers });
+    await streamReply(res, events, { ids, includeUsage: parsed.includeUsage, gone: stop.signal, headers });
   }
 }

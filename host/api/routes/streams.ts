@@ -40,7 +40,8 @@ export function streamsRoutes(app: FastifyInstance, deps: ApiDeps, quota: Stream
       throw new ApiProblem(400, 'invalid_request', 'the stream start is not a seq', { errors: start.errors });
     streams ??= new EventStreams(deps.store);
     // Nothing may throw between taking a place and registering its release on 'close' below.
-    const admitted = quota.admit(principalOf(request).tokenId);
+    const { tokenId, tenant } = principalOf(request);
+    const admitted = quota.admit(tokenId, tenant);
     if (!admitted.ok)
       throw new ApiProblem(
         429,

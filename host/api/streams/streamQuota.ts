@@ -2,6 +2,11 @@
 export interface StreamQuotaOptions {
   /** Streams one token may hold open at once (`serve --max-streams-per-token`). */
   perToken: number;
+  /**
+   * Streams the tokens of one tenant may hold open at once, together (`serve --max-streams-per-tenant`; default half
+   * of `total`, at least `perToken`): one tenant's tokens cannot take every place of the server.
+   */
+  perTenant?: number;
   /** Streams the server holds open at once, all tokens together (`serve --max-streams`). */
   total: number;
   /** How often the token of every open stream is checked again (revoked or expired → its streams end). */
@@ -16,9 +21,22 @@ export const STREAMS_RETRY_AFTER_SECONDS = 5;
 
 /** What a refused client is told: which cap, and what to do. */
 export function refusalDetail(refusal: StreamRefusal): string {
-  return refusal.scope === 'token'
-    ? `this token already holds ${refusal.limit} open streams (the most one token may); close one first`
-    : `the server already holds ${refusal.limit} open streams (the most it serves); retry later`;
+  switch (refusal.scope) {
+    case 'token':
+      return `this token already holds ${refusal.limit} open streams (the most one token may); close one first`;
+    case 'tenant':
+      return (
+        `the tokens of this tenant already hold ${refusal.limit} open streams (the most one tenant may); ` +
+        'close one first'
+      );
+    default:
+      return `the server already holds ${refusal.limit} open streams (the most it serves); retry later`;
+  }
+}
+
+/** The per-tenant cap {@link StreamQuota} applies: the one given, else half the total but at least the per-token. */
+export function perTenantCap(options: StreamQuotaOptions): number {
+  return options.perTenant ?? Math.max(Math.floor(options.total / 2), options.perToken);
 }
 
 /** An admitted stream's place in the quota. */
@@ -31,7 +49,7 @@ export interface StreamLease {
 
 /** Why a stream was refused: which cap, and its value. */
 export interface StreamRefusal {
-  scope: 'token' | 'server';
+  scope: 'token' | 'tenant' | 'server';
   limit: number;
 }
 
@@ -40,13 +58,15 @@ interface Held {
 }
 
 /**
- * The open SSE streams of one server counted per token and in total, and kept only while their token is valid: a
- * timer (held only while a stream is open) checks each token with open streams every `recheckMs` and ends the streams
- * of one that was revoked or expired since — by any process on the data folder. Limits are per server process, like
- * the request rate.
+ * The open streams of one server (SSE routes, OpenAI-compatible completions) counted per token, per tenant and in
+ * total, and kept only while their token is valid: a timer (held only while a stream is open) checks each token with
+ * open streams every `recheckMs` and ends the streams of one that was revoked or expired since — by any process on
+ * the data folder. Limits are per server process, like the request rate.
  */
 export class StreamQuota {
   private readonly byToken = new Map<string, Set<Held>>();
+  private readonly byTenant = new Map<string, number>();
+  private readonly perTenant: number;
   private count = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -58,17 +78,23 @@ export class StreamQuota {
     for (const key of ['perToken', 'total', 'recheckMs'] as const)
       if (!(Number.isSafeInteger(options[key]) && options[key] >= 1))
         throw new RangeError(`${key} must be a whole number ≥ 1, got ${options[key]}`);
+    this.perTenant = perTenantCap(options);
+    if (!(Number.isSafeInteger(this.perTenant) && this.perTenant >= 1))
+      throw new RangeError(`perTenant must be a whole number ≥ 1, got ${options.perTenant}`);
   }
 
-  /** Admit one more stream of `tokenId`, or say which cap it would pass. */
-  admit(tokenId: string): { ok: true; lease: StreamLease } | ({ ok: false } & StreamRefusal) {
+  /** Admit one more stream of `tokenId` (of `tenant`), or say which cap it would pass. */
+  admit(tokenId: string, tenant: string): { ok: true; lease: StreamLease } | ({ ok: false } & StreamRefusal) {
     const held = this.byToken.get(tokenId);
     if ((held?.size ?? 0) >= this.options.perToken) return { ok: false, scope: 'token', limit: this.options.perToken };
+    const ofTenant = this.byTenant.get(tenant) ?? 0;
+    if (ofTenant >= this.perTenant) return { ok: false, scope: 'tenant', limit: this.perTenant };
     if (this.count >= this.options.total) return { ok: false, scope: 'server', limit: this.options.total };
     const entry: Held = {};
     const set = held ?? new Set<Held>();
     set.add(entry);
     this.byToken.set(tokenId, set);
+    this.byTenant.set(tenant, ofTenant + 1);
     this.count += 1;
     if (!this.timer) {
       this.timer = setInterval(() => this.recheck(), this.options.recheckMs);
@@ -86,6 +112,9 @@ export class StreamQuota {
           released = true;
           set.delete(entry);
           if (set.size === 0 && this.byToken.get(tokenId) === set) this.byToken.delete(tokenId);
+          const left = (this.byTenant.get(tenant) ?? 1) - 1;
+          if (left > 0) this.byTenant.set(tenant, left);
+          else this.byTenant.delete(tenant);
           this.count -= 1;
           if (this.count === 0) {
             clearInterval(this.timer);
@@ -99,6 +128,11 @@ export class StreamQuota {
   /** Streams open now: in total, and of `tokenId` when given. */
   open(tokenId?: string): number {
     return tokenId === undefined ? this.count : (this.byToken.get(tokenId)?.size ?? 0);
+  }
+
+  /** Streams the tokens of `tenant` hold open now. */
+  openOfTenant(tenant: string): number {
+    return this.byTenant.get(tenant) ?? 0;
   }
 
   /** Whether the recheck timer is held (tests: released with the last stream). */

@@ -26,7 +26,10 @@ export function parseListen(text: string): { host: string; port: number } {
   return { host, port };
 }
 
-/** `--rate`, `--burst`, `--max-streams-per-token`, `--max-streams`: a positive whole number up to 1,000,000. */
+/**
+ * `--rate`, `--burst`, `--max-streams-per-token`, `--max-streams-per-tenant`, `--max-streams`,
+ * `--max-queued-per-tenant`: a positive whole number up to 1,000,000.
+ */
 export function parseRateFlag(flag: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const n = /^[0-9]{1,7}$/.test(text) ? Number(text) : NaN;
@@ -41,8 +44,8 @@ export interface ServeOptions {
   onStop: OnStop;
   drainTimeoutMs: number;
   rate: { rate: number; burst: number };
-  /** `--max-streams-per-token` / `--max-streams`: caps on open SSE streams. */
-  streams?: { perToken: number; total: number };
+  /** `--max-streams-per-token` / `--max-streams-per-tenant` / `--max-streams`: caps on open streams. */
+  streams?: { perToken: number; perTenant?: number; total: number };
   /** `--webhook-allow` (default: loopback only). */
   webhookAllow?: string;
   /** `--api-host-config`: the `default` tenant's admin may change host-level configuration through the API. */

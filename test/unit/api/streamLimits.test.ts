@@ -1,5 +1,6 @@
-// Limits on open SSE streams (per token, per server), streams of a token revoked or expired while open, and the
-// answer to what Node's HTTP parser refuses — over a real listening server (buildApi on a real store, loopback).
+// Limits on open SSE streams (per token, per tenant, per server), streams of a token revoked or expired while open,
+// and the answer to what Node's HTTP parser refuses — over a real listening server (buildApi on a real store,
+// loopback).
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -8,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../../host/api/deps.js';
 import type { Metrics } from '../../../host/api/metrics/metrics.js';
 import { buildApi, type ServerOptions } from '../../../host/api/server.js';
+import { perTenantCap } from '../../../host/api/streams/streamQuota.js';
 import { createApiToken, revokeApiToken } from '../../../host/state/apiTokens.js';
 import type { Store } from '../../../host/state/store.js';
 import { openSse, type SseClient } from '../../helpers/sse.js';
@@ -87,7 +89,8 @@ describe('caps on open SSE streams', () => {
     'a token over its cap, then the server over its own, get 429 too_many_streams with Retry-After; ' +
       'a closed stream frees its place',
     async () => {
-      const srv = await server({ streams: { perToken: 3, total: 5 } });
+      // Both tokens are of one tenant whose own cap is out of the way here (above the total; its default: 3).
+      const srv = await server({ streams: { perToken: 3, perTenant: 6, total: 5 } });
       const a = token(srv.store);
       const b = token(srv.store);
       const sessionId = srv.store.ensureSession('default', 'b', 'caps').sessionId;
@@ -122,6 +125,59 @@ describe('caps on open SSE streams', () => {
     },
   );
 
+  it(
+    "the tokens of one tenant together over the tenant's cap get 429 scope tenant; another tenant's token is " +
+      'still admitted; a closed stream frees the tenant a place',
+    async () => {
+      const srv = await server({ streams: { perToken: 2, perTenant: 3, total: 10 } });
+      const a1 = token(srv.store, 'acme');
+      const a2 = token(srv.store, 'acme');
+      const b = token(srv.store, 'beta');
+      const acmeSession = srv.store.ensureSession('acme', 'b', 'tenant-cap').sessionId;
+      const betaSession = srv.store.ensureSession('beta', 'b', 'tenant-cap').sessionId;
+      const held: SseClient[] = [await stream(srv.base, acmeSession, a1), await stream(srv.base, acmeSession, a1)];
+      expect((await refused(srv.base, acmeSession, a1)).body).toMatchObject({ scope: 'token', limit: 2 });
+      held.push(await stream(srv.base, acmeSession, a2));
+      expect(held.map((c) => c.status)).toEqual([200, 200, 200]);
+      // a2 holds one stream of its own two, but acme's tokens hold three together: the tenant's cap.
+      const overTenant = await refused(srv.base, acmeSession, a2);
+      expect(overTenant.status).toBe(429);
+      expect(overTenant.headers.get('retry-after')).toBe('5');
+      expect(overTenant.body).toMatchObject({ code: 'too_many_streams', status: 429, scope: 'tenant', limit: 3 });
+      expect(overTenant.body.detail).toBe(
+        'the tokens of this tenant already hold 3 open streams (the most one tenant may); close one first',
+      );
+      // beta is not behind acme's streams.
+      const beta = [await stream(srv.base, betaSession, b), await stream(srv.base, betaSession, b)];
+      expect(beta.map((c) => c.status)).toEqual([200, 200]);
+      held.shift()!.destroy();
+      await srv.openStreams(4);
+      const again = await stream(srv.base, acmeSession, a2);
+      expect(again.status).toBe(200);
+      await again.waitForCount(1);
+      for (const c of [...held, ...beta, again]) c.destroy();
+      await srv.openStreams(0);
+    },
+  );
+
+  it('the per-tenant cap defaults to half the server cap, at least the per-token cap', async () => {
+    // Half of 6 is 3: a tenant's two tokens (2 + 1) reach it, the server (6) is far.
+    const srv = await server({ streams: { perToken: 2, total: 6 } });
+    const [a1, a2] = [token(srv.store, 'acme'), token(srv.store, 'acme')];
+    const sessionId = srv.store.ensureSession('acme', 'b', 'default-cap').sessionId;
+    const held = [
+      await stream(srv.base, sessionId, a1),
+      await stream(srv.base, sessionId, a1),
+      await stream(srv.base, sessionId, a2),
+    ];
+    expect((await refused(srv.base, sessionId, a2)).body).toMatchObject({ scope: 'tenant', limit: 3 });
+    for (const c of held) c.destroy();
+    await srv.openStreams(0);
+    expect(perTenantCap({ perToken: 16, total: 256, recheckMs: 1000 })).toBe(128);
+    expect(perTenantCap({ perToken: 16, total: 20, recheckMs: 1000 })).toBe(16);
+    expect(perTenantCap({ perToken: 1, total: 1, recheckMs: 1000 })).toBe(1);
+  });
+
   it('a run stream that ends by itself (its run had ended) frees its place too', async () => {
     const srv = await server({ streams: { perToken: 1, total: 10 } });
     const a = token(srv.store);
@@ -142,6 +198,7 @@ describe('caps on open SSE streams', () => {
   it('caps that are not whole numbers ≥ 1 fail the build', async () => {
     await expect(server({ streams: { perToken: 0 } })).rejects.toThrow(/perToken must be a whole number/);
     await expect(server({ streams: { total: 1.5 } })).rejects.toThrow(/total must be a whole number/);
+    await expect(server({ streams: { perTenant: 0 } })).rejects.toThrow(/perTenant must be a whole number/);
   });
 });
 

@@ -89,7 +89,7 @@ class FakeRunService implements DispatchRuns {
   }
 }
 
-function setUp(options: { maxConcurrentRuns?: number; maxQueuedRuns?: number } = {}) {
+function setUp(options: { maxConcurrentRuns?: number; maxQueuedRuns?: number; maxQueuedRunsPerTenant?: number } = {}) {
   const h = tempHost(options);
   const base = { runner: 'echo', sandbox: 'process' };
   h.apply({
@@ -341,6 +341,68 @@ describe('Dispatcher queueing against a fake run service', () => {
       .filter((e) => e.type === 'run.ended' && e.runId === waiting.runId);
     expect(ended).toHaveLength(1);
   });
+});
+
+describe('Dispatcher: the per-tenant bound on waiting runs', () => {
+  it(
+    "a tenant at its bound is refused queue_full naming its queue, in any new conversation; another tenant's " +
+      'events are still queued; running runs do not count; a run that would start at once is never refused',
+    async () => {
+      const { h, runs, dispatcher } = setUp({ maxQueuedRunsPerTenant: 2 });
+      hosts.push(h);
+      const base = { runner: 'echo', sandbox: 'process' };
+      h.apply({
+        bindings: [
+          // One run at a time: every new conversation waits behind the first (the attack's flood).
+          { id: 'acme-one', tenant: 'acme', ...base, route: { bot: 'acme-one' }, limits: { maxConcurrentRuns: 1 } },
+          { id: 'acme-wide', tenant: 'acme', ...base, route: { bot: 'acme-wide' } },
+          { id: 'beta-one', tenant: 'beta', ...base, route: { bot: 'beta-one' }, limits: { maxConcurrentRuns: 1 } },
+        ],
+      });
+      const acme = (bot: string, conversation: string) =>
+        dispatcher.dispatch(event(bot, conversation, conversation), {}, { tenant: 'acme' });
+      const beta = (conversation: string) =>
+        dispatcher.dispatch(event('beta-one', conversation, conversation), {}, { tenant: 'beta' });
+      const flood = [await acme('acme-one', 'a1'), await acme('acme-one', 'a2'), await acme('acme-one', 'a3')];
+      expect(flood.map((t) => t.status)).toEqual(['started', 'queued', 'queued']);
+      const over = (await acme('acme-one', 'a4').catch((e: unknown) => e)) as HostError;
+      expect(over).toBeInstanceOf(HostError);
+      expect(over.data).toMatchObject({ reason: 'queue_full', bindingId: 'acme-one' });
+      expect(over.message).toBe(
+        'tenant "acme" already has 2 runs waiting (the most one tenant may queue on this host); retry when some ' +
+          'have started',
+      );
+      const audited = h.store.audit.records({ types: ['dispatch.refused'] }).at(-1)!;
+      expect(audited.data).toMatchObject({ reason: 'queue_full', tenant: 'acme', bindingId: 'acme-one' });
+      // A second dispatcher on the same store (as another host process would be) sees the same count.
+      const other = new Dispatcher(h.config, log, h.store, runs, h.redactor);
+      expect(
+        (
+          (await other
+            .dispatch(event('acme-one', 'a5', 'a5'), {}, { tenant: 'acme' })
+            .catch((e: unknown) => e)) as HostError
+        ).data,
+      ).toMatchObject({ reason: 'queue_full' });
+      // beta is not behind acme's bound: its own run starts, and its own queue takes two more.
+      const b = [await beta('b1'), await beta('b2'), await beta('b3')];
+      expect(b.map((t) => t.status)).toEqual(['started', 'queued', 'queued']);
+      expect(((await beta('b4').catch((e: unknown) => e)) as HostError).data).toMatchObject({ reason: 'queue_full' });
+      // A run of acme's that would start at once (a free binding and host slot) does not add to the queue.
+      expect((await acme('acme-wide', 'w1')).status).toBe('started');
+      await runs.executed(3);
+      // Running runs do not count: once a1 ends, a2 runs, one acme run waits and a new one is taken.
+      runs.executing.find((e) => e.text === 'a1')!.finish();
+      await runs.executed(4);
+      expect(runs.texts()).toContain('a2');
+      expect((await acme('acme-one', 'a6')).status).toBe('queued');
+      for (const name of ['a2', 'b1', 'w1']) runs.executing.find((e) => e.text === name)!.finish();
+      await runs.executed(6);
+      for (const name of ['a3', 'b2']) runs.executing.find((e) => e.text === name)!.finish();
+      await runs.executed(8);
+      for (const name of ['a6', 'b3']) runs.executing.find((e) => e.text === name)!.finish();
+      await dispatcher.drain();
+    },
+  );
 });
 
 describe('Dispatcher tenancy at dequeue', () => {
