@@ -2,6 +2,7 @@
 // what it is about (migration 0009's indexes). Each test builds the store at a scale where the old read took 10–100×
 // the bound asserted (figures in the comments, measured on the 2-core test machine), and checks the answers too.
 import { afterAll, describe, expect, it } from 'vitest';
+import { listBindings } from '../../../host/admin/bindings.js';
 import { ConfigRepo } from '../../../host/state/configRepo.js';
 import { exportAudit } from '../../../host/ops/auditExport.js';
 import { tenantOf } from '../../../host/config/tenant.js';
@@ -74,6 +75,9 @@ describe('reads bounded by what they are about (migration 0009)', () => {
     const all = repo.list('binding');
     for (const tenant of ['default', 'other', 'nobody'])
       expect(repo.listOfTenant('binding', tenant)).toEqual(all.filter((o) => tenantOf(o.spec as never) === tenant));
+    // The admin API's binding list (and the OpenAI-compatible routes) read the same range.
+    expect(listBindings(store, 'other')).toEqual(repo.listOfTenant('binding', 'other'));
+    expect(listBindings(store)).toEqual(all);
     expect(repo.listAllOfTenant('default').map((o) => `${o.kind}/${o.id}`)).toEqual([
       'binding/d-a',
       'binding/d-b',
