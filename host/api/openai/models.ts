@@ -40,7 +40,7 @@ export function reachableBinding(bindings: readonly Binding[], tenant: string, m
 /**
  * `GET /v1/models`: the enabled bindings of `tenant` this endpoint reaches, sorted by id — each binding's probe routed
  * as {@link reachableBinding} routes it, without a match over every binding per binding (quadratic in a tenant's
- * bindings: ~6 s of a blocked server at 15 000). Only a binding whose route names no bot, or names the model as its
+ * bindings: 3.4 s of a blocked server at 15 000). Only a binding whose route names no bot, or names the model as its
  * bot, can take a model's probe; the bot-less ones take every probe alike, so their winner is found once.
  */
 export function modelList(bindings: readonly Binding[], tenant: string, created: (id: string) => number) {
