@@ -13,6 +13,7 @@ import { sseBench } from './sse.js';
 import { sseCatchupBench } from './sseCatchup.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
+import { tenantReadsBench } from './tenantReads.js';
 import { throughput, throughputWithStore } from './throughput.js';
 
 console.log(`# paddock benchmarks — ${new Date().toISOString()}`);
@@ -37,6 +38,7 @@ const results = {
   ...(only && only !== 'sse' ? {} : { sse: await sseBench() }),
   ...(only && only !== 'sse-catchup' ? {} : { sseCatchup: await sseCatchupBench() }),
   ...(only && only !== 'dispatch-http' ? {} : { dispatchHttp: await dispatchHttpBench() }),
+  ...(only && only !== 'tenant-reads' ? {} : { tenantReads: await tenantReadsBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

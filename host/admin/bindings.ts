@@ -26,9 +26,11 @@ export function bindingOf(store: Store, id: string, tenant?: string): ConfigObje
 
 /** The stored bindings, by id: all, or `tenant`'s. */
 export function listBindings(store: Store, tenant?: string): ConfigObject<Binding>[] {
-  return new ConfigRepo(store)
-    .list<Binding>('binding')
-    .filter((b) => tenant === undefined || objectOfTenant(b, tenant));
+  const repo = new ConfigRepo(store);
+  // A tenant's list is its index range: other tenants' bindings are not read (checked again, as every reader does).
+  return tenant === undefined
+    ? repo.list<Binding>('binding')
+    : repo.listOfTenant<Binding>('binding', tenant).filter((b) => objectOfTenant(b, tenant));
 }
 
 /** One recorded change of a binding. */

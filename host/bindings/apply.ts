@@ -56,7 +56,8 @@ export function applyConfig(
 ): { file: ConfigFile; changes: AppliedChange[]; warnings: GrantWarning[]; missingSecrets: string[] } {
   const repo = new ConfigRepo(store);
   const scope = options.tenant;
-  const current = scope === undefined ? repo.snapshot() : configOfTenant(repo.snapshot(), scope);
+  // A tenant's apply reads its own objects only (an index range): other tenants' many objects cost it nothing.
+  const current = scope === undefined ? repo.snapshot() : configOfTenant(repo.snapshotOfTenant(scope), scope);
   const own = scope === undefined ? raw : stampTenant(raw, scope);
   // An API admin changes only its tenant's bindings, within the host's isolation: resources name host commands,
   // paths, URLs and secrets, so they stay as the operator made them (kept even by a prune). Only the operator's own
@@ -77,8 +78,7 @@ export function applyConfig(
     ...file.bindings.map((spec) => ({ kind: 'binding' as const, id: spec.id, spec })),
   ];
   const wantedKeys = new Set(wanted.map((w) => `${w.kind}/${w.id}`));
-  const doomed = repo
-    .list()
+  const doomed = (scope === undefined ? repo.list() : repo.listAllOfTenant(scope))
     .filter((o) => (scope === undefined || objectOfTenant(o, scope)) && !wantedKeys.has(`${o.kind}/${o.id}`))
     .filter((o) => !restricted || o.kind === 'binding');
 

@@ -116,7 +116,9 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   }
   // Only the binding's own tenant's resources exist for its runs (apply refuses a cross-tenant grant; this holds even
   // for a store that somehow has one).
-  const snapshot = repo ? resourcesOfTenant(repo.snapshot().resources, tenantOf(binding)) : NO_RESOURCES;
+  const snapshot = repo
+    ? resourcesOfTenant(repo.resourcesOfTenant(tenantOf(binding)), tenantOf(binding))
+    : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
   registerConfigSecrets(deps.redactor, snapshot);
   const resources = indexResources(snapshot);
@@ -135,8 +137,9 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
  * Other tenants' bindings are not looked at, so a refusal says nothing about them (not even that one exists).
  */
 function routedBinding(repo: ConfigRepo, tenant: string, event: ChatEvent, only?: string): Binding {
+  // Read by the tenant's index range (other tenants' bindings are not even parsed), then checked again here.
   const bindings = repo
-    .list<Binding>('binding')
+    .listOfTenant<Binding>('binding', tenant)
     .map((o) => o.spec)
     .filter((b) => tenantOf(b) === tenant);
   const binding = matchBinding(only === undefined ? bindings : bindings.filter((b) => b.id === only), event);

@@ -29,6 +29,35 @@ export function auditRowsAfter(store: Store, after: number, limit: number): Audi
 }
 
 /**
+ * The reads of {@link configTenantBefore}, once per exported record: index lookups (migration 0009), prepared once per
+ * store. The deletion's own change row by config_changes_deletions (whose WHERE is the literal `action = 'deleted'`:
+ * SQLite uses a partial index only for a query naming its terms), the spec before it by config_changes_by_object.
+ */
+function statements(store: Store) {
+  const db = dbOf(store);
+  const last = (bound: string) =>
+    db
+      .prepare(
+        `SELECT spec FROM config_changes WHERE kind = ? AND id = ? AND ${bound} AND spec IS NOT NULL ` +
+          'ORDER BY seq DESC LIMIT 1',
+      )
+      .pluck();
+  return {
+    beforeDeletion: last(
+      "seq < (SELECT seq FROM config_changes WHERE kind = ? AND id = ? AND action = 'deleted' AND version = ? " +
+        'AND at = ? ORDER BY seq LIMIT 1)',
+    ),
+    atOrBefore: last('at <= ?'),
+  };
+}
+const cache = new WeakMap<Store, ReturnType<typeof statements>>();
+function tenantStatements(store: Store): ReturnType<typeof statements> {
+  let s = cache.get(store);
+  if (!s) cache.set(store, (s = statements(store)));
+  return s;
+}
+
+/**
  * The tenant a configuration object's stored spec named at its newest change that had a spec (a deletion has none):
  * the last before the deletion recorded at `before.deletedAt` with that version, or at or before time `before.at`;
  * undefined when none is recorded.
@@ -41,21 +70,12 @@ export function configTenantBefore(
 ): string | undefined {
   // A deletion: the last spec recorded before that deletion's own change row (an id re-created later, by any tenant,
   // starts its versions again, so neither the version nor a time alone can tell the two lives apart).
-  const [bound, args] =
+  const s = tenantStatements(store);
+  const spec = (
     'deletedAt' in before
-      ? [
-          'seq < (SELECT seq FROM config_changes WHERE kind = ? AND id = ? AND action = ? AND version = ? AND at = ? ' +
-            'ORDER BY seq LIMIT 1)',
-          [kind, id, 'deleted', before.version, before.deletedAt],
-        ]
-      : ['at <= ?', [before.at]];
-  const spec = dbOf(store)
-    .prepare(
-      `SELECT spec FROM config_changes WHERE kind = ? AND id = ? AND ${bound} AND spec IS NOT NULL ` +
-        'ORDER BY seq DESC LIMIT 1',
-    )
-    .pluck()
-    .get(kind, id, ...args) as string | undefined;
+      ? s.beforeDeletion.get(kind, id, kind, id, before.version, before.deletedAt)
+      : s.atOrBefore.get(kind, id, before.at)
+  ) as string | undefined;
   if (spec === undefined) return undefined;
   const tenant = (JSON.parse(spec) as { tenant?: unknown }).tenant;
   return typeof tenant === 'string' ? tenant : undefined;

@@ -36,6 +36,12 @@ interface Row {
   updated_at: string;
 }
 
+/**
+ * A stored spec's tenant in SQL, as tenantOf (host/config/tenant.ts) reads it: the expression of the index
+ * config_objects_by_tenant (migration 0009), text for text, or SQLite does not use the index.
+ */
+const TENANT_OF_SPEC = "coalesce(json_extract(spec, '$.tenant'), 'default')";
+
 const toObject = <T>(r: Row): ConfigObject<T> => ({
   kind: r.kind,
   id: r.id,
@@ -67,6 +73,47 @@ export class ConfigRepo {
         : dbOf(this.store).prepare('SELECT * FROM config_objects ORDER BY kind, id').all()
     ) as Row[];
     return rows.map((r) => toObject<T>(r));
+  }
+
+  /**
+   * Every object of a kind that `tenant` holds (tenantOf: a spec without `tenant` is the default tenant's), by id. One
+   * index range (config_objects_by_tenant, migration 0009): other tenants' objects are never read, so one tenant's
+   * many bindings cost nothing to another tenant's routing and planning.
+   */
+  listOfTenant<T = unknown>(kind: ConfigKind, tenant: string): ConfigObject<T>[] {
+    // INDEXED BY: without statistics SQLite prefers the primary key's (kind) range, a scan of every tenant's objects.
+    const rows = dbOf(this.store)
+      .prepare(
+        'SELECT * FROM config_objects INDEXED BY config_objects_by_tenant ' +
+          `WHERE kind = ? AND ${TENANT_OF_SPEC} = ? ORDER BY id`,
+      )
+      .all(kind, tenant) as Row[];
+    return rows.map((r) => toObject<T>(r));
+  }
+
+  /** The resources `tenant` holds, in the shape of `paddock.yaml` (what {@link snapshot} has of that tenant). */
+  resourcesOfTenant(tenant: string): Resources {
+    return Object.fromEntries(
+      Object.entries(CONFIG_KINDS).map(([plural, kind]) => [
+        plural,
+        this.listOfTenant(kind, tenant).map((o) => o.spec),
+      ]),
+    ) as Resources;
+  }
+
+  /** Every object `tenant` holds, by kind then id (what {@link list} has of that tenant, in its order). */
+  listAllOfTenant(tenant: string): ConfigObject[] {
+    // Kind by kind, in the order SQLite's `ORDER BY kind` gives (the names are ASCII: code-unit order is byte order).
+    const kinds = ([...Object.values(CONFIG_KINDS), 'binding'] as ConfigKind[]).sort();
+    return kinds.flatMap((kind) => this.listOfTenant(kind, tenant));
+  }
+
+  /** The part of the configuration `tenant` holds, in the shape of `paddock.yaml` (its part of {@link snapshot}). */
+  snapshotOfTenant(tenant: string): ConfigFile {
+    return {
+      resources: this.resourcesOfTenant(tenant),
+      bindings: this.listOfTenant<Binding>('binding', tenant).map((o) => o.spec),
+    };
   }
 
   /** A binding, or NOT_FOUND. */

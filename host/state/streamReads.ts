@@ -13,15 +13,18 @@ export interface RawEvent {
   dataJson: string;
 }
 
+/** TERMINAL_RUN_EVENTS as an SQL list of string literals (the names are fixed identifiers: no quote to escape). */
+const TERMINAL_TYPES_SQL = TERMINAL_RUN_EVENTS.map((t) => `'${t}'`).join(', ');
+
 function statements(store: Store) {
   const db = dbOf(store);
   return {
     session: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
     // events_by_run holds (run_id, session_id, seq): one index range, already in seq order.
     run: db.prepare('SELECT * FROM events WHERE run_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-    terminal: db
-      .prepare(`SELECT min(seq) FROM events WHERE run_id = ? AND type IN (${TERMINAL_RUN_EVENTS.map(() => '?')})`)
-      .pluck(),
+    // The types as literals, exactly the partial index events_run_end's WHERE (migration 0009): SQLite uses a partial
+    // index only for a query whose WHERE names its terms, never a bound parameter. The index holds (run_id, seq).
+    terminal: db.prepare(`SELECT min(seq) FROM events WHERE run_id = ? AND type IN (${TERMINAL_TYPES_SQL})`).pluck(),
     lastSeq: db.prepare('SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?').pluck(),
   };
 }
@@ -58,7 +61,7 @@ export function readEventsAfter(
 
 /** The seq of a run's terminal event (`run.ended` / `run.interrupted`), or undefined while it has none. */
 export function terminalSeqOfRun(store: Store, runId: string): number | undefined {
-  return (stmts(store).terminal.get(runId, ...TERMINAL_RUN_EVENTS) as number | null) ?? undefined;
+  return (stmts(store).terminal.get(runId) as number | null) ?? undefined;
 }
 
 /** The highest seq of a session's log (0 when it has none). */

@@ -59,7 +59,8 @@ function callerOf(request: FastifyRequest): Principal {
 export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, quota: StreamQuota): Promise<void> {
   // Read while answering, never at registration (the OpenAPI generator builds the routes with no host).
   const dispatcher = () => deps.dispatcher;
-  const bindings = () => new ConfigRepo(deps.store).list<Binding>('binding');
+  // The caller's tenant's bindings only (an index range): other tenants' are never read, nor could they answer.
+  const bindings = (tenant: string) => new ConfigRepo(deps.store).listOfTenant<Binding>('binding', tenant);
 
   await app.register(async (scope) => {
     scope.setErrorHandler((error, _request, reply) => {
@@ -83,7 +84,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
 
     scope.get('/v1/models', async (request) => {
       const { tenant } = callerOf(request);
-      const objects = bindings();
+      const objects = bindings(tenant);
       const created = new Map(objects.map((o) => [o.id, Math.floor(Date.parse(o.updatedAt) / 1000)]));
       return modelList(
         objects.map((o) => o.spec),
@@ -96,12 +97,12 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
       const { tenant } = callerOf(request);
       const model = request.params.model;
       const listed = modelList(
-        bindings().map((o) => o.spec),
+        bindings(tenant).map((o) => o.spec),
         tenant,
         () => 0,
       ).data.find((m) => m.id === model);
       if (!listed) throw modelNotFound(model);
-      const object = bindings().find((o) => o.id === model)!;
+      const object = bindings(tenant).find((o) => o.id === model)!;
       return { ...listed, created: Math.floor(Date.parse(object.updatedAt) / 1000) };
     });
 
@@ -113,7 +114,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
         const { tenant, tokenId } = callerOf(request);
         const parsed = parseChatRequest(request.body, request.headers);
         if (parsed instanceof OpenAIHttpError) throw parsed;
-        const own = bindings()
+        const own = bindings(tenant)
           .map((o) => o.spec)
           .filter((b) => tenantOf(b) === tenant);
         // `model` must be the binding routing picks for this event: never a broader one answering for it.
