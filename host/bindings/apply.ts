@@ -19,6 +19,9 @@ export interface AppliedChange {
   action: ConfigChange;
 }
 
+/** How many bindings an API admin may keep in its tenant (the operator's `paddock apply` is not bound). */
+export const MAX_TENANT_BINDINGS = 1000;
+
 /** Options of {@link applyConfig}. */
 export interface ApplyOptions {
   /** Delete stored objects the file does not list. */
@@ -69,6 +72,18 @@ export function applyConfig(
       : [...foreignProblems(raw, scope, repo), ...(restricted ? tenantAdminProblems(own, repo) : [])];
   const kept = restricted ? { ...current, bindings: [] } : current;
   const merged = options.prune && !restricted ? own : options.prune ? mergeKept(own, kept) : mergeKept(own, current);
+  // Each of a tenant's dispatches reads its bindings, on the event loop every tenant shares: an API admin keeps them
+  // to a bound, checked before the validator reads them all.
+  const bindingCount = Array.isArray((merged as Raw | null)?.bindings) ? (merged as Raw).bindings!.length : 0;
+  if (restricted && bindingCount > MAX_TENANT_BINDINGS)
+    throw configInvalid([
+      {
+        field: 'bindings',
+        message:
+          `a tenant's admin may keep at most ${MAX_TENANT_BINDINGS} bindings; this would leave ${bindingCount} ` +
+          '(the operator can apply more with `paddock apply` on the host)',
+      },
+    ]);
   const file = validateWith(foreign, () => validateConfig(merged, context));
 
   const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApi } from '../../../host/api/server.js';
+import { MAX_TENANT_BINDINGS } from '../../../host/bindings/apply.js';
 import { MAX_PROBLEMS } from '../../../host/bindings/validateConfig.js';
 import { ConfigRepo } from '../../../host/state/configRepo.js';
 import { createApiToken } from '../../../host/state/apiTokens.js';
@@ -191,7 +192,8 @@ describe('a configuration with very many problems', () => {
       runner: 'echo',
       route: { platform: 'same' },
     }));
-    const r = await apply(tok.acme, { config: { bindings }, dryRun: true });
+    // The operator's own apply (a tenant's admin is bound to 1 000 bindings: below).
+    const r = await apply(tok.operator, { config: { bindings }, dryRun: true }, hostConfigApp);
     expect(r.status).toBe(400);
     expect(r.body.errors).toHaveLength(MAX_PROBLEMS + 1);
     expect(r.body.errors!.at(-1)!.message).toMatch(/^2799 more problems not listed/);
@@ -220,6 +222,29 @@ describe('a configuration whose YAML aliases repeat a large value', () => {
     const small = yaml.replace(big, 'A').replace('*s]', '*s, *s]');
     expect((await apply(tok.acme, { yaml: small, dryRun: true })).status).not.toBe(413);
   });
+});
+
+describe("a tenant's admin and many bindings", () => {
+  it('may keep at most 1 000: more is refused at `bindings` before validation; nothing is written', async () => {
+    const before = stored();
+    const bindings = Array.from({ length: MAX_TENANT_BINDINGS + 1 }, (_, i) => ({
+      id: `many-${i}`,
+      runner: 'echo',
+      route: { platform: 'many', bot: `b${i}` },
+    }));
+    const started = performance.now();
+    // With prune, the file's bindings are all the tenant would keep.
+    const r = await apply(tok.acme, { config: { bindings }, prune: true });
+    expect(r.status, r.text.slice(0, 300)).toBe(400);
+    expect(r.body.errors).toEqual([
+      { path: 'config.bindings', message: expect.stringMatching(/at most 1000 bindings; this would leave 1001/) },
+    ]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(stored()).toEqual(before);
+    // Exactly the bound is accepted (dry run).
+    const atBound = await apply(tok.acme, { config: { bindings: bindings.slice(1) }, prune: true, dryRun: true });
+    expect(atBound.status, atBound.text.slice(0, 300)).toBe(200);
+  }, 30_000);
 });
 
 describe('a configuration nested very deeply', () => {
