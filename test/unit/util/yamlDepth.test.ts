@@ -60,7 +60,7 @@ describe('yamlNestingDepth', () => {
     expect(yamlNestingDepth(quoted, 64)).toBe(1);
     const lines = Array.from({ length: 200 }, (_, i) => `  ${' '.repeat(i)}line ${i} [{`);
     const block = `prompt: |\n${lines.join('\n')}\nb: 1\n`;
-    expect(parse(block).b).toBe(1);
+    expect((parse(block) as { b: number }).b).toBe(1);
     expect(yamlNestingDepth(block, 64)).toBe(1);
     // A quote does not hide what follows it on the next lines once closed.
     expect(yamlNestingDepth(`a: "x\n  y"\nb: ${'['.repeat(80)}${']'.repeat(80)}`, 64)).toBeGreaterThan(64);
