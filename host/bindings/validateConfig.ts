@@ -7,7 +7,6 @@ import type { RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
 import { fieldPath } from '../util/fieldPath.js';
 import { insideRoots } from '../util/insideRoots.js';
-import { yamlNestingDepth } from '../util/yamlDepth.js';
 import { describeIssue } from './configIssues.js';
 import { findInlineSecrets, findString } from '../secrets/inlineSecrets.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
@@ -55,16 +54,9 @@ export function configInvalid(problems: readonly ConfigProblem[]): HostError {
   return new HostError('CONFIG_INVALID', lines.join('\n'), { field: problems[0]?.field, problems });
 }
 
-/** How deeply a configuration file may nest; no real one comes near (bindings, grants, a runner's `config`). */
-const MAX_YAML_DEPTH = 64;
-
 /** Parse `paddock.yaml` text (YAML or JSON) into plain data; a syntax error names the line. */
 export function parseConfigText(text: string, source: string): unknown {
-  // The parser recurses per level: a text nesting thousands deep overflows its stack or runs Node out of memory.
-  if (yamlNestingDepth(text, MAX_YAML_DEPTH) > MAX_YAML_DEPTH)
-    throw new HostError('CONFIG_INVALID', `${source}: nests deeper than ${MAX_YAML_DEPTH} levels`, {
-      field: '(root)',
-    });
+  // The operator's own file: parsed here. Text from outside goes through parseYamlIsolated (isolatedYaml.ts).
   try {
     return parseYaml(text, { prettyErrors: true }) ?? {};
   } catch (error) {

@@ -8,7 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { stringify as toYaml } from 'yaml';
 import { applyAs, exportConfig, listResources, validationContext } from '../../admin/config.js';
 import { listRunners } from '../../admin/runners.js';
-import { parseConfigText } from '../../bindings/validateConfig.js';
+import { parseYamlIsolated } from '../../bindings/isolatedYaml.js';
 import { apiActor } from '../actor.js';
 import {
   ApplyAnswerSchema,
@@ -22,7 +22,6 @@ import { principalOf, requireRole } from '../auth.js';
 import { ApiProblem } from '../problems.js';
 import { valueDepth } from '../../util/valueDepth.js';
 import { jsonSizeAtMost } from '../../util/valueSize.js';
-import { yamlNestingDepth } from '../../util/yamlDepth.js';
 import { configProblemOf } from '../configProblem.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
@@ -106,22 +105,34 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
           new ApiProblem(400, 'invalid_request', `the configuration nests deeper than ${MAX_CONFIG_DEPTH} levels`, {
             errors: [{ path: root, message: `nests deeper than ${MAX_CONFIG_DEPTH} levels` }],
           });
-        // Measured on the text first: the YAML parser recurses per level (deep enough, it overflows its stack or
-        // runs Node out of memory).
-        if (yaml !== undefined && yamlNestingDepth(yaml, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
-        const raw = yaml === undefined ? config : parseConfigText(yaml, 'yaml');
-        // Deeper than any real configuration, and deep enough to exhaust the recursive walks of copying and
-        // validating it: refused up front, naming where it came in.
-        if (valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
-        // YAML aliases repeat what they name: a 0.9 MB text can stand for 82 MB, which would be stored (the objects,
-        // their history, the audit) and re-read. The configuration as it would be stored is bounded like the body.
-        if (jsonSizeAtMost(raw, MAX_CONFIG_BYTES) > MAX_CONFIG_BYTES)
-          throw new ApiProblem(
+        const tooLarge = () =>
+          new ApiProblem(
             413,
             'payload_too_large',
             `the configuration is larger than ${MAX_CONFIG_BYTES} bytes once its YAML aliases are expanded`,
             { errors: [{ path: root, message: `larger than ${MAX_CONFIG_BYTES} bytes once aliases are expanded` }] },
           );
+        // YAML is read in a child process, bounded in time and memory (host/bindings/isolatedYaml.ts): the parser
+        // recurses per level, and a hostile text can crash or stall the process that parses it.
+        let raw: unknown = config;
+        if (yaml !== undefined) {
+          const read = await parseYamlIsolated(yaml, { depth: MAX_CONFIG_DEPTH, bytes: MAX_CONFIG_BYTES });
+          if ('problem' in read) {
+            if (read.problem === 'too_deep') throw tooDeep();
+            if (read.problem === 'too_large') throw tooLarge();
+            const message = read.problem === 'invalid' ? read.message : `the YAML text ${read.message}`;
+            throw new ApiProblem(400, 'invalid_request', `the configuration is not valid: yaml: ${message}`, {
+              errors: [{ path: root, message }],
+            });
+          }
+          raw = read.value;
+        }
+        // Deeper than any real configuration, and deep enough to exhaust the recursive walks of copying and
+        // validating it: refused up front, naming where it came in.
+        if (valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
+        // YAML aliases repeat what they name: a 0.9 MB text can stand for 82 MB, which would be stored (the objects,
+        // their history, the audit) and re-read. The configuration as it would be stored is bounded like the body.
+        if (jsonSizeAtMost(raw, MAX_CONFIG_BYTES) > MAX_CONFIG_BYTES) throw tooLarge();
         return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor), {
           by: apiActor(principal, by),
           dryRun,
