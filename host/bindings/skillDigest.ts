@@ -7,6 +7,9 @@ import { readBoundedFile } from '../util/readBoundedFile.js';
 /** The largest SKILL.md whose front matter is read (a bigger one counts as missing; its bytes are still digested). */
 export const SKILL_MD_MAX_BYTES = 1024 * 1024;
 
+/** The longest front matter read: 4 KiB (16 KB of `[` already aborts Node; 8 KB ends in a caught stack overflow). */
+const FRONT_MATTER_MAX_CHARS = 4 * 1024;
+
 /** What a skill says about itself, and the digest of its content. */
 export interface SkillIdentity {
   name: string;
@@ -34,7 +37,9 @@ function entries(root: string, dir = root, out: { rel: string; kind: 'file' | 'l
 /** The YAML front matter of a SKILL.md (between leading `---` lines), or {}. */
 function frontMatter(text: string): Record<string, unknown> {
   const match = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
-  if (!match) return {};
+  // Real front matter is a few lines; the parser recurses per nesting level, and 200 KB of `- ` aborts Node out of
+  // memory (docs/decisions.md E1): a longer one counts as none.
+  if (!match || match[1]!.length > FRONT_MATTER_MAX_CHARS) return {};
   try {
     const value: unknown = parseYaml(match[1]!);
     return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
