@@ -32,6 +32,7 @@ const TITLES: Record<string, string> = {
   queue_full: 'The queue is full',
   rate_limited: 'Too many requests',
   too_many_streams: 'Too many open streams',
+  server_busy: 'The server is busy',
   headers_too_large: 'The request headers are too large',
   request_timeout: 'The request did not arrive in time',
   payload_too_large: 'The body is too large',

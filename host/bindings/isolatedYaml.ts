@@ -13,7 +13,12 @@ import { createRequire } from 'node:module';
 
 /** What reading the text gave: the value, or why there is none. */
 export type IsolatedYaml =
-  { value: unknown } | { problem: 'too_deep' | 'too_large' | 'invalid' | 'too_slow' | 'failed'; message: string };
+  | { value: unknown }
+  | { problem: 'too_deep' | 'too_large' | 'invalid' | 'too_slow' | 'failed' | 'busy'; message: string };
+
+/** Readers running at once in this process: each is a Node process of up to 256 MB; more are answered `busy`. */
+export const MAX_YAML_READERS = 2;
+let readers = 0;
 
 /** The bounds of one read. */
 export interface YamlBounds {
@@ -67,7 +72,10 @@ const YAML_PATH = createRequire(import.meta.url).resolve('yaml');
 /** Parse `text` in a child process within `bounds`; never throws for anything in the text. */
 export function parseYamlIsolated(text: string, bounds: YamlBounds): Promise<IsolatedYaml> {
   const timeoutMs = bounds.timeoutMs ?? 5_000;
-  return new Promise((resolve) => {
+  if (readers >= MAX_YAML_READERS)
+    return Promise.resolve({ problem: 'busy', message: `${MAX_YAML_READERS} YAML texts are being read already` });
+  readers += 1;
+  return new Promise<IsolatedYaml>((resolve) => {
     const child = spawn(
       process.execPath,
       ['--max-old-space-size=256', '-e', CHILD, YAML_PATH, String(bounds.depth), String(bounds.bytes)],
@@ -111,5 +119,7 @@ export function parseYamlIsolated(text: string, bounds: YamlBounds): Promise<Iso
     // A child that died early closes stdin: the write fails, the close handler answers.
     child.stdin.on('error', () => undefined);
     child.stdin.end(text);
+  }).finally(() => {
+    readers -= 1;
   });
 }

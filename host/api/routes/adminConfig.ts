@@ -120,6 +120,16 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
           if ('problem' in read) {
             if (read.problem === 'too_deep') throw tooDeep();
             if (read.problem === 'too_large') throw tooLarge();
+            if (read.problem === 'busy')
+              throw new ApiProblem(
+                429,
+                'server_busy',
+                `the server is busy: ${read.message}; retry`,
+                {},
+                {
+                  'retry-after': '1',
+                },
+              );
             const message = read.problem === 'invalid' ? read.message : `the YAML text ${read.message}`;
             throw new ApiProblem(400, 'invalid_request', `the configuration is not valid: yaml: ${message}`, {
               errors: [{ path: root, message }],

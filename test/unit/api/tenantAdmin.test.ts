@@ -303,3 +303,23 @@ describe('a configuration nested very deeply', () => {
     ]);
   });
 });
+
+describe('YAML texts read at once', () => {
+  it('at most 2 readers run; a third apply meanwhile is 429 server_busy with Retry-After', async () => {
+    // Two slow texts (each takes its reader seconds), then a third while they run.
+    const slow = `\u00a0#x: ${'['.repeat(1_000_000)}`;
+    const first = [apply(tok.acme, { yaml: slow }), apply(tok.acme, { yaml: slow })];
+    const third = await app.inject({
+      method: 'POST',
+      url: '/v1/config/apply',
+      headers: { authorization: `Bearer ${tok.acme}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ yaml: 'bindings: []', dryRun: true }),
+    });
+    expect(third.statusCode, third.body).toBe(429);
+    expect(third.json()).toMatchObject({ code: 'server_busy' });
+    expect(third.headers['retry-after']).toBe('1');
+    for (const r of await Promise.all(first)) expect(r.status).toBe(400);
+    // Free again.
+    expect((await apply(tok.acme, { yaml: 'bindings: []', dryRun: true })).status).toBe(200);
+  }, 60_000);
+});
