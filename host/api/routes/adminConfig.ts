@@ -130,7 +130,12 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
                   'retry-after': '1',
                 },
               );
-            const message = read.problem === 'invalid' ? read.message : `the YAML text ${read.message}`;
+            const message =
+              read.problem === 'invalid'
+                ? read.message
+                : read.problem === 'too_slow'
+                  ? `the YAML text ${read.message}`
+                  : `the YAML text could not be read (${read.message})`;
             throw new ApiProblem(400, 'invalid_request', `the configuration is not valid: yaml: ${message}`, {
               errors: [{ path: root, message }],
             });

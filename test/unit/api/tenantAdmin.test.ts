@@ -277,23 +277,23 @@ describe('a configuration nested very deeply', () => {
       'chained aliases': chain.join('\n'),
       'a cycle': '&a [*a]',
     };
-    const healthz = async () => {
-      const started = performance.now();
-      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-      return performance.now() - started;
-    };
+    const healthz = async () => expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     for (const [name, text] of Object.entries(shapes)) {
       const started = performance.now();
-      const pending = apply(tok.acme, { yaml: text });
-      // The server answers meanwhile: the reading is not on its event loop.
-      expect(await healthz(), name).toBeLessThan(1_000);
+      let answered = false;
+      const pending = apply(tok.acme, { yaml: text }).then((r) => ((answered = true), r));
+      // The server answers meanwhile: the reading is not on its event loop (a parse in the host would block this
+      // /healthz until it ended, and the apply would be answered first).
+      await healthz();
+      expect(answered, name).toBe(false);
       const yaml = await pending;
       expect(yaml.status, `${name}: ${yaml.text.slice(0, 300)}`).toBe(400);
       expect(yaml.body, name).toMatchObject({ code: 'invalid_request', errors: [{ path: 'yaml' }] });
+      // Deep, invalid, too slow, or the reader itself died (it aborts out of memory on some): never the server.
       expect(yaml.body.errors![0]!.message, name).toMatch(
-        /^(nests deeper than 64 levels|.*not valid YAML|the YAML text took longer)/,
+        /^(nests deeper than 64 levels|.*not valid YAML|the YAML text (took longer|could not be read))/,
       );
-      expect(performance.now() - started, name).toBeLessThan(8_000);
+      expect(performance.now() - started, name).toBeLessThan(15_000);
     }
     expect((await apply(tok.acme, { config: {}, dryRun: true })).status).toBe(200);
     // A syntax error is named once, at the field (not "yaml: yaml …").
