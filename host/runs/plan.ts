@@ -116,9 +116,8 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   }
   // Only the binding's own tenant's resources exist for its runs (apply refuses a cross-tenant grant; this holds even
   // for a store that somehow has one).
-  const snapshot = repo
-    ? resourcesOfTenant(repo.resourcesOfTenant(tenantOf(binding)), tenantOf(binding))
-    : NO_RESOURCES;
+  const tenant = tenantOf(binding);
+  const snapshot = repo ? resourcesOfTenant(repo.resourcesOfTenant(tenant), tenant) : NO_RESOURCES;
   // Keys referenced since the host started (a new `apply`) are known to the redactor before the run.
   registerConfigSecrets(deps.redactor, snapshot);
   const resources = indexResources(snapshot);

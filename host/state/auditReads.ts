@@ -5,6 +5,7 @@
  */
 import type { AuditRow, AuditStorage } from '../audit/auditStorage.js';
 import { auditTable } from './auditTable.js';
+import { perStore } from './perStore.js';
 import { dbOf, type Store } from './store.js';
 
 /** The audit log's storage on the store's connection (what the verifier walks). */
@@ -50,12 +51,7 @@ function statements(store: Store) {
     atOrBefore: last('at <= ?'),
   };
 }
-const cache = new WeakMap<Store, ReturnType<typeof statements>>();
-function tenantStatements(store: Store): ReturnType<typeof statements> {
-  let s = cache.get(store);
-  if (!s) cache.set(store, (s = statements(store)));
-  return s;
-}
+const tenantStatements = perStore(statements);
 
 /**
  * The tenant a configuration object's stored spec named at its newest change that had a spec (a deletion has none):

@@ -1,4 +1,5 @@
 import { TERMINAL_RUN_EVENTS, type EventRow, type EventType } from './events.js';
+import { perStore } from './perStore.js';
 import { dbOf, type Store } from './store.js';
 
 /** A stored event as the SSE stream sends it: its columns, `data` still as the stored JSON text. */
@@ -30,12 +31,7 @@ function statements(store: Store) {
 }
 
 // Prepared once per store: every open stream reads through these on every commit.
-const cache = new WeakMap<Store, ReturnType<typeof statements>>();
-function stmts(store: Store): ReturnType<typeof statements> {
-  let s = cache.get(store);
-  if (!s) cache.set(store, (s = statements(store)));
-  return s;
-}
+const stmts = perStore(statements);
 
 /** Events of a session after `afterSeq` (only those of `runId`, when given), in seq order, at most `limit`. */
 export function readEventsAfter(

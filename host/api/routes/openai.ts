@@ -96,13 +96,14 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     scope.get<{ Params: { model: string } }>('/v1/models/:model', async (request) => {
       const { tenant } = callerOf(request);
       const model = request.params.model;
+      const objects = bindings(tenant);
       const listed = modelList(
-        bindings(tenant).map((o) => o.spec),
+        objects.map((o) => o.spec),
         tenant,
         () => 0,
       ).data.find((m) => m.id === model);
       if (!listed) throw modelNotFound(model);
-      const object = bindings(tenant).find((o) => o.id === model)!;
+      const object = objects.find((o) => o.id === model)!;
       return { ...listed, created: Math.floor(Date.parse(object.updatedAt) / 1000) };
     });
 
