@@ -211,6 +211,8 @@ describe('run lifecycle through the real host code path', () => {
     });
     const pid = (updates.find((u) => u.kind === 'log') as { data: { pid: number } }).data.pid;
     try {
+      expect(outcome.pid).toBeDefined();
+      expect(pid).not.toBe(outcome.pid);
       expect(outcome.status).toBe('completed');
       expect(outcome.survivors).toEqual([]);
       expect(liveGroupMembers(outcome.pid!)).toEqual([]);
