@@ -1,19 +1,39 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020 as Ajv, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { didYouMean } from '../util/didYouMean.js';
 import { validate as validateJsonSchema2020 } from './generated/jsonSchema2020Meta.js';
+import { cachedValidator, keepValidator, validatorKey } from './validatorCache.js';
+
+const require = createRequire(import.meta.url);
 
 // allErrors: a config's every problem is reported at once; verbose: errors carry their parent
 // schema, whose property names feed the did-you-mean of an unknown field. validateSchema: false, because
 // checkSchema() below checks a schema against its meta-schema first (ajv would compile the 2020-12
-// meta-schema in every process that compiles a schema: most of a dispatch's planning time).
-const ajv = new Ajv2020({
+// meta-schema in every process that compiles a schema: most of a dispatch's planning time). code.source: the
+// compiled validator can be written out as standalone code (validatorCache.ts).
+const AJV_OPTIONS = {
   strict: false,
   allErrors: true,
   verbose: true,
   validateFormats: false,
   useDefaults: true,
   validateSchema: false,
-});
+  code: { source: true },
+} as const;
+const OPTIONS_TEXT = JSON.stringify(AJV_OPTIONS);
+
+let ajvInstance: Ajv | undefined;
+/**
+ * ajv, loaded and set up on first use (a runtime require, not an import: a schema compiled on this machine before
+ * is validated by its kept standalone code, and the process never loads ajv).
+ */
+function ajv(): Ajv {
+  if (!ajvInstance) {
+    const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    ajvInstance = new Ajv2020(AJV_OPTIONS);
+  }
+  return ajvInstance;
+}
 
 const META_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const validateMeta2020 = validateJsonSchema2020 as unknown as ValidateFunction;
@@ -26,10 +46,11 @@ const validateMeta2020 = validateJsonSchema2020 as unknown as ValidateFunction;
 function checkSchema(schema: Record<string, unknown>): void {
   if (schema.$schema !== undefined && schema.$schema !== META_2020_12) {
     // Throws "schema is invalid: …" (or "no schema with key or ref" for an unknown dialect); never async here.
-    if (ajv.validateSchema(schema, true) !== true) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+    if (ajv().validateSchema(schema, true) !== true)
+      throw new Error(`schema is invalid: ${ajv().errorsText(ajv().errors)}`);
     return;
   }
-  if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(validateMeta2020.errors)}`);
+  if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${ajv().errorsText(validateMeta2020.errors)}`);
 }
 /** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
 const compiled = new Map<string, ValidateFunction>();
@@ -66,13 +87,31 @@ function describe(error: ErrorObject): RunnerConfigProblem {
 
 /** Throws if `schema` is not a usable JSON Schema (the message says why). */
 export function compileConfigSchema(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  const cached = compiled.get(key);
-  if (cached) return cached;
-  checkSchema(schema);
-  const validate = ajv.compile(schema);
-  compiled.set(key, validate);
+  const text = JSON.stringify(schema);
+  const known = compiled.get(text);
+  if (known) return known;
+  // A kept validator exists only for a schema that passed checkSchema and compiled, with these options and this ajv.
+  const key = validatorKey(text, OPTIONS_TEXT);
+  let validate = cachedValidator(key);
+  if (!validate) {
+    checkSchema(schema);
+    validate = ajv().compile(schema);
+    const code = standaloneCode(validate);
+    if (code) keepValidator(key, code);
+  }
+  compiled.set(text, validate);
   return validate;
+}
+
+/** ajv's standalone (CommonJS) code of a compiled validator; empty when ajv cannot write it (nothing is kept). */
+function standaloneCode(validate: ValidateFunction): string {
+  try {
+    const standalone = (require('ajv/dist/standalone/index.js') as typeof import('ajv/dist/standalone/index.js'))
+      .default;
+    return standalone(ajv(), validate);
+  } catch {
+    return '';
+  }
 }
 
 /**

@@ -1,7 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { execa } from 'execa';
 import { HostError } from '../errors.js';
 
 /** How to start a runner process; built from its manifest (host/plugins). */
@@ -33,8 +32,10 @@ export interface RunnerProcess {
 
 /**
  * Start a runner in a new session and process group (`detached`, i.e. setsid), with exactly
- * `launch.env` as its environment, and without buffering its output: execa's buffering can
- * abort the host on a large output, so callers count bytes themselves.
+ * `launch.env` as its environment, and without buffering its output: callers read and count the bytes
+ * themselves. Plain `child_process.spawn`: every execa feature would be switched off here (buffering, cleanup, the
+ * promise that settles only when every stdio stream closes, which a grandchild can delay forever), and its ~180 KB
+ * would be loaded by every CLI dispatch (docs/benchmarks.md, "CLI start-up").
  * Rejects with `RUNNER_SPAWN_FAILED` when the command cannot be started.
  */
 export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> {
@@ -52,22 +53,13 @@ export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> 
     fifo.hold = undefined;
     rmSync(fifo.path, { force: true }); // the runner holds it open by now; nothing else may
   };
-  const subprocess = execa(launch.command, launch.args, {
+  const child = spawn(launch.command, launch.args, {
     cwd: launch.cwd,
     env: launch.env,
-    extendEnv: false,
     detached: true,
-    cleanup: false,
-    buffer: false,
-    reject: false,
-    stdin: 'pipe',
-    stdout: fifo ? 'ignore' : 'pipe',
-    stderr: 'pipe',
+    stdio: ['pipe', fifo ? 'ignore' : 'pipe', 'pipe'],
   });
-  // execa's promise settles only once every stdio stream closes, which a grandchild can delay
-  // forever; the supervisor follows the child's own 'exit' event instead.
-  subprocess.catch(() => undefined);
-  const child = subprocess as unknown as ChildProcess;
+  // The supervisor follows the child's own 'exit' event, not the closing of its stdio.
   child.once('exit', releaseHold);
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
@@ -82,6 +74,8 @@ export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> 
       );
     });
   });
+  // Later 'error' events (a signal that could not be sent) must not be unhandled: the supervisor watches 'exit'.
+  child.on('error', () => undefined);
   const stdout = fifo
     ? (new Socket({ fd: fifo.read, readable: true, writable: false }) as unknown as NonNullable<ChildProcess['stdout']>)
     : child.stdout;
