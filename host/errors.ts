@@ -14,7 +14,8 @@ export type HostErrorCode =
   | 'NOT_FOUND'
   | 'CONFIG_INVALID'
   | 'DISPATCH_REFUSED'
-  | 'RUN_REFUSED';
+  | 'RUN_REFUSED'
+  | 'QUOTA_EXCEEDED';
 
 /** A host-side failure with a stable code, typed data and an optional cause. */
 export class HostError extends Error {

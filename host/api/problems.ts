@@ -104,6 +104,16 @@ export function problemOfHostError(error: HostError): ApiProblem | undefined {
       return new ApiProblem(404, 'not_found', error.message);
     case 'SESSION_PAUSED':
       return new ApiProblem(409, 'session_paused', error.message);
+    case 'QUOTA_EXCEEDED': {
+      const retry = Number(error.data.retryAfterSeconds);
+      return new ApiProblem(
+        429,
+        'quota_exceeded',
+        error.message,
+        { reason: String(error.data.reason ?? 'quota') },
+        Number.isFinite(retry) && retry > 0 ? { 'retry-after': String(retry) } : {},
+      );
+    }
     default:
       return undefined;
   }

@@ -21,6 +21,19 @@ export interface AppliedChange {
 
 /** How many bindings an API admin may keep in its tenant (the operator's `paddock apply` is not bound). */
 export const MAX_TENANT_BINDINGS = 1000;
+/**
+ * How large a tenant's bindings may be in all, as stored (canonical JSON, UTF-8), after an apply through the API: each
+ * dispatch of the tenant reads them, and 1 000 bindings of 1 MiB each slowed every later read of the server.
+ */
+export const MAX_TENANT_BINDING_BYTES = 4 * 1024 * 1024;
+/**
+ * How many bytes of configuration a tenant's API admins may write in one UTC day (each created or updated object's
+ * spec, and {@link CHANGE_ROW_BYTES} per change of any kind). Every change is kept for good in the append-only
+ * history, so without a budget one admin re-applying large bindings grew the database by megabytes a second.
+ */
+export const MAX_TENANT_CONFIG_BYTES_PER_DAY = 64 * 1024 * 1024;
+/** What one change row costs beyond its spec (ids, times, actor), counted against the daily budget. */
+export const CHANGE_ROW_BYTES = 256;
 
 /** Options of {@link applyConfig}. */
 export interface ApplyOptions {
@@ -85,6 +98,7 @@ export function applyConfig(
       },
     ]);
   const file = validateWith(foreign, () => validateConfig(merged, context));
+  if (scope !== undefined) boundBindingBytes(file);
 
   const wanted: { kind: ConfigKind; id: string; spec: unknown }[] = [
     ...Object.entries(CONFIG_KINDS).flatMap(([plural, kind]) =>
@@ -116,6 +130,7 @@ export function applyConfig(
         });
       } else changes.push({ kind: w.kind, id: w.id, action: repo.put(w.kind, w.id, w.spec, options.by) });
     }
+    if (!options.dryRun && scope !== undefined) countWrites(repo, scope, wanted, changes, doomed.length);
     if (!options.dryRun) recordSkillDigests(store, file.resources.skills, mentionedIds(raw, 'skills'), options.by);
     // Bindings go first so no stored binding is ever left pointing at a deleted resource.
     for (const o of [...doomed].sort((a, b) => Number(b.kind === 'binding') - Number(a.kind === 'binding'))) {
@@ -133,6 +148,52 @@ export function applyConfig(
   // missing one is a warning naming each resource and field, not a refusal.
   const missingSecrets = missingSecretRefs(file.resources).map(describeMissingRef);
   return { file, changes: options.dryRun ? run() : store.transaction(run), warnings, missingSecrets };
+}
+
+/** Refuses (at `bindings`) a tenant's API apply that would leave its bindings larger than the bound in all. */
+function boundBindingBytes(file: ConfigFile): void {
+  const bytes = file.bindings.reduce((sum, b) => sum + Buffer.byteLength(canonicalJson(b)), 0);
+  if (bytes > MAX_TENANT_BINDING_BYTES)
+    throw configInvalid([
+      {
+        field: 'bindings',
+        message:
+          `a tenant's bindings may take at most ${MAX_TENANT_BINDING_BYTES} bytes in all as stored; this would leave ` +
+          `${bytes} (the operator can apply more with \`paddock apply\` on the host)`,
+      },
+    ]);
+}
+
+/**
+ * Count what this apply writes against the tenant's daily budget, inside its transaction: over the budget, it throws
+ * QUOTA_EXCEEDED and the whole apply rolls back.
+ */
+function countWrites(
+  repo: ConfigRepo,
+  tenant: string,
+  wanted: readonly { kind: ConfigKind; id: string; spec: unknown }[],
+  changes: readonly AppliedChange[],
+  deletions: number,
+): void {
+  let bytes = deletions * CHANGE_ROW_BYTES;
+  changes.forEach((change, i) => {
+    if (change.action === 'created' || change.action === 'updated')
+      bytes += CHANGE_ROW_BYTES + Buffer.byteLength(canonicalJson(wanted[i]!.spec));
+  });
+  if (bytes === 0) return;
+  const now = new Date();
+  const day = now.toISOString().slice(0, 10);
+  const before = repo.writtenOn(tenant, day);
+  if (before + bytes > MAX_TENANT_CONFIG_BYTES_PER_DAY) {
+    const nextDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+    throw new HostError(
+      'QUOTA_EXCEEDED',
+      `tenant "${tenant}" may write at most ${MAX_TENANT_CONFIG_BYTES_PER_DAY} bytes of configuration a day ` +
+        `through the API; ${before} written today (UTC), this apply would write ${bytes}`,
+      { reason: 'config_write_quota', retryAfterSeconds: Math.ceil((nextDay - now.getTime()) / 1000) },
+    );
+  }
+  repo.countWritten(tenant, day, bytes);
 }
 
 /** Validate, reporting `foreign` (tenant problems found before) together with the validator's, all at once. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { clip } from '../util/clip.js';
 import { didYouMean } from '../util/didYouMean.js';
 
 /** A zod issue as a field path and message, the shape config problems are reported in. */
@@ -62,7 +63,7 @@ export function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue, base: 
     const known = knownKeysAt(schema, path);
     return issue.keys.map((key) => {
       const guess = didYouMean(key, known);
-      return { path, message: `Unrecognized key: "${key}"${guess ? `; did you mean "${guess}"?` : ''}` };
+      return { path, message: `Unrecognized key: "${clip(key)}"${guess ? `; did you mean "${guess}"?` : ''}` };
     });
   }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {

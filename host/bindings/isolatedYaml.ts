@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
  * thread contains), and 1 MB texts shaped against any one-pass pre-check kept it busy 2–24 s (docs/decisions.md,
  * "Issue 13 — the third attack's findings", E1). The child also measures what it built, without recursion: deeper
  * than `depth` (aliases included, a cycle is infinitely deep) or larger than `bytes` as JSON (aliases expanded) is
- * refused there, so what comes back is plain JSON within both bounds.
+ * refused there, so what comes back is plain JSON within both bounds (`bytes` counted in UTF-8, as stored).
  */
 
 /** What reading the text gave: the value, or why there is none. */
@@ -18,7 +18,10 @@ export type IsolatedYaml =
 
 /** Readers running at once in this process: each is a Node process of up to 256 MB; more are answered `busy`. */
 export const MAX_YAML_READERS = 2;
+/** Readers one owner (a tenant) may hold at once: one tenant's texts never take every reader. */
+export const MAX_YAML_READERS_PER_OWNER = 1;
 let readers = 0;
+const readersOf = new Map<string, number>();
 
 /** The bounds of one read. */
 export interface YamlBounds {
@@ -28,6 +31,8 @@ export interface YamlBounds {
   bytes: number;
   /** How long the child may take (default 5 s). */
   timeoutMs?: number;
+  /** Whose text it is (a tenant): each owner holds at most {@link MAX_YAML_READERS_PER_OWNER} readers. */
+  owner?: string;
 }
 
 /** The child's program: read stdin, parse, measure, answer one JSON line on stdout. Arguments: yaml path, bounds. */
@@ -45,10 +50,14 @@ process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
     return answer({ problem: 'invalid', message: line.trim() + (line ? ': ' : '') + 'not valid YAML: ' +
       String(e && e.message).split('\\n')[0] });
   }
+  // A first pass bounds the work: it counts characters (UTF-16 units; a date as its ISO string) and stops once the
+  // bound is passed, before anything as large as an alias-expanded text is built. The bound itself is checked on the
+  // JSON as written back, in UTF-8 bytes: what is stored.
   let size = 0;
   const stack = [[value, 0]];
   while (stack.length > 0) {
-    const [item, depth] = stack.pop();
+    let [item, depth] = stack.pop();
+    if (item !== null && typeof item === 'object' && typeof item.toJSON === 'function') item = item.toJSON();
     if (typeof item === 'string') size += item.length + 2;
     else if (item === null || typeof item !== 'object') size += String(item).length;
     else {
@@ -62,7 +71,9 @@ process.stdin.on('data', (c) => chunks.push(c)).on('end', () => {
     }
     if (size > Number(byteLimit)) return answer({ problem: 'too_large' });
   }
-  answer({ value });
+  const json = JSON.stringify(value);
+  if (Buffer.byteLength(json) > Number(byteLimit)) return answer({ problem: 'too_large' });
+  process.stdout.write('{"value":' + json + '}');
 });
 `;
 
@@ -72,9 +83,13 @@ const YAML_PATH = createRequire(import.meta.url).resolve('yaml');
 /** Parse `text` in a child process within `bounds`; never throws for anything in the text. */
 export function parseYamlIsolated(text: string, bounds: YamlBounds): Promise<IsolatedYaml> {
   const timeoutMs = bounds.timeoutMs ?? 5_000;
+  const owner = bounds.owner;
   if (readers >= MAX_YAML_READERS)
     return Promise.resolve({ problem: 'busy', message: `${MAX_YAML_READERS} YAML texts are being read already` });
+  if (owner !== undefined && (readersOf.get(owner) ?? 0) >= MAX_YAML_READERS_PER_OWNER)
+    return Promise.resolve({ problem: 'busy', message: `a YAML text of this tenant is being read already` });
   readers += 1;
+  if (owner !== undefined) readersOf.set(owner, (readersOf.get(owner) ?? 0) + 1);
   return new Promise<IsolatedYaml>((resolve) => {
     const child = spawn(
       process.execPath,
@@ -83,8 +98,8 @@ export function parseYamlIsolated(text: string, bounds: YamlBounds): Promise<Iso
     );
     const out: Buffer[] = [];
     let outBytes = 0;
-    // The answer is at most the value within `bytes` as JSON (escapes can double it) and a little framing.
-    const maxOut = bounds.bytes * 2 + 64 * 1024;
+    // The answer is the value's JSON, checked against `bytes` in the child, and a little framing.
+    const maxOut = bounds.bytes + 64 * 1024;
     let settled = false;
     const settle = (answer: IsolatedYaml) => {
       if (settled) return;
@@ -121,5 +136,9 @@ export function parseYamlIsolated(text: string, bounds: YamlBounds): Promise<Iso
     child.stdin.end(text);
   }).finally(() => {
     readers -= 1;
+    if (owner === undefined) return;
+    const left = readersOf.get(owner)! - 1;
+    if (left === 0) readersOf.delete(owner);
+    else readersOf.set(owner, left);
   });
 }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Ajv2020 as Ajv, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { clip } from '../util/clip.js';
 import { didYouMean } from '../util/didYouMean.js';
 import { validate as validateJsonSchema2020 } from './generated/jsonSchema2020Meta.js';
 import { cachedValidator, keepValidator, validatorKey } from './validatorCache.js';
@@ -55,13 +56,13 @@ function checkSchema(schema: Record<string, unknown>): void {
 /** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
 const compiled = new Map<string, ValidateFunction>();
 
-/** `a.b[0]` from a JSON pointer like `/a/b/0`. */
+/** `a.b[0]` from a JSON pointer like `/a/b/0` (keys clipped: they are the config's, untrusted). */
 function fieldOf(pointer: string): string {
   return pointer
     .split('/')
     .slice(1)
     .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${clip(part)}` : clip(part)), '');
 }
 
 /** One problem of a runner config: the field path (relative to the config) and what is wrong. */
@@ -74,13 +75,15 @@ function describe(error: ErrorObject): RunnerConfigProblem {
   let field = fieldOf(error.instancePath);
   // "must have required property 'x'" names the parent; point at the missing field itself.
   if (error.keyword === 'required')
-    field = field ? `${field}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
+    field = field
+      ? `${field}.${clip(String(error.params.missingProperty))}`
+      : clip(String(error.params.missingProperty));
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
     const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
     const guess = didYouMean(extra, Object.keys(properties));
     const message = `is not allowed by the runner's config schema${guess ? `; did you mean "${guess}"?` : ''}`;
-    return { field: field ? `${field}.${extra}` : extra, message };
+    return { field: field ? `${field}.${clip(extra)}` : clip(extra), message };
   }
   return { field, message: error.message ?? 'is invalid' };
 }

@@ -156,6 +156,24 @@ export class ConfigRepo {
     });
   }
 
+  /** Bytes of configuration `tenant`'s API admins wrote on `day` (YYYY-MM-DD, UTC). */
+  writtenOn(tenant: string, day: string): number {
+    const row = dbOf(this.store)
+      .prepare('SELECT bytes FROM tenant_config_writes WHERE tenant = ? AND day = ?')
+      .get(tenant, day) as { bytes: number } | undefined;
+    return row?.bytes ?? 0;
+  }
+
+  /** Count `bytes` more written by `tenant`'s API admins on `day` (call inside the transaction of the writes). */
+  countWritten(tenant: string, day: string, bytes: number): void {
+    dbOf(this.store)
+      .prepare(
+        'INSERT INTO tenant_config_writes (tenant, day, bytes) VALUES (?, ?, ?) ' +
+          'ON CONFLICT (tenant, day) DO UPDATE SET bytes = bytes + excluded.bytes',
+      )
+      .run(tenant, day, bytes);
+  }
+
   /** The whole current configuration, in the shape of `paddock.yaml`. */
   snapshot(): ConfigFile {
     const resources = Object.fromEntries(

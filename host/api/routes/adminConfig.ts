@@ -115,7 +115,11 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
         // recurses per level, and a hostile text can crash or stall the process that parses it.
         let raw: unknown = config;
         if (yaml !== undefined) {
-          const read = await parseYamlIsolated(yaml, { depth: MAX_CONFIG_DEPTH, bytes: MAX_CONFIG_BYTES });
+          const read = await parseYamlIsolated(yaml, {
+            depth: MAX_CONFIG_DEPTH,
+            bytes: MAX_CONFIG_BYTES,
+            owner: principal.tenant,
+          });
           if ('problem' in read) {
             if (read.problem === 'too_deep') throw tooDeep();
             if (read.problem === 'too_large') throw tooLarge();

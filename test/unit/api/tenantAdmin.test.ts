@@ -7,7 +7,11 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApi } from '../../../host/api/server.js';
-import { MAX_TENANT_BINDINGS } from '../../../host/bindings/apply.js';
+import {
+  MAX_TENANT_BINDINGS,
+  MAX_TENANT_BINDING_BYTES,
+  MAX_TENANT_CONFIG_BYTES_PER_DAY,
+} from '../../../host/bindings/apply.js';
 import { MAX_PROBLEMS } from '../../../host/bindings/validateConfig.js';
 import { ConfigRepo } from '../../../host/state/configRepo.js';
 import { createApiToken } from '../../../host/state/apiTokens.js';
@@ -17,7 +21,7 @@ let host: ReturnType<typeof tempHost>;
 let app: FastifyInstance;
 /** The same host served with `--api-host-config`. */
 let hostConfigApp: FastifyInstance;
-const tok = { acme: '', operator: '' };
+const tok = { acme: '', beta: '', operator: '' };
 
 type Json = Record<string, unknown> & { errors?: { path: string; message: string }[] };
 async function call(token: string, url: string, payload: unknown, server = app) {
@@ -27,7 +31,7 @@ async function call(token: string, url: string, payload: unknown, server = app) 
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
   });
-  return { status: r.statusCode, body: r.json() as Json, text: r.body };
+  return { status: r.statusCode, body: r.json() as Json, text: r.body, headers: r.headers };
 }
 const apply = (token: string, payload: unknown, server = app) => call(token, '/v1/config/apply', payload, server);
 
@@ -55,6 +59,7 @@ beforeAll(async () => {
   host.apply(operatorConfig);
   tok.acme = createApiToken(host.store, { tenant: 'acme', role: 'admin', by: 'user:test' }).token;
   tok.operator = createApiToken(host.store, { tenant: 'default', role: 'admin', by: 'user:test' }).token;
+  tok.beta = createApiToken(host.store, { tenant: 'beta', role: 'admin', by: 'user:test' }).token;
 });
 afterAll(() => host.close());
 
@@ -305,21 +310,104 @@ describe('a configuration nested very deeply', () => {
 });
 
 describe('YAML texts read at once', () => {
-  it('at most 2 readers run; a third apply meanwhile is 429 server_busy with Retry-After', async () => {
-    // Two slow texts (each takes its reader seconds), then a third while they run.
+  it('at most 2 readers run, 1 per tenant; another apply meanwhile is 429 server_busy with Retry-After', async () => {
+    // Two slow texts of two tenants (each takes its reader seconds), then more while they run.
     const slow = `\u00a0#x: ${'['.repeat(1_000_000)}`;
-    const first = [apply(tok.acme, { yaml: slow }), apply(tok.acme, { yaml: slow })];
-    const third = await app.inject({
-      method: 'POST',
-      url: '/v1/config/apply',
-      headers: { authorization: `Bearer ${tok.acme}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ yaml: 'bindings: []', dryRun: true }),
-    });
-    expect(third.statusCode, third.body).toBe(429);
-    expect(third.json()).toMatchObject({ code: 'server_busy' });
-    expect(third.headers['retry-after']).toBe('1');
-    for (const r of await Promise.all(first)) expect(r.status).toBe(400);
+    const busy = async (token: string) => {
+      const r = await app.inject({
+        method: 'POST',
+        url: '/v1/config/apply',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ yaml: 'bindings: []', dryRun: true }),
+      });
+      expect(r.statusCode, r.body).toBe(429);
+      expect(r.json()).toMatchObject({ code: 'server_busy' });
+      expect(r.headers['retry-after']).toBe('1');
+      return (r.json() as { detail: string }).detail;
+    };
+    const acmeSlow = apply(tok.acme, { yaml: slow });
+    // One tenant holds one reader: its second text waits for it, the other reader stays free for another tenant.
+    expect(await busy(tok.acme)).toMatch(/a YAML text of this tenant is being read already/);
+    const betaSlow = apply(tok.beta, { yaml: slow });
+    expect(await busy(tok.operator)).toMatch(/2 YAML texts are being read already/);
+    for (const r of await Promise.all([acmeSlow, betaSlow])) expect(r.status).toBe(400);
     // Free again.
     expect((await apply(tok.acme, { yaml: 'bindings: []', dryRun: true })).status).toBe(200);
   }, 60_000);
+});
+
+describe('the size of what a tenant stores', () => {
+  it('the 1 MiB bound of an apply counts UTF-8 bytes as stored: wide characters, YAML 1.1 dates: 413', async () => {
+    const before = stored();
+    const wide = [
+      'bindings:',
+      '  - id: wide',
+      '    runner: acp',
+      '    route: { platform: wide }',
+      `    config: { command: agent, args: [&a "${'漢'.repeat(230_000)}", *a, *a] }`,
+    ].join('\n');
+    const dates = [
+      '%YAML 1.1',
+      '---',
+      'bindings:',
+      '  - id: dates',
+      '    runner: acp',
+      '    route: { platform: dates }',
+      `    config: { command: agent, args: [${Array.from({ length: 75_000 }, () => '2001-1-1').join(', ')}] }`,
+    ].join('\n');
+    for (const yaml of [wide, dates]) {
+      const r = await apply(tok.acme, { yaml, dryRun: true });
+      expect(r.status, r.text.slice(0, 300)).toBe(413);
+      expect(r.body).toMatchObject({ code: 'payload_too_large', errors: [{ path: 'yaml' }] });
+    }
+    expect(stored()).toEqual(before);
+  }, 30_000);
+
+  it("a tenant's bindings are bounded in all (4 MiB as stored): past it, refused at `bindings`", async () => {
+    const before = stored();
+    const binding = (i: number) => ({
+      id: `heavy-${i}`,
+      runner: 'acp',
+      route: { platform: 'heavy', bot: `b${i}` },
+      config: { command: 'agent', args: ['x'.repeat(900_000)] },
+    });
+    const perApply = Math.floor(MAX_TENANT_BINDING_BYTES / 900_000); // 4 fit, the 5th does not
+    for (let i = 0; i < perApply; i++) {
+      const r = await apply(tok.beta, { config: { bindings: [binding(i)] } });
+      expect(r.status, r.text.slice(0, 300)).toBe(200);
+    }
+    const over = await apply(tok.beta, { config: { bindings: [binding(perApply)] } });
+    expect(over.status, over.text.slice(0, 300)).toBe(400);
+    expect(over.body.errors).toEqual([
+      { path: 'config.bindings', message: expect.stringMatching(/at most 4194304 bytes in all as stored/) },
+    ]);
+    expect(stored().filter((k) => k.startsWith('binding/heavy-'))).toHaveLength(perApply);
+    // Room again after a prune.
+    expect((await apply(tok.beta, { config: { bindings: [] }, prune: true })).status).toBe(200);
+    expect(stored()).toEqual(before);
+  }, 60_000);
+
+  it('what a tenant writes a day is budgeted: past it, 429 quota_exceeded until the next UTC day', async () => {
+    const repo = new ConfigRepo(host.store);
+    const day = new Date().toISOString().slice(0, 10);
+    const writtenBefore = repo.writtenOn('acme', day);
+    const one = { id: 'budget', runner: 'echo', route: { platform: 'budget' } };
+    expect((await apply(tok.acme, { config: { bindings: [one] } })).status).toBe(200);
+    const counted = repo.writtenOn('acme', day) - writtenBefore;
+    expect(counted).toBeGreaterThan(256); // the spec and its change row
+    expect((await apply(tok.acme, { config: { bindings: [one] } })).status).toBe(200);
+    expect(repo.writtenOn('acme', day) - writtenBefore).toBe(counted); // unchanged: nothing written, nothing counted
+    // Bring the tenant to its budget (as a day of applies would), then one more change.
+    repo.countWritten('acme', day, MAX_TENANT_CONFIG_BYTES_PER_DAY - repo.writtenOn('acme', day));
+    const before = stored();
+    const r = await apply(tok.acme, { config: { bindings: [{ ...one, route: { platform: 'budget2' } }] } });
+    expect(r.status, r.text.slice(0, 300)).toBe(429);
+    expect(r.body).toMatchObject({ code: 'quota_exceeded', reason: 'config_write_quota' });
+    expect(Number(r.headers?.['retry-after'] ?? 0)).toBeGreaterThan(0);
+    expect(stored()).toEqual(before);
+    expect(repo.writtenOn('acme', day)).toBe(MAX_TENANT_CONFIG_BYTES_PER_DAY);
+    // A dry run still answers; another tenant is not touched.
+    expect((await apply(tok.acme, { config: { bindings: [one] }, dryRun: true })).status).toBe(200);
+    expect(repo.writtenOn('beta', day)).toBeLessThan(MAX_TENANT_CONFIG_BYTES_PER_DAY);
+  });
 });

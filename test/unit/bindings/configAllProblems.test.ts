@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateConfig, type ConfigProblem } from '../../../host/bindings/validateConfig.js';
 import { HostError } from '../../../host/errors.js';
 import { discoverRunners } from '../../../host/plugins/catalog.js';
-import { didYouMean, editDistance } from '../../../host/util/didYouMean.js';
+import { SUGGEST_MAX_CHARS, didYouMean, editDistance } from '../../../host/util/didYouMean.js';
 import { FIXTURE_RUNNERS } from '../../helpers/host.js';
 
 const context = { catalog: discoverRunners([FIXTURE_RUNNERS]), mountRoots: [] as string[], source: 'paddock.yaml' };
@@ -128,5 +128,41 @@ describe('config validation reports every problem of a file at once', () => {
     expect(didYouMean('Models', ['models', 'mounts'])).toBe('models');
     expect(didYouMean('colour', ['delayMs', 'prefix'])).toBeUndefined();
     expect(didYouMean('x', [])).toBeUndefined();
+    // The three-row table agrees with the definition on a spread of pairs (transpositions included).
+    expect(editDistance('ca', 'abc')).toBe(3);
+    expect(editDistance('abcdef', 'badcfe')).toBe(3);
+    expect(editDistance('', 'abc')).toBe(3);
+    expect(editDistance('abc', '')).toBe(3);
+  });
+
+  it('did-you-mean has a bounded cost: no guess past 64 characters, none for a pair whose lengths are too far', () => {
+    const long = 'b'.repeat(SUGGEST_MAX_CHARS);
+    expect(didYouMean(`${long}x`, [long])).toBeUndefined(); // one edit, but too long to guess for
+    expect(didYouMean(long.slice(1), [long])).toBe(long); // at the bound, still a guess
+    expect(didYouMean('b', [long])).toBeUndefined();
+  });
+
+  it('a config with megabyte-long unknown keys is refused with every key clipped (fourth attack: 60 s stall)', () => {
+    const huge = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i): [string, number] => [`k${i}${'a'.repeat(10_000)}`, 1]).concat([
+        ['z'.repeat(900_000), 1],
+      ]),
+    );
+    const error = refusal({
+      bindings: [{ id: 'lk', runner: 'echo', route: { platform: 'telegram', bot: 'lk' }, ...huge }],
+    });
+    const { problems } = error.data;
+    expect(problems).toHaveLength(101);
+    for (const p of problems) {
+      expect(p.message.length + p.field.length).toBeLessThan(400);
+      expect(p.message).toMatch(/^Unrecognized key: "[kz]\d*a*z*…\(\d+ more characters\)"$/);
+    }
+    // Runner config keys are clipped the same way (ajv's additionalProperties, through the runner's schema).
+    const runnerConfig = refusal({
+      bindings: [
+        { id: 'e', runner: 'echo', route: { platform: 'telegram', bot: 'e' }, config: { ['q'.repeat(50_000)]: 1 } },
+      ],
+    });
+    expect(runnerConfig.data.problems[0]!.field.length).toBeLessThan(300);
   });
 });
