@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { clip } from '../util/clip.js';
-import { didYouMean } from '../util/didYouMean.js';
+import { didYouMean, type SuggestBudget } from '../util/didYouMean.js';
 
 /** A zod issue as a field path and message, the shape config problems are reported in. */
 export interface IssueProblem {
@@ -57,18 +57,23 @@ function branchScore(issues: readonly z.core.$ZodIssue[]): number {
  * (with the nearest known key as a did-you-mean), and for a union, the problems of the branch
  * the value came closest to matching.
  */
-export function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue, base: PropertyKey[] = []): IssueProblem[] {
+export function describeIssue(
+  schema: z.ZodType,
+  issue: z.core.$ZodIssue,
+  base: PropertyKey[] = [],
+  budget?: SuggestBudget,
+): IssueProblem[] {
   const path = [...base, ...issue.path];
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeysAt(schema, path);
     return issue.keys.map((key) => {
-      const guess = didYouMean(key, known);
+      const guess = didYouMean(key, known, budget);
       return { path, message: `Unrecognized key: "${clip(key)}"${guess ? `; did you mean "${guess}"?` : ''}` };
     });
   }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     const closest = [...issue.errors].sort((a, b) => branchScore(a) - branchScore(b))[0]!;
-    if (closest.length > 0) return closest.flatMap((sub) => describeIssue(schema, sub, path));
+    if (closest.length > 0) return closest.flatMap((sub) => describeIssue(schema, sub, path, budget));
   }
   return [{ path, message: issue.message }];
 }

@@ -12,7 +12,7 @@ import { findInlineSecrets, findString } from '../secrets/inlineSecrets.js';
 import { registerConfigSecrets } from '../secrets/hostSecrets.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { routeKey, routesOverlap } from './routing.js';
-import { didYouMean } from '../util/didYouMean.js';
+import { didYouMean, SuggestBudget } from '../util/didYouMean.js';
 import { ConfigFileSchema, type Binding, type ConfigFile, type Resources } from './schema.js';
 import { CONFIG_KINDS } from '../state/configRepo.js';
 import { DEFAULT_TENANT } from '../config/tenant.js';
@@ -89,12 +89,17 @@ interface Salvaged {
  * Parse the file item by item: every structural problem is reported, and the items that parsed
  * are kept so the cross-item checks can still run on them (one bad binding hides nothing else).
  */
-function parseSalvaging(raw: unknown, report: (field: string, message: string) => void): Salvaged | undefined {
+function parseSalvaging(
+  raw: unknown,
+  report: (field: string, message: string) => void,
+  budget: SuggestBudget,
+): Salvaged | undefined {
   const parsed = ConfigFileSchema.safeParse(raw);
   const broken = new Set<string>();
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      for (const problem of describeIssue(ConfigFileSchema, issue)) report(fieldPath(problem.path), problem.message);
+      for (const problem of describeIssue(ConfigFileSchema, issue, [], budget))
+        report(fieldPath(problem.path), problem.message);
       const [top, second, third] = issue.path;
       if (top === 'bindings' && typeof second === 'number') broken.add(`bindings/${second}`);
       if (top === 'resources' && typeof second === 'string' && typeof third === 'number')
@@ -142,6 +147,8 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
   // Sets, not a scan of the list per report: a hostile file can make tens of thousands of problems.
   const seen = new Set<string>();
   const secretFields = new Set<string>();
+  // Guesses of one validation share a budget: thousands of unknown names cost no more than fifty.
+  const budget = new SuggestBudget();
   let unlisted = 0;
   const report = (field: string, message: string) => {
     // A field already reported (an inline secret that is also the wrong shape) is reported once.
@@ -162,7 +169,7 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
           ],
     );
   for (const secret of findInlineSecrets(raw)) report(secret.field, `apparent inline secret: ${secret.why}`);
-  const salvaged = parseSalvaging(raw, report);
+  const salvaged = parseSalvaging(raw, report, budget);
   if (!salvaged) throw invalid();
   const { file, index, brokenIds } = salvaged;
   if (context.redactor) {
@@ -231,7 +238,7 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     const runner = context.catalog.runners.get(b.runner);
     if (!runner) {
       const broken = context.catalog.problems.find((p) => p.file.includes(`/${b.runner}/`));
-      const guess = didYouMean(b.runner, context.catalog.runners.keys());
+      const guess = didYouMean(b.runner, context.catalog.runners.keys(), budget);
       report(
         `${at}.runner`,
         broken
@@ -239,14 +246,14 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
           : `no runner "${b.runner}"${guess ? `; did you mean "${guess}"?` : ''} (see paddock runners list)`,
       );
     } else {
-      const checked = validateRunnerConfig(runner.manifest.configSchema, b.config);
+      const checked = validateRunnerConfig(runner.manifest.configSchema, b.config, budget);
       if (!checked.ok)
         for (const p of checked.problems) report(`${at}.config${p.field ? `.${p.field}` : ''}`, p.message);
     }
     for (const kind of ['models', 'knowledgeBases', 'skills', 'artifacts', 'mounts'] as const) {
       b.grants[kind].forEach((id, j) => {
         if (!known[kind].has(id))
-          report(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"${suggestId(id, known[kind])}`);
+          report(`${at}.grants.${kind}[${j}]`, `no ${kind} resource "${id}"${suggestId(id, known[kind], budget)}`);
         else crossTenant(`${at}.grants.${kind}[${j}]`, kind, id, b.tenant);
       });
     }
@@ -255,7 +262,7 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
       if (!known.mcpServers.has(id))
         return report(
           `${at}.grants.mcpServers[${j}]`,
-          `no mcpServers resource "${id}"${suggestId(id, known.mcpServers)}`,
+          `no mcpServers resource "${id}"${suggestId(id, known.mcpServers, budget)}`,
         );
       crossTenant(`${at}.grants.mcpServers[${j}]`, 'mcpServers', id, b.tenant);
       const server = known.mcpServers.get(id) as { tools: { allow?: string[]; deny: string[] } } | undefined;
@@ -313,7 +320,7 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
 }
 
 /** `; did you mean "x"?` when a referenced id is a likely typo of a known one. */
-function suggestId(id: string, known: Map<string, unknown>): string {
-  const guess = didYouMean(id, known.keys());
+function suggestId(id: string, known: Map<string, unknown>, budget: SuggestBudget): string {
+  const guess = didYouMean(id, known.keys(), budget);
   return guess ? `; did you mean "${guess}"?` : '';
 }

@@ -1,40 +1,66 @@
-import { createRequire } from 'node:module';
-import type { Ajv2020 as Ajv, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { setFlagsFromString } from 'node:v8';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { clip } from '../util/clip.js';
-import { didYouMean } from '../util/didYouMean.js';
+import { didYouMean, SuggestBudget } from '../util/didYouMean.js';
 import { validate as validateJsonSchema2020 } from './generated/jsonSchema2020Meta.js';
-import { cachedValidator, keepValidator, validatorKey } from './validatorCache.js';
 
-const require = createRequire(import.meta.url);
+// A runner's config schema is untrusted (runner packages are), and so is the config a tenant's admin checks against
+// it. Two consequences, each found by an outside attack:
+// - Every schema is compiled by its own ajv instance: in a shared one, a runner's `$id` could take the id another
+//   runner's schema uses (that runner broke) or a `$ref` could reach into another runner's schema (its meaning then
+//   depended on a package it does not ship).
+// - Its `pattern`s run on tenant input: `^(a|a)*$` against 34 characters held the event loop 55 s. Patterns are
+//   compiled for V8's linear-time regular expression engine (the `l` flag), and a pattern it cannot take is refused
+//   with the schema (linearPattern).
+setFlagsFromString('--enable-experimental-regexp-engine');
+
+/**
+ * A schema `pattern` as a RegExp that matches in time linear in its input, or an Error saying why it cannot be one.
+ * JSON Schema patterns are ECMA-262 with the `u` flag: the pattern must be valid so. V8's linear engine does not take
+ * `u`, so the pattern is compiled without it, and what means something else without `u` is refused: `\p{…}`, `\P{…}`,
+ * `\u{…}` and characters beyond U+FFFF (without `u`, `.` and a class see UTF-16 units; for text in the Basic
+ * Multilingual Plane that is the same). Backreferences and lookaround are refused by the engine itself.
+ */
+export function linearPattern(pattern: string): RegExp {
+  try {
+    new RegExp(pattern, 'u'); // only checks the syntax
+  } catch (error) {
+    throw new Error(`pattern ${JSON.stringify(clip(pattern))} is not a valid regular expression: ${String(error)}`);
+  }
+  if (/\\[pP]\{|\\u\{/.test(pattern) || /[\u{10000}-\u{10FFFF}]/u.test(pattern))
+    throw new Error(
+      `pattern ${JSON.stringify(clip(pattern))} uses \\p{…}, \\u{…} or a character beyond U+FFFF, which the ` +
+        'linear-time matcher cannot take',
+    );
+  try {
+    // `l`: V8's linear-time engine, available once the flag above is set (eslint knows only the standard flags).
+    const linear = 'l';
+    return new RegExp(pattern, linear);
+  } catch {
+    throw new Error(
+      `pattern ${JSON.stringify(clip(pattern))} cannot be matched in linear time (backreferences and lookaround ` +
+        'are not allowed in a runner config schema)',
+    );
+  }
+}
+
+/** ajv's hook for building a pattern's RegExp: the linear-time one (the flags ajv asks for are the `u` it implies). */
+const regExp = Object.assign((pattern: string) => linearPattern(pattern), { code: 'linearPattern' });
 
 // allErrors: a config's every problem is reported at once; verbose: errors carry their parent
 // schema, whose property names feed the did-you-mean of an unknown field. validateSchema: false, because
 // checkSchema() below checks a schema against its meta-schema first (ajv would compile the 2020-12
-// meta-schema in every process that compiles a schema: most of a dispatch's planning time). code.source: the
-// compiled validator can be written out as standalone code (validatorCache.ts).
-const AJV_OPTIONS = {
-  strict: false,
-  allErrors: true,
-  verbose: true,
-  validateFormats: false,
-  useDefaults: true,
-  validateSchema: false,
-  code: { source: true },
-} as const;
-const OPTIONS_TEXT = JSON.stringify(AJV_OPTIONS);
-
-let ajvInstance: Ajv | undefined;
-/**
- * ajv, loaded and set up on first use (a runtime require, not an import: a schema compiled on this machine before
- * is validated by its kept standalone code, and the process never loads ajv).
- */
-function ajv(): Ajv {
-  if (!ajvInstance) {
-    const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-    ajvInstance = new Ajv2020(AJV_OPTIONS);
-  }
-  return ajvInstance;
-}
+// meta-schema in every process that compiles a schema: most of a dispatch's planning time).
+const newAjv = () =>
+  new Ajv2020({
+    strict: false,
+    allErrors: true,
+    verbose: true,
+    validateFormats: false,
+    useDefaults: true,
+    validateSchema: false,
+    code: { regExp },
+  });
 
 const META_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 const validateMeta2020 = validateJsonSchema2020 as unknown as ValidateFunction;
@@ -47,11 +73,11 @@ const validateMeta2020 = validateJsonSchema2020 as unknown as ValidateFunction;
 function checkSchema(schema: Record<string, unknown>): void {
   if (schema.$schema !== undefined && schema.$schema !== META_2020_12) {
     // Throws "schema is invalid: …" (or "no schema with key or ref" for an unknown dialect); never async here.
-    if (ajv().validateSchema(schema, true) !== true)
-      throw new Error(`schema is invalid: ${ajv().errorsText(ajv().errors)}`);
+    const ajv = newAjv();
+    if (ajv.validateSchema(schema, true) !== true) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
     return;
   }
-  if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${ajv().errorsText(validateMeta2020.errors)}`);
+  if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${newAjv().errorsText(validateMeta2020.errors)}`);
 }
 /** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
 const compiled = new Map<string, ValidateFunction>();
@@ -71,7 +97,7 @@ export interface RunnerConfigProblem {
   message: string;
 }
 
-function describe(error: ErrorObject): RunnerConfigProblem {
+function describe(error: ErrorObject, budget: SuggestBudget): RunnerConfigProblem {
   let field = fieldOf(error.instancePath);
   // "must have required property 'x'" names the parent; point at the missing field itself.
   if (error.keyword === 'required')
@@ -81,7 +107,7 @@ function describe(error: ErrorObject): RunnerConfigProblem {
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
     const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
-    const guess = didYouMean(extra, Object.keys(properties));
+    const guess = didYouMean(extra, Object.keys(properties), budget);
     const message = `is not allowed by the runner's config schema${guess ? `; did you mean "${guess}"?` : ''}`;
     return { field: field ? `${field}.${clip(extra)}` : clip(extra), message };
   }
@@ -90,31 +116,19 @@ function describe(error: ErrorObject): RunnerConfigProblem {
 
 /** Throws if `schema` is not a usable JSON Schema (the message says why). */
 export function compileConfigSchema(schema: Record<string, unknown>): ValidateFunction {
-  const text = JSON.stringify(schema);
-  const known = compiled.get(text);
-  if (known) return known;
-  // A kept validator exists only for a schema that passed checkSchema and compiled, with these options and this ajv.
-  const key = validatorKey(text, OPTIONS_TEXT);
-  let validate = cachedValidator(key);
-  if (!validate) {
-    checkSchema(schema);
-    validate = ajv().compile(schema);
-    const code = standaloneCode(validate);
-    if (code) keepValidator(key, code);
-  }
-  compiled.set(text, validate);
-  return validate;
-}
-
-/** ajv's standalone (CommonJS) code of a compiled validator; empty when ajv cannot write it (nothing is kept). */
-function standaloneCode(validate: ValidateFunction): string {
+  const key = JSON.stringify(schema);
+  const cached = compiled.get(key);
+  if (cached) return cached;
+  checkSchema(schema);
+  let validate: ValidateFunction;
   try {
-    const standalone = (require('ajv/dist/standalone/index.js') as typeof import('ajv/dist/standalone/index.js'))
-      .default;
-    return standalone(ajv(), validate);
-  } catch {
-    return '';
+    validate = newAjv().compile(schema);
+  } catch (error) {
+    // A pattern refused above, a $ref that resolves nowhere (each schema stands alone): the schema is invalid.
+    throw new Error(`schema is invalid: ${error instanceof Error ? error.message : String(error)}`);
   }
+  compiled.set(key, validate);
+  return validate;
 }
 
 /**
@@ -125,6 +139,7 @@ function standaloneCode(validate: ValidateFunction): string {
 export function validateRunnerConfig(
   schema: Record<string, unknown>,
   config: Record<string, unknown>,
+  budget = new SuggestBudget(),
 ):
   | { ok: true; config: Record<string, unknown> }
   | { ok: false; field: string; message: string; problems: RunnerConfigProblem[] } {
@@ -133,7 +148,7 @@ export function validateRunnerConfig(
   if (validate(copy)) return { ok: true, config: copy };
   const seen = new Set<string>();
   const problems = validate
-    .errors!.map(describe)
+    .errors!.map((error) => describe(error, budget))
     .filter((p) => !seen.has(`${p.field}\0${p.message}`) && seen.add(`${p.field}\0${p.message}`));
   return { ok: false, ...problems[0]!, problems };
 }

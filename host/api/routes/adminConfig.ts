@@ -19,12 +19,19 @@ import {
   RunnersAnswerSchema,
 } from '../adminSchemas.js';
 import { principalOf, requireRole } from '../auth.js';
+import { TokenBuckets } from '../rateLimit.js';
 import { ApiProblem } from '../problems.js';
 import { valueDepth } from '../../util/valueDepth.js';
 import { configProblemOf } from '../configProblem.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
 import { z } from 'zod';
+
+/**
+ * How often one tenant may apply (dry runs included): validating a large configuration takes the shared event loop
+ * 50–300 ms, so the token rate (20/s, every token of the tenant its own) would let one tenant hold the loop.
+ */
+export const APPLY_RATE = { rate: 2, burst: 20 };
 
 /** How deeply a configuration may nest (a runner's `config` included); the protocol's own JSON limit. */
 const MAX_CONFIG_DEPTH = 64;
@@ -36,6 +43,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const admin = requireRole('admin');
+  const applies = new TokenBuckets(APPLY_RATE);
   const common = { tags: ['admin'], security: [{ bearer: [] }] };
 
   api.get('/v1/runners', {
@@ -97,6 +105,16 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
     preValidation: admin,
     handler: async (request) => {
       const principal = principalOf(request);
+      const taken = applies.take(principal.tenant);
+      if (!taken.ok)
+        throw new ApiProblem(
+          429,
+          'rate_limited',
+          `this tenant applies at most ${APPLY_RATE.rate} configurations a second (bursts of ${APPLY_RATE.burst}); ` +
+            `retry in ${taken.retryAfterSeconds} s`,
+          { scope: 'tenant' },
+          { 'retry-after': String(taken.retryAfterSeconds) },
+        );
       const { yaml, config, dryRun, prune, by } = request.body;
       const [prefix, root] = yaml === undefined ? ['config.', 'config'] : ['', 'yaml'];
       try {

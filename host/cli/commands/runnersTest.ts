@@ -5,7 +5,8 @@ import { describeRunnerEnd, runRunnerConformance, type ConformanceCheck } from '
 import { spawnRunnerProcess, type RunnerTransport } from '../../../sdk/testing/transports.js';
 import { HostError } from '../../errors.js';
 import { validateRunnerConfig } from '../../plugins/configSchema.js';
-import { loadManifest, runnerCommand, type RunnerCommand } from '../../plugins/resolveRunner.js';
+import { checkedManifest } from '../../plugins/catalog.js';
+import { runnerCommand, type RunnerCommand } from '../../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../../process/envAllowlist.js';
 import { killEscapees } from '../../process/runEnvScan.js';
 import { newRunId } from '../../../sdk/protocol/runParams.js';
@@ -42,7 +43,8 @@ function startRunner(
  */
 export async function runnersTestCommand(dirArg: string, flags: Flags, out: Out): Promise<number> {
   const dir = resolve(dirArg);
-  const runner = loadManifest(dir);
+  // Its config schema is checked as the host checks it (a broken one names configSchema, not an internal error).
+  const runner = checkedManifest(dir);
   const { manifest } = runner;
   const runConfig = (flag: string) => {
     const given = parseJsonObjectFlag(`--${flag}`, flags[flag] as string | undefined) ?? {};

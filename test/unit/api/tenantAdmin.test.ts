@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APPLY_RATE } from '../../../host/api/routes/adminConfig.js';
 import { buildApi } from '../../../host/api/server.js';
 import {
   MAX_TENANT_BINDINGS,
@@ -409,5 +410,24 @@ describe('the size of what a tenant stores', () => {
     // A dry run still answers; another tenant is not touched.
     expect((await apply(tok.acme, { config: { bindings: [one] }, dryRun: true })).status).toBe(200);
     expect(repo.writtenOn('beta', day)).toBeLessThan(MAX_TENANT_CONFIG_BYTES_PER_DAY);
+  });
+});
+
+describe('how often a tenant applies', () => {
+  it('is bounded per tenant (all its tokens together): past the burst, 429 rate_limited; others not', async () => {
+    const tokens = [1, 2, 3].map(
+      () => createApiToken(host.store, { tenant: 'gamma', role: 'admin', by: 'user:test' }).token,
+    );
+    // 60 dry runs at once from three tokens of one tenant (each token's own rate would allow them all).
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => apply(tokens[i % 3]!, { config: { bindings: [] }, dryRun: true })),
+    );
+    const limited = answers.filter((a) => a.status === 429);
+    expect(answers.filter((a) => a.status === 200).length).toBeGreaterThanOrEqual(APPLY_RATE.burst);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]!.body).toMatchObject({ code: 'rate_limited', scope: 'tenant' });
+    expect(Number(limited[0]!.headers['retry-after'])).toBeGreaterThan(0);
+    // Another tenant applies as before.
+    expect((await apply(tok.beta, { config: { bindings: [] }, dryRun: true })).status).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateConfig, type ConfigProblem } from '../../../host/bindings/validateConfig.js';
 import { HostError } from '../../../host/errors.js';
 import { discoverRunners } from '../../../host/plugins/catalog.js';
-import { SUGGEST_MAX_CHARS, didYouMean, editDistance } from '../../../host/util/didYouMean.js';
+import { SUGGEST_MAX_CHARS, SUGGEST_MAX_NAMES, didYouMean, editDistance } from '../../../host/util/didYouMean.js';
 import { FIXTURE_RUNNERS } from '../../helpers/host.js';
 
 const context = { catalog: discoverRunners([FIXTURE_RUNNERS]), mountRoots: [] as string[], source: 'paddock.yaml' };
@@ -140,6 +140,12 @@ describe('config validation reports every problem of a file at once', () => {
     expect(didYouMean(`${long}x`, [long])).toBeUndefined(); // one edit, but too long to guess for
     expect(didYouMean(long.slice(1), [long])).toBe(long); // at the bound, still a guess
     expect(didYouMean('b', [long])).toBeUndefined();
+    // Among more than SUGGEST_MAX_NAMES names, no guess (the near one is there); each comparison stops at its limit.
+    const many = [...Array.from({ length: SUGGEST_MAX_NAMES }, (_, i) => `name${i}`), 'models'];
+    expect(didYouMean('modles', many)).toBeUndefined();
+    expect(didYouMean('modles', many.slice(1))).toBe('models');
+    expect(editDistance('abcdef', 'ghijkl', 2)).toBe(3);
+    expect(editDistance('abcdef', 'abcdeg', 2)).toBe(1);
   });
 
   it('a config with megabyte-long unknown keys is refused with every key clipped (fourth attack: 60 s stall)', () => {

@@ -81,3 +81,80 @@ describe('config schema check against the meta-schema', () => {
     expect(validateRunnerConfig(schema, { m: 1 })).toMatchObject({ ok: false, field: 'm' });
   });
 });
+
+describe('a runner schema is untrusted (the fifth outside attack)', () => {
+  it('a pattern matches in linear time: ^(a|a)*$ on 40 a’s and a ! answers at once (it held the loop 55 s)', () => {
+    const schema = { type: 'object', properties: { p: { type: 'string', pattern: '^(a|a)*$' } } };
+    const r = validateRunnerConfig(schema, { p: `${'a'.repeat(40)}!` });
+    expect(r).toMatchObject({ ok: false, field: 'p', message: 'must match pattern "^(a|a)*$"' });
+    expect(validateRunnerConfig(schema, { p: 'aaaa' })).toEqual({ ok: true, config: { p: 'aaaa' } });
+    // patternProperties go through the same matcher.
+    const keys = { type: 'object', patternProperties: { '^(x|x)*$': { type: 'integer' } } };
+    expect(validateRunnerConfig(keys, { [`${'x'.repeat(40)}!`]: 'not checked', xx: 'no' })).toMatchObject({
+      ok: false,
+      field: 'xx',
+    });
+  });
+
+  it('a pattern that cannot be matched in linear time, or means something else without `u`, is a broken schema', () => {
+    for (const [pattern, why] of [
+      ['^(a+)\\1$', /cannot be matched in linear time/],
+      ['(?<=a)b', /cannot be matched in linear time/],
+      ['^(?!x)', /cannot be matched in linear time/],
+      ['^\\p{L}+$', /\\p\{…\}/],
+      ['^\\u{1F600}$', /\\p\{…\}/],
+      ['^😀$', /beyond U\+FFFF/],
+      ['(', /is not a valid regular expression/],
+    ] as const) {
+      expect(hostVerdict({ type: 'string', pattern }), pattern).toMatch(why);
+      expect(hostVerdict({ type: 'object', patternProperties: { [pattern]: {} } }), pattern).toMatch(why);
+    }
+    // A property merely named `pattern` is no pattern.
+    expect(hostVerdict({ type: 'object', properties: { pattern: { type: 'string' } } })).toBeUndefined();
+  });
+
+  it('each schema stands alone: one runner cannot take another’s $id, nor reach into it with $ref', () => {
+    const victim = { $id: 'https://x.example/shared', type: 'object', properties: { n: { type: 'integer' } } };
+    const squatter = { $id: 'https://x.example/shared', type: 'object', properties: { m: { type: 'string' } } };
+    expect(hostVerdict(squatter)).toBeUndefined();
+    expect(hostVerdict(victim)).toBeUndefined();
+    expect(validateRunnerConfig(victim, { n: 1 })).toEqual({ ok: true, config: { n: 1 } });
+    // A $ref to another schema's id resolves nowhere: that schema is broken, not the one it names.
+    const reacher = { type: 'object', properties: { p: { $ref: 'https://x.example/shared' } } };
+    expect(hostVerdict(reacher)).toMatch(/schema is invalid: .*can't resolve reference/);
+  });
+
+  it('an $id cannot reach generated code: a comment-breaking $id is just an id', () => {
+    const canary = `pwned-${process.pid}`;
+    const schema = {
+      $id: `https://x.example/p*/;globalThis[${JSON.stringify(canary)}]=1;/*`,
+      type: 'object',
+      properties: { a: { type: 'string' } },
+    };
+    expect(hostVerdict(schema)).toBeUndefined();
+    expect(validateRunnerConfig(schema, { a: 'x' })).toEqual({ ok: true, config: { a: 'x' } });
+    expect((globalThis as Record<string, unknown>)[canary]).toBeUndefined();
+  });
+
+  it('guesses for unknown keys are bounded: 2 000 properties and 2 000 unknown keys answer without a guess', () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 2000 }, (_, i) => [`p${String(i).padStart(30, '0')}`, {}]),
+    );
+    const schema = { type: 'object', properties, additionalProperties: false };
+    const config = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`q${String(i).padStart(30, '0')}`, 1]));
+    const r = validateRunnerConfig(schema, config);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toHaveLength(2000);
+    expect(r.problems.every((p) => !p.message.includes('did you mean'))).toBe(true);
+    // With a short list, the first fifty unknown keys of a validation get a guess, the rest none.
+    const small = { type: 'object', properties: { delayMs: {} }, additionalProperties: false };
+    const typos = [...'abcdefghijklmnopqrstuvwxy'].flatMap((c) => [`${c}elayMs`, `d${c}layMs`, `de${c}ayMs`]);
+    const unknown = typos.filter((k) => k !== 'delayMs').slice(0, 60);
+    const guessed = validateRunnerConfig(small, Object.fromEntries(unknown.map((k) => [k, 1])));
+    expect(guessed.ok).toBe(false);
+    if (guessed.ok) return;
+    expect(guessed.problems).toHaveLength(60);
+    expect(guessed.problems.filter((p) => p.message.endsWith('did you mean "delayMs"?'))).toHaveLength(50);
+  });
+});
