@@ -8,8 +8,16 @@ import { z } from 'zod';
 import { exportAudit } from '../../ops/auditExport.js';
 import { verifyAuditFor } from '../../ops/auditVerify.js';
 import { principalOf, requireRole } from '../auth.js';
+import { ApiProblem } from '../problems.js';
+import { TokenBuckets } from '../rateLimit.js';
 import type { ApiDeps } from '../deps.js';
 import { API_SCHEMAS, AUTH_ERRORS, ProblemSchema } from '../schemas.js';
+
+/**
+ * How often the whole chain may be verified: each call reads and checks every record (≈ 470 ms per 20 000 on the
+ * shared event loop), so per tenant (all its tokens) and per server, in bursts.
+ */
+export const VERIFY_RATE = { tenant: { rate: 0.1, burst: 2 }, server: { rate: 0.5, burst: 4 } };
 
 /** Records one export request looks at, at most (its page may hold fewer records; `next` goes on from there). */
 export const EXPORT_SCAN = 10_000;
@@ -67,6 +75,8 @@ API_SCHEMAS.add(ExportPageSchema, {
 /** Register the audit routes (admin). */
 export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const api = app.withTypeProvider<ZodTypeProvider>();
+  const perTenant = new TokenBuckets(VERIFY_RATE.tenant);
+  const perServer = new TokenBuckets(VERIFY_RATE.server);
   api.get('/v1/audit/verify', {
     schema: {
       summary: 'Verify the whole signed audit chain (paddock audit verify)',
@@ -75,7 +85,25 @@ export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       response: { 200: VerdictSchema, ...AUTH_ERRORS },
     },
     preHandler: requireRole('admin'),
-    handler: async (request) => verifyAuditFor(deps.store, principalOf(request).tenant),
+    handler: async (request) => {
+      const { tenant } = principalOf(request);
+      for (const [scope, buckets, key] of [
+        ['tenant', perTenant, tenant],
+        ['server', perServer, 'server'],
+      ] as const) {
+        const taken = buckets.take(key);
+        if (!taken.ok)
+          throw new ApiProblem(
+            429,
+            'rate_limited',
+            `the whole audit chain is verified at most ${VERIFY_RATE[scope].rate * 60} times a minute per ` +
+              `${scope} (bursts of ${VERIFY_RATE[scope].burst}); retry in ${taken.retryAfterSeconds} s`,
+            { scope },
+            { 'retry-after': String(taken.retryAfterSeconds) },
+          );
+      }
+      return verifyAuditFor(deps.store, tenant);
+    },
   });
 
   api.get('/v1/audit/export', {

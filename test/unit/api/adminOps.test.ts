@@ -352,6 +352,22 @@ describe('GET /v1/audit/export and /v1/audit/verify', () => {
   });
 });
 
+describe('GET /v1/audit/verify, repeated', () => {
+  it('is bounded per tenant and per server (each call walks the whole chain): past it, 429 naming the scope', async () => {
+    const { call, token } = await setUp();
+    const verify = async (tenant: string) => call(token(tenant, 'admin'), 'GET', '/v1/audit/verify');
+    const gamma = [await verify('gamma'), await verify('gamma'), await verify('gamma')];
+    expect(gamma.map((r) => r.status)).toEqual([200, 200, 429]);
+    expect(gamma[2]!.body).toMatchObject({ code: 'rate_limited', scope: 'tenant' });
+    expect(Number(gamma[2]!.raw.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await verify('delta')).status).toBe(200);
+    expect((await verify('delta')).status).toBe(200);
+    // Four verified in all: the server's burst is spent for a third tenant too.
+    const epsilon = [await verify('epsilon'), await verify('epsilon')];
+    expect(epsilon.some((r) => r.status === 429 && r.body.scope === 'server')).toBe(true);
+  });
+});
+
 describe('GET /v1/doctor', () => {
   it("answers doctor's report with only the token's tenant's missing secret references", async () => {
     const { store, call, token } = await setUp();
