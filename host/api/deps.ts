@@ -5,6 +5,7 @@ import type { Dispatcher } from '../dispatch/dispatcher.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Store } from '../state/store.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { RateLimitOptions } from './rateLimit.js';
 
 /** The host services a route may use; resolved once when the server is built. */
 export interface ApiDeps {
@@ -26,4 +27,9 @@ export interface ApiDeps {
    * isolation) as `paddock apply` on the host does: `paddock serve --api-host-config`. Default: no API admin may.
    */
   hostConfig?: boolean;
+  /**
+   * How often one tenant may change its configuration (applies, dry runs included; enable; disable); default
+   * `APPLY_RATE` (host/api/routes/adminConfig.ts). In-process tests that are about something else raise it.
+   */
+  configChangeRate?: RateLimitOptions;
 }

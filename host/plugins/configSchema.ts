@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { clip } from '../util/clip.js';
@@ -32,15 +33,30 @@ export function linearPattern(pattern: string): RegExp {
       `pattern ${JSON.stringify(clip(pattern))} uses \\p{…}, \\u{…} or a character beyond U+FFFF, which the ` +
         'linear-time matcher cannot take',
     );
+  // `l`: V8's linear-time engine, available once the flag above is set (eslint knows only the standard flags).
+  const linear = 'l';
   try {
-    // `l`: V8's linear-time engine, available once the flag above is set (eslint knows only the standard flags).
-    const linear = 'l';
     return new RegExp(pattern, linear);
   } catch {
+    // The engine also refuses a counted repetition above 16 (it expands them): say so when that is the only reason.
+    const uncounted = pattern.replace(/\{\d+(,\d*)?\}/g, '{1,2}');
+    const countsOnly = uncounted !== pattern && canCompile(uncounted, linear);
     throw new Error(
-      `pattern ${JSON.stringify(clip(pattern))} cannot be matched in linear time (backreferences and lookaround ` +
-        'are not allowed in a runner config schema)',
+      `pattern ${JSON.stringify(clip(pattern))} cannot be matched in linear time (` +
+        (countsOnly
+          ? 'a repetition count above 16: use minLength/maxLength for lengths'
+          : 'backreferences and lookaround are not allowed') +
+        ' in a runner config schema)',
     );
+  }
+}
+
+function canCompile(pattern: string, flags: string): boolean {
+  try {
+    new RegExp(pattern, flags); // only checks
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -51,10 +67,10 @@ const regExp = Object.assign((pattern: string) => linearPattern(pattern), { code
 // schema, whose property names feed the did-you-mean of an unknown field. validateSchema: false, because
 // checkSchema() below checks a schema against its meta-schema first (ajv would compile the 2020-12
 // meta-schema in every process that compiles a schema: most of a dispatch's planning time).
-const newAjv = () =>
+const newAjv = (allErrors = true) =>
   new Ajv2020({
     strict: false,
-    allErrors: true,
+    allErrors,
     verbose: true,
     validateFormats: false,
     useDefaults: true,
@@ -79,8 +95,6 @@ function checkSchema(schema: Record<string, unknown>): void {
   }
   if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${newAjv().errorsText(validateMeta2020.errors)}`);
 }
-/** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
-const compiled = new Map<string, ValidateFunction>();
 
 /** `a.b[0]` from a JSON pointer like `/a/b/0` (keys clipped: they are the config's, untrusted). */
 function fieldOf(pointer: string): string {
@@ -114,41 +128,102 @@ function describe(error: ErrorObject, budget: SuggestBudget): RunnerConfigProble
   return { field, message: error.message ?? 'is invalid' };
 }
 
+/** A schema's two validators: `first` stops at the first problem (cheap on any input), `all` lists every one. */
+interface Validators {
+  first: ValidateFunction;
+  all: ValidateFunction;
+}
+/** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
+const compiledPairs = new Map<string, Validators>();
+
 /** Throws if `schema` is not a usable JSON Schema (the message says why). */
 export function compileConfigSchema(schema: Record<string, unknown>): ValidateFunction {
+  return validatorsOf(schema).all;
+}
+
+function validatorsOf(schema: Record<string, unknown>): Validators {
   const key = JSON.stringify(schema);
-  const cached = compiled.get(key);
+  const cached = compiledPairs.get(key);
   if (cached) return cached;
   checkSchema(schema);
-  let validate: ValidateFunction;
+  let pair: Validators;
   try {
-    validate = newAjv().compile(schema);
+    pair = { first: newAjv(false).compile(schema), all: newAjv(true).compile(schema) };
   } catch (error) {
     // A pattern refused above, a $ref that resolves nowhere (each schema stands alone): the schema is invalid.
     throw new Error(`schema is invalid: ${error instanceof Error ? error.message : String(error)}`);
   }
-  compiled.set(key, validate);
-  return validate;
+  compiledPairs.set(key, pair);
+  return pair;
 }
 
 /**
+ * Up to this size (as JSON) a config that fails is checked again to list every problem. A larger one reports its
+ * first problem only: listing every error of a hostile config (90 000 unknown keys, 400 000 wrong items) held the
+ * event loop for seconds, while stopping at the first error costs next to nothing.
+ */
+export const LIST_ALL_PROBLEMS_MAX_BYTES = 16 * 1024;
+
+/** What checking one config gave (see {@link validateRunnerConfig}). */
+export type RunnerConfigVerdict =
+  | { ok: true; config: Record<string, unknown> }
+  | { ok: false; field: string; message: string; problems: RunnerConfigProblem[] };
+
+/**
+ * Verdicts already reached, by a digest of the schema and the config: a stored binding is checked again by every
+ * apply of its tenant, every enable or disable and every dispatch, and a large valid config costs each time.
+ */
+const verdicts = new Map<string, RunnerConfigVerdict>();
+const VERDICTS_KEPT = 1024;
+
+/**
  * Check a binding's runner config against the runner's config schema. Returns a copy with the
- * schema's defaults filled in, or every problem with its field path (relative to the config);
- * `field` and `message` repeat the first.
+ * schema's defaults filled in, or the problems with their field paths (relative to the config;
+ * every one up to {@link LIST_ALL_PROBLEMS_MAX_BYTES}, the first beyond); `field` and `message`
+ * repeat the first. A schema that throws while checking (a config key named `toString` in an
+ * `enum` comparison, a `$ref` loop that consumes nothing) makes the config fail, never the caller.
  */
 export function validateRunnerConfig(
   schema: Record<string, unknown>,
   config: Record<string, unknown>,
   budget = new SuggestBudget(),
-):
-  | { ok: true; config: Record<string, unknown> }
-  | { ok: false; field: string; message: string; problems: RunnerConfigProblem[] } {
-  const validate = compileConfigSchema(schema);
+): RunnerConfigVerdict {
+  const { first, all } = validatorsOf(schema);
+  const configText = JSON.stringify(config);
+  const key = createHash('sha256').update(JSON.stringify(schema)).update('\0').update(configText).digest('hex');
+  const known = verdicts.get(key);
+  if (known) return structuredClone(known);
+  const verdict = check(first, all, config, configText.length, budget);
+  if (verdicts.size >= VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value!);
+  verdicts.set(key, structuredClone(verdict));
+  return verdict;
+}
+
+function check(
+  first: ValidateFunction,
+  all: ValidateFunction,
+  config: Record<string, unknown>,
+  size: number,
+  budget: SuggestBudget,
+): RunnerConfigVerdict {
   const copy = structuredClone(config);
-  if (validate(copy)) return { ok: true, config: copy };
-  const seen = new Set<string>();
-  const problems = validate
-    .errors!.map((error) => describe(error, budget))
-    .filter((p) => !seen.has(`${p.field}\0${p.message}`) && seen.add(`${p.field}\0${p.message}`));
-  return { ok: false, ...problems[0]!, problems };
+  try {
+    if (first(copy)) return { ok: true, config: copy };
+    const errors = size <= LIST_ALL_PROBLEMS_MAX_BYTES && !all(structuredClone(config)) ? all.errors! : first.errors!;
+    const seen = new Set<string>();
+    const problems = errors
+      .map((error) => describe(error, budget))
+      .filter((p) => !seen.has(`${p.field}\0${p.message}`) && seen.add(`${p.field}\0${p.message}`));
+    if (errors === first.errors && size > LIST_ALL_PROBLEMS_MAX_BYTES)
+      problems.push({
+        field: '',
+        message: `(only the first problem is listed: the config is larger than ${LIST_ALL_PROBLEMS_MAX_BYTES} bytes)`,
+      });
+    return { ok: false, ...problems[0]!, problems };
+  } catch (error) {
+    const message = `could not be checked against the runner's config schema (${
+      error instanceof Error ? error.name : 'error'
+    })`;
+    return { ok: false, field: '', message, problems: [{ field: '', message }] };
+  }
 }

@@ -19,6 +19,7 @@ import {
 } from '../adminSchemas.js';
 import { principalOf, requireRole } from '../auth.js';
 import { configProblemOf } from '../configProblem.js';
+import { takeConfigChange } from './adminConfig.js';
 import type { ApiDeps } from '../deps.js';
 import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
 
@@ -64,6 +65,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       preValidation: admin,
       handler: async (request) => {
         const principal = principalOf(request);
+        takeConfigChange(deps, principal.tenant);
         const by = apiActor(principal, request.body?.by ?? undefined);
         const done = (() => {
           try {

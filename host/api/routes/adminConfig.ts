@@ -28,10 +28,33 @@ import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
 import { z } from 'zod';
 
 /**
- * How often one tenant may apply (dry runs included): validating a large configuration takes the shared event loop
- * 50–300 ms, so the token rate (20/s, every token of the tenant its own) would let one tenant hold the loop.
+ * How often one tenant may change its configuration (applies, dry runs included; enable; disable): validating a
+ * large configuration takes the shared event loop 50–300 ms, so the token rate (20/s, every token of the tenant its
+ * own) would let one tenant hold the loop.
  */
 export const APPLY_RATE = { rate: 2, burst: 20 };
+
+const changeBuckets = new WeakMap<ApiDeps, TokenBuckets>();
+
+/**
+ * Count one configuration change (an apply, dry or not; an enable or disable) against the tenant's rate on this
+ * server, or throw 429 `rate_limited` with `scope: 'tenant'`. Each change validates the tenant's configuration.
+ */
+export function takeConfigChange(deps: ApiDeps, tenant: string): void {
+  let buckets = changeBuckets.get(deps);
+  if (!buckets) changeBuckets.set(deps, (buckets = new TokenBuckets(deps.configChangeRate ?? APPLY_RATE)));
+  const taken = buckets.take(tenant);
+  const { rate, burst } = deps.configChangeRate ?? APPLY_RATE;
+  if (!taken.ok)
+    throw new ApiProblem(
+      429,
+      'rate_limited',
+      `this tenant changes its configuration at most ${rate} times a second (bursts of ${burst}); retry in ` +
+        `${taken.retryAfterSeconds} s`,
+      { scope: 'tenant' },
+      { 'retry-after': String(taken.retryAfterSeconds) },
+    );
+}
 
 /** How deeply a configuration may nest (a runner's `config` included); the protocol's own JSON limit. */
 const MAX_CONFIG_DEPTH = 64;
@@ -43,7 +66,6 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const admin = requireRole('admin');
-  const applies = new TokenBuckets(APPLY_RATE);
   const common = { tags: ['admin'], security: [{ bearer: [] }] };
 
   api.get('/v1/runners', {
@@ -105,16 +127,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
     preValidation: admin,
     handler: async (request) => {
       const principal = principalOf(request);
-      const taken = applies.take(principal.tenant);
-      if (!taken.ok)
-        throw new ApiProblem(
-          429,
-          'rate_limited',
-          `this tenant applies at most ${APPLY_RATE.rate} configurations a second (bursts of ${APPLY_RATE.burst}); ` +
-            `retry in ${taken.retryAfterSeconds} s`,
-          { scope: 'tenant' },
-          { 'retry-after': String(taken.retryAfterSeconds) },
-        );
+      takeConfigChange(deps, principal.tenant);
       const { yaml, config, dryRun, prune, by } = request.body;
       const [prefix, root] = yaml === undefined ? ['config.', 'config'] : ['', 'yaml'];
       try {

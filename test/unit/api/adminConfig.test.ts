@@ -72,6 +72,8 @@ beforeAll(async () => {
     redactor: host.redactor,
     // `paddock serve --api-host-config`: the operator's tenant may make resources (tenantAdmin.test.ts: without it).
     hostConfig: true,
+    // Many changes by one tenant in quick succession; the tenant's rate is tenantAdmin.test.ts's.
+    configChangeRate: { rate: 10_000, burst: 10_000 },
   });
   // beta's objects, applied by the operator (the whole store).
   host.apply(betaConfig);

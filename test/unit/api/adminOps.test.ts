@@ -353,7 +353,7 @@ describe('GET /v1/audit/export and /v1/audit/verify', () => {
 });
 
 describe('GET /v1/audit/verify, repeated', () => {
-  it('is bounded per tenant and per server (each call walks the whole chain): past it, 429 naming the scope', async () => {
+  it('is bounded per tenant and per server (each walks the whole chain): past it, 429 naming the scope', async () => {
     const { call, token } = await setUp();
     const verify = async (tenant: string) => call(token(tenant, 'admin'), 'GET', '/v1/audit/verify');
     const gamma = [await verify('gamma'), await verify('gamma'), await verify('gamma')];

@@ -4,7 +4,11 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { compileConfigSchema, validateRunnerConfig } from '../../../host/plugins/configSchema.js';
+import {
+  LIST_ALL_PROBLEMS_MAX_BYTES,
+  compileConfigSchema,
+  validateRunnerConfig,
+} from '../../../host/plugins/configSchema.js';
 import { repoPath } from '../../helpers/fixtures.js';
 
 /** The generator (a plain .mjs script, without types). */
@@ -136,16 +140,16 @@ describe('a runner schema is untrusted (the fifth outside attack)', () => {
     expect((globalThis as Record<string, unknown>)[canary]).toBeUndefined();
   });
 
-  it('guesses for unknown keys are bounded: 2 000 properties and 2 000 unknown keys answer without a guess', () => {
+  it('guesses for unknown keys are bounded: 2 000 properties and 300 unknown keys answer without a guess', () => {
     const properties = Object.fromEntries(
       Array.from({ length: 2000 }, (_, i) => [`p${String(i).padStart(30, '0')}`, {}]),
     );
     const schema = { type: 'object', properties, additionalProperties: false };
-    const config = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`q${String(i).padStart(30, '0')}`, 1]));
+    const config = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`q${String(i).padStart(30, '0')}`, 1]));
     const r = validateRunnerConfig(schema, config);
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.problems).toHaveLength(2000);
+    expect(r.problems).toHaveLength(300);
     expect(r.problems.every((p) => !p.message.includes('did you mean'))).toBe(true);
     // With a short list, the first fifty unknown keys of a validation get a guess, the rest none.
     const small = { type: 'object', properties: { delayMs: {} }, additionalProperties: false };
@@ -156,5 +160,65 @@ describe('a runner schema is untrusted (the fifth outside attack)', () => {
     if (guessed.ok) return;
     expect(guessed.problems).toHaveLength(60);
     expect(guessed.problems.filter((p) => p.message.endsWith('did you mean "delayMs"?'))).toHaveLength(50);
+  });
+});
+
+describe('checking a config costs little whatever the config (the sixth outside attack)', () => {
+  const echo = JSON.parse(readFileSync(repoPath('runners/echo/runner.json'), 'utf8')) as {
+    configSchema: Record<string, unknown>;
+  };
+
+  it('a config over 16 KiB that fails reports its first problem only (90 000 unknown keys held the loop 2.8 s)', () => {
+    const big = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, 1]));
+    expect(JSON.stringify(big).length).toBeGreaterThan(LIST_ALL_PROBLEMS_MAX_BYTES);
+    const r = validateRunnerConfig(echo.configSchema, big);
+    expect(r).toMatchObject({ ok: false, field: 'k0' });
+    if (r.ok) return;
+    expect(r.problems.map((p) => p.message)).toEqual([
+      expect.stringContaining('is not allowed'),
+      `(only the first problem is listed: the config is larger than ${LIST_ALL_PROBLEMS_MAX_BYTES} bytes)`,
+    ]);
+    // Under the size, every problem is listed, as before.
+    const small = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, 1]));
+    const listed = validateRunnerConfig(echo.configSchema, small);
+    expect(listed.ok ? [] : listed.problems).toHaveLength(100);
+    // A large config that is valid is checked in full, and its defaults filled.
+    const prefix = 'p'.repeat(150);
+    expect(validateRunnerConfig(echo.configSchema, { prefix })).toEqual({ ok: true, config: { prefix, delayMs: 0 } });
+  });
+
+  it('a schema that throws while checking fails the config, not the caller (toString keys, a $ref loop)', () => {
+    const enumOfObjects = { type: 'object', properties: { t: { type: 'array', items: { enum: [{ a: 1 }] } } } };
+    // ajv's deep equality calls a key named toString or valueOf: a TypeError inside the check, a failed config here.
+    const r = validateRunnerConfig(enumOfObjects, { t: [{ toString: 1 }] });
+    expect(r).toMatchObject({ ok: false, message: expect.stringMatching(/could not be checked .*\(TypeError\)/) });
+    const unique = { type: 'object', properties: { tags: { type: 'array', uniqueItems: true } } };
+    expect(validateRunnerConfig(unique, { tags: [{ valueOf: 1 }, { valueOf: 2 }] })).toMatchObject({ ok: false });
+    const loop = {
+      $defs: { l: { allOf: [{ $ref: '#/$defs/l' }] } },
+      type: 'object',
+      properties: { x: { $ref: '#/$defs/l' } },
+    };
+    expect(validateRunnerConfig(loop, { x: 1 })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/could not be checked against the runner's config schema \(RangeError\)/),
+    });
+  });
+
+  it('a verdict is remembered: the second check of the same config is the same, and a caller cannot change it', () => {
+    const first = validateRunnerConfig(echo.configSchema, { delayMs: 5 });
+    expect(first).toEqual({ ok: true, config: { delayMs: 5, prefix: '' } });
+    if (first.ok) first.config.delayMs = 99;
+    expect(validateRunnerConfig(echo.configSchema, { delayMs: 5 })).toEqual({
+      ok: true,
+      config: { delayMs: 5, prefix: '' },
+    });
+  });
+
+  it('a repetition count above 16 is refused with the schema, saying to use minLength/maxLength', () => {
+    expect(hostVerdict({ type: 'string', pattern: '^[a-z0-9-]{1,63}$' })).toMatch(
+      /a repetition count above 16: use minLength\/maxLength/,
+    );
+    expect(hostVerdict({ type: 'string', pattern: '^[a-z0-9-]{1,16}$' })).toBeUndefined();
   });
 });
