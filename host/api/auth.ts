@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyApiToken, type ApiPrincipal, type ApiRole, type ApiTokenRefusal } from '../state/apiTokens.js';
 import type { Store } from '../state/store.js';
 import { ApiProblem } from './problems.js';
-import { TokenBuckets, type RateLimitOptions } from './rateLimit.js';
+import { takeOrRefuse, TokenBuckets, type RateLimitOptions } from './rateLimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,15 +59,7 @@ export function installAuth(app: FastifyInstance, deps: { readonly store: Store 
     const verdict = verifyApiToken(deps.store, bearer.token);
     if (!verdict.ok) throw unauthorized(verdict.refusal);
     request.principal = verdict.principal;
-    const taken = buckets.take(verdict.principal.tokenId);
-    if (!taken.ok)
-      throw new ApiProblem(
-        429,
-        'rate_limited',
-        `this token is over its request rate; retry in ${taken.retryAfterSeconds} s`,
-        {},
-        { 'retry-after': String(taken.retryAfterSeconds) },
-      );
+    takeOrRefuse(buckets, verdict.principal.tokenId, 'this token is over its request rate');
   });
 }
 

@@ -3,6 +3,8 @@
  * token id, in this process's memory (a limit per server process, as documented).
  */
 
+import { ApiProblem } from './problems.js';
+
 /** Rate and burst of every token's bucket. */
 export interface RateLimitOptions {
   /** Requests per second refilled. */
@@ -50,4 +52,21 @@ export class TokenBuckets {
     this.lastSweep = now;
     for (const [key, b] of this.buckets) if (now - b.at > IDLE_DROP_MS) this.buckets.delete(key);
   }
+}
+
+/**
+ * Take one request for `key` from `buckets`, or throw 429 `rate_limited`: `what` names the limit (the detail goes on
+ * with "; retry in N s"), `extra` is added to the problem (e.g. `scope`), `Retry-After` is set.
+ */
+export function takeOrRefuse(
+  buckets: TokenBuckets,
+  key: string,
+  what: string,
+  extra: Record<string, unknown> = {},
+): void {
+  const taken = buckets.take(key);
+  if (!taken.ok)
+    throw new ApiProblem(429, 'rate_limited', `${what}; retry in ${taken.retryAfterSeconds} s`, extra, {
+      'retry-after': String(taken.retryAfterSeconds),
+    });
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { clip } from '../util/clip.js';
+import { fieldPath } from '../util/fieldPath.js';
 import { didYouMean, SuggestBudget } from '../util/didYouMean.js';
 import { validate as validateJsonSchema2020 } from './generated/jsonSchema2020Meta.js';
 
@@ -22,7 +23,7 @@ setFlagsFromString('--enable-experimental-regexp-engine');
  * `\u{…}` and characters beyond U+FFFF (without `u`, `.` and a class see UTF-16 units; for text in the Basic
  * Multilingual Plane that is the same). Backreferences and lookaround are refused by the engine itself.
  */
-export function linearPattern(pattern: string): RegExp {
+function linearPattern(pattern: string): RegExp {
   try {
     new RegExp(pattern, 'u'); // only checks the syntax
   } catch (error) {
@@ -96,13 +97,13 @@ function checkSchema(schema: Record<string, unknown>): void {
   if (!validateMeta2020(schema)) throw new Error(`schema is invalid: ${newAjv().errorsText(validateMeta2020.errors)}`);
 }
 
-/** `a.b[0]` from a JSON pointer like `/a/b/0` (keys clipped: they are the config's, untrusted). */
-function fieldOf(pointer: string): string {
+/** The path segments of a JSON pointer like `/a/b/0` (`['a', 'b', 0]`), for {@link fieldPath}. */
+function segmentsOf(pointer: string): PropertyKey[] {
   return pointer
     .split('/')
     .slice(1)
     .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${clip(part)}` : clip(part)), '');
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
 }
 
 /** One problem of a runner config: the field path (relative to the config) and what is wrong. */
@@ -112,49 +113,57 @@ export interface RunnerConfigProblem {
 }
 
 function describe(error: ErrorObject, budget: SuggestBudget): RunnerConfigProblem {
-  let field = fieldOf(error.instancePath);
+  const at = segmentsOf(error.instancePath);
   // "must have required property 'x'" names the parent; point at the missing field itself.
   if (error.keyword === 'required')
-    field = field
-      ? `${field}.${clip(String(error.params.missingProperty))}`
-      : clip(String(error.params.missingProperty));
+    return { field: fieldPath([...at, String(error.params.missingProperty)]), message: error.message ?? 'is invalid' };
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
     const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
     const guess = didYouMean(extra, Object.keys(properties), budget);
     const message = `is not allowed by the runner's config schema${guess ? `; did you mean "${guess}"?` : ''}`;
-    return { field: field ? `${field}.${clip(extra)}` : clip(extra), message };
+    return { field: fieldPath([...at, extra]), message };
   }
-  return { field, message: error.message ?? 'is invalid' };
+  return { field: fieldPath(at), message: error.message ?? 'is invalid' };
 }
 
-/** A schema's two validators: `first` stops at the first problem (cheap on any input), `all` lists every one. */
+/**
+ * A schema's validators: `first` stops at the first problem (cheap on any input, and all a valid config needs);
+ * `all()` lists every problem, compiled the first time a small config fails (not on a dispatch's path).
+ */
 interface Validators {
+  text: string;
   first: ValidateFunction;
-  all: ValidateFunction;
+  all: () => ValidateFunction;
 }
 /** Compiled validators by schema text: manifests are re-read per event, compiling is the slow part. */
-const compiledPairs = new Map<string, Validators>();
+const compiled = new Map<string, Validators>();
 
 /** Throws if `schema` is not a usable JSON Schema (the message says why). */
 export function compileConfigSchema(schema: Record<string, unknown>): ValidateFunction {
-  return validatorsOf(schema).all;
+  return validatorsOf(schema).first;
 }
 
-function validatorsOf(schema: Record<string, unknown>): Validators {
-  const key = JSON.stringify(schema);
-  const cached = compiledPairs.get(key);
-  if (cached) return cached;
-  checkSchema(schema);
-  let pair: Validators;
+/** Throws what a schema that does not compile is invalid for. */
+function compile(schema: Record<string, unknown>, allErrors: boolean): ValidateFunction {
   try {
-    pair = { first: newAjv(false).compile(schema), all: newAjv(true).compile(schema) };
+    return newAjv(allErrors).compile(schema);
   } catch (error) {
     // A pattern refused above, a $ref that resolves nowhere (each schema stands alone): the schema is invalid.
     throw new Error(`schema is invalid: ${error instanceof Error ? error.message : String(error)}`);
   }
-  compiledPairs.set(key, pair);
-  return pair;
+}
+
+function validatorsOf(schema: Record<string, unknown>): Validators {
+  const text = JSON.stringify(schema);
+  const cached = compiled.get(text);
+  if (cached) return cached;
+  checkSchema(schema);
+  let all: ValidateFunction | undefined;
+  // The same schema compiled with allErrors: it compiles when `first` did.
+  const validators = { text, first: compile(schema, false), all: () => (all ??= compile(schema, true)) };
+  compiled.set(text, validators);
+  return validators;
 }
 
 /**
@@ -171,10 +180,13 @@ export type RunnerConfigVerdict =
 
 /**
  * Verdicts already reached, by a digest of the schema and the config: a stored binding is checked again by every
- * apply of its tenant, every enable or disable and every dispatch, and a large valid config costs each time.
+ * apply of its tenant, every enable or disable and every dispatch, and a large valid config costs each time. Kept
+ * oldest-out within a count and a size (each verdict holds a copy of its config).
  */
-const verdicts = new Map<string, RunnerConfigVerdict>();
+const verdicts = new Map<string, { verdict: RunnerConfigVerdict; bytes: number }>();
 const VERDICTS_KEPT = 1024;
+const VERDICT_BYTES_KEPT = 32 * 1024 * 1024;
+let verdictBytes = 0;
 
 /**
  * Check a binding's runner config against the runner's config schema. Returns a copy with the
@@ -188,20 +200,29 @@ export function validateRunnerConfig(
   config: Record<string, unknown>,
   budget = new SuggestBudget(),
 ): RunnerConfigVerdict {
-  const { first, all } = validatorsOf(schema);
+  const validators = validatorsOf(schema);
   const configText = JSON.stringify(config);
-  const key = createHash('sha256').update(JSON.stringify(schema)).update('\0').update(configText).digest('hex');
+  const key = createHash('sha256').update(validators.text).update('\0').update(configText).digest('hex');
   const known = verdicts.get(key);
-  if (known) return structuredClone(known);
-  const verdict = check(first, all, config, configText.length, budget);
-  if (verdicts.size >= VERDICTS_KEPT) verdicts.delete(verdicts.keys().next().value!);
-  verdicts.set(key, structuredClone(verdict));
+  if (known) return structuredClone(known.verdict);
+  const verdict = check(validators, config, configText.length, budget);
+  remember(key, verdict, configText.length);
   return verdict;
 }
 
+function remember(key: string, verdict: RunnerConfigVerdict, bytes: number): void {
+  if (bytes > VERDICT_BYTES_KEPT) return;
+  verdicts.set(key, { verdict: structuredClone(verdict), bytes });
+  verdictBytes += bytes;
+  for (const [oldest, kept] of verdicts) {
+    if (verdicts.size <= VERDICTS_KEPT && verdictBytes <= VERDICT_BYTES_KEPT) break;
+    verdicts.delete(oldest);
+    verdictBytes -= kept.bytes;
+  }
+}
+
 function check(
-  first: ValidateFunction,
-  all: ValidateFunction,
+  { first, all }: Validators,
   config: Record<string, unknown>,
   size: number,
   budget: SuggestBudget,
@@ -209,7 +230,8 @@ function check(
   const copy = structuredClone(config);
   try {
     if (first(copy)) return { ok: true, config: copy };
-    const errors = size <= LIST_ALL_PROBLEMS_MAX_BYTES && !all(structuredClone(config)) ? all.errors! : first.errors!;
+    const listing = size <= LIST_ALL_PROBLEMS_MAX_BYTES ? all() : undefined;
+    const errors = listing && !listing(structuredClone(config)) ? listing.errors! : first.errors!;
     const seen = new Set<string>();
     const problems = errors
       .map((error) => describe(error, budget))

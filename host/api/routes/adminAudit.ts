@@ -8,8 +8,7 @@ import { z } from 'zod';
 import { exportAudit } from '../../ops/auditExport.js';
 import { verifyAuditFor } from '../../ops/auditVerify.js';
 import { principalOf, requireRole } from '../auth.js';
-import { ApiProblem } from '../problems.js';
-import { TokenBuckets } from '../rateLimit.js';
+import { takeOrRefuse, TokenBuckets } from '../rateLimit.js';
 import type { ApiDeps } from '../deps.js';
 import { API_SCHEMAS, AUTH_ERRORS, ProblemSchema } from '../schemas.js';
 
@@ -90,18 +89,14 @@ export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       for (const [scope, buckets, key] of [
         ['tenant', perTenant, tenant],
         ['server', perServer, 'server'],
-      ] as const) {
-        const taken = buckets.take(key);
-        if (!taken.ok)
-          throw new ApiProblem(
-            429,
-            'rate_limited',
-            `the whole audit chain is verified at most ${VERIFY_RATE[scope].rate * 60} times a minute per ` +
-              `${scope} (bursts of ${VERIFY_RATE[scope].burst}); retry in ${taken.retryAfterSeconds} s`,
-            { scope },
-            { 'retry-after': String(taken.retryAfterSeconds) },
-          );
-      }
+      ] as const)
+        takeOrRefuse(
+          buckets,
+          key,
+          `the whole audit chain is verified at most ${VERIFY_RATE[scope].rate * 60} times a minute per ${scope} ` +
+            `(bursts of ${VERIFY_RATE[scope].burst})`,
+          { scope },
+        );
       return verifyAuditFor(deps.store, tenant);
     },
   });

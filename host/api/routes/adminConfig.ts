@@ -19,7 +19,7 @@ import {
   RunnersAnswerSchema,
 } from '../adminSchemas.js';
 import { principalOf, requireRole } from '../auth.js';
-import { TokenBuckets } from '../rateLimit.js';
+import { takeOrRefuse, TokenBuckets } from '../rateLimit.js';
 import { ApiProblem } from '../problems.js';
 import { valueDepth } from '../../util/valueDepth.js';
 import { configProblemOf } from '../configProblem.js';
@@ -41,19 +41,17 @@ const changeBuckets = new WeakMap<ApiDeps, TokenBuckets>();
  * server, or throw 429 `rate_limited` with `scope: 'tenant'`. Each change validates the tenant's configuration.
  */
 export function takeConfigChange(deps: ApiDeps, tenant: string): void {
-  let buckets = changeBuckets.get(deps);
-  if (!buckets) changeBuckets.set(deps, (buckets = new TokenBuckets(deps.configChangeRate ?? APPLY_RATE)));
-  const taken = buckets.take(tenant);
   const { rate, burst } = deps.configChangeRate ?? APPLY_RATE;
-  if (!taken.ok)
-    throw new ApiProblem(
-      429,
-      'rate_limited',
-      `this tenant changes its configuration at most ${rate} times a second (bursts of ${burst}); retry in ` +
-        `${taken.retryAfterSeconds} s`,
-      { scope: 'tenant' },
-      { 'retry-after': String(taken.retryAfterSeconds) },
-    );
+  let buckets = changeBuckets.get(deps);
+  if (!buckets) changeBuckets.set(deps, (buckets = new TokenBuckets({ rate, burst })));
+  takeOrRefuse(
+    buckets,
+    tenant,
+    `this tenant changes its configuration at most ${rate} times a second (bursts of ${burst})`,
+    {
+      scope: 'tenant',
+    },
+  );
 }
 
 /** How deeply a configuration may nest (a runner's `config` included); the protocol's own JSON limit. */
@@ -177,10 +175,10 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
           raw = read.value;
         }
         // Deeper than any real configuration, and deep enough to exhaust the recursive walks of copying and
-        // validating it: refused up front, naming where it came in.
-        // A `config` object is bounded in size by the body; its depth is measured here (the YAML reader measured both:
-        // aliases repeat what they name, and a 0.9 MB text stood for 82 MB stored).
-        if (valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
+        // validating it: refused up front, naming where it came in. A `config` object is bounded in size by the
+        // body; its depth is measured here (the YAML reader measured both for a text: aliases repeat what they name,
+        // and a 0.9 MB text stood for 82 MB stored).
+        if (yaml === undefined && valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
         return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor), {
           by: apiActor(principal, by),
           dryRun,
