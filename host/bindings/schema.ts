@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
+import { EffectSchema } from '../../sdk/protocol/schemas/common.js';
 import { RunLimitOverridesSchema } from '../plugins/manifest.js';
 import { DEFAULT_TENANT, TENANT_PATTERN } from '../config/tenant.js';
 
@@ -301,6 +302,30 @@ export const BindingLimitsSchema = RunLimitOverridesSchema.extend({
 /** Parsed binding limits. */
 export type BindingLimits = z.infer<typeof BindingLimitsSchema>;
 
+/**
+ * One rule of a binding's approval policy (docs/approvals.md, "Rules"): an effect (or `*`), exactly one match, and a
+ * decision. A matching `deny` always wins; otherwise the most specific matching `ask`/`allow` decides.
+ */
+export const PolicyRuleSchema = z
+  .strictObject({
+    effect: z.enum([...EffectSchema.options, '*']),
+    match: z
+      .strictObject({
+        path: z.string().min(1).max(4096).optional(),
+        domain: z.string().min(1).max(253).optional(),
+        command: z.string().min(1).max(4096).optional(),
+        tool: z.string().min(1).max(256).optional(),
+      })
+      .refine((m) => Object.values(m).filter((v) => v !== undefined).length === 1, {
+        message: 'give exactly one of path, domain, command, tool',
+      }),
+    decision: z.enum(['allow', 'ask', 'deny']),
+    why: z.string().max(500).optional(),
+  })
+  .describe('One approval rule: an effect (or *), one match (path, domain, command or tool) and a decision.');
+/** A parsed policy rule. */
+export type PolicyRuleInput = z.infer<typeof PolicyRuleSchema>;
+
 /** A binding: route → runner, with its config, grants, limits and policies. */
 export const BindingSchema = z.strictObject({
   id: ObjectId,
@@ -350,7 +375,20 @@ export const BindingSchema = z.strictObject({
     .describe(
       'Run anyway, with less isolation, when the backend or a limit is missing here (audited, shown by explain).',
     ),
-  approvalPolicy: z.enum(['ask', 'deny']).default('deny'),
+  /** `deny`: every `ask` of the policy is denied (nothing waits for a person); `ask`: asks reach approvers. */
+  approvalPolicy: z
+    .enum(['ask', 'deny'])
+    .default('deny')
+    .describe('deny: every ask of the policy is denied (nothing waits for a person); ask: asks reach approvers.'),
+  /** The binding's approval rules (docs/approvals.md); none: the defaults and the host's floors decide. */
+  policy: z.array(PolicyRuleSchema).max(256).default([]),
+  /** How long an approval waits for a person before it expires and the action is denied (default 5 min). */
+  approvalTimeoutMs: z
+    .int()
+    .min(1_000)
+    .max(24 * 3_600_000)
+    .default(300_000)
+    .describe('How long an approval waits for a person before it expires and the action is denied.'),
   steering: z.enum(['queue', 'restart']).default('queue'),
   enabled: z.boolean().default(true),
 });

@@ -9,6 +9,7 @@ import type { RunOutcome } from '../process/outcome.js';
 import { DeltaRedactor } from '../secrets/deltaRedactor.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
+import type { EventData } from '../state/events.js';
 import type { Store } from '../state/store.js';
 import type { RunPlan } from './plan.js';
 import { describeError } from './superviseRun.js';
@@ -204,6 +205,39 @@ export class OpenRunJournal {
   /** The decision on one runner request (and, for a refusal, the audit record naming who denied what). */
   request(method: string, verdict: 'accepted' | RpcError): void {
     this.batcher.add(this.run.sessionId, requestEvent(this.run.runId, method, verdict, this.runnerId));
+  }
+
+  /**
+   * An action now waits for a person: `storeRow` writes its approval row, and `approval.requested` with its audit
+   * record lands in the same transaction (after the run's earlier events, which are flushed first).
+   */
+  approvalRequested(data: EventData<'approval.requested'>, storeRow: () => void): void {
+    const { store } = this;
+    this.batcher.flush();
+    store.transaction(() => {
+      storeRow();
+      store.append(this.run.sessionId, [
+        {
+          type: 'approval.requested',
+          runId: this.run.runId,
+          data,
+          audit: { type: 'approval.requested', actor: `runner:${this.runnerId}`, data },
+        },
+      ]);
+    });
+  }
+
+  /**
+   * The host's answer to an action. One the policy gave (no approval) is audited here; a person's decision, an
+   * expiry or a void was audited where it was made.
+   */
+  approvalDecided(data: EventData<'approval.decided'>): void {
+    this.batcher.add(this.run.sessionId, {
+      type: 'approval.decided',
+      runId: this.run.runId,
+      data,
+      ...(data.approvalId === undefined ? { audit: { type: 'approval.decided', actor: 'host', data } } : {}),
+    });
   }
 
   /** The runner process started: `run.started` and its `run.spawned` audit record. */

@@ -58,6 +58,30 @@ export const EVENT_DATA = {
   }),
   'effect.reconciled': z.object({ effectId: z.string(), status: effectStatus, how: z.string() }),
   'effect.resolved': z.object({ effectId: z.string(), status: z.enum(['succeeded', 'failed']), by: z.string() }),
+  /** A runner's or harness's action waits for a person (docs/approvals.md, "The approval flow"). */
+  'approval.requested': z.object({
+    approvalId: z.string(),
+    effect: z.string(),
+    target: z.object({ kind: z.string(), value: z.string() }),
+    via: z.string(),
+    summary: z.string().optional(),
+    risk: z.object({ score: z.int(), level: z.string(), reasons: z.array(z.string()) }),
+    goalRevision: z.int().nonnegative(),
+    expiresAt: z.string(),
+  }),
+  /**
+   * The host's answer to an action: by the binding's policy, a grant or the floors (no approval), or by a person,
+   * a timeout or the run's end (an approval). `by` names the mechanism or the approver.
+   */
+  'approval.decided': z.object({
+    approvalId: z.string().optional(),
+    effect: z.string(),
+    target: z.object({ kind: z.string(), value: z.string() }),
+    decision: z.enum(['approved', 'denied']),
+    by: z.string(),
+    reason: z.string(),
+    grantId: z.string().optional(),
+  }),
   'session.paused': z.object({ reason: z.string(), effects: z.array(z.string()) }),
   'session.resumed': z.object({ by: z.string() }),
 } as const;

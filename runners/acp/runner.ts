@@ -16,6 +16,7 @@ import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { killTree } from '../../sdk/harness/spawnHarness.js';
 import { proxyEnv } from '../../sdk/harness/proxyEnv.js';
 import type { UpdateInput } from '../../sdk/protocol/types.js';
+import { acpOutcome, acpPermissionAction, acpRequestedScope } from './permission.js';
 
 type Update = SessionNotification['update'];
 
@@ -163,6 +164,7 @@ export const acpRunner = defineRunner({
 
     const canRead = binding.hostRequests.includes('fs/read');
     const canWrite = binding.hostRequests.includes('fs/write');
+    const canAsk = binding.hostRequests.includes('approval/request');
     let replaying = false;
     let text = '';
     const app = client()
@@ -172,20 +174,23 @@ export const acpRunner = defineRunner({
           text += params.update.content.text;
         for (const update of mapAcpUpdate(params.update)) ctx.emit(update);
       })
-      .onRequest('session/request_permission', ({ params }) => {
-        // Approvals are not served yet: every permission request is denied, and said so.
-        const reject =
-          params.options.find((o) => o.kind === 'reject_once') ??
-          params.options.find((o) => o.kind === 'reject_always');
-        ctx.emit({
-          kind: 'tool.finished',
-          toolCallId: params.toolCall.toolCallId,
-          status: 'denied',
-          error: 'permission denied by host policy (approvals are not served yet)',
-        });
-        return reject
-          ? { outcome: { outcome: 'selected', optionId: reject.optionId } }
-          : { outcome: { outcome: 'cancelled' } };
+      .onRequest('session/request_permission', async ({ params }) => {
+        // Every permission the agent asks for is the host's to decide (docs/approvals.md, "Harness bridges"): as an
+        // approval when the binding grants approval/request, denied otherwise.
+        const answer = canAsk
+          ? await ctx.approval.request(acpPermissionAction(params), acpRequestedScope(params)).catch((e: unknown) => ({
+              decision: 'denied' as const,
+              reason: e instanceof Error ? e.message : String(e),
+            }))
+          : { decision: 'denied' as const, reason: 'the binding does not grant approval requests' };
+        if (answer.decision !== 'approved')
+          ctx.emit({
+            kind: 'tool.finished',
+            toolCallId: params.toolCall.toolCallId,
+            status: 'denied',
+            error: `permission denied: ${answer.reason ?? 'by the host'}`,
+          });
+        return acpOutcome(params, answer);
       })
       .onRequest('fs/read_text_file', async ({ params }) => {
         if (!canRead) throw RequestError.methodNotFound('fs/read_text_file');

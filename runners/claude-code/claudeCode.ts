@@ -20,13 +20,18 @@ export interface ClaudeCodeOptions {
   appendSystemPrompt?: string;
   /** More directories the CLI may work in (`--add-dir`): the run's granted mounts. */
   addDirs?: string[];
+  /** Permission prompts answered by the runner on stdin (`--permission-prompt-tool stdio`), the prompt sent there. */
+  hostPermissions?: boolean;
 }
 
-/** Claude Code's command line for one headless turn with stream-json output. */
+/**
+ * Claude Code's command line for one headless turn with stream-json output. With `hostPermissions` the prompt goes on
+ * stdin instead (stream-json input), and every permission prompt comes to the runner as a `control_request`.
+ */
 export function claudeArgs(o: ClaudeCodeOptions): string[] {
   return [
     '-p',
-    o.prompt,
+    ...(o.hostPermissions ? ['--input-format', 'stream-json', '--permission-prompt-tool', 'stdio'] : [o.prompt]),
     '--output-format',
     'stream-json',
     '--verbose',

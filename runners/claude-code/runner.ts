@@ -5,11 +5,16 @@ import { ClaudeStreamMapper, claudeArgs } from './claudeCode.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
+import type { RunContext } from '../../sdk/runner/context.js';
+import { canUseToolRequest, claudeToolAction, permissionResponse, unsupportedControl } from './permission.js';
 
 /** The Claude Code version these mappings were checked against (scripts/install-harnesses.sh pins it). */
 const TESTED_VERSION = '2.1.332';
 
-/** Tools banned unless the binding names them in `allowedTools`: no Bash, no file writes. */
+/**
+ * Tools banned, when the binding does not grant approval requests, unless it names them in `allowedTools`: no Bash, no
+ * file writes.
+ */
 const DEFAULT_BANNED = ['Bash', 'Edit', 'Write', 'NotebookEdit'];
 
 /** A tool rule's tool name: `Bash(git diff:*)` → `Bash`. */
@@ -28,19 +33,23 @@ export const claudeCodeRunner = defineRunner({
       .array(z.string())
       .default([])
       .describe(
-        'Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Naming ' +
-          'Bash, Edit, Write or NotebookEdit here also lifts its default ban.',
+        'Claude Code permission rules that run without asking, e.g. Read, Bash(git diff:*), Edit. Without approval ' +
+          'requests granted, naming Bash, Edit, Write or NotebookEdit here also lifts its default ban.',
       ),
     disallowedTools: z
       .array(z.string())
       .default([])
-      .describe('More tools the CLI may never use (added to the default ban of Bash, Edit, Write, NotebookEdit).'),
+      .describe(
+        'More tools the CLI may never use (without approval requests granted, added to the default ban of Bash, ' +
+          'Edit, Write, NotebookEdit).',
+      ),
     permissionMode: z
       .enum(['default', 'acceptEdits', 'plan', 'dontAsk', 'bypassPermissions'])
-      .default('dontAsk')
+      .optional()
       .describe(
-        'dontAsk: anything not allowed is denied (headless). bypassPermissions runs every tool: only inside ' +
-          'the bwrap sandbox.',
+        'Default: "default" when the binding grants approval requests (every prompt goes to the host), else ' +
+          '"dontAsk" (anything not allowed is denied). bypassPermissions runs every tool: only inside the bwrap ' +
+          'sandbox.',
       ),
     maxTurns: z.int().min(1).max(200).default(12),
     appendSystemPrompt: z.string().max(20_000).optional(),
@@ -93,8 +102,15 @@ export const claudeCodeRunner = defineRunner({
         .filter(Boolean)
         .join('\n\n') || undefined;
     const allowed = [...config.allowedTools, ...servers.map(([id]) => `mcp__${id}`)];
+    // With approvals granted, the CLI's permission prompts are the host's to decide (permission.ts): nothing is
+    // banned up front. Without, the prompts could only be denied, so the risky tools are banned unless allowed.
+    const hostPermissions = binding.hostRequests.includes('approval/request');
+    const permissionMode = config.permissionMode ?? (hostPermissions ? 'default' : 'dontAsk');
     const lifted = new Set(config.allowedTools.map(toolOf));
-    const disallowed = [...DEFAULT_BANNED.filter((t) => !lifted.has(t)), ...config.disallowedTools];
+    const disallowed = [
+      ...(hostPermissions ? [] : DEFAULT_BANNED.filter((t) => !lifted.has(t))),
+      ...config.disallowedTools,
+    ];
     const maxTurns = Math.min(config.maxTurns, binding.limits.maxTurns ?? Number.MAX_SAFE_INTEGER);
     const env = claudeEnv({
       path: process.env.PATH ?? '/usr/bin:/bin',
@@ -105,10 +121,11 @@ export const claudeCodeRunner = defineRunner({
       model,
     });
     // bypassPermissions refuses to start as root unless told it is sandboxed (our sandbox is the boundary).
-    if (config.permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1';
+    if (permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1';
     // Sessions live in the session's folder, kept across runs: that is what makes --resume work.
     if (binding.workspace?.session) env.CLAUDE_CONFIG_DIR = join(binding.workspace.session, 'claude');
 
+    const prompt = eventText(event);
     const turn = async (resume: string | undefined) => {
       const mapper = new ClaudeStreamMapper(disallowed);
       let versionChecked = false;
@@ -118,9 +135,9 @@ export const claudeCodeRunner = defineRunner({
         args: [
           ...cli.prefix,
           ...claudeArgs({
-            prompt: eventText(event),
+            prompt,
             model,
-            permissionMode: config.permissionMode,
+            permissionMode,
             allowedTools: allowed,
             disallowedTools: disallowed,
             maxTurns,
@@ -128,12 +145,22 @@ export const claudeCodeRunner = defineRunner({
             resume,
             appendSystemPrompt: systemPrompt,
             addDirs,
+            hostPermissions,
           }),
         ],
         cwd,
         env,
         signal: ctx.signal,
         map: (value) => mapper.map(value),
+        ...(hostPermissions
+          ? {
+              conversation: {
+                initial: [{ type: 'user', message: { role: 'user', content: [{ type: 'text', text: prompt }] } }],
+                answer: (value: Record<string, unknown>) => answerControl(value, ctx, cwd),
+                endAfter: (value: Record<string, unknown>) => value.type === 'result',
+              },
+            }
+          : {}),
         emit: (update) => ctx.emit(update),
         afterLine: () => {
           if (versionChecked || !mapper.version) return;
@@ -178,3 +205,23 @@ export const claudeCodeRunner = defineRunner({
     return result;
   },
 });
+
+/**
+ * The answer to a control request of the CLI: a permission prompt becomes the host's `approval/request` (a refusal of
+ * the request itself, e.g. a rate limit, is a denial); any other control request is answered "not served".
+ */
+function answerControl(
+  value: Record<string, unknown>,
+  ctx: RunContext,
+  root: string,
+): Promise<Record<string, unknown>> | undefined {
+  const prompt = canUseToolRequest(value);
+  if (!prompt) {
+    const unsupported = unsupportedControl(value);
+    return unsupported ? Promise.resolve(unsupported) : undefined;
+  }
+  return ctx.approval
+    .request(claudeToolAction(prompt.toolName, prompt.input, root), 'once')
+    .catch((e: unknown) => ({ decision: 'denied' as const, reason: e instanceof Error ? e.message : String(e) }))
+    .then((answer) => permissionResponse(prompt.requestId, prompt.input, answer));
+}

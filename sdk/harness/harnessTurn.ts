@@ -10,6 +10,19 @@ export interface HarnessTurnOptions extends HarnessOptions {
   emit(update: UpdateInput): void;
   /** Called after each JSON line was mapped (e.g. to check the version the CLI reported). */
   afterLine?(): void;
+  /** A CLI that is talked to on stdin as it runs (stdin is then a pipe): see {@link HarnessConversation}. */
+  conversation?: HarnessConversation;
+}
+
+/**
+ * What a runner writes to a CLI's stdin, as JSON lines: `initial` first; then, for a line the CLI wrote, the answer
+ * `answer` gives (asynchronously, in the order the answers settle; e.g. a permission decision); stdin closes after
+ * the line `endAfter` picks (a CLI that reads stdin to its end exits only then), once every answer is written.
+ */
+export interface HarnessConversation {
+  initial: Record<string, unknown>[];
+  answer?(value: Record<string, unknown>): Promise<Record<string, unknown>> | undefined;
+  endAfter(value: Record<string, unknown>): boolean;
 }
 
 /**
@@ -17,11 +30,24 @@ export interface HarnessTurnOptions extends HarnessOptions {
  * log (never dropped, never parsed). Resolves with how the CLI ended.
  */
 export async function runHarnessTurn(options: HarnessTurnOptions): Promise<HarnessExit> {
-  const harness = spawnHarness(options);
+  const { conversation } = options;
+  const harness = spawnHarness({ ...options, ...(conversation ? { stdin: 'pipe' as const } : {}) });
+  const stdin = harness.stdin;
+  const write = (value: Record<string, unknown>) => {
+    if (stdin && !stdin.writableEnded && !stdin.destroyed) stdin.write(`${JSON.stringify(value)}\n`);
+  };
+  const answers = new Set<Promise<void>>();
+  for (const value of conversation?.initial ?? []) write(value);
   for await (const line of harness.lines) {
     if (line.type === 'json') {
       for (const update of options.map(line.value)) options.emit(update);
       options.afterLine?.();
+      const answer = conversation?.answer?.(line.value);
+      if (answer) {
+        const written = answer.then(write, () => undefined).finally(() => answers.delete(written));
+        answers.add(written);
+      }
+      if (conversation?.endAfter(line.value)) void Promise.all(answers).then(() => stdin?.end());
     } else if (line.raw.trim())
       options.emit({ kind: 'log', level: 'warn', message: `${options.name} (not JSON): ${line.raw.slice(0, 2000)}` });
   }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { LineReader } from '../transport/ndjson.js';
 import { liveDescendants, signalEach, stillAlive, waitUntilGone } from '../process/procTable.js';
 import type { UpdateInput } from '../protocol/types.js';
@@ -19,6 +20,11 @@ export interface HarnessOptions {
   /** How much of the end of stderr to keep. Default 8 KiB. */
   stderrTailBytes?: number;
   killGraceMs?: number;
+  /**
+   * `pipe`: the CLI's stdin is a pipe the caller writes ({@link Harness.stdin}), for CLIs that take their input and
+   * answers there (Claude Code's stream-json input and control responses). Default `ignore`.
+   */
+  stdin?: 'ignore' | 'pipe';
 }
 
 /** One stdout line of the CLI: a JSON object, or anything else as text. */
@@ -45,6 +51,8 @@ export interface Harness {
   /** Stdout lines, in order; ends when stdout closes. Consuming slowly pauses the CLI's output. */
   lines: AsyncIterable<HarnessLine>;
   exited: Promise<HarnessExit>;
+  /** The CLI's stdin, when {@link HarnessOptions.stdin} is `pipe`. */
+  stdin: Writable | null;
   /** Stop the CLI and its descendants (SIGTERM, then SIGKILL after the grace); `exited` waits for all of them. */
   kill(): void;
 }
@@ -53,7 +61,7 @@ const HIGH_WATER_LINES = 1_000;
 
 /**
  * Run an external CLI (Claude Code, Codex, …) inside the runner's own process group, so the
- * host's group kill reaches it. stdin is ignored (CLIs that wait on stdin hang otherwise), stdout
+ * host's group kill reaches it. stdin is ignored unless asked for (CLIs that wait on stdin hang otherwise), stdout
  * is parsed as JSONL leniently, bytes are capped, and cancel kills the CLI and its descendants.
  */
 export function spawnHarness(options: HarnessOptions): Harness {
@@ -63,8 +71,10 @@ export function spawnHarness(options: HarnessOptions): Harness {
   const child = spawn(options.command, options.args ?? [], {
     cwd: options.cwd,
     env: options.env ?? process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
+  // A CLI that exits (or is killed) while an answer is being written: the write fails, the exit tells the story.
+  child.stdin?.on('error', () => undefined);
 
   const queue: HarnessLine[] = [];
   let stdoutDone = false;
@@ -154,7 +164,7 @@ export function spawnHarness(options: HarnessOptions): Harness {
       }
     },
   };
-  return { pid: child.pid, lines, exited, kill };
+  return { pid: child.pid, lines, exited, kill, stdin: child.stdin };
 }
 
 function parseLine(raw: string): HarnessLine {

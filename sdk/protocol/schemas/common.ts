@@ -56,5 +56,10 @@ export const MessagePartSchema = z
 
 /** The kinds of side effect a runner may cause; shared by manifests, approvals and policy. */
 export const EffectSchema = z
-  .enum(['fs.read', 'fs.write', 'exec', 'network', 'credential'])
-  .meta({ id: 'Effect', description: 'A kind of side effect.' });
+  .enum(['fs.read', 'fs.write', 'exec', 'network', 'credential', 'destructive', 'publish'])
+  .meta({
+    id: 'Effect',
+    description:
+      'A kind of side effect. `destructive` (mass deletes, history rewrites) and `publish` (push, publish, deploy) ' +
+      'were added in v1 without a version change: a runner that never names them is unaffected.',
+  });

@@ -1,0 +1,93 @@
+import type { RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk';
+import type { ApprovalRequestResult, Effect } from '../../sdk/protocol/types.js';
+
+/** The action an ACP permission request asks the host to approve (the host classifies the target again itself). */
+export interface AcpAction {
+  effect: Effect;
+  target: string;
+  summary: string;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+/** The command of an `execute` tool call's raw input, however the agent spelt it. */
+function commandOf(raw: unknown): string | undefined {
+  if (raw === null || typeof raw !== 'object') return str(raw);
+  const r = raw as Record<string, unknown>;
+  const command = r.command ?? r.cmd;
+  if (Array.isArray(command) && command.every((c) => typeof c === 'string')) return command.join(' ');
+  return str(command);
+}
+
+/** A path the tool call names: its first location, or a path-like field of its raw input. */
+function pathOf(toolCall: RequestPermissionRequest['toolCall']): string | undefined {
+  const first = toolCall.locations?.[0]?.path;
+  if (first) return first;
+  const raw = toolCall.rawInput;
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const r = raw as Record<string, unknown>;
+  return str(r.file_path) ?? str(r.path) ?? str(r.abs_path) ?? str(r.notebook_path);
+}
+
+/**
+ * The action of one `session/request_permission`, by the tool call's kind: execute → exec of its command; edit,
+ * delete, move → fs.write of its path; read, search → fs.read; fetch → network to its URL; anything else (or a
+ * call whose target cannot be found) → exec of its title, which the host asks about by default.
+ */
+export function acpPermissionAction(params: RequestPermissionRequest): AcpAction {
+  const call = params.toolCall;
+  const title = str(call.title) ?? `${call.kind ?? 'other'} tool call ${call.toolCallId}`;
+  const raw = call.rawInput as Record<string, unknown> | undefined;
+  switch (call.kind) {
+    case 'execute': {
+      const command = commandOf(call.rawInput);
+      return { effect: 'exec', target: command ?? title, summary: title };
+    }
+    case 'edit':
+    case 'delete':
+    case 'move': {
+      const path = pathOf(call);
+      return path
+        ? { effect: 'fs.write', target: path, summary: title }
+        : { effect: 'exec', target: title, summary: title };
+    }
+    case 'read':
+    case 'search': {
+      const path = pathOf(call);
+      return path
+        ? { effect: 'fs.read', target: path, summary: title }
+        : { effect: 'exec', target: title, summary: title };
+    }
+    case 'fetch': {
+      const url = raw && typeof raw === 'object' ? str(raw.url) : undefined;
+      return url
+        ? { effect: 'network', target: url, summary: title }
+        : { effect: 'exec', target: title, summary: title };
+    }
+    default:
+      return { effect: 'exec', target: title, summary: title };
+  }
+}
+
+/** The scope to ask for: an "always" option offered means the agent would remember it for the session. */
+export function acpRequestedScope(params: RequestPermissionRequest): 'once' | 'session' {
+  return params.options.some((o) => o.kind === 'allow_always') ? 'session' : 'once';
+}
+
+/**
+ * The host's answer as the agent's option: approved → allow once (never "always": the agent would stop asking, and a
+ * grant the host revokes later could not stop it; the host's own grants answer the next ask at once); denied →
+ * reject once (or always, or cancelled when the agent offered no rejection).
+ */
+export function acpOutcome(
+  params: RequestPermissionRequest,
+  answer: Pick<ApprovalRequestResult, 'decision'>,
+): RequestPermissionResponse {
+  const pick = (...kinds: string[]) =>
+    kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
+  const option =
+    answer.decision === 'approved' ? pick('allow_once', 'allow_always') : pick('reject_once', 'reject_always');
+  return option
+    ? { outcome: { outcome: 'selected', optionId: option.optionId } }
+    : { outcome: { outcome: 'cancelled' } };
+}
