@@ -451,7 +451,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'create an API token for `paddock serve` (printed once; only its hash is kept)',
     details: [
       'The token acts for one tenant with one role: platform (dispatch, read and stream its sessions),',
-      'approver (read; approving comes with issue 14),',
+      "approver (read; decide its tenant's approvals and revoke its grants: paddock approvals, docs/approvals.md),",
       'admin (everything for its tenant; host-wide reads for tenant "default").',
       'Plain output prints the token alone on stdout (what it is for goes to stderr), so it can be captured.',
     ],
