@@ -25,6 +25,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { adminAuditRoutes } from './routes/adminAudit.js';
 import { adminDoctorRoutes } from './routes/adminDoctor.js';
 import { adminRunsRoutes } from './routes/adminRuns.js';
+import { approvalsRoutes } from './routes/approvals.js';
 import { adminBindingsRoutes } from './routes/adminBindings.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
 import { eventsRoutes } from './routes/events.js';
@@ -170,6 +171,7 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   adminDoctorRoutes(app, deps);
   adminConfigRoutes(app, deps);
   adminBindingsRoutes(app, deps);
+  approvalsRoutes(app, deps);
   const streams = streamsRoutes(app, deps, streamQuota);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());

@@ -86,6 +86,25 @@ async function tokens(ctx: CommandContext, verb: string): Promise<number> {
   return tokensCommand(await hostConfig(ctx), verb, ctx.args, flags, ctx.out, ctx.err);
 }
 
+/** `paddock approvals …` and `paddock grants …` through commands/approvals.ts. */
+async function approvals(ctx: CommandContext, group: 'approvals' | 'grants', verb: string): Promise<number> {
+  const { approvalsCommand, grantsCommand } = await import('./commands/approvals.js');
+  const flags = {
+    json: ctx.flags.json === true,
+    status: str(ctx.flags, 'status'),
+    run: str(ctx.flags, 'run'),
+    lifetime: str(ctx.flags, 'lifetime'),
+    reason: str(ctx.flags, 'reason'),
+    binding: str(ctx.flags, 'binding'),
+    all: ctx.flags.all === true,
+    by: str(ctx.flags, 'by'),
+  };
+  const cfg = await hostConfig(ctx);
+  return group === 'approvals'
+    ? approvalsCommand(cfg, verb as 'list' | 'approve' | 'deny', ctx.args, flags, ctx.out, ctx.err)
+    : grantsCommand(cfg, verb as 'list' | 'revoke', ctx.args, flags, ctx.out, ctx.err);
+}
+
 /** `paddock runs …|sessions show` through commands/state.ts. */
 async function state(ctx: CommandContext, words: string[]): Promise<number> {
   const { stateCommand } = await import('./commands/state.js');
@@ -432,7 +451,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'create an API token for `paddock serve` (printed once; only its hash is kept)',
     details: [
       'The token acts for one tenant with one role: platform (dispatch, read and stream its sessions),',
-      'approver (read; approving comes with issue 14),',
+      "approver (read; decide its tenant's approvals and revoke its grants: paddock approvals, docs/approvals.md),",
       'admin (everything for its tenant; host-wide reads for tenant "default").',
       'Plain output prints the token alone on stdout (what it is for goes to stderr), so it can be captured.',
     ],
@@ -463,6 +482,88 @@ export const COMMANDS: CommandSpec[] = [
     options: { by, json },
     async run(ctx) {
       return tokens(ctx, 'revoke');
+    },
+  },
+  {
+    words: ['approvals', 'list'],
+    summary: 'approvals of every tenant, oldest first: what runs asked for and who decided (docs/approvals.md)',
+    options: {
+      status: {
+        type: 'string',
+        value: '<pending|approved|denied|expired|void>',
+        help: 'only approvals in this status',
+      },
+      run: { type: 'string', value: '<runId>', help: "only this run's approvals" },
+      json,
+    },
+    async run(ctx) {
+      return approvals(ctx, 'approvals', 'list');
+    },
+  },
+  {
+    words: ['approvals', 'approve'],
+    args: ['approvalId'],
+    summary: 'approve a pending approval (audited); with --lifetime run|session|binding it leaves a grant',
+    details: [
+      "The grant is exactly the approval's effect and target, never wider; a lifetime longer than the run asked for",
+      'is refused. Only a pending approval not past its expiry can be decided, by one decider (any process).',
+    ],
+    options: {
+      lifetime: {
+        type: 'string',
+        value: '<once|run|session|binding>',
+        help: 'how long the approval holds (default once: this action only, no grant)',
+      },
+      reason: { type: 'string', value: '<text>', help: 'why, for the audit log' },
+      by,
+      json,
+    },
+    exitCodes: [
+      '0 approved',
+      '1 not decided: the approval is not pending (its status and decider are said), expired, or wider than asked',
+      '2 usage error, or no such approval',
+    ],
+    async run(ctx) {
+      return approvals(ctx, 'approvals', 'approve');
+    },
+  },
+  {
+    words: ['approvals', 'deny'],
+    args: ['approvalId'],
+    summary: 'deny a pending approval: the run is told no (audited)',
+    options: { reason: { type: 'string', value: '<text>', help: 'why, for the audit log' }, by, json },
+    exitCodes: [
+      '0 denied',
+      '1 not decided: the approval is not pending (its status and decider are said) or expired',
+      '2 usage error, or no such approval',
+    ],
+    async run(ctx) {
+      return approvals(ctx, 'approvals', 'deny');
+    },
+  },
+  {
+    words: ['grants', 'list'],
+    summary: 'capability grants approvals left behind, oldest first (live ones unless --all)',
+    details: [
+      "Not a binding's `grants:` (what its runs may use): these are what approvers granted (docs/approvals.md).",
+    ],
+    options: {
+      binding: { type: 'string', value: '<id>', help: "only this binding's grants" },
+      all: { type: 'boolean', help: 'also revoked, expired and used grants' },
+      json,
+    },
+    async run(ctx) {
+      return approvals(ctx, 'grants', 'list');
+    },
+  },
+  {
+    words: ['grants', 'revoke'],
+    args: ['grantId'],
+    summary: 'revoke a capability grant: the next action that would have used it asks again (audited)',
+    options: { by, json },
+    exitCodes: ['0 revoked', '1 it was already revoked (when and by whom is said)', '2 usage error, or no such grant'],
+    async run(ctx) {
+      return approvals(ctx, 'grants', 'revoke');
     },
   },
   {

@@ -1,9 +1,9 @@
 /**
  * Which tenant an audit record belongs to, for the admin API's export (docs/http-api.md, "Admin endpoints"). A record
  * is a tenant's when it names one of the tenant's sessions or runs, is about one of its configuration objects, or is
- * one of a few host records whose data names the tenant (tokens, webhooks, refused dispatches). Everything else is
- * the host's own (null): only the operator tenant's admin sees it — a record type added later is the host's until
- * it is placed here, so a new record never leaks to a tenant by default.
+ * one of a few host records whose data names the tenant (tokens, webhooks, refused dispatches, approvals, grants).
+ * Everything else is the host's own (null): only the operator tenant's admin sees it — a record type added later is
+ * the host's until it is placed here, so a new record never leaks to a tenant by default.
  */
 import type { Store } from '../state/store.js';
 import { configTenantBefore, type AuditRowWithTenant } from '../state/auditReads.js';
@@ -17,6 +17,15 @@ const TENANT_NAMED_TYPES = new Set([
   'webhook.removed',
   'dispatch.refused',
   'gateway.circuit',
+  // Approvals and capability grants (host/state/approvals.ts, capabilityGrants.ts): a binding grant names no run.
+  'approval.requested',
+  'approval.approved',
+  'approval.denied',
+  'approval.expired',
+  'approval.voided',
+  'grant.created',
+  'grant.used',
+  'grant.revoked',
 ]);
 
 /** The tenant `row` belongs to, or null for the host's own records. `data` is the row's parsed data. */

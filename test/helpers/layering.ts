@@ -32,8 +32,9 @@ export const HOST_LAYERS: readonly (readonly string[])[] = [
   ['authz', 'policy', 'sandbox', 'gateway', 'bindings', 'plugins', 'secrets', 'harness', 'recovery'],
   ['state', 'audit'],
   // What a configuration and a runner manifest are (zod schemas, each its own unit): the store keeps
-  // them typed (state/configRepo.ts), authz reads them, bindings/ validates and applies them.
-  ['bindings/schema.ts', 'plugins/manifest.ts'],
+  // them typed (state/configRepo.ts), authz reads them, bindings/ validates and applies them. The approvals
+  // vocabulary (types only) likewise: the store keeps approvals and capability grants in its terms.
+  ['bindings/schema.ts', 'plugins/manifest.ts', 'policy/actions.ts'],
   ['process'],
   ['config', 'util', 'errors.ts', 'logging', 'di', 'rpc'],
   ['sdk'],
