@@ -1,7 +1,7 @@
 // The host's classification of what a run wants (docs/approvals.md §1). A runner's or harness's claim is only ever
 // raised by it, never lowered: the stronger of claim and classification is what rules and grants see.
 import { EFFECTS, type Action, type Effect } from './actions.js';
-import { normalDomain } from './globMatch.js';
+import { normalDomain, segmentMatch } from './globMatch.js';
 import { baseName, splitCommand } from './shellParts.js';
 
 /** The stronger of some effects (later in {@link EFFECTS}); `fs.read` for none. */
@@ -54,6 +54,33 @@ export function isSecretPath(path: string): boolean {
   return segs.some((s, i) => s === '.config' && segs[i + 1] === 'gcloud');
 }
 
+/** Names a glob segment may expand to that make a path secret (by {@link isSecretPath}'s list). */
+const SECRET_NAMES = ['.env', '.env.x', '.ssh', 'id_rsa', 'id_ed25519', 'k.pem', 'k.key', 'k.p12', 'k.pfx', '.netrc'];
+SECRET_NAMES.push('.npmrc', '.pypirc', '.pgpass', '.git-credentials', '.aws', '.azure', '.kube', '.docker', '.config');
+
+/**
+ * Could a glob name a secret path (`.e*`, `*.pem`, `~/.ss?/*`)? A segment that is wildcards only (`*`, `??`) is
+ * not counted: it would make every `ls *` a credential read, and the shell does not expand it to dot names.
+ */
+export function globMayNameSecret(glob: string): boolean {
+  if (!/[*?[]/.test(glob)) return false;
+  // `~/.aws/*`: a wildcard-only last segment under a folder that holds a secret file by a fixed name.
+  const segs = glob.split('/');
+  if (/^[*?]+$/.test(segs.at(-1) ?? '')) {
+    const folder = segs.slice(0, -1).join('/');
+    if (['credentials', 'config', 'config.json'].some((name) => isSecretPath(`${folder}/${name}`))) return true;
+  }
+  return glob
+    .toLowerCase()
+    .split('/')
+    .some((seg) => {
+      if (!/[*?[]/.test(seg) || !/[^*?[\]]/.test(seg)) return false;
+      // `[` classes are read as any one character: wider, never narrower.
+      const pattern = seg.replace(/\[[^\]]*\]/g, '?');
+      return SECRET_NAMES.some((n) => (n.startsWith('.') ? pattern.startsWith('.') : true) && segmentMatch(pattern, n));
+    });
+}
+
 /** Is a normalised path value inside the workspace: relative, not climbing out, not `~`, nothing left to expand? */
 export function isInsidePath(value: string): boolean {
   if (value.startsWith('/') || value.startsWith('~') || /[$`]/.test(value)) return false;
@@ -77,7 +104,10 @@ export function actionPath(path: string, workspaceRoot?: string): string {
   return full.startsWith(prefix) ? full.slice(prefix.length) : full;
 }
 
-/** Classify a file access: the path normalised; a secret path is `credential` whatever was claimed. */
+/**
+ * Classify a file access: the path normalised; a secret path is `credential` whatever was claimed, a write to a git
+ * hook or `.git/config` is `exec`.
+ */
 export function classifyPath(
   path: string,
   claimed: 'fs.read' | 'fs.write',
@@ -85,7 +115,9 @@ export function classifyPath(
   workspaceRoot?: string,
 ): Action {
   const value = actionPath(path, workspaceRoot);
-  return { effect: isSecretPath(value) ? 'credential' : claimed, target: { kind: 'path', value }, via };
+  // Writing a git hook or the repository's config is running code the next time git runs.
+  const effect = isSecretPath(value) ? 'credential' : claimed === 'fs.write' && runsLater(value) ? 'exec' : claimed;
+  return { effect, target: { kind: 'path', value }, via };
 }
 
 /** Commands that only read (or print) when used without the options checked in {@link argvEffect}. */
@@ -120,7 +152,7 @@ function positionals(args: string[]): string[] {
 }
 
 /** The effect of one simple command, before secret paths are looked at. */
-export function argvEffect(argv: string[]): Effect {
+export function argvEffect(argv: string[], fed = false): Effect {
   const name = baseName(argv[0] ?? '');
   const args = argv.slice(1);
   const pos = positionals(args);
@@ -162,7 +194,8 @@ export function argvEffect(argv: string[]): Effect {
       return ['install', 'upgrade', 'uninstall', 'rollback', 'push'].includes(pos[0] ?? '') ? 'publish' : 'network';
     case 'rm':
       // Many operands or a glob can take more than the author saw; recursion takes a tree.
-      if (hasFlag(args, 'rR', ['--recursive']) || pos.length > 20 || pos.some((p) => /[*?[]/.test(p)))
+      // Operands the text does not show (xargs, `$files`, a glob) count as many.
+      if (hasFlag(args, 'rR', ['--recursive']) || pos.length > 20 || fed || pos.some((p) => /[*?[$`]/.test(p)))
         return 'destructive';
       return 'fs.write';
     case 'truncate':
@@ -295,7 +328,15 @@ function pathCandidates(arg: string): string[] {
 
 /** Does any argument of the argv name a secret path? */
 export function namesSecret(argv: string[]): boolean {
-  return argv.some((a) => pathCandidates(a).some(isSecretPath));
+  return argv.some((a) => pathCandidates(a).some((c) => isSecretPath(c) || globMayNameSecret(c)));
+}
+
+/** A path whose writing makes git run code later (hooks, the repository's config). */
+const RUNS_LATER = /(^|\/)\.git\/(hooks(\/|$)|config$)/;
+
+/** Does a path name a file whose writing runs code later? */
+export function runsLater(path: string): boolean {
+  return RUNS_LATER.test(normalizePath(path));
 }
 
 /** Render an argv as shell text that splits back into the same argv (single quotes where needed). */
@@ -307,8 +348,9 @@ export function renderArgv(argv: string[]): string {
 const DEVICES = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty']);
 
 /** Classify one simple command (an argv): its effect raised to `credential` when it names a secret path. */
-export function classifyArgv(argv: string[], via: string): Action {
-  const effect = strongest(argvEffect(argv), namesSecret(argv) ? 'credential' : 'fs.read');
+export function classifyArgv(argv: string[], via: string, fed = false): Action {
+  let effect = strongest(argvEffect(argv, fed), namesSecret(argv) ? 'credential' : 'fs.read');
+  if (effect === 'fs.write' && argv.some((a) => pathCandidates(a).some(runsLater))) effect = 'exec';
   return { effect, target: { kind: 'command', value: renderArgv(argv) }, via };
 }
 
@@ -318,9 +360,15 @@ export function classifyArgv(argv: string[], via: string): Action {
  */
 export function classifyCommand(text: string, via: string, ctx: { workspaceRoot?: string } = {}): Action {
   const split = splitCommand(text);
-  const parts = split.parts.map((argv) => classifyArgv(argv, via));
+  const parts = split.parts.map((argv, i) => classifyArgv(argv, via, split.fed?.includes(i)));
   for (const r of split.redirects) {
     if (DEVICES.has(r.path)) continue;
+    // Bash opens a socket for these names itself.
+    const socket = /^\/dev\/(tcp|udp)\/([^/]+)/.exec(r.path);
+    if (socket) {
+      parts.push({ effect: 'network', target: { kind: 'domain', value: normalDomain(socket[2]!) }, via });
+      continue;
+    }
     parts.push(classifyPath(r.path, r.op === '<' ? 'fs.read' : 'fs.write', via, ctx.workspaceRoot));
   }
   const effect = strongest(split.opaque ? 'exec' : 'fs.read', ...parts.map((p) => p.effect));

@@ -12,6 +12,11 @@ export interface SplitCommand {
   opaque: boolean;
   /** Why it is opaque. */
   why?: string;
+  /**
+   * Indexes into `parts` of commands that get more arguments at run time than the text shows (run by `xargs` or
+   * `find -exec`): their operands are unknown, like a glob's.
+   */
+  fed?: number[];
 }
 
 /** Longest text split at all, in bytes; longer is opaque. */
@@ -55,12 +60,17 @@ export function splitCommand(text: string): SplitCommand {
   const reader = new Reader(text, 0);
   try {
     reader.list(undefined);
-    return { parts: reader.parts, redirects: reader.redirects, opaque: false };
+    return withFed({ parts: reader.parts, redirects: reader.redirects, opaque: false }, reader.fed);
   } catch (error) {
     // Anything unexpected (a bug here, a stack overflow) is opaque too: never a throw, never a clean split.
     const why = error instanceof Opaque ? error.message : 'the reader failed on this text';
-    return { parts: reader.parts, redirects: reader.redirects, opaque: true, why };
+    return withFed({ parts: reader.parts, redirects: reader.redirects, opaque: true, why }, reader.fed);
   }
+}
+
+/** The result with `fed` only when some part is fed. */
+function withFed(split: SplitCommand, fed: number[]): SplitCommand {
+  return fed.length > 0 ? { ...split, fed } : split;
 }
 
 /** A recursive-descent reader of one text; parts of nested lists and `sh -c` literals land in the same arrays. */
@@ -68,6 +78,10 @@ class Reader {
   pos = 0;
   readonly parts: string[][] = [];
   readonly redirects: { op: string; path: string }[] = [];
+  readonly fed: number[] = [];
+  /** Inside `find -exec`, or the command being unwrapped went through `xargs`. */
+  private feeding = 0;
+  private viaXargs = false;
 
   constructor(
     private readonly src: string,
@@ -363,10 +377,13 @@ class Reader {
       else if (plain && first.text === 'function') this.fail('a function definition (its body runs later)');
       else break;
     }
+    this.viaXargs = false;
     const argv = this.unwrap(words);
     if (!argv || argv.length === 0) return;
+    const fed = this.viaXargs || this.feeding > 0;
     const name = baseName(argv[0]!.text);
     if (name === 'find') this.findExec(argv);
+    if (fed) this.fed.push(this.parts.length);
     this.parts.push(argv.map((w) => (w.dynamic ? w.raw : w.text)));
   }
 
@@ -431,6 +448,7 @@ class Reader {
           if (next.length === 0) return undefined;
           break;
         case 'xargs': {
+          this.viaXargs = true;
           next = skipOptions(rest, 'adEILnPs', [
             '--arg-file',
             '--delimiter',
@@ -491,7 +509,12 @@ class Reader {
       const start = i + 1;
       let stop = start;
       while (stop < argv.length && argv[stop]!.text !== ';' && argv[stop]!.text !== '+') stop++;
-      this.command(argv.slice(start, stop));
+      this.feeding++;
+      try {
+        this.command(argv.slice(start, stop));
+      } finally {
+        this.feeding--;
+      }
       i = stop;
     }
   }

@@ -135,6 +135,19 @@ describe('splitCommand: wrappers', () => {
     expect(parts('bash script.sh')).toEqual([['bash', 'script.sh']]);
   });
 
+  it('marks the commands xargs and find -exec feed with more arguments', () => {
+    expect(splitCommand('ls | xargs -n1 rm; echo x').fed).toEqual([1]);
+    expect(splitCommand('find . -exec rm {} + -exec ls {} \\;')).toMatchObject({
+      parts: [
+        ['rm', '{}'],
+        ['ls', '{}'],
+        ['find', '.', '-exec', 'rm', '{}', '+', '-exec', 'ls', '{}', ';'],
+      ],
+      fed: [0, 1],
+    });
+    expect(splitCommand('ls; rm x').fed).toBeUndefined();
+  });
+
   it('reads the command find -exec runs as a part of its own', () => {
     expect(parts("find . -name '*.o' -exec rm -rf {} \\; -print")[0]).toEqual(['rm', '-rf', '{}']);
   });
