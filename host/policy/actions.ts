@@ -17,8 +17,8 @@ export type ScopeKind = 'path' | 'domain' | 'command' | 'tool';
 export interface Scope {
   kind: ScopeKind;
   /**
-   * path: a normalised path (`src/a.ts`, `/etc/x`); domain: a lower-case host; command: the text;
-   * tool: `server/tool`.
+   * path: a normalised path (`src/a.ts`, `/etc/x`); domain: a lower-case host; command: the text; tool:
+   * `server/tool`.
    */
   value: string;
 }
@@ -92,7 +92,7 @@ export interface Risk {
 
 /** Who decided, in the mechanism's own terms (every report is computed from this). */
 export type DecidedBy =
-  | { kind: 'rule'; rule: PolicyRule; index: number }
+  | { kind: 'rule'; rule: PolicyRule; index: number; why?: string }
   | { kind: 'default'; why: string }
   | { kind: 'floor'; why: string }
   | { kind: 'grant'; grantId: string }

@@ -1,0 +1,442 @@
+// The host's classification of what a run wants (docs/approvals.md §1). A runner's or harness's claim is only ever
+// raised by it, never lowered: the stronger of claim and classification is what rules and grants see.
+import { EFFECTS, type Action, type Effect } from './actions.js';
+import { normalDomain, segmentMatch } from './globMatch.js';
+import { baseName, splitCommand } from './shellParts.js';
+
+/** The stronger of some effects (later in {@link EFFECTS}); `fs.read` for none. */
+export function strongest(...effects: Effect[]): Effect {
+  let best = 0;
+  for (const e of effects) best = Math.max(best, EFFECTS.indexOf(e));
+  return EFFECTS[best]!;
+}
+
+/**
+ * A path with `.` and `..` resolved lexically (links are the caller's), duplicate slashes and a trailing slash
+ * dropped. A `..` that would climb above a relative start or a `~` stays; above `/` it is dropped, as the kernel does.
+ */
+export function normalizePath(path: string): string {
+  const absolute = path.startsWith('/');
+  const out: string[] = [];
+  for (const seg of path.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    const last = out.at(-1);
+    if (seg !== '..') out.push(seg);
+    else if (last !== undefined && last !== '..' && !(out.length === 1 && last.startsWith('~'))) out.pop();
+    else if (!absolute) out.push('..');
+  }
+  const joined = out.join('/');
+  return absolute ? `/${joined}` : joined === '' ? '.' : joined;
+}
+
+/**
+ * Is this a secret path? After lexical normalisation, compared case-insensitively (a `.ENV` or `.SSH` is flagged
+ * too: over-asking is the safe side). The list:
+ * - `.env`, `.env.*` (any folder; `.env.example` included, as its name cannot prove it holds no secret)
+ * - anything in or under a `.ssh` folder (`~/.ssh/**`, wherever the home is), `id_rsa*`, `id_dsa*`, `id_ecdsa*`,
+ *   `id_ed25519*`
+ * - `*.pem`, `*.key`, `*.p12`, `*.pfx`
+ * - `.netrc`, `_netrc`, `.npmrc`, `.pypirc`, `.pgpass`, `.git-credentials`
+ * - `.aws/credentials`, `.aws/config`, `.kube/config`, `.docker/config.json`, `.config/gcloud/**`, `.azure/**`
+ */
+export function isSecretPath(path: string): boolean {
+  if (typeof path !== 'string' || path === '') return false;
+  const segs = normalizePath(path.toLowerCase()).split('/');
+  const base = segs.at(-1) ?? '';
+  const parent = segs.at(-2) ?? '';
+  if (base === '.env' || base.startsWith('.env.')) return true;
+  if (segs.includes('.ssh') || segs.includes('.azure')) return true;
+  if (/^id_(rsa|dsa|ecdsa|ed25519)/.test(base)) return true;
+  if (/\.(pem|key|p12|pfx)$/.test(base)) return true;
+  if (['.netrc', '_netrc', '.npmrc', '.pypirc', '.pgpass', '.git-credentials'].includes(base)) return true;
+  const pair = `${parent}/${base}`;
+  if (['.aws/credentials', '.aws/config', '.kube/config', '.docker/config.json'].includes(pair)) return true;
+  return segs.some((s, i) => s === '.config' && segs[i + 1] === 'gcloud');
+}
+
+/** Names a glob segment may expand to that make a path secret (by {@link isSecretPath}'s list). */
+const SECRET_NAMES = ['.env', '.env.x', '.ssh', 'id_rsa', 'id_ed25519', 'k.pem', 'k.key', 'k.p12', 'k.pfx', '.netrc'];
+SECRET_NAMES.push('.npmrc', '.pypirc', '.pgpass', '.git-credentials', '.aws', '.azure', '.kube', '.docker', '.config');
+
+/**
+ * Could a glob name a secret path (`.e*`, `*.pem`, `~/.ss?/*`)? A segment that is wildcards only (`*`, `??`) is
+ * not counted: it would make every `ls *` a credential read, and the shell does not expand it to dot names.
+ */
+export function globMayNameSecret(glob: string): boolean {
+  if (!/[*?[]/.test(glob)) return false;
+  // `~/.aws/*`: a wildcard-only last segment under a folder that holds a secret file by a fixed name.
+  const segs = glob.split('/');
+  if (/^[*?]+$/.test(segs.at(-1) ?? '')) {
+    const folder = segs.slice(0, -1).join('/');
+    if (['credentials', 'config', 'config.json'].some((name) => isSecretPath(`${folder}/${name}`))) return true;
+  }
+  return glob
+    .toLowerCase()
+    .split('/')
+    .some((seg) => {
+      if (!/[*?[]/.test(seg) || !/[^*?[\]]/.test(seg)) return false;
+      // `[` classes are read as any one character: wider, never narrower.
+      const pattern = seg.replace(/\[[^\]]*\]/g, '?');
+      return SECRET_NAMES.some((n) => (n.startsWith('.') ? pattern.startsWith('.') : true) && segmentMatch(pattern, n));
+    });
+}
+
+/** Is a normalised path value inside the workspace: relative, not climbing out, not `~`, nothing left to expand? */
+export function isInsidePath(value: string): boolean {
+  if (value.startsWith('/') || value.startsWith('~') || /[$`]/.test(value)) return false;
+  const n = normalizePath(value);
+  return n !== '..' && !n.startsWith('../');
+}
+
+/** The root, normalised and absolute, or undefined when not usable. */
+function rootOf(workspaceRoot: string | undefined): string | undefined {
+  if (!workspaceRoot || !workspaceRoot.startsWith('/')) return undefined;
+  return normalizePath(workspaceRoot);
+}
+
+/** A path as actions name it: workspace-relative when under the root, absolute otherwise (`~` paths kept). */
+export function actionPath(path: string, workspaceRoot?: string): string {
+  const root = rootOf(workspaceRoot);
+  if (!root || path.startsWith('~') || (!path.startsWith('/') && isInsidePath(path))) return normalizePath(path);
+  const full = normalizePath(path.startsWith('/') ? path : `${root}/${path}`);
+  if (full === root) return '.';
+  const prefix = root === '/' ? '/' : `${root}/`;
+  return full.startsWith(prefix) ? full.slice(prefix.length) : full;
+}
+
+/**
+ * Classify a file access: the path normalised; a secret path is `credential` whatever was claimed, a write to a git
+ * hook or `.git/config` is `exec`.
+ */
+export function classifyPath(
+  path: string,
+  claimed: 'fs.read' | 'fs.write',
+  via: string,
+  workspaceRoot?: string,
+): Action {
+  const value = actionPath(path, workspaceRoot);
+  // Writing a git hook or the repository's config is running code the next time git runs.
+  const effect = isSecretPath(value) ? 'credential' : claimed === 'fs.write' && runsLater(value) ? 'exec' : claimed;
+  return { effect, target: { kind: 'path', value }, via };
+}
+
+/** Commands that only read (or print) when used without the options checked in {@link argvEffect}. */
+const READ_ONLY = new Set([
+  ...['ls', 'cat', 'head', 'tail', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'wc', 'pwd', 'echo', 'printf', 'which'],
+  ...['whereis', 'type', 'stat', 'du', 'df', 'tree', 'file', 'cut', 'tr', 'diff', 'cmp', 'comm', 'basename'],
+  ...['dirname', 'realpath', 'readlink', 'whoami', 'id', 'uname', 'true', 'false', 'test', '[', '[[', ':', 'nl'],
+  ...['od', 'hexdump', 'md5sum', 'sha1sum', 'sha256sum', 'sha512sum', 'jq', 'cd', 'pushd', 'popd', 'column'],
+  ...['seq', 'sleep', 'nproc', 'uptime', 'date', 'command', 'sort', 'uniq', 'hostname', 'find'],
+]);
+const WRITES = new Set(['mv', 'cp', 'mkdir', 'touch', 'ln', 'install', 'tee', 'rmdir', 'unlink', 'patch', 'chmod']);
+for (const w of ['chown', 'chgrp', 'tar', 'unzip', 'gunzip', 'gzip', 'zip', 'bunzip2', 'xz', 'rsync']) WRITES.add(w);
+const NETWORK = new Set(['curl', 'wget', 'ssh', 'scp', 'sftp', 'nc', 'ncat', 'netcat', 'telnet', 'ftp', 'socat']);
+for (const n of ['ping', 'dig', 'nslookup', 'host', 'whois', 'http', 'https', 'aria2c', 'aws', 'gcloud', 'az'])
+  NETWORK.add(n);
+const PACKAGE_MANAGERS = new Set(['npm', 'yarn', 'pnpm', 'bun']);
+const INSTALLS = new Set(['install', 'i', 'add', 'ci', 'uninstall', 'remove', 'rm', 'update', 'up', 'upgrade']);
+for (const i of ['link', 'dedupe', 'prune']) INSTALLS.add(i);
+
+/** An option cluster (`-rf`, `-Rv`) or long option naming one of `letters` / `long`. */
+function hasFlag(args: string[], letters: string, long: string[] = []): boolean {
+  return args.some(
+    (a) =>
+      long.some((l) => a === l || a.startsWith(`${l}=`)) ||
+      (/^-[A-Za-z0-9]+$/.test(a) && [...a.slice(1)].some((c) => letters.includes(c))),
+  );
+}
+
+/** The words that are no option (`-x`, `--x`, `--x=y`). */
+function positionals(args: string[]): string[] {
+  return args.filter((a) => !a.startsWith('-'));
+}
+
+/** The effect of one simple command, before secret paths are looked at. */
+export function argvEffect(argv: string[], fed = false): Effect {
+  const name = baseName(argv[0] ?? '');
+  const args = argv.slice(1);
+  const pos = positionals(args);
+  if (/^deploy/i.test(name)) return 'publish';
+  if (name === 'git') return gitEffect(args);
+  if (PACKAGE_MANAGERS.has(name)) {
+    if (pos.some((p) => ['publish', 'unpublish', 'deprecate'].includes(p))) return 'publish';
+    if ((pos[0] === 'run' || pos[0] === 'run-script') && /^deploy/i.test(pos[1] ?? '')) return 'publish';
+    if (name !== 'npm' && /^deploy/i.test(pos[0] ?? '')) return 'publish';
+    return INSTALLS.has(pos[0] ?? '') ? 'fs.write' : 'exec';
+  }
+  switch (name) {
+    case 'make':
+      return pos.some((p) => /^deploy/i.test(p)) ? 'publish' : 'exec';
+    case 'docker':
+    case 'podman':
+      return pos[0] === 'push' ? 'publish' : 'exec';
+    case 'gh':
+      if ((pos[0] === 'release' && pos[1] === 'create') || (pos[0] === 'pr' && pos[1] === 'merge')) return 'publish';
+      return pos[1] === 'delete' ? 'destructive' : 'network';
+    case 'twine':
+      return pos[0] === 'upload' ? 'publish' : 'exec';
+    case 'cargo':
+      return pos[0] === 'publish' || pos[0] === 'yank' ? 'publish' : 'exec';
+    case 'gem':
+      return pos[0] === 'push' ? 'publish' : 'exec';
+    case 'poetry':
+    case 'flit':
+    case 'hatch':
+      return pos[0] === 'publish' ? 'publish' : 'exec';
+    case 'kubectl':
+      return ['apply', 'delete', 'create', 'replace', 'patch', 'scale', 'rollout', 'edit', 'set'].includes(pos[0] ?? '')
+        ? 'publish'
+        : 'network';
+    case 'terraform':
+    case 'tofu':
+      return ['apply', 'destroy', 'import'].includes(pos[0] ?? '') ? 'publish' : 'network';
+    case 'helm':
+      return ['install', 'upgrade', 'uninstall', 'rollback', 'push'].includes(pos[0] ?? '') ? 'publish' : 'network';
+    case 'rm':
+      // Many operands or a glob can take more than the author saw; recursion takes a tree.
+      // Operands the text does not show (xargs, `$files`, a glob) count as many.
+      if (hasFlag(args, 'rR', ['--recursive']) || pos.length > 20 || fed || pos.some((p) => /[*?[$`]/.test(p)))
+        return 'destructive';
+      return 'fs.write';
+    case 'truncate':
+    case 'shred':
+    case 'wipefs':
+      return 'destructive';
+    case 'dd':
+      return args.some((a) => a.startsWith('of=')) ? 'destructive' : 'exec';
+    case 'chmod':
+    case 'chown':
+    case 'chgrp':
+      return hasFlag(args, 'R', ['--recursive']) ? 'destructive' : 'fs.write';
+    case 'find':
+      if (args.includes('-delete')) return 'destructive';
+      if (args.some((a) => /^-(exec|execdir|ok|okdir)$/.test(a))) return 'exec';
+      if (args.some((a) => /^-f(print|print0|printf|ls)$/.test(a))) return 'fs.write';
+      return 'fs.read';
+    case 'sed':
+      return hasFlag(args, 'i', ['--in-place']) ? 'fs.write' : 'exec';
+    case 'rsync':
+      return args.some((a) => !a.startsWith('-') && /^([^/]*:|rsync:\/\/)/.test(a)) ? 'network' : 'fs.write';
+    case 'sort':
+      return hasFlag(args, 'o', ['--output']) ? 'fs.write' : 'fs.read';
+    case 'uniq':
+      return pos.length > 1 ? 'fs.write' : 'fs.read';
+    case 'tree':
+      return args.includes('-o') ? 'fs.write' : 'fs.read';
+    case 'rg':
+      return args.some((a) => a === '--pre' || a.startsWith('--pre=')) ? 'exec' : 'fs.read';
+    case 'date':
+      return hasFlag(args, 's', ['--set']) ? 'exec' : 'fs.read';
+    case 'hostname':
+      return pos.length > 0 ? 'exec' : 'fs.read';
+  }
+  if (/^mkfs/.test(name)) return 'destructive';
+  if (NETWORK.has(name)) return 'network';
+  if (WRITES.has(name)) return 'fs.write';
+  if (READ_ONLY.has(name)) return 'fs.read';
+  return 'exec';
+}
+
+/** Git subcommands that only read. */
+const GIT_READ = new Set(['status', 'log', 'diff', 'show', 'shortlog', 'blame', 'ls-files', 'ls-tree', 'rev-parse']);
+for (const s of ['describe', 'grep', 'cat-file', 'rev-list', 'show-ref', 'name-rev', 'merge-base', 'count-objects'])
+  GIT_READ.add(s);
+for (const s of ['version', 'help', 'whatchanged', 'annotate', 'show-branch', 'for-each-ref', 'check-ignore']) {
+  GIT_READ.add(s);
+}
+/** Git subcommands that write the workspace or the repository. */
+const GIT_WRITE = new Set(['add', 'commit', 'checkout', 'switch', 'stash', 'merge', 'restore', 'mv', 'rm', 'reset']);
+for (const s of ['cherry-pick', 'revert', 'apply', 'am', 'init', 'notes', 'worktree', 'tag', 'gc', 'format-patch'])
+  GIT_WRITE.add(s);
+for (const s of ['bisect', 'sparse-checkout', 'update-index', 'read-tree', 'write-tree', 'commit-tree', 'prune'])
+  GIT_WRITE.add(s);
+const GIT_NETWORK = new Set(['clone', 'fetch', 'pull', 'ls-remote', 'submodule']);
+
+/** The effect of `git <args>`: global options skipped; `-c` (which can name a program to run) is at least exec. */
+function gitEffect(args: string[]): Effect {
+  let i = 0;
+  let configured = false;
+  while (i < args.length && args[i]!.startsWith('-')) {
+    const a = args[i]!;
+    if (a === '-c' || a === '--config-env' || a.startsWith('--config-env=') || /^-c./.test(a)) configured = true;
+    i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env'].includes(a) ? 2 : 1;
+  }
+  const sub = args[i] ?? '';
+  const rest = args.slice(i + 1);
+  const effect = gitSubEffect(sub, rest);
+  return configured ? strongest(effect, 'exec') : effect;
+}
+
+function gitSubEffect(sub: string, rest: string[]): Effect {
+  const pos = positionals(rest);
+  const output = rest.some((a) => a === '--output' || a.startsWith('--output=') || a === '-o');
+  switch (sub) {
+    case 'push':
+      return 'publish';
+    case 'send-email':
+      return 'publish';
+    case 'rebase':
+    case 'filter-branch':
+    case 'filter-repo':
+      return 'destructive';
+    case 'reset':
+      return rest.includes('--hard') ? 'destructive' : 'fs.write';
+    case 'clean':
+      if (hasFlag(rest, 'f', ['--force'])) return 'destructive';
+      return hasFlag(rest, 'n', ['--dry-run']) ? 'fs.read' : 'fs.write';
+    case 'branch': {
+      const forced = hasFlag(rest, 'f', ['--force']);
+      if (hasFlag(rest, 'D') || (forced && hasFlag(rest, 'd', ['--delete']))) return 'destructive';
+      if (forced || hasFlag(rest, 'dmMcCu', ['--delete', '--move', '--copy', '--set-upstream-to', '--unset-upstream']))
+        return 'fs.write';
+      if (hasFlag(rest, 'l', ['--list', '--contains', '--merged', '--no-merged', '--points-at'])) return 'fs.read';
+      return pos.length > 0 || rest.includes('--edit-description') ? 'fs.write' : 'fs.read';
+    }
+    case 'tag':
+      return pos.length === 0 || hasFlag(rest, 'l', ['--list']) ? 'fs.read' : 'fs.write';
+    case 'stash':
+      return pos[0] === 'list' || pos[0] === 'show' ? 'fs.read' : 'fs.write';
+    case 'remote':
+      if (pos.length === 0 || pos[0] === 'get-url') return 'fs.read';
+      return ['add', 'rename', 'remove', 'rm', 'set-url', 'set-head', 'set-branches'].includes(pos[0]!)
+        ? 'fs.write'
+        : 'network';
+    case 'config':
+      // Setting a value can name a program a later git command runs (core.pager, alias.x = !cmd).
+      return hasFlag(rest, 'l', ['--list', '--get', '--get-all', '--get-regexp']) ? 'fs.read' : 'exec';
+    case 'update-ref':
+      return rest.includes('-d') ? 'destructive' : 'fs.write';
+    case 'reflog':
+      return pos[0] === 'expire' || pos[0] === 'delete' ? 'destructive' : 'fs.read';
+  }
+  if (GIT_NETWORK.has(sub)) return 'network';
+  if (GIT_READ.has(sub)) return output ? 'fs.write' : 'fs.read';
+  if (GIT_WRITE.has(sub)) return 'fs.write';
+  return 'exec';
+}
+
+/** The strings in an argument that may name a file (`@.env`, `--file=.env`, `-F x=@.env`, `host:.env`). */
+function pathCandidates(arg: string): string[] {
+  const out = [arg];
+  if (arg.startsWith('@') || arg.startsWith('<')) out.push(arg.slice(1));
+  const eq = arg.indexOf('=');
+  if (eq >= 0) out.push(arg.slice(eq + 1).replace(/^[@<]/, ''));
+  const colon = arg.indexOf(':');
+  if (colon >= 0) out.push(arg.slice(colon + 1));
+  return out;
+}
+
+/** Does any argument of the argv name a secret path? */
+export function namesSecret(argv: string[]): boolean {
+  return argv.some((a) => pathCandidates(a).some((c) => isSecretPath(c) || globMayNameSecret(c)));
+}
+
+/** A path whose writing makes git run code later (hooks, the repository's config). */
+const RUNS_LATER = /(^|\/)\.git\/(hooks(\/|$)|config$)/;
+
+/** Does a path name a file whose writing runs code later? */
+export function runsLater(path: string): boolean {
+  return RUNS_LATER.test(normalizePath(path));
+}
+
+/** Render an argv as shell text that splits back into the same argv (single quotes where needed). */
+export function renderArgv(argv: string[]): string {
+  return argv.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+/** Redirect targets that are no file (a write there loses or shows output, nothing more). */
+const DEVICES = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty']);
+
+/** Classify one simple command (an argv): its effect raised to `credential` when it names a secret path. */
+export function classifyArgv(argv: string[], via: string, fed = false): Action {
+  let effect = strongest(argvEffect(argv, fed), namesSecret(argv) ? 'credential' : 'fs.read');
+  if (effect === 'fs.write' && argv.some((a) => pathCandidates(a).some(runsLater))) effect = 'exec';
+  return { effect, target: { kind: 'command', value: renderArgv(argv) }, via };
+}
+
+/**
+ * Classify a shell command: each part (and each file redirect, as a path action) classified; the effect is the
+ * strongest of the parts'. An opaque text is at least `exec`, `opaque`, whatever parts were read before it.
+ */
+export function classifyCommand(text: string, via: string, ctx: { workspaceRoot?: string } = {}): Action {
+  const split = splitCommand(text);
+  const parts = split.parts.map((argv, i) => classifyArgv(argv, via, split.fed?.includes(i)));
+  for (const r of split.redirects) {
+    if (DEVICES.has(r.path)) continue;
+    // Bash opens a socket for these names itself.
+    const socket = /^\/dev\/(tcp|udp)\/([^/]+)/.exec(r.path);
+    if (socket) {
+      parts.push({ effect: 'network', target: { kind: 'domain', value: normalDomain(socket[2]!) }, via });
+      continue;
+    }
+    parts.push(classifyPath(r.path, r.op === '<' ? 'fs.read' : 'fs.write', via, ctx.workspaceRoot));
+  }
+  const effect = strongest(split.opaque ? 'exec' : 'fs.read', ...parts.map((p) => p.effect));
+  const action: Action = { effect, target: { kind: 'command', value: text }, via };
+  if (parts.length > 0) action.parts = parts;
+  if (split.opaque) action.opaque = true;
+  return action;
+}
+
+/** A URL's or bare host's name: lower-case, punycode for IDN (WHATWG URL), no port, no trailing dot. */
+export function domainOf(target: string): string {
+  const trimmed = target.trim();
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`);
+    if (url.hostname !== '') return normalDomain(url.hostname);
+  } catch {
+    // Not a URL: compared as written, lower-cased (it can only match a grant or rule naming exactly that).
+  }
+  return normalDomain(trimmed);
+}
+
+/** Names the host knows as commands (the unknown ones classify as `exec` only because they are unknown). */
+function knownCommand(name: string): boolean {
+  const known = [READ_ONLY, WRITES, NETWORK, PACKAGE_MANAGERS];
+  const others = ['git', 'rm', 'make', 'docker', 'podman', 'gh', 'twine', 'cargo', 'gem', 'kubectl', 'terraform'];
+  return known.some((s) => s.has(name)) || others.includes(name) || /^(deploy|mkfs)/i.test(name) || name === 'helm';
+}
+
+/** Does a text read as a command: several words, or shell syntax, with a command the host knows among its parts? */
+function looksLikeCommand(text: string): boolean {
+  if (!/[\s;&|<>`$()]/.test(text)) return false;
+  const split = splitCommand(text);
+  return split.opaque || split.parts.some((argv) => knownCommand(baseName(argv[0] ?? '')));
+}
+
+/** A runner's `approval/request`: what it claims, which the host classifies again. */
+export interface ClaimedAction {
+  effect: Effect;
+  target: string;
+}
+
+/**
+ * Classify a runner's request: the target read by the claimed effect (path, command, domain or `server/tool` over
+ * MCP), classified by the host, and the stronger of claim and classification returned (a command's parts raised
+ * with it, so a part cannot be judged weaker than the whole was claimed).
+ */
+export function classifyRequest(claimed: ClaimedAction, via: string, ctx: { workspaceRoot?: string }): Action {
+  const claim = EFFECTS.includes(claimed.effect) ? claimed.effect : 'publish';
+  let action: Action;
+  switch (claim) {
+    case 'fs.read':
+    case 'fs.write':
+    case 'credential':
+      action = classifyPath(claimed.target, claim === 'fs.write' ? 'fs.write' : 'fs.read', via, ctx.workspaceRoot);
+      break;
+    case 'network':
+      action =
+        via === 'mcp' && /^[^/\s:@]+\/[^/\s]+$/.test(claimed.target)
+          ? { effect: 'network', target: { kind: 'tool', value: claimed.target }, via }
+          : { effect: 'network', target: { kind: 'domain', value: domainOf(claimed.target) }, via };
+      break;
+    default:
+      action = classifyCommand(claimed.target, via, ctx);
+  }
+  // A target that reads as a known command is classified as one too (a `git push` claimed as a read is a publish).
+  const asCommand = looksLikeCommand(claimed.target) ? classifyCommand(claimed.target, via, ctx) : undefined;
+  if (asCommand && strongest(asCommand.effect, action.effect) !== action.effect) action = asCommand;
+  const effect = strongest(action.effect, claim);
+  if (action.parts) action.parts = action.parts.map((p) => ({ ...p, effect: strongest(p.effect, claim) }));
+  return { ...action, effect };
+}
