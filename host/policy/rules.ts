@@ -53,12 +53,26 @@ export function staysInside(action: Action): boolean {
 }
 
 /**
+ * Does a rule's effect name this action? Its own effect, `*`, or the effect as an admin writes it for the target:
+ * `exec` names every command whatever the host classified it as (`publish`, `destructive`, a read-only class), and
+ * `fs.read`/`fs.write` name a path the host classified `credential`. So `deny exec make deploy-docs` denies it although
+ * the host calls it publish; what a rule allows is still held by the floors.
+ */
+function effectMatches(ruleEffect: PolicyRule['effect'], action: Action): boolean {
+  if (ruleEffect === '*' || ruleEffect === action.effect) return true;
+  if (action.target.kind === 'command') return ruleEffect === 'exec';
+  if (action.target.kind === 'path' && action.effect === 'credential')
+    return ruleEffect === 'fs.read' || ruleEffect === 'fs.write';
+  return false;
+}
+
+/**
  * How specifically a rule matches the action, or -1 when it does not: a path glob's literal segments, exact
  * domain over wildcard, exact command over prefix (`git *`), exact tool over `server/*`. A rule naming no match or
  * several matches nothing. Only a deny may match an opaque command.
  */
 export function ruleSpecificity(rule: PolicyRule, action: Action, opaque = false): number {
-  if (rule.effect !== '*' && rule.effect !== action.effect) return -1;
+  if (!effectMatches(rule.effect, action)) return -1;
   const keys = (['path', 'domain', 'command', 'tool'] as const).filter((k) => rule.match[k] !== undefined);
   if (keys.length !== 1 || keys[0] !== action.target.kind) return -1;
   const pattern = rule.match[keys[0]]!;

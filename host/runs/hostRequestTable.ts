@@ -18,14 +18,16 @@ export interface HostRequestSources {
   workspaceRoot: string;
   /** The host gateway and the run's handle (absent: nothing is granted through it). */
   gateway: { gateway: Gateway; handle: GatewayRunHandle | undefined };
+  /** `approval/request`, served by the approval flow of the run (host/policy/approvalRequests.ts). */
+  approvals: HostRequestEntries;
 }
 
 /** A run's host requests: method → handler, and nothing else. */
 export type HostRequestTable = HostRequestEntries;
 
 /**
- * The table of one run: every method the host implements (state, fs, gateway; approvals have no
- * implementation yet), kept to the methods the run's access grants. Adding a host method is
+ * The table of one run: every method the host implements (state, fs, gateway, approvals), kept to the methods the
+ * run's access grants. Adding a host method is
  * adding its entry to one of the sources.
  */
 export function hostRequestTable(sources: HostRequestSources): HostRequestTable {
@@ -33,6 +35,7 @@ export function hostRequestTable(sources: HostRequestSources): HostRequestTable 
     ...stateRequests(sources.state.repo, sources.state.scope),
     ...fsRequests(sources.workspaceRoot),
     ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
+    ...sources.approvals,
   };
   const granted = new Set<HostMethodName>(sources.access.hostRequests);
   return Object.fromEntries(

@@ -208,8 +208,8 @@ export class OpenRunJournal {
   }
 
   /**
-   * An action now waits for a person: `storeRow` writes its approval row, and `approval.requested` with its audit
-   * record lands in the same transaction (after the run's earlier events, which are flushed first).
+   * An action now waits for a person: `storeRow` writes its approval row (audited there), and `approval.requested`
+   * lands in the same transaction (after the run's earlier events, which are flushed first).
    */
   approvalRequested(data: EventData<'approval.requested'>, storeRow: () => void): void {
     const { store } = this;
@@ -217,12 +217,8 @@ export class OpenRunJournal {
     store.transaction(() => {
       storeRow();
       store.append(this.run.sessionId, [
-        {
-          type: 'approval.requested',
-          runId: this.run.runId,
-          data,
-          audit: { type: 'approval.requested', actor: `runner:${this.runnerId}`, data },
-        },
+        // Its audit record is written with the row (host/state/approvals.ts).
+        { type: 'approval.requested', runId: this.run.runId, data },
       ]);
     });
   }

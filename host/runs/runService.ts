@@ -17,6 +17,8 @@ import { tenantOfSession } from '../state/tenancy.js';
 import { tenantOf } from '../config/tenant.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway } from '../gateway/gateway.js';
+import { approvalRequests } from '../policy/approvalRequests.js';
+import { approvalPort } from './approvalPort.js';
 import { hostRequestTable, tableHandler } from './hostRequestTable.js';
 import { RunJournal, type OpenRunJournal, type QueuedRun } from './journal.js';
 import { takeChatEvent } from './eventIntake.js';
@@ -210,20 +212,41 @@ export class RunService {
     const { runId, sessionId } = queued;
     const { binding, runner, access } = plan;
     const limits = access.limits;
+    // The tenant the session recorded (the store's, not the binding's current one).
+    const tenant = tenantOfSession(this.store, sessionId) ?? tenantOf(binding);
     const table = hostRequestTable({
       access,
       state: {
         repo: this.store.runnerState,
-        // The tenant the session recorded (the store's, not the binding's current one).
-        scope: stateScope(
-          binding.id,
-          sessionId,
-          access.state === 'binding' ? 'binding' : 'session',
-          tenantOfSession(this.store, sessionId) ?? tenantOf(binding),
-        ),
+        scope: stateScope(binding.id, sessionId, access.state === 'binding' ? 'binding' : 'session', tenant),
       },
       workspaceRoot: run.workspace.root,
       gateway: { gateway: this.gateway, handle: run.gateway },
+      approvals: approvalRequests(
+        {
+          tenant,
+          bindingId: binding.id,
+          sessionId,
+          runId,
+          goalRevision: queued.goalRevision,
+          runnerId: runner.manifest.id,
+          sandbox: binding.sandbox,
+          workspaceRoot: run.workspace.root,
+          rules: binding.policy,
+          approvalPolicy: binding.approvalPolicy,
+          timeoutMs: binding.approvalTimeoutMs,
+          networkAllow: binding.network.egress,
+        },
+        approvalPort({
+          store: this.store,
+          redactor: this.redactor,
+          journal,
+          tenant,
+          bindingId: binding.id,
+          sessionId,
+          runId,
+        }),
+      ),
     });
     // Checked before the sandbox is handed over: a throw here leaves its release to provision's undo.
     const params = buildRunParams({

@@ -1,6 +1,6 @@
 // The acp runner driving a real ACP agent process (a fixture written with the official SDK) in
 // the bwrap sandbox: updates, fs through the host path policy, terminals refused, permissions
-// denied, MCP through the host endpoint, session load from host state, cancel.
+// denied (or approved through the host), MCP through the host endpoint, session load from host state, cancel.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -101,7 +101,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     },
   );
 
-  it('terminals are refused and permission requests denied (approvals are not served yet)', async () => {
+  it('terminals are refused; permission requests denied when the binding grants no approval requests', async () => {
     const { outcome: terminal } = await dispatch('acp', 'TERMINAL:ls', 't-1');
     expect(outputOf(terminal)).toMatch(/^error -32601/);
     const { outcome, updates } = await dispatch('acp', 'PERMIT:rm -rf /', 't-2');

@@ -29,11 +29,21 @@ const scope: HostRequestScope = {
 const workspaceRoot = mkdtempSync(join(tmpdir(), 'paddock-table-'));
 writeFileSync(join(workspaceRoot, 'hello.txt'), 'hello table');
 
-const sources = (hostRequests: HostMethodName[], handle?: GatewayRunHandle): HostRequestSources => ({
+/** A stand-in approvals source (a fake, named so): the approval flow itself is tested in test/unit/policy/. */
+const approvalsSource: HostRequestSources['approvals'] = {
+  'approval/request': async () => ({ decision: 'denied', reason: 'the stand-in source' }),
+};
+
+const sources = (
+  hostRequests: HostMethodName[],
+  handle?: GatewayRunHandle,
+  approvals: HostRequestSources['approvals'] = {},
+): HostRequestSources => ({
   access: { hostRequests },
   state: { repo: host.store.runnerState, scope: 'binding:table/session:s1' },
   workspaceRoot,
   gateway: { gateway: host.gateway, handle },
+  approvals,
 });
 
 const codeOf = (p: Promise<unknown>) =>
@@ -47,8 +57,13 @@ describe('hostRequestTable', () => {
     const handle = await openScriptedRun(host.gateway, 'run_table-entries-01');
     handles.push(handle);
     const all = hostRequestTable(sources([...HOST_METHOD_NAMES], handle));
-    // approval/request is granted here but not implemented by this host: no entry.
+    // approval/request is granted here but this run has no approvals source: no entry.
     expect(Object.keys(all).sort()).toEqual(HOST_METHOD_NAMES.filter((m) => m !== 'approval/request').sort());
+    // With the source, the entry is there when granted, and only then.
+    expect(Object.keys(hostRequestTable(sources([...HOST_METHOD_NAMES], handle, approvalsSource))).sort()).toEqual(
+      [...HOST_METHOD_NAMES].sort(),
+    );
+    expect(Object.keys(hostRequestTable(sources(['state/get'], handle, approvalsSource)))).toEqual(['state/get']);
     expect(Object.keys(hostRequestTable(sources(['state/get', 'fs/read'], handle))).sort()).toEqual([
       'fs/read',
       'state/get',
