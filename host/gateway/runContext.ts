@@ -25,6 +25,16 @@ export interface GatewayRun {
   sandboxLimits: SandboxLimits;
   /** Tell the run (and the chat) something the host decided, as a `log` update. */
   notice(level: 'info' | 'warn' | 'error', message: string): void;
+  /**
+   * The run's policy over MCP tool calls (set by the run pipeline once the run's policy exists): undefined lets the
+   * call go, a refusal is answered as an `isError` result naming who denied it.
+   */
+  toolGate?(
+    server: string,
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ deniedBy: string; message: string } | undefined>;
   /** Aborted when the run's token is revoked (its result line, or its end): in-flight calls stop. */
   signal: AbortSignal;
   /** Hears each model call once it is recorded and its reservation settled (tests, metrics). */

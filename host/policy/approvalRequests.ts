@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { ApprovalRequestParams, ApprovalRequestResult } from '../../sdk/protocol/types.js';
 import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
 import type { Action, CapabilityGrant, GrantLifetime, PolicyRule, Risk, Verdict } from './actions.js';
-import { classifyRequest } from './classify.js';
-import { evaluate } from './rules.js';
+import { RpcError } from '../../sdk/protocol/rpcError.js';
+import { classifyPath, classifyRequest } from './classify.js';
+import { evaluate, staysInside } from './rules.js';
 
 /** The run an approval belongs to, and the binding's policy as the run was planned with it. */
 export interface ApprovalRunContext {
@@ -30,6 +31,9 @@ export interface PendingApproval {
   goalRevision: number;
   createdAt: string;
   expiresAt: string;
+  /** Set for an outbound action of a tainted run: what it may carry, and where to. */
+  dataClass?: string;
+  destination?: string;
 }
 
 /** Where an approval's decision stands, read fresh from the store. */
@@ -66,6 +70,12 @@ export interface ApprovalPort {
   void(id: string, at: string, why: string): ApprovalState | undefined;
   /** Record the answer (`approval.decided`, audited). */
   decided(answer: ApprovalAnswer): void;
+  /** Record that the run read a sensitive source (`run.tainted`, audited). */
+  tainted(dataClass: string, source: string): void;
+  /** Does the text hold a secret value the host knows (every encoding the redactor knows)? */
+  containsSecret(text: string): boolean;
+  /** Know this value as a secret for the rest of the run (redacted everywhere, blocked when sent out). */
+  learnSecret(value: string): void;
 }
 
 /** Options of the flow (tests shorten the poll; production polls every 200 ms, as run controls are). */
@@ -102,19 +112,138 @@ function requestedLifetime(scope: ApprovalRequestParams['scope']): GrantLifetime
   return scope ?? 'once';
 }
 
+/** What a decided action answers: approved or denied, by whom, why (and the grant that allowed it, if one did). */
+export type PolicyAnswer = Omit<ApprovalAnswer, 'approvalId' | 'action'>;
+
 /**
- * `approval/request`, served (docs/approvals.md, "The approval flow"): the host classifies the action itself, the
- * binding's rules, the host's defaults and floors, taint and live capability grants decide; an `ask` waits for a
- * person (or the binding's timeout, which denies) without holding anything but the runner's request.
+ * One run's policy (docs/approvals.md): every action that reaches the host through the run — `approval/request`,
+ * `fs/*`, MCP tool calls through the gateway — is decided here, from the host's own classification of it: the
+ * binding's rules, the host's defaults and floors, the run's taint and live capability grants; an `ask` waits for a
+ * person (or the binding's timeout, which denies, or the run's end, which voids it) without holding anything but
+ * the request. Every answer is recorded (`approval.decided`).
  */
-export function approvalRequests(
-  ctx: ApprovalRunContext,
-  port: ApprovalPort,
-  options: ApprovalFlowOptions = {},
-): HostRequestEntries {
-  const now = options.now ?? (() => new Date());
-  const pollMs = options.pollMs ?? 200;
-  return {
+export class RunPolicy {
+  private readonly now: () => Date;
+  private readonly pollMs: number;
+  private readonly taints = new Map<string, string>();
+
+  constructor(
+    private readonly ctx: ApprovalRunContext,
+    private readonly port: ApprovalPort,
+    options: ApprovalFlowOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.pollMs = options.pollMs ?? 200;
+  }
+
+  /** The data classes the run has read so far (empty: not tainted). */
+  get taintClasses(): string[] {
+    return [...this.taints.keys()];
+  }
+
+  /** The run read a sensitive source: recorded once per data class (`run.tainted`), inherited by what it sends. */
+  markTainted(dataClass: string, source: string): void {
+    if (this.taints.has(dataClass)) return;
+    this.taints.set(dataClass, source);
+    this.port.tainted(dataClass, source);
+  }
+
+  /**
+   * Decide one action the host classified; waits for a person when the policy asks. The answer is recorded, except
+   * (with `quietDefaults`) an allow by the host's defaults: an `fs/read` or a granted tool call the run makes by the
+   * hundred is recorded as its request already.
+   */
+  async decide(
+    action: Action,
+    requested: GrantLifetime,
+    signal?: AbortSignal,
+    quietDefaults = false,
+  ): Promise<PolicyAnswer> {
+    const verdict = decide(this.ctx, this.port, action, this.now(), this.taintClasses);
+    if (verdict.decision !== 'ask') {
+      const { by, reason } = describeVerdict(verdict);
+      const grantId = verdict.decidedBy.kind === 'grant' ? verdict.decidedBy.grantId : undefined;
+      const decision = verdict.decision === 'allow' ? ('approved' as const) : ('denied' as const);
+      const answer = { decision, by, reason, ...(grantId ? { grantId } : {}) };
+      if (!(quietDefaults && decision === 'approved' && verdict.decidedBy.kind === 'default'))
+        this.port.decided({ action, ...answer });
+      return answer;
+    }
+    const createdAt = this.now();
+    const outbound = action.effect === 'network' || action.effect === 'publish' || action.target.kind === 'tool';
+    const pending: PendingApproval = {
+      id: `apr_${randomUUID()}`,
+      action,
+      risk: verdict.risk,
+      requestedLifetime: requested,
+      goalRevision: this.ctx.goalRevision,
+      createdAt: createdAt.toISOString(),
+      expiresAt: new Date(createdAt.getTime() + this.ctx.timeoutMs).toISOString(),
+      ...(this.taints.size > 0 && outbound
+        ? { dataClass: this.taintClasses.join(','), destination: action.target.value }
+        : {}),
+    };
+    this.port.request(pending);
+    const final = await waitForDecision(this.port, pending, signal, this.pollMs, this.now);
+    this.port.decided({ approvalId: pending.id, action, ...final });
+    return final;
+  }
+
+  /**
+   * `fs/read` and `fs/write` of a runner, decided before the path policy touches anything; a denial throws
+   * `PolicyDenied` naming who denied what. An allowed read of a secret path taints the run, and the `KEY=value`
+   * values in it become secrets the host knows (redacted, and blocked if sent out).
+   */
+  async checkPath(effect: 'fs.read' | 'fs.write', path: string, signal?: AbortSignal): Promise<Action> {
+    const method = effect === 'fs.read' ? 'fs/read' : 'fs/write';
+    const action = classifyPath(path, effect, method, this.ctx.workspaceRoot);
+    // A path outside the workspace never reaches a file: the path policy refuses it, under its own name.
+    if (!staysInside(action)) return action;
+    const answer = await this.decide(action, 'once', signal, true);
+    if (answer.decision !== 'approved')
+      throw RpcError.policyDenied(`${method}: ${answer.reason}`, { deniedBy: answer.by, method });
+    if (action.effect === 'credential') this.markTainted('credential', action.target.value);
+    return action;
+  }
+
+  /** What an allowed read returned: content holding a secret the host knows taints; a secret path's values are learnt. */
+  afterRead(path: string, content: Buffer, wasCredential: boolean): void {
+    const text = content.toString('utf8');
+    // A secret the host already knew (a configured one), before the file's own values are learnt.
+    if (this.port.containsSecret(text)) this.markTainted('secret', path);
+    if (wasCredential) for (const value of assignedValues(text)) this.port.learnSecret(value);
+  }
+
+  /**
+   * An MCP tool call through the gateway (SDK `tool/call` and a harness's MCP endpoint alike): arguments carrying a
+   * secret value the host knows are blocked at once; otherwise the call is decided as an action (`network` to the
+   * tool), which a tainted run must have approved for exactly this tool. Undefined: it may go.
+   */
+  async checkTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ deniedBy: string; message: string } | undefined> {
+    const action: Action = {
+      effect: 'network',
+      target: { kind: 'tool', value: `${server}/${tool}` },
+      via: 'mcp',
+      summary: `call ${tool} of MCP server ${server}`,
+    };
+    if (this.port.containsSecret(JSON.stringify(args ?? {}))) {
+      const reason = `the arguments of ${server}/${tool} carry a secret value the host knows: blocked`;
+      this.port.decided({ action, decision: 'denied', by: 'outbound secret scan', reason });
+      return { deniedBy: 'policy.secretScan', message: reason };
+    }
+    const answer = await this.decide(action, 'once', signal, true);
+    return answer.decision === 'approved' ? undefined : { deniedBy: answer.by, message: answer.reason };
+  }
+}
+
+/** `approval/request`, served by the run's policy: the runner's claim is classified again by the host. */
+export function approvalRequests(policy: RunPolicy, ctx: Pick<ApprovalRunContext, 'runnerId' | 'workspaceRoot'>) {
+  const entries: HostRequestEntries = {
     'approval/request': async (params, scope): Promise<ApprovalRequestResult> => {
       const request = params as ApprovalRequestParams;
       const action = classifyRequest(
@@ -123,44 +252,26 @@ export function approvalRequests(
         { workspaceRoot: ctx.workspaceRoot },
       );
       action.summary = request.action.summary;
-      const verdict = decide(ctx, port, action, now());
-      if (verdict.decision !== 'ask') {
-        const { by, reason } = describeVerdict(verdict);
-        const grantId = verdict.decidedBy.kind === 'grant' ? verdict.decidedBy.grantId : undefined;
-        const decision = verdict.decision === 'allow' ? 'approved' : 'denied';
-        port.decided({ action, decision, by, reason, ...(grantId ? { grantId } : {}) });
-        return { decision, reason, decidedBy: by, ...(grantId ? { grantId } : {}) };
-      }
-      const createdAt = now();
-      const pending: PendingApproval = {
-        id: `apr_${randomUUID()}`,
-        action,
-        risk: verdict.risk,
-        requestedLifetime: requestedLifetime(request.scope),
-        goalRevision: ctx.goalRevision,
-        createdAt: createdAt.toISOString(),
-        expiresAt: new Date(createdAt.getTime() + ctx.timeoutMs).toISOString(),
-      };
-      port.request(pending);
-      const final = await waitForDecision(port, pending, scope.signal, pollMs, now);
-      port.decided({ approvalId: pending.id, action, ...final });
+      const answer = await policy.decide(action, requestedLifetime(request.scope), scope.signal);
       return {
-        decision: final.decision,
-        reason: final.reason,
-        decidedBy: final.by,
-        ...(final.grantId ? { grantId: final.grantId } : {}),
+        decision: answer.decision,
+        reason: answer.reason,
+        decidedBy: answer.by,
+        ...(answer.grantId ? { grantId: answer.grantId } : {}),
       };
     },
   };
+  return entries;
 }
 
 /**
  * The policy's verdict, with a `once` grant used up in the same step: when another run used it first, the action is
  * decided again without it (it asks).
  */
-function decide(ctx: ApprovalRunContext, port: ApprovalPort, action: Action, at: Date): Verdict {
+function decide(ctx: ApprovalRunContext, port: ApprovalPort, action: Action, at: Date, taint: string[]): Verdict {
   const evaluateWith = (grants: CapabilityGrant[]) =>
     evaluate(action, {
+      ...(taint.length > 0 ? { taint: { classes: taint } } : {}),
       rules: ctx.rules,
       grants,
       approvalPolicy: ctx.approvalPolicy,
@@ -246,4 +357,16 @@ function settle(
 function timeoutWords(pending: PendingApproval): string {
   const ms = Date.parse(pending.expiresAt) - Date.parse(pending.createdAt);
   return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
+}
+
+/** The values of `KEY=value` lines (dotenv, shell, ini): quotes and `export` removed, 8 characters or more. */
+export function assignedValues(text: string): string[] {
+  const values: string[] = [];
+  for (const line of text.split(/\r?\n/).slice(0, 10_000)) {
+    const m = /^\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    const value = m[1]!.replace(/^(['"])(.*)\1$/, '$2');
+    if (value.length >= 8) values.push(value);
+  }
+  return values;
 }

@@ -2,7 +2,8 @@ import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
 import { clip } from '../util/clip.js';
-import { PathPolicyError, readInside, writeInside } from './paths.js';
+import type { Action } from './actions.js';
+import { checkRelative, checkWritable, PathPolicyError, readInside, writeInside } from './paths.js';
 
 /** Most a single `fs/read` returns. */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -41,16 +42,36 @@ function refusal(error: unknown, method: string, path: string): never {
   throw error;
 }
 
+function lexically(check: () => unknown, method: string, path: string): void {
+  try {
+    check();
+  } catch (error) {
+    refusal(error, method, path);
+  }
+}
+
+/**
+ * The run's policy as fs requests meet it (host/policy/approvalRequests.ts RunPolicy): decided before the path policy
+ * touches anything (a denial throws `PolicyDenied`), and told what a read returned (taint).
+ */
+export interface FsGate {
+  checkPath(effect: 'fs.read' | 'fs.write', path: string, signal?: AbortSignal): Promise<Action>;
+  afterRead(path: string, content: Buffer, wasCredential: boolean): void;
+}
+
 /**
  * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
  * followed, no `..`, no hard link, only regular files opened, `.git/hooks` and `.git/config` never
  * written), all of it off the event loop. Which of the two a run may call is decided by its
  * access (`grants.fs`).
  */
-export function fsRequests(workspaceRoot: string): HostRequestEntries {
+export function fsRequests(workspaceRoot: string, gate?: FsGate): HostRequestEntries {
   return {
-    'fs/read': async (params) => {
+    'fs/read': async (params, scope) => {
       const path = String(params.path);
+      // What the path policy refuses by the path's text alone it refuses under its own name, before any ask.
+      lexically(() => checkRelative(path), 'fs/read', path);
+      const action = await gate?.checkPath('fs.read', path, scope.signal);
       try {
         const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
         const { content, size, truncated } = await readInside(
@@ -58,13 +79,16 @@ export function fsRequests(workspaceRoot: string): HostRequestEntries {
           path,
           Math.min(Number(params.maxBytes ?? MAX_READ_BYTES), MAX_READ_BYTES),
         );
+        gate?.afterRead(path, content, action?.effect === 'credential');
         return { content: content.toString(encoding), encoding, size, truncated };
       } catch (error) {
         refusal(error, 'fs/read', path);
       }
     },
-    'fs/write': async (params) => {
+    'fs/write': async (params, scope) => {
       const path = String(params.path);
+      lexically(() => checkWritable(path), 'fs/write', path);
+      await gate?.checkPath('fs.write', path, scope.signal);
       try {
         const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
         const bytes = Buffer.from(String(params.content), encoding);

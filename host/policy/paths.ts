@@ -51,6 +51,18 @@ export function checkRelative(rel: string): string[] {
   return parts;
 }
 
+/** {@link checkRelative}, and for a write: `.git/hooks` and `.git/config` are refused. Returns the components. */
+export function checkWritable(rel: string): string[] {
+  const parts = checkRelative(rel);
+  const normalized = parts.join('/');
+  if (PROTECTED.some((p) => p.test(normalized)))
+    throw new PathPolicyError(
+      'PROTECTED',
+      `${normalized} is protected: .git/hooks and .git/config are never writable by a runner`,
+    );
+  return parts;
+}
+
 /** Is `path` the root or inside it (both already real paths)? */
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);
@@ -232,13 +244,7 @@ export async function writeInside(
   content: Buffer,
   mode: 'create' | 'overwrite' | 'append',
 ): Promise<number> {
-  const parts = checkRelative(rel);
-  const normalized = parts.join('/');
-  if (PROTECTED.some((p) => p.test(normalized)))
-    throw new PathPolicyError(
-      'PROTECTED',
-      `${normalized} is protected: .git/hooks and .git/config are never writable by a runner`,
-    );
+  const parts = checkWritable(rel);
   const { handle: root, real } = await openRoot(rootPath);
   let dir: FileHandle | undefined;
   let file: FileHandle | undefined;

@@ -102,6 +102,9 @@ export function ruleSpecificity(rule: PolicyRule, action: Action, opaque = false
 /** The default of an action no rule matches (docs/approvals.md §2's table). */
 function byDefault(action: Action, ctx: EvaluateContext): { decision: Decision; why: string } {
   const inside = staysInside(action);
+  // The gateway refuses a tool the binding does not grant before the policy sees it: a granted tool is allowed.
+  if (action.target.kind === 'tool' && action.effect === 'network')
+    return { decision: 'allow', why: 'a tool of an MCP server the binding grants' };
   switch (action.effect) {
     case 'fs.read':
     case 'fs.write': {

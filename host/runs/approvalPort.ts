@@ -1,4 +1,4 @@
-import type { ApprovalPort, ApprovalState, PendingApproval } from '../policy/approvalRequests.js';
+import { RunPolicy, type ApprovalPort, type ApprovalState, type PendingApproval } from '../policy/approvalRequests.js';
 import type { Redactor } from '../secrets/redactor.js';
 import {
   approvalById,
@@ -10,7 +10,8 @@ import {
 } from '../state/approvals.js';
 import { liveCapabilityGrants, useOnceGrant } from '../state/capabilityGrants.js';
 import type { Store } from '../state/store.js';
-import type { OpenRunJournal } from './journal.js';
+import type { OpenRunJournal, QueuedRun } from './journal.js';
+import type { RunPlan } from './plan.js';
 
 /** What one run's approval flow is wired to. */
 export interface ApprovalPortDeps {
@@ -38,10 +39,23 @@ function stateOf(row: ApprovalRow | undefined): ApprovalState | undefined {
  * host/state, `approval.requested`/`approval.decided` through the journal. What a person sees (target, summary) is
  * redacted first: a command line may carry a secret the run was given.
  */
-export function approvalPort(deps: ApprovalPortDeps): ApprovalPort {
+export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLearnt(): void } {
   const { store, redactor, journal, tenant, bindingId, sessionId, runId } = deps;
   const shown = (text: string) => redactor.text(text);
+  const learnt = new Set<string>();
   return {
+    containsSecret: (text) => redactor.text(text) !== text,
+    learnSecret: (value) => {
+      // One the host knew already (a configured secret) is never forgotten with the run's own.
+      if (learnt.has(value) || redactor.text(value) !== value) return;
+      learnt.add(value);
+      redactor.add(value);
+    },
+    // Values the run read from a secret file stay known while anything of the run may still be written.
+    forgetLearnt: () => {
+      for (const value of learnt) redactor.forget(value);
+      learnt.clear();
+    },
     liveGrants: (now) => liveCapabilityGrants(store, { tenant, bindingId, sessionId, runId, now: now.toISOString() }),
     useOnceGrant: (id, at) => useOnceGrant(store, id, at),
     request: (pending: PendingApproval) => {
@@ -58,6 +72,8 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort {
           risk: pending.risk,
           goalRevision: pending.goalRevision,
           expiresAt: pending.expiresAt,
+          ...(pending.dataClass !== undefined ? { dataClass: pending.dataClass } : {}),
+          ...(pending.destination !== undefined ? { destination: shown(pending.destination) } : {}),
         },
         () =>
           insertApproval(store, {
@@ -70,8 +86,8 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort {
             effect: pending.action.effect,
             target,
             summary: summary ?? '',
-            dataClass: null,
-            destination: null,
+            dataClass: pending.dataClass ?? null,
+            destination: pending.destination === undefined ? null : shown(pending.destination),
             risk: pending.risk,
             goalRevision: pending.goalRevision,
             groupId: null,
@@ -90,6 +106,7 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort {
       voidApprovals(store, { runId }, at, why);
       return stateOf(approvalById(store, id));
     },
+    tainted: (dataClass, source) => journal.tainted(dataClass, shown(source)),
     decided: (answer) =>
       journal.approvalDecided({
         ...(answer.approvalId !== undefined ? { approvalId: answer.approvalId } : {}),
@@ -101,4 +118,51 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort {
         ...(answer.grantId !== undefined ? { grantId: answer.grantId } : {}),
       }),
   };
+}
+
+/** What a run's policy is opened from. */
+export interface RunPolicyDeps {
+  store: Store;
+  redactor: Redactor;
+  journal: OpenRunJournal;
+  plan: RunPlan;
+  queued: QueuedRun;
+  tenant: string;
+  workspaceRoot: string;
+}
+
+/**
+ * The policy of one run (host/policy/approvalRequests.ts), from its plan: the binding's rules, approval policy and
+ * timeout, its network allowlist and sandbox. `release()` forgets the secrets the run's reads taught the host.
+ */
+export function openRunPolicy(deps: RunPolicyDeps): { policy: RunPolicy; release(): void } {
+  const { plan, queued, tenant } = deps;
+  const { binding } = plan;
+  const port = approvalPort({
+    store: deps.store,
+    redactor: deps.redactor,
+    journal: deps.journal,
+    tenant,
+    bindingId: binding.id,
+    sessionId: queued.sessionId,
+    runId: queued.runId,
+  });
+  const policy = new RunPolicy(
+    {
+      tenant,
+      bindingId: binding.id,
+      sessionId: queued.sessionId,
+      runId: queued.runId,
+      goalRevision: queued.goalRevision,
+      runnerId: plan.runner.manifest.id,
+      sandbox: binding.sandbox,
+      workspaceRoot: deps.workspaceRoot,
+      rules: binding.policy,
+      approvalPolicy: binding.approvalPolicy,
+      timeoutMs: binding.approvalTimeoutMs,
+      networkAllow: binding.network.egress,
+    },
+    port,
+  );
+  return { policy, release: () => port.forgetLearnt() };
 }

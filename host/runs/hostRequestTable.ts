@@ -3,6 +3,7 @@ import { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { RunAccess } from '../authz/runAccess.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequests } from '../gateway/hostRequests.js';
+import { approvalRequests, type RunPolicy } from '../policy/approvalRequests.js';
 import { fsRequests } from '../policy/fsRequests.js';
 import type { HostRequestEntries, HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import type { RunnerStateRepo } from '../state/runnerState.js';
@@ -18,8 +19,10 @@ export interface HostRequestSources {
   workspaceRoot: string;
   /** The host gateway and the run's handle (absent: nothing is granted through it). */
   gateway: { gateway: Gateway; handle: GatewayRunHandle | undefined };
-  /** `approval/request`, served by the approval flow of the run (host/policy/approvalRequests.ts). */
-  approvals: HostRequestEntries;
+  /** The run's policy: `approval/request`, and the gate of `fs/*` (host/policy/approvalRequests.ts). */
+  policy: RunPolicy;
+  /** The runner's id, as approvals name who asked. */
+  runnerId: string;
 }
 
 /** A run's host requests: method → handler, and nothing else. */
@@ -33,9 +36,9 @@ export type HostRequestTable = HostRequestEntries;
 export function hostRequestTable(sources: HostRequestSources): HostRequestTable {
   const implemented: HostRequestEntries = {
     ...stateRequests(sources.state.repo, sources.state.scope),
-    ...fsRequests(sources.workspaceRoot),
+    ...fsRequests(sources.workspaceRoot, sources.policy),
     ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
-    ...sources.approvals,
+    ...approvalRequests(sources.policy, { runnerId: sources.runnerId, workspaceRoot: sources.workspaceRoot }),
   };
   const granted = new Set<HostMethodName>(sources.access.hostRequests);
   return Object.fromEntries(

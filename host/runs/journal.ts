@@ -228,12 +228,28 @@ export class OpenRunJournal {
    * expiry or a void was audited where it was made.
    */
   approvalDecided(data: EventData<'approval.decided'>): void {
-    this.batcher.add(this.run.sessionId, {
-      type: 'approval.decided',
-      runId: this.run.runId,
-      data,
-      ...(data.approvalId === undefined ? { audit: { type: 'approval.decided', actor: 'host', data } } : {}),
-    });
+    this.now([
+      {
+        type: 'approval.decided',
+        runId: this.run.runId,
+        data,
+        ...(data.approvalId === undefined ? { audit: { type: 'approval.decided', actor: 'host', data } } : {}),
+      },
+    ]);
+  }
+
+  /** The run read a sensitive source: `run.tainted`, audited. */
+  tainted(dataClass: string, source: string): void {
+    const data = { dataClass, source };
+    this.now([
+      { type: 'run.tainted', runId: this.run.runId, data, audit: { type: 'run.tainted', actor: 'host', data } },
+    ]);
+  }
+
+  /** Commit these events now, after the run's earlier ones: a decision lands before what it caused. */
+  private now(events: Parameters<Store['append']>[1]): void {
+    this.batcher.flush();
+    this.store.append(this.run.sessionId, events);
   }
 
   /** The runner process started: `run.started` and its `run.spawned` audit record. */

@@ -17,8 +17,7 @@ import { tenantOfSession } from '../state/tenancy.js';
 import { tenantOf } from '../config/tenant.js';
 import type { Redactor } from '../secrets/redactor.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { approvalRequests } from '../policy/approvalRequests.js';
-import { approvalPort } from './approvalPort.js';
+import { openRunPolicy } from './approvalPort.js';
 import { hostRequestTable, tableHandler } from './hostRequestTable.js';
 import { RunJournal, type OpenRunJournal, type QueuedRun } from './journal.js';
 import { takeChatEvent } from './eventIntake.js';
@@ -214,6 +213,18 @@ export class RunService {
     const limits = access.limits;
     // The tenant the session recorded (the store's, not the binding's current one).
     const tenant = tenantOfSession(this.store, sessionId) ?? tenantOf(binding);
+    const { policy, release: releasePolicy } = openRunPolicy({
+      store: this.store,
+      redactor: this.redactor,
+      journal,
+      plan,
+      queued,
+      tenant,
+      workspaceRoot: run.workspace.root,
+    });
+    // MCP tool calls through the gateway (SDK tool/call and a harness's MCP endpoint) are the policy's too.
+    if (run.gateway)
+      run.gateway.run.toolGate = (server, tool, args, signal) => policy.checkTool(server, tool, args, signal);
     const table = hostRequestTable({
       access,
       state: {
@@ -222,31 +233,8 @@ export class RunService {
       },
       workspaceRoot: run.workspace.root,
       gateway: { gateway: this.gateway, handle: run.gateway },
-      approvals: approvalRequests(
-        {
-          tenant,
-          bindingId: binding.id,
-          sessionId,
-          runId,
-          goalRevision: queued.goalRevision,
-          runnerId: runner.manifest.id,
-          sandbox: binding.sandbox,
-          workspaceRoot: run.workspace.root,
-          rules: binding.policy,
-          approvalPolicy: binding.approvalPolicy,
-          timeoutMs: binding.approvalTimeoutMs,
-          networkAllow: binding.network.egress,
-        },
-        approvalPort({
-          store: this.store,
-          redactor: this.redactor,
-          journal,
-          tenant,
-          bindingId: binding.id,
-          sessionId,
-          runId,
-        }),
-      ),
+      policy,
+      runnerId: runner.manifest.id,
     });
     // Checked before the sandbox is handed over: a throw here leaves its release to provision's undo.
     const params = buildRunParams({
@@ -311,6 +299,7 @@ export class RunService {
       });
     } finally {
       stopWatching?.();
+      releasePolicy();
     }
     try {
       journal.endUpdates();

@@ -68,7 +68,12 @@ export const EVENT_DATA = {
     risk: z.object({ score: z.int(), level: z.string(), reasons: z.array(z.string()) }),
     goalRevision: z.int().nonnegative(),
     expiresAt: z.string(),
+    /** An outbound action of a tainted run: the data classes it may carry and where to. */
+    dataClass: z.string().optional(),
+    destination: z.string().optional(),
   }),
+  /** The run read a sensitive source (docs/approvals.md, "Taint"): what it sends out from now on is guarded. */
+  'run.tainted': z.object({ dataClass: z.string(), source: z.string() }),
   /**
    * The host's answer to an action: by the binding's policy, a grant or the floors (no approval), or by a person,
    * a timeout or the run's end (an approval). `by` names the mechanism or the approver.

@@ -89,7 +89,9 @@ export class McpUpstreams {
   ): Promise<ToolResult> {
     const started = Date.now();
     const handle = this.handle(serverId);
-    const refusal = toolRefusal(handle, tool, this.run.claims.runId);
+    const refusal =
+      toolRefusal(handle, tool, this.run.claims.runId) ??
+      (await this.run.toolGate?.(serverId, tool, args, signal ?? this.run.signal));
     if (refusal) {
       this.audit('mcp.denied', { server: serverId, tool, deniedBy: refusal.deniedBy, reason: refusal.message });
       return {

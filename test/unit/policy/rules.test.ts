@@ -64,7 +64,8 @@ describe('evaluate: defaults (no rule matches)', () => {
     ['a destructive command', cmd('rm -rf build'), 'ask'],
     ['a publish command', cmd('git push'), 'ask'],
     ['an opaque command', cmd('eval "$X"'), 'ask'],
-    ['a tool', tool('gh/create_issue'), 'ask'],
+    // The gateway refuses a tool the binding does not grant before the policy sees the call.
+    ['a granted MCP tool', tool('gh/create_issue'), 'allow'],
   ])('%s: %s', (_, action, expected) => {
     const verdict = evaluate(action, base);
     expect(verdict.decision).toBe(expected);
@@ -73,6 +74,24 @@ describe('evaluate: defaults (no rule matches)', () => {
 });
 
 describe('evaluate: rules', () => {
+  it('a rule names the effect as an admin writes it: exec names any command, fs.read/fs.write a credential path', () => {
+    const denyDeploy = [rule('exec', { command: 'make deploy-docs' }, 'deny')];
+    expect(evaluate(cmd('make deploy-docs'), ctxWith({ rules: denyDeploy })).decision).toBe('deny');
+    expect(evaluate(cmd('git push'), ctxWith({ rules: [rule('exec', { command: 'git *' }, 'deny')] })).decision).toBe(
+      'deny',
+    );
+    expect(evaluate(read('.env'), ctxWith({ rules: [rule('fs.read', { path: '**/.env' }, 'deny')] })).decision).toBe(
+      'deny',
+    );
+    // An allow written so is still held by the floor: publish is never allowed without a grant.
+    const allowPush = evaluate(cmd('git push'), ctxWith({ rules: [rule('exec', { command: 'git push' }, 'allow')] }));
+    expect(allowPush).toMatchObject({ decision: 'ask', decidedBy: { kind: 'floor' } });
+    // fs.read does not name a command, network does not name a path.
+    expect(evaluate(cmd('make x'), ctxWith({ rules: [rule('fs.read', { command: 'make x' }, 'deny')] })).decision).toBe(
+      'ask',
+    );
+  });
+
   it('a matching deny wins over any allow, however specific', () => {
     const rules = [rule('fs.write', { path: 'src/app/main.ts' }, 'allow'), rule('*', { path: '**' }, 'deny')];
     const verdict = evaluate(write('src/app/main.ts'), ctxWith({ rules }));

@@ -11,6 +11,7 @@ import { RpcError } from '../../../sdk/protocol/rpcError.js';
 import { openScriptedRun } from '../../../host/gateway/scriptedRun.js';
 import type { GatewayRunHandle } from '../../../host/gateway/gateway.js';
 import { unsupportedHostRequests, type HostRequestScope } from '../../../host/rpc/hostRequestHandler.js';
+import { RunPolicy, type ApprovalPort } from '../../../host/policy/approvalRequests.js';
 import { hostRequestTable, tableHandler, type HostRequestSources } from '../../../host/runs/hostRequestTable.js';
 import { tempHost } from '../../helpers/host.js';
 
@@ -29,21 +30,49 @@ const scope: HostRequestScope = {
 const workspaceRoot = mkdtempSync(join(tmpdir(), 'paddock-table-'));
 writeFileSync(join(workspaceRoot, 'hello.txt'), 'hello table');
 
-/** A stand-in approvals source (a fake, named so): the approval flow itself is tested in test/unit/policy/. */
-const approvalsSource: HostRequestSources['approvals'] = {
-  'approval/request': async () => ({ decision: 'denied', reason: 'the stand-in source' }),
+/**
+ * The run's policy over a stand-in port (a fake, named so: no store behind it; the flow with the store is tested in
+ * test/integration/approvals.test.ts). approvalPolicy deny: nothing waits for a person here.
+ */
+const standInPort: ApprovalPort = {
+  liveGrants: () => [],
+  useOnceGrant: () => false,
+  request: () => {
+    throw new Error('no approval is asked in this test');
+  },
+  state: () => undefined,
+  expire: () => undefined,
+  void: () => undefined,
+  decided: () => undefined,
+  tainted: () => undefined,
+  containsSecret: () => false,
+  learnSecret: () => undefined,
 };
+const policy = new RunPolicy(
+  {
+    tenant: 'default',
+    bindingId: 'table',
+    sessionId: 's1',
+    runId: 'run_table-test-0001',
+    goalRevision: 0,
+    runnerId: 'table-test',
+    sandbox: 'process',
+    workspaceRoot,
+    rules: [],
+    approvalPolicy: 'deny',
+    timeoutMs: 60_000,
+    networkAllow: [],
+  },
+  standInPort,
+);
 
-const sources = (
-  hostRequests: HostMethodName[],
-  handle?: GatewayRunHandle,
-  approvals: HostRequestSources['approvals'] = {},
-): HostRequestSources => ({
+const sources = (hostRequests: HostMethodName[], handle?: GatewayRunHandle): HostRequestSources => ({
   access: { hostRequests },
   state: { repo: host.store.runnerState, scope: 'binding:table/session:s1' },
   workspaceRoot,
   gateway: { gateway: host.gateway, handle },
-  approvals,
+  policy,
+  runnerId: 'table-test',
 });
 
 const codeOf = (p: Promise<unknown>) =>
@@ -57,13 +86,8 @@ describe('hostRequestTable', () => {
     const handle = await openScriptedRun(host.gateway, 'run_table-entries-01');
     handles.push(handle);
     const all = hostRequestTable(sources([...HOST_METHOD_NAMES], handle));
-    // approval/request is granted here but this run has no approvals source: no entry.
-    expect(Object.keys(all).sort()).toEqual(HOST_METHOD_NAMES.filter((m) => m !== 'approval/request').sort());
-    // With the source, the entry is there when granted, and only then.
-    expect(Object.keys(hostRequestTable(sources([...HOST_METHOD_NAMES], handle, approvalsSource))).sort()).toEqual(
-      [...HOST_METHOD_NAMES].sort(),
-    );
-    expect(Object.keys(hostRequestTable(sources(['state/get'], handle, approvalsSource)))).toEqual(['state/get']);
+    // Every host method is implemented now (approvals included): all of them, when all are granted.
+    expect(Object.keys(all).sort()).toEqual([...HOST_METHOD_NAMES].sort());
     expect(Object.keys(hostRequestTable(sources(['state/get', 'fs/read'], handle))).sort()).toEqual([
       'fs/read',
       'state/get',
@@ -110,7 +134,7 @@ describe('hostRequestTable', () => {
   );
 
   it('a method without an entry fails like the old chain: NotSupported, "not supported by this host yet"', async () => {
-    const handler = tableHandler(hostRequestTable(sources(['state/get', 'approval/request', 'model/complete'])));
+    const handler = tableHandler(hostRequestTable(sources(['state/get', 'model/complete'])));
     for (const method of ['approval/request', 'model/complete', 'fs/write', 'kb/retrieve'] as HostMethodName[]) {
       const ours = await handler.handle(method, { runId: scope.runId }, scope).catch((e: unknown) => e as RpcError);
       const old = (await unsupportedHostRequests
@@ -124,6 +148,22 @@ describe('hostRequestTable', () => {
       }).toEqual({ code: old.code, message: old.message, data: old.data });
       expect((ours as RpcError).code).toBe(ErrorCodes.NotSupported);
     }
+  });
+
+  it("approval/request is answered by the run's policy, fs requests pass through it", async () => {
+    const handler = tableHandler(hostRequestTable(sources(['approval/request', 'fs/read'])));
+    const ask = (effect: string, target: string) =>
+      handler.handle('approval/request', { runId: scope.runId, action: { effect, target, summary: 's' } }, scope);
+    expect(await ask('fs.read', 'hello.txt')).toMatchObject({ decision: 'approved', decidedBy: 'host default' });
+    expect(await ask('exec', 'make')).toMatchObject({
+      decision: 'denied',
+      reason: expect.stringMatching(/approvalPolicy/),
+    });
+    // A secret path is credential: asked, so denied here (approvalPolicy deny), naming who denied it.
+    await expect(handler.handle('fs/read', { runId: scope.runId, path: '.env' }, scope)).rejects.toMatchObject({
+      code: ErrorCodes.PolicyDenied,
+      data: { deniedBy: 'host default' },
+    });
   });
 
   it('a method name from the prototype chain is not an entry', async () => {
