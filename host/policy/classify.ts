@@ -38,6 +38,7 @@ export function normalizePath(path: string): string {
  * - `*.pem`, `*.key`, `*.p12`, `*.pfx`
  * - `.netrc`, `_netrc`, `.npmrc`, `.pypirc`, `.pgpass`, `.git-credentials`
  * - `.aws/credentials`, `.aws/config`, `.kube/config`, `.docker/config.json`, `.config/gcloud/**`, `.azure/**`
+ * - `/proc/<pid>/environ` (a process's environment holds its tokens)
  */
 export function isSecretPath(path: string): boolean {
   if (typeof path !== 'string' || path === '') return false;
@@ -46,6 +47,7 @@ export function isSecretPath(path: string): boolean {
   const parent = segs.at(-2) ?? '';
   if (base === '.env' || base.startsWith('.env.')) return true;
   if (segs.includes('.ssh') || segs.includes('.azure')) return true;
+  if (segs[0] === '' && segs[1] === 'proc' && base === 'environ') return true;
   if (/^id_(rsa|dsa|ecdsa|ed25519)/.test(base)) return true;
   if (/\.(pem|key|p12|pfx)$/.test(base)) return true;
   if (['.netrc', '_netrc', '.npmrc', '.pypirc', '.pgpass', '.git-credentials'].includes(base)) return true;
@@ -137,11 +139,12 @@ const PACKAGE_MANAGERS = new Set(['npm', 'yarn', 'pnpm', 'bun']);
 const INSTALLS = new Set(['install', 'i', 'add', 'ci', 'uninstall', 'remove', 'rm', 'update', 'up', 'upgrade']);
 for (const i of ['link', 'dedupe', 'prune']) INSTALLS.add(i);
 
-/** An option cluster (`-rf`, `-Rv`) or long option naming one of `letters` / `long`. */
+/** An option cluster (`-rf`, `-Rv`) or a long option (or its prefix) naming one of `letters` / `long`. */
 function hasFlag(args: string[], letters: string, long: string[] = []): boolean {
   return args.some(
     (a) =>
-      long.some((l) => a === l || a.startsWith(`${l}=`)) ||
+      // GNU and git options take any unambiguous prefix (`--recu`, `--har`): a prefix counts as the option.
+      long.some((l) => a === l || a.startsWith(`${l}=`) || (a.length >= 4 && !a.includes('=') && l.startsWith(a))) ||
       (/^-[A-Za-z0-9]+$/.test(a) && [...a.slice(1)].some((c) => letters.includes(c))),
   );
 }
@@ -280,7 +283,7 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
     case 'filter-repo':
       return 'destructive';
     case 'reset':
-      return rest.includes('--hard') ? 'destructive' : 'fs.write';
+      return hasFlag(rest, '', ['--hard']) ? 'destructive' : 'fs.write';
     case 'clean':
       if (hasFlag(rest, 'f', ['--force'])) return 'destructive';
       return hasFlag(rest, 'n', ['--dry-run']) ? 'fs.read' : 'fs.write';
@@ -315,8 +318,34 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
   return 'exec';
 }
 
-/** The strings in an argument that may name a file (`@.env`, `--file=.env`, `-F x=@.env`, `host:.env`). */
-function pathCandidates(arg: string): string[] {
+/** Most words a brace expansion is expanded to when looking for secret paths. */
+const MAX_BRACE_WORDS = 64;
+
+/**
+ * The words `{a,b}` and `{1..3}`-free brace lists expand to (`.{env,x}` → `.env`, `.x`), at most
+ * {@link MAX_BRACE_WORDS}; the word itself when it has none.
+ */
+export function braceWords(word: string): string[] {
+  const out: string[] = [];
+  const expand = (w: string) => {
+    if (out.length >= MAX_BRACE_WORDS) return;
+    const m = /\{([^{}]*,[^{}]*)\}/.exec(w);
+    if (!m) {
+      out.push(w);
+      return;
+    }
+    for (const alt of m[1]!.split(',')) expand(w.slice(0, m.index) + alt + w.slice(m.index + m[0].length));
+  };
+  expand(word);
+  return out;
+}
+
+/** The strings in an argument that may name a file (`@.env`, `--file=.env`, `-F x=@.env`, `host:.env`, `.{env,x}`). */
+function pathCandidates(word: string): string[] {
+  return braceWords(word).flatMap(candidatesOf);
+}
+
+function candidatesOf(arg: string): string[] {
   const out = [arg];
   if (arg.startsWith('@') || arg.startsWith('<')) out.push(arg.slice(1));
   const eq = arg.indexOf('=');

@@ -394,6 +394,8 @@ class Reader {
       const first = words[0];
       if (!first) return undefined;
       if (first.dynamic) this.fail('the command name is a variable or a substitution');
+      // `{rm,-rf,/}` is `rm -rf /` after brace expansion: a name the reader does not expand.
+      if (/\{[^}]*(,|\.\.)[^}]*\}/.test(first.raw)) this.fail('brace expansion in the command name');
       const name = baseName(first.text);
       const rest = words.slice(1);
       let next: Word[] | undefined;
