@@ -175,8 +175,8 @@ function joinWhy(by: Exclude<DecidedBy, { kind: 'grant' }>, more: string): strin
 
 /**
  * The verdict on one action. A command with parts is decided part by part and the strictest decision wins
- * (deny > ask > allow; the first part among equals explains it): a grant or rule allows a command only if it
- * allows every part. Order within an action: a matching deny rule; the most specific ask/allow rule (ask wins
+ * (deny > ask > allow; the first part among equals explains it): a command is allowed only if every part is, by
+ * a rule, a default or a grant; an allowed command that used grants names them all in its decidedBy. Order within an action: a matching deny rule; the most specific ask/allow rule (ask wins
  * ties); the default; the floors; an opaque command's ask; taint; a covering live grant; `approvalPolicy`.
  */
 export function evaluate(action: Action, ctx: EvaluateContext): Verdict {
@@ -188,9 +188,19 @@ export function evaluate(action: Action, ctx: EvaluateContext): Verdict {
   const partsMax = strongest(...pieces.map((p) => p.effect));
   if (strongest(partsMax, action.effect) !== partsMax) pieces = pieces.map((p) => ({ ...p, effect: action.effect }));
   let worst: { decision: Decision; decidedBy: DecidedBy } | undefined;
+  const used: string[] = [];
   for (const piece of pieces) {
     const d = decide(piece, ctx, opaque);
+    if (d.decidedBy.kind === 'grant' && !used.includes(d.decidedBy.grantId)) used.push(d.decidedBy.grantId);
     if (!worst || STRICTNESS[d.decision] > STRICTNESS[worst.decision]) worst = d;
   }
+  // An allowed command names every grant its parts used, so the caller can use up each `once` grant among them.
+  if (worst!.decision === 'allow' && used.length > 0)
+    return {
+      decision: 'allow',
+      action,
+      risk,
+      decidedBy: { kind: 'grant', grantId: used[0]!, ...(used.length > 1 ? { grantIds: used } : {}) },
+    };
   return { decision: worst!.decision, action, risk, decidedBy: worst!.decidedBy };
 }

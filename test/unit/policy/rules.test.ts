@@ -176,7 +176,15 @@ describe('evaluate: grants', () => {
     const g = grant('exec', { kind: 'command', value: 'npm test' });
     expect(decision(cmd('npm test && ./evil'), ctxWith({ grants: [g] }))).toBe('ask');
     const g2 = grant('exec', { kind: 'command', value: './evil' });
-    expect(decision(cmd('npm test && ./evil'), ctxWith({ grants: [g, g2] }))).toBe('allow');
+    expect(evaluate(cmd('npm test && ./evil'), ctxWith({ grants: [g, g2] })).decidedBy).toEqual({
+      kind: 'grant',
+      grantId: g.id,
+      grantIds: [g.id, g2.id],
+    });
+    expect(evaluate(cmd('ls && npm test'), ctxWith({ grants: [g, g2] })).decidedBy).toEqual({
+      kind: 'grant',
+      grantId: g.id,
+    });
   });
 
   it('a revoked, expired, used or foreign grant does nothing', () => {
