@@ -176,8 +176,9 @@ function joinWhy(by: Exclude<DecidedBy, { kind: 'grant' }>, more: string): strin
 /**
  * The verdict on one action. A command with parts is decided part by part and the strictest decision wins
  * (deny > ask > allow; the first part among equals explains it): a command is allowed only if every part is, by
- * a rule, a default or a grant; an allowed command that used grants names them all in its decidedBy. Order within an action: a matching deny rule; the most specific ask/allow rule (ask wins
- * ties); the default; the floors; an opaque command's ask; taint; a covering live grant; `approvalPolicy`.
+ * a rule, a default or a grant; an allowed command that used grants names them all in its decidedBy. Order
+ * within an action: a matching deny rule; the most specific ask/allow rule (ask wins ties); the default; the
+ * floors; an opaque command's ask; taint; a covering live grant; `approvalPolicy`.
  */
 export function evaluate(action: Action, ctx: EvaluateContext): Verdict {
   const tainted = (ctx.taint?.classes.length ?? 0) > 0;
