@@ -321,22 +321,61 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
 /** Most words a brace expansion is expanded to when looking for secret paths. */
 const MAX_BRACE_WORDS = 64;
 
+/** The `{…,…}` lists holding no other brace, as [open, close] indexes, in one pass. */
+function braceLists(word: string): [number, number][] {
+  const lists: [number, number][] = [];
+  let open = -1;
+  let comma = false;
+  for (let i = 0; i < word.length; i++) {
+    const c = word[i];
+    if (c === '{') {
+      open = i;
+      comma = false;
+    } else if (c === ',' && open >= 0) comma = true;
+    else if (c === '}' && open >= 0) {
+      if (comma) lists.push([open, i]);
+      open = -1;
+    }
+  }
+  return lists;
+}
+
+/** Most brace lists in one word expanded exactly; a word with more has each list read as `*` instead. */
+const MAX_BRACE_LISTS = 6;
+
 /**
- * The words `{a,b}` and `{1..3}`-free brace lists expand to (`.{env,x}` → `.env`, `.x`), at most
- * {@link MAX_BRACE_WORDS}; the word itself when it has none.
+ * The words a brace list expands to (`.{env,x}` → `.env`, `.x`; nested and repeated lists too), at most
+ * {@link MAX_BRACE_WORDS}; the word itself when it has none. A word with more than {@link MAX_BRACE_LISTS} lists
+ * gives one glob, each list a `*` (wider, never narrower), so a hostile word of braces costs little.
  */
 export function braceWords(word: string): string[] {
-  const out: string[] = [];
-  const expand = (w: string) => {
-    if (out.length >= MAX_BRACE_WORDS) return;
-    const m = /\{([^{}]*,[^{}]*)\}/.exec(w);
-    if (!m) {
-      out.push(w);
-      return;
+  const lists = braceLists(word);
+  if (lists.length === 0) return [word];
+  if (lists.length > MAX_BRACE_LISTS) {
+    let glob = '';
+    let from = 0;
+    for (const [open, close] of lists) {
+      glob += `${word.slice(from, open)}*`;
+      from = close + 1;
     }
-    for (const alt of m[1]!.split(',')) expand(w.slice(0, m.index) + alt + w.slice(m.index + m[0].length));
-  };
-  expand(word);
+    return [word, glob + word.slice(from)];
+  }
+  const out: string[] = [];
+  const queue = [word];
+  // Each word taken from the queue has one list fewer than its parent: at most MAX_BRACE_LISTS + 1 levels.
+  while (queue.length > 0 && out.length < MAX_BRACE_WORDS) {
+    const w = queue.shift()!;
+    const [list] = braceLists(w);
+    if (!list) {
+      out.push(w);
+      continue;
+    }
+    const [open, close] = list;
+    for (const alt of w.slice(open + 1, close).split(',', MAX_BRACE_WORDS)) {
+      if (queue.length >= MAX_BRACE_WORDS) break;
+      queue.push(w.slice(0, open) + alt + w.slice(close + 1));
+    }
+  }
   return out;
 }
 

@@ -265,6 +265,27 @@ describe('classifyCommand: classes', () => {
   });
 });
 
+describe('classifyCommand: hostile sizes', () => {
+  it.each([
+    ['a brace list of 60,000 commas', `cat {${','.repeat(60_000)}`],
+    ['10,000 brace lists', `cat ${'{a,b}'.repeat(10_000)}`],
+    ['20,000 parts', 'ls;'.repeat(20_000)],
+    ['20,000 unclosed arithmetic openers', `echo ${'$(('.repeat(20_000)}`],
+    ['a 60,000-character glob', `cat ${'*a'.repeat(30_000)}`],
+    ['30,000 path segments', `cat ${'a/'.repeat(30_000)}.env`],
+    ['60,000 backslashes', `echo ${'\\'.repeat(60_000)}`],
+  ])('%s: classified without throwing, in well under a second or two', (_, text) => {
+    const start = Date.now();
+    expect(() => classifyCommand(text, 'test')).not.toThrow();
+    expect(Date.now() - start).toBeLessThan(3000);
+  });
+
+  it('many brace lists are read as globs: wider, never narrower', () => {
+    expect(effectOf(`cat ${'{a,b}'.repeat(10)}/.{env,x}`)).toBe('credential');
+    expect(effectOf(`cat ${'{a,b}'.repeat(10)}`)).toBe('fs.read');
+  });
+});
+
 describe('classifyRequest: the stronger of claim and classification', () => {
   it('a runner calling git push a read gets publish', () => {
     expect(classifyRequest({ effect: 'fs.read', target: 'git push' }, 'runner', {}).effect).toBe('publish');
