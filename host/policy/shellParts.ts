@@ -416,7 +416,11 @@ class Reader {
           next = dropAssignments(next);
           break;
         case 'env': {
-          if (rest.some((w) => w.text === '-S' || w.text.startsWith('--split-string') || /^-[^-]*S/.test(w.text)))
+          if (
+            leadingOptions(rest).some(
+              (w) => w.text === '-S' || w.text.startsWith('--split-string') || /^-[^-]*S/.test(w.text),
+            )
+          )
             this.fail('env -S splits a string into a command');
           next = dropAssignments(skipOptions(rest, 'uC', ['--unset', '--chdir']));
           break;
@@ -442,7 +446,8 @@ class Reader {
           break;
         }
         case 'command':
-          if (rest.some((w) => /^-[pvV]*[vV]/.test(w.text))) return words;
+          // `command -v x` only looks x up; a `-v` after the command name is that command's own option.
+          if (leadingOptions(rest).some((w) => /^-[pvV]*[vV]/.test(w.text))) return words;
           next = skipOptions(rest, '', []);
           break;
         case 'exec':
@@ -470,6 +475,9 @@ class Reader {
           if (SHELLS.has(name)) return this.shellC(words);
           return words;
       }
+      // A wrapper with no command left runs something of its own (`sudo -s` a root shell reading stdin, `env` prints
+      // the environment): it is the part, classified as what it is.
+      if (next.length === 0) return words;
       words = next;
     }
     this.fail('too many wrappers');
@@ -511,6 +519,7 @@ class Reader {
       const start = i + 1;
       let stop = start;
       while (stop < argv.length && argv[stop]!.text !== ';' && argv[stop]!.text !== '+') stop++;
+      if (this.feeding >= MAX_NESTING) this.fail(`find -exec nested deeper than ${MAX_NESTING}`);
       this.feeding++;
       try {
         this.command(argv.slice(start, stop));
@@ -526,6 +535,12 @@ class Reader {
 export function baseName(name: string): string {
   const slash = name.lastIndexOf('/');
   return slash >= 0 && slash < name.length - 1 ? name.slice(slash + 1) : name;
+}
+
+/** The option words before a wrapper's first operand. */
+function leadingOptions(words: Word[]): Word[] {
+  const end = words.findIndex((w) => !w.text.startsWith('-') || w.text === '--');
+  return end < 0 ? words : words.slice(0, end);
 }
 
 /** Drop leading `VAR=value` words (quote-free names only). */

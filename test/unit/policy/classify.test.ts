@@ -232,6 +232,12 @@ describe('classifyCommand: classes', () => {
     expect(effectOf('timeout 5 env A=1 nice curl x')).toBe('network');
   });
 
+  it('a wrapper left without a command is not read-only, and command -v only counts before the command', () => {
+    expect(effectOf("echo 'rm -rf /' | sudo -s")).toBe('exec');
+    expect(effectOf('command git push -v')).toBe('publish');
+    expect(effectOf('command -v git')).toBe('fs.read');
+  });
+
   it('does not take a look-alike for a read-only command', () => {
     expect(effectOf('ｌｓ')).toBe('exec');
     expect(effectOf('lѕ -la')).toBe('exec');

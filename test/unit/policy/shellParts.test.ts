@@ -117,8 +117,20 @@ describe('splitCommand: wrappers', () => {
     expect(parts('nice -10 git push')).toEqual([['git', 'push']]);
   });
 
-  it('keeps `command -v` as it is (a lookup runs nothing)', () => {
+  it('keeps `command -v` as it is (a lookup runs nothing), but not a -v of the command it runs', () => {
     expect(parts('command -v rm')).toEqual([['command', '-v', 'rm']]);
+    expect(parts('command git push -v')).toEqual([['git', 'push', '-v']]);
+    expect(parts('env rm -S x')).toEqual([['rm', '-S', 'x']]);
+  });
+
+  it('a wrapper with no command left is the part itself (sudo -s is a root shell on stdin)', () => {
+    expect(parts("echo 'rm -rf /' | sudo -s")).toEqual([
+      ['echo', 'rm -rf /'],
+      ['sudo', '-s'],
+    ]);
+    expect(parts('env')).toEqual([['env']]);
+    expect(parts('A=1 env -i')).toEqual([['env', '-i']]);
+    expect(parts('exec >log 2>&1')).toEqual([]);
   });
 
   it('unwraps xargs to the command it runs, echo when none', () => {
@@ -192,6 +204,13 @@ describe('splitCommand: opaque', () => {
     const viaShell = (inner: number) => `${'echo $('.repeat(8)}sh -c '${nested(inner)}'${')'.repeat(8)}`;
     expect(splitCommand(viaShell(7)).opaque).toBe(false);
     expect(opaqueWhy(viaShell(8))).toContain('nested deeper');
+  });
+
+  it('is opaque when find -exec nests past the limit', () => {
+    const finds = (n: number) => `${'find . -exec '.repeat(n)}ls${' ;'.repeat(n)}`;
+    expect(splitCommand(finds(MAX_NESTING)).opaque).toBe(false);
+    expect(opaqueWhy(finds(MAX_NESTING + 1))).toContain('find -exec nested');
+    expect(splitCommand('find . -exec '.repeat(5000)).opaque).toBe(true);
   });
 
   it('is opaque above the size limit, measured in bytes', () => {
