@@ -145,7 +145,8 @@ function hasFlag(args: string[], letters: string, long: string[] = []): boolean 
     (a) =>
       // GNU and git options take any unambiguous prefix (`--recu`, `--har`): a prefix counts as the option.
       long.some((l) => a === l || a.startsWith(`${l}=`) || (a.length >= 4 && !a.includes('=') && l.startsWith(a))) ||
-      (/^-[A-Za-z0-9]+$/.test(a) && [...a.slice(1)].some((c) => letters.includes(c))),
+      // A short cluster may end in an attached value (`-o/etc/x`): its letters are read up to the first other sign.
+      [...(/^-([A-Za-z0-9]+)/.exec(a)?.[1] ?? '')].some((c) => letters.includes(c)),
   );
 }
 
@@ -221,6 +222,7 @@ export function argvEffect(argv: string[], fed = false): Effect {
     case 'rsync':
       return args.some((a) => !a.startsWith('-') && /^([^/]*:|rsync:\/\/)/.test(a)) ? 'network' : 'fs.write';
     case 'sort':
+      if (args.some((a) => a.startsWith('--compress-prog'))) return 'exec';
       return hasFlag(args, 'o', ['--output']) ? 'fs.write' : 'fs.read';
     case 'uniq':
       return pos.length > 1 ? 'fs.write' : 'fs.read';
@@ -313,6 +315,8 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
       return pos[0] === 'expire' || pos[0] === 'delete' ? 'destructive' : 'fs.read';
   }
   if (GIT_NETWORK.has(sub)) return 'network';
+  // `git grep -O<cmd>` opens the matches with a program of the caller's choosing.
+  if (sub === 'grep' && hasFlag(rest, 'O', ['--open-files-in-pager'])) return 'exec';
   if (GIT_READ.has(sub)) return output ? 'fs.write' : 'fs.read';
   if (GIT_WRITE.has(sub)) return 'fs.write';
   return 'exec';

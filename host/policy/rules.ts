@@ -31,8 +31,11 @@ function argInside(arg: string): boolean {
   let value = arg;
   if (arg.startsWith('-')) {
     const eq = arg.indexOf('=');
-    if (eq < 0) return true;
-    value = arg.slice(eq + 1);
+    // A short option's attached value (`-o/etc/x`, `-t~/bin`) is checked when it looks like a path.
+    const attached = arg.startsWith('--') ? '' : arg.slice(2);
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else if (/[/~]|\.\./.test(attached)) value = attached;
+    else return true;
   }
   return value.includes('://') || DEVICES.has(value) || isInsidePath(value);
 }

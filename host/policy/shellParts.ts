@@ -434,8 +434,25 @@ class Reader {
           break;
         case 'nohup':
         case 'setsid':
+        case 'busybox':
           next = skipOptions(rest, '', []);
           break;
+        case 'stdbuf':
+          next = skipOptions(rest, 'ioe', ['--input', '--output', '--error']);
+          break;
+        case 'ionice':
+          next = skipOptions(rest, 'cnp', ['--class', '--classdata', '--pid']);
+          break;
+        case 'watch':
+        case 'parallel':
+          this.fail(`${name} runs its arguments as shell text`);
+          break;
+        case 'su':
+        case 'flock':
+        case 'script':
+          if (rest.some((w) => w.text === '--command' || /^-[A-Za-z]*c/.test(w.text)))
+            this.fail(`${name} -c runs its argument as shell text`);
+          return words;
         case 'timeout':
           next = skipOptions(rest, 'sk', ['--signal', '--kill-after']).slice(1);
           break;

@@ -232,6 +232,19 @@ describe('classifyCommand: classes', () => {
     expect(effectOf('timeout 5 env A=1 nice curl x')).toBe('network');
   });
 
+  it('a read-only command with an option that runs or writes is not read-only', () => {
+    expect(effectOf('sort -o/tmp/x data')).toBe('fs.write');
+    expect(effectOf('sort --compress-program=sh data')).toBe('exec');
+    expect(effectOf('git grep -Ovim x')).toBe('exec');
+    expect(effectOf('rg --pre ./evil x')).toBe('exec');
+    expect(effectOf('git log --output=x')).toBe('fs.write');
+    expect(effectOf('tree -o x')).toBe('fs.write');
+    expect(effectOf('find . -fprint x')).toBe('fs.write');
+    expect(effectOf('date -s 2020-01-01')).toBe('exec');
+    expect(effectOf('hostname evil')).toBe('exec');
+    expect(effectOf('uniq in out')).toBe('fs.write');
+  });
+
   it('a wrapper left without a command is not read-only, and command -v only counts before the command', () => {
     expect(effectOf("echo 'rm -rf /' | sudo -s")).toBe('exec');
     expect(effectOf('command git push -v')).toBe('publish');

@@ -110,6 +110,13 @@ describe('splitCommand: wrappers', () => {
     expect(parts('/usr/bin/sudo /bin/rm -rf x')).toEqual([['/bin/rm', '-rf', 'x']]);
   });
 
+  it('unwraps stdbuf, ionice and busybox; watch, parallel and su/flock/script -c are opaque', () => {
+    expect(parts('stdbuf -oL -e 0 ionice -c 3 busybox rm -rf x')).toEqual([['rm', '-rf', 'x']]);
+    for (const text of ["watch 'rm -rf x'", 'parallel rm ::: a b', "su -c 'rm -rf /' root", 'flock /tmp/l -c "x"'])
+      expect([text, splitCommand(text).opaque]).toEqual([text, true]);
+    expect(parts('su root')).toEqual([['su', 'root']]);
+  });
+
   it('does not mistake a wrapper option value for the command', () => {
     expect(parts('sudo -u ls rm -rf /')).toEqual([['rm', '-rf', '/']]);
     expect(parts('timeout -k ls 5 git push')).toEqual([['git', 'push']]);
