@@ -488,25 +488,27 @@ export interface ClaimedAction {
  * with it, so a part cannot be judged weaker than the whole was claimed).
  */
 export function classifyRequest(claimed: ClaimedAction, via: string, ctx: { workspaceRoot?: string }): Action {
+  // Untrusted input: an effect the host does not know is taken as the strongest, a target that is no text as ''.
   const claim = EFFECTS.includes(claimed.effect) ? claimed.effect : 'publish';
+  const target = typeof claimed.target === 'string' ? claimed.target : '';
   let action: Action;
   switch (claim) {
     case 'fs.read':
     case 'fs.write':
     case 'credential':
-      action = classifyPath(claimed.target, claim === 'fs.write' ? 'fs.write' : 'fs.read', via, ctx.workspaceRoot);
+      action = classifyPath(target, claim === 'fs.write' ? 'fs.write' : 'fs.read', via, ctx.workspaceRoot);
       break;
     case 'network':
       action =
-        via === 'mcp' && /^[^/\s:@]+\/[^/\s]+$/.test(claimed.target)
-          ? { effect: 'network', target: { kind: 'tool', value: claimed.target }, via }
-          : { effect: 'network', target: { kind: 'domain', value: domainOf(claimed.target) }, via };
+        via === 'mcp' && /^[^/\s:@]+\/[^/\s]+$/.test(target)
+          ? { effect: 'network', target: { kind: 'tool', value: target }, via }
+          : { effect: 'network', target: { kind: 'domain', value: domainOf(target) }, via };
       break;
     default:
-      action = classifyCommand(claimed.target, via, ctx);
+      action = classifyCommand(target, via, ctx);
   }
   // A target that reads as a known command is classified as one too (a `git push` claimed as a read is a publish).
-  const asCommand = looksLikeCommand(claimed.target) ? classifyCommand(claimed.target, via, ctx) : undefined;
+  const asCommand = looksLikeCommand(target) ? classifyCommand(target, via, ctx) : undefined;
   if (asCommand && strongest(asCommand.effect, action.effect) !== action.effect) action = asCommand;
   const effect = strongest(action.effect, claim);
   if (action.parts) action.parts = action.parts.map((p) => ({ ...p, effect: strongest(p.effect, claim) }));

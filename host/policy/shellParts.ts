@@ -523,8 +523,10 @@ class Reader {
     try {
       inner.list(undefined);
     } finally {
+      const offset = this.parts.length;
       this.parts.push(...inner.parts);
       this.redirects.push(...inner.redirects);
+      this.fed.push(...inner.fed.map((i) => i + offset));
     }
     return undefined;
   }

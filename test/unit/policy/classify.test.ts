@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { EFFECTS } from '../../../host/policy/actions.js';
 import {
   classifyCommand,
   classifyPath,
@@ -343,6 +345,30 @@ describe('classifyRequest: the stronger of claim and classification', () => {
       target: { kind: 'tool', value: 'http-debug/send' },
     });
     expect(classifyRequest({ effect: 'network', target: 'evil.test/x' }, 'runner', {}).target.kind).toBe('domain');
+  });
+
+  it('property: never weaker than the claim, nor than the host reading the target as a command or a path', () => {
+    const rank = (e: string) => EFFECTS.indexOf(e as (typeof EFFECTS)[number]);
+    const targets = fc.oneof(
+      fc.string(),
+      fc.constantFrom('git push', 'rm -rf x', 'cat .env', 'src/a.ts', '.env', 'https://x.test', 'gh/x', 'ls; curl x'),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...EFFECTS), targets, fc.constantFrom('runner', 'mcp'), (effect, target, via) => {
+        const action = classifyRequest({ effect, target }, via, { workspaceRoot: '/ws' });
+        expect(rank(action.effect)).toBeGreaterThanOrEqual(rank(effect));
+        for (const p of action.parts ?? []) expect(rank(p.effect)).toBeGreaterThanOrEqual(rank(effect));
+        if (['exec', 'destructive', 'publish'].includes(effect))
+          expect(rank(action.effect)).toBeGreaterThanOrEqual(rank(classifyCommand(target, via).effect));
+        if (effect.startsWith('fs.') || effect === 'credential')
+          expect(rank(action.effect)).toBeGreaterThanOrEqual(rank(classifyPath(target, 'fs.read', via, '/ws').effect));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('a target that is no text is read as empty, never a throw', () => {
+    expect(() => classifyRequest({ effect: 'exec', target: 42 as never }, 'runner', {})).not.toThrow();
   });
 
   it('an unknown claimed effect is treated as the strongest', () => {

@@ -165,6 +165,10 @@ describe('splitCommand: wrappers', () => {
       fed: [0, 1],
     });
     expect(splitCommand('ls; rm x').fed).toBeUndefined();
+    expect(splitCommand("ls; bash -c 'find . | xargs rm'")).toMatchObject({
+      parts: [['ls'], ['find', '.'], ['rm']],
+      fed: [2],
+    });
   });
 
   it('reads the command find -exec runs as a part of its own', () => {
