@@ -58,11 +58,14 @@ export function staysInside(action: Action): boolean {
 /**
  * How specifically a rule matches the action, or -1 when it does not: a path glob's literal segments, exact
  * domain over wildcard, exact command over prefix (`git *`), exact tool over `server/*`. A rule naming no match or
- * several matches nothing. Only a deny may match an opaque command.
+ * several matches nothing. Only a deny may match an opaque command; a path deny or ask also matches a command
+ * naming such a path.
  */
 export function ruleSpecificity(rule: PolicyRule, action: Action, opaque = false): number {
   if (rule.effect !== '*' && rule.effect !== action.effect) return -1;
   const keys = (['path', 'domain', 'command', 'tool'] as const).filter((k) => rule.match[k] !== undefined);
+  if (keys.length === 1 && keys[0] === 'path' && action.target.kind === 'command' && rule.decision !== 'allow')
+    return pathRuleOnCommand(rule.match.path!, action);
   if (keys.length !== 1 || keys[0] !== action.target.kind) return -1;
   const pattern = rule.match[keys[0]]!;
   const value = action.target.value;
@@ -86,6 +89,21 @@ export function ruleSpecificity(rule: PolicyRule, action: Action, opaque = false
       return argv.length === want.length ? 1000 + want.length : -1;
     }
   }
+}
+
+/**
+ * A path deny or ask also holds for a command naming a matching path among its arguments (`cat config/.env`
+ * under a deny of every `.env`): stricter only, so an allow of a path never reaches a command.
+ */
+function pathRuleOnCommand(pattern: string, action: Action): number {
+  const glob = pattern.startsWith('./') ? normalizePath(pattern) : pattern;
+  const argv = singleArgv(action.target.value);
+  if (!argv) return -1;
+  const named = argv.slice(1).some((arg) => {
+    const value = arg.startsWith('-') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
+    return globMatch(glob, normalizePath(value));
+  });
+  return named ? specificity(glob) : -1;
 }
 
 /** The default of an action no rule matches (docs/approvals.md §2's table). */

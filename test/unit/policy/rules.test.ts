@@ -124,6 +124,18 @@ describe('evaluate: rules', () => {
     expect(decision(cmd('echo "$(curl x)"'), ctxWith({ rules: deny }))).toBe('deny');
   });
 
+  it('a path deny or ask also holds for a command naming such a path; a path allow does not reach commands', () => {
+    const deny = [rule('*', { path: '**/.env' }, 'deny')];
+    expect(evaluate(cmd('cat config/./.env'), ctxWith({ rules: deny })).decidedBy).toMatchObject({ kind: 'rule' });
+    expect(decision(cmd('cat config/./.env'), ctxWith({ rules: deny }))).toBe('deny');
+    expect(decision(cmd('cp --target=x/.env a'), ctxWith({ rules: deny }))).toBe('deny');
+    expect(decision(cmd('cat README.md'), ctxWith({ rules: deny }))).toBe('allow');
+    const ask = [rule('*', { path: 'secrets/**' }, 'ask')];
+    expect(decision(cmd('ls secrets/a'), ctxWith({ rules: ask }))).toBe('ask');
+    const allow = [rule('*', { path: '**' }, 'allow')];
+    expect(decision(cmd('python3 x.py'), ctxWith({ rules: allow }))).toBe('ask');
+  });
+
   it('no rule allows an opaque command, but a deny still matches its parts', () => {
     const rules = [rule('*', { command: 'eval *' }, 'allow'), rule('*', { command: 'git *' }, 'deny')];
     expect(decision(cmd('eval ls'), ctxWith({ rules }))).toBe('ask');
