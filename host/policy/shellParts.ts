@@ -370,8 +370,10 @@ class Reader {
       if (!first) return;
       const plain = first.raw === first.text && !first.dynamic;
       // The raw text decides: a quoted name (`'A=b' cmd`) is a command, `A=$(x) cmd` an assignment.
-      if (ASSIGNMENT.test(first.raw)) words = words.slice(1);
-      else if (plain && LEADING_KEYWORDS.has(first.text)) words = words.slice(1);
+      if (ASSIGNMENT.test(first.raw)) {
+        checkAssignment(first);
+        words = words.slice(1);
+      } else if (plain && LEADING_KEYWORDS.has(first.text)) words = words.slice(1);
       else if (plain && CLOSING_KEYWORDS.has(first.text)) words = words.slice(1);
       else if (plain && (HEADERS.has(first.text) || first.text === 'case')) return;
       else if (plain && first.text === 'function') this.fail('a function definition (its body runs later)');
@@ -562,10 +564,30 @@ function leadingOptions(words: Word[]): Word[] {
   return end < 0 ? words : words.slice(0, end);
 }
 
+/**
+ * Variables that choose what runs (a program's path, a preloaded library, a shell's start-up file, a pager, an
+ * editor, git's helpers, an interpreter's start-up options): assigning one makes the commands it affects opaque.
+ */
+const RUNS_BY_VARIABLE = new Set([
+  ...['PATH', 'BASH_ENV', 'ENV', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'PROMPT_COMMAND', 'PS4', 'GIT_SSH', 'GIT_PAGER'],
+  ...['GIT_SSH_COMMAND', 'GIT_EXTERNAL_DIFF', 'PAGER', 'MANPAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_ASKPASS'],
+  ...['SSH_ASKPASS', 'GIT_EXEC_PATH', 'GIT_PROXY_COMMAND', 'NODE_OPTIONS', 'PYTHONPATH', 'PYTHONSTARTUP', 'PERL5OPT'],
+  ...['PERL5LIB', 'RUBYOPT', 'BROWSER', 'LESSOPEN', 'LESSCLOSE'],
+]);
+
+/** An assignment to a variable that chooses what runs is opaque (`cat` as a pager is not). */
+function checkAssignment(word: Word): void {
+  const eq = word.raw.indexOf('=');
+  const name = word.raw.slice(0, eq).replace(/\[.*$/, '').replace(/\+$/, '');
+  if (!RUNS_BY_VARIABLE.has(name) && !/^(LD_|DYLD_|GIT_CONFIG)/.test(name)) return;
+  if (/PAGER$/.test(name) && /^=(cat|'cat'|"cat")?$/.test(word.raw.slice(eq))) return;
+  throw new Opaque(`${name} is assigned: it chooses what runs`);
+}
+
 /** Drop leading `VAR=value` words (quote-free names only). */
 function dropAssignments(words: Word[]): Word[] {
   let i = 0;
-  while (i < words.length && ASSIGNMENT.test(words[i]!.raw)) i++;
+  while (i < words.length && ASSIGNMENT.test(words[i]!.raw)) checkAssignment(words[i++]!);
   return words.slice(i);
 }
 

@@ -117,6 +117,21 @@ describe('splitCommand: wrappers', () => {
     expect(parts('su root')).toEqual([['su', 'root']]);
   });
 
+  it('an assignment to a variable that chooses what runs is opaque, other assignments are dropped', () => {
+    for (const text of [
+      'PATH=/tmp/x:$PATH ls',
+      'PATH=/x; ls',
+      'PATH+=:/x ls',
+      'LD_PRELOAD=./e.so ls',
+      'env GIT_EXTERNAL_DIFF=./x git diff',
+      'sudo BASH_ENV=./x bash x.sh',
+      'GIT_CONFIG_PARAMETERS="\'core.pager=sh\'" git log',
+      'PAGER=./evil git log',
+    ])
+      expect([text, opaqueWhy(text)]).toEqual([text, expect.stringContaining('chooses what runs')]);
+    expect(parts('GIT_PAGER=cat CI=1 LANG=C git log')).toEqual([['git', 'log']]);
+  });
+
   it('does not mistake a wrapper option value for the command', () => {
     expect(parts('sudo -u ls rm -rf /')).toEqual([['rm', '-rf', '/']]);
     expect(parts('timeout -k ls 5 git push')).toEqual([['git', 'push']]);
