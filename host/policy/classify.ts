@@ -232,6 +232,9 @@ export function argvEffect(argv: string[], fed = false): Effect {
       return args.some((a) => a === '--pre' || a.startsWith('--pre=')) ? 'exec' : 'fs.read';
     case 'date':
       return hasFlag(args, 's', ['--set']) ? 'exec' : 'fs.read';
+    case 'printf':
+      // `printf -v PATH …` assigns a variable, one that may choose what runs.
+      return hasFlag(args, 'v') ? 'exec' : 'fs.read';
     case 'hostname':
       return pos.length > 0 ? 'exec' : 'fs.read';
   }

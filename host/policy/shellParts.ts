@@ -412,6 +412,23 @@ class Reader {
         case 'trap':
           this.fail('trap runs code later');
           break;
+        case 'alias':
+          this.fail('alias defines code a later command name runs');
+          break;
+        case 'coproc':
+          this.fail('coproc (its command is not read)');
+          break;
+        case 'builtin':
+          next = rest;
+          break;
+        case 'export':
+        case 'declare':
+        case 'typeset':
+        case 'local':
+        case 'readonly':
+          // `export PATH=/tmp/x` chooses what the next commands run, as a prefix assignment does.
+          for (const w of rest) if (ASSIGNMENT.test(w.raw)) checkAssignment(w);
+          return words;
         case 'sudo':
         case 'doas':
           next = skipOptions(rest, 'ugpChDrtURTa', ['--user', '--group', '--prompt', '--chdir']);

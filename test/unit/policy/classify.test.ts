@@ -245,6 +245,8 @@ describe('classifyCommand: classes', () => {
     expect(effectOf('date -s 2020-01-01')).toBe('exec');
     expect(effectOf('hostname evil')).toBe('exec');
     expect(effectOf('uniq in out')).toBe('fs.write');
+    expect(effectOf('printf -v PATH /tmp/x')).toBe('exec');
+    expect(effectOf('printf "%s" x')).toBe('fs.read');
   });
 
   it('a wrapper left without a command is not read-only, and command -v only counts before the command', () => {

@@ -130,6 +130,9 @@ describe('splitCommand: wrappers', () => {
     ])
       expect([text, opaqueWhy(text)]).toEqual([text, expect.stringContaining('chooses what runs')]);
     expect(parts('GIT_PAGER=cat CI=1 LANG=C git log')).toEqual([['git', 'log']]);
+    expect(opaqueWhy('export PATH=/tmp/x; ls')).toContain('chooses what runs');
+    expect(opaqueWhy('declare -x LD_PRELOAD=./e.so')).toContain('chooses what runs');
+    expect(parts('export CI=1')).toEqual([['export', 'CI=1']]);
   });
 
   it('does not mistake a wrapper option value for the command', () => {
@@ -214,6 +217,9 @@ describe('splitCommand: opaque', () => {
     ['f() { rm -rf /; }; f', 'function definition'],
     ['function f { rm -rf /; }', 'function definition'],
     ['trap "rm -rf /" EXIT', 'trap'],
+    ["alias ls='rm -rf /'", 'alias'],
+    ['coproc rm -rf /', 'coproc'],
+    ['builtin eval x', 'eval'],
     ['echo $(( $(rm -rf /) ))', 'arithmetic'],
     ['echo ${X:-$(rm -rf /)}', '${…}'],
     ['echo > ', 'without a target'],
