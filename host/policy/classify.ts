@@ -275,6 +275,7 @@ function gitEffect(args: string[]): Effect {
   return configured ? strongest(effect, 'exec') : effect;
 }
 
+/** The effect of one git subcommand with its arguments. */
 function gitSubEffect(sub: string, rest: string[]): Effect {
   const pos = positionals(rest);
   const output = rest.some((a) => a === '--output' || a.startsWith('--output=') || a === '-o');
@@ -391,6 +392,7 @@ function pathCandidates(word: string): string[] {
   return braceWords(word).flatMap(candidatesOf);
 }
 
+/** The strings in one (brace-free) argument that may name a file. */
 function candidatesOf(arg: string): string[] {
   const out = [arg];
   if (arg.startsWith('@') || arg.startsWith('<')) out.push(arg.slice(1));
