@@ -95,7 +95,8 @@ export type DecidedBy =
   | { kind: 'rule'; rule: PolicyRule; index: number; why?: string }
   | { kind: 'default'; why: string }
   | { kind: 'floor'; why: string }
-  | { kind: 'grant'; grantId: string }
+  /** `grantIds`: every grant a command's parts used, when more than one (each `once` among them is used up). */
+  | { kind: 'grant'; grantId: string; grantIds?: string[] }
   | { kind: 'taint'; why: string };
 
 /** The host's decision about one action, and why. */

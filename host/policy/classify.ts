@@ -38,6 +38,7 @@ export function normalizePath(path: string): string {
  * - `*.pem`, `*.key`, `*.p12`, `*.pfx`
  * - `.netrc`, `_netrc`, `.npmrc`, `.pypirc`, `.pgpass`, `.git-credentials`
  * - `.aws/credentials`, `.aws/config`, `.kube/config`, `.docker/config.json`, `.config/gcloud/**`, `.azure/**`
+ * - `/proc/<pid>/environ` (a process's environment holds its tokens)
  */
 export function isSecretPath(path: string): boolean {
   if (typeof path !== 'string' || path === '') return false;
@@ -46,6 +47,7 @@ export function isSecretPath(path: string): boolean {
   const parent = segs.at(-2) ?? '';
   if (base === '.env' || base.startsWith('.env.')) return true;
   if (segs.includes('.ssh') || segs.includes('.azure')) return true;
+  if (segs[0] === '' && segs[1] === 'proc' && base === 'environ') return true;
   if (/^id_(rsa|dsa|ecdsa|ed25519)/.test(base)) return true;
   if (/\.(pem|key|p12|pfx)$/.test(base)) return true;
   if (['.netrc', '_netrc', '.npmrc', '.pypirc', '.pgpass', '.git-credentials'].includes(base)) return true;
@@ -137,12 +139,14 @@ const PACKAGE_MANAGERS = new Set(['npm', 'yarn', 'pnpm', 'bun']);
 const INSTALLS = new Set(['install', 'i', 'add', 'ci', 'uninstall', 'remove', 'rm', 'update', 'up', 'upgrade']);
 for (const i of ['link', 'dedupe', 'prune']) INSTALLS.add(i);
 
-/** An option cluster (`-rf`, `-Rv`) or long option naming one of `letters` / `long`. */
+/** An option cluster (`-rf`, `-Rv`) or a long option (or its prefix) naming one of `letters` / `long`. */
 function hasFlag(args: string[], letters: string, long: string[] = []): boolean {
   return args.some(
     (a) =>
-      long.some((l) => a === l || a.startsWith(`${l}=`)) ||
-      (/^-[A-Za-z0-9]+$/.test(a) && [...a.slice(1)].some((c) => letters.includes(c))),
+      // GNU and git options take any unambiguous prefix (`--recu`, `--har`): a prefix counts as the option.
+      long.some((l) => a === l || a.startsWith(`${l}=`) || (a.length >= 4 && !a.includes('=') && l.startsWith(a))) ||
+      // A short cluster may end in an attached value (`-o/etc/x`): its letters are read up to the first other sign.
+      [...(/^-([A-Za-z0-9]+)/.exec(a)?.[1] ?? '')].some((c) => letters.includes(c)),
   );
 }
 
@@ -218,6 +222,7 @@ export function argvEffect(argv: string[], fed = false): Effect {
     case 'rsync':
       return args.some((a) => !a.startsWith('-') && /^([^/]*:|rsync:\/\/)/.test(a)) ? 'network' : 'fs.write';
     case 'sort':
+      if (args.some((a) => a.startsWith('--compress-prog'))) return 'exec';
       return hasFlag(args, 'o', ['--output']) ? 'fs.write' : 'fs.read';
     case 'uniq':
       return pos.length > 1 ? 'fs.write' : 'fs.read';
@@ -227,6 +232,9 @@ export function argvEffect(argv: string[], fed = false): Effect {
       return args.some((a) => a === '--pre' || a.startsWith('--pre=')) ? 'exec' : 'fs.read';
     case 'date':
       return hasFlag(args, 's', ['--set']) ? 'exec' : 'fs.read';
+    case 'printf':
+      // `printf -v PATH …` assigns a variable, one that may choose what runs.
+      return hasFlag(args, 'v') ? 'exec' : 'fs.read';
     case 'hostname':
       return pos.length > 0 ? 'exec' : 'fs.read';
   }
@@ -267,6 +275,7 @@ function gitEffect(args: string[]): Effect {
   return configured ? strongest(effect, 'exec') : effect;
 }
 
+/** The effect of one git subcommand with its arguments. */
 function gitSubEffect(sub: string, rest: string[]): Effect {
   const pos = positionals(rest);
   const output = rest.some((a) => a === '--output' || a.startsWith('--output=') || a === '-o');
@@ -280,7 +289,7 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
     case 'filter-repo':
       return 'destructive';
     case 'reset':
-      return rest.includes('--hard') ? 'destructive' : 'fs.write';
+      return hasFlag(rest, '', ['--hard']) ? 'destructive' : 'fs.write';
     case 'clean':
       if (hasFlag(rest, 'f', ['--force'])) return 'destructive';
       return hasFlag(rest, 'n', ['--dry-run']) ? 'fs.read' : 'fs.write';
@@ -310,13 +319,81 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
       return pos[0] === 'expire' || pos[0] === 'delete' ? 'destructive' : 'fs.read';
   }
   if (GIT_NETWORK.has(sub)) return 'network';
+  // `git grep -O<cmd>` opens the matches with a program of the caller's choosing.
+  if (sub === 'grep' && hasFlag(rest, 'O', ['--open-files-in-pager'])) return 'exec';
   if (GIT_READ.has(sub)) return output ? 'fs.write' : 'fs.read';
   if (GIT_WRITE.has(sub)) return 'fs.write';
   return 'exec';
 }
 
-/** The strings in an argument that may name a file (`@.env`, `--file=.env`, `-F x=@.env`, `host:.env`). */
-function pathCandidates(arg: string): string[] {
+/** Most words a brace expansion is expanded to when looking for secret paths. */
+const MAX_BRACE_WORDS = 64;
+
+/** The `{…,…}` lists holding no other brace, as [open, close] indexes, in one pass. */
+function braceLists(word: string): [number, number][] {
+  const lists: [number, number][] = [];
+  let open = -1;
+  let comma = false;
+  for (let i = 0; i < word.length; i++) {
+    const c = word[i];
+    if (c === '{') {
+      open = i;
+      comma = false;
+    } else if (c === ',' && open >= 0) comma = true;
+    else if (c === '}' && open >= 0) {
+      if (comma) lists.push([open, i]);
+      open = -1;
+    }
+  }
+  return lists;
+}
+
+/** Most brace lists in one word expanded exactly; a word with more has each list read as `*` instead. */
+const MAX_BRACE_LISTS = 6;
+
+/**
+ * The words a brace list expands to (`.{env,x}` → `.env`, `.x`; nested and repeated lists too), at most
+ * {@link MAX_BRACE_WORDS}; the word itself when it has none. A word with more than {@link MAX_BRACE_LISTS} lists
+ * gives one glob, each list a `*` (wider, never narrower), so a hostile word of braces costs little.
+ */
+export function braceWords(word: string): string[] {
+  const lists = braceLists(word);
+  if (lists.length === 0) return [word];
+  if (lists.length > MAX_BRACE_LISTS) {
+    let glob = '';
+    let from = 0;
+    for (const [open, close] of lists) {
+      glob += `${word.slice(from, open)}*`;
+      from = close + 1;
+    }
+    return [word, glob + word.slice(from)];
+  }
+  const out: string[] = [];
+  const queue = [word];
+  // Each word taken from the queue has one list fewer than its parent: at most MAX_BRACE_LISTS + 1 levels.
+  while (queue.length > 0 && out.length < MAX_BRACE_WORDS) {
+    const w = queue.shift()!;
+    const [list] = braceLists(w);
+    if (!list) {
+      out.push(w);
+      continue;
+    }
+    const [open, close] = list;
+    for (const alt of w.slice(open + 1, close).split(',', MAX_BRACE_WORDS)) {
+      if (queue.length >= MAX_BRACE_WORDS) break;
+      queue.push(w.slice(0, open) + alt + w.slice(close + 1));
+    }
+  }
+  return out;
+}
+
+/** The strings in an argument that may name a file (`@.env`, `--file=.env`, `-F x=@.env`, `host:.env`, `.{env,x}`). */
+function pathCandidates(word: string): string[] {
+  return braceWords(word).flatMap(candidatesOf);
+}
+
+/** The strings in one (brace-free) argument that may name a file. */
+function candidatesOf(arg: string): string[] {
   const out = [arg];
   if (arg.startsWith('@') || arg.startsWith('<')) out.push(arg.slice(1));
   const eq = arg.indexOf('=');
@@ -416,25 +493,27 @@ export interface ClaimedAction {
  * with it, so a part cannot be judged weaker than the whole was claimed).
  */
 export function classifyRequest(claimed: ClaimedAction, via: string, ctx: { workspaceRoot?: string }): Action {
+  // Untrusted input: an effect the host does not know is taken as the strongest, a target that is no text as ''.
   const claim = EFFECTS.includes(claimed.effect) ? claimed.effect : 'publish';
+  const target = typeof claimed.target === 'string' ? claimed.target : '';
   let action: Action;
   switch (claim) {
     case 'fs.read':
     case 'fs.write':
     case 'credential':
-      action = classifyPath(claimed.target, claim === 'fs.write' ? 'fs.write' : 'fs.read', via, ctx.workspaceRoot);
+      action = classifyPath(target, claim === 'fs.write' ? 'fs.write' : 'fs.read', via, ctx.workspaceRoot);
       break;
     case 'network':
       action =
-        via === 'mcp' && /^[^/\s:@]+\/[^/\s]+$/.test(claimed.target)
-          ? { effect: 'network', target: { kind: 'tool', value: claimed.target }, via }
-          : { effect: 'network', target: { kind: 'domain', value: domainOf(claimed.target) }, via };
+        via === 'mcp' && /^[^/\s:@]+\/[^/\s]+$/.test(target)
+          ? { effect: 'network', target: { kind: 'tool', value: target }, via }
+          : { effect: 'network', target: { kind: 'domain', value: domainOf(target) }, via };
       break;
     default:
-      action = classifyCommand(claimed.target, via, ctx);
+      action = classifyCommand(target, via, ctx);
   }
   // A target that reads as a known command is classified as one too (a `git push` claimed as a read is a publish).
-  const asCommand = looksLikeCommand(claimed.target) ? classifyCommand(claimed.target, via, ctx) : undefined;
+  const asCommand = looksLikeCommand(target) ? classifyCommand(target, via, ctx) : undefined;
   if (asCommand && strongest(asCommand.effect, action.effect) !== action.effect) action = asCommand;
   const effect = strongest(action.effect, claim);
   if (action.parts) action.parts = action.parts.map((p) => ({ ...p, effect: strongest(p.effect, claim) }));

@@ -31,8 +31,11 @@ function argInside(arg: string): boolean {
   let value = arg;
   if (arg.startsWith('-')) {
     const eq = arg.indexOf('=');
-    if (eq < 0) return true;
-    value = arg.slice(eq + 1);
+    // A short option's attached value (`-o/etc/x`, `-t~/bin`) is checked when it looks like a path.
+    const attached = arg.startsWith('--') ? '' : arg.slice(2);
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else if (/[/~]|\.\./.test(attached)) value = attached;
+    else return true;
   }
   return value.includes('://') || DEVICES.has(value) || isInsidePath(value);
 }
@@ -69,11 +72,14 @@ function effectMatches(ruleEffect: PolicyRule['effect'], action: Action): boolea
 /**
  * How specifically a rule matches the action, or -1 when it does not: a path glob's literal segments, exact
  * domain over wildcard, exact command over prefix (`git *`), exact tool over `server/*`. A rule naming no match or
- * several matches nothing. Only a deny may match an opaque command.
+ * several matches nothing. Only a deny may match an opaque command; a path deny or ask also matches a command
+ * naming such a path.
  */
 export function ruleSpecificity(rule: PolicyRule, action: Action, opaque = false): number {
   if (!effectMatches(rule.effect, action)) return -1;
   const keys = (['path', 'domain', 'command', 'tool'] as const).filter((k) => rule.match[k] !== undefined);
+  if (keys.length === 1 && keys[0] === 'path' && action.target.kind === 'command' && rule.decision !== 'allow')
+    return pathRuleOnCommand(rule.match.path!, action);
   if (keys.length !== 1 || keys[0] !== action.target.kind) return -1;
   const pattern = rule.match[keys[0]]!;
   const value = action.target.value;
@@ -97,6 +103,21 @@ export function ruleSpecificity(rule: PolicyRule, action: Action, opaque = false
       return argv.length === want.length ? 1000 + want.length : -1;
     }
   }
+}
+
+/**
+ * A path deny or ask also holds for a command naming a matching path among its arguments (`cat config/.env`
+ * under a deny of every `.env`): stricter only, so an allow of a path never reaches a command.
+ */
+function pathRuleOnCommand(pattern: string, action: Action): number {
+  const glob = pattern.startsWith('./') ? normalizePath(pattern) : pattern;
+  const argv = singleArgv(action.target.value);
+  if (!argv) return -1;
+  const named = argv.slice(1).some((arg) => {
+    const value = arg.startsWith('-') && arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
+    return globMatch(glob, normalizePath(value));
+  });
+  return named ? specificity(glob) : -1;
 }
 
 /** The default of an action no rule matches (docs/approvals.md §2's table). */
@@ -192,9 +213,10 @@ function joinWhy(by: Exclude<DecidedBy, { kind: 'grant' }>, more: string): strin
 
 /**
  * The verdict on one action. A command with parts is decided part by part and the strictest decision wins
- * (deny > ask > allow; the first part among equals explains it): a grant or rule allows a command only if it
- * allows every part. Order within an action: a matching deny rule; the most specific ask/allow rule (ask wins
- * ties); the default; the floors; an opaque command's ask; taint; a covering live grant; `approvalPolicy`.
+ * (deny > ask > allow; the first part among equals explains it): a command is allowed only if every part is, by
+ * a rule, a default or a grant; an allowed command that used grants names them all in its decidedBy. Order
+ * within an action: a matching deny rule; the most specific ask/allow rule (ask wins ties); the default; the
+ * floors; an opaque command's ask; taint; a covering live grant; `approvalPolicy`.
  */
 export function evaluate(action: Action, ctx: EvaluateContext): Verdict {
   const tainted = (ctx.taint?.classes.length ?? 0) > 0;
@@ -205,9 +227,19 @@ export function evaluate(action: Action, ctx: EvaluateContext): Verdict {
   const partsMax = strongest(...pieces.map((p) => p.effect));
   if (strongest(partsMax, action.effect) !== partsMax) pieces = pieces.map((p) => ({ ...p, effect: action.effect }));
   let worst: { decision: Decision; decidedBy: DecidedBy } | undefined;
+  const used: string[] = [];
   for (const piece of pieces) {
     const d = decide(piece, ctx, opaque);
+    if (d.decidedBy.kind === 'grant' && !used.includes(d.decidedBy.grantId)) used.push(d.decidedBy.grantId);
     if (!worst || STRICTNESS[d.decision] > STRICTNESS[worst.decision]) worst = d;
   }
+  // An allowed command names every grant its parts used, so the caller can use up each `once` grant among them.
+  if (worst!.decision === 'allow' && used.length > 0)
+    return {
+      decision: 'allow',
+      action,
+      risk,
+      decidedBy: { kind: 'grant', grantId: used[0]!, ...(used.length > 1 ? { grantIds: used } : {}) },
+    };
   return { decision: worst!.decision, action, risk, decidedBy: worst!.decidedBy };
 }

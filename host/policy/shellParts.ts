@@ -370,8 +370,10 @@ class Reader {
       if (!first) return;
       const plain = first.raw === first.text && !first.dynamic;
       // The raw text decides: a quoted name (`'A=b' cmd`) is a command, `A=$(x) cmd` an assignment.
-      if (ASSIGNMENT.test(first.raw)) words = words.slice(1);
-      else if (plain && LEADING_KEYWORDS.has(first.text)) words = words.slice(1);
+      if (ASSIGNMENT.test(first.raw)) {
+        checkAssignment(first);
+        words = words.slice(1);
+      } else if (plain && LEADING_KEYWORDS.has(first.text)) words = words.slice(1);
       else if (plain && CLOSING_KEYWORDS.has(first.text)) words = words.slice(1);
       else if (plain && (HEADERS.has(first.text) || first.text === 'case')) return;
       else if (plain && first.text === 'function') this.fail('a function definition (its body runs later)');
@@ -394,6 +396,8 @@ class Reader {
       const first = words[0];
       if (!first) return undefined;
       if (first.dynamic) this.fail('the command name is a variable or a substitution');
+      // `{rm,-rf,/}` is `rm -rf /` after brace expansion: a name the reader does not expand.
+      if (/\{[^}]*(,|\.\.)[^}]*\}/.test(first.raw)) this.fail('brace expansion in the command name');
       const name = baseName(first.text);
       const rest = words.slice(1);
       let next: Word[] | undefined;
@@ -408,13 +412,34 @@ class Reader {
         case 'trap':
           this.fail('trap runs code later');
           break;
+        case 'alias':
+          this.fail('alias defines code a later command name runs');
+          break;
+        case 'coproc':
+          this.fail('coproc (its command is not read)');
+          break;
+        case 'builtin':
+          next = rest;
+          break;
+        case 'export':
+        case 'declare':
+        case 'typeset':
+        case 'local':
+        case 'readonly':
+          // `export PATH=/tmp/x` chooses what the next commands run, as a prefix assignment does.
+          for (const w of rest) if (ASSIGNMENT.test(w.raw)) checkAssignment(w);
+          return words;
         case 'sudo':
         case 'doas':
           next = skipOptions(rest, 'ugpChDrtURTa', ['--user', '--group', '--prompt', '--chdir']);
           next = dropAssignments(next);
           break;
         case 'env': {
-          if (rest.some((w) => w.text === '-S' || w.text.startsWith('--split-string') || /^-[^-]*S/.test(w.text)))
+          if (
+            leadingOptions(rest).some(
+              (w) => w.text === '-S' || w.text.startsWith('--split-string') || /^-[^-]*S/.test(w.text),
+            )
+          )
             this.fail('env -S splits a string into a command');
           next = dropAssignments(skipOptions(rest, 'uC', ['--unset', '--chdir']));
           break;
@@ -428,8 +453,25 @@ class Reader {
           break;
         case 'nohup':
         case 'setsid':
+        case 'busybox':
           next = skipOptions(rest, '', []);
           break;
+        case 'stdbuf':
+          next = skipOptions(rest, 'ioe', ['--input', '--output', '--error']);
+          break;
+        case 'ionice':
+          next = skipOptions(rest, 'cnp', ['--class', '--classdata', '--pid']);
+          break;
+        case 'watch':
+        case 'parallel':
+          this.fail(`${name} runs its arguments as shell text`);
+          break;
+        case 'su':
+        case 'flock':
+        case 'script':
+          if (rest.some((w) => w.text === '--command' || /^-[A-Za-z]*c/.test(w.text)))
+            this.fail(`${name} -c runs its argument as shell text`);
+          return words;
         case 'timeout':
           next = skipOptions(rest, 'sk', ['--signal', '--kill-after']).slice(1);
           break;
@@ -440,7 +482,8 @@ class Reader {
           break;
         }
         case 'command':
-          if (rest.some((w) => /^-[pvV]*[vV]/.test(w.text))) return words;
+          // `command -v x` only looks x up; a `-v` after the command name is that command's own option.
+          if (leadingOptions(rest).some((w) => /^-[pvV]*[vV]/.test(w.text))) return words;
           next = skipOptions(rest, '', []);
           break;
         case 'exec':
@@ -468,6 +511,9 @@ class Reader {
           if (SHELLS.has(name)) return this.shellC(words);
           return words;
       }
+      // A wrapper with no command left runs something of its own (`sudo -s` a root shell reading stdin, `env` prints
+      // the environment): it is the part, classified as what it is.
+      if (next.length === 0) return words;
       words = next;
     }
     this.fail('too many wrappers');
@@ -496,8 +542,10 @@ class Reader {
     try {
       inner.list(undefined);
     } finally {
+      const offset = this.parts.length;
       this.parts.push(...inner.parts);
       this.redirects.push(...inner.redirects);
+      this.fed.push(...inner.fed.map((i) => i + offset));
     }
     return undefined;
   }
@@ -509,6 +557,7 @@ class Reader {
       const start = i + 1;
       let stop = start;
       while (stop < argv.length && argv[stop]!.text !== ';' && argv[stop]!.text !== '+') stop++;
+      if (this.feeding >= MAX_NESTING) this.fail(`find -exec nested deeper than ${MAX_NESTING}`);
       this.feeding++;
       try {
         this.command(argv.slice(start, stop));
@@ -526,10 +575,36 @@ export function baseName(name: string): string {
   return slash >= 0 && slash < name.length - 1 ? name.slice(slash + 1) : name;
 }
 
+/** The option words before a wrapper's first operand. */
+function leadingOptions(words: Word[]): Word[] {
+  const end = words.findIndex((w) => !w.text.startsWith('-') || w.text === '--');
+  return end < 0 ? words : words.slice(0, end);
+}
+
+/**
+ * Variables that choose what runs (a program's path, a preloaded library, a shell's start-up file, a pager, an
+ * editor, git's helpers, an interpreter's start-up options): assigning one makes the commands it affects opaque.
+ */
+const RUNS_BY_VARIABLE = new Set([
+  ...['PATH', 'BASH_ENV', 'ENV', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'PROMPT_COMMAND', 'PS4', 'GIT_SSH', 'GIT_PAGER'],
+  ...['GIT_SSH_COMMAND', 'GIT_EXTERNAL_DIFF', 'PAGER', 'MANPAGER', 'GIT_EDITOR', 'EDITOR', 'VISUAL', 'GIT_ASKPASS'],
+  ...['SSH_ASKPASS', 'GIT_EXEC_PATH', 'GIT_PROXY_COMMAND', 'NODE_OPTIONS', 'PYTHONPATH', 'PYTHONSTARTUP', 'PERL5OPT'],
+  ...['PERL5LIB', 'RUBYOPT', 'BROWSER', 'LESSOPEN', 'LESSCLOSE'],
+]);
+
+/** An assignment to a variable that chooses what runs is opaque (`cat` as a pager is not). */
+function checkAssignment(word: Word): void {
+  const eq = word.raw.indexOf('=');
+  const name = word.raw.slice(0, eq).replace(/\[.*$/, '').replace(/\+$/, '');
+  if (!RUNS_BY_VARIABLE.has(name) && !/^(LD_|DYLD_|GIT_CONFIG)/.test(name)) return;
+  if (/PAGER$/.test(name) && /^=(cat|'cat'|"cat")?$/.test(word.raw.slice(eq))) return;
+  throw new Opaque(`${name} is assigned: it chooses what runs`);
+}
+
 /** Drop leading `VAR=value` words (quote-free names only). */
 function dropAssignments(words: Word[]): Word[] {
   let i = 0;
-  while (i < words.length && ASSIGNMENT.test(words[i]!.raw)) i++;
+  while (i < words.length && ASSIGNMENT.test(words[i]!.raw)) checkAssignment(words[i++]!);
   return words.slice(i);
 }
 

@@ -55,6 +55,9 @@ describe('evaluate: defaults (no rule matches)', () => {
     ['a secret path', read('.env'), 'ask'],
     ['a read-only command', cmd('git status && ls -la src'), 'allow'],
     ['a read-only command reading outside', cmd('cat /etc/passwd'), 'ask'],
+    ['a write through an attached option value outside', cmd('sort -o/etc/x data'), 'ask'],
+    ['a write through an option=value outside', cmd('git log --output=../x'), 'ask'],
+    ['a command climbing out through cd', cmd('cd .. && touch x'), 'ask'],
     ['a writing command in the workspace', cmd('git add . && git commit -m x'), 'allow'],
     ['another exec', cmd('npm test'), 'ask'],
     ['a destination in network.allow', domain('registry.npmjs.org'), 'allow'],
@@ -140,6 +143,18 @@ describe('evaluate: rules', () => {
     expect(decision(cmd('echo "$(curl x)"'), ctxWith({ rules: deny }))).toBe('deny');
   });
 
+  it('a path deny or ask also holds for a command naming such a path; a path allow does not reach commands', () => {
+    const deny = [rule('*', { path: '**/.env' }, 'deny')];
+    expect(evaluate(cmd('cat config/./.env'), ctxWith({ rules: deny })).decidedBy).toMatchObject({ kind: 'rule' });
+    expect(decision(cmd('cat config/./.env'), ctxWith({ rules: deny }))).toBe('deny');
+    expect(decision(cmd('cp --target=x/.env a'), ctxWith({ rules: deny }))).toBe('deny');
+    expect(decision(cmd('cat README.md'), ctxWith({ rules: deny }))).toBe('allow');
+    const ask = [rule('*', { path: 'secrets/**' }, 'ask')];
+    expect(decision(cmd('ls secrets/a'), ctxWith({ rules: ask }))).toBe('ask');
+    const allow = [rule('*', { path: '**' }, 'allow')];
+    expect(decision(cmd('python3 x.py'), ctxWith({ rules: allow }))).toBe('ask');
+  });
+
   it('no rule allows an opaque command, but a deny still matches its parts', () => {
     const rules = [rule('*', { command: 'eval *' }, 'allow'), rule('*', { command: 'git *' }, 'deny')];
     expect(decision(cmd('eval ls'), ctxWith({ rules }))).toBe('ask');
@@ -195,7 +210,15 @@ describe('evaluate: grants', () => {
     const g = grant('exec', { kind: 'command', value: 'npm test' });
     expect(decision(cmd('npm test && ./evil'), ctxWith({ grants: [g] }))).toBe('ask');
     const g2 = grant('exec', { kind: 'command', value: './evil' });
-    expect(decision(cmd('npm test && ./evil'), ctxWith({ grants: [g, g2] }))).toBe('allow');
+    expect(evaluate(cmd('npm test && ./evil'), ctxWith({ grants: [g, g2] })).decidedBy).toEqual({
+      kind: 'grant',
+      grantId: g.id,
+      grantIds: [g.id, g2.id],
+    });
+    expect(evaluate(cmd('ls && npm test'), ctxWith({ grants: [g, g2] })).decidedBy).toEqual({
+      kind: 'grant',
+      grantId: g.id,
+    });
   });
 
   it('a revoked, expired, used or foreign grant does nothing', () => {
@@ -346,6 +369,32 @@ describe('evaluate: properties', () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+
+  it('never throws on any command text, and decides one of allow, ask, deny with a risk in 0..100', () => {
+    const alphabet = fc.constantFrom(
+      ...'ab $`\'"\\()<>{};&|#\n=*~.-/'.split(''),
+      'rm -rf ',
+      'git push',
+      '.env',
+      'eval ',
+    );
+    const rules = [rule('*', { command: 'ls *' }, 'allow'), rule('*', { path: '**' }, 'allow')];
+    fc.assert(
+      fc.property(
+        fc.array(alphabet, { maxLength: 40 }).map((a) => a.join('')),
+        fc.boolean(),
+        (text, tainted) => {
+          const ctx = ctxWith({ rules, ...(tainted ? { taint: { classes: ['secret'] } } : {}) });
+          const verdict = evaluate(cmd(text), ctx);
+          expect(['allow', 'ask', 'deny']).toContain(verdict.decision);
+          expect(verdict.risk.score).toBeGreaterThanOrEqual(0);
+          expect(verdict.risk.score).toBeLessThanOrEqual(100);
+          if (verdict.action.opaque) expect(verdict.decision).not.toBe('allow');
+        },
+      ),
+      { numRuns: 1500 },
     );
   });
 

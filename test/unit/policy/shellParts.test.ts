@@ -110,6 +110,31 @@ describe('splitCommand: wrappers', () => {
     expect(parts('/usr/bin/sudo /bin/rm -rf x')).toEqual([['/bin/rm', '-rf', 'x']]);
   });
 
+  it('unwraps stdbuf, ionice and busybox; watch, parallel and su/flock/script -c are opaque', () => {
+    expect(parts('stdbuf -oL -e 0 ionice -c 3 busybox rm -rf x')).toEqual([['rm', '-rf', 'x']]);
+    for (const text of ["watch 'rm -rf x'", 'parallel rm ::: a b', "su -c 'rm -rf /' root", 'flock /tmp/l -c "x"'])
+      expect([text, splitCommand(text).opaque]).toEqual([text, true]);
+    expect(parts('su root')).toEqual([['su', 'root']]);
+  });
+
+  it('an assignment to a variable that chooses what runs is opaque, other assignments are dropped', () => {
+    for (const text of [
+      'PATH=/tmp/x:$PATH ls',
+      'PATH=/x; ls',
+      'PATH+=:/x ls',
+      'LD_PRELOAD=./e.so ls',
+      'env GIT_EXTERNAL_DIFF=./x git diff',
+      'sudo BASH_ENV=./x bash x.sh',
+      'GIT_CONFIG_PARAMETERS="\'core.pager=sh\'" git log',
+      'PAGER=./evil git log',
+    ])
+      expect([text, opaqueWhy(text)]).toEqual([text, expect.stringContaining('chooses what runs')]);
+    expect(parts('GIT_PAGER=cat CI=1 LANG=C git log')).toEqual([['git', 'log']]);
+    expect(opaqueWhy('export PATH=/tmp/x; ls')).toContain('chooses what runs');
+    expect(opaqueWhy('declare -x LD_PRELOAD=./e.so')).toContain('chooses what runs');
+    expect(parts('export CI=1')).toEqual([['export', 'CI=1']]);
+  });
+
   it('does not mistake a wrapper option value for the command', () => {
     expect(parts('sudo -u ls rm -rf /')).toEqual([['rm', '-rf', '/']]);
     expect(parts('timeout -k ls 5 git push')).toEqual([['git', 'push']]);
@@ -117,8 +142,20 @@ describe('splitCommand: wrappers', () => {
     expect(parts('nice -10 git push')).toEqual([['git', 'push']]);
   });
 
-  it('keeps `command -v` as it is (a lookup runs nothing)', () => {
+  it('keeps `command -v` as it is (a lookup runs nothing), but not a -v of the command it runs', () => {
     expect(parts('command -v rm')).toEqual([['command', '-v', 'rm']]);
+    expect(parts('command git push -v')).toEqual([['git', 'push', '-v']]);
+    expect(parts('env rm -S x')).toEqual([['rm', '-S', 'x']]);
+  });
+
+  it('a wrapper with no command left is the part itself (sudo -s is a root shell on stdin)', () => {
+    expect(parts("echo 'rm -rf /' | sudo -s")).toEqual([
+      ['echo', 'rm -rf /'],
+      ['sudo', '-s'],
+    ]);
+    expect(parts('env')).toEqual([['env']]);
+    expect(parts('A=1 env -i')).toEqual([['env', '-i']]);
+    expect(parts('exec >log 2>&1')).toEqual([]);
   });
 
   it('unwraps xargs to the command it runs, echo when none', () => {
@@ -146,6 +183,10 @@ describe('splitCommand: wrappers', () => {
       fed: [0, 1],
     });
     expect(splitCommand('ls; rm x').fed).toBeUndefined();
+    expect(splitCommand("ls; bash -c 'find . | xargs rm'")).toMatchObject({
+      parts: [['ls'], ['find', '.'], ['rm']],
+      fed: [2],
+    });
   });
 
   it('reads the command find -exec runs as a part of its own', () => {
@@ -176,6 +217,9 @@ describe('splitCommand: opaque', () => {
     ['f() { rm -rf /; }; f', 'function definition'],
     ['function f { rm -rf /; }', 'function definition'],
     ['trap "rm -rf /" EXIT', 'trap'],
+    ["alias ls='rm -rf /'", 'alias'],
+    ['coproc rm -rf /', 'coproc'],
+    ['builtin eval x', 'eval'],
     ['echo $(( $(rm -rf /) ))', 'arithmetic'],
     ['echo ${X:-$(rm -rf /)}', '${…}'],
     ['echo > ', 'without a target'],
@@ -192,6 +236,13 @@ describe('splitCommand: opaque', () => {
     const viaShell = (inner: number) => `${'echo $('.repeat(8)}sh -c '${nested(inner)}'${')'.repeat(8)}`;
     expect(splitCommand(viaShell(7)).opaque).toBe(false);
     expect(opaqueWhy(viaShell(8))).toContain('nested deeper');
+  });
+
+  it('is opaque when find -exec nests past the limit', () => {
+    const finds = (n: number) => `${'find . -exec '.repeat(n)}ls${' ;'.repeat(n)}`;
+    expect(splitCommand(finds(MAX_NESTING)).opaque).toBe(false);
+    expect(opaqueWhy(finds(MAX_NESTING + 1))).toContain('find -exec nested');
+    expect(splitCommand('find . -exec '.repeat(5000)).opaque).toBe(true);
   });
 
   it('is opaque above the size limit, measured in bytes', () => {
