@@ -206,7 +206,7 @@ export class RunPolicy {
     return action;
   }
 
-  /** What an allowed read returned: content holding a secret the host knows taints; a secret path's values are learnt. */
+  /** What an allowed read returned: content with a secret the host knows taints; a secret path's values are learnt. */
   afterRead(path: string, content: Buffer, wasCredential: boolean): void {
     const text = content.toString('utf8');
     // A secret the host already knew (a configured one), before the file's own values are learnt.

@@ -115,7 +115,7 @@ const stored = () =>
   ).join('\n');
 
 describe('a tainted run cannot send what it read to a destination nobody approved', () => {
-  it('the chain: the .env read is asked and approved, the run tainted; sending it as is is blocked by the scan', async () => {
+  it('the chain: the .env read asked, approved, the run tainted; the send as is blocked by the scan', async () => {
     const before = received.length;
     const { runId, done } = await start('chain-1');
     const read = await pendingOf(runId);

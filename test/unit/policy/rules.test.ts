@@ -77,7 +77,7 @@ describe('evaluate: defaults (no rule matches)', () => {
 });
 
 describe('evaluate: rules', () => {
-  it('a rule names the effect as an admin writes it: exec names any command, fs.read/fs.write a credential path', () => {
+  it('a rule names the effect as an admin writes it: exec names any command, fs.read a credential path', () => {
     const denyDeploy = [rule('exec', { command: 'make deploy-docs' }, 'deny')];
     expect(evaluate(cmd('make deploy-docs'), ctxWith({ rules: denyDeploy })).decision).toBe('deny');
     expect(evaluate(cmd('git push'), ctxWith({ rules: [rule('exec', { command: 'git *' }, 'deny')] })).decision).toBe(
