@@ -389,7 +389,18 @@ export const BindingSchema = z.strictObject({
     .max(24 * 3_600_000)
     .default(300_000)
     .describe('How long an approval waits for a person before it expires and the action is denied.'),
-  steering: z.enum(['queue', 'restart']).default('queue'),
+  /**
+   * A message that arrives while the session's run is busy: `queue` waits its turn; `interrupt` (earlier name
+   * `restart`) cancels the running and waiting runs at their next safe point and starts a run under a new goal
+   * revision (docs/approvals.md, "Steering").
+   */
+  steering: z
+    .enum(['queue', 'interrupt', 'restart'])
+    .default('queue')
+    .describe(
+      'queue: a new message waits its turn; interrupt (earlier name restart): it cancels the running and waiting ' +
+        'runs and starts under a new goal revision.',
+    ),
   enabled: z.boolean().default(true),
 });
 /** A parsed binding. */

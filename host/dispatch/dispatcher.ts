@@ -202,7 +202,7 @@ export class Dispatcher {
       if (again) return again;
       const { sessionId } = store.ensureSession(tenant, binding.id, conversationKey(event));
       const inSession = this.sessionLoad(sessionId);
-      const restart = binding.steering === 'restart' && inSession.live.length > 0;
+      const restart = (binding.steering === 'interrupt' || binding.steering === 'restart') && inSession.live.length > 0;
       if (!restart && inSession.claimed && inSession.waiting >= binding.limits.maxQueued) {
         throw refused(
           'queue_full',

@@ -350,7 +350,7 @@ function settle(
     case 'expired':
       return { decision: 'denied', by: 'host', reason: `nobody decided within ${timeoutWords(pending)}: denied` };
     case 'void':
-      return { decision: 'denied', by: 'host', reason: 'the run ended before anybody decided' };
+      return { decision: 'denied', by: 'host', reason: state.reason ?? 'the run ended before anybody decided' };
   }
 }
 

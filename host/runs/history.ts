@@ -41,9 +41,25 @@ export function sessionHistory(
     } else if (e.type === 'message.received') lastUser = undefined;
     else if (e.type === 'run.queued' && e.runId && lastUser !== undefined) userSeqOfRun.set(e.runId, lastUser);
   }
-  // An earlier run may end after this one was queued: its answer still follows its question.
+  // A goal revision is superseded from the first run queued under a newer one (steering): an answer of an older
+  // revision that ended after that is late — recorded, never fed to a run of the new goal.
+  const revisionOfRun = new Map<string, number>();
+  const supersededAt = new Map<number, number>(); // revision → seq of the first run queued under a newer one
+  const revisions = new Set<number>();
   for (const e of events) {
-    if (e.type !== 'run.ended' || !e.runId || !userSeqOfRun.has(e.runId)) continue;
+    if (e.type !== 'run.queued' || !e.runId) continue;
+    const revision = (e.data as EventData<'run.queued'>).goalRevision;
+    revisionOfRun.set(e.runId, revision);
+    for (const older of revisions) if (older < revision && !supersededAt.has(older)) supersededAt.set(older, e.seq);
+    revisions.add(revision);
+  }
+  const late = (runId: string, endedSeq: number) => {
+    const at = supersededAt.get(revisionOfRun.get(runId) ?? 0);
+    return at !== undefined && endedSeq > at;
+  };
+  // An earlier run may end after this one was queued: its answer still follows its question (unless it is late).
+  for (const e of events) {
+    if (e.type !== 'run.ended' || !e.runId || !userSeqOfRun.has(e.runId) || late(e.runId, e.seq)) continue;
     const d = e.data as EventData<'run.ended'>;
     const text =
       d.status === 'completed' && d.result?.output

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Effect, GrantLifetime, Risk, Scope } from '../policy/actions.js';
 import { GRANT_LIFETIMES, insertCapabilityGrant, type CapabilityGrantRow } from './capabilityGrants.js';
+import { lastGoalRevision } from './dispatchLog.js';
 import { dbOf, type Store } from './store.js';
 
 /** Where an approval is. */
@@ -241,7 +242,7 @@ export interface ApprovalDecision {
 export type DecideResult =
   | { ok: true; row: ApprovalRow; grant?: CapabilityGrantRow }
   | { ok: false; code: 'not_found' }
-  | { ok: false; code: 'not_pending' | 'expired' | 'wider_than_asked'; row: ApprovalRow };
+  | { ok: false; code: 'not_pending' | 'expired' | 'superseded' | 'wider_than_asked'; row: ApprovalRow };
 
 /**
  * Approve or deny a pending approval, atomically: of every concurrent decider (any process) exactly one decides.
@@ -261,6 +262,11 @@ export function decideApproval(store: Store, id: string, decision: ApprovalDecis
     if (row.expiresAt <= decision.at) {
       const [expired] = expireRows(store, [row], decision.at);
       return { ok: false, code: 'expired', row: expired! };
+    }
+    // A newer message changed the session's goal (steering): an approval asked under the old goal is void.
+    if (lastGoalRevision(store, row.sessionId) > row.goalRevision) {
+      const [voided] = voidRows(store, [row], decision.at, 'a newer message changed the goal it was asked under');
+      return { ok: false, code: 'superseded', row: voided! };
     }
     if (
       decision.outcome === 'approved' &&
@@ -341,24 +347,29 @@ export function voidApprovals(store: Store, of: { runId: string }, at: string, w
     const pending = dbOf(store)
       .prepare("SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' ORDER BY created_at, id")
       .all(of.runId) as ApprovalSqlRow[];
-    const update = dbOf(store).prepare(
-      "UPDATE approvals SET status = 'void', decided_at = ?, decided_by = 'host', reason = ? WHERE id = ?",
+    return voidRows(store, pending.map(toApproval), at, why);
+  });
+}
+
+/** Turn `rows` (pending) `void`, audited with actor `host` (inside the caller's transaction). */
+function voidRows(store: Store, rows: ApprovalRow[], at: string, why: string): ApprovalRow[] {
+  const update = dbOf(store).prepare(
+    "UPDATE approvals SET status = 'void', decided_at = ?, decided_by = 'host', reason = ? WHERE id = ?",
+  );
+  return rows.map((row) => {
+    update.run(at, why, row.id);
+    noteChange(store, row, 'void', at);
+    store.audit.append(
+      {
+        type: 'approval.voided',
+        actor: 'host',
+        sessionId: row.sessionId,
+        runId: row.runId,
+        data: { ...auditData(row), why },
+      },
+      at,
     );
-    return pending.map(toApproval).map((row) => {
-      update.run(at, why, row.id);
-      noteChange(store, row, 'void', at);
-      store.audit.append(
-        {
-          type: 'approval.voided',
-          actor: 'host',
-          sessionId: row.sessionId,
-          runId: row.runId,
-          data: { ...auditData(row), why },
-        },
-        at,
-      );
-      return approvalById(store, row.id)!;
-    });
+    return approvalById(store, row.id)!;
   });
 }
 

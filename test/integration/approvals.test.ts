@@ -93,6 +93,7 @@ beforeAll(() => {
       binding('quick', { approvalTimeoutMs: 1_000 }),
       binding('strict', { approvalPolicy: 'deny' }),
       binding('ungranted', { grants: {} }),
+      binding('steer', { steering: 'interrupt' }),
     ],
   });
 });
@@ -250,6 +251,20 @@ describe('an ask waits for a person, who decides in another process', () => {
     const late = await paddock(['approvals', 'approve', pending.id], { dataDir: host.dataDir });
     expect(late.exitCode).toBe(1);
     expect(late.stderr).toMatch(/void/);
+  });
+
+  it('steering interrupt: a newer message cancels the waiting run; its approval is void, never decided', async () => {
+    const first = await start('steer', [{ effect: 'exec', target: 'make deploy', summary: 'deploy' }], 'steer-1');
+    const pending = await pendingOf(first.runId);
+    expect(pending.goalRevision).toBe(0);
+    const second = await start('steer', [], 'steer-1');
+    expect((await first.done).status).toBe('cancelled');
+    expect(answersOf(await second.done)).toEqual([]);
+    const [row] = listApprovals(host.store, { runId: first.runId, limit: 1 });
+    expect(row).toMatchObject({ status: 'void', decidedBy: 'host' });
+    const late = await paddock(['approvals', 'approve', pending.id], { dataDir: host.dataDir });
+    expect(late.exitCode).toBe(1);
+    expect(events(second.runId, 'approval.decided')).toEqual([]);
   });
 
   it('the audit chain holds every approval record and still verifies', async () => {

@@ -175,7 +175,9 @@ function decisionAnswer(id: string, result: DecideResult) {
     'approval_not_pending',
     result.code === 'expired'
       ? `approval ${id} expired at ${row.expiresAt}, before this decision`
-      : `approval ${id} is ${row.status}, not pending`,
+      : result.code === 'superseded'
+        ? `approval ${id} was asked under an older goal (a newer message superseded it): now void`
+        : `approval ${id} is ${row.status}, not pending`,
     { status: row.status, decidedBy: row.decidedBy, decidedAt: row.decidedAt },
   );
 }

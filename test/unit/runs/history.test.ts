@@ -13,7 +13,7 @@ const ev = (type: string, runId: string | null, data: unknown): StoredEvent => (
   data: data as StoredEvent['data'],
 });
 const msg = (text: string) => ev('message.received', null, { event: { message: { parts: [{ type: 'text', text }] } } });
-const queued = (runId: string) => ev('run.queued', runId, { runner: 'x', goalRevision: 0, attempt: 1 });
+const queued = (runId: string, goalRevision = 0) => ev('run.queued', runId, { runner: 'x', goalRevision, attempt: 1 });
 const ended = (runId: string, status: string, text?: string) =>
   ev('run.ended', runId, {
     status,
@@ -72,5 +72,31 @@ describe('sessionHistory (the history grant window)', () => {
 
   it('an unknown run gets nothing', () => {
     expect(sessionHistory(events, 'r9', { messages: 5 }, same)).toEqual([]);
+  });
+
+  it('steering: an answer of an older goal revision that ended after a newer one was queued is never fed to it', () => {
+    seq = 0;
+    // m1 → r1 (revision 0) answered in time; m2 → r2 (revision 0) still running when m3 changes the goal: r3 is
+    // queued under revision 1, r2 completes late; m4 → r4 (revision 1).
+    const steered = [
+      msg('m1'),
+      queued('r1'),
+      ended('r1', 'completed', 'a1'),
+      msg('m2'),
+      queued('r2'),
+      msg('m3'),
+      queued('r3', 1),
+      ended('r2', 'completed', 'late answer'),
+      ended('r3', 'completed', 'a3'),
+      msg('m4'),
+      queued('r4', 1),
+    ];
+    const r4 = view(sessionHistory(steered, 'r4', { messages: 100 }, same));
+    expect(r4).toEqual(['user:m1', 'assistant:a1', 'user:m2', 'user:m3', 'assistant:a3']);
+    expect(r4.join()).not.toContain('late answer');
+    // Had r2 ended before the goal changed, its answer would be history like any other.
+    seq = 0;
+    const inTime = [msg('m2'), queued('r2'), ended('r2', 'completed', 'a2'), msg('m3'), queued('r3', 1)];
+    expect(view(sessionHistory(inTime, 'r3', { messages: 100 }, same))).toEqual(['user:m2', 'assistant:a2']);
   });
 });

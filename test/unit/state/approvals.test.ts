@@ -17,7 +17,11 @@ import {
   type NewApproval,
 } from '../../../host/state/approvals.js';
 import { auditTable } from '../../../host/state/auditTable.js';
-import { capabilityGrantById, liveCapabilityGrants } from '../../../host/state/capabilityGrants.js';
+import {
+  capabilityGrantById,
+  listCapabilityGrants,
+  liveCapabilityGrants,
+} from '../../../host/state/capabilityGrants.js';
 import { dataVersion } from '../../../host/state/runControls.js';
 import { dbOf, Store } from '../../../host/state/store.js';
 import { rawDb } from '../../helpers/rawDb.js';
@@ -347,5 +351,30 @@ describe('approvals', () => {
     expect(types).toEqual(expect.arrayContaining(['approval.expired', 'approval.voided']));
     expect(rawDb(store).prepare("SELECT count(*) FROM audit WHERE data LIKE '%SUMMARY-CANARY%'").pluck().get()).toBe(0);
     expect(approvalById(store, b.id)!.status).toBe('expired');
+  });
+});
+
+describe('steering: an approval of an older goal revision', () => {
+  it('is void when somebody decides it after a newer message changed the goal; the current one decides', () => {
+    const { store } = open();
+    const { sessionId } = store.ensureSession('acme', 'helper', 'telegram:bot:group:steer');
+    store.append(sessionId, [
+      { type: 'run.queued', runId: 'run_new', data: { runner: 'x', goalRevision: 2, attempt: 1, bindingId: 'helper' } },
+    ]);
+    const old = insertApproval(store, ask({ sessionId, runId: 'run_old', goalRevision: 1 }));
+    const r = decideApproval(store, old.id, { outcome: 'approved', by: 'user:ada', at: at(1) });
+    expect(r).toMatchObject({ ok: false, code: 'superseded', row: { status: 'void', decidedBy: 'host' } });
+    expect(auditOf(store, 'approval.voided')).toEqual([
+      expect.objectContaining({
+        actor: 'host',
+        runId: 'run_old',
+        data: expect.objectContaining({ why: expect.stringMatching(/newer message/) }),
+      }),
+    ]);
+    expect(listCapabilityGrants(store, { limit: 10 })).toEqual([]);
+    const current = insertApproval(store, ask({ sessionId, runId: 'run_new', goalRevision: 2 }));
+    expect(decideApproval(store, current.id, { outcome: 'denied', by: 'user:ada', at: at(1) })).toMatchObject({
+      ok: true,
+    });
   });
 });
