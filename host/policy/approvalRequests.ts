@@ -253,6 +253,10 @@ export function approvalRequests(policy: RunPolicy, ctx: Pick<ApprovalRunContext
       );
       action.summary = request.action.summary;
       const answer = await policy.decide(action, requestedLifetime(request.scope), scope.signal);
+      // A harness about to read a secret path with the host's leave (Claude Code's Read, an ACP read): the run is
+      // tainted from here on, whatever it does with what it reads.
+      if (answer.decision === 'approved' && action.effect === 'credential')
+        policy.markTainted('credential', action.target.value);
       return {
         decision: answer.decision,
         reason: answer.reason,

@@ -94,6 +94,7 @@ beforeAll(() => {
       binding('strict', { approvalPolicy: 'deny' }),
       binding('ungranted', { grants: {} }),
       binding('steer', { steering: 'interrupt' }),
+      binding('tainting', { policy: [{ effect: 'network', match: { domain: 'api.example.com' }, decision: 'allow' }] }),
     ],
   });
 });
@@ -265,6 +266,26 @@ describe('an ask waits for a person, who decides in another process', () => {
     const late = await paddock(['approvals', 'approve', pending.id], { dataDir: host.dataDir });
     expect(late.exitCode).toBe(1);
     expect(events(second.runId, 'approval.decided')).toEqual([]);
+  });
+
+  it('an approved read of a secret path taints the run: a destination a rule allowed now needs a person', async () => {
+    const api = { effect: 'network', target: 'https://api.example.com/v1/upload', summary: 'upload' };
+    const { runId, done } = await start('tainting', [
+      api,
+      { effect: 'fs.read', target: '.env', summary: 'read the settings' },
+      api,
+    ]);
+    const read = await pendingOf(runId);
+    expect(read).toMatchObject({ effect: 'credential', target: { value: '.env' } });
+    expect((await paddock(['approvals', 'approve', read.id], { dataDir: host.dataDir })).exitCode).toBe(0);
+    const send = await pendingOf(runId);
+    expect(send).toMatchObject({ effect: 'network', dataClass: 'credential', destination: 'api.example.com' });
+    expect((await paddock(['approvals', 'deny', send.id], { dataDir: host.dataDir })).exitCode).toBe(0);
+    const [before, envRead, after] = answersOf(await done);
+    expect(before).toMatchObject({ decision: 'approved', decidedBy: 'binding rule 1' });
+    expect(envRead).toMatchObject({ decision: 'approved' });
+    expect(after).toMatchObject({ decision: 'denied' });
+    expect(events(runId, 'run.tainted')).toEqual([{ dataClass: 'credential', source: '.env' }]);
   });
 
   it('the audit chain holds every approval record and still verifies', async () => {
