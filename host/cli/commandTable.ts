@@ -98,6 +98,7 @@ async function approvals(ctx: CommandContext, group: 'approvals' | 'grants', ver
     binding: str(ctx.flags, 'binding'),
     all: ctx.flags.all === true,
     by: str(ctx.flags, 'by'),
+    group: ctx.flags.group === true,
   };
   const cfg = await hostConfig(ctx);
   return group === 'approvals'
@@ -515,6 +516,7 @@ export const COMMANDS: CommandSpec[] = [
         help: 'how long the approval holds (default once: this action only, no grant)',
       },
       reason: { type: 'string', value: '<text>', help: 'why, for the audit log' },
+      group: { type: 'boolean', help: "also every other pending approval of its group (one run's low-risk asks)" },
       by,
       json,
     },
@@ -531,7 +533,12 @@ export const COMMANDS: CommandSpec[] = [
     words: ['approvals', 'deny'],
     args: ['approvalId'],
     summary: 'deny a pending approval: the run is told no (audited)',
-    options: { reason: { type: 'string', value: '<text>', help: 'why, for the audit log' }, by, json },
+    options: {
+      reason: { type: 'string', value: '<text>', help: 'why, for the audit log' },
+      group: { type: 'boolean', help: "also every other pending approval of its group (one run's low-risk asks)" },
+      by,
+      json,
+    },
     exitCodes: [
       '0 denied',
       '1 not decided: the approval is not pending (its status and decider are said) or expired',

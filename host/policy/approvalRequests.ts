@@ -31,6 +31,8 @@ export interface PendingApproval {
   goalRevision: number;
   createdAt: string;
   expiresAt: string;
+  /** The group of a low-risk ask (one per run), decided together if the approver chooses. */
+  groupId?: string;
   /** Set for an outbound action of a tainted run: what it may carry, and where to. */
   dataClass?: string;
   destination?: string;
@@ -179,6 +181,8 @@ export class RunPolicy {
       goalRevision: this.ctx.goalRevision,
       createdAt: createdAt.toISOString(),
       expiresAt: new Date(createdAt.getTime() + this.ctx.timeoutMs).toISOString(),
+      // The low-risk asks of one run are one group, approvable together (docs/approvals.md §4).
+      ...(verdict.risk.level === 'low' ? { groupId: `grp_${this.ctx.runId}` } : {}),
       ...(this.taints.size > 0 && outbound
         ? { dataClass: this.taintClasses.join(','), destination: action.target.value }
         : {}),

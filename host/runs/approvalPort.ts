@@ -90,7 +90,7 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLea
             destination: pending.destination === undefined ? null : shown(pending.destination),
             risk: pending.risk,
             goalRevision: pending.goalRevision,
-            groupId: null,
+            groupId: pending.groupId ?? null,
             requestedLifetime: pending.requestedLifetime,
             createdAt: pending.createdAt,
             expiresAt: pending.expiresAt,

@@ -312,6 +312,31 @@ export function decideApproval(store: Store, id: string, decision: ApprovalDecis
   });
 }
 
+/**
+ * Decide `id` and, with it, every other pending approval of its group (the low-risk asks of one run, docs/approvals.md
+ * §4), in one transaction: each is decided as {@link decideApproval} decides one (a lifetime wider than one asked
+ * for leaves that one pending). The result is `id`'s; `others` lists the rest that were decided.
+ */
+export function decideApprovalGroup(
+  store: Store,
+  id: string,
+  decision: ApprovalDecision,
+): DecideResult & { others?: ApprovalRow[] } {
+  return store.transaction(() => {
+    const first = decideApproval(store, id, decision);
+    if (!first.ok || first.row.groupId === null) return first;
+    const rest = dbOf(store)
+      .prepare(
+        "SELECT id FROM approvals WHERE group_id = ? AND tenant = ? AND status = 'pending' AND id != ? " +
+          'ORDER BY created_at, id',
+      )
+      .pluck()
+      .all(first.row.groupId, first.row.tenant, id) as string[];
+    const others = rest.map((other) => decideApproval(store, other, decision)).flatMap((r) => (r.ok ? [r.row] : []));
+    return { ...first, others };
+  });
+}
+
 /** Turn `rows` (pending) `expired`, audited with actor `host` (inside the caller's transaction). */
 function expireRows(store: Store, rows: ApprovalRow[], at: string): ApprovalRow[] {
   const update = dbOf(store).prepare(

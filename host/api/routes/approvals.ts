@@ -12,6 +12,7 @@ import {
   APPROVAL_STATUSES,
   approvalById,
   decideApproval,
+  decideApprovalGroup,
   listApprovals,
   MAX_REASON_CHARS,
   type ApprovalRow,
@@ -109,13 +110,19 @@ const GrantsQuery = z.strictObject({
   limit: Limit,
   after: After.optional(),
 });
+const Group = z.boolean().describe("also every other pending approval of its group (one run's low-risk asks)");
 const ApproveBody = z.strictObject({
   lifetime: Lifetime.optional().describe('default once: this action only, no grant; never longer than requested'),
   reason: Reason.optional(),
+  group: Group.optional(),
   by: BySchema,
 });
-const DenyBody = z.strictObject({ reason: Reason.optional(), by: BySchema });
-const DecisionAnswer = z.object({ approval: ApprovalSchema, grant: GrantSchema.nullable() });
+const DenyBody = z.strictObject({ reason: Reason.optional(), group: Group.optional(), by: BySchema });
+const DecisionAnswer = z.object({
+  approval: ApprovalSchema,
+  grant: GrantSchema.nullable(),
+  others: z.array(ApprovalSchema).describe('the rest of its group decided with it (`group: true`)'),
+});
 
 /** An approval as the API shows it (its tenant is the token's: not repeated). */
 function approvalView({ tenant: _tenant, ...row }: ApprovalRow): z.infer<typeof ApprovalSchema> {
@@ -159,8 +166,13 @@ function page<T>(read: () => T[], what: string): T[] {
 }
 
 /** The answer (or problem) of a decision. */
-function decisionAnswer(id: string, result: DecideResult) {
-  if (result.ok) return { approval: approvalView(result.row), grant: result.grant ? grantView(result.grant) : null };
+function decisionAnswer(id: string, result: DecideResult & { others?: ApprovalRow[] }) {
+  if (result.ok)
+    return {
+      approval: approvalView(result.row),
+      grant: result.grant ? grantView(result.grant) : null,
+      others: (result.others ?? []).map(approvalView),
+    };
   if (result.code === 'not_found') throw new ApiProblem(404, 'not_found', `no approval ${id}`);
   const row = result.row;
   if (result.code === 'wider_than_asked')
@@ -239,8 +251,8 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
     preHandler: approver,
     handler: async (request) => {
       const principal = principalOf(request);
-      const { lifetime, reason, by } = request.body ?? {};
-      const result = decideApproval(deps.store, request.params.id, {
+      const { lifetime, reason, group, by } = request.body ?? {};
+      const result = (group ? decideApprovalGroup : decideApproval)(deps.store, request.params.id, {
         outcome: 'approved',
         by: apiActor(principal, by),
         at: new Date().toISOString(),
@@ -264,8 +276,8 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
     preHandler: approver,
     handler: async (request) => {
       const principal = principalOf(request);
-      const { reason, by } = request.body ?? {};
-      const result = decideApproval(deps.store, request.params.id, {
+      const { reason, group, by } = request.body ?? {};
+      const result = (group ? decideApprovalGroup : decideApproval)(deps.store, request.params.id, {
         outcome: 'denied',
         by: apiActor(principal, by),
         at: new Date().toISOString(),

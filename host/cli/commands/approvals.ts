@@ -7,7 +7,9 @@ import type { GrantLifetime } from '../../policy/actions.js';
 import {
   APPROVAL_STATUSES,
   decideApproval,
+  decideApprovalGroup,
   listApprovals,
+  type DecideResult,
   type ApprovalRow,
   type ApprovalStatus,
 } from '../../state/approvals.js';
@@ -35,6 +37,8 @@ export interface ApprovalsFlags {
   binding?: string;
   all?: boolean;
   by?: string;
+  /** approve/deny: the approval's whole group. */
+  group?: boolean;
 }
 
 /** Every page of a keyset list, walked to its end. */
@@ -114,7 +118,8 @@ export async function approvalsCommand(
       return 0;
     }
     const id = args[0]!;
-    const result = decideApproval(store, id, {
+    const decide = flags.group ? decideApprovalGroup : decideApproval;
+    const result: DecideResult & { others?: ApprovalRow[] } = decide(store, id, {
       outcome: verb === 'approve' ? 'approved' : 'denied',
       by,
       at: new Date().toISOString(),
@@ -134,6 +139,8 @@ export async function approvalsCommand(
             (grant ? `; grant ${grant.id} (${grant.lifetime})` : verb === 'approve' ? ' (this once)' : ''),
         ),
       );
+      for (const other of result.others ?? [])
+        out(terminalSafe(`  and ${other.id} (same group): ${other.effect} ${other.target.kind}:${other.target.value}`));
       return 0;
     }
     const { row } = result;
