@@ -30,9 +30,9 @@ export interface CodexOptions {
 
 const toml = (s: string) => JSON.stringify(s);
 
-/** The `codex exec --json` command line: a gateway provider, plugins and analytics off, the binding's sandbox mode. */
-export function codexArgs(o: CodexOptions): string[] {
-  const config = [
+/** The `-c` settings both modes share: the gateway as the only provider, analytics off, the run's MCP endpoints. */
+export function codexConfig(o: Omit<CodexOptions, 'prompt' | 'codexModel' | 'resume' | 'addDirs'>): string[] {
+  return [
     'model_provider=paddock',
     'model_providers.paddock.name=paddock',
     `model_providers.paddock.base_url=${toml(o.baseUrl)}`,
@@ -52,6 +52,11 @@ export function codexArgs(o: CodexOptions): string[] {
       `mcp_servers.${id}.startup_timeout_sec=30`,
     ]),
   ];
+}
+
+/** The `codex exec --json` command line: a gateway provider, plugins and analytics off, the binding's sandbox mode. */
+export function codexArgs(o: CodexOptions): string[] {
+  const config = codexConfig(o);
   return [
     'exec',
     '--json',

@@ -3,6 +3,7 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineRunner, eventText, z } from '../../sdk/index.js';
 import { CodexStreamMapper, codexArgs, codexEnv } from './codex.js';
+import { AppServerSession, appServerArgs, type CodexAction, type CodexAnswer } from './appServer.js';
 import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
 import { locateHarness } from '../../sdk/harness/locate.js';
 import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
@@ -12,7 +13,8 @@ const TOKEN_ENV = 'PADDOCK_RUN_TOKEN';
 const TESTED_VERSION = '0.171.0';
 
 /**
- * Codex: one `codex exec --json` turn per run, in the run's sandbox, with the host gateway as its
+ * Codex: one `codex exec --json` turn per run (with approval requests granted, one `codex app-server` turn whose
+ * approval requests the host answers), in the run's sandbox, with the host gateway as its
  * only model provider (the run token is the provider key), MCP only through the run's host
  * endpoints, the conversation's thread resumed from host-owned state.
  */
@@ -89,6 +91,54 @@ export const codexRunner = defineRunner({
 
     // Read-write mounts are writable roots of Codex's own sandbox (resolved: a link under the process backend).
     const addDirs = binding.mounts.filter((m) => !m.readOnly).map((m) => realpathSync(m.path));
+
+    // With approvals granted, Codex runs as an app-server whose approval requests the host decides (appServer.ts).
+    if (binding.hostRequests.includes('approval/request')) {
+      const session = new AppServerSession({
+        prompt: eventText(event),
+        codexModel: config.codexModel,
+        sandbox: config.sandbox,
+        cwd: binding.workspace?.root ?? process.cwd(),
+        resume: ctx.resume?.external?.sessionId,
+        version: version ?? TESTED_VERSION,
+      });
+      const ask = (action: CodexAction): Promise<CodexAnswer> =>
+        ctx.approval
+          .request(action, 'once')
+          .catch((e: unknown) => ({ decision: 'denied' as const, reason: e instanceof Error ? e.message : String(e) }));
+      const exit = await runHarnessTurn({
+        name: 'codex',
+        command: cli.command,
+        args: [
+          ...cli.prefix,
+          ...appServerArgs({
+            baseUrl: gateway.openaiBaseUrl,
+            model,
+            sandbox: config.sandbox,
+            mcp: gateway.mcp,
+            tokenEnv: TOKEN_ENV,
+            egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY),
+            addDirs,
+          }),
+        ],
+        cwd: binding.workspace?.root ?? process.cwd(),
+        env,
+        signal: ctx.signal,
+        map: (value) => session.map(value),
+        conversation: {
+          initial: session.initial(),
+          answer: (value) => session.answer(value, ask),
+          endAfter: () => session.endAfter(),
+        },
+        emit: (update) => ctx.emit(update),
+      });
+      const broken = harnessExitFailure('codex', exit);
+      if (broken) return broken;
+      const { mapper } = session;
+      if (exit.cancelled)
+        return { status: 'cancelled', ...(mapper.threadId ? { external: { sessionId: mapper.threadId } } : {}) };
+      return mapper.runResult(exit, version);
+    }
 
     const turn = async (resume: string | undefined) => {
       const mapper = new CodexStreamMapper();

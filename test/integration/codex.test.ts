@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
+import { decideApproval, listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { processesWith } from '../helpers/procs.js';
@@ -32,6 +33,32 @@ async function dispatch(
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
+/** The run's next pending approval, polled from the store (the run's host commits it before it waits). */
+async function pendingOf(runId: string): Promise<ApprovalRow> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
+    if (row) return row;
+    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+const decide = (row: ApprovalRow, outcome: 'approved' | 'denied') => {
+  const r = decideApproval(host.store, row.id, { outcome, by: 'user:test-approver', at: new Date().toISOString() });
+  expect(r.ok).toBe(true);
+};
+/** Dispatch to the approvals binding; the run's id at once, its outcome and updates later. */
+async function dispatchAsk(text: string, conversation: string) {
+  const updates: Update[] = [];
+  const ticket = await host.dispatcher.dispatch(
+    chatEvent({ bot: 'cx-ask', text, conversation: { id: conversation } }),
+    {
+      onUpdate: (u) => updates.push(u),
+    },
+  );
+  if (ticket.status === 'duplicate') throw new Error('duplicate');
+  return { runId: ticket.runId, done: ticket.done, updates };
+}
 const auditOf = (type: string, runId: string) =>
   (
     rawDb(host.store)
@@ -59,7 +86,17 @@ describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
           { id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } },
         ],
       },
-      bindings: [binding('cx', 'cx'), binding('cx-mcp', 'cx-mcp', {}, { mcpServers: ['tools'] })],
+      bindings: [
+        binding('cx', 'cx'),
+        binding('cx-mcp', 'cx-mcp', {}, { mcpServers: ['tools'] }),
+        {
+          // Codex's own sandbox lets approved patches write the workspace (read-only, they fail after approval).
+          ...binding('cx-ask', 'cx-ask', { sandbox: 'workspace-write' }, { approval: true }),
+          approvalPolicy: 'ask',
+          // Writes in the workspace are allowed by default: asking about these lets a person decide a patch.
+          policy: [{ effect: 'fs.write', match: { path: 'notes/**' }, decision: 'ask' }],
+        },
+      ],
     });
   });
 
@@ -115,5 +152,67 @@ describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
     const { outcome } = await running;
     expect(outcome.status).toBe('cancelled');
     expect(codexProcesses()).toEqual([]);
+  });
+
+  describe('approvals granted: codex app-server, its approval requests decided by the host', () => {
+    it('an approved command runs: the host asked about exactly it, once', async () => {
+      const run = await dispatchAsk('USE_TOOL:Bash:touch approved-by-host && echo made', 'c-ask-yes');
+      const row = await pendingOf(run.runId);
+      expect(row).toMatchObject({
+        effect: 'exec',
+        target: { kind: 'command', value: 'touch approved-by-host && echo made' },
+      });
+      decide(row, 'approved');
+      const outcome = await run.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(outputOf(outcome)).toMatch(/^TOOL_RESULT_SEEN: .*exited with code 0.*made/s);
+      expect(run.updates).toContainEqual(
+        expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'made\n' }),
+      );
+      expect(run.updates).toContainEqual(expect.objectContaining({ kind: 'usage', cumulative: true }));
+      expect(outcome.result?.external?.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(listApprovals(host.store, { runId: run.runId, limit: 10 })).toHaveLength(1);
+      expect(codexProcesses()).toEqual([]);
+    });
+
+    it('a denied command does not run, Codex is told, and the run completes', async () => {
+      const run = await dispatchAsk('USE_TOOL:Bash:echo must-not-run > denied-file', 'c-ask-no');
+      decide(await pendingOf(run.runId), 'denied');
+      const outcome = await run.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(outputOf(outcome)).toMatch(/^TOOL_RESULT_SEEN: .*rejected/s);
+      expect(run.updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'denied' }));
+      expect(run.updates.some((u) => u.kind === 'tool.finished' && u.status === 'ok')).toBe(false);
+      expect(codexProcesses()).toEqual([]);
+    });
+
+    it('a patch asks fs.write of its file, workspace-relative; approved, it is applied', async () => {
+      const patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: notes/hello.txt\n+hi\n*** End Patch\nEOF\n";
+      const run = await dispatchAsk(`USE_TOOL:Bash:${JSON.stringify({ cmd: patch })}`, 'c-ask-patch');
+      const row = await pendingOf(run.runId);
+      expect(row).toMatchObject({ effect: 'fs.write', target: { kind: 'path', value: 'notes/hello.txt' } });
+      decide(row, 'approved');
+      const outcome = await run.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(outputOf(outcome)).toMatch(/Success\. Updated the following files:\nA notes\/hello\.txt/);
+    });
+
+    it('the next message resumes the thread over the app-server', async () => {
+      const first = await dispatchAsk('SAY:one', 'c-ask-resume');
+      const second = await dispatchAsk('SAY:two', 'c-ask-resume');
+      const [a, b] = [await first.done, await second.done];
+      expect(b.status, b.reason).toBe('completed');
+      expect(outputOf(b)).toBe('two');
+      expect(b.result?.external?.sessionId).toBe(a.result?.external?.sessionId);
+    });
+
+    it('cancel while an approval is pending ends the run cancelled with no process left', async () => {
+      const run = await dispatchAsk('USE_TOOL:Bash:touch never-decided', 'c-ask-cancel');
+      await pendingOf(run.runId);
+      host.dispatcher.cancel(run.runId, 'test cancel');
+      const outcome = await run.done;
+      expect(outcome.status).toBe('cancelled');
+      expect(codexProcesses()).toEqual([]);
+    });
   });
 });
