@@ -7,16 +7,23 @@ import { BINDING_ID, CappedLabel } from './labels.js';
 
 /**
  * Register `paddock_approvals_total{binding,outcome}` and `paddock_grants_revoked_after_use_total{binding}` on
- * `registry`. The binding label is capped like the run metrics' (its first `maxBindings` well-formed ids in binding
- * order; the rest are summed as `other`); every tenant is counted (`/metrics` is the operator's).
+ * `registry`. The binding label is capped like the run metrics' (the first `maxBindings` well-formed ids read, in
+ * tenant then binding order; the rest are summed as `other`); every tenant is counted (`/metrics` is the operator's).
  */
 export function registerApprovalMetrics(store: Store, registry: Registry, maxBindings: number): void {
   const registers = [registry];
   const binding = new CappedLabel(BINDING_ID, maxBindings);
-  const read = () =>
+  // Both counters of one scrape read the store once: a read younger than this is reused.
+  let last: { at: number; rows: ReturnType<typeof label> } | undefined;
+  const label = () =>
     approvalStats(store, { median: false })
       .map((s) => ({ ...s, label: binding.value(s.bindingId) }))
       .sort((a, b) => a.label.localeCompare(b.label));
+  const read = () => {
+    const now = Date.now();
+    if (!last || now - last.at > 250) last = { at: now, rows: label() };
+    return last.rows;
+  };
   new Counter({
     name: 'paddock_approvals_total',
     help:
