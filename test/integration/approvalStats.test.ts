@@ -4,6 +4,7 @@
 // figures are read three ways — approvalStats() on the store, `paddock approvals stats` (a child process) and
 // `/metrics` of a real `paddock serve` child on the same data folder — and that server's webhook worker delivers
 // approval.requested/approval.decided to a real loopback receiver.
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplayGuard, verifyWebhook } from '../../examples/webhook-receiver/verify.js';
 import { OPERATOR_TENANT } from '../../host/api/routes/metrics.js';
@@ -148,6 +149,7 @@ afterAll(async () => {
   await approvalsTarget?.close();
   await runsTarget?.close();
   await host.close();
+  rmSync(host.dataDir, { recursive: true, force: true });
 });
 
 const expected = {
