@@ -122,6 +122,22 @@ export const ExplanationSchema = z.looseObject({
   worstCase: z.looseObject({}),
   withheld: z.array(z.unknown()),
   missingSecrets: z.array(z.string()),
+  /** The approval policy: rules in order, the host's defaults for sample actions, the floors (docs/approvals.md §2). */
+  approvals: z.looseObject({
+    approvalPolicy: z.enum(['ask', 'deny']),
+    approvalTimeoutMs: z.number(),
+    rules: z.array(z.looseObject({ n: z.number(), effect: z.string(), match: z.string(), decision: z.string() })),
+    defaults: z.array(
+      z.looseObject({
+        case: z.string(),
+        effect: z.string(),
+        target: z.looseObject({ kind: z.string(), value: z.string() }),
+        byDefault: z.looseObject({ decision: z.string(), by: z.string(), why: z.string() }),
+        here: z.looseObject({ decision: z.string(), by: z.string(), why: z.string() }),
+      }),
+    ),
+    floors: z.array(z.string()),
+  }),
 });
 API_SCHEMAS.add(ExplanationSchema, {
   id: 'Explanation',

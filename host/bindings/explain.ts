@@ -11,6 +11,7 @@ import { runSandboxRequest } from '../sandbox/runSandbox.js';
 import type { ResolvedRunner } from '../plugins/resolveRunner.js';
 import type { Binding, Resources } from './schema.js';
 import { insideRoots } from '../util/insideRoots.js';
+import { policyTable, type PolicyTable } from '../policy/policyTable.js';
 import { join } from 'node:path';
 
 /** Host paths `explain` needs to build a run's launch without starting it. */
@@ -69,6 +70,11 @@ export interface Explanation {
   withheld: RunAccess['withheld'];
   /** Secret references of the resources this binding grants that do not resolve here now. */
   missingSecrets: string[];
+  /**
+   * The approval policy (docs/approvals.md §2): its rules in order, the host's defaults for sample actions (with no
+   * rule, and with this binding's rules and approvalPolicy) and the floors, decided by the run's own evaluator.
+   */
+  approvals: PolicyTable;
 }
 
 /**
@@ -147,6 +153,14 @@ export function explainBinding(
   }).map(describeMissingRef);
   const base = {
     missingSecrets,
+    approvals: policyTable({
+      id: binding.id,
+      policy: binding.policy,
+      approvalPolicy: binding.approvalPolicy,
+      approvalTimeoutMs: binding.approvalTimeoutMs,
+      networkAllow: binding.network.egress,
+      sandbox: binding.sandbox,
+    }),
     binding: {
       id: binding.id,
       tenant: tenantOf(binding),
@@ -317,12 +331,42 @@ export function renderExplanation(e: Explanation): string {
     lines.push(
       `sandbox: ${e.sandbox.refusal ?? `${e.sandbox.profile} is NOT available`}: runs of this binding are refused`,
     );
+  lines.push(...renderApprovals(e.approvals));
   for (const m of e.missingSecrets) lines.push(`MISSING SECRET: ${m}`);
   if (e.withheld.length) {
     lines.push('granted or requested but withheld (will not reach the runner):');
     for (const w of e.withheld) lines.push(`  ${w.what} — ${w.why}`);
   }
   return lines.join('\n');
+}
+
+/** The approval policy section of an explanation (rule text is the admin's own: escaped for the terminal). */
+function renderApprovals(a: PolicyTable): string[] {
+  const lines = [
+    `approvals: approvalPolicy ${a.approvalPolicy} · an ask waits ${a.approvalTimeoutMs} ms for a person`,
+    '  rules (a matching deny wins; else the most specific ask/allow, ask on a tie; else the host default):',
+  ];
+  if (a.rules.length === 0) lines.push('    none');
+  for (const r of a.rules)
+    lines.push(
+      terminalSafe(
+        `    ${r.n}. ${r.effect} ${r.match} → ${r.decision}${r.why ? ` (${r.why})` : ''}` +
+          (r.note ? ` — ${r.note}` : ''),
+      ),
+    );
+  lines.push('  host defaults, for sample actions (default → with this binding):');
+  for (const d of a.defaults) {
+    const same = d.here.by === d.byDefault.by && d.here.decision === d.byDefault.decision;
+    lines.push(
+      terminalSafe(
+        `    ${d.case} (${d.effect} ${d.target.kind}:${d.target.value}): ${d.byDefault.decision} ` +
+          `(${d.byDefault.why})${same ? '' : ` → here ${d.here.decision} by ${d.here.by}`}`,
+      ),
+    );
+  }
+  lines.push('  floors (no binding lowers them):');
+  for (const f of a.floors) lines.push(`    ${f}`);
+  return lines;
 }
 
 /**

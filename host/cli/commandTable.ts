@@ -99,10 +99,11 @@ async function approvals(ctx: CommandContext, group: 'approvals' | 'grants', ver
     all: ctx.flags.all === true,
     by: str(ctx.flags, 'by'),
     group: ctx.flags.group === true,
+    since: str(ctx.flags, 'since'),
   };
   const cfg = await hostConfig(ctx);
   return group === 'approvals'
-    ? approvalsCommand(cfg, verb as 'list' | 'approve' | 'deny', ctx.args, flags, ctx.out, ctx.err)
+    ? approvalsCommand(cfg, verb as 'list' | 'approve' | 'deny' | 'stats', ctx.args, flags, ctx.out, ctx.err)
     : grantsCommand(cfg, verb as 'list' | 'revoke', ctx.args, flags, ctx.out, ctx.err);
 }
 
@@ -546,6 +547,28 @@ export const COMMANDS: CommandSpec[] = [
     ],
     async run(ctx) {
       return approvals(ctx, 'approvals', 'deny');
+    },
+  },
+  {
+    words: ['approvals', 'stats'],
+    summary: 'per binding: approvals asked, approved, denied, expired, void; policy and grant answers; revoked grants',
+    details: [
+      'Every tenant, from what the store recorded (every host process on this data folder). "Answered at once" counts',
+      "actions the binding's rules, the host defaults and floors, or a capability grant decided without asking anyone;",
+      'a grant "revoked after use" allowed at least one action first. The median time to a decision is from the ask to',
+      "a person's approve or deny. The same figures are paddock_approvals_total on /metrics (docs/http-api.md).",
+    ],
+    options: {
+      binding: { type: 'string', value: '<id>', help: "only this binding's figures" },
+      since: {
+        type: 'string',
+        value: '<iso>',
+        help: 'only what happened at or after this UTC instant (2026-01-31 or 2026-01-31T09:00:00Z)',
+      },
+      json,
+    },
+    async run(ctx) {
+      return approvals(ctx, 'approvals', 'stats');
     },
   },
   {

@@ -87,7 +87,7 @@ export interface ApprovalFlowOptions {
 }
 
 /** Who decided, in words, from the verdict's own mechanism (what the runner and the audit record are told). */
-function describeVerdict(verdict: Verdict): { by: string; reason: string } {
+export function describeVerdict(verdict: Verdict): { by: string; reason: string } {
   const d = verdict.decidedBy;
   const what = `${verdict.action.effect} ${verdict.action.target.kind} ${JSON.stringify(verdict.action.target.value)}`;
   switch (d.kind) {

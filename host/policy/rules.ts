@@ -20,8 +20,30 @@ export interface EvaluateContext extends CoverageContext {
   taint?: { classes: string[] };
 }
 
-/** Effects a rule can never allow: only a grant (an approval's answer) can. */
-const FLOORED = new Set<Effect>(['credential', 'destructive', 'publish']);
+/** Effects a rule can never allow: only a grant (an approval's answer) can (the host's floors). */
+export const FLOORED_EFFECTS: readonly Effect[] = ['credential', 'destructive', 'publish'];
+const FLOORED = new Set<Effect>(FLOORED_EFFECTS);
+/** Why a floored effect is asked although a rule or the default allowed it. */
+export const floorWhy = (effect: Effect) => `${effect} is never allowed without a grant`;
+
+/**
+ * One action a runner might claim per row of the host's defaults (docs/approvals.md §2's table, {@link byDefault}):
+ * `paddock explain` classifies each as a run's request is classified and decides it with {@link evaluate}, so the
+ * table it prints is what the evaluator does, never a copy of it.
+ */
+export const DEFAULT_CASES: readonly { case: string; effect: Effect; target: string }[] = [
+  { case: 'read in the workspace', effect: 'fs.read', target: 'src/app.ts' },
+  { case: 'write in the workspace', effect: 'fs.write', target: 'src/app.ts' },
+  { case: 'read outside the workspace', effect: 'fs.read', target: '/etc/hosts' },
+  { case: 'write outside the workspace', effect: 'fs.write', target: '/etc/hosts' },
+  { case: 'a secret path (credential)', effect: 'fs.read', target: '.env' },
+  { case: 'exec of a known read-only command', effect: 'exec', target: 'git status' },
+  { case: 'other exec', effect: 'exec', target: 'make build' },
+  { case: 'a command that cannot be split', effect: 'exec', target: 'eval "$CMD"' },
+  { case: 'network to a destination not in network.allow', effect: 'network', target: 'unlisted.example' },
+  { case: 'destructive', effect: 'exec', target: 'rm -rf build' },
+  { case: 'publish', effect: 'exec', target: 'git push origin main' },
+];
 /** Redirect targets that are no file. */
 const DEVICES = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty']);
 const STRICTNESS: Record<Decision, number> = { allow: 0, ask: 1, deny: 2 };
@@ -172,7 +194,7 @@ function decide(action: Action, ctx: EvaluateContext, opaque: boolean): { decisi
 
   if (decision === 'allow' && FLOORED.has(action.effect)) {
     decision = 'ask';
-    decidedBy = { kind: 'floor', why: `${action.effect} is never allowed without a grant` };
+    decidedBy = { kind: 'floor', why: floorWhy(action.effect) };
   }
   if (opaque && (decision === 'allow' || decidedBy.kind === 'default')) {
     decision = 'ask';

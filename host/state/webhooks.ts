@@ -140,30 +140,118 @@ export function markWebhookRemoved(
   return removed;
 }
 
-/** Queue a delivery unless the registration already has one for this run (any process may try). */
+/**
+ * Queue a delivery unless the registration already has one about its subject (any process may try). The subject is
+ * the run id for `run.ended` (the default), the approval id for `approval.requested`, `<approval id>/decided` for
+ * `approval.decided` (migration 12).
+ */
 export function insertDelivery(
   store: Store,
-  d: { id: string; webhookId: string; tenant: string; runId: string; type: string; body: string; at: string },
+  d: {
+    id: string;
+    webhookId: string;
+    tenant: string;
+    runId: string;
+    subject?: string;
+    type: string;
+    body: string;
+    at: string;
+  },
   nextAttemptAt: number,
 ): boolean {
   return (
     dbOf(store)
       .prepare(
-        'INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant, run_id, type, body, state, attempts, ' +
-          "next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
+        'INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, tenant, run_id, subject, type, body, state, ' +
+          "attempts, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)",
       )
-      .run(d.id, d.webhookId, d.tenant, d.runId, d.type, d.body, nextAttemptAt, d.at, d.at).changes === 1
+      .run(d.id, d.webhookId, d.tenant, d.runId, d.subject ?? d.runId, d.type, d.body, nextAttemptAt, d.at, d.at)
+      .changes === 1
   );
 }
 
-/** Whether a registration already has a delivery for a run. */
-export function hasDelivery(store: Store, webhookId: string, runId: string): boolean {
+/** Whether a registration already has a delivery about a subject (a run id, by default: its `run.ended`). */
+export function hasDelivery(store: Store, webhookId: string, subject: string): boolean {
   return (
     dbOf(store)
-      .prepare('SELECT 1 FROM webhook_deliveries WHERE webhook_id = ? AND run_id = ?')
+      .prepare('SELECT 1 FROM webhook_deliveries WHERE webhook_id = ? AND subject = ?')
       .pluck()
-      .get(webhookId, runId) !== undefined
+      .get(webhookId, subject) !== undefined
   );
+}
+
+/** An approval as a webhook delivery tells it (its text fields were redacted by the host when stored). */
+export interface ApprovalForWebhook {
+  id: string;
+  tenant: string;
+  runId: string;
+  sessionId: string;
+  bindingId: string;
+  via: string;
+  effect: string;
+  target: { kind: string; value: string };
+  summary: string;
+  risk: { score: number; level: string; reasons: string[] };
+  requestedLifetime: string;
+  goalRevision: number;
+  status: string;
+  createdAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+  decidedBy: string | null;
+  reason: string | null;
+  grantId: string | null;
+}
+
+const APPROVAL_COLUMNS =
+  'id, tenant, run_id AS runId, session_id AS sessionId, binding_id AS bindingId, via, effect, ' +
+  'target_kind AS targetKind, target, summary, risk_score AS riskScore, risk_level AS riskLevel, ' +
+  'risk_reasons AS riskReasons, requested_lifetime AS requestedLifetime, goal_revision AS goalRevision, status, ' +
+  'created_at AS createdAt, expires_at AS expiresAt, decided_at AS decidedAt, decided_by AS decidedBy, reason, ' +
+  'grant_id AS grantId';
+
+type ApprovalSql = Omit<ApprovalForWebhook, 'target' | 'risk'> & {
+  targetKind: string;
+  target: string;
+  riskScore: number;
+  riskLevel: string;
+  riskReasons: string;
+};
+
+const toApprovalForWebhook = ({ targetKind, target, riskScore, riskLevel, riskReasons, ...r }: ApprovalSql) => ({
+  ...r,
+  target: { kind: targetKind, value: target },
+  risk: { score: riskScore, level: riskLevel, reasons: JSON.parse(riskReasons) as string[] },
+});
+
+/** One approval, for a delivery about it. */
+export function approvalForWebhook(store: Store, id: string): ApprovalForWebhook | undefined {
+  const row = dbOf(store).prepare(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = ?`).get(id) as
+    ApprovalSql | undefined;
+  return row ? toApprovalForWebhook(row) : undefined;
+}
+
+/**
+ * Approvals asked, or decided, at or after `since` (ISO), oldest first by that time, after the (at, id) cursor: what
+ * the catch-up sweep queues `approval.requested` and `approval.decided` deliveries from.
+ */
+export function approvalsSince(
+  store: Store,
+  what: 'requested' | 'decided',
+  since: string,
+  after: { at: string; id: string } | undefined,
+  limit: number,
+): (ApprovalForWebhook & { at: string })[] {
+  const col = what === 'requested' ? 'created_at' : 'decided_at';
+  const from = after ?? { at: since, id: '' };
+  const rows = dbOf(store)
+    .prepare(
+      `SELECT ${APPROVAL_COLUMNS}, ${col} AS at FROM approvals ` +
+        `WHERE ${col} >= ? AND (${col} > ? OR (${col} = ? AND id > ?)) ` +
+        `ORDER BY ${col}, id LIMIT ?`,
+    )
+    .all(since, from.at, from.at, from.id, limit) as (ApprovalSql & { at: string })[];
+  return rows.map((r) => ({ ...toApprovalForWebhook(r), at: r.at }));
 }
 
 /** Runs that ended at or after `since` (ISO), oldest end first, after the (endedAt, id) cursor. */

@@ -314,7 +314,7 @@ describe('webhook egress', () => {
     ])
       expect(() => register(s, url!)).toThrow(message);
     expect(() => register(s, 'http://127.0.0.1/', ['run.ended', 'run.started', ''])).toThrow(
-      /^events\[1\]: "run.started" is not one of run.ended, reply; events\[2\]: "" is not one of/,
+      /^events\[1\]: "run.started" is not one of run.ended, reply, approval\.requested, approval\.decided; events\[2\]/,
     );
     expect(listWebhooks(s, 'default')).toEqual([]);
   });

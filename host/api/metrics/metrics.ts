@@ -8,6 +8,7 @@ import { waitingRunsTotal } from '../../state/dispatchLog.js';
 import { Store } from '../../state/store.js';
 import type { InjectionToken } from '../../di/container.js';
 import { TOKENS } from '../../di/tokens.js';
+import { registerApprovalMetrics } from './approvalMetrics.js';
 import { CappedLabel, fixedLabel, looksLikeId, OTHER, ROUTE_PATTERN, statusLabel } from './labels.js';
 import { feedRunMetrics } from './runFeed.js';
 
@@ -171,6 +172,7 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
     buckets: SECONDS_BUCKETS.http,
     registers,
   });
+  registerApprovalMetrics(store, registry, max);
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
 
   // Fixed-set series start at 0, so a rate is defined before the first event.

@@ -16,8 +16,11 @@ import {
 } from '../../state/webhooks.js';
 import { checkWebhookUrl, DestinationRefused } from './destination.js';
 
-/** Event filters a registration may name: every ended run, or only runs that replied something. */
-export const WEBHOOK_EVENTS = ['run.ended', 'reply'] as const;
+/**
+ * Event filters a registration may name: every ended run, only runs that replied something, an approval asked of a
+ * person, and its decision (approved, denied, expired or void).
+ */
+export const WEBHOOK_EVENTS = ['run.ended', 'reply', 'approval.requested', 'approval.decided'] as const;
 /** One event filter. */
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

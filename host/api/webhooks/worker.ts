@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../state/events.js';
 import { claimDue, nextDue, recordAttempt, type ClaimedDelivery } from '../../state/webhooks.js';
 import { parseWebhookAllow, type WebhookAllowList } from './allowList.js';
 import { DestinationRefused, resolveDestination, systemResolve, type Resolve } from './destination.js';
-import { enqueueRun, sweepEndedRuns } from './enqueue.js';
+import { enqueueApproval, enqueueRun, sweepEndedRuns } from './enqueue.js';
 import { sendWebhook, webhookHeaders, type SendResult } from './send.js';
 
 /** How a delivery attempt ended, for the metrics lane's `paddock_webhook_deliveries_total{result}`. */
@@ -125,18 +125,33 @@ export class WebhookWorker {
   }
 
   private onCommitted(event: StoredEvent): void {
-    if ((event.type !== 'run.ended' && event.type !== 'run.interrupted') || !event.runId) return;
+    const queue = this.queueOf(event);
+    if (!queue) return;
     const runId = event.runId;
     // After the committing caller's stack: queueing is this worker's work, not the run's.
     setImmediate(() => {
       if (this.stopped) return;
       try {
-        if (enqueueRun(this.store, runId, this.now()) > 0) this.schedule(0);
+        if (queue() > 0) this.schedule(0);
       } catch (error) {
         // The sweep queues it later; nothing is lost.
-        this.options.logger?.warn({ runId, err: String(error) }, 'webhook: queueing a run end failed');
+        this.options.logger?.warn({ runId, type: event.type, err: String(error) }, 'webhook: queueing failed');
       }
     });
+  }
+
+  /** What a committed event queues: a run's end, an approval asked, an approval's decision (else nothing). */
+  private queueOf(event: StoredEvent): (() => number) | undefined {
+    if (!event.runId) return undefined;
+    const runId = event.runId;
+    if (event.type === 'run.ended' || event.type === 'run.interrupted')
+      return () => enqueueRun(this.store, runId, this.now());
+    if (event.type !== 'approval.requested' && event.type !== 'approval.decided') return undefined;
+    const approvalId = (event.data as { approvalId?: unknown }).approvalId;
+    // A decision without an approval is the policy's at once: nobody was asked, nothing is delivered.
+    if (typeof approvalId !== 'string') return undefined;
+    const what = event.type === 'approval.requested' ? 'requested' : 'decided';
+    return () => enqueueApproval(this.store, approvalId, what, this.now());
   }
 
   private schedule(delayMs: number): void {

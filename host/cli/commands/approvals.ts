@@ -13,6 +13,7 @@ import {
   type ApprovalRow,
   type ApprovalStatus,
 } from '../../state/approvals.js';
+import { approvalStats, type BindingApprovalStats } from '../../state/approvalStats.js';
 import {
   GRANT_LIFETIMES,
   listCapabilityGrants,
@@ -23,6 +24,9 @@ import { openHostState } from '../../start.js';
 import { terminalSafe } from '../../util/terminalText.js';
 
 type Out = (text: string) => void;
+
+/** A UTC instant (`--since`): a date, or a date and time ending in `Z`. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z)?$/;
 
 /** Rows read per page when a list walks the whole table. */
 const PAGE = 500;
@@ -39,6 +43,7 @@ export interface ApprovalsFlags {
   by?: string;
   /** approve/deny: the approval's whole group. */
   group?: boolean;
+  since?: string;
 }
 
 /** Every page of a keyset list, walked to its end. */
@@ -77,13 +82,36 @@ export function grantLine(g: CapabilityGrantRow): string {
   );
 }
 
+/** A duration in words (`850 ms`, `42 s`, `3.5 min`). */
+function durationWords(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  return `${Math.round(ms / 6000) / 10} min`;
+}
+
+/** The lines of one binding's approval figures for a terminal. */
+export function statsLines(s: BindingApprovalStats): string[] {
+  const o = s.outcomes;
+  return [
+    terminalSafe(`${s.tenant}/${s.bindingId}`),
+    `  asked ${o.asked}: approved ${o.approved} · denied ${o.denied} · expired ${o.expired} · void ${o.void} · ` +
+      `pending ${s.pending}`,
+    `  answered at once: allowed by policy ${o.allowed_by_policy} · denied by policy ${o.denied_by_policy} · ` +
+      `auto-allowed by a grant ${o.auto_allowed_by_grant}`,
+    `  grants revoked ${s.grantsRevoked} (after use ${s.grantsRevokedAfterUse}) · median time to a decision ` +
+      (s.medianDecisionMs === null ? 'none decided' : durationWords(s.medianDecisionMs)),
+  ];
+}
+
 /** Print `value` as JSON, escaped for the terminal (still the same JSON). */
 const json = (out: Out, value: unknown) => out(terminalSafe(JSON.stringify(value)));
 
-/** `paddock approvals list|approve|deny`. Exit 0 done; 1 the approval could not be decided (its state is said). */
+/**
+ * `paddock approvals list|approve|deny|stats`. Exit 0 done; 1 the approval could not be decided (its state is said).
+ */
 export async function approvalsCommand(
   config: HostConfig,
-  verb: 'list' | 'approve' | 'deny',
+  verb: 'list' | 'approve' | 'deny' | 'stats',
   args: string[],
   flags: ApprovalsFlags,
   out: Out,
@@ -101,8 +129,29 @@ export async function approvalsCommand(
       'INVALID_INPUT',
       `--lifetime must be one of ${GRANT_LIFETIMES.join(', ')} (got ${JSON.stringify(flags.lifetime.slice(0, 40))})`,
     );
+  if (flags.since !== undefined && (!ISO_INSTANT.test(flags.since) || Number.isNaN(Date.parse(flags.since))))
+    throw new HostError(
+      'INVALID_INPUT',
+      `--since must be an ISO 8601 UTC instant like 2026-01-31T00:00:00Z ` +
+        `(got ${JSON.stringify(flags.since.slice(0, 40))})`,
+    );
   const { store } = await openHostState(config);
   try {
+    if (verb === 'stats') {
+      const since = flags.since === undefined ? undefined : new Date(flags.since).toISOString();
+      const rows = approvalStats(store, {
+        ...(flags.binding !== undefined ? { bindingId: flags.binding } : {}),
+        ...(since !== undefined ? { since } : {}),
+      });
+      if (flags.json) json(out, rows);
+      else if (rows.length === 0)
+        out(
+          `no approvals recorded${flags.binding ? ` for binding ${terminalSafe(flags.binding)}` : ''}` +
+            `${since ? ` since ${since}` : ''}`,
+        );
+      else for (const row of rows) for (const line of statsLines(row)) out(line);
+      return 0;
+    }
     if (verb === 'list') {
       const rows = walk((after) =>
         listApprovals(store, {
