@@ -62,11 +62,18 @@ function argvStartsWith(argv: string[], prefix: string[]): boolean {
   return prefix.length > 0 && prefix.length <= argv.length && prefix.every((w, i) => argv[i] === w);
 }
 
-/** Does a command grant's value (an argv prefix) cover one simple command's text? */
+/**
+ * Does a command grant's value cover one simple command's text? Exactly the same argv, unless the value ends with
+ * ` *` (then an argv prefix: `npm test *` covers `npm test --watch`). An outside attack showed why exact is the
+ * default: a grant of `git push origin main` also covered `… --force`, and `npm test` covered
+ * `npm test --script-shell=./evil.sh`.
+ */
 export function commandCovers(grantCommand: string, command: string): boolean {
-  const prefix = singleArgv(grantCommand);
+  const isPrefix = grantCommand.endsWith(' *');
+  const want = singleArgv(isPrefix ? grantCommand.slice(0, -2) : grantCommand);
   const argv = singleArgv(command);
-  return prefix !== undefined && argv !== undefined && argvStartsWith(argv, prefix);
+  if (want === undefined || argv === undefined) return false;
+  return isPrefix ? argvStartsWith(argv, want) : argv.length === want.length && argvStartsWith(argv, want);
 }
 
 /** Does the grant's scope cover the action's target (effects and liveness aside)? */

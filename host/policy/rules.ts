@@ -210,12 +210,16 @@ function decide(action: Action, ctx: EvaluateContext, opaque: boolean): { decisi
   }
 
   if (decision === 'ask' && !opaque) {
-    const grant = ctx.grants.find((g) => (guarded ? coversExactly(g, action, ctx) : covers(g, action, ctx)));
+    // While tainted only a one-time grant naming exactly this destination counts: a lasting grant was given for
+    // data that was not yet at stake (an outside attack let one approval carry every later send).
+    const grant = ctx.grants.find((g) =>
+      guarded ? g.lifetime === 'once' && coversExactly(g, action, ctx) : covers(g, action, ctx),
+    );
     if (grant) return { decision: 'allow', decidedBy: { kind: 'grant', grantId: grant.id } };
     if (guarded && ctx.grants.some((g) => covers(g, action, ctx)))
       decidedBy = {
         kind: 'taint',
-        why: `the run is tainted (${classes}): only a grant naming exactly ${action.target.value} covers it`,
+        why: `the run is tainted (${classes}): only a one-time approval of exactly ${action.target.value} covers it`,
       };
   }
 

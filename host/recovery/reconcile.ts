@@ -2,6 +2,7 @@ import { processStartTime } from '../util/procIdentity.js';
 import { signalRunnerTree, waitForTreeGone } from '../process/groupSignals.js';
 import { HostError } from '../errors.js';
 import type { Store } from '../state/store.js';
+import { voidApprovals } from '../state/approvals.js';
 import { openEffectIntents, runStartedData, runStatus } from '../state/recoveryReads.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
 import { ownerAlive } from '../state/claims.js';
@@ -91,7 +92,11 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
       ]);
       return true;
     });
-    if (appended) report.interruptedRuns.push({ runId: run.id, sessionId: run.sessionId, killedPid });
+    if (appended) {
+      report.interruptedRuns.push({ runId: run.id, sessionId: run.sessionId, killedPid });
+      // Nobody waits for its approvals any more: void them, so no approver decides one for a run that is gone.
+      voidApprovals(store, { runId: run.id }, new Date().toISOString(), 'its run was interrupted by a host stop');
+    }
   }
 
   const open = openEffectIntents(store);

@@ -46,8 +46,9 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLea
   return {
     containsSecret: (text) => redactor.text(text) !== text,
     learnSecret: (value) => {
-      // One the host knew already (a configured secret) is never forgotten with the run's own.
-      if (learnt.has(value) || redactor.text(value) !== value) return;
+      // One the host holds already (a configured secret) is never forgotten with the run's own. A value that only
+      // has a credential's shape is learnt all the same: its encodings are then known too.
+      if (learnt.has(value) || redactor.knows(value)) return;
       learnt.add(value);
       redactor.add(value);
     },

@@ -66,6 +66,11 @@ export class Redactor {
     this.pattern = undefined;
   }
 
+  /** Is exactly this value registered (not merely matched by a generic credential shape)? */
+  knows(value: string): boolean {
+    return this.known.has(value);
+  }
+
   /** Number of registered forms (for tests and `doctor`). */
   get size(): number {
     return this.known.size;

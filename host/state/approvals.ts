@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Effect, GrantLifetime, Risk, Scope } from '../policy/actions.js';
 import { GRANT_LIFETIMES, insertCapabilityGrant, type CapabilityGrantRow } from './capabilityGrants.js';
 import { lastGoalRevision } from './dispatchLog.js';
+import { runStatus } from './recoveryReads.js';
 import { dbOf, type Store } from './store.js';
 
 /** Where an approval is. */
@@ -242,7 +243,7 @@ export interface ApprovalDecision {
 export type DecideResult =
   | { ok: true; row: ApprovalRow; grant?: CapabilityGrantRow }
   | { ok: false; code: 'not_found' }
-  | { ok: false; code: 'not_pending' | 'expired' | 'superseded' | 'wider_than_asked'; row: ApprovalRow };
+  | { ok: false; code: 'not_pending' | 'expired' | 'superseded' | 'run_ended' | 'wider_than_asked'; row: ApprovalRow };
 
 /**
  * Approve or deny a pending approval, atomically: of every concurrent decider (any process) exactly one decides.
@@ -262,6 +263,13 @@ export function decideApproval(store: Store, id: string, decision: ApprovalDecis
     if (row.expiresAt <= decision.at) {
       const [expired] = expireRows(store, [row], decision.at);
       return { ok: false, code: 'expired', row: expired! };
+    }
+    // Its run is over (ended, or interrupted by a host stop and recovered): nothing is waiting for the answer, and
+    // a grant made now would reach the session's next run (an outside attack did exactly that after a crash).
+    const runState = runStatus(store, row.runId);
+    if (runState !== undefined && runState !== 'queued' && runState !== 'running') {
+      const [voided] = voidRows(store, [row], decision.at, `its run is over (${runState})`);
+      return { ok: false, code: 'run_ended', row: voided! };
     }
     // A newer message changed the session's goal (steering): an approval asked under the old goal is void.
     if (lastGoalRevision(store, row.sessionId) > row.goalRevision) {

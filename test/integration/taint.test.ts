@@ -68,6 +68,7 @@ interface Step {
 interface Steps {
   read: Step;
   asIs: Step;
+  encoded: Step[];
   disguised: Step;
 }
 
@@ -136,12 +137,16 @@ describe('a tainted run cannot send what it read to a destination nobody approve
     const refusal = (step: Step) => step.ok as { isError: boolean; content: { text: string }[] };
     expect(refusal(steps.asIs)).toMatchObject({ isError: true });
     expect(refusal(steps.asIs).content[0]!.text).toMatch(/secret value the host knows.*policy\.secretScan/);
+    // The value has a provider key's shape: the host learnt it all the same, so its encodings are known too.
+    for (const step of steps.encoded) expect(refusal(step).content[0]!.text).toMatch(/policy\.secretScan/);
     expect(refusal(steps.disguised)).toMatchObject({ isError: true });
     expect(refusal(steps.disguised).content[0]!.text).toMatch(/denied by user:test-approver/);
     // The receiving server got neither form of the secret.
     const got = received.slice(before).join('\n');
     expect(got).not.toContain(CANARY);
     expect(got).not.toContain(REVERSED);
+    expect(got).not.toContain(Buffer.from(CANARY).toString('base64'));
+    expect(got).not.toContain(Buffer.from(CANARY).toString('hex'));
     expect(got).not.toContain('http_debug","arguments'); // no tools/call reached it at all
     // The chain, in the audit trail: the asked read, its approval, the taint, the blocked send, the denied send.
     const chain = auditTypes(runId).filter((r) => /^(approval|run\.tainted|mcp)/.test(r.type));
@@ -152,6 +157,10 @@ describe('a tainted run cannot send what it read to a destination nobody approve
       'run.tainted',
       'approval.decided',
       'mcp.denied',
+      'approval.decided',
+      'mcp.denied',
+      'approval.decided',
+      'mcp.denied',
       'approval.requested',
       'approval.denied',
       'mcp.denied',
@@ -160,8 +169,9 @@ describe('a tainted run cannot send what it read to a destination nobody approve
     expect(chain[3]).toMatchObject({ dataClass: 'secret', source: 'out/.env' });
     expect(chain[4]).toMatchObject({ decision: 'denied', by: 'outbound secret scan' });
     expect(chain[5]).toMatchObject({ deniedBy: 'policy.secretScan' });
-    // The value the run read is redacted wherever the host stored anything.
-    expect(stored()).not.toContain(CANARY);
+    // The value the run read is redacted wherever the host stored anything, in every form it was sent in.
+    for (const form of [CANARY, Buffer.from(CANARY).toString('base64'), Buffer.from(CANARY).toString('hex')])
+      expect(stored()).not.toContain(form);
   });
 
   it('approved once, the disguised send goes; the next one asks again (a one-time grant)', async () => {

@@ -187,9 +187,11 @@ function decisionAnswer(id: string, result: DecideResult & { others?: ApprovalRo
     'approval_not_pending',
     result.code === 'expired'
       ? `approval ${id} expired at ${row.expiresAt}, before this decision`
-      : result.code === 'superseded'
-        ? `approval ${id} was asked under an older goal (a newer message superseded it): now void`
-        : `approval ${id} is ${row.status}, not pending`,
+      : result.code === 'run_ended'
+        ? `approval ${id} belongs to a run that is over: now void`
+        : result.code === 'superseded'
+          ? `approval ${id} was asked under an older goal (a newer message superseded it): now void`
+          : `approval ${id} is ${row.status}, not pending`,
     { status: row.status, decidedBy: row.decidedBy, decidedAt: row.decidedAt },
   );
 }

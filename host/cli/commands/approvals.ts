@@ -200,6 +200,8 @@ export async function approvalsCommand(
       );
     else if (result.code === 'expired')
       err(`paddock: approval ${row.id} expired at ${row.expiresAt}, before this decision; nothing decided`);
+    else if (result.code === 'run_ended')
+      err(`paddock: approval ${row.id} belongs to a run that is over: now void; nothing decided`);
     else if (result.code === 'superseded')
       err(`paddock: approval ${row.id} was asked under an older goal (a newer message superseded it): now void`);
     else

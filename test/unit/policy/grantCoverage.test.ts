@@ -144,13 +144,18 @@ describe('covers: commands', () => {
   const g = (value: string, capability: Effect = 'exec') => grant(capability, { kind: 'command', value });
   const cmd = (text: string) => classifyCommand(text, 'claude-code:Bash');
 
-  it('the grant is an argv prefix of every part', () => {
+  it('the grant is exactly the argv of every part; a value ending " *" is an argv prefix', () => {
     expect(covers(g('npm test'), cmd('npm test'), ctx)).toBe(true);
-    expect(covers(g('npm test'), cmd('npm test -- --watch'), ctx)).toBe(true);
     expect(covers(g('npm test'), cmd("npm 'test'"), ctx)).toBe(true);
+    expect(covers(g('npm test'), cmd('npm test && npm test'), ctx)).toBe(true);
+    // Extra arguments can change what runs (the outside attack): not covered by an exact grant.
+    expect(covers(g('npm test'), cmd('npm test -- --watch'), ctx)).toBe(false);
+    expect(covers(g('npm test'), cmd('npm test --script-shell=./evil.sh'), ctx)).toBe(false);
+    expect(covers(g('git push origin main'), cmd('git push origin main --force'), ctx)).toBe(false);
     expect(covers(g('npm test'), cmd('npm testx'), ctx)).toBe(false);
     expect(covers(g('npm test'), cmd('npm'), ctx)).toBe(false);
-    expect(covers(g('npm test'), cmd('npm test && npm test'), ctx)).toBe(true);
+    expect(covers(g('npm test *'), cmd('npm test -- --watch'), ctx)).toBe(true);
+    expect(covers(g('npm test *'), cmd('npm testx'), ctx)).toBe(false);
   });
 
   it('a command with another part is not covered', () => {

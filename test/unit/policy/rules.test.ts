@@ -190,7 +190,7 @@ describe('evaluate: floors', () => {
   });
 
   it('but a grant covering it allows it', () => {
-    const g = grant('publish', { kind: 'command', value: 'git push' });
+    const g = grant('publish', { kind: 'command', value: 'git push origin main' });
     expect(evaluate(cmd('git push origin main'), ctxWith({ grants: [g] })).decidedBy).toEqual({
       kind: 'grant',
       grantId: g.id,
@@ -251,12 +251,15 @@ describe('evaluate: taint', () => {
     expect(decision(read('src/a.ts'), ctxWith({ taint }))).toBe('allow');
   });
 
-  it('only a grant naming exactly the destination covers it', () => {
+  it('only a one-time grant naming exactly the destination covers it', () => {
     const wild = grant('network', { kind: 'domain', value: '*.example.com' });
     const exact = grant('network', { kind: 'domain', value: 'a.example.com' });
+    const exactOnce = { ...exact, id: 'g-once', lifetime: 'once' as const, runId: 'r1', sessionId: 's1' };
     const server = grant('network', { kind: 'tool', value: 'dbg/*' });
     expect(evaluate(domain('a.example.com'), ctxWith({ taint, grants: [wild] })).decidedBy.kind).toBe('taint');
-    expect(decision(domain('a.example.com'), ctxWith({ taint, grants: [wild, exact] }))).toBe('allow');
+    // A lasting grant of exactly this destination no longer counts once the run is tainted.
+    expect(decision(domain('a.example.com'), ctxWith({ taint, grants: [wild, exact] }))).toBe('ask');
+    expect(decision(domain('a.example.com'), ctxWith({ taint, grants: [wild, exactOnce] }))).toBe('allow');
     expect(decision(tool('dbg/send'), ctxWith({ taint, grants: [server] }))).toBe('ask');
     expect(decision(domain('a.example.com'), ctxWith({ grants: [wild] }))).toBe('allow');
   });
