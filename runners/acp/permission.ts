@@ -85,8 +85,9 @@ export function acpRequestedScope(params: RequestPermissionRequest): 'once' | 's
 
 /**
  * The host's answer as the agent's option: approved → allow once (never "always": the agent would stop asking, and a
- * grant the host revokes later could not stop it; the host's own grants answer the next ask at once); denied →
- * reject once (or always, or cancelled when the agent offered no rejection).
+ * grant the host revokes later could not stop it; the host's own grants answer the next ask at once; an agent that
+ * offers no "allow once" is answered cancelled); denied → reject once (or always, or cancelled when the agent offered
+ * no rejection).
  */
 export function acpOutcome(
   params: RequestPermissionRequest,
@@ -95,9 +96,8 @@ export function acpOutcome(
   const options = Array.isArray(params?.options) ? params.options : [];
   const pick = (...kinds: string[]) =>
     kinds.map((k) => options.find((o) => o?.kind === k)).find((o) => o !== undefined);
-  const option =
-    answer.decision === 'approved' ? pick('allow_once', 'allow_always') : pick('reject_once', 'reject_always');
-  return option
+  const option = answer.decision === 'approved' ? pick('allow_once') : pick('reject_once', 'reject_always');
+  return option && typeof option.optionId === 'string'
     ? { outcome: { outcome: 'selected', optionId: option.optionId } }
     : { outcome: { outcome: 'cancelled' } };
 }

@@ -210,7 +210,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
     120_000,
   );
 
-  it('with approval requests granted, a permission the agent asks for waits for a person: approved → allow', async () => {
+  it('with approval requests granted, a permission request waits for a person: approved → allow once', async () => {
     const { runId, updates, done } = await start('acp-ask', 'PERMIT:make release');
     const pending = await pendingOf(runId);
     // The request named only the call's id: its kind and command came with the agent's tool_call update.
