@@ -396,6 +396,23 @@ describe('claude-code runner with approval requests granted: permission prompts 
     const { outcome } = await dispatch('ask', 'SAY:stream-json input works', 'c-ask-text');
     expect(outcome.status, outcome.reason).toBe('completed');
     expect(outputOf(outcome)).toBe('stream-json input works');
+    // stdin closed after the result line: the CLI exited by itself (the run would hang to its limit otherwise).
+    expect(claudeProcesses()).toEqual([]);
+    // The next message resumes the session, its prompt on stdin again.
+    const second = await dispatch('ask', 'SAY:second turn on stdin', 'c-ask-text');
+    expect(second.outcome.status, second.outcome.reason).toBe('completed');
+    expect(outputOf(second.outcome)).toBe('second turn on stdin');
+    expect(second.outcome.result?.external?.sessionId).toBe(outcome.result?.external?.sessionId);
+  }, 120_000);
+
+  it('a run cancelled while a prompt waits: the approval is void, the CLI gone, nothing written', async () => {
+    const { runId, done } = await start('ask', 'USE_TOOL:Write:in/mounts/notes/cancelled.txt|never');
+    await pendingOf(runId);
+    host.dispatcher.cancel(runId, 'test cancel');
+    const outcome = await done;
+    expect(outcome.status).toBe('cancelled');
+    expect(listApprovals(host.store, { runId, limit: 10 }).map((r) => r.status)).toEqual(['void']);
+    expect(existsSync(file('cancelled.txt'))).toBe(false);
     expect(claudeProcesses()).toEqual([]);
   }, 120_000);
 });
