@@ -11,6 +11,7 @@ import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { paddock } from '../helpers/cli.js';
 import { rawDb } from '../helpers/rawDb.js';
+import { processesWith } from '../helpers/procs.js';
 import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
 
 const AGENT = repoPath('test/fixtures/acp/agent.mjs');
@@ -254,6 +255,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
       expect(denied.updates.filter((u) => u.kind === 'tool.finished')).toEqual([
         expect.objectContaining({ status: 'denied', error: 'permission denied: no touching' }),
       ]);
+      expect(processesWith('claude-agent-acp')).toEqual([]);
     },
     120_000,
   );
