@@ -8,6 +8,7 @@ import {
   PROTOCOL_VERSION,
   RequestError,
   type McpServer,
+  type RequestPermissionRequest,
   type SessionNotification,
 } from '@agentclientprotocol/sdk';
 import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
@@ -26,6 +27,11 @@ function workspacePath(root: string, path: string): string {
   if (rel.startsWith('..') || isAbsolute(rel))
     throw RequestError.invalidParams({ path }, 'paddock: only paths inside the run workspace are served');
   return rel;
+}
+
+/** The fields of an object that are set (an update's absent fields leave what was known). */
+function definedFields(o: object): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
 }
 
 /** One ACP `session/update` as run updates (unknown kinds kept as `log`). */
@@ -108,6 +114,15 @@ export const acpRunner = defineRunner({
           'for the Claude Code ACP adapter.',
       ),
     model: z.string().optional().describe('Granted model id the agent should use (default: the first granted).'),
+    mode: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Session mode to select (session/set_mode) once the session is set up, when the agent offers it; e.g. ' +
+          '"default" for the Claude Code ACP adapter, whose own default "auto" lets a classifier decide the ' +
+          'permissions it would otherwise ask the host about.',
+      ),
   }),
   async run(event, binding, ctx) {
     const { config } = binding;
@@ -167,9 +182,19 @@ export const acpRunner = defineRunner({
     const canAsk = binding.hostRequests.includes('approval/request');
     let replaying = false;
     let text = '';
+    // What each tool call said of itself so far: a permission request may name only the call's id (ACP's
+    // `toolCall` there is an update), its kind, title and input having come with `session/update`.
+    const toolCalls = new Map<string, Record<string, unknown>>();
+    const denied = new Set<string>();
     const app = client()
       .onNotification('session/update', ({ params }) => {
         if (replaying) return; // history replayed by session/load is not news
+        const u = params.update;
+        if (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') {
+          toolCalls.set(u.toolCallId, { ...toolCalls.get(u.toolCallId), ...definedFields(u) });
+          // A call the host denied is finished already (denied, with the reason): not again as failed.
+          if (denied.has(u.toolCallId) && u.sessionUpdate === 'tool_call_update') return;
+        }
         if (params.update.sessionUpdate === 'agent_message_chunk' && params.update.content.type === 'text')
           text += params.update.content.text;
         for (const update of mapAcpUpdate(params.update)) ctx.emit(update);
@@ -177,19 +202,30 @@ export const acpRunner = defineRunner({
       .onRequest('session/request_permission', async ({ params }) => {
         // Every permission the agent asks for is the host's to decide (docs/approvals.md, "Harness bridges"): as an
         // approval when the binding grants approval/request, denied otherwise.
+        const known = toolCalls.get(params.toolCall.toolCallId);
+        const asked: RequestPermissionRequest = known
+          ? {
+              ...params,
+              toolCall: { ...known, ...definedFields(params.toolCall) } as RequestPermissionRequest['toolCall'],
+            }
+          : params;
         const answer = canAsk
-          ? await ctx.approval.request(acpPermissionAction(params), acpRequestedScope(params)).catch((e: unknown) => ({
-              decision: 'denied' as const,
-              reason: e instanceof Error ? e.message : String(e),
-            }))
+          ? await ctx.approval
+              .request(acpPermissionAction(asked, root), acpRequestedScope(asked))
+              .catch((e: unknown) => ({
+                decision: 'denied' as const,
+                reason: e instanceof Error ? e.message : String(e),
+              }))
           : { decision: 'denied' as const, reason: 'the binding does not grant approval requests' };
-        if (answer.decision !== 'approved')
+        if (answer.decision !== 'approved') {
+          denied.add(params.toolCall.toolCallId);
           ctx.emit({
             kind: 'tool.finished',
             toolCallId: params.toolCall.toolCallId,
             status: 'denied',
             error: `permission denied: ${answer.reason ?? 'by the host'}`,
           });
+        }
         return acpOutcome(params, answer);
       })
       .onRequest('fs/read_text_file', async ({ params }) => {
@@ -263,11 +299,12 @@ export const acpRunner = defineRunner({
           : [];
 
       let sessionId: string | undefined;
+      let modes: { currentModeId: string; availableModes: { id: string }[] } | null | undefined;
       const previous = ctx.resume?.external?.sessionId;
       if (previous && init.agentCapabilities?.loadSession) {
         replaying = true;
         try {
-          await agent.request('session/load', { sessionId: previous, cwd: root, mcpServers });
+          ({ modes } = await agent.request('session/load', { sessionId: previous, cwd: root, mcpServers }));
           sessionId = previous;
         } catch (e) {
           ctx.emit({
@@ -279,7 +316,20 @@ export const acpRunner = defineRunner({
           replaying = false;
         }
       }
-      sessionId ??= (await agent.request('session/new', { cwd: root, mcpServers })).sessionId;
+      if (!sessionId) ({ sessionId, modes } = await agent.request('session/new', { cwd: root, mcpServers }));
+      if (config.mode && modes?.currentModeId !== config.mode) {
+        if (modes?.availableModes.some((m) => m.id === config.mode)) {
+          await agent.request('session/set_mode', { sessionId, modeId: config.mode });
+          ctx.emit({ kind: 'log', level: 'info', message: `acp: session mode ${config.mode}` });
+        } else
+          ctx.emit({
+            kind: 'log',
+            level: 'warn',
+            message:
+              `acp: the agent offers no session mode "${config.mode}" ` +
+              `(${modes?.availableModes.map((m) => m.id).join(', ') || 'no modes'}); left in its own`,
+          });
+      }
       // Cancelled while the session was being set up: never start the prompt.
       if (ctx.signal.aborted) return { status: 'cancelled', external: { sessionId } };
       const onCancel = () => void agent.notify('session/cancel', { sessionId: sessionId! }).catch(() => undefined);

@@ -83,6 +83,13 @@ export class ClaudeStreamMapper {
 
   constructor(private readonly disallowed: string[] = []) {}
 
+  /** A tool use the runner denied (a permission prompt the host answered no): its result is a denial. */
+  deny(toolUseId: string, toolName: string, reason: string): void {
+    if (this.deniedIds.has(toolUseId)) return;
+    this.deniedIds.add(toolUseId);
+    this.denials.push({ toolName, toolUseId, reason });
+  }
+
   /** Updates for one stdout line (unknown line types are kept as `log`). */
   map(value: Obj): UpdateInput[] {
     switch (value.type) {
@@ -95,6 +102,12 @@ export class ClaudeStreamMapper {
       case 'result':
         this.result = value;
         return [];
+      case 'control_request': {
+        // A permission prompt (the runner answers it): named, never its whole input (a Write's content).
+        const request = (value.request ?? {}) as Obj;
+        const tool = typeof request.tool_name === 'string' ? ` ${request.tool_name}` : '';
+        return [{ kind: 'log', level: 'debug', message: `claude: control_request ${String(request.subtype)}${tool}` }];
+      }
       default:
         return [{ kind: 'log', level: 'debug', message: `claude: ${String(value.type)}`, data: value }];
     }

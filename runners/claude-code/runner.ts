@@ -156,7 +156,7 @@ export const claudeCodeRunner = defineRunner({
           ? {
               conversation: {
                 initial: [{ type: 'user', message: { role: 'user', content: [{ type: 'text', text: prompt }] } }],
-                answer: (value: Record<string, unknown>) => answerControl(value, ctx, cwd),
+                answer: (value: Record<string, unknown>) => answerControl(value, ctx, cwd, mapper),
                 endAfter: (value: Record<string, unknown>) => value.type === 'result',
               },
             }
@@ -214,6 +214,7 @@ function answerControl(
   value: Record<string, unknown>,
   ctx: RunContext,
   root: string,
+  mapper: ClaudeStreamMapper,
 ): Promise<Record<string, unknown>> | undefined {
   const prompt = canUseToolRequest(value);
   if (!prompt) {
@@ -223,5 +224,10 @@ function answerControl(
   return ctx.approval
     .request(claudeToolAction(prompt.toolName, prompt.input, root), 'once')
     .catch((e: unknown) => ({ decision: 'denied' as const, reason: e instanceof Error ? e.message : String(e) }))
-    .then((answer) => permissionResponse(prompt.requestId, prompt.input, answer));
+    .then((answer) => {
+      // Marked before the CLI hears it: the tool's result line (which follows the answer) is then a denial.
+      if (answer.decision !== 'approved' && prompt.toolUseId)
+        mapper.deny(prompt.toolUseId, prompt.toolName, `denied by the host: ${answer.reason ?? 'no reason given'}`);
+      return permissionResponse(prompt.requestId, prompt.input, answer);
+    });
 }

@@ -9,7 +9,10 @@ import type { Update } from '../../sdk/protocol/types.js';
 import { HARNESS_DIR } from '../../host/harness/harnesses.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
+import { paddock } from '../helpers/cli.js';
 import { rawDb } from '../helpers/rawDb.js';
+import { processesWith } from '../helpers/procs.js';
+import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
 
 const AGENT = repoPath('test/fixtures/acp/agent.mjs');
 const ADAPTER = join(HARNESS_DIR, 'node_modules', '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js');
@@ -28,6 +31,30 @@ async function dispatch(
   });
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { outcome: await ticket.done, updates, runId: ticket.runId };
+}
+/** Start a run; its id at once, its outcome (and updates) when it ends. */
+async function start(bot: string, text: string, conversation = `c-${Math.random()}`) {
+  const updates: Update[] = [];
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), {
+    onUpdate: (u) => updates.push(u),
+  });
+  if (ticket.status === 'duplicate') throw new Error('duplicate');
+  return { runId: ticket.runId, updates, done: ticket.done };
+}
+/** The run's next pending approval, once the store has it (polled, never a fixed sleep); fails after 60 s. */
+async function pendingOf(runId: string): Promise<ApprovalRow> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
+    if (row) return row;
+    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+/** Decide with the real CLI, in another process, through the store. */
+async function decide(id: string, verb: 'approve' | 'deny', reason: string) {
+  const cli = await paddock(['approvals', verb, id, '--reason', reason], { dataDir: host.dataDir });
+  expect(cli.exitCode, cli.stderr).toBe(0);
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
 
@@ -56,6 +83,7 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
       },
       bindings: [
         acp('acp', 'acp'),
+        { ...acp('acp-ask', 'acp-ask', { approval: true }), approvalPolicy: 'ask' },
         acp('acp-fs', 'acp-fs', { fs: 'readwrite', mcpServers: ['tools'] }),
         // A real ACP agent from npm: the Claude Code ACP adapter, installed with the harness CLIs.
         {
@@ -65,6 +93,15 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
           sandbox: 'bwrap',
           grants: { models: ['sm'] },
           config: { command: process.execPath, args: [ADAPTER], modelGateway: 'anthropic' },
+        },
+        {
+          id: 'acp-claude-ask',
+          runner: 'acp',
+          route: { bot: 'acp-claude-ask' },
+          sandbox: 'bwrap',
+          grants: { models: ['sm'], approval: true },
+          approvalPolicy: 'ask',
+          config: { command: process.execPath, args: [ADAPTER], modelGateway: 'anthropic', mode: 'default' },
         },
       ],
     });
@@ -170,6 +207,55 @@ describe('acp runner with a real ACP agent process (bwrap)', () => {
       expect(calls.map((c) => JSON.parse(c) as unknown)).toContainEqual(
         expect.objectContaining({ model: 'sm', scripted: true, status: 200 }),
       );
+    },
+    120_000,
+  );
+
+  it('with approval requests granted, a permission request waits for a person: approved → allow once', async () => {
+    const { runId, updates, done } = await start('acp-ask', 'PERMIT:make release');
+    const pending = await pendingOf(runId);
+    // The request named only the call's id: its kind and command came with the agent's tool_call update.
+    expect(pending).toMatchObject({ effect: 'exec', target: { kind: 'command', value: 'make release' } });
+    await decide(pending.id, 'approve', 'release day');
+    const outcome = await done;
+    expect(outputOf(outcome)).toBe('permission: yes');
+    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok' }));
+  });
+
+  it('the same denied: the agent hears reject, the tool call is finished denied with the reason', async () => {
+    const { runId, updates, done } = await start('acp-ask', 'PERMIT:make release');
+    await decide((await pendingOf(runId)).id, 'deny', 'not today');
+    const outcome = await done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(outputOf(outcome)).toBe('permission: no');
+    expect(updates).toContainEqual(
+      expect.objectContaining({ kind: 'tool.finished', status: 'denied', error: 'permission denied: not today' }),
+    );
+  });
+
+  it(
+    'the real Claude ACP adapter (in its "default" mode) asks the host about a Bash command: approved it runs, ' +
+      'denied it does not',
+    async () => {
+      const approved = await start('acp-claude-ask', 'USE_TOOL:Bash:touch touched.txt');
+      const pending = await pendingOf(approved.runId);
+      expect(pending).toMatchObject({ effect: 'exec', target: { kind: 'command', value: 'touch touched.txt' } });
+      await decide(pending.id, 'approve', 'fine');
+      const outcome = await approved.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(outputOf(outcome)).toContain('TOOL_RESULT_SEEN: (Bash completed with no output)');
+      expect(approved.updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok' }));
+
+      const denied = await start('acp-claude-ask', 'USE_TOOL:Bash:touch touched.txt');
+      await decide((await pendingOf(denied.runId)).id, 'deny', 'no touching');
+      const refused = await denied.done;
+      expect(refused.status, refused.reason).toBe('completed');
+      // Claude Code hears the refusal and goes on; the call is finished once, denied, with the approver's reason.
+      expect(outputOf(refused)).toBe('TOOL_RESULT_SEEN: User refused permission to run tool');
+      expect(denied.updates.filter((u) => u.kind === 'tool.finished')).toEqual([
+        expect.objectContaining({ status: 'denied', error: 'permission denied: no touching' }),
+      ]);
+      expect(processesWith('claude-agent-acp')).toEqual([]);
     },
     120_000,
   );

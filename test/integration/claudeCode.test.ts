@@ -1,7 +1,15 @@
 // The claude-code runner with the REAL Claude Code CLI (pinned, installed by
 // scripts/install-harnesses.sh), offline, sandboxed, through the host gateway and its scripted
 // model. Needs the harness install: fails loudly, naming the fix, when it is missing.
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiToken } from '../../host/state/apiTokens.js';
+import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
+import { DEFAULT_TENANT } from '../../host/config/tenant.js';
+import { resolveRunIdentity, type RunIdentity } from '../../host/sandbox/runIdentity.js';
+import { startServe, type ServeChild } from '../helpers/serve.js';
 import { harnessReports } from '../../host/harness/harnesses.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import type { Update } from '../../sdk/protocol/types.js';
@@ -16,8 +24,23 @@ const CANARY_KEY = `sk-ant-api03-harnesscanary${'K'.repeat(40)}AA`;
 process.env.PADDOCK_TEST_CLAUDE_CANARY_KEY = CANARY_KEY;
 const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 
-const host = tempHost({ limits: { wallClockMs: 120_000 } });
-afterAll(() => host.close());
+// A read-write folder the approval bindings mount as their workspace: what Claude Code writes there outlives the run.
+// Its root is readable by the run identity, the folder its own (docs/admin-guide.md "Run identity").
+const mountRoot = mkdtempSync(join(tmpdir(), 'paddock-cc-notes-'));
+chmodSync(mountRoot, 0o755);
+const notes = join(mountRoot, 'notes');
+mkdirSync(notes);
+const identity = resolveRunIdentity() as RunIdentity;
+chownSync(notes, identity.uid, identity.gid);
+const host = tempHost({ limits: { wallClockMs: 120_000 }, mountRoots: [mountRoot] });
+// The approver's side: a real `paddock serve` on the same data folder, deciding over HTTP.
+let serve: ServeChild | undefined;
+let approverToken = '';
+afterAll(async () => {
+  await serve?.stop();
+  await host.close();
+  rmSync(mountRoot, { recursive: true, force: true });
+});
 
 const claudeProcesses = () => processesWith('claude-code/bin/claude');
 
@@ -36,6 +59,41 @@ async function dispatch(
     signal.addEventListener('abort', () => host.dispatcher.cancel(ticket.runId, 'test cancel'), { once: true });
   return { outcome: await ticket.done, updates, sessionId: ticket.sessionId };
 }
+/** Start a run; its id at once, its outcome (and updates) when it ends. */
+async function start(bot: string, text: string, conversation = `c-${Math.random()}`) {
+  const updates: Update[] = [];
+  const ticket = await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } }), {
+    onUpdate: (u) => updates.push(u),
+  });
+  if (ticket.status === 'duplicate') throw new Error('duplicate');
+  return { runId: ticket.runId, updates, done: ticket.done };
+}
+/** The run's next pending approval, once the store has it (polled, never a fixed sleep); fails after 60 s. */
+async function pendingOf(runId: string): Promise<ApprovalRow> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
+    if (row) return row;
+    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+/** Approve or deny over HTTP, as an approver of the tenant. */
+async function decide(id: string, verb: 'approve' | 'deny', reason: string) {
+  const r = await fetch(`${serve!.url}/v1/approvals/${id}/${verb}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${approverToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ reason }),
+  });
+  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+}
+const eventsOf = (type: string, runId: string) =>
+  (
+    rawDb(host.store)
+      .prepare('SELECT data FROM events WHERE type = ? AND run_id = ? ORDER BY seq')
+      .pluck()
+      .all(type, runId) as string[]
+  ).map((d) => JSON.parse(d) as Record<string, unknown>);
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
 const auditOf = (type: string, runId: string) =>
   (
@@ -45,7 +103,7 @@ const auditOf = (type: string, runId: string) =>
       .all(type, runId) as string[]
   ).map((d) => JSON.parse(d) as Record<string, unknown>);
 
-beforeAll(() => {
+beforeAll(async () => {
   const claude = harnessReports().find((h) => h.name === 'claude')!;
   expect(
     claude.version,
@@ -74,6 +132,7 @@ beforeAll(() => {
       mcpServers: [
         { id: 'tools', command: process.execPath, args: [MCP_SERVER], tools: { deny: ['delete_everything'] } },
       ],
+      mounts: [{ id: 'notes', path: notes, mode: 'rw' }],
     },
     bindings: [
       binding('cc-plain', 'plain'),
@@ -82,9 +141,31 @@ beforeAll(() => {
       binding('cc-mcp', 'mcp', {}, { mcpServers: ['tools'] }),
       binding('cc-env', 'env', { allowedTools: ['Bash(env)'] }),
       { ...binding('cc-flaky', 'flaky', { model: 'flaky' }), grants: { models: ['flaky'] } },
+      // Approval requests granted: the CLI's permission prompts are the host's approvals.
+      {
+        ...binding('cc-ask', 'ask', {}, { approval: true, mounts: ['notes'] }),
+        workspace: 'mount',
+        approvalPolicy: 'ask',
+        policy: [
+          { effect: 'exec', match: { command: 'echo hi' }, decision: 'allow' },
+          { effect: 'exec', match: { command: 'touch touched.txt' }, decision: 'allow' },
+          // Workspace writes are allowed by default: these wait for a person.
+          { effect: 'fs.write', match: { path: 'in/mounts/notes/**' }, decision: 'ask' },
+        ],
+      },
+      {
+        ...binding('cc-quick', 'quick', {}, { approval: true, mounts: ['notes'] }),
+        workspace: 'mount',
+        approvalPolicy: 'ask',
+        approvalTimeoutMs: 1_000,
+        policy: [{ effect: 'fs.write', match: { path: 'in/mounts/notes/**' }, decision: 'ask' }],
+      },
     ],
   });
-});
+  // Started before any run: a serve starting later would treat the runs of this host as its own to recover.
+  serve = await startServe(host.dataDir);
+  approverToken = createApiToken(host.store, { tenant: DEFAULT_TENANT, role: 'approver', by: 'user:test' }).token;
+}, 60_000);
 
 describe('claude-code runner, real CLI, offline, in the bwrap sandbox', () => {
   it(
@@ -235,4 +316,107 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
       expect(filesContaining(host.dataDir, CANARY_KEY)).toEqual([]);
     },
   );
+});
+
+describe('claude-code runner with approval requests granted: permission prompts are host approvals', () => {
+  const file = (name: string) => join(notes, name);
+
+  it('a Write waits for an approver, who approves over HTTP: the file is written', async () => {
+    const { runId, updates, done } = await start('ask', 'USE_TOOL:Write:in/mounts/notes/approved.txt|approved text');
+    const pending = await pendingOf(runId);
+    // Claude Code names the file by its absolute path in the sandbox; the host sees it workspace-relative (and the
+    // binding's `in/mounts/notes/**` rule, which made it ask, matched it).
+    expect(pending).toMatchObject({
+      effect: 'fs.write',
+      target: { kind: 'path', value: 'in/mounts/notes/approved.txt' },
+    });
+    expect(existsSync(file('approved.txt')), 'nothing is written before the decision').toBe(false);
+    const decided = await decide(pending.id, 'approve', 'looks right');
+    expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    const outcome = await done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(readFileSync(file('approved.txt'), 'utf8')).toBe('approved text');
+    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok' }));
+    // The scripted model saw the prompt (stdin, stream-json) and then the tool's result.
+    expect(outputOf(outcome)).toMatch(/^TOOL_RESULT_SEEN: /);
+    expect(eventsOf('approval.decided', runId)).toEqual([
+      expect.objectContaining({ approvalId: pending.id, decision: 'approved' }),
+    ]);
+    expect(claudeProcesses()).toEqual([]);
+  }, 120_000);
+
+  it('the same denied: the file is not written, Claude Code goes on and its result names the denial', async () => {
+    const { runId, updates, done } = await start('ask', 'USE_TOOL:Write:in/mounts/notes/denied.txt|denied text');
+    const pending = await pendingOf(runId);
+    const decided = await decide(pending.id, 'deny', 'not that file');
+    expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    const outcome = await done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(existsSync(file('denied.txt'))).toBe(false);
+    expect(outputOf(outcome)).toMatch(/^TOOL_RESULT_SEEN: .*not that file/);
+    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'denied' }));
+    expect((outcome.result as { permissionDenials?: unknown[] }).permissionDenials).toEqual([
+      expect.objectContaining({ toolName: 'Write', reason: 'denied by the host: not that file' }),
+    ]);
+    expect(claudeProcesses()).toEqual([]);
+  }, 120_000);
+
+  it("nobody decides within the binding's approvalTimeoutMs: the prompt is denied, the run completes", async () => {
+    const { runId, done } = await start('quick', 'USE_TOOL:Write:in/mounts/notes/late.txt|too late');
+    const outcome = await done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(existsSync(file('late.txt'))).toBe(false);
+    expect(outputOf(outcome)).toMatch(/^TOOL_RESULT_SEEN: .*nobody decided within 1 s/);
+    expect(listApprovals(host.store, { runId, limit: 10 }).map((r) => r.status)).toEqual(['expired']);
+    expect(claudeProcesses()).toEqual([]);
+  }, 120_000);
+
+  it("a Bash command the binding's policy allows runs with no approval waiting", async () => {
+    const { runId, updates, done } = await start('ask', 'USE_TOOL:Bash:echo hi');
+    const outcome = await done;
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(outputOf(outcome)).toBe('TOOL_RESULT_SEEN: hi');
+    expect(updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok', output: 'hi' }));
+    expect(listApprovals(host.store, { runId, limit: 10 })).toEqual([]);
+    // Claude Code counts `echo` as read-only and never asks; it asks about `touch` (an exec to the host, which asks
+    // by default): the binding's rule answers that prompt without a person.
+    expect(eventsOf('approval.decided', runId)).toEqual([]);
+    const touched = await start('ask', 'USE_TOOL:Bash:touch touched.txt');
+    const touchedOutcome = await touched.done;
+    expect(touchedOutcome.status, touchedOutcome.reason).toBe('completed');
+    expect(touched.updates).toContainEqual(expect.objectContaining({ kind: 'tool.finished', status: 'ok' }));
+    expect(eventsOf('approval.decided', touched.runId)).toEqual([
+      expect.objectContaining({
+        decision: 'approved',
+        by: 'binding rule 2',
+        target: { kind: 'command', value: 'touch touched.txt' },
+      }),
+    ]);
+    expect(listApprovals(host.store, { runId: touched.runId, limit: 10 })).toEqual([]);
+    expect(claudeProcesses()).toEqual([]);
+  }, 120_000);
+
+  it('the prompt reaches the model on stdin (stream-json input): the scripted reply is the output', async () => {
+    const { outcome } = await dispatch('ask', 'SAY:stream-json input works', 'c-ask-text');
+    expect(outcome.status, outcome.reason).toBe('completed');
+    expect(outputOf(outcome)).toBe('stream-json input works');
+    // stdin closed after the result line: the CLI exited by itself (the run would hang to its limit otherwise).
+    expect(claudeProcesses()).toEqual([]);
+    // The next message resumes the session, its prompt on stdin again.
+    const second = await dispatch('ask', 'SAY:second turn on stdin', 'c-ask-text');
+    expect(second.outcome.status, second.outcome.reason).toBe('completed');
+    expect(outputOf(second.outcome)).toBe('second turn on stdin');
+    expect(second.outcome.result?.external?.sessionId).toBe(outcome.result?.external?.sessionId);
+  }, 120_000);
+
+  it('a run cancelled while a prompt waits: the approval is void, the CLI gone, nothing written', async () => {
+    const { runId, done } = await start('ask', 'USE_TOOL:Write:in/mounts/notes/cancelled.txt|never');
+    await pendingOf(runId);
+    host.dispatcher.cancel(runId, 'test cancel');
+    const outcome = await done;
+    expect(outcome.status).toBe('cancelled');
+    expect(listApprovals(host.store, { runId, limit: 10 }).map((r) => r.status)).toEqual(['void']);
+    expect(existsSync(file('cancelled.txt'))).toBe(false);
+    expect(claudeProcesses()).toEqual([]);
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { liveDescendants } from '../../sdk/process/procTable.js';
 import { mapHarnessLine, spawnHarness, type HarnessLine } from '../../sdk/index.js';
+import { runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
 import { isAlive, repoPath } from '../helpers/fixtures.js';
 
 const FAKE_CLI = repoPath('test/fixtures/harness/fakeAgentCli.mjs');
@@ -48,6 +49,41 @@ describe('spawnHarness (against a fake agent CLI)', () => {
       { type: 'json', value: { type: 'stdin', closed: true, bytes: 0 }, raw: expect.any(String) },
     ]);
   });
+
+  it(
+    'a conversation: the first lines on stdin, each answer as it settles; stdin closes after the end line and the ' +
+      'CLI exits',
+    async () => {
+      const seen: Record<string, unknown>[] = [];
+      let releaseFirst!: () => void;
+      const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+      const exit = await runHarnessTurn({
+        name: 'fake',
+        command: process.execPath,
+        args: [FAKE_CLI, 'converse'],
+        map: (value) => {
+          seen.push(value);
+          return [];
+        },
+        emit: () => undefined,
+        conversation: {
+          initial: [{ type: 'user', message: { role: 'user', content: [{ type: 'text', text: 'hi' }] } }],
+          answer: (value) => {
+            if (value.type !== 'control_request') return undefined;
+            const id = String(value.request_id);
+            const response = { type: 'control_response', response: { subtype: 'success', request_id: id } };
+            // r1's answer settles after r2's: answers are written in the order they settle.
+            if (id === 'r1') return firstHeld.then(() => response);
+            releaseFirst();
+            return Promise.resolve(response);
+          },
+          endAfter: (value) => value.type === 'result',
+        },
+      });
+      expect(exit).toMatchObject({ exitCode: 0, cancelled: false });
+      expect(seen.at(-1)).toEqual({ type: 'eof', seen: ['user', 'r2', 'r1', 'result'] });
+    },
+  );
 
   it('caps stdout bytes: stops the CLI and says it truncated', async () => {
     const h = cli('flood', { maxStdoutBytes: 1024 * 1024 });
