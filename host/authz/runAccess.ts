@@ -166,7 +166,9 @@ export function resolveRunAccess(
   };
   const hostRequests = manifest.capabilities.hostRequests.filter((m) => {
     const why = requestGranted(m as HostMethodName, granted);
-    if (why) withheld.push({ what: `host request ${m}`, why });
+    // Approval requests are opt-in: a runner that can ask (claude-code, acp, codex) works without them, its
+    // harness's prompts denied. Not granting them is a choice, not a grant lost on the way (explain shows it).
+    if (why && m !== 'approval/request') withheld.push({ what: `host request ${m}`, why });
     return !why;
   }) as HostMethodName[];
   for (const [grant, methods] of [
