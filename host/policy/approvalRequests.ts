@@ -3,6 +3,7 @@ import type { ApprovalRequestParams, ApprovalRequestResult } from '../../sdk/pro
 import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
 import type { Action, CapabilityGrant, GrantLifetime, PolicyRule, Risk, Verdict } from './actions.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
+import { clip } from '../util/clip.js';
 import { classifyPath, classifyRequest } from './classify.js';
 import { evaluate, staysInside } from './rules.js';
 
@@ -89,7 +90,8 @@ export interface ApprovalFlowOptions {
 /** Who decided, in words, from the verdict's own mechanism (what the runner and the audit record are told). */
 export function describeVerdict(verdict: Verdict): { by: string; reason: string } {
   const d = verdict.decidedBy;
-  const what = `${verdict.action.effect} ${verdict.action.target.kind} ${JSON.stringify(verdict.action.target.value)}`;
+  const what =
+    `${verdict.action.effect} ${verdict.action.target.kind} ` + JSON.stringify(clip(verdict.action.target.value, 200));
   switch (d.kind) {
     case 'rule': {
       const why = d.rule.why ? ` (${d.rule.why})` : '';
@@ -114,6 +116,13 @@ function requestedLifetime(scope: ApprovalRequestParams['scope']): GrantLifetime
   return scope ?? 'once';
 }
 
+/** Most approvals of one run that wait for a person at once; more are denied without asking. */
+export const MAX_WAITING_PER_RUN = 16;
+/** Most approvals one run puts before a person in all. */
+export const MAX_ASKS_PER_RUN = 256;
+/** Longest target put before a person (a command line, a path): longer ones are denied without asking. */
+export const MAX_ASKED_TARGET_CHARS = 4_096;
+
 /** What a decided action answers: approved or denied, by whom, why (and the grant that allowed it, if one did). */
 export type PolicyAnswer = Omit<ApprovalAnswer, 'approvalId' | 'action'>;
 
@@ -128,6 +137,9 @@ export class RunPolicy {
   private readonly now: () => Date;
   private readonly pollMs: number;
   private readonly taints = new Map<string, string>();
+  /** Approvals of this run waiting for a person now, and asked in all. */
+  private waiting = 0;
+  private asked = 0;
 
   constructor(
     private readonly ctx: ApprovalRunContext,
@@ -171,6 +183,22 @@ export class RunPolicy {
         this.port.decided({ action, ...answer });
       return answer;
     }
+    // One run cannot bury the approvers or the store (an outside attack queued 2 500 asks with 1 MB targets): a
+    // bounded number waits at once and in all, and a target too long to read is not put before a person.
+    const refusal =
+      action.target.value.length > MAX_ASKED_TARGET_CHARS
+        ? `its target is ${action.target.value.length} characters, too long to ask a person about`
+        : this.waiting >= MAX_WAITING_PER_RUN
+          ? `${this.waiting} approvals of this run are already waiting (at most ${MAX_WAITING_PER_RUN})`
+          : this.asked >= MAX_ASKS_PER_RUN
+            ? `this run has asked ${this.asked} times (at most ${MAX_ASKS_PER_RUN})`
+            : undefined;
+    if (refusal) {
+      const answer = { decision: 'denied' as const, by: 'host', reason: `not asked: ${refusal}` };
+      this.port.decided({ action, ...answer });
+      return answer;
+    }
+    this.asked += 1;
     const createdAt = this.now();
     const outbound = action.effect === 'network' || action.effect === 'publish' || action.target.kind === 'tool';
     const pending: PendingApproval = {
@@ -188,9 +216,14 @@ export class RunPolicy {
         : {}),
     };
     this.port.request(pending);
-    const final = await waitForDecision(this.port, pending, signal, this.pollMs, this.now);
-    this.port.decided({ approvalId: pending.id, action, ...final });
-    return final;
+    this.waiting += 1;
+    try {
+      const final = await waitForDecision(this.port, pending, signal, this.pollMs, this.now);
+      this.port.decided({ approvalId: pending.id, action, ...final });
+      return final;
+    } finally {
+      this.waiting -= 1;
+    }
   }
 
   /**

@@ -1,4 +1,11 @@
-import { RunPolicy, type ApprovalPort, type ApprovalState, type PendingApproval } from '../policy/approvalRequests.js';
+import { clip } from '../util/clip.js';
+import {
+  MAX_ASKED_TARGET_CHARS,
+  RunPolicy,
+  type ApprovalPort,
+  type ApprovalState,
+  type PendingApproval,
+} from '../policy/approvalRequests.js';
 import type { Redactor } from '../secrets/redactor.js';
 import {
   approvalById,
@@ -112,10 +119,14 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLea
       journal.approvalDecided({
         ...(answer.approvalId !== undefined ? { approvalId: answer.approvalId } : {}),
         effect: answer.action.effect,
-        target: { kind: answer.action.target.kind, value: shown(answer.action.target.value) },
+        // Clipped: an answer the policy gave at once may be about any request a runner made, of any size.
+        target: {
+          kind: answer.action.target.kind,
+          value: clip(shown(answer.action.target.value), MAX_ASKED_TARGET_CHARS),
+        },
         decision: answer.decision,
         by: answer.by,
-        reason: shown(answer.reason),
+        reason: clip(shown(answer.reason), 2_000),
         ...(answer.grantId !== undefined ? { grantId: answer.grantId } : {}),
       }),
   };

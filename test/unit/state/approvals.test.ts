@@ -378,3 +378,28 @@ describe('steering: an approval of an older goal revision', () => {
     });
   });
 });
+
+describe('an approval whose run is over', () => {
+  it('is void when somebody decides it: no grant reaches the next run of the session', () => {
+    const { store } = open();
+    const { sessionId } = store.ensureSession('acme', 'helper', 'telegram:bot:group:over');
+    store.append(sessionId, [
+      {
+        type: 'run.queued',
+        runId: 'run_done',
+        data: { runner: 'x', goalRevision: 1, attempt: 1, bindingId: 'helper' },
+      },
+    ]);
+    const row = insertApproval(store, ask({ sessionId, runId: 'run_done' }));
+    store.append(sessionId, [
+      {
+        type: 'run.ended',
+        runId: 'run_done',
+        data: { status: 'failed', reason: 'host stop', exitCode: null, signal: null },
+      },
+    ]);
+    const r = decideApproval(store, row.id, { outcome: 'approved', by: 'user:ada', at: at(1), lifetime: 'session' });
+    expect(r).toMatchObject({ ok: false, code: 'run_ended', row: { status: 'void' } });
+    expect(listCapabilityGrants(store, { limit: 10 })).toEqual([]);
+  });
+});

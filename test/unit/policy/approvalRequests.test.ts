@@ -1,0 +1,112 @@
+// The run's policy (host/policy/approvalRequests.ts) over a stand-in port (a fake, named so: an in-memory approvals
+// table; the flow with the real store and runners is test/integration/approvals.test.ts and taint.test.ts): the
+// bounds on what one run may put before approvers, taint, and what a secret file teaches the host.
+import { describe, expect, it } from 'vitest';
+import {
+  assignedValues,
+  MAX_ASKED_TARGET_CHARS,
+  MAX_WAITING_PER_RUN,
+  RunPolicy,
+  type ApprovalAnswer,
+  type ApprovalPort,
+  type ApprovalState,
+  type PendingApproval,
+} from '../../../host/policy/approvalRequests.js';
+import type { Action } from '../../../host/policy/actions.js';
+
+function standIn() {
+  const rows = new Map<string, ApprovalState & { pending: PendingApproval }>();
+  const decided: ApprovalAnswer[] = [];
+  const tainted: [string, string][] = [];
+  const learnt: string[] = [];
+  const port: ApprovalPort = {
+    liveGrants: () => [],
+    useOnceGrant: () => false,
+    request: (pending) => rows.set(pending.id, { status: 'pending', pending }),
+    state: (id) => rows.get(id),
+    expire: (id) => rows.get(id),
+    void: (id) => {
+      const row = rows.get(id);
+      if (row?.status === 'pending') row.status = 'void';
+      return row;
+    },
+    decided: (answer) => decided.push(answer),
+    tainted: (dataClass, source) => tainted.push([dataClass, source]),
+    containsSecret: (text) => learnt.some((v) => text.includes(v)),
+    learnSecret: (value) => learnt.push(value),
+  };
+  const decide = (status: 'approved' | 'denied') => {
+    const row = [...rows.values()].find((r) => r.status === 'pending')!;
+    row.status = status;
+    row.decidedBy = 'user:test';
+  };
+  return { port, rows, decided, tainted, learnt, decide };
+}
+
+const policyOver = (port: ApprovalPort) =>
+  new RunPolicy(
+    {
+      tenant: 't',
+      bindingId: 'b',
+      sessionId: 's',
+      runId: 'r',
+      goalRevision: 0,
+      runnerId: 'x',
+      sandbox: 'bwrap',
+      workspaceRoot: '/ws',
+      rules: [],
+      approvalPolicy: 'ask',
+      timeoutMs: 60_000,
+      networkAllow: [],
+    },
+    port,
+    { pollMs: 1 },
+  );
+const exec = (value: string): Action => ({ effect: 'exec', target: { kind: 'command', value }, via: 'runner:x' });
+
+describe('RunPolicy: what one run may put before approvers', () => {
+  it('a target too long to read is denied without asking anybody', async () => {
+    const s = standIn();
+    const answer = await policyOver(s.port).decide(exec(`make ${'x'.repeat(MAX_ASKED_TARGET_CHARS)}`), 'once');
+    expect(answer).toMatchObject({ decision: 'denied', by: 'host', reason: expect.stringMatching(/too long/) });
+    expect(s.rows.size).toBe(0);
+  });
+
+  it(`at most ${MAX_WAITING_PER_RUN} wait at once; the next is denied at once, and one decided frees a place`, async () => {
+    const s = standIn();
+    const policy = policyOver(s.port);
+    const waiting = Array.from({ length: MAX_WAITING_PER_RUN }, (_, i) => policy.decide(exec(`make t${i}`), 'once'));
+    const over = await policy.decide(exec('make one-more'), 'once');
+    expect(over).toMatchObject({ decision: 'denied', reason: expect.stringMatching(/already waiting/) });
+    expect(s.rows.size).toBe(MAX_WAITING_PER_RUN);
+    s.decide('approved');
+    const first = await Promise.race(waiting);
+    expect(first).toMatchObject({ decision: 'approved', by: 'user:test' });
+    const next = policy.decide(exec('make after'), 'once');
+    expect(s.rows.size).toBe(MAX_WAITING_PER_RUN + 1);
+    for (let i = 0; i < MAX_WAITING_PER_RUN; i++) s.decide('denied');
+    await Promise.all([...waiting, next]);
+  });
+});
+
+describe('RunPolicy: taint and learnt secrets', () => {
+  it('a data class taints once; an allowed read of a secret path teaches its values and taints', async () => {
+    const s = standIn();
+    const policy = policyOver(s.port);
+    policy.markTainted('credential', '.env');
+    policy.markTainted('credential', 'other/.env');
+    expect(s.tainted).toEqual([['credential', '.env']]);
+    policy.afterRead('.env', Buffer.from('A=short\nexport TOKEN="abcdefgh12345"\nURL = https://x.test/k\n'), true);
+    expect(s.learnt).toEqual(['abcdefgh12345', 'https://x.test/k']);
+    // Content holding what the host knows taints with `secret`.
+    policy.afterRead('notes.txt', Buffer.from('paste: abcdefgh12345'), false);
+    expect(s.tainted).toContainEqual(['secret', 'notes.txt']);
+  });
+
+  it('assignedValues reads dotenv, shell and ini lines, unquoted, 8 characters or more, and nothing else', () => {
+    expect(assignedValues('KEY=\'value-one-1\'\n# c\nexport B="value-two-2"\nC: value-three\nnot a line\nD=x')).toEqual(
+      ['value-one-1', 'value-two-2', 'value-three'],
+    );
+    expect(assignedValues('x'.repeat(100_000))).toEqual([]);
+  });
+});
