@@ -72,7 +72,7 @@ describe('RunPolicy: what one run may put before approvers', () => {
     expect(s.rows.size).toBe(0);
   });
 
-  it(`at most ${MAX_WAITING_PER_RUN} wait at once; the next is denied at once, and one decided frees a place`, async () => {
+  it(`at most ${MAX_WAITING_PER_RUN} wait at once; the next is denied at once; one decided frees a place`, async () => {
     const s = standIn();
     const policy = policyOver(s.port);
     const waiting = Array.from({ length: MAX_WAITING_PER_RUN }, (_, i) => policy.decide(exec(`make t${i}`), 'once'));
