@@ -29,7 +29,7 @@ interface Ask {
 }
 
 /** Dispatch a list of asks; the ticket's run id and its outcome (pending until the asks are answered). */
-async function start(bot: string, asks: Ask[], conversation = `c-${Math.random()}`) {
+async function start(bot: string, asks: Ask[] | { parallel: Ask[] }, conversation = `c-${Math.random()}`) {
   const ticket = await host.dispatcher.dispatch(
     chatEvent({ bot, text: JSON.stringify(asks), conversation: { id: conversation } }),
   );
@@ -286,6 +286,24 @@ describe('an ask waits for a person, who decides in another process', () => {
     expect(envRead).toMatchObject({ decision: 'approved' });
     expect(after).toMatchObject({ decision: 'denied' });
     expect(events(runId, 'run.tainted')).toEqual([{ dataClass: 'credential', source: '.env' }]);
+  });
+
+  it("a run's low-risk asks are one group, decided together with --group", async () => {
+    const reads = ['/etc/hostname', '/etc/timezone'].map((target) => ({ effect: 'fs.read', target, summary: 'read' }));
+    const { runId, done } = await start('ask', { parallel: reads });
+    await pendingOf(runId);
+    const deadline = Date.now() + 30_000;
+    while (listApprovals(host.store, { runId, status: 'pending', limit: 10 }).length < 2 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    const rows = listApprovals(host.store, { runId, status: 'pending', limit: 10 });
+    expect(rows.map((r) => [r.risk.level, r.groupId])).toEqual([
+      ['low', `grp_${runId}`],
+      ['low', `grp_${runId}`],
+    ]);
+    const cli = await paddock(['approvals', 'approve', rows[0]!.id, '--group'], { dataDir: host.dataDir });
+    expect(cli.exitCode, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain(`and ${rows[1]!.id} (same group)`);
+    expect(answersOf(await done).map((a) => a.decision)).toEqual(['approved', 'approved']);
   });
 
   it('the audit chain holds every approval record and still verifies', async () => {
