@@ -25,13 +25,35 @@ export interface ClaudeCodeOptions {
 }
 
 /**
+ * Settings that make Claude Code ask before its own Read, Grep or Glob touches a secret file (it reads without asking
+ * in `default` mode): with the permission prompts bridged, those reads reach the host as `credential` actions, so an
+ * approved one taints the run (docs/approvals.md §6). The harness's cooperation, not a boundary: the sandbox is.
+ */
+const SECRET_GLOBS = ['.env', '.env.*', '.envrc', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.netrc', '.npmrc'];
+const SECRET_READS_ASK = JSON.stringify({
+  permissions: {
+    ask: [
+      ...SECRET_GLOBS.flatMap((g) => [`Read(**/${g})`, `Grep(**/${g})`]),
+      'Read(**/.ssh/**)',
+      'Read(**/.aws/**)',
+      'Read(**/.config/gcloud/**)',
+      'Read(**/.kube/**)',
+      'Read(**/.docker/config.json)',
+      'Read(**/.git-credentials)',
+    ],
+  },
+});
+
+/**
  * Claude Code's command line for one headless turn with stream-json output. With `hostPermissions` the prompt goes on
  * stdin instead (stream-json input), and every permission prompt comes to the runner as a `control_request`.
  */
 export function claudeArgs(o: ClaudeCodeOptions): string[] {
   return [
     '-p',
-    ...(o.hostPermissions ? ['--input-format', 'stream-json', '--permission-prompt-tool', 'stdio'] : [o.prompt]),
+    ...(o.hostPermissions
+      ? ['--input-format', 'stream-json', '--permission-prompt-tool', 'stdio', '--settings', SECRET_READS_ASK]
+      : [o.prompt]),
     '--output-format',
     'stream-json',
     '--verbose',
