@@ -1,7 +1,7 @@
 // The claude-code runner with the REAL Claude Code CLI (pinned, installed by
 // scripts/install-harnesses.sh), offline, sandboxed, through the host gateway and its scripted
 // model. Needs the harness install: fails loudly, naming the fix, when it is missing.
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +119,25 @@ beforeAll(async () => {
     resources: {
       models: [
         { id: 'sm', provider: 'scripted', model: 'scripted-1', maxRetries: 2 },
+        // Edits a file once it has read it (Claude Code edits only a file it has read).
+        {
+          id: 'editor',
+          provider: 'scripted',
+          model: 'scripted-1',
+          script: [
+            {
+              match: 'status: draft',
+              tool: {
+                name: 'Edit',
+                input: {
+                  file_path: 'in/mounts/notes/doc.md',
+                  old_string: 'status: draft',
+                  new_string: 'status: final',
+                },
+              },
+            },
+          ],
+        },
         // Its own circuit breaker: the failure tests must not open the one of `sm`.
         { id: 'flaky', provider: 'scripted', model: 'scripted-flaky', maxRetries: 1 },
         {
@@ -152,6 +171,12 @@ beforeAll(async () => {
           // Workspace writes are allowed by default: these wait for a person.
           { effect: 'fs.write', match: { path: 'in/mounts/notes/**' }, decision: 'ask' },
         ],
+      },
+      {
+        ...binding('cc-edit', 'edit', { model: 'editor' }, { models: ['editor'], approval: true, mounts: ['notes'] }),
+        workspace: 'mount',
+        approvalPolicy: 'ask',
+        policy: [{ effect: 'fs.write', match: { path: 'in/mounts/notes/**' }, decision: 'ask' }],
       },
       {
         ...binding('cc-quick', 'quick', {}, { approval: true, mounts: ['notes'] }),
@@ -344,6 +369,23 @@ describe('claude-code runner with approval requests granted: permission prompts 
     ]);
     expect(claudeProcesses()).toEqual([]);
   }, 120_000);
+
+  it('an Edit of a file it read waits; approved over HTTP, the file changes; denied, it does not', async () => {
+    for (const verdict of ['approve', 'deny'] as const) {
+      writeFileSync(file('doc.md'), 'title: notes\nstatus: draft\n');
+      chownSync(file('doc.md'), identity.uid, identity.gid); // the run's identity edits it
+      const { runId, done } = await start('edit', 'USE_TOOL:Read:in/mounts/notes/doc.md');
+      const pending = await pendingOf(runId);
+      expect(pending).toMatchObject({ effect: 'fs.write', target: { kind: 'path', value: 'in/mounts/notes/doc.md' } });
+      expect((await decide(pending.id, verdict, `${verdict} the edit`)).status).toBe(200);
+      const outcome = await done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      expect(readFileSync(file('doc.md'), 'utf8')).toBe(
+        verdict === 'approve' ? 'title: notes\nstatus: final\n' : 'title: notes\nstatus: draft\n',
+      );
+    }
+    expect(claudeProcesses()).toEqual([]);
+  }, 240_000);
 
   it('the same denied: the file is not written, Claude Code goes on and its result names the denial', async () => {
     const { runId, updates, done } = await start('ask', 'USE_TOOL:Write:in/mounts/notes/denied.txt|denied text');
