@@ -208,6 +208,19 @@ describe('classifyCommand: classes', () => {
       expect([text, effectOf(text)]).toEqual([text, 'publish']);
   });
 
+  it('a command with a word the host cannot expand is opaque, never weaker than what it shows', () => {
+    for (const [text, effect] of [
+      ['echo $X', 'exec'],
+      ['ls "$DIR"', 'exec'],
+      ['echo $X; git push', 'publish'],
+      ['rm $FILES', 'destructive'],
+      ['cat "$X/.env"', 'credential'],
+      ['cat "${HOME}/.ssh/id_rsa"', 'credential'],
+      ['cat x > "$X/.git/hooks/pre-commit"', 'exec'],
+    ] as const)
+      expect([text, classifyCommand(text, 'test')]).toMatchObject([text, { effect, opaque: true }]);
+  });
+
   it('a process environment is a secret', () => {
     expect(effectOf('cat /proc/self/environ')).toBe('credential');
     expect(effectOf('tr "\\0" "\\n" < /proc/1/environ')).toBe('credential');
@@ -305,7 +318,9 @@ describe('classifyCommand: hostile sizes', () => {
 
   it('many brace lists are read as globs: wider, never narrower', () => {
     expect(effectOf(`cat ${'{a,b}'.repeat(10)}/.{env,x}`)).toBe('credential');
-    expect(effectOf(`cat ${'{a,b}'.repeat(10)}`)).toBe('fs.read');
+    // More lists than are expanded exactly: the host cannot list the words, so the text is opaque.
+    expect(classifyCommand(`cat ${'{a,b}'.repeat(10)}`, 'test')).toMatchObject({ effect: 'exec', opaque: true });
+    expect(effectOf(`cat ${'{a,b}'.repeat(6)}`)).toBe('fs.read');
   });
 });
 
