@@ -183,7 +183,7 @@ class Reader {
     let dynamic = false;
     // The word's unquoted characters (quoted ones as `_`): brace expansion happens only there.
     let bare = '';
-    // `<(…)` and `>(…)` start a word of their own: a process substitution, read as parts (it names a `/dev/fd` file).
+    // `<(…)` and `>(…)` start a word of their own: a process substitution, read as parts (it names a /dev/fd file).
     if ((src[this.pos] === '<' || src[this.pos] === '>') && src[this.pos + 1] === '(') {
       this.pos += 2;
       this.deeper(() => this.list(')'));
@@ -636,7 +636,8 @@ function leadingOptions(words: Word[]): Word[] {
 
 /**
  * Variables that choose what runs (a program's path, a preloaded library, a shell's start-up file, a pager, an
- * editor, git's helpers, an interpreter's start-up options): assigning one makes the commands it affects opaque.
+ * editor, git's helpers, an interpreter's start-up options; also `LD_*`, `DYLD_*`, `GIT_CONFIG*` and
+ * `npm_config_*`): assigning one makes the commands it affects opaque.
  */
 const RUNS_BY_VARIABLE = new Set([
   ...['PATH', 'BASH_ENV', 'ENV', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'PROMPT_COMMAND', 'PS4', 'GIT_SSH', 'GIT_PAGER'],
@@ -649,7 +650,8 @@ const RUNS_BY_VARIABLE = new Set([
 function checkAssignment(word: Word): void {
   const eq = word.raw.indexOf('=');
   const name = word.raw.slice(0, eq).replace(/\[.*$/, '').replace(/\+$/, '');
-  if (!RUNS_BY_VARIABLE.has(name) && !/^(LD_|DYLD_|GIT_CONFIG)/.test(name)) return;
+  // `npm_config_*` (any case, as npm reads them) sets npm's options: `script_shell`, `node_options`, `userconfig`.
+  if (!RUNS_BY_VARIABLE.has(name) && !/^(LD_|DYLD_|GIT_CONFIG)/.test(name) && !/^npm_config_/i.test(name)) return;
   if (/PAGER$/.test(name) && /^=(cat|'cat'|"cat")?$/.test(word.raw.slice(eq))) return;
   throw new Opaque(`${name} is assigned: it chooses what runs`);
 }

@@ -42,6 +42,29 @@ describe('isSecretPath', () => {
     '~/.kube/config',
     '~/.docker/config.json',
     'src/../../.env',
+    '.envrc',
+    'sub/.envrc',
+    '~/.config/gh/hosts.yml',
+    '/var/run/secrets/kubernetes.io/serviceaccount/token',
+    '/run/secrets/db_password',
+    '~/.cargo/credentials',
+    '~/.cargo/credentials.toml',
+    '~/.terraform.d/credentials.tfrc.json',
+    'infra/terraform.tfstate',
+    'terraform.tfstate.backup',
+    '.vault-token',
+    '~/.gnupg/private-keys-v1.d/x.key',
+    '~/.gnupg',
+    '~/.dockercfg',
+    '~/.s3cfg',
+    '~/.boto',
+    '~/.m2/settings.xml',
+    '~/.gradle/gradle.properties',
+    'release.jks',
+    'app.keystore',
+    'putty.ppk',
+    'cert.p12',
+    'cert.PFX',
   ])('%j is a secret path', (path) => {
     expect(isSecretPath(path)).toBe(true);
   });
@@ -58,6 +81,12 @@ describe('isSecretPath', () => {
     '.aws/notes',
     'kube/config',
     '.config/gcloudish',
+    'gh/hosts.yml',
+    'var/run/secrets/x',
+    '/var/run/secretsx',
+    'settings.xml',
+    'gradle.properties',
+    'docs/tfstate.md',
     // A look-alike name is another file: not the secret, and not mistaken for it either way.
     '.еnv',
   ])('%j is not a secret path', (path) => {
@@ -151,8 +180,8 @@ describe('classifyCommand: classes', () => {
     ['chmod -R 777 .', 'destructive'],
     ['chown -R u .', 'destructive'],
     ['git push', 'publish'],
-    ['git push -f origin main', 'publish'],
-    ['git push origin +main', 'publish'],
+    ['git push -f origin main', 'destructive'],
+    ['git push origin +main', 'destructive'],
     ['npm publish', 'publish'],
     ['yarn publish', 'publish'],
     ['pnpm --filter pkg publish', 'publish'],
@@ -301,6 +330,140 @@ describe('classifyCommand: classes', () => {
   });
 });
 
+describe('classifyCommand: attacks that read a risky action as a weaker one', () => {
+  it.each([
+    ['git push --force', 'destructive'],
+    ['git push -f', 'destructive'],
+    ['git push --force-with-lease origin main', 'destructive'],
+    ['git push --force-with-lease=main:abc origin main', 'destructive'],
+    ['git push --force-if-includes origin main', 'destructive'],
+    ['git push --for origin main', 'destructive'],
+    ['git push --delete origin old', 'destructive'],
+    ['git push -d origin old', 'destructive'],
+    ['git push --mirror backup', 'destructive'],
+    ['git push --prune origin', 'destructive'],
+    ['git push origin +main:main', 'destructive'],
+    ['git push origin :old', 'destructive'],
+    ['git -C repo push --force', 'destructive'],
+    ['git push origin main', 'publish'],
+    ['git push -u origin feature', 'publish'],
+    ['git -C repo push', 'publish'],
+    ['git -c user.name=x push', 'publish'],
+    ['git --git-dir=.git push', 'publish'],
+    ['git send-pack remote main', 'publish'],
+    ['git subtree push --prefix=lib origin main', 'publish'],
+    ['git lfs push origin main', 'publish'],
+    ['git credential fill', 'credential'],
+    ['git credential-store get', 'credential'],
+    ['docker -H tcp://x push img', 'publish'],
+    ['docker --context prod push img', 'publish'],
+    ['docker --config /tmp/c push img', 'publish'],
+    ['docker image push img', 'publish'],
+    ['docker buildx build --push -t img .', 'publish'],
+    ['docker buildx build -o type=registry -t img .', 'publish'],
+    ['docker compose push', 'publish'],
+    ['docker compose -f x.yml push', 'publish'],
+    ['docker -H x image ls', 'exec'],
+    ['kubectl -n prod delete pod x', 'publish'],
+    ['kubectl --namespace prod apply -f x.yaml', 'publish'],
+    ['kubectl --context prod delete ns x', 'publish'],
+    ['kubectl -s https://k apply -f x', 'publish'],
+    ['kubectl -n prod get pods', 'network'],
+    ['helm -n x upgrade rel chart', 'publish'],
+    ['helm --kube-context prod uninstall rel', 'publish'],
+    ['helm -n x list', 'network'],
+    ['npm pub', 'publish'],
+    ['npm publi', 'publish'],
+    ['npm unpublish pkg', 'publish'],
+    ['mvn deploy', 'publish'],
+    ['mvn -B clean deploy', 'publish'],
+    ['mvn deploy:deploy-file -Dfile=x', 'publish'],
+    ['mvn test', 'exec'],
+    ['gradle publish', 'publish'],
+    ['./gradlew publishToMavenCentral', 'publish'],
+    ['./gradlew build', 'exec'],
+    ['./deploy-prod.sh', 'publish'],
+    ['tofu destroy', 'publish'],
+    ['tofu apply', 'publish'],
+    ['terraform -chdir=infra destroy', 'publish'],
+    ['shred -u x', 'destructive'],
+    ['truncate -s0 x', 'destructive'],
+    ['dd of=x', 'destructive'],
+    ["grep -r x ':(top).env'", 'credential'],
+    ["git diff ':(glob,icase)**/.ENV'", 'credential'],
+    ["git show ':/.env'", 'credential'],
+    ["find . -name '*.env'", 'credential'],
+    ["grep -r --include='*.env' x .", 'credential'],
+    ["git ls-files '.e*'", 'credential'],
+    ['grep -f.env x', 'credential'],
+    ['sort -o.env x', 'credential'],
+    ['grep --file=.env x', 'credential'],
+    ['cat ~/.gnupg/*', 'credential'],
+    ['cat ~/.m2/*', 'credential'],
+    ['cat /var/run/secrets/kubernetes.io/serviceaccount/*', 'credential'],
+    ['cat *.tfstate', 'credential'],
+    ["sed -n 'r .env' x", 'credential'],
+    ["sed -n '1r ~/.ssh/id_rsa' x", 'credential'],
+  ])('%j is %s', (text, effect) => {
+    expect(effectOf(text)).toBe(effect);
+  });
+
+  it.each([
+    'git push --receive-pack=./evil origin',
+    'git push --exec=./evil origin',
+    'git fetch --upload-pack ./evil origin',
+    'git clone -u ./evil x',
+    'git --exec-path=/tmp/x status',
+    'git pus[h]',
+    'git {push,x}',
+    'git pu?h origin',
+    'git pu*',
+    "sed 'e git push' x",
+    "sed '1e rm -rf /' x",
+    "sed 's/.*/git push/e' x",
+    "sed -n 'r .env' x",
+    "sed 'w .git/hooks/pre-commit' x",
+    "sed -e p -e 'W out' x",
+    "sed --expression='s/a/b/w out' x",
+    'sed -f script.sed x',
+    "sed -n '/x/{r y' x",
+    'tar --to-command=sh -xf x.tar',
+    'tar --checkpoint=1 --checkpoint-action=exec=sh -cf x.tar .',
+    'tar --use-compress-program=./evil -cf x.tar .',
+    'tar -I ./evil -cf x.tar .',
+    'tar cIf ./evil x.tar .',
+    'npm test --script-shell=./evil',
+    'npm --script-shell ./evil test',
+    'npm run build --userconfig ./evil.npmrc',
+    'npm_config_script_shell=./evil npm test',
+    'NPM_CONFIG_SCRIPT_SHELL=./evil npm test',
+    'env npm_config_node_options=--require=./e.js npm test',
+    'npm pub*',
+  ])('%j is opaque, at least exec', (text) => {
+    const action = classifyCommand(text, 'test');
+    expect(action.opaque).toBe(true);
+    expect(EFFECTS.indexOf(action.effect)).toBeGreaterThanOrEqual(EFFECTS.indexOf('exec'));
+  });
+
+  it.each([
+    ["sed 's/a/b/g' x", 'exec'],
+    ["sed -n '/re/p;3q' x", 'exec'],
+    ["sed -i.bak 's/x/y/' f", 'fs.write'],
+    ["sed -ie 's/x/y/' f", 'fs.write'],
+    ["sed -E 's#a/b#c#gI' f", 'exec'],
+    ["sed 'y/abc/xyz/;$d' f", 'exec'],
+    ["sed '/start/,/end/{s/a/b/;p}' f", 'exec'],
+    ['tar -czf x.tgz src', 'fs.write'],
+    ['tar --totals -cf x.tar src', 'fs.write'],
+    ['npm test', 'exec'],
+    ['find . -name "*.ts"', 'fs.read'],
+    ['ls *.md', 'fs.read'],
+  ])('%j stays %s and is not opaque', (text, effect) => {
+    expect(classifyCommand(text, 'test')).toMatchObject({ effect });
+    expect(classifyCommand(text, 'test').opaque).toBeUndefined();
+  });
+});
+
 describe('classifyCommand: hostile sizes', () => {
   it.each([
     ['a brace list of 60,000 commas', `cat {${','.repeat(60_000)}`],
@@ -327,7 +490,7 @@ describe('classifyCommand: hostile sizes', () => {
 describe('classifyRequest: the stronger of claim and classification', () => {
   it('a runner calling git push a read gets publish', () => {
     expect(classifyRequest({ effect: 'fs.read', target: 'git push' }, 'runner', {}).effect).toBe('publish');
-    expect(classifyRequest({ effect: 'exec', target: 'git push --force' }, 'runner', {}).effect).toBe('publish');
+    expect(classifyRequest({ effect: 'exec', target: 'git push --force' }, 'runner', {}).effect).toBe('destructive');
     expect(classifyRequest({ effect: 'network', target: 'git push origin' }, 'runner', {}).effect).toBe('publish');
   });
 
