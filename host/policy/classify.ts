@@ -743,14 +743,24 @@ export function domainOf(target: string): string {
 function knownCommand(name: string): boolean {
   const known = [READ_ONLY, WRITES, NETWORK, PACKAGE_MANAGERS];
   const others = ['git', 'rm', 'make', 'docker', 'podman', 'gh', 'twine', 'cargo', 'gem', 'kubectl', 'terraform'];
-  return known.some((s) => s.has(name)) || others.includes(name) || /^(deploy|mkfs)/i.test(name) || name === 'helm';
+  others.push('helm', 'tofu', 'mvn', 'mvnw', 'gradle', 'gradlew', 'shred', 'truncate', 'wipefs', 'dd', 'sed');
+  return known.some((s) => s.has(name)) || others.includes(name) || /^(deploy|mkfs)/i.test(name);
 }
 
-/** Does a text read as a command: several words, or shell syntax, with a command the host knows among its parts? */
+/** Blanks and shell syntax (`<>|;&$\`(){}*?[]`, quotes, backslashes, `!`): a path holding one may be a command. */
+const SHELL_SYNTAX = /[\s<>|;&$`(){}*?[\]\\'"!]/;
+
+/**
+ * Does a claimed path read as a command too? Any text with blanks or shell syntax does (a plain path with a space,
+ * `my notes.txt`, then reads as the command `my`: `exec`, which asks; over-asking is the safe side). A lone word
+ * does when it is a command the host knows, run as `./x` or by a bare name, and no document by its name
+ * (`./deploy.sh`, `deploy`, not `docs/deploy.md`).
+ */
 function looksLikeCommand(text: string): boolean {
-  if (!/[\s;&|<>`$()]/.test(text)) return false;
-  const split = splitCommand(text);
-  return split.opaque || split.parts.some((argv) => knownCommand(baseName(argv[0] ?? '')));
+  if (SHELL_SYNTAX.test(text)) return true;
+  if (text.includes('/') && !text.startsWith('./')) return false;
+  const name = baseName(text);
+  return knownCommand(name) && (!name.includes('.') || /\.(sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl)$/.test(name));
 }
 
 /** A runner's `approval/request`: what it claims, which the host classifies again. */

@@ -494,13 +494,36 @@ describe('classifyRequest: the stronger of claim and classification', () => {
     expect(classifyRequest({ effect: 'network', target: 'git push origin' }, 'runner', {}).effect).toBe('publish');
   });
 
-  it('a path claim keeps a path with spaces a path, and a secret path is credential', () => {
+  it('a path claim with a space reads as a command too (exec: it asks), and a secret path is credential', () => {
     expect(
       classifyRequest({ effect: 'fs.read', target: 'my notes.txt' }, 'runner', { workspaceRoot: '/ws' }),
-    ).toMatchObject({ effect: 'fs.read', target: { kind: 'path', value: 'my notes.txt' } });
+    ).toMatchObject({ effect: 'exec', target: { kind: 'command', value: 'my notes.txt' } });
+    expect(
+      classifyRequest({ effect: 'fs.read', target: 'docs/deploy.md' }, 'runner', { workspaceRoot: '/ws' }),
+    ).toMatchObject({ effect: 'fs.read', target: { kind: 'path', value: 'docs/deploy.md' } });
     expect(
       classifyRequest({ effect: 'fs.write', target: '/ws/x/../.env' }, 'runner', { workspaceRoot: '/ws' }),
     ).toMatchObject({ effect: 'credential', target: { kind: 'path', value: '.env' } });
+  });
+
+  it.each([
+    ['fs.read', 'shred x', 'destructive'],
+    ['fs.write', 'truncate -s0 x', 'destructive'],
+    ['fs.write', 'dd of=x', 'destructive'],
+    ['fs.read', 'tofu destroy', 'publish'],
+    ['fs.read', 'mvn deploy', 'publish'],
+    ['fs.read', './deploy.sh', 'publish'],
+    ['fs.read', './deploy-prod.sh', 'publish'],
+    ['fs.write', "sed -i 's/a/b/' .git/config", 'exec'],
+    ['fs.read', 'read x < .env', 'credential'],
+    ['fs.read', 'base64 .env', 'credential'],
+    ['credential', 'shred .env', 'destructive'],
+    ['fs.read', 'x;git push', 'publish'],
+    ['fs.read', '$(git push)', 'publish'],
+    ['fs.read', 'a|curl x', 'network'],
+    ['fs.read', 'f*', 'exec'],
+  ] as const)('a %s claim of %j is %s', (effect, target, expected) => {
+    expect(classifyRequest({ effect, target }, 'runner', { workspaceRoot: '/ws' }).effect).toBe(expected);
   });
 
   it('a stronger claim is kept, for the command and each of its parts', () => {
