@@ -330,6 +330,39 @@ describe('splitCommand: properties', () => {
     );
   });
 
+  it('one word of a publish, destructive or credential command put in an expansion is opaque, at least exec', () => {
+    const strong = [
+      ...STRONG.filter(([, e]) => rank(e) >= rank('credential')),
+      ['git push --force origin main', 'destructive'],
+      ['git -C repo push', 'publish'],
+      ['kubectl -n prod delete pod x', 'publish'],
+      ["sed -n 'r .env' x", 'credential'],
+      ['cat ~/.ssh/id_rsa', 'credential'],
+    ] as [string, Effect][];
+    const forms: ((w: string) => string)[] = [
+      () => '$X',
+      () => '${X}',
+      () => '"$X"',
+      (w) => `$X${w}`,
+      (w) => `${w}"$X"`,
+      (w) => `"\${X:-${w}}"`,
+      (w) => `"${w}$X"`,
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...strong), fc.nat(), fc.constantFrom(...forms.keys()), ([command], at, form) => {
+        const words = command.split(' ');
+        const i = at % words.length;
+        // Single-quoted words stay as written (the form wraps their text, quotes and all, in an expansion).
+        words[i] = forms[form]!(words[i]!.replace(/'/g, ''));
+        const text = words.join(' ');
+        const action = classifyCommand(text, 'test');
+        expect([text, action.opaque]).toEqual([text, true]);
+        expect(rank(action.effect)).toBeGreaterThanOrEqual(rank('exec'));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('a strong command joined with a harmless one by ; && | || or a newline classifies at least that strong', () => {
     fc.assert(
       fc.property(
