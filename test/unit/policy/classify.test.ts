@@ -473,6 +473,13 @@ describe('classifyCommand: hostile sizes', () => {
     ['a 60,000-character glob', `cat ${'*a'.repeat(30_000)}`],
     ['30,000 path segments', `cat ${'a/'.repeat(30_000)}.env`],
     ['60,000 backslashes', `echo ${'\\'.repeat(60_000)}`],
+    ['a sed script of 9,000 commands', `sed '${'s/a/b/;'.repeat(9_000)}' f`],
+    ['a sed script of 15,000 file reads', `sed -n '${'r x\n'.repeat(15_000)}' f`],
+    ['a sed script of 60,000 slashes', `sed '${'/'.repeat(60_000)}' f`],
+    ['20,000 force refspecs', `git push ${'+x '.repeat(20_000)}`],
+    ['12,000 kubectl global options', `kubectl ${'-n x '.repeat(12_000)}delete`],
+    ['10,000 brace sequences', `echo ${'{a..b}'.repeat(10_000)}`],
+    ['a 60,000-character option cluster glob', `grep -${'a*'.repeat(30_000)}`],
   ])('%s: classified without throwing, in well under a second or two', (_, text) => {
     const start = Date.now();
     expect(() => classifyCommand(text, 'test')).not.toThrow();
