@@ -311,6 +311,16 @@ function subcommandAt(args: string[], shortWithArg: string, longWithArg: string[
   return i;
 }
 
+/** Where the word that chooses a tool's class is (its subcommand, past global options), for tools classed by one. */
+function subcommandOf(name: string, args: string[]): number | undefined {
+  if (name === 'docker' || name === 'podman') return subcommandAt(args, 'Hcl', DOCKER_GLOBALS);
+  if (name === 'kubectl') return subcommandAt(args, 'nsv', KUBECTL_GLOBALS);
+  if (name === 'helm') return subcommandAt(args, 'n', HELM_GLOBALS);
+  if (['terraform', 'tofu', 'cargo', 'gem', 'twine', 'gh', 'poetry', 'flit', 'hatch'].includes(name))
+    return subcommandAt(args, '', []);
+  return undefined;
+}
+
 /** `docker …`: a push by any of its names (`push`, `image push`, `compose push`, `buildx build --push`) publishes. */
 function dockerEffect(args: string[]): Effect {
   const at = subcommandAt(args, 'Hcl', DOCKER_GLOBALS);
@@ -443,6 +453,10 @@ export function argvOpaque(argv: string[]): string | undefined {
     if (/[*?[{]/.test(positionals(args)[0] ?? '')) return `a glob or brace in ${name}'s subcommand`;
   }
   if (name === 'sed') return sedScripts(args).why;
+  // The subcommand (or make target) decides the class: one the shell may expand to another (`docker pu*`, `kubectl
+  // {apply,x}`) is not known.
+  const at = subcommandOf(name, args);
+  if (at !== undefined && /[*?[{]/.test(args[at] ?? '')) return `a glob or brace in ${name}'s subcommand`;
   if (name === 'tar' || name === 'bsdtar' || name === 'gtar') {
     const long = ['--to-command', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command'];
     long.push('--rmt-command', '--checkpoint-action');

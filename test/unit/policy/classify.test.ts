@@ -439,6 +439,11 @@ describe('classifyCommand: attacks that read a risky action as a weaker one', ()
     'NPM_CONFIG_SCRIPT_SHELL=./evil npm test',
     'env npm_config_node_options=--require=./e.js npm test',
     'npm pub*',
+    'docker pu?h img',
+    'kubectl -n prod {apply,get} -f x',
+    'helm upgr[a]de x y',
+    'terraform d*',
+    'cargo pub*',
   ])('%j is opaque, at least exec', (text) => {
     const action = classifyCommand(text, 'test');
     expect(action.opaque).toBe(true);
