@@ -255,6 +255,7 @@ export function argvEffect(argv: string[], fed = false): Effect {
       if (args.some((a) => /^-f(print|print0|printf|ls)$/.test(a))) return 'fs.write';
       return 'fs.read';
     case 'sed':
+    case 'gsed':
       return hasFlag(args, 'i', ['--in-place']) ? 'fs.write' : 'exec';
     case 'rsync':
       return args.some((a) => !a.startsWith('-') && /^([^/]*:|rsync:\/\/)/.test(a)) ? 'network' : 'fs.write';
@@ -452,7 +453,7 @@ export function argvOpaque(argv: string[]): string | undefined {
     // A glob or brace in the subcommand's place: the host cannot tell which subcommand runs.
     if (/[*?[{]/.test(positionals(args)[0] ?? '')) return `a glob or brace in ${name}'s subcommand`;
   }
-  if (name === 'sed') return sedScripts(args).why;
+  if (name === 'sed' || name === 'gsed') return sedScripts(args).why;
   // The subcommand (or make target) decides the class: one the shell may expand to another (`docker pu*`, `kubectl
   // {apply,x}`) is not known.
   const at = subcommandOf(name, args);
@@ -704,7 +705,7 @@ export function classifyArgv(argv: string[], via: string, fed = false): Action {
   if (effect === 'fs.write' && argv.some((a) => pathCandidates(a).some(runsLater))) effect = 'exec';
   const opaque = argvOpaque(argv) !== undefined;
   // The files a sed script reads or writes (`r .env`) are named by no argument of their own.
-  const sedFiles = baseName(argv[0] ?? '') === 'sed' ? sedScripts(argv.slice(1)).files : [];
+  const sedFiles = /^g?sed$/.test(baseName(argv[0] ?? '')) ? sedScripts(argv.slice(1)).files : [];
   if (sedFiles.some((f) => isSecretPath(f) || globMayNameSecret(f))) effect = strongest(effect, 'credential');
   const action: Action = {
     effect: opaque ? strongest(effect, 'exec') : effect,

@@ -419,6 +419,7 @@ describe('classifyCommand: attacks that read a risky action as a weaker one', ()
     'git pu?h origin',
     'git pu*',
     "sed 'e git push' x",
+    "gsed 'e git push' x",
     "sed '1e rm -rf /' x",
     "sed 's/.*/git push/e' x",
     "sed -n 'r .env' x",
