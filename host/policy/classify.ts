@@ -35,9 +35,14 @@ export function normalizePath(path: string): string {
  * - `.env`, `.env.*` (any folder; `.env.example` included, as its name cannot prove it holds no secret)
  * - anything in or under a `.ssh` folder (`~/.ssh/**`, wherever the home is), `id_rsa*`, `id_dsa*`, `id_ecdsa*`,
  *   `id_ed25519*`
- * - `*.pem`, `*.key`, `*.p12`, `*.pfx`
- * - `.netrc`, `_netrc`, `.npmrc`, `.pypirc`, `.pgpass`, `.git-credentials`
- * - `.aws/credentials`, `.aws/config`, `.kube/config`, `.docker/config.json`, `.config/gcloud/**`, `.azure/**`
+ * - `.envrc` (direnv: exported tokens)
+ * - `*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`, `*.ppk`, `*.tfstate` (and `*.tfstate.backup`)
+ * - `.netrc`, `_netrc`, `.npmrc`, `.pypirc`, `.pgpass`, `.git-credentials`, `.vault-token`, `.dockercfg`,
+ *   `.s3cfg`, `.boto`, `credentials.toml`
+ * - `.aws/credentials`, `.aws/config`, `.kube/config`, `.docker/config.json`, `.cargo/credentials`,
+ *   `.m2/settings.xml`, `.gradle/gradle.properties`, `.terraform.d/credentials.tfrc.json`, `.config/gh/hosts.yml`
+ * - anything in or under `.config/gcloud`, `.azure`, `.gnupg`, `/var/run/secrets` or `/run/secrets` (Kubernetes
+ *   service-account tokens, Docker secrets)
  * - `/proc/<pid>/environ` (a process's environment holds its tokens)
  */
 export function isSecretPath(path: string): boolean {
@@ -45,32 +50,49 @@ export function isSecretPath(path: string): boolean {
   const segs = normalizePath(path.toLowerCase()).split('/');
   const base = segs.at(-1) ?? '';
   const parent = segs.at(-2) ?? '';
-  if (base === '.env' || base.startsWith('.env.')) return true;
-  if (segs.includes('.ssh') || segs.includes('.azure')) return true;
+  if (base === '.env' || base.startsWith('.env.') || base === '.envrc') return true;
+  if (segs.includes('.ssh') || segs.includes('.azure') || segs.includes('.gnupg')) return true;
   if (segs[0] === '' && segs[1] === 'proc' && base === 'environ') return true;
+  // `/var/run/secrets/**`, `/run/secrets/**` (`/var/run` is a link to `/run`).
+  const run = segs[1] === 'var' ? 2 : 1;
+  if (segs[0] === '' && segs[run] === 'run' && segs[run + 1] === 'secrets') return true;
   if (/^id_(rsa|dsa|ecdsa|ed25519)/.test(base)) return true;
-  if (/\.(pem|key|p12|pfx)$/.test(base)) return true;
-  if (['.netrc', '_netrc', '.npmrc', '.pypirc', '.pgpass', '.git-credentials'].includes(base)) return true;
+  if (/\.(pem|key|p12|pfx|jks|keystore|ppk|tfstate)$/.test(base) || base.endsWith('.tfstate.backup')) return true;
+  if (SECRET_BASES.includes(base)) return true;
   const pair = `${parent}/${base}`;
-  if (['.aws/credentials', '.aws/config', '.kube/config', '.docker/config.json'].includes(pair)) return true;
+  if (SECRET_PAIRS.includes(pair)) return true;
+  if (pair === 'gh/hosts.yml' && segs.at(-3) === '.config') return true;
   return segs.some((s, i) => s === '.config' && segs[i + 1] === 'gcloud');
 }
+
+/** Secret files by their name alone. */
+const SECRET_BASES = ['.netrc', '_netrc', '.npmrc', '.pypirc', '.pgpass', '.git-credentials', '.vault-token'];
+SECRET_BASES.push('.dockercfg', '.s3cfg', '.boto', 'credentials.toml');
+/** Secret files by their folder and name. */
+const SECRET_PAIRS = ['.aws/credentials', '.aws/config', '.kube/config', '.docker/config.json', '.cargo/credentials'];
+SECRET_PAIRS.push('.m2/settings.xml', '.gradle/gradle.properties', '.terraform.d/credentials.tfrc.json');
 
 /** Names a glob segment may expand to that make a path secret (by {@link isSecretPath}'s list). */
 const SECRET_NAMES = ['.env', '.env.x', '.ssh', 'id_rsa', 'id_ed25519', 'k.pem', 'k.key', 'k.p12', 'k.pfx', '.netrc'];
 SECRET_NAMES.push('.npmrc', '.pypirc', '.pgpass', '.git-credentials', '.aws', '.azure', '.kube', '.docker', '.config');
+SECRET_NAMES.push('.envrc', '.gnupg', 'k.jks', 'k.keystore', 'k.ppk', 'x.tfstate', '.vault-token', '.dockercfg');
+SECRET_NAMES.push('.s3cfg', '.boto', 'credentials.toml', '.cargo', '.m2', '.gradle', '.terraform.d', 'secrets');
+/** Secret files a folder may hold by a fixed name (a wildcard-only last segment under it may name them). */
+const SECRET_FILES = ['credentials', 'config', 'config.json', 'settings.xml', 'gradle.properties', 'hosts.yml'];
+SECRET_FILES.push('credentials.tfrc.json', 'credentials.toml');
 
 /**
- * Could a glob name a secret path (`.e*`, `*.pem`, `~/.ss?/*`)? A segment that is wildcards only (`*`, `??`) is
- * not counted: it would make every `ls *` a credential read, and the shell does not expand it to dot names.
+ * Could a glob name a secret path (`.e*`, `*.pem`, `'*.env'`, `~/.ss?/*`)? A `*` may match a leading dot here
+ * (`find -name`, git pathspecs and `grep --include` do, unlike the shell). A segment that is wildcards only (`*`,
+ * `??`) is not counted: it would make every `ls *` a credential read.
  */
 export function globMayNameSecret(glob: string): boolean {
   if (!/[*?[]/.test(glob)) return false;
   // `~/.aws/*`: a wildcard-only last segment under a folder that holds a secret file by a fixed name.
   const segs = glob.split('/');
-  if (/^[*?]+$/.test(segs.at(-1) ?? '')) {
+  if (segs.length > 1 && /^[*?]+$/.test(segs.at(-1) ?? '')) {
     const folder = segs.slice(0, -1).join('/');
-    if (['credentials', 'config', 'config.json'].some((name) => isSecretPath(`${folder}/${name}`))) return true;
+    if (SECRET_FILES.some((name) => isSecretPath(`${folder}/${name}`))) return true;
   }
   return glob
     .toLowerCase()
@@ -79,7 +101,7 @@ export function globMayNameSecret(glob: string): boolean {
       if (!/[*?[]/.test(seg) || !/[^*?[\]]/.test(seg)) return false;
       // `[` classes are read as any one character: wider, never narrower.
       const pattern = seg.replace(/\[[^\]]*\]/g, '?');
-      return SECRET_NAMES.some((n) => (n.startsWith('.') ? pattern.startsWith('.') : true) && segmentMatch(pattern, n));
+      return SECRET_NAMES.some((n) => segmentMatch(pattern, n));
     });
 }
 
@@ -163,7 +185,9 @@ export function argvEffect(argv: string[], fed = false): Effect {
   if (/^deploy/i.test(name)) return 'publish';
   if (name === 'git') return gitEffect(args);
   if (PACKAGE_MANAGERS.has(name)) {
-    if (pos.some((p) => ['publish', 'unpublish', 'deprecate'].includes(p))) return 'publish';
+    // npm takes `pub` (and other unambiguous prefixes) for publish.
+    if (pos.some((p) => ['unpublish', 'deprecate'].includes(p) || (p.length >= 3 && 'publish'.startsWith(p))))
+      return 'publish';
     if ((pos[0] === 'run' || pos[0] === 'run-script') && /^deploy/i.test(pos[1] ?? '')) return 'publish';
     if (name !== 'npm' && /^deploy/i.test(pos[0] ?? '')) return 'publish';
     return INSTALLS.has(pos[0] ?? '') ? 'fs.write' : 'exec';
@@ -173,7 +197,16 @@ export function argvEffect(argv: string[], fed = false): Effect {
       return pos.some((p) => /^deploy/i.test(p)) ? 'publish' : 'exec';
     case 'docker':
     case 'podman':
-      return pos[0] === 'push' ? 'publish' : 'exec';
+      return dockerEffect(args);
+    case 'mvn':
+    case 'mvnw':
+      return pos.some((p) => /^(deploy|release:perform)$|:deploy(-file)?$/.test(p)) ? 'publish' : 'exec';
+    case 'gradle':
+    case 'gradlew':
+      // Gradle runs a task by a unique prefix (`pub`) too.
+      return pos.some((p) => /^(publish|upload)/i.test(p) || (p.length >= 3 && 'publish'.startsWith(p)))
+        ? 'publish'
+        : 'exec';
     case 'gh':
       if ((pos[0] === 'release' && pos[1] === 'create') || (pos[0] === 'pr' && pos[1] === 'merge')) return 'publish';
       return pos[1] === 'delete' ? 'destructive' : 'network';
@@ -187,15 +220,19 @@ export function argvEffect(argv: string[], fed = false): Effect {
     case 'flit':
     case 'hatch':
       return pos[0] === 'publish' ? 'publish' : 'exec';
-    case 'kubectl':
-      return ['apply', 'delete', 'create', 'replace', 'patch', 'scale', 'rollout', 'edit', 'set'].includes(pos[0] ?? '')
+    case 'kubectl': {
+      const sub = args[subcommandAt(args, 'nsv', KUBECTL_GLOBALS)] ?? '';
+      return ['apply', 'delete', 'create', 'replace', 'patch', 'scale', 'rollout', 'edit', 'set'].includes(sub)
         ? 'publish'
         : 'network';
+    }
     case 'terraform':
     case 'tofu':
       return ['apply', 'destroy', 'import'].includes(pos[0] ?? '') ? 'publish' : 'network';
-    case 'helm':
-      return ['install', 'upgrade', 'uninstall', 'rollback', 'push'].includes(pos[0] ?? '') ? 'publish' : 'network';
+    case 'helm': {
+      const sub = args[subcommandAt(args, 'n', HELM_GLOBALS)] ?? '';
+      return ['install', 'upgrade', 'uninstall', 'rollback', 'push', 'delete'].includes(sub) ? 'publish' : 'network';
+    }
     case 'rm':
       // Many operands or a glob can take more than the author saw; recursion takes a tree.
       // Operands the text does not show (xargs, `$files`, a glob) count as many.
@@ -218,6 +255,7 @@ export function argvEffect(argv: string[], fed = false): Effect {
       if (args.some((a) => /^-f(print|print0|printf|ls)$/.test(a))) return 'fs.write';
       return 'fs.read';
     case 'sed':
+    case 'gsed':
       return hasFlag(args, 'i', ['--in-place']) ? 'fs.write' : 'exec';
     case 'rsync':
       return args.some((a) => !a.startsWith('-') && /^([^/]*:|rsync:\/\/)/.test(a)) ? 'network' : 'fs.write';
@@ -245,6 +283,61 @@ export function argvEffect(argv: string[], fed = false): Effect {
   return 'exec';
 }
 
+/** Long global options of kubectl that take a value as the next word. */
+const KUBECTL_GLOBALS = ['--namespace', '--context', '--server', '--kubeconfig', '--cluster', '--user', '--token'];
+KUBECTL_GLOBALS.push('--as', '--as-group', '--as-uid', '--certificate-authority', '--client-certificate');
+KUBECTL_GLOBALS.push('--client-key', '--request-timeout', '--tls-server-name', '--cache-dir', '--password');
+KUBECTL_GLOBALS.push('--username', '--profile', '--profile-output', '--log-file', '--v');
+/** Long global options of helm that take a value as the next word. */
+const HELM_GLOBALS = ['--namespace', '--kube-context', '--kubeconfig', '--kube-apiserver', '--kube-token'];
+HELM_GLOBALS.push('--kube-as-user', '--kube-as-group', '--kube-ca-file', '--registry-config', '--repository-config');
+HELM_GLOBALS.push('--repository-cache', '--burst-limit', '--qps', '--kube-tls-server-name');
+/** Long global options of docker (and podman) that take a value as the next word. */
+const DOCKER_GLOBALS = ['--host', '--context', '--config', '--log-level', '--tlscacert', '--tlscert', '--tlskey'];
+DOCKER_GLOBALS.push('--connection', '--url', '--identity', '--root', '--runroot', '--storage-driver');
+
+/**
+ * Where the subcommand is, past global options: `shortWithArg` letters and `longWithArg` options take the next
+ * word as their value unless it is attached (`-nprod`, `--namespace=prod`); `--` ends the options.
+ */
+function subcommandAt(args: string[], shortWithArg: string, longWithArg: string[]): number {
+  let i = 0;
+  while (i < args.length) {
+    const a = args[i]!;
+    if (a === '--') return i + 1;
+    if (!a.startsWith('-') || a === '-') return i;
+    if (a.startsWith('--')) i += longWithArg.includes(a) ? 2 : 1;
+    else i += a.length === 2 && shortWithArg.includes(a[1]!) ? 2 : 1;
+  }
+  return i;
+}
+
+/** Where the word that chooses a tool's class is (its subcommand, past global options), for tools classed by one. */
+function subcommandOf(name: string, args: string[]): number | undefined {
+  if (name === 'docker' || name === 'podman') return subcommandAt(args, 'Hcl', DOCKER_GLOBALS);
+  if (name === 'kubectl') return subcommandAt(args, 'nsv', KUBECTL_GLOBALS);
+  if (name === 'helm') return subcommandAt(args, 'n', HELM_GLOBALS);
+  if (['terraform', 'tofu', 'cargo', 'gem', 'twine', 'gh', 'poetry', 'flit', 'hatch'].includes(name))
+    return subcommandAt(args, '', []);
+  return undefined;
+}
+
+/** `docker …`: a push by any of its names (`push`, `image push`, `compose push`, `buildx build --push`) publishes. */
+function dockerEffect(args: string[]): Effect {
+  const at = subcommandAt(args, 'Hcl', DOCKER_GLOBALS);
+  const sub = args[at] ?? '';
+  const rest = args.slice(at + 1);
+  if (sub === 'push') return 'publish';
+  if (['image', 'compose', 'manifest', 'plugin', 'trust', 'buildx', 'builder'].includes(sub)) {
+    if (positionals(rest).some((p) => p === 'push' || p === 'sign')) return 'publish';
+  }
+  if (['build', 'buildx', 'builder', 'compose', 'image'].includes(sub)) {
+    // `--push`, `--output type=registry`, `-o type=image,push=true`.
+    if (rest.some((a) => a === '--push' || /(^|[,=])(type=registry|push=true)/.test(a))) return 'publish';
+  }
+  return 'exec';
+}
+
 /** Git subcommands that only read. */
 const GIT_READ = new Set(['status', 'log', 'diff', 'show', 'shortlog', 'blame', 'ls-files', 'ls-tree', 'rev-parse']);
 for (const s of ['describe', 'grep', 'cat-file', 'rev-list', 'show-ref', 'name-rev', 'merge-base', 'count-objects'])
@@ -260,19 +353,33 @@ for (const s of ['bisect', 'sparse-checkout', 'update-index', 'read-tree', 'writ
   GIT_WRITE.add(s);
 const GIT_NETWORK = new Set(['clone', 'fetch', 'pull', 'ls-remote', 'submodule']);
 
-/** The effect of `git <args>`: global options skipped; `-c` (which can name a program to run) is at least exec. */
-function gitEffect(args: string[]): Effect {
+/** `git <args>` read: its subcommand past the global options, their words, and whether `-c` configures it. */
+function gitParts(args: string[]): { sub: string; rest: string[]; globals: string[]; configured: boolean } {
   let i = 0;
   let configured = false;
   while (i < args.length && args[i]!.startsWith('-')) {
     const a = args[i]!;
     if (a === '-c' || a === '--config-env' || a.startsWith('--config-env=') || /^-c./.test(a)) configured = true;
-    i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env'].includes(a) ? 2 : 1;
+    i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--config-env', '--super-prefix'].includes(a) ? 2 : 1;
   }
-  const sub = args[i] ?? '';
-  const rest = args.slice(i + 1);
+  return { sub: args[i] ?? '', rest: args.slice(i + 1), globals: args.slice(0, i), configured };
+}
+
+/** The effect of `git <args>`: global options skipped; `-c` (which can name a program to run) is at least exec. */
+function gitEffect(args: string[]): Effect {
+  const { sub, rest, configured } = gitParts(args);
   const effect = gitSubEffect(sub, rest);
   return configured ? strongest(effect, 'exec') : effect;
+}
+
+/** Why a git command runs what its text does not show: a program named by an option, a subcommand left to a glob. */
+function gitOpaque(args: string[]): string | undefined {
+  const { sub, rest, globals } = gitParts(args);
+  if (globals.some((a) => a.startsWith('--exec-path='))) return 'git --exec-path= chooses the programs git runs';
+  if (/[*?[{]/.test(sub)) return "a glob or brace in git's subcommand";
+  if (hasFlag(rest, sub === 'clone' ? 'u' : '', ['--receive-pack', '--upload-pack', '--exec']))
+    return `git ${sub} runs the program an option names`;
+  return undefined;
 }
 
 /** The effect of one git subcommand with its arguments. */
@@ -280,10 +387,18 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
   const pos = positionals(rest);
   const output = rest.some((a) => a === '--output' || a.startsWith('--output=') || a === '-o');
   switch (sub) {
-    case 'push':
+    case 'push': {
+      // Overwriting or deleting remote refs: `--force*`, `--delete`, `--mirror`, `--prune`, `+src:dst`, `:dst`.
+      const long = ['--force', '--force-with-lease', '--force-if-includes', '--delete', '--mirror', '--prune'];
+      if (hasFlag(rest, 'fd', long) || pos.some((p) => p.startsWith('+') || p.startsWith(':'))) return 'destructive';
       return 'publish';
+    }
     case 'send-email':
+    case 'send-pack':
       return 'publish';
+    case 'subtree':
+    case 'lfs':
+      return pos[0] === 'push' ? 'publish' : sub === 'lfs' ? 'network' : 'fs.write';
     case 'rebase':
     case 'filter-branch':
     case 'filter-repo':
@@ -318,12 +433,166 @@ function gitSubEffect(sub: string, rest: string[]): Effect {
     case 'reflog':
       return pos[0] === 'expire' || pos[0] === 'delete' ? 'destructive' : 'fs.read';
   }
+  if (sub === 'credential' || sub.startsWith('credential-')) return 'credential';
   if (GIT_NETWORK.has(sub)) return 'network';
   // `git grep -O<cmd>` opens the matches with a program of the caller's choosing.
   if (sub === 'grep' && hasFlag(rest, 'O', ['--open-files-in-pager'])) return 'exec';
   if (GIT_READ.has(sub)) return output ? 'fs.write' : 'fs.read';
   if (GIT_WRITE.has(sub)) return 'fs.write';
   return 'exec';
+}
+
+/** Why one simple command runs or touches what its words do not show (options that run a program); or undefined. */
+export function argvOpaque(argv: string[]): string | undefined {
+  const name = baseName(argv[0] ?? '');
+  const args = argv.slice(1);
+  if (name === 'git') return gitOpaque(args);
+  if (PACKAGE_MANAGERS.has(name)) {
+    const runs = ['--script-shell', '--userconfig', '--globalconfig', '--node-options', '--shell'];
+    if (hasFlag(args, '', runs)) return `${name}: an option chooses the program scripts run with`;
+    // A glob or brace in the subcommand's place: the host cannot tell which subcommand runs.
+    if (/[*?[{]/.test(positionals(args)[0] ?? '')) return `a glob or brace in ${name}'s subcommand`;
+  }
+  if (name === 'sed' || name === 'gsed') return sedScripts(args).why;
+  // The subcommand (or make target) decides the class: one the shell may expand to another (`docker pu*`, `kubectl
+  // {apply,x}`) is not known.
+  const at = subcommandOf(name, args);
+  if (at !== undefined && /[*?[{]/.test(args[at] ?? '')) return `a glob or brace in ${name}'s subcommand`;
+  if (name === 'tar' || name === 'bsdtar' || name === 'gtar') {
+    const long = ['--to-command', '--use-compress-program', '--info-script', '--new-volume-script', '--rsh-command'];
+    long.push('--rmt-command', '--checkpoint-action');
+    // Old-style keys (`tar xIf …`) are an option cluster without the dash.
+    const keys = /^[A-Za-z]+$/.test(args[0] ?? '') ? [`-${args[0]}`, ...args.slice(1)] : args;
+    if (hasFlag(keys, 'IF', long)) return 'tar runs the program an option names';
+  }
+  return undefined;
+}
+
+/**
+ * The scripts of a `sed` command (`-e`, `--expression`, or its first operand) and why they make it opaque: a
+ * script file (`-f`) the host does not read, or a command that runs a program or reads or writes a file (`e`,
+ * `r`, `R`, `w`, `W`, and the `e` and `w` flags of `s`), with the files those name.
+ */
+export function sedScripts(args: string[]): { why?: string; files: string[] } {
+  const scripts: string[] = [];
+  const operands: string[] = [];
+  let script = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
+    if (a === '--expression' || a === '--file') {
+      if (a === '--file') return { why: 'sed runs a script file', files: [] };
+      scripts.push(args[++i] ?? '');
+    } else if (a.startsWith('--expression=')) scripts.push(a.slice('--expression='.length));
+    else if (a.startsWith('--file=')) return { why: 'sed runs a script file', files: [] };
+    else if (a === '-l' || a === '--line-length') i++;
+    else if (a.startsWith('--')) continue;
+    else if (a.startsWith('-') && a.length > 1) {
+      for (let k = 1; k < a.length; k++) {
+        const c = a[k];
+        if (c === 'f') return { why: 'sed runs a script file', files: [] };
+        if (c === 'e' || c === 'l') {
+          const value = k < a.length - 1 ? a.slice(k + 1) : (args[++i] ?? '');
+          if (c === 'e') scripts.push(value);
+          break;
+        }
+        // `-i` takes the rest of the cluster as its suffix (`-i.bak`, `-ie` is suffix `e`).
+        if (c === 'i') break;
+      }
+    } else operands.push(a);
+  }
+  script = scripts.length > 0;
+  if (!script && operands.length > 0) scripts.push(operands[0]!);
+  const files: string[] = [];
+  let why: string | undefined;
+  for (const text of scripts) why ??= sedScriptRisk(text, files);
+  return why ? { why, files } : { files };
+}
+
+/** Read one sed script (GNU syntax, one pass); record files `r`/`w` name; say why it runs or touches files. */
+function sedScriptRisk(text: string, files: string[]): string | undefined {
+  let i = 0;
+  let why: string | undefined;
+  const n = text.length;
+  /** Index just past the delimiter that ends a section starting at `from`, or -1. */
+  const section = (from: number, delim: string): number => {
+    for (let j = from; j < n; j++) {
+      if (text[j] === '\\') j++;
+      else if (text[j] === delim) return j + 1;
+    }
+    return -1;
+  };
+  /** The rest of the line from `from` (a file name), and the index past it. */
+  const line = (from: number): [string, number] => {
+    let end = text.indexOf('\n', from);
+    if (end < 0) end = n;
+    return [text.slice(from, end).trim(), end];
+  };
+  while (i < n) {
+    const c = text[i]!;
+    if (/[\s;{}!]/.test(c)) {
+      i++;
+      continue;
+    }
+    // Addresses: numbers, `$`, `first~step`, `,`, `+N`, `/re/`, `\cREc`.
+    if (/[0-9$~,+]/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '/' || c === '\\') {
+      const delim = c === '/' ? '/' : (text[i + 1] ?? '');
+      const end = section(c === '/' ? i + 1 : i + 2, delim);
+      if (end < 0) return 'a sed script the host cannot read';
+      i = end;
+      // Address flags (`/re/I`, `/re/M`).
+      while (i < n && (text[i] === 'I' || text[i] === 'M')) i++;
+      continue;
+    }
+    i++;
+    if (c === '#') i = line(i)[1];
+    else if (c === ':' || c === 'b' || c === 't' || c === 'T') {
+      while (i < n && !/[;\n}]/.test(text[i]!)) i++;
+    } else if (c === 'a' || c === 'i' || c === 'c') {
+      // Text to the end of the line, a backslash-newline continuing it.
+      while (i < n && text[i] !== '\n') i += text[i] === '\\' ? 2 : 1;
+    } else if (c === 'e') {
+      why ??= 'sed e runs a command';
+      i = line(i)[1];
+    } else if (c === 'r' || c === 'R' || c === 'w' || c === 'W') {
+      const [file, end] = line(i);
+      files.push(file);
+      why ??= `sed ${c} ${c === 'r' || c === 'R' ? 'reads' : 'writes'} a file`;
+      i = end;
+    } else if (c === 's' || c === 'y') {
+      const delim = text[i] ?? '';
+      if (delim === '' || delim === '\n' || delim === '\\') return 'a sed script the host cannot read';
+      const mid = section(i + 1, delim);
+      const end = mid < 0 ? -1 : section(mid, delim);
+      if (end < 0) return 'a sed script the host cannot read';
+      i = end;
+      if (c === 'y') continue;
+      while (i < n && /[gpiImMe0-9w]/.test(text[i]!)) {
+        const f = text[i]!;
+        if (f === 'e') why ??= 'sed s///e runs the pattern space as a command';
+        if (f === 'w') {
+          const [file, stop] = line(i + 1);
+          files.push(file);
+          why ??= 'sed s///w writes a file';
+          i = stop;
+          break;
+        }
+        i++;
+      }
+    } else if (c === 'q' || c === 'Q' || c === 'l' || c === 'L') {
+      while (i < n && /[0-9\s]/.test(text[i]!) && text[i] !== '\n') i++;
+    } else if (c === 'v') {
+      while (i < n && !/[;\n}]/.test(text[i]!)) i++;
+    } else if (!/[=dDgGhHnNpPxzF]/.test(c)) return 'a sed script the host cannot read';
+  }
+  return why;
 }
 
 /** Most words a brace expansion is expanded to when looking for secret paths. */
@@ -400,6 +669,12 @@ function candidatesOf(arg: string): string[] {
   if (eq >= 0) out.push(arg.slice(eq + 1).replace(/^[@<]/, ''));
   const colon = arg.indexOf(':');
   if (colon >= 0) out.push(arg.slice(colon + 1));
+  // A git pathspec's magic (`:(top).env`, `:(glob,icase)**/.env`, `:/.env`, `:!x`) names the path after it.
+  const magic = /^:(\([^)]*\)|[/!^]*)/.exec(arg);
+  if (magic && magic[0].length > 1) out.push(arg.slice(magic[0].length));
+  // A value attached to a short option (`grep -f.env`, `-o.env`, `-rf.env`): each place the value may start.
+  const cluster = /^-([A-Za-z0-9]{1,8})/.exec(arg);
+  if (cluster) for (let k = 2; k <= cluster[0].length; k++) out.push(arg.slice(k));
   return out;
 }
 
@@ -428,7 +703,17 @@ const DEVICES = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty'])
 export function classifyArgv(argv: string[], via: string, fed = false): Action {
   let effect = strongest(argvEffect(argv, fed), namesSecret(argv) ? 'credential' : 'fs.read');
   if (effect === 'fs.write' && argv.some((a) => pathCandidates(a).some(runsLater))) effect = 'exec';
-  return { effect, target: { kind: 'command', value: renderArgv(argv) }, via };
+  const opaque = argvOpaque(argv) !== undefined;
+  // The files a sed script reads or writes (`r .env`) are named by no argument of their own.
+  const sedFiles = /^g?sed$/.test(baseName(argv[0] ?? '')) ? sedScripts(argv.slice(1)).files : [];
+  if (sedFiles.some((f) => isSecretPath(f) || globMayNameSecret(f))) effect = strongest(effect, 'credential');
+  const action: Action = {
+    effect: opaque ? strongest(effect, 'exec') : effect,
+    target: { kind: 'command', value: renderArgv(argv) },
+    via,
+  };
+  if (opaque) action.opaque = true;
+  return action;
 }
 
 /**
@@ -448,10 +733,12 @@ export function classifyCommand(text: string, via: string, ctx: { workspaceRoot?
     }
     parts.push(classifyPath(r.path, r.op === '<' ? 'fs.read' : 'fs.write', via, ctx.workspaceRoot));
   }
-  const effect = strongest(split.opaque ? 'exec' : 'fs.read', ...parts.map((p) => p.effect));
+  // A part whose options run what the text does not show makes the whole command opaque.
+  const opaque = split.opaque || parts.some((p) => p.opaque);
+  const effect = strongest(opaque ? 'exec' : 'fs.read', ...parts.map((p) => p.effect));
   const action: Action = { effect, target: { kind: 'command', value: text }, via };
   if (parts.length > 0) action.parts = parts;
-  if (split.opaque) action.opaque = true;
+  if (opaque) action.opaque = true;
   return action;
 }
 
@@ -471,14 +758,24 @@ export function domainOf(target: string): string {
 function knownCommand(name: string): boolean {
   const known = [READ_ONLY, WRITES, NETWORK, PACKAGE_MANAGERS];
   const others = ['git', 'rm', 'make', 'docker', 'podman', 'gh', 'twine', 'cargo', 'gem', 'kubectl', 'terraform'];
-  return known.some((s) => s.has(name)) || others.includes(name) || /^(deploy|mkfs)/i.test(name) || name === 'helm';
+  others.push('helm', 'tofu', 'mvn', 'mvnw', 'gradle', 'gradlew', 'shred', 'truncate', 'wipefs', 'dd', 'sed');
+  return known.some((s) => s.has(name)) || others.includes(name) || /^(deploy|mkfs)/i.test(name);
 }
 
-/** Does a text read as a command: several words, or shell syntax, with a command the host knows among its parts? */
+/** Blanks and shell syntax (`<>|;&$\`(){}*?[]`, quotes, backslashes, `!`): a path holding one may be a command. */
+const SHELL_SYNTAX = /[\s<>|;&$`(){}*?[\]\\'"!]/;
+
+/**
+ * Does a claimed path read as a command too? Any text with blanks or shell syntax does (a plain path with a space,
+ * `my notes.txt`, then reads as the command `my`: `exec`, which asks; over-asking is the safe side). A lone word
+ * does when it is a command the host knows, run as `./x` or by a bare name, and no document by its name
+ * (`./deploy.sh`, `deploy`, not `docs/deploy.md`).
+ */
 function looksLikeCommand(text: string): boolean {
-  if (!/[\s;&|<>`$()]/.test(text)) return false;
-  const split = splitCommand(text);
-  return split.opaque || split.parts.some((argv) => knownCommand(baseName(argv[0] ?? '')));
+  if (SHELL_SYNTAX.test(text)) return true;
+  if (text.includes('/') && !text.startsWith('./')) return false;
+  const name = baseName(text);
+  return knownCommand(name) && (!name.includes('.') || /\.(sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl)$/.test(name));
 }
 
 /** A runner's `approval/request`: what it claims, which the host classifies again. */

@@ -29,6 +29,8 @@ interface Word {
   text: string;
   raw: string;
   dynamic: boolean;
+  /** Why the host cannot be sure what this word expands to (a parameter, a substitution, a brace sequence). */
+  unsure?: string;
 }
 
 /** Thrown inside the reader only; {@link splitCommand} turns it into `opaque`. */
@@ -60,7 +62,10 @@ export function splitCommand(text: string): SplitCommand {
   const reader = new Reader(text, 0);
   try {
     reader.list(undefined);
-    return withFed({ parts: reader.parts, redirects: reader.redirects, opaque: false }, reader.fed);
+    // Words whose expansion the host cannot know make the text opaque, but everything after them is still read.
+    const why = reader.unsure;
+    const split = why ? { opaque: true, why } : { opaque: false };
+    return withFed({ parts: reader.parts, redirects: reader.redirects, ...split }, reader.fed);
   } catch (error) {
     // Anything unexpected (a bug here, a stack overflow) is opaque too: never a throw, never a clean split.
     const why = error instanceof Opaque ? error.message : 'the reader failed on this text';
@@ -79,6 +84,8 @@ class Reader {
   readonly parts: string[][] = [];
   readonly redirects: { op: string; path: string }[] = [];
   readonly fed: number[] = [];
+  /** The first reason the text is opaque that did not stop the reading (a word whose expansion is unknown). */
+  unsure: string | undefined;
   /** Inside `find -exec`, or the command being unwrapped went through `xargs`. */
   private feeding = 0;
   private viaXargs = false;
@@ -164,7 +171,8 @@ class Reader {
     // A here-string is data, not a file; `>&2`, `<&0`, `>&-` duplicate or close descriptors.
     if (op === '<<<') return;
     if ((op === '>&' || op === '<&') && /^(\d+|-)$/.test(target.text)) return;
-    this.redirects.push({ op, path: target.dynamic ? target.raw : target.text });
+    if (target.unsure) this.unsure ??= `${target.unsure} (a redirect target)`;
+    this.redirects.push({ op, path: target.text });
   }
 
   /** Read one word (quotes removed, substitutions read as parts). */
@@ -173,7 +181,9 @@ class Reader {
     const start = this.pos;
     let text = '';
     let dynamic = false;
-    // `<(…)` and `>(…)` start a word of their own: a process substitution, read as parts.
+    // The word's unquoted characters (quoted ones as `_`): brace expansion happens only there.
+    let bare = '';
+    // `<(…)` and `>(…)` start a word of their own: a process substitution, read as parts (it names a /dev/fd file).
     if ((src[this.pos] === '<' || src[this.pos] === '>') && src[this.pos + 1] === '(') {
       this.pos += 2;
       this.deeper(() => this.list(')'));
@@ -188,38 +198,49 @@ class Reader {
         if (n === '`' && inBacktick) this.fail('nested backticks');
         if (n === undefined) text += '\\';
         else if (n !== '\n') text += n;
+        if (n !== '\n') bare += '_';
         this.pos += 2;
       } else if (c === "'") {
         const close = src.indexOf("'", this.pos + 1);
         if (close < 0) this.fail('unbalanced single quote');
         text += src.slice(this.pos + 1, close);
+        bare += '_';
         this.pos = close + 1;
       } else if (c === '"') {
         const inner = this.doubleQuoted(inBacktick);
         text += inner.text;
         dynamic ||= inner.dynamic;
+        bare += '_';
       } else if (c === '$' && src[this.pos + 1] === "'") {
         text += this.ansiC();
+        bare += '_';
       } else if (c === '$' && src[this.pos + 1] === '"') {
         this.pos++;
         const inner = this.doubleQuoted(inBacktick);
         text += inner.text;
         dynamic ||= inner.dynamic;
+        bare += '_';
       } else if (c === '$' || c === '`') {
         const from = this.pos;
         if (this.expansion()) {
           text += src.slice(from, this.pos);
           dynamic = true;
+          bare += '_';
         } else {
           text += c;
+          bare += c;
           this.pos++;
         }
       } else {
         text += c;
+        bare += c;
         this.pos++;
       }
     }
-    return { text, raw: src.slice(start, this.pos), dynamic };
+    const word: Word = { text, raw: src.slice(start, this.pos), dynamic };
+    const unsure = dynamic ? 'a word holds an expansion ($…, `…`) the host does not know' : braceUnsure(bare);
+    if (unsure) word.unsure = unsure;
+    return word;
   }
 
   /** Read a double-quoted string from its opening quote; backslash escapes only `$ \` " \\` and newline. */
@@ -364,6 +385,8 @@ class Reader {
 
   /** A simple command's words: assignments and keywords dropped, wrappers unwrapped, the argv recorded. */
   private command(input: Word[]): void {
+    // When the host cannot be sure what a word expands to, it must not be read as harmless: the text is opaque.
+    for (const w of input) if (w.unsure && !ASSIGNMENT.test(w.raw)) this.unsure ??= w.unsure;
     let words = input;
     for (;;) {
       const first = words[0];
@@ -386,7 +409,8 @@ class Reader {
     const name = baseName(argv[0]!.text);
     if (name === 'find') this.findExec(argv);
     if (fed) this.fed.push(this.parts.length);
-    this.parts.push(argv.map((w) => (w.dynamic ? w.raw : w.text)));
+    // Quotes removed, expansions kept as written (`"$X/.env"` is `$X/.env`: its base name is `.env`).
+    this.parts.push(argv.map((w) => w.text));
   }
 
   /** Peel transparent wrappers until the real command; undefined when nothing runs (`exec` with redirects only). */
@@ -546,6 +570,7 @@ class Reader {
       this.parts.push(...inner.parts);
       this.redirects.push(...inner.redirects);
       this.fed.push(...inner.fed.map((i) => i + offset));
+      this.unsure ??= inner.unsure;
     }
     return undefined;
   }
@@ -569,6 +594,34 @@ class Reader {
   }
 }
 
+/** Most `{…,…}` lists in one word the classifier expands exactly (classify.ts `MAX_BRACE_LISTS`). */
+const MAX_BRACE_LISTS = 6;
+
+/**
+ * Why the unquoted characters of a word (quoted ones as `_`) expand to words the host cannot list: a brace sequence
+ * (`{a..z}`, `{1..9..2}`) or more brace lists than are expanded exactly. One pass, no backtracking.
+ */
+function braceUnsure(bare: string): string | undefined {
+  if (!bare.includes('{')) return undefined;
+  let open = -1;
+  let lists = 0;
+  let comma = false;
+  for (let i = 0; i < bare.length; i++) {
+    const c = bare[i];
+    if (c === '{') {
+      open = i;
+      comma = false;
+    } else if (c === ',' && open >= 0) comma = true;
+    else if (c === '}' && open >= 0) {
+      const body = bare.slice(open + 1, i);
+      if (!comma && /^[^.]+\.\.[^.]+(\.\.[^.]+)?$/.test(body)) return 'a brace sequence ({a..z}) in a word';
+      if (comma && ++lists > MAX_BRACE_LISTS) return `more than ${MAX_BRACE_LISTS} brace lists in a word`;
+      open = -1;
+    }
+  }
+  return undefined;
+}
+
 /** The last path segment of a command name (`/usr/bin/rm` → `rm`). */
 export function baseName(name: string): string {
   const slash = name.lastIndexOf('/');
@@ -583,7 +636,8 @@ function leadingOptions(words: Word[]): Word[] {
 
 /**
  * Variables that choose what runs (a program's path, a preloaded library, a shell's start-up file, a pager, an
- * editor, git's helpers, an interpreter's start-up options): assigning one makes the commands it affects opaque.
+ * editor, git's helpers, an interpreter's start-up options; also `LD_*`, `DYLD_*`, `GIT_CONFIG*` and
+ * `npm_config_*`): assigning one makes the commands it affects opaque.
  */
 const RUNS_BY_VARIABLE = new Set([
   ...['PATH', 'BASH_ENV', 'ENV', 'IFS', 'SHELLOPTS', 'BASHOPTS', 'PROMPT_COMMAND', 'PS4', 'GIT_SSH', 'GIT_PAGER'],
@@ -596,7 +650,8 @@ const RUNS_BY_VARIABLE = new Set([
 function checkAssignment(word: Word): void {
   const eq = word.raw.indexOf('=');
   const name = word.raw.slice(0, eq).replace(/\[.*$/, '').replace(/\+$/, '');
-  if (!RUNS_BY_VARIABLE.has(name) && !/^(LD_|DYLD_|GIT_CONFIG)/.test(name)) return;
+  // `npm_config_*` (any case, as npm reads them) sets npm's options: `script_shell`, `node_options`, `userconfig`.
+  if (!RUNS_BY_VARIABLE.has(name) && !/^(LD_|DYLD_|GIT_CONFIG)/.test(name) && !/^npm_config_/i.test(name)) return;
   if (/PAGER$/.test(name) && /^=(cat|'cat'|"cat")?$/.test(word.raw.slice(eq))) return;
   throw new Opaque(`${name} is assigned: it chooses what runs`);
 }

@@ -42,6 +42,29 @@ describe('isSecretPath', () => {
     '~/.kube/config',
     '~/.docker/config.json',
     'src/../../.env',
+    '.envrc',
+    'sub/.envrc',
+    '~/.config/gh/hosts.yml',
+    '/var/run/secrets/kubernetes.io/serviceaccount/token',
+    '/run/secrets/db_password',
+    '~/.cargo/credentials',
+    '~/.cargo/credentials.toml',
+    '~/.terraform.d/credentials.tfrc.json',
+    'infra/terraform.tfstate',
+    'terraform.tfstate.backup',
+    '.vault-token',
+    '~/.gnupg/private-keys-v1.d/x.key',
+    '~/.gnupg',
+    '~/.dockercfg',
+    '~/.s3cfg',
+    '~/.boto',
+    '~/.m2/settings.xml',
+    '~/.gradle/gradle.properties',
+    'release.jks',
+    'app.keystore',
+    'putty.ppk',
+    'cert.p12',
+    'cert.PFX',
   ])('%j is a secret path', (path) => {
     expect(isSecretPath(path)).toBe(true);
   });
@@ -58,6 +81,12 @@ describe('isSecretPath', () => {
     '.aws/notes',
     'kube/config',
     '.config/gcloudish',
+    'gh/hosts.yml',
+    'var/run/secrets/x',
+    '/var/run/secretsx',
+    'settings.xml',
+    'gradle.properties',
+    'docs/tfstate.md',
     // A look-alike name is another file: not the secret, and not mistaken for it either way.
     '.еnv',
   ])('%j is not a secret path', (path) => {
@@ -151,8 +180,8 @@ describe('classifyCommand: classes', () => {
     ['chmod -R 777 .', 'destructive'],
     ['chown -R u .', 'destructive'],
     ['git push', 'publish'],
-    ['git push -f origin main', 'publish'],
-    ['git push origin +main', 'publish'],
+    ['git push -f origin main', 'destructive'],
+    ['git push origin +main', 'destructive'],
     ['npm publish', 'publish'],
     ['yarn publish', 'publish'],
     ['pnpm --filter pkg publish', 'publish'],
@@ -206,6 +235,19 @@ describe('classifyCommand: classes', () => {
     expect(effectOf('chmod --rec 777 .')).toBe('destructive');
     for (const text of ["git $'push'", 'git pu""sh', 'g\\it push', '\\git push', "'git' push", 'command -p git push'])
       expect([text, effectOf(text)]).toEqual([text, 'publish']);
+  });
+
+  it('a command with a word the host cannot expand is opaque, never weaker than what it shows', () => {
+    for (const [text, effect] of [
+      ['echo $X', 'exec'],
+      ['ls "$DIR"', 'exec'],
+      ['echo $X; git push', 'publish'],
+      ['rm $FILES', 'destructive'],
+      ['cat "$X/.env"', 'credential'],
+      ['cat "${HOME}/.ssh/id_rsa"', 'credential'],
+      ['cat x > "$X/.git/hooks/pre-commit"', 'exec'],
+    ] as const)
+      expect([text, classifyCommand(text, 'test')]).toMatchObject([text, { effect, opaque: true }]);
   });
 
   it('a process environment is a secret', () => {
@@ -288,6 +330,146 @@ describe('classifyCommand: classes', () => {
   });
 });
 
+describe('classifyCommand: attacks that read a risky action as a weaker one', () => {
+  it.each([
+    ['git push --force', 'destructive'],
+    ['git push -f', 'destructive'],
+    ['git push --force-with-lease origin main', 'destructive'],
+    ['git push --force-with-lease=main:abc origin main', 'destructive'],
+    ['git push --force-if-includes origin main', 'destructive'],
+    ['git push --for origin main', 'destructive'],
+    ['git push --delete origin old', 'destructive'],
+    ['git push -d origin old', 'destructive'],
+    ['git push --mirror backup', 'destructive'],
+    ['git push --prune origin', 'destructive'],
+    ['git push origin +main:main', 'destructive'],
+    ['git push origin :old', 'destructive'],
+    ['git -C repo push --force', 'destructive'],
+    ['git push origin main', 'publish'],
+    ['git push -u origin feature', 'publish'],
+    ['git -C repo push', 'publish'],
+    ['git -c user.name=x push', 'publish'],
+    ['git --git-dir=.git push', 'publish'],
+    ['git send-pack remote main', 'publish'],
+    ['git subtree push --prefix=lib origin main', 'publish'],
+    ['git lfs push origin main', 'publish'],
+    ['git credential fill', 'credential'],
+    ['git credential-store get', 'credential'],
+    ['docker -H tcp://x push img', 'publish'],
+    ['docker --context prod push img', 'publish'],
+    ['docker --config /tmp/c push img', 'publish'],
+    ['docker image push img', 'publish'],
+    ['docker buildx build --push -t img .', 'publish'],
+    ['docker buildx build -o type=registry -t img .', 'publish'],
+    ['docker compose push', 'publish'],
+    ['docker compose -f x.yml push', 'publish'],
+    ['docker -H x image ls', 'exec'],
+    ['kubectl -n prod delete pod x', 'publish'],
+    ['kubectl --namespace prod apply -f x.yaml', 'publish'],
+    ['kubectl --context prod delete ns x', 'publish'],
+    ['kubectl -s https://k apply -f x', 'publish'],
+    ['kubectl -n prod get pods', 'network'],
+    ['helm -n x upgrade rel chart', 'publish'],
+    ['helm --kube-context prod uninstall rel', 'publish'],
+    ['helm -n x list', 'network'],
+    ['npm pub', 'publish'],
+    ['npm publi', 'publish'],
+    ['npm unpublish pkg', 'publish'],
+    ['mvn deploy', 'publish'],
+    ['mvn -B clean deploy', 'publish'],
+    ['mvn deploy:deploy-file -Dfile=x', 'publish'],
+    ['mvn test', 'exec'],
+    ['gradle publish', 'publish'],
+    ['./gradlew publishToMavenCentral', 'publish'],
+    ['./gradlew build', 'exec'],
+    ['./deploy-prod.sh', 'publish'],
+    ['tofu destroy', 'publish'],
+    ['tofu apply', 'publish'],
+    ['terraform -chdir=infra destroy', 'publish'],
+    ['shred -u x', 'destructive'],
+    ['truncate -s0 x', 'destructive'],
+    ['dd of=x', 'destructive'],
+    ["grep -r x ':(top).env'", 'credential'],
+    ["git diff ':(glob,icase)**/.ENV'", 'credential'],
+    ["git show ':/.env'", 'credential'],
+    ["find . -name '*.env'", 'credential'],
+    ["grep -r --include='*.env' x .", 'credential'],
+    ["git ls-files '.e*'", 'credential'],
+    ['grep -f.env x', 'credential'],
+    ['sort -o.env x', 'credential'],
+    ['grep --file=.env x', 'credential'],
+    ['cat ~/.gnupg/*', 'credential'],
+    ['cat ~/.m2/*', 'credential'],
+    ['cat /var/run/secrets/kubernetes.io/serviceaccount/*', 'credential'],
+    ['cat *.tfstate', 'credential'],
+    ["sed -n 'r .env' x", 'credential'],
+    ["sed -n '1r ~/.ssh/id_rsa' x", 'credential'],
+  ])('%j is %s', (text, effect) => {
+    expect(effectOf(text)).toBe(effect);
+  });
+
+  it.each([
+    'git push --receive-pack=./evil origin',
+    'git push --exec=./evil origin',
+    'git fetch --upload-pack ./evil origin',
+    'git clone -u ./evil x',
+    'git --exec-path=/tmp/x status',
+    'git pus[h]',
+    'git {push,x}',
+    'git pu?h origin',
+    'git pu*',
+    "sed 'e git push' x",
+    "gsed 'e git push' x",
+    "sed '1e rm -rf /' x",
+    "sed 's/.*/git push/e' x",
+    "sed -n 'r .env' x",
+    "sed 'w .git/hooks/pre-commit' x",
+    "sed -e p -e 'W out' x",
+    "sed --expression='s/a/b/w out' x",
+    'sed -f script.sed x',
+    "sed -n '/x/{r y' x",
+    'tar --to-command=sh -xf x.tar',
+    'tar --checkpoint=1 --checkpoint-action=exec=sh -cf x.tar .',
+    'tar --use-compress-program=./evil -cf x.tar .',
+    'tar -I ./evil -cf x.tar .',
+    'tar cIf ./evil x.tar .',
+    'npm test --script-shell=./evil',
+    'npm --script-shell ./evil test',
+    'npm run build --userconfig ./evil.npmrc',
+    'npm_config_script_shell=./evil npm test',
+    'NPM_CONFIG_SCRIPT_SHELL=./evil npm test',
+    'env npm_config_node_options=--require=./e.js npm test',
+    'npm pub*',
+    'docker pu?h img',
+    'kubectl -n prod {apply,get} -f x',
+    'helm upgr[a]de x y',
+    'terraform d*',
+    'cargo pub*',
+  ])('%j is opaque, at least exec', (text) => {
+    const action = classifyCommand(text, 'test');
+    expect(action.opaque).toBe(true);
+    expect(EFFECTS.indexOf(action.effect)).toBeGreaterThanOrEqual(EFFECTS.indexOf('exec'));
+  });
+
+  it.each([
+    ["sed 's/a/b/g' x", 'exec'],
+    ["sed -n '/re/p;3q' x", 'exec'],
+    ["sed -i.bak 's/x/y/' f", 'fs.write'],
+    ["sed -ie 's/x/y/' f", 'fs.write'],
+    ["sed -E 's#a/b#c#gI' f", 'exec'],
+    ["sed 'y/abc/xyz/;$d' f", 'exec'],
+    ["sed '/start/,/end/{s/a/b/;p}' f", 'exec'],
+    ['tar -czf x.tgz src', 'fs.write'],
+    ['tar --totals -cf x.tar src', 'fs.write'],
+    ['npm test', 'exec'],
+    ['find . -name "*.ts"', 'fs.read'],
+    ['ls *.md', 'fs.read'],
+  ])('%j stays %s and is not opaque', (text, effect) => {
+    expect(classifyCommand(text, 'test')).toMatchObject({ effect });
+    expect(classifyCommand(text, 'test').opaque).toBeUndefined();
+  });
+});
+
 describe('classifyCommand: hostile sizes', () => {
   it.each([
     ['a brace list of 60,000 commas', `cat {${','.repeat(60_000)}`],
@@ -297,6 +479,13 @@ describe('classifyCommand: hostile sizes', () => {
     ['a 60,000-character glob', `cat ${'*a'.repeat(30_000)}`],
     ['30,000 path segments', `cat ${'a/'.repeat(30_000)}.env`],
     ['60,000 backslashes', `echo ${'\\'.repeat(60_000)}`],
+    ['a sed script of 9,000 commands', `sed '${'s/a/b/;'.repeat(9_000)}' f`],
+    ['a sed script of 15,000 file reads', `sed -n '${'r x\n'.repeat(15_000)}' f`],
+    ['a sed script of 60,000 slashes', `sed '${'/'.repeat(60_000)}' f`],
+    ['20,000 force refspecs', `git push ${'+x '.repeat(20_000)}`],
+    ['12,000 kubectl global options', `kubectl ${'-n x '.repeat(12_000)}delete`],
+    ['10,000 brace sequences', `echo ${'{a..b}'.repeat(10_000)}`],
+    ['a 60,000-character option cluster glob', `grep -${'a*'.repeat(30_000)}`],
   ])('%s: classified without throwing, in well under a second or two', (_, text) => {
     const start = Date.now();
     expect(() => classifyCommand(text, 'test')).not.toThrow();
@@ -305,24 +494,49 @@ describe('classifyCommand: hostile sizes', () => {
 
   it('many brace lists are read as globs: wider, never narrower', () => {
     expect(effectOf(`cat ${'{a,b}'.repeat(10)}/.{env,x}`)).toBe('credential');
-    expect(effectOf(`cat ${'{a,b}'.repeat(10)}`)).toBe('fs.read');
+    // More lists than are expanded exactly: the host cannot list the words, so the text is opaque.
+    expect(classifyCommand(`cat ${'{a,b}'.repeat(10)}`, 'test')).toMatchObject({ effect: 'exec', opaque: true });
+    expect(effectOf(`cat ${'{a,b}'.repeat(6)}`)).toBe('fs.read');
   });
 });
 
 describe('classifyRequest: the stronger of claim and classification', () => {
   it('a runner calling git push a read gets publish', () => {
     expect(classifyRequest({ effect: 'fs.read', target: 'git push' }, 'runner', {}).effect).toBe('publish');
-    expect(classifyRequest({ effect: 'exec', target: 'git push --force' }, 'runner', {}).effect).toBe('publish');
+    expect(classifyRequest({ effect: 'exec', target: 'git push --force' }, 'runner', {}).effect).toBe('destructive');
     expect(classifyRequest({ effect: 'network', target: 'git push origin' }, 'runner', {}).effect).toBe('publish');
   });
 
-  it('a path claim keeps a path with spaces a path, and a secret path is credential', () => {
+  it('a path claim with a space reads as a command too (exec: it asks), and a secret path is credential', () => {
     expect(
       classifyRequest({ effect: 'fs.read', target: 'my notes.txt' }, 'runner', { workspaceRoot: '/ws' }),
-    ).toMatchObject({ effect: 'fs.read', target: { kind: 'path', value: 'my notes.txt' } });
+    ).toMatchObject({ effect: 'exec', target: { kind: 'command', value: 'my notes.txt' } });
+    expect(
+      classifyRequest({ effect: 'fs.read', target: 'docs/deploy.md' }, 'runner', { workspaceRoot: '/ws' }),
+    ).toMatchObject({ effect: 'fs.read', target: { kind: 'path', value: 'docs/deploy.md' } });
     expect(
       classifyRequest({ effect: 'fs.write', target: '/ws/x/../.env' }, 'runner', { workspaceRoot: '/ws' }),
     ).toMatchObject({ effect: 'credential', target: { kind: 'path', value: '.env' } });
+  });
+
+  it.each([
+    ['fs.read', 'shred x', 'destructive'],
+    ['fs.write', 'truncate -s0 x', 'destructive'],
+    ['fs.write', 'dd of=x', 'destructive'],
+    ['fs.read', 'tofu destroy', 'publish'],
+    ['fs.read', 'mvn deploy', 'publish'],
+    ['fs.read', './deploy.sh', 'publish'],
+    ['fs.read', './deploy-prod.sh', 'publish'],
+    ['fs.write', "sed -i 's/a/b/' .git/config", 'exec'],
+    ['fs.read', 'read x < .env', 'credential'],
+    ['fs.read', 'base64 .env', 'credential'],
+    ['credential', 'shred .env', 'destructive'],
+    ['fs.read', 'x;git push', 'publish'],
+    ['fs.read', '$(git push)', 'publish'],
+    ['fs.read', 'a|curl x', 'network'],
+    ['fs.read', 'f*', 'exec'],
+  ] as const)('a %s claim of %j is %s', (effect, target, expected) => {
+    expect(classifyRequest({ effect, target }, 'runner', { workspaceRoot: '/ws' }).effect).toBe(expected);
   });
 
   it('a stronger claim is kept, for the command and each of its parts', () => {

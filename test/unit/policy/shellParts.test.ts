@@ -26,7 +26,9 @@ describe('splitCommand: separators and nesting', () => {
 
   it('reads subshells, groups, $( ), backticks and process substitutions as parts too', () => {
     const split = splitCommand('(cd a && make) ; { ls; rm x; } ; echo $(git push) `whoami` <(cat a) >(tee b)');
-    expect(split.opaque).toBe(false);
+    // A substitution's output is a word the host cannot know: opaque, its commands still read.
+    expect(split.opaque).toBe(true);
+    expect(splitCommand('(cd a && make) ; { ls; rm x; } ; cat <(cat a) >(tee b)').opaque).toBe(false);
     expect(split.parts).toContainEqual(['cd', 'a']);
     expect(split.parts).toContainEqual(['make']);
     expect(split.parts).toContainEqual(['ls']);
@@ -46,7 +48,7 @@ describe('splitCommand: separators and nesting', () => {
 
   it('drops keywords of compound commands so the commands inside are classified', () => {
     expect(parts('if rm -rf x; then ls; else git push; fi')).toEqual([['rm', '-rf', 'x'], ['ls'], ['git', 'push']]);
-    expect(parts('for f in a b; do rm "$f"; done')).toEqual([['rm', '"$f"']]);
+    expect(parts('for f in a b; do rm "$f"; done')).toEqual([['rm', '$f']]);
     expect(parts('while true; do curl x; done')).toEqual([['true'], ['curl', 'x']]);
   });
 
@@ -229,12 +231,15 @@ describe('splitCommand: opaque', () => {
 
   it('is opaque past the nesting limit and not below it', () => {
     const nested = (n: number) => `${'echo $('.repeat(n)}ls${')'.repeat(n)}`;
-    expect(splitCommand(nested(MAX_NESTING)).opaque).toBe(false);
+    // Below the limit the text is opaque only for the substitution's unknown output, and every level is read.
+    expect(opaqueWhy(nested(MAX_NESTING))).toContain('expansion');
+    expect(parts(nested(MAX_NESTING))).toContainEqual(['ls']);
     expect(opaqueWhy(nested(MAX_NESTING + 1))).toContain('nested deeper');
     expect(splitCommand(`${'('.repeat(5000)}ls${')'.repeat(5000)}`).opaque).toBe(true);
     // An `sh -c` literal counts as one more level: 8 substitutions + sh -c + 7 inside is the limit.
     const viaShell = (inner: number) => `${'echo $('.repeat(8)}sh -c '${nested(inner)}'${')'.repeat(8)}`;
-    expect(splitCommand(viaShell(7)).opaque).toBe(false);
+    expect(opaqueWhy(viaShell(7))).toContain('expansion');
+    expect(parts(viaShell(7))).toContainEqual(['ls']);
     expect(opaqueWhy(viaShell(8))).toContain('nested deeper');
   });
 
@@ -249,6 +254,40 @@ describe('splitCommand: opaque', () => {
     expect(splitCommand(`echo ${'a'.repeat(MAX_COMMAND_BYTES)}`).opaque).toBe(true);
     expect(splitCommand(`echo ${'é'.repeat(MAX_COMMAND_BYTES / 2)}`).opaque).toBe(true);
     expect(splitCommand(`echo ${'a'.repeat(MAX_COMMAND_BYTES - 10)}`).opaque).toBe(false);
+  });
+
+  it.each([
+    ['echo $HOME', 'expansion'],
+    ['cat "$PWD"', 'expansion'],
+    ['rm -rf $@', 'expansion'],
+    ['rm -rf "$*"', 'expansion'],
+    ['cp $1 x', 'expansion'],
+    ['rm -rf ${X:-/}', 'expansion'],
+    ['echo $((1 + 2))', 'expansion'],
+    ['echo $(date)', 'expansion'],
+    ['echo `date`', 'expansion'],
+    ['cat > "$F"', 'redirect target'],
+    ['touch f{a..z}', 'brace sequence'],
+    ['touch {1..9..2}', 'brace sequence'],
+    ['for i in {1..3}; do ls; done', 'brace sequence'],
+    [`cat ${'{a,b}'.repeat(7)}`, 'brace lists'],
+    ["bash -c 'rm $X'", 'expansion'],
+  ])('a word the host cannot expand makes %j opaque', (text, why) => {
+    expect(opaqueWhy(text)).toContain(why);
+  });
+
+  it('a word it cannot expand does not stop the reading, nor hide its quotes-removed text', () => {
+    expect(splitCommand('echo $X; git push; rm "$Y/.env"')).toMatchObject({
+      parts: [
+        ['echo', '$X'],
+        ['git', 'push'],
+        ['rm', '$Y/.env'],
+      ],
+      opaque: true,
+    });
+    // Literal words stay as they are: a quoted `$`, a lone `$`, a quoted brace, a single list.
+    for (const text of ["echo '$X' a$ '{a..z}' x{a,b}", "grep -E 'a$' f", 'ls \\$HOME'])
+      expect([text, splitCommand(text).opaque]).toEqual([text, false]);
   });
 
   it('keeps the parts it read before giving up (never used to allow)', () => {
@@ -288,6 +327,39 @@ describe('splitCommand: properties', () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+
+  it('one word of a publish, destructive or credential command put in an expansion is opaque, at least exec', () => {
+    const strong = [
+      ...STRONG.filter(([, e]) => rank(e) >= rank('credential')),
+      ['git push --force origin main', 'destructive'],
+      ['git -C repo push', 'publish'],
+      ['kubectl -n prod delete pod x', 'publish'],
+      ["sed -n 'r .env' x", 'credential'],
+      ['cat ~/.ssh/id_rsa', 'credential'],
+    ] as [string, Effect][];
+    const forms: ((w: string) => string)[] = [
+      () => '$X',
+      () => '${X}',
+      () => '"$X"',
+      (w) => `$X${w}`,
+      (w) => `${w}"$X"`,
+      (w) => `"\${X:-${w}}"`,
+      (w) => `"${w}$X"`,
+    ];
+    fc.assert(
+      fc.property(fc.constantFrom(...strong), fc.nat(), fc.constantFrom(...forms.keys()), ([command], at, form) => {
+        const words = command.split(' ');
+        const i = at % words.length;
+        // Single-quoted words stay as written (the form wraps their text, quotes and all, in an expansion).
+        words[i] = forms[form]!(words[i]!.replace(/'/g, ''));
+        const text = words.join(' ');
+        const action = classifyCommand(text, 'test');
+        expect([text, action.opaque]).toEqual([text, true]);
+        expect(rank(action.effect)).toBeGreaterThanOrEqual(rank('exec'));
+      }),
+      { numRuns: 500 },
     );
   });
 
