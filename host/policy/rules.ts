@@ -79,13 +79,17 @@ export function staysInside(action: Action): boolean {
 
 /**
  * Does a rule's effect name this action? Its own effect, `*`, or the effect as an admin writes it for the target:
- * `exec` names every command whatever the host classified it as (`publish`, `destructive`, a read-only class), and
+ * `exec` names every command whatever the host classified it as (`publish`, `destructive`, a read-only class),
+ * `publish` and `destructive` name each other's commands, and
  * `fs.read`/`fs.write` name a path the host classified `credential`. So `deny exec make deploy-docs` denies it although
  * the host calls it publish; what a rule allows is still held by the floors.
  */
 function effectMatches(ruleEffect: PolicyRule['effect'], action: Action): boolean {
   if (ruleEffect === '*' || ruleEffect === action.effect) return true;
-  if (action.target.kind === 'command') return ruleEffect === 'exec';
+  // `publish` and `destructive` name each other's commands: a force push is destructive, and `deny publish` must
+  // still catch it (both are floored, so an allow written so lifts nothing).
+  const pushing = (e: string) => e === 'publish' || e === 'destructive';
+  if (action.target.kind === 'command') return ruleEffect === 'exec' || (pushing(ruleEffect) && pushing(action.effect));
   if (action.target.kind === 'path' && action.effect === 'credential')
     return ruleEffect === 'fs.read' || ruleEffect === 'fs.write';
   return false;

@@ -89,6 +89,9 @@ describe('evaluate: rules', () => {
     // An allow written so is still held by the floor: publish is never allowed without a grant.
     const allowPush = evaluate(cmd('git push'), ctxWith({ rules: [rule('exec', { command: 'git push' }, 'allow')] }));
     expect(allowPush).toMatchObject({ decision: 'ask', decidedBy: { kind: 'floor' } });
+    // A force push is destructive; a `deny publish` still names it.
+    const denyPublish = [rule('publish', { command: 'git *' }, 'deny')];
+    expect(evaluate(cmd('git push --force origin main'), ctxWith({ rules: denyPublish })).decision).toBe('deny');
     // fs.read does not name a command, network does not name a path.
     expect(evaluate(cmd('make x'), ctxWith({ rules: [rule('fs.read', { command: 'make x' }, 'deny')] })).decision).toBe(
       'ask',
