@@ -159,7 +159,7 @@ export function explainBinding(
       approvalPolicy: binding.approvalPolicy,
       approvalTimeoutMs: binding.approvalTimeoutMs,
       networkAllow: binding.network.egress,
-      sandbox: binding.sandbox,
+      sandbox: sandboxBackend(binding.sandbox).strength,
     }),
     binding: {
       id: binding.id,

@@ -51,7 +51,7 @@ function lexically(check: () => unknown, method: string, path: string): void {
 }
 
 /**
- * The run's policy as fs requests meet it (host/policy/approvalRequests.ts RunPolicy): decided before the path policy
+ * The run's policy as fs requests meet it (host/policy/runPolicy.ts): decided before the path policy
  * touches anything (a denial throws `PolicyDenied`), and told what a read returned (taint).
  */
 export interface FsGate {

@@ -1,7 +1,7 @@
 // A binding's approval policy as `paddock explain` prints it (docs/approvals.md §2): its rules in order, the host's
 // defaults and floors — every decision computed by the run's own classifier and evaluator (rules.ts), none restated.
 import type { Decision, Effect, PolicyRule } from './actions.js';
-import { describeVerdict } from './approvalRequests.js';
+import { describeVerdict } from './runPolicy.js';
 import { classifyRequest } from './classify.js';
 import { DEFAULT_CASES, evaluate, FLOORED_EFFECTS, type EvaluateContext } from './rules.js';
 
@@ -16,7 +16,7 @@ export interface PolicyOfBinding {
   approvalTimeoutMs: number;
   /** The binding's `network.egress` (its network.allow). */
   networkAllow: string[];
-  sandbox: 'bwrap' | 'process' | 'none';
+  sandbox: 'strong' | 'weak' | 'none';
 }
 
 /** One row of the defaults table: a sample action, the host's default for it, and what this binding decides. */

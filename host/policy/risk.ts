@@ -4,7 +4,8 @@ import type { Action, Effect, Risk } from './actions.js';
 
 /** The run's circumstances that change an action's risk. */
 export interface RiskContext {
-  sandbox: 'bwrap' | 'process' | 'none';
+  /** The run's isolation (its backend's strength, host/sandbox/backend.ts): `none` when it has no sandbox at all. */
+  sandbox: 'strong' | 'weak' | 'none';
   /** The action's paths (or a command's arguments) stay inside the workspace. */
   insideWorkspace: boolean;
   /** The run has read a sensitive source (docs/approvals.md §6). */
@@ -49,7 +50,7 @@ export function riskOf(action: Action, ctx: RiskContext): Risk {
   if (!ctx.insideWorkspace && (action.target.kind === 'path' || action.target.kind === 'command'))
     add(15, 'outside the workspace');
   if (ctx.sandbox === 'none') add(20, 'no sandbox');
-  else if (ctx.sandbox === 'process') add(10, 'process sandbox only (no namespaces)');
+  else if (ctx.sandbox === 'weak') add(10, 'a weak sandbox only (no namespaces)');
   const outbound = action.effect === 'network' || action.effect === 'publish' || action.target.kind === 'tool';
   if (ctx.tainted && outbound) add(25, 'the run is tainted and this sends data out');
   if (action.opaque) {

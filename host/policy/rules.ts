@@ -15,7 +15,7 @@ export interface EvaluateContext extends CoverageContext {
   approvalPolicy: 'ask' | 'deny';
   /** The binding's `network.allow` (exact hosts or `*.example.com`). */
   networkAllow: string[];
-  sandbox: 'bwrap' | 'process' | 'none';
+  sandbox: 'strong' | 'weak' | 'none';
   /** The run's taint; tainted when it names at least one data class. */
   taint?: { classes: string[] };
 }

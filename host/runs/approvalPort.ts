@@ -5,7 +5,8 @@ import {
   type ApprovalPort,
   type ApprovalState,
   type PendingApproval,
-} from '../policy/approvalRequests.js';
+} from '../policy/runPolicy.js';
+import { sandboxBackend } from '../sandbox/backend.js';
 import type { Redactor } from '../secrets/redactor.js';
 import {
   approvalById,
@@ -144,7 +145,7 @@ export interface RunPolicyDeps {
 }
 
 /**
- * The policy of one run (host/policy/approvalRequests.ts), from its plan: the binding's rules, approval policy and
+ * The policy of one run (host/policy/runPolicy.ts), from its plan: the binding's rules, approval policy and
  * timeout, its network allowlist and sandbox. `release()` forgets the secrets the run's reads taught the host.
  */
 export function openRunPolicy(deps: RunPolicyDeps): { policy: RunPolicy; release(): void } {
@@ -167,7 +168,7 @@ export function openRunPolicy(deps: RunPolicyDeps): { policy: RunPolicy; release
       runId: queued.runId,
       goalRevision: queued.goalRevision,
       runnerId: plan.runner.manifest.id,
-      sandbox: binding.sandbox,
+      sandbox: sandboxBackend(binding.sandbox).strength,
       workspaceRoot: deps.workspaceRoot,
       rules: binding.policy,
       approvalPolicy: binding.approvalPolicy,

@@ -3,7 +3,8 @@ import { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { RunAccess } from '../authz/runAccess.js';
 import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequests } from '../gateway/hostRequests.js';
-import { approvalRequests, type RunPolicy } from '../policy/approvalRequests.js';
+import { approvalRequests } from '../policy/approvalRequests.js';
+import type { RunPolicy } from '../policy/runPolicy.js';
 import { fsRequests } from '../policy/fsRequests.js';
 import type { HostRequestEntries, HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import type { RunnerStateRepo } from '../state/runnerState.js';
@@ -19,7 +20,7 @@ export interface HostRequestSources {
   workspaceRoot: string;
   /** The host gateway and the run's handle (absent: nothing is granted through it). */
   gateway: { gateway: Gateway; handle: GatewayRunHandle | undefined };
-  /** The run's policy: `approval/request`, and the gate of `fs/*` (host/policy/approvalRequests.ts). */
+  /** The run's policy: `approval/request`, and the gate of `fs/*` (host/policy/runPolicy.ts). */
   policy: RunPolicy;
   /** The runner's id, as approvals name who asked. */
   runnerId: string;

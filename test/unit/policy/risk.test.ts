@@ -3,7 +3,7 @@ import type { Action } from '../../../host/policy/actions.js';
 import { classifyCommand, classifyPath } from '../../../host/policy/classify.js';
 import { levelOf, riskOf, type RiskContext } from '../../../host/policy/risk.js';
 
-const safe: RiskContext = { sandbox: 'bwrap', insideWorkspace: true, tainted: false };
+const safe: RiskContext = { sandbox: 'strong', insideWorkspace: true, tainted: false };
 const domain: Action = { effect: 'network', target: { kind: 'domain', value: 'x.test' }, via: 'egress' };
 
 describe('riskOf', () => {
@@ -26,12 +26,12 @@ describe('riskOf', () => {
     const action = classifyPath('/etc/hosts', 'fs.write', 'fs/write');
     const inside = riskOf(action, safe).score;
     const outside = riskOf(action, { ...safe, insideWorkspace: false });
-    const processOnly = riskOf(action, { ...safe, insideWorkspace: false, sandbox: 'process' });
+    const weakOnly = riskOf(action, { ...safe, insideWorkspace: false, sandbox: 'weak' });
     const none = riskOf(action, { ...safe, insideWorkspace: false, sandbox: 'none' });
     expect(outside.score).toBeGreaterThan(inside);
     expect(outside.reasons).toContain('outside the workspace');
-    expect(processOnly.score).toBeGreaterThan(outside.score);
-    expect(none.score).toBeGreaterThan(processOnly.score);
+    expect(weakOnly.score).toBeGreaterThan(outside.score);
+    expect(none.score).toBeGreaterThan(weakOnly.score);
     expect(none.reasons).toContain('no sandbox');
   });
 

@@ -10,7 +10,7 @@ const base: EvaluateContext = {
   grants: [],
   approvalPolicy: 'ask',
   networkAllow: ['registry.npmjs.org', '*.github.com'],
-  sandbox: 'bwrap',
+  sandbox: 'strong',
   now,
   tenant: 't1',
   bindingId: 'b1',

@@ -11,7 +11,7 @@ import { RpcError } from '../../../sdk/protocol/rpcError.js';
 import { openScriptedRun } from '../../../host/gateway/scriptedRun.js';
 import type { GatewayRunHandle } from '../../../host/gateway/gateway.js';
 import { unsupportedHostRequests, type HostRequestScope } from '../../../host/rpc/hostRequestHandler.js';
-import { RunPolicy, type ApprovalPort } from '../../../host/policy/approvalRequests.js';
+import { RunPolicy, type ApprovalPort } from '../../../host/policy/runPolicy.js';
 import { hostRequestTable, tableHandler, type HostRequestSources } from '../../../host/runs/hostRequestTable.js';
 import { tempHost } from '../../helpers/host.js';
 
@@ -56,7 +56,7 @@ const policy = new RunPolicy(
     runId: 'run_table-test-0001',
     goalRevision: 0,
     runnerId: 'table-test',
-    sandbox: 'process',
+    sandbox: 'weak',
     workspaceRoot,
     rules: [],
     approvalPolicy: 'deny',

@@ -1,9 +1,9 @@
-// The run's policy (host/policy/approvalRequests.ts) over a stand-in port (a fake, named so: an in-memory approvals
+// The run's policy (host/policy/runPolicy.ts) over a stand-in port (a fake, named so: an in-memory approvals
 // table; the flow with the real store and runners is test/integration/approvals.test.ts and taint.test.ts): the
 // bounds on what one run may put before approvers, taint, and what a secret file teaches the host.
 import { describe, expect, it } from 'vitest';
+import { assignedValues } from '../../../host/policy/assignedValues.js';
 import {
-  assignedValues,
   MAX_ASKED_TARGET_CHARS,
   MAX_WAITING_PER_RUN,
   RunPolicy,
@@ -11,7 +11,7 @@ import {
   type ApprovalPort,
   type ApprovalState,
   type PendingApproval,
-} from '../../../host/policy/approvalRequests.js';
+} from '../../../host/policy/runPolicy.js';
 import type { Action } from '../../../host/policy/actions.js';
 
 function standIn() {
@@ -52,7 +52,7 @@ const policyOver = (port: ApprovalPort) =>
       runId: 'r',
       goalRevision: 0,
       runnerId: 'x',
-      sandbox: 'bwrap',
+      sandbox: 'strong',
       workspaceRoot: '/ws',
       rules: [],
       approvalPolicy: 'ask',

@@ -1,0 +1,66 @@
+import type { ApprovalAnswer, ApprovalPort, PendingApproval } from './runPolicy.js';
+
+/** Wait until a person decides, the approval expires, or the run ends (which voids it). */
+export async function waitForDecision(
+  port: ApprovalPort,
+  pending: PendingApproval,
+  signal: AbortSignal | undefined,
+  pollMs: number,
+  now: () => Date,
+): Promise<Omit<ApprovalAnswer, 'approvalId' | 'action'>> {
+  const expiresAt = Date.parse(pending.expiresAt);
+  for (;;) {
+    const state = settle(port, pending, signal, now, expiresAt);
+    if (state) return state;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.max(1, Math.min(pollMs, expiresAt - now().getTime() + 1)));
+      signal?.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+    });
+  }
+}
+
+/** The approval's answer if it has one now (deciding expiry and the run's end here), else undefined. */
+function settle(
+  port: ApprovalPort,
+  pending: PendingApproval,
+  signal: AbortSignal | undefined,
+  now: () => Date,
+  expiresAt: number,
+): Omit<ApprovalAnswer, 'approvalId' | 'action'> | undefined {
+  const at = now();
+  let state = port.state(pending.id);
+  if (state?.status === 'pending' && signal?.aborted) state = port.void(pending.id, at.toISOString(), 'the run ended');
+  if (state?.status === 'pending' && at.getTime() >= expiresAt) state = port.expire(pending.id, at.toISOString());
+  if (!state) return { decision: 'denied', by: 'host', reason: `approval ${pending.id} is gone from the store` };
+  switch (state.status) {
+    case 'pending':
+      return undefined;
+    case 'approved':
+      return {
+        decision: 'approved',
+        by: state.decidedBy ?? 'approver',
+        reason: state.reason ?? `approved by ${state.decidedBy ?? 'an approver'}`,
+        ...(state.grantId ? { grantId: state.grantId } : {}),
+      };
+    case 'denied':
+      return {
+        decision: 'denied',
+        by: state.decidedBy ?? 'approver',
+        reason: state.reason ?? `denied by ${state.decidedBy ?? 'an approver'}`,
+      };
+    case 'expired':
+      return { decision: 'denied', by: 'host', reason: `nobody decided within ${timeoutWords(pending)}: denied` };
+    case 'void':
+      return { decision: 'denied', by: 'host', reason: state.reason ?? 'the run ended before anybody decided' };
+  }
+}
+
+function timeoutWords(pending: PendingApproval): string {
+  const ms = Date.parse(pending.expiresAt) - Date.parse(pending.createdAt);
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
+}
