@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalById, insertApproval } from '../../host/state/approvals.js';
+import { capabilityGrantById, insertCapabilityGrant } from '../../host/state/capabilityGrants.js';
+import { Store } from '../../host/state/store.js';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../helpers/host.js';
@@ -88,6 +91,15 @@ async function runUntil(base: string, token: string, runId: string, done: (statu
   }
 }
 const ended = (s: string) => s !== 'queued' && s !== 'running';
+/** `fn` on a store of the data folder (a second connection, closed after). */
+function withStore<T>(dataDir: string, fn: (store: Store) => T): T {
+  const store = Store.open({ dataDir });
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
 
 const home = mkdtempSync(join(tmpdir(), 'paddock-serve-'));
 const rv = rendezvous(home);
@@ -275,6 +287,39 @@ describe('paddock serve: tenancy', () => {
       body: { url: 'http://127.0.0.1:9/paddock-hook' },
     });
     expect(hook.status).toBe(201);
+    // An approval of the running run and a capability grant, both of this tenant (written as a run's host and an
+    // approver would, through another connection to the data folder).
+    const { approval, grant } = withStore(home, (store) => {
+      const at = new Date().toISOString();
+      const row = insertApproval(store, {
+        tenant: 'default',
+        runId: mine.body.runId,
+        sessionId: mine.body.sessionId,
+        bindingId: mine.body.bindingId,
+        via: 'runner:held',
+        effect: 'exec',
+        target: { kind: 'command', value: 'make held' },
+        summary: 'held',
+        dataClass: null,
+        destination: null,
+        risk: { score: 30, level: 'medium', reasons: [] },
+        goalRevision: 0,
+        groupId: null,
+        requestedLifetime: 'once',
+        createdAt: at,
+        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      const granted = insertCapabilityGrant(store, {
+        capability: 'exec',
+        scope: { kind: 'command', value: 'make held' },
+        lifetime: 'binding',
+        tenant: 'default',
+        bindingId: mine.body.bindingId,
+        grantor: 'user:test',
+        createdAt: at,
+      });
+      return { approval: row.id, grant: granted.id };
+    });
     // Every route with an id, from the route table (the served OpenAPI document), so a new route is covered.
     const doc = (await call(server.url, 'GET', '/openapi.json')).body as unknown as {
       paths: Record<string, Record<string, { tags?: string[] }>>;
@@ -286,6 +331,9 @@ describe('paddock serve: tenancy', () => {
       'POST /v1/bindings/{id}/disable': { cancelActive: true },
       'POST /v1/sessions/{id}/messages': { id: 'intruder-1', text: 'hi' },
       'DELETE /v1/webhooks/{id}': undefined,
+      'POST /v1/approvals/{id}/approve': {},
+      'POST /v1/approvals/{id}/deny': {},
+      'POST /v1/grants/{id}/revoke': {},
     };
     const idRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       path.includes('{id}')
@@ -302,7 +350,11 @@ describe('paddock serve: tenancy', () => {
             ? (hook.body.id as string)
             : path.startsWith('/v1/bindings/')
               ? mine.body.bindingId // `held`, whose run is running: a disable with cancelActive must not reach it
-              : undefined;
+              : path.startsWith('/v1/approvals/')
+                ? approval
+                : path.startsWith('/v1/grants/')
+                  ? grant
+                  : undefined;
       if (id === undefined) throw new Error(`tenancy test: say which id ${path} takes`);
       const key = `${method} ${path}`;
       if (method !== 'GET' && !(key in bodies)) throw new Error(`tenancy test: give a valid body for ${key}`);
@@ -314,8 +366,9 @@ describe('paddock serve: tenancy', () => {
       for (const t of [tokens.otherTenant, tokens.otherAdmin]) {
         const theirs = await call(server.url, method, withId, { token: t, body: bodies[key] });
         const none = await call(server.url, method, missing, { token: t, body: bodies[key] });
-        // An admin route refuses the platform token for its role first, the same way whatever the id.
-        const expected = admin && t === tokens.otherTenant ? 403 : 404;
+        // An admin or approver route refuses the platform token for its role first, the same way whatever the id.
+        const roleGated = admin || path.startsWith('/v1/approvals/') || path.startsWith('/v1/grants/');
+        const expected = roleGated && t === tokens.otherTenant ? 403 : 404;
         expect([key, theirs.status], JSON.stringify(theirs.body)).toEqual([key, expected]);
         expect(none.status).toBe(expected);
         const strip = (b: Record<string, unknown>) => ({
@@ -330,6 +383,11 @@ describe('paddock serve: tenancy', () => {
         expect(JSON.stringify(shown)).not.toContain(mine.body.bindingId === 'held' ? 'held' : '???');
       }
     }
+    // Nothing happened to the approval or the grant.
+    withStore(home, (store) => {
+      expect(approvalById(store, approval)!.status).toBe('pending');
+      expect(capabilityGrantById(store, grant)!.revokedAt).toBeUndefined();
+    });
     // Nothing happened to the run: still running, never cancelled.
     const run = await call(server.url, 'GET', `/v1/runs/${mine.body.runId}`, { token: tokens.platform });
     expect(run.body.status).toBe('running');
