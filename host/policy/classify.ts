@@ -129,8 +129,8 @@ export function actionPath(path: string, workspaceRoot?: string): string {
 }
 
 /**
- * Classify a file access: the path normalised; a secret path is `credential` whatever was claimed, a write to a git
- * hook or `.git/config` is `exec`.
+ * Classify a file access: the path normalised; a secret path is `credential` whatever was claimed, a write into a
+ * `.git` folder (hooks, config, …) is `exec`.
  */
 export function classifyPath(
   path: string,
@@ -139,7 +139,7 @@ export function classifyPath(
   workspaceRoot?: string,
 ): Action {
   const value = actionPath(path, workspaceRoot);
-  // Writing a git hook or the repository's config is running code the next time git runs.
+  // Writing into `.git` (a hook, the config, where git finds them) is running code the next time git runs.
   const effect = isSecretPath(value) ? 'credential' : claimed === 'fs.write' && runsLater(value) ? 'exec' : claimed;
   return { effect, target: { kind: 'path', value }, via };
 }
@@ -683,8 +683,12 @@ export function namesSecret(argv: string[]): boolean {
   return argv.some((a) => pathCandidates(a).some((c) => isSecretPath(c) || globMayNameSecret(c)));
 }
 
-/** A path whose writing makes git run code later (hooks, the repository's config). */
-const RUNS_LATER = /(^|\/)\.git\/(hooks(\/|$)|config$)/;
+/**
+ * A path whose writing may make git run code later: anything in a `.git` folder or a file named `.git` (hooks and
+ * config, but also `commondir`, `config.worktree`, `modules/**`, `worktrees/**` and gitfiles redirect git to config
+ * the writer chose — a second attack ran `core.fsmonitor` through `commondir`), in any letter case.
+ */
+const RUNS_LATER = /(^|\/)\.git(\/|$)/i;
 
 /** Does a path name a file whose writing runs code later? */
 export function runsLater(path: string): boolean {

@@ -50,19 +50,17 @@ function stateOf(row: ApprovalRow | undefined): ApprovalState | undefined {
 export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLearnt(): void } {
   const { store, redactor, journal, tenant, bindingId, sessionId, runId } = deps;
   const shown = (text: string) => redactor.text(text);
-  const learnt = new Set<string>();
+  // Values the run read from a secret file, held (counted) for as long as anything of the run may still be written;
+  // a configured secret, or one another run holds too, outlives this run.
+  const learnt = new Map<string, () => void>();
   return {
     containsSecret: (text) => redactor.text(text) !== text,
     learnSecret: (value) => {
-      // One the host holds already (a configured secret) is never forgotten with the run's own. A value that only
-      // has a credential's shape is learnt all the same: its encodings are then known too.
-      if (learnt.has(value) || redactor.knows(value)) return;
-      learnt.add(value);
-      redactor.add(value);
+      // A value that only has a credential's shape is learnt all the same: its encodings are then known too.
+      if (!learnt.has(value)) learnt.set(value, redactor.hold(value));
     },
-    // Values the run read from a secret file stay known while anything of the run may still be written.
     forgetLearnt: () => {
-      for (const value of learnt) redactor.forget(value);
+      for (const release of learnt.values()) release();
       learnt.clear();
     },
     liveGrants: (now) => liveCapabilityGrants(store, { tenant, bindingId, sessionId, runId, now: now.toISOString() }),

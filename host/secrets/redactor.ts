@@ -43,6 +43,8 @@ type Span = [start: number, end: number];
  */
 export class Redactor {
   private readonly known = new Set<string>();
+  /** Values known only while held ({@link hold}), with their number of holders. */
+  private readonly holders = new Map<string, number>();
   private longest = 0;
   private pattern: RegExp | undefined;
 
@@ -66,9 +68,27 @@ export class Redactor {
     this.pattern = undefined;
   }
 
-  /** Is exactly this value registered (not merely matched by a generic credential shape)? */
-  knows(value: string): boolean {
-    return this.known.has(value);
+  /**
+   * Know `value` for as long as its holder needs it (a run that read it from a secret file); returns the release.
+   * Holders are counted: the value is forgotten when the last one releases it, and never when it was registered
+   * with {@link add} before anybody held it (a configured secret). A second attack found one run's end forgetting
+   * a value another run still held.
+   */
+  hold(value: string): () => void {
+    if (value.length < MIN_SECRET_LENGTH) return () => undefined;
+    const holders = this.holders.get(value);
+    if (holders === undefined && this.known.has(value)) return () => undefined;
+    this.holders.set(value, (holders ?? 0) + 1);
+    if (holders === undefined) this.add(value);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = this.holders.get(value)! - 1;
+      if (left > 0) return void this.holders.set(value, left);
+      this.holders.delete(value);
+      this.forget(value);
+    };
   }
 
   /** Number of registered forms (for tests and `doctor`). */

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Effect, GrantLifetime, Risk, Scope } from '../policy/actions.js';
 import { GRANT_LIFETIMES, insertCapabilityGrant, type CapabilityGrantRow } from './capabilityGrants.js';
 import { lastGoalRevision } from './dispatchLog.js';
+import { runOwnerGone } from './claims.js';
 import { runStatus } from './recoveryReads.js';
 import { dbOf, type Store } from './store.js';
 
@@ -266,9 +267,17 @@ export function decideApproval(store: Store, id: string, decision: ApprovalDecis
     }
     // Its run is over (ended, or interrupted by a host stop and recovered): nothing is waiting for the answer, and
     // a grant made now would reach the session's next run (an outside attack did exactly that after a crash).
+    // A run whose host process died holding it is over too, before any recovery notices (a second attack approved
+    // such an approval through a `paddock serve` started before the crash).
     const runState = runStatus(store, row.runId);
-    if (runState !== undefined && runState !== 'queued' && runState !== 'running') {
-      const [voided] = voidRows(store, [row], decision.at, `its run is over (${runState})`);
+    const over =
+      runState !== undefined && runState !== 'queued' && runState !== 'running'
+        ? `its run is over (${runState})`
+        : runOwnerGone(store, row.runId)
+          ? "its run's host process is gone"
+          : undefined;
+    if (over) {
+      const [voided] = voidRows(store, [row], decision.at, over);
       return { ok: false, code: 'run_ended', row: voided! };
     }
     // A newer message changed the session's goal (steering): an approval asked under the old goal is void.

@@ -33,6 +33,13 @@ export function ownerAlive(row: OwnerRow): boolean {
   return row.host_pid !== null && row.host_start !== null && processStartTime(row.host_pid) === row.host_start;
 }
 
+/** Whether `runId` is claimed by a host process that is gone (it died holding the run; recovery has not run yet). */
+export function runOwnerGone(store: Store, runId: string): boolean {
+  const row = dbOf(store).prepare('SELECT host_pid, host_start FROM run_claims WHERE run_id = ?').get(runId) as
+    OwnerRow | undefined;
+  return row !== undefined && !ownerAlive(row);
+}
+
 /**
  * What keeps `req` from starting now, read from the store (every process's runs), or undefined
  * when it may start: the session has no claimed run and no earlier waiting run (runs of a session

@@ -12,7 +12,7 @@ import { chatEvent, tempHost } from '../helpers/host.js';
 import { paddock } from '../helpers/cli.js';
 import { rawDb } from '../helpers/rawDb.js';
 import { processesWith } from '../helpers/procs.js';
-import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
+import { pendingApproval } from '../helpers/approvals.js';
 
 const AGENT = repoPath('test/fixtures/acp/agent.mjs');
 const ADAPTER = join(HARNESS_DIR, 'node_modules', '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js');
@@ -41,16 +41,8 @@ async function start(bot: string, text: string, conversation = `c-${Math.random(
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { runId: ticket.runId, updates, done: ticket.done };
 }
-/** The run's next pending approval, once the store has it (polled, never a fixed sleep); fails after 60 s. */
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 /** Decide with the real CLI, in another process, through the store. */
 async function decide(id: string, verb: 'approve' | 'deny', reason: string) {
   const cli = await paddock(['approvals', verb, id, '--reason', reason], { dataDir: host.dataDir });

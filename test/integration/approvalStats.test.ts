@@ -10,12 +10,13 @@ import { ReplayGuard, verifyWebhook } from '../../examples/webhook-receiver/veri
 import { OPERATOR_TENANT } from '../../host/api/routes/metrics.js';
 import { createApiToken } from '../../host/state/apiTokens.js';
 import { APPROVAL_OUTCOMES, approvalStats, type BindingApprovalStats } from '../../host/state/approvalStats.js';
-import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
+import { listApprovals } from '../../host/state/approvals.js';
 import { paddock } from '../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
 import { parseExposition, seriesOf, valueOf } from '../helpers/promText.js';
 import { startServe, type ServeChild } from '../helpers/serve.js';
 import { webhookTarget } from '../helpers/webhookTarget.js';
+import { pendingApproval } from '../helpers/approvals.js';
 
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 let serve: ServeChild;
@@ -52,16 +53,8 @@ async function start(bot: string, asks: Ask[], conversation = `c-${Math.random()
   };
 }
 
-/** The run's pending approval once the store has it (polled, never a fixed sleep); fails after 30 s. */
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 const cli = async (args: string[]) => {
   const r = await paddock(args, { dataDir: host.dataDir, env: { USER: 'ada' } });
   expect(r.exitCode, r.stderr).toBe(0);

@@ -4,10 +4,11 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhook, startWebhookDelivery, type WebhookWorker } from '../../host/api/webhooks/index.js';
-import { approvalById, listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
+import { approvalById } from '../../host/state/approvals.js';
 import { paddock } from '../helpers/cli.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { webhookTarget } from '../helpers/webhookTarget.js';
+import { pendingApproval } from '../helpers/approvals.js';
 
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 let target: Awaited<ReturnType<typeof webhookTarget>>;
@@ -42,15 +43,8 @@ afterAll(async () => {
   rmSync(host.dataDir, { recursive: true, force: true });
 });
 
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 
 describe('approval webhooks queued from this process', () => {
   it('the ask reaches the receiver while it waits; the decision follows when the run records it', async () => {

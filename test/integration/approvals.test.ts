@@ -4,12 +4,13 @@
 // (through the store), or for the timeout, or for the run's end. Every answer is recorded and audited.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../host/process/outcome.js';
-import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
+import { listApprovals } from '../../host/state/approvals.js';
 import { listCapabilityGrants } from '../../host/state/capabilityGrants.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { paddock } from '../helpers/cli.js';
 import { rawDb } from '../helpers/rawDb.js';
+import { pendingApproval, pendingApprovals } from '../helpers/approvals.js';
 
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 afterAll(() => host.close());
@@ -44,19 +45,8 @@ async function ask(bot: string, asks: Ask[], conversation?: string): Promise<Ans
   return answersOf(await (await start(bot, asks, conversation)).done);
 }
 
-/**
- * The run's next pending approval, once the store has it: the run's host commits it before the runner's request
- * waits, so polling the store (never a fixed sleep) sees it; fails after 30 s.
- */
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 const events = (runId: string, type: string) =>
   (
     rawDb(host.store)
@@ -291,11 +281,7 @@ describe('an ask waits for a person, who decides in another process', () => {
   it("a run's low-risk asks are one group, decided together with --group", async () => {
     const reads = ['/etc/hostname', '/etc/timezone'].map((target) => ({ effect: 'fs.read', target, summary: 'read' }));
     const { runId, done } = await start('ask', { parallel: reads });
-    await pendingOf(runId);
-    const deadline = Date.now() + 30_000;
-    while (listApprovals(host.store, { runId, status: 'pending', limit: 10 }).length < 2 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    const rows = listApprovals(host.store, { runId, status: 'pending', limit: 10 });
+    const rows = await pendingApprovals(host.store, runId, 2);
     expect(rows.map((r) => [r.risk.level, r.groupId])).toEqual([
       ['low', `grp_${runId}`],
       ['low', `grp_${runId}`],

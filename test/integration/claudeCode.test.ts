@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken } from '../../host/state/apiTokens.js';
-import { listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
+import { listApprovals } from '../../host/state/approvals.js';
 import { DEFAULT_TENANT } from '../../host/config/tenant.js';
 import { resolveRunIdentity, type RunIdentity } from '../../host/sandbox/runIdentity.js';
 import { startServe, type ServeChild } from '../helpers/serve.js';
@@ -19,6 +19,7 @@ import { filesContaining } from '../helpers/canary.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { quotaImage } from '../../host/sandbox/diskQuota.js';
 import { rawDb } from '../helpers/rawDb.js';
+import { pendingApproval } from '../helpers/approvals.js';
 
 const CANARY_KEY = `sk-ant-api03-harnesscanary${'K'.repeat(40)}AA`;
 process.env.PADDOCK_TEST_CLAUDE_CANARY_KEY = CANARY_KEY;
@@ -68,16 +69,8 @@ async function start(bot: string, text: string, conversation = `c-${Math.random(
   if (ticket.status === 'duplicate') throw new Error('duplicate');
   return { runId: ticket.runId, updates, done: ticket.done };
 }
-/** The run's next pending approval, once the store has it (polled, never a fixed sleep); fails after 60 s. */
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 /** Approve or deny over HTTP, as an approver of the tenant. */
 async function decide(id: string, verb: 'approve' | 'deny', reason: string) {
   const r = await fetch(`${serve!.url}/v1/approvals/${id}/${verb}`, {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalById, insertApproval, type NewApproval } from '../../host/state/approvals.js';
 import { capabilityGrantById, insertCapabilityGrant } from '../../host/state/capabilityGrants.js';
 import { Store } from '../../host/state/store.js';
+import { withStore as withDataStore } from '../helpers/approvals.js';
 import { paddock } from '../helpers/cli.js';
 import { rawDb } from '../helpers/rawDb.js';
 
@@ -39,15 +40,8 @@ function ask(over: Partial<NewApproval> = {}): NewApproval {
   };
 }
 
-/** Open the data folder's store for `fn` (closed before the CLI runs again). */
-function withStore<T>(fn: (store: Store) => T): T {
-  const store = Store.open({ dataDir });
-  try {
-    return fn(store);
-  } finally {
-    store.close();
-  }
-}
+/** The data folder's store for `fn` (closed before the CLI runs again). */
+const withStore = <T>(fn: (store: Store) => T): T => withDataStore(dataDir, fn);
 
 const ids = { plain: '', hostile: '', narrow: '', expired: '', denyMe: '', other: '' };
 beforeAll(() =>

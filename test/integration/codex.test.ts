@@ -9,6 +9,7 @@ import { repoPath } from '../helpers/fixtures.js';
 import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
+import { pendingApproval } from '../helpers/approvals.js';
 
 const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const host = tempHost({ limits: { wallClockMs: 120_000 } });
@@ -33,16 +34,8 @@ async function dispatch(
   return { outcome: await ticket.done, updates };
 }
 const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-/** The run's next pending approval, polled from the store (the run's host commits it before it waits). */
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 const decide = (row: ApprovalRow, outcome: 'approved' | 'denied') => {
   const r = decideApproval(host.store, row.id, { outcome, by: 'user:test-approver', at: new Date().toISOString() });
   expect(r.ok).toBe(true);

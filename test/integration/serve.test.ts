@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalById, insertApproval } from '../../host/state/approvals.js';
 import { capabilityGrantById, insertCapabilityGrant } from '../../host/state/capabilityGrants.js';
-import { Store } from '../../host/state/store.js';
+import { withStore } from '../helpers/approvals.js';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../helpers/host.js';
@@ -91,15 +91,6 @@ async function runUntil(base: string, token: string, runId: string, done: (statu
   }
 }
 const ended = (s: string) => s !== 'queued' && s !== 'running';
-/** `fn` on a store of the data folder (a second connection, closed after). */
-function withStore<T>(dataDir: string, fn: (store: Store) => T): T {
-  const store = Store.open({ dataDir });
-  try {
-    return fn(store);
-  } finally {
-    store.close();
-  }
-}
 
 const home = mkdtempSync(join(tmpdir(), 'paddock-serve-'));
 const rv = rendezvous(home);

@@ -4,46 +4,24 @@
 // are is blocked at once (outbound secret scan); sending them disguised needs a one-time approval naming the
 // destination and the data class. The receiving MCP server — a real one the test runs on loopback — is checked for
 // every byte it got, and the audit trail for the chain.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { decideApproval, listApprovals, type ApprovalRow } from '../../host/state/approvals.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
+import { debugMcpReceiver, pendingApproval } from '../helpers/approvals.js';
 
 const CANARY = `sk-live-taintcanary${'Q'.repeat(24)}`;
 const REVERSED = [...CANARY].reverse().join('');
 const host = tempHost({ limits: { wallClockMs: 60_000 } });
 
-/** Everything the debug tool received, as the receiving server saw it. */
-const received: string[] = [];
-let server: Server;
+/** The debug tool's server (test/helpers/approvals.ts): `receiver.received` is every byte it got. */
+let receiver: Awaited<ReturnType<typeof debugMcpReceiver>>;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      received.push(raw);
-      const mcp = new McpServer({ name: 'debug', version: '1' });
-      mcp.registerTool('http_debug', { inputSchema: { body: z.string() } }, async ({ body }) => ({
-        content: [{ type: 'text', text: `logged ${body.length} characters` }],
-      }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close());
-      void mcp
-        .connect(transport)
-        .then(() => transport.handleRequest(req, res, raw ? (JSON.parse(raw) as unknown) : undefined));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  receiver = await debugMcpReceiver();
   host.apply({
-    resources: { mcpServers: [{ id: 'debug', url }] },
+    resources: { mcpServers: [{ id: 'debug', url: receiver.url }] },
     bindings: [
       {
         id: 'agent',
@@ -58,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await host.close();
-  await new Promise((resolve) => server.close(resolve));
+  await receiver.close();
 });
 
 interface Step {
@@ -89,16 +67,8 @@ const stepsOf = (o: RunOutcome): Steps => {
   expect(o.status, o.reason).toBe('completed');
   return JSON.parse((o.result?.output?.parts[0] as { text: string }).text) as Steps;
 };
-/** The run's next pending approval, polled from the store (the run's host commits it before it waits). */
-async function pendingOf(runId: string): Promise<ApprovalRow> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const [row] = listApprovals(host.store, { runId, status: 'pending', limit: 1 });
-    if (row) return row;
-    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+/** The run's next pending approval (test/helpers/approvals.ts). */
+const pendingOf = (runId: string) => pendingApproval(host.store, runId);
 const decide = (row: ApprovalRow, outcome: 'approved' | 'denied') => {
   const r = decideApproval(host.store, row.id, { outcome, by: 'user:test-approver', at: new Date().toISOString() });
   expect(r.ok).toBe(true);
@@ -117,7 +87,7 @@ const stored = () =>
 
 describe('a tainted run cannot send what it read to a destination nobody approved', () => {
   it('the chain: the .env read asked, approved, the run tainted; the send as is blocked by the scan', async () => {
-    const before = received.length;
+    const before = receiver.received.length;
     const { runId, done } = await start('chain-1');
     const read = await pendingOf(runId);
     expect(read).toMatchObject({ effect: 'credential', target: { kind: 'path', value: 'out/.env' } });
@@ -142,7 +112,7 @@ describe('a tainted run cannot send what it read to a destination nobody approve
     expect(refusal(steps.disguised)).toMatchObject({ isError: true });
     expect(refusal(steps.disguised).content[0]!.text).toMatch(/denied by user:test-approver/);
     // The receiving server got neither form of the secret.
-    const got = received.slice(before).join('\n');
+    const got = receiver.received.slice(before).join('\n');
     expect(got).not.toContain(CANARY);
     expect(got).not.toContain(REVERSED);
     expect(got).not.toContain(Buffer.from(CANARY).toString('base64'));
@@ -175,14 +145,14 @@ describe('a tainted run cannot send what it read to a destination nobody approve
   });
 
   it('approved once, the disguised send goes; the next one asks again (a one-time grant)', async () => {
-    const before = received.length;
+    const before = receiver.received.length;
     const { runId, done } = await start('chain-2');
     decide(await pendingOf(runId), 'approved');
     decide(await pendingOf(runId), 'approved');
     const steps = stepsOf(await done);
     expect(steps.disguised.ok).toMatchObject({ isError: false });
-    expect(received.slice(before).join('\n')).toContain(REVERSED);
-    expect(received.slice(before).join('\n')).not.toContain(CANARY);
+    expect(receiver.received.slice(before).join('\n')).toContain(REVERSED);
+    expect(receiver.received.slice(before).join('\n')).not.toContain(CANARY);
     const asked = listApprovals(host.store, { runId, limit: 10 });
     expect(asked.map((r) => [r.effect, r.status])).toEqual([
       ['credential', 'approved'],
@@ -191,13 +161,13 @@ describe('a tainted run cannot send what it read to a destination nobody approve
   });
 
   it('the read denied: nothing tainted, and an untainted run sends without asking', async () => {
-    const before = received.length;
+    const before = receiver.received.length;
     const { runId, done } = await start('chain-3');
     decide(await pendingOf(runId), 'denied');
     const steps = stepsOf(await done);
     expect(steps.read.error).toMatchObject({ data: { deniedBy: 'user:test-approver' } });
     expect(steps.asIs.ok).toMatchObject({ isError: false });
-    expect(received.slice(before).join('\n')).toContain('nothing was read');
+    expect(receiver.received.slice(before).join('\n')).toContain('nothing was read');
     expect(auditTypes(runId).map((r) => r.type)).not.toContain('run.tainted');
     expect(listApprovals(host.store, { runId, limit: 10 })).toHaveLength(1);
   });

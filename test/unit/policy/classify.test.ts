@@ -224,6 +224,11 @@ describe('classifyCommand: classes', () => {
     expect(effectOf('cat .git/config')).toBe('fs.read');
     expect(classifyPath('/ws/./.git/hooks/x', 'fs.write', 'fs/write', '/ws').effect).toBe('exec');
     expect(classifyPath('.git/hooks/x', 'fs.read', 'fs/read').effect).toBe('fs.read');
+    // Everything in `.git` (and a `.git` gitfile) can point git at config the writer chose, in any letter case.
+    for (const path of ['.git/commondir', '.git/config.worktree', '.git/modules/m/hooks/x', '.git', 'sub/.GIT/config'])
+      expect([path, classifyPath(path, 'fs.write', 'fs/write').effect]).toEqual([path, 'exec']);
+    expect(classifyPath('.gitignore', 'fs.write', 'fs/write').effect).toBe('fs.write');
+    expect(classifyPath('.github/workflows/ci.yml', 'fs.write', 'fs/write').effect).toBe('fs.write');
   });
 
   it('sees through brace expansion, abbreviated long options and quoting inside the command name', () => {

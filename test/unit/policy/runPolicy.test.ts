@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { assignedValues } from '../../../host/policy/assignedValues.js';
 import {
   MAX_ASKED_TARGET_CHARS,
+  MAX_ASKS_PER_RUN,
   MAX_WAITING_PER_RUN,
   RunPolicy,
   type ApprovalAnswer,
@@ -86,6 +87,21 @@ describe('RunPolicy: what one run may put before approvers', () => {
     expect(s.rows.size).toBe(MAX_WAITING_PER_RUN + 1);
     for (let i = 0; i < MAX_WAITING_PER_RUN; i++) s.decide('denied');
     await Promise.all([...waiting, next]);
+  });
+});
+
+describe('RunPolicy: asks in all', () => {
+  it(`at most ${MAX_ASKS_PER_RUN} asks of one run reach a person; the next is denied without asking`, async () => {
+    const s = standIn();
+    const policy = policyOver(s.port);
+    for (let i = 0; i < MAX_ASKS_PER_RUN; i++) {
+      const answer = policy.decide(exec(`make t${i}`), 'once');
+      s.decide('denied');
+      await answer;
+    }
+    const over = await policy.decide(exec('make one-more'), 'once');
+    expect(over).toMatchObject({ decision: 'denied', reason: expect.stringMatching(/asked 256 times/) });
+    expect(s.rows.size).toBe(MAX_ASKS_PER_RUN);
   });
 });
 

@@ -256,3 +256,23 @@ describe('credential-named environment variables', () => {
       expect(r.text(value), name).toBe(credentials.includes(name) ? REDACTED : value);
   });
 });
+
+describe('held values (what a run learnt from a secret file)', () => {
+  it('stay known until the last holder releases them; a configured secret is never forgotten with them', () => {
+    const r = new Redactor();
+    const held = 'hunter2-db-password-9f8e7d';
+    const releaseA = r.hold(held);
+    const releaseB = r.hold(held);
+    releaseA();
+    releaseA(); // twice is once
+    expect(r.text(`x ${held}`)).toBe(`x ${REDACTED}`);
+    expect(r.text(Buffer.from(held).toString('base64'))).toContain(REDACTED);
+    releaseB();
+    expect(r.text(`x ${held}`)).toBe(`x ${held}`);
+    const configured = 'configured-secret-value-1234';
+    r.add(configured);
+    r.hold(configured)();
+    expect(r.text(configured)).toBe(REDACTED);
+    expect(r.hold('short')).toBeTypeOf('function');
+  });
+});

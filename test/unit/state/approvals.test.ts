@@ -403,3 +403,31 @@ describe('an approval whose run is over', () => {
     expect(listCapabilityGrants(store, { limit: 10 })).toEqual([]);
   });
 });
+
+describe('an approval whose run lost its host process', () => {
+  it('is void when decided although no recovery has marked the run yet (a serve started before the crash)', () => {
+    const { store } = open();
+    const { sessionId } = store.ensureSession('acme', 'helper', 'telegram:bot:group:crash');
+    store.append(sessionId, [
+      {
+        type: 'run.queued',
+        runId: 'run_crash',
+        data: { runner: 'x', goalRevision: 1, attempt: 1, bindingId: 'helper' },
+      },
+    ]);
+    // Claimed by a host process that no longer exists (no pid has this start time).
+    rawDb(store)
+      .prepare(
+        'INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run('run_crash', sessionId, 'helper', 2_147_483_000, 1, at(0));
+    const row = insertApproval(store, ask({ sessionId, runId: 'run_crash' }));
+    const r = decideApproval(store, row.id, { outcome: 'approved', by: 'user:ada', at: at(1), lifetime: 'session' });
+    expect(r).toMatchObject({
+      ok: false,
+      code: 'run_ended',
+      row: { status: 'void', reason: expect.stringMatching(/gone/) },
+    });
+    expect(listCapabilityGrants(store, { limit: 10 })).toEqual([]);
+  });
+});
