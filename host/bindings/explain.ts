@@ -12,6 +12,7 @@ import type { ResolvedRunner } from '../plugins/resolveRunner.js';
 import type { Binding, Resources } from './schema.js';
 import { insideRoots } from '../util/insideRoots.js';
 import { policyTable, type PolicyTable } from '../policy/policyTable.js';
+import { egressBeyondList, wantsEgressProxy } from '../policy/egressReach.js';
 import { join } from 'node:path';
 
 /** Host paths `explain` needs to build a run's launch without starting it. */
@@ -98,9 +99,10 @@ export function explainBinding(
   // The network facts the launch would have: the same predicate decides whether the egress proxy starts.
   const backend = decision.ok ? sandboxBackend(decision.backend) : undefined;
   const report = backend?.report(p.limits, machine, machine.cgroups, {
-    proxy: backend.startsEgressProxy(binding.network),
+    proxy: backend.startsEgressProxy(wantsEgressProxy(binding)),
     allow: binding.network.egress,
     allowPrivate: binding.network.allowPrivate,
+    beyondList: egressBeyondList(binding),
   });
   // A backend that binds: the lists are read from the launch itself, the same request and options a run gets.
   const binds = backend?.launchBinds(plannedRequest(binding, runner, p, resources, paths, backend.name));
@@ -418,7 +420,7 @@ function plannedRequest(
     readPaths: binding.readPaths.map((r) => insideRoots(r, paths.mountRoots) ?? r),
     binds: [...mounts, { source: session, target: session, readOnly: false }, ...skills],
     limits: p.limits,
-    egressSocket: sandbox.startsEgressProxy(binding.network)
+    egressSocket: sandbox.startsEgressProxy(wantsEgressProxy(binding))
       ? join(paths.dataDir, 'sockets', '<runId>.sock')
       : undefined,
     gatewaySocket:

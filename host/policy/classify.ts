@@ -730,9 +730,10 @@ export function classifyCommand(text: string, via: string, ctx: { workspaceRoot?
   for (const r of split.redirects) {
     if (DEVICES.has(r.path)) continue;
     // Bash opens a socket for these names itself.
-    const socket = /^\/dev\/(tcp|udp)\/([^/]+)/.exec(r.path);
+    const socket = /^\/dev\/(tcp|udp)\/([^/]+)(?:\/(\d{1,5}))?/.exec(r.path);
     if (socket) {
-      parts.push({ effect: 'network', target: { kind: 'domain', value: normalDomain(socket[2]!) }, via });
+      const value = normalDomain(socket[3] === undefined ? socket[2]! : `${socket[2]!}:${socket[3]}`);
+      parts.push({ effect: 'network', target: { kind: 'domain', value }, via });
       continue;
     }
     parts.push(classifyPath(r.path, r.op === '<' ? 'fs.read' : 'fs.write', via, ctx.workspaceRoot));
@@ -746,12 +747,15 @@ export function classifyCommand(text: string, via: string, ctx: { workspaceRoot?
   return action;
 }
 
-/** A URL's or bare host's name: lower-case, punycode for IDN (WHATWG URL), no port, no trailing dot. */
+/**
+ * A URL's or bare host's destination: lower-case, punycode for IDN (WHATWG URL), no trailing dot, and `:port` unless
+ * the port is a web port (80, 443) or the scheme's own.
+ */
 export function domainOf(target: string): string {
   const trimmed = target.trim();
   try {
     const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`);
-    if (url.hostname !== '') return normalDomain(url.hostname);
+    if (url.hostname !== '') return normalDomain(url.port === '' ? url.hostname : `${url.hostname}:${url.port}`);
   } catch {
     // Not a URL: compared as written, lower-cased (it can only match a grant or rule naming exactly that).
   }

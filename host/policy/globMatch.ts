@@ -59,24 +59,50 @@ export function specificity(glob: string): number {
   return glob.split('/').filter((s) => s !== '' && !s.includes('*') && !s.includes('?')).length;
 }
 
-/** A host name as compared: lower-case, without the root's trailing dot. */
+/** Ports a destination written without one stands for (the egress proxy's web ports). */
+const WEB_PORTS = new Set(['80', '443']);
+
+/**
+ * A destination split into its name and port: `host`, `host:port`, `[v6]`, `[v6]:port` (a bare IPv6 address has no
+ * port). The port is undefined when none is written.
+ */
+export function splitHostPort(value: string): { name: string; port?: string } {
+  const bracketed = /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(value);
+  if (bracketed) return { name: bracketed[1]!, ...(bracketed[2] !== undefined ? { port: bracketed[2] } : {}) };
+  const colon = value.lastIndexOf(':');
+  if (colon > 0 && value.indexOf(':') === colon && /^\d{1,5}$/.test(value.slice(colon + 1)))
+    return { name: value.slice(0, colon), port: value.slice(colon + 1) };
+  return { name: value };
+}
+
+/**
+ * A destination as compared: a lower-case name without the root's trailing dot, then `:port` unless the port is a
+ * web port (80, 443), which a destination without a port stands for (`example.com:443` is `example.com`); an IPv6
+ * address in brackets.
+ */
 export function normalDomain(host: string): string {
-  const lower = host.toLowerCase();
-  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+  const { name, port } = splitHostPort(host);
+  const lower = name.toLowerCase();
+  const bare = lower.endsWith('.') ? lower.slice(0, -1) : lower;
+  const named = bare.includes(':') ? `[${bare}]` : bare;
+  return port === undefined || WEB_PORTS.has(String(Number(port))) ? named : `${named}:${Number(port)}`;
 }
 
 /**
  * Does the domain pattern match the host? `*.example.com` matches any subdomain (`a.example.com`,
- * `a.b.example.com`), never the apex nor `evil-example.com`; anything else matches exactly. Case-insensitive.
+ * `a.b.example.com`), never the apex nor `evil-example.com`; anything else matches exactly. Case-insensitive. The
+ * ports must be the same: a pattern without one names the web ports only (`example.com` never covers
+ * `example.com:22`), `*.example.com:8443` only port 8443.
  */
 export function domainMatch(pattern: string, host: string): boolean {
-  const p = normalDomain(pattern);
-  const h = normalDomain(host);
-  if (p.startsWith('*.')) {
-    const suffix = p.slice(1);
-    return suffix.length > 1 && h.length > suffix.length && h.endsWith(suffix);
+  const p = splitHostPort(normalDomain(pattern));
+  const h = splitHostPort(normalDomain(host));
+  if (p.port !== h.port) return false;
+  if (p.name.startsWith('*.')) {
+    const suffix = p.name.slice(1);
+    return suffix.length > 1 && h.name.length > suffix.length && h.name.endsWith(suffix);
   }
-  return p === h;
+  return p.name === h.name;
 }
 
 /** How specific a domain pattern is: an exact host beats any wildcard; longer wildcards beat shorter ones. */

@@ -14,7 +14,7 @@ export interface PolicyOfBinding {
   policy: PolicyRule[];
   approvalPolicy: 'ask' | 'deny';
   approvalTimeoutMs: number;
-  /** The binding's `network.egress` (its network.allow). */
+  /** The binding's `network.egress` list. */
   networkAllow: string[];
   sandbox: 'strong' | 'weak' | 'none';
 }
@@ -65,7 +65,7 @@ function contextOf(b: PolicyOfBinding, rules: PolicyRule[], approvalPolicy: 'ask
   };
 }
 
-/** The sample actions of the defaults table: {@link DEFAULT_CASES}, and a destination in network.allow if any. */
+/** The sample actions of the defaults table: {@link DEFAULT_CASES}, and a destination in network.egress if any. */
 export function sampleCases(
   b: Pick<PolicyOfBinding, 'networkAllow'>,
 ): { case: string; effect: Effect; target: string }[] {
@@ -75,7 +75,7 @@ export function sampleCases(
     ...(allowed
       ? [
           {
-            case: 'network to a destination in network.allow',
+            case: 'network to a destination in network.egress',
             effect: 'network' as const,
             target: allowed.replace(/^\*\./, 'a.'),
           },

@@ -13,7 +13,7 @@ export interface EvaluateContext extends CoverageContext {
   grants: CapabilityGrant[];
   /** `deny` (today's default) turns every remaining ask into a deny. */
   approvalPolicy: 'ask' | 'deny';
-  /** The binding's `network.allow` (exact hosts or `*.example.com`). */
+  /** The binding's `network.egress` (`host`, `host:port`, `*.example.com`; no port: 80 and 443). */
   networkAllow: string[];
   sandbox: 'strong' | 'weak' | 'none';
   /** The run's taint; tainted when it names at least one data class. */
@@ -40,7 +40,7 @@ export const DEFAULT_CASES: readonly { case: string; effect: Effect; target: str
   { case: 'exec of a known read-only command', effect: 'exec', target: 'git status' },
   { case: 'other exec', effect: 'exec', target: 'make build' },
   { case: 'a command that cannot be split', effect: 'exec', target: 'eval "$CMD"' },
-  { case: 'network to a destination not in network.allow', effect: 'network', target: 'unlisted.example' },
+  { case: 'network to a destination not in network.egress', effect: 'network', target: 'unlisted.example' },
   { case: 'destructive', effect: 'exec', target: 'rm -rf build' },
   { case: 'publish', effect: 'exec', target: 'git push origin main' },
 ];
@@ -166,8 +166,8 @@ function byDefault(action: Action, ctx: EvaluateContext): { decision: Decision; 
       return { decision: 'ask', why: 'runs a program that is not a known read-only one' };
     case 'network':
       return action.target.kind === 'domain' && ctx.networkAllow.some((p) => domainMatch(p, action.target.value))
-        ? { decision: 'allow', why: 'destination in network.allow' }
-        : { decision: 'ask', why: 'destination not in network.allow' };
+        ? { decision: 'allow', why: 'destination in network.egress' }
+        : { decision: 'ask', why: 'destination not in network.egress' };
     default:
       return { decision: 'ask', why: `${action.effect} is asked every time` };
   }

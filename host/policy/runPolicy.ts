@@ -264,13 +264,47 @@ export class RunPolicy {
       via: 'mcp',
       summary: `call ${tool} of MCP server ${server}`,
     };
-    if (this.port.containsSecret(JSON.stringify(args ?? {}))) {
-      const reason = `the arguments of ${server}/${tool} carry a secret value the host knows: blocked`;
-      this.port.decided({ action, decision: 'denied', by: 'outbound secret scan', reason });
-      return { deniedBy: 'policy.secretScan', message: reason };
-    }
+    const blocked = this.blockSecret(JSON.stringify(args ?? {}), action, `the arguments of ${server}/${tool}`);
+    if (blocked) return blocked;
     const answer = await this.decide(action, 'once', signal, true);
     return answer.decision === 'approved' ? undefined : { deniedBy: answer.by, message: answer.reason };
+  }
+
+  /**
+   * A destination the run's egress proxy was asked for (`host` or `host:port`), decided as a `network` action before
+   * the host resolves the name: the binding's `network.egress` allows it by default, anything else asks (or is
+   * denied under `approvalPolicy: deny`), and a tainted run needs a one-time approval of exactly this destination.
+   */
+  async checkEgress(
+    destination: string,
+    method: string,
+    signal?: AbortSignal,
+  ): Promise<{ deniedBy: string; message: string } | undefined> {
+    const action: Action = {
+      effect: 'network',
+      target: { kind: 'domain', value: destination },
+      via: 'egress',
+      summary: `${method === 'CONNECT' ? 'open a tunnel to' : `${method} to`} ${destination} through the egress proxy`,
+    };
+    const answer = await this.decide(action, 'once', signal, true);
+    return answer.decision === 'approved' ? undefined : { deniedBy: answer.by, message: answer.reason };
+  }
+
+  /**
+   * Bytes about to leave the host that it can read (a plain-HTTP request through the egress proxy, a tunnel's host
+   * name): holding a secret value the host knows, they are blocked at once and the block recorded. Undefined: clean.
+   */
+  scanOutbound(text: string, destination: string, via: string): { deniedBy: string; message: string } | undefined {
+    const action: Action = { effect: 'network', target: { kind: 'domain', value: destination }, via };
+    return this.blockSecret(text, action, `the bytes the run sends to ${destination}`);
+  }
+
+  /** Text about to leave for an action, blocked (and the block recorded) when it holds a secret the host knows. */
+  private blockSecret(text: string, action: Action, what: string): { deniedBy: string; message: string } | undefined {
+    if (!this.port.containsSecret(text)) return undefined;
+    const reason = `${what} carry a secret value the host knows: blocked`;
+    this.port.decided({ action, decision: 'denied', by: 'outbound secret scan', reason });
+    return { deniedBy: 'policy.secretScan', message: reason };
   }
 }
 

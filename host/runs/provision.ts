@@ -11,7 +11,8 @@ import { runnerCommand, type RunnerCommand } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
 import { tenantOf } from '../config/tenant.js';
-import { startEgressProxy } from '../sandbox/egressProxy.js';
+import { startEgressProxy, type EgressProxy } from '../sandbox/egressProxy.js';
+import { egressBeyondList, wantsEgressProxy } from '../policy/egressReach.js';
 import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
 import { forgetMachineProbe, probeMachine, type MachineReport } from '../sandbox/probe.js';
 import type { RunIdentity } from '../sandbox/runIdentity.js';
@@ -56,6 +57,8 @@ export interface Provisioned {
   disk?: RunDiskQuota;
   skills: ReturnType<typeof checkSkills>;
   egressSocket?: string;
+  /** The run's egress proxy, when it has one: the run's policy is set over it before the runner starts. */
+  egress?: EgressProxy;
   gateway?: GatewayRunHandle;
   sandbox: PreparedSandbox;
   /** The binding as the runner sees it. */
@@ -267,14 +270,14 @@ const skills: ProvisionStep = {
 };
 
 /**
- * The run's only network door, when its binding allows destinations (bwrap only: the process
- * backend has the host's network anyway, and says so).
+ * The run's only network door, when its binding lists destinations or lets its policy allow others (bwrap only:
+ * the process backend has the host's network anyway, and says so).
  */
 const egress: ProvisionStep = {
   name: 'egress',
   run: async (d) => {
     const { binding, runner } = d.input.plan;
-    if (!sandboxBackend(binding.sandbox).startsEgressProxy(binding.network)) return;
+    if (!sandboxBackend(binding.sandbox).startsEgressProxy(wantsEgressProxy(binding))) return;
     const { dataDir } = d.deps.config;
     const socket = runSocketPath(dataDir, d.input.queued.runId, 'egress');
     mkdirSync(dirname(socket), { recursive: true, mode: 0o700 });
@@ -289,6 +292,7 @@ const egress: ProvisionStep = {
         ),
     );
     d.egressSocket = socket;
+    d.egress = proxy;
     d.onRelease('egress', () => proxy.close());
   },
 };
@@ -383,7 +387,11 @@ const sandbox: ProvisionStep = {
           limits: access.limits,
           egressSocket: d.egressSocket,
           gatewaySocket: d.gateway?.socketPath,
-          egress: { allow: binding.network.egress, allowPrivate: binding.network.allowPrivate },
+          egress: {
+            allow: binding.network.egress,
+            allowPrivate: binding.network.allowPrivate,
+            beyondList: egressBeyondList(binding),
+          },
         }),
         disk: d.disk?.applied,
       },
@@ -509,6 +517,7 @@ export async function provision(
       disk: draft.disk,
       skills: need(draft.skills, 'the skills'),
       egressSocket: draft.egressSocket,
+      egress: draft.egress,
       gateway: draft.gateway,
       sandbox: need(draft.sandbox, 'the sandbox'),
       wire: need(draft.wire, 'the wire binding'),

@@ -225,6 +225,11 @@ export class RunService {
     // MCP tool calls through the gateway (SDK tool/call and a harness's MCP endpoint) are the policy's too.
     if (run.gateway)
       run.gateway.run.toolGate = (server, tool, args, signal) => policy.checkTool(server, tool, args, signal);
+    // So is every destination of the run's egress proxy, and every plain-HTTP request through it.
+    run.egress?.setGate({
+      destination: (destination, method, signal) => policy.checkEgress(destination, method, signal),
+      outbound: (text, destination) => policy.scanOutbound(text, destination, 'egress'),
+    });
     const table = hostRequestTable({
       access,
       state: {

@@ -42,7 +42,7 @@ export interface SandboxRequest {
   /** Host end of the run's gateway socket, bound into the sandbox (when {@link SandboxBackend.gatewayOnSocket}). */
   gatewaySocket?: string;
   /** The binding's egress allowlist (for the report; enforced only when `egressSocket` is set). */
-  egress?: { allow: string[]; allowPrivate: boolean };
+  egress?: { allow: string[]; allowPrivate: boolean; beyondList?: boolean };
   /**
    * Give the runner its stdout through a FIFO opened by its own exec, not the pipe the sandbox's
    * processes inherit, so a runner that closes stdout is seen at once (bwrap's monitor and pid 1
@@ -77,6 +77,8 @@ export interface NetworkFacts {
   /** The binding's `network.egress` allowlist (enforced only when `proxy`). */
   allow: string[];
   allowPrivate: boolean;
+  /** The run's policy may allow destinations off the list (a rule, or a person's approval). */
+  beyondList?: boolean;
 }
 
 /**
@@ -131,8 +133,11 @@ export interface SandboxBackend {
   /** True: a run's stdout reaches the host through a FIFO (see {@link SandboxRequest.stdoutFifo}). */
   readonly stdoutFifo: boolean;
 
-  /** Whether a run with this egress allowlist gets the host egress proxy (only where the proxy is its only way out). */
-  startsEgressProxy(network: { egress: string[] }): boolean;
+  /**
+   * Whether a run whose binding wants egress (host/policy/egressReach.ts) gets the host egress proxy (only where the
+   * proxy is its only way out).
+   */
+  startsEgressProxy(wantsEgress: boolean): boolean;
 
   /**
    * The one description of a run's network, from the mechanism: explain, the run headers, `--json`

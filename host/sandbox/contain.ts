@@ -79,7 +79,12 @@ export function containedLaunch(
     request.limits,
     machine,
     applied,
-    { proxy: wrapping.proxy, allow: request.egress?.allow ?? [], allowPrivate: request.egress?.allowPrivate ?? false },
+    {
+      proxy: wrapping.proxy,
+      allow: request.egress?.allow ?? [],
+      allowPrivate: request.egress?.allowPrivate ?? false,
+      beyondList: request.egress?.beyondList ?? false,
+    },
     request.disk ?? 'none',
   );
   const containment: Containment | undefined = cgroup

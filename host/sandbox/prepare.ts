@@ -10,6 +10,7 @@ import {
 import type { CgroupApplied } from './cgroups.js';
 import { probeMachine, type MachineReport } from './probe.js';
 import type { DiskApplied } from './runDiskQuota.js';
+import { wantsEgressProxy, type EgressReachInput } from '../policy/egressReach.js';
 
 // The names callers import from here; each call goes to the backend named in its arguments
 // (host/sandbox/backend.ts), so nothing here decides anything per backend.
@@ -24,10 +25,10 @@ export {
 export { EGRESS, GATEWAY } from './bwrapArgs.js';
 
 /**
- * Whether a run of `backend` with this allowlist gets the host egress proxy ({@link SandboxBackend.startsEgressProxy}).
+ * Whether a run of `backend` for this binding gets the host egress proxy ({@link SandboxBackend.startsEgressProxy}).
  */
-export function startsEgressProxy(backend: Backend, network: { egress: string[] }): boolean {
-  return sandboxBackend(backend).startsEgressProxy(network);
+export function startsEgressProxy(backend: Backend, binding: EgressReachInput): boolean {
+  return sandboxBackend(backend).startsEgressProxy(wantsEgressProxy(binding));
 }
 
 /** The one description of a run's network ({@link SandboxBackend.describeNetwork}). */

@@ -29,7 +29,7 @@ export interface RunSandboxInput {
   limits: SandboxLimits;
   egressSocket?: string;
   gatewaySocket?: string;
-  egress?: { allow: string[]; allowPrivate: boolean };
+  egress?: { allow: string[]; allowPrivate: boolean; beyondList?: boolean };
 }
 
 /**

@@ -81,10 +81,10 @@ describe('paddock explain: the approval policy, as the evaluator decides it', ()
     expect(guarded.table.rules[4]!.note).toMatch(/held at ask by the floors/);
     expect(guarded.table.rules[1]!.note).toBeUndefined();
 
-    // Every sample of the host's table, plus a destination in network.allow.
+    // Every sample of the host's table, plus a destination in network.egress.
     expect(guarded.table.defaults.map((d) => d.case)).toEqual([
       ...DEFAULT_CASES.map((c) => c.case),
-      'network to a destination in network.allow',
+      'network to a destination in network.egress',
     ]);
     const samples = [...DEFAULT_CASES, { effect: 'network' as const, target: 'api.example.com' }];
     guarded.table.defaults.forEach((row, i) => {

@@ -176,7 +176,10 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
         expect(results.open![`proxy-connect:127.0.0.1:${port}`]).toBe('200');
         expect(results.open![`connect:${port}`]).toBe('ECONNREFUSED'); // the proxy is the only door
         expect(results.elsewhere![`proxy-get:${url}`]).toMatch(
-          /^403 paddock egress: not on the binding's egress allowlist/,
+          new RegExp(
+            `^403 paddock egress: network domain "127\\.0\\.0\\.1:${port}": deny by the host's default ` +
+              '\\(destination not in network\\.egress; approvalPolicy is deny',
+          ),
         );
         expect(results.elsewhere![`proxy-connect:127.0.0.1:${port}`]).toBe('403');
         expect(results['public-only']![`proxy-get:${url}`]).toMatch(
@@ -186,7 +189,12 @@ describe('bwrap backend (real sandbox, hostile runner)', () => {
           host.store.audit.records({ runId: runIds[bot] }).filter((r) => r.type.startsWith('egress.'));
         expect(audit('open').map((r) => r.type)).toEqual(['egress.allowed', 'egress.allowed']);
         expect(audit('elsewhere').map((r) => r.type)).toEqual(['egress.denied', 'egress.denied']);
-        expect(audit('elsewhere')[0]!.data).toMatchObject({ host: '127.0.0.1', port, allowed: false });
+        expect(audit('elsewhere')[0]!.data).toMatchObject({
+          host: '127.0.0.1',
+          port,
+          allowed: false,
+          deniedBy: 'host default',
+        });
       } finally {
         web.close();
       }

@@ -72,12 +72,16 @@ export const bwrapBackend: SandboxBackend = {
   bindsGrants: true,
   gatewayOnSocket: true,
   stdoutFifo: true,
-  startsEgressProxy: (network) => network.egress.length > 0,
+  startsEgressProxy: (wantsEgress) => wantsEgress,
   describeNetwork(n: NetworkFacts) {
     if (!n.proxy) return 'none: own network namespace with only loopback';
+    const listed = n.allow.length > 0 ? n.allow.join(', ') : 'no listed destination';
+    const beyond = n.beyondList ? " and any other the run's policy allows (a rule or a person's approval)" : '';
     return (
-      `only through the host egress proxy, to ${n.allow.join(', ')}; names resolved by the host; private and ` +
-      `loopback addresses ${n.allowPrivate ? 'allowed' : 'refused'}; every destination audited`
+      `only through the host egress proxy, to ${listed}${beyond}; names resolved by the host; private and ` +
+      `loopback addresses ${n.allowPrivate ? 'allowed' : 'refused'}; every destination audited; while the run is ` +
+      'tainted every destination needs a one-time approval; a plain-HTTP request carrying a secret value the host ' +
+      'knows is blocked (HTTPS bodies are not seen)'
     );
   },
   report(limits, machine, applied, net = { proxy: false, allow: [], allowPrivate: false }, disk) {

@@ -551,13 +551,16 @@ describe('classifyRequest: the stronger of claim and classification', () => {
     expect(classifyRequest({ effect: 'credential', target: 'src/a.ts' }, 'runner', {}).effect).toBe('credential');
   });
 
-  it('a network claim names the host: lower-cased, punycode, no port, no trailing dot', () => {
+  it('a network claim names the destination: lower-cased, punycode, no trailing dot, a port unless a web port', () => {
     const domain = (target: string) => classifyRequest({ effect: 'network', target }, 'egress', {}).target;
-    expect(domain('HTTPS://API.Example.COM:8443/path?q=1')).toEqual({ kind: 'domain', value: 'api.example.com' });
+    expect(domain('HTTPS://API.Example.COM:8443/path?q=1')).toEqual({ kind: 'domain', value: 'api.example.com:8443' });
+    expect(domain('https://api.example.com:443/')).toEqual({ kind: 'domain', value: 'api.example.com' });
+    expect(domain('api.example.com:80')).toEqual({ kind: 'domain', value: 'api.example.com' });
     expect(domain('Bücher.example')).toEqual({ kind: 'domain', value: 'xn--bcher-kva.example' });
     expect(domain('example.com.')).toEqual({ kind: 'domain', value: 'example.com' });
-    expect(domain('user:pw@evil.test:22')).toEqual({ kind: 'domain', value: 'evil.test' });
+    expect(domain('user:pw@evil.test:22')).toEqual({ kind: 'domain', value: 'evil.test:22' });
     expect(domainOf('http://[::1]:80/')).toBe('[::1]');
+    expect(domainOf('http://[::1]:8080/')).toBe('[::1]:8080');
   });
 
   it('over MCP, server/tool names a tool; elsewhere it is a host', () => {

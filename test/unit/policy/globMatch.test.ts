@@ -98,6 +98,20 @@ describe('domainMatch', () => {
     expect(domainMatch('example.com', 'evil-example.com')).toBe(false);
   });
 
+  it('ports must be the same: a pattern without one names the web ports only', () => {
+    expect(domainMatch('example.com', 'example.com:443')).toBe(true);
+    expect(domainMatch('example.com', 'example.com:80')).toBe(true);
+    expect(domainMatch('example.com', 'example.com:22')).toBe(false);
+    expect(domainMatch('example.com:8443', 'example.com')).toBe(false);
+    expect(domainMatch('example.com:8443', 'EXAMPLE.com.:8443')).toBe(true);
+    expect(domainMatch('*.example.com:8443', 'api.example.com:8443')).toBe(true);
+    expect(domainMatch('*.example.com:8443', 'api.example.com:9443')).toBe(false);
+    expect(domainMatch('*.example.com', 'api.example.com:8443')).toBe(false);
+    expect(domainMatch('[::1]:8080', '[::1]:8080')).toBe(true);
+    expect(domainMatch('::1', '[::1]')).toBe(true);
+    expect(domainMatch('::1', '[::1]:8080')).toBe(false);
+  });
+
   it('compares punycode as written: an xn-- host is not its ASCII look-alike', () => {
     expect(domainMatch('*.xn--bcher-kva.example', 'shop.xn--bcher-kva.example')).toBe(true);
     expect(domainMatch('bucher.example', 'xn--bcher-kva.example')).toBe(false);

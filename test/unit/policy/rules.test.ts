@@ -60,10 +60,10 @@ describe('evaluate: defaults (no rule matches)', () => {
     ['a command climbing out through cd', cmd('cd .. && touch x'), 'ask'],
     ['a writing command in the workspace', cmd('git add . && git commit -m x'), 'allow'],
     ['another exec', cmd('npm test'), 'ask'],
-    ['a destination in network.allow', domain('registry.npmjs.org'), 'allow'],
-    ['a subdomain of a wildcard in network.allow', domain('api.github.com'), 'allow'],
-    ['the apex of a wildcard in network.allow', domain('github.com'), 'ask'],
-    ['a destination not in network.allow', domain('evil.test'), 'ask'],
+    ['a destination in network.egress', domain('registry.npmjs.org'), 'allow'],
+    ['a subdomain of a wildcard in network.egress', domain('api.github.com'), 'allow'],
+    ['the apex of a wildcard in network.egress', domain('github.com'), 'ask'],
+    ['a destination not in network.egress', domain('evil.test'), 'ask'],
     ['a destructive command', cmd('rm -rf build'), 'ask'],
     ['a publish command', cmd('git push'), 'ask'],
     ['an opaque command', cmd('eval "$X"'), 'ask'],
@@ -245,7 +245,7 @@ describe('evaluate: grants', () => {
 describe('evaluate: taint', () => {
   const taint = { classes: ['secret'] };
 
-  it('a rule or network.allow cannot allow network, publish or a tool while tainted', () => {
+  it('a rule or network.egress cannot allow network, publish or a tool while tainted', () => {
     const rules = [rule('*', { domain: '*.example.com' }, 'allow'), rule('*', { tool: 'dbg/*' }, 'allow')];
     const v = evaluate(domain('registry.npmjs.org'), ctxWith({ taint }));
     expect(v).toMatchObject({ decision: 'ask', decidedBy: { kind: 'taint' } });

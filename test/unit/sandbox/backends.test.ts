@@ -56,7 +56,7 @@ describe('process backend', () => {
         false,
         false,
       ]);
-      expect(processBackend.startsEgressProxy({ egress: ['api.example.com:443'] })).toBe(false);
+      expect(processBackend.startsEgressProxy(true)).toBe(false);
       expect(
         processBackend.launchBinds({
           backend: 'process',
@@ -151,8 +151,8 @@ describe('bwrap backend', () => {
         true,
         true,
       ]);
-      expect(bwrapBackend.startsEgressProxy({ egress: [] })).toBe(false);
-      expect(bwrapBackend.startsEgressProxy({ egress: ['api.example.com:443'] })).toBe(true);
+      expect(bwrapBackend.startsEgressProxy(false)).toBe(false);
+      expect(bwrapBackend.startsEgressProxy(true)).toBe(true);
     },
   );
 
@@ -162,7 +162,15 @@ describe('bwrap backend', () => {
     );
     expect(bwrapBackend.describeNetwork({ proxy: true, allow: ['a:1', 'b:2'], allowPrivate: false })).toBe(
       'only through the host egress proxy, to a:1, b:2; names resolved by the host; private and loopback ' +
-        'addresses refused; every destination audited',
+        'addresses refused; every destination audited; while the run is tainted every destination needs a ' +
+        'one-time approval; a plain-HTTP request carrying a secret value the host knows is blocked (HTTPS bodies ' +
+        'are not seen)',
+    );
+    expect(bwrapBackend.describeNetwork({ proxy: true, allow: [], allowPrivate: true, beyondList: true })).toMatch(
+      new RegExp(
+        "^only through the host egress proxy, to no listed destination and any other the run's policy allows " +
+          "\\(a rule or a person's approval\\); .*private and loopback addresses allowed",
+      ),
     );
   });
 

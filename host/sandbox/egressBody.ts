@@ -1,0 +1,65 @@
+// The body of a plain-HTTP request through the egress proxy, read whole so the host can scan what leaves before any
+// byte of it does. Bounded both ways: the bytes the runner sends, and what a compressed body inflates to.
+import type { IncomingMessage } from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+
+/** Largest plain-HTTP request body the proxy reads and scans (larger ones are refused, 413). */
+export const MAX_SCANNED_BODY_BYTES = 8 * 1024 * 1024;
+/** Largest size a compressed body may inflate to for its scan (larger ones are refused). */
+export const MAX_INFLATED_BODY_BYTES = 32 * 1024 * 1024;
+
+/** A body read for scanning: its raw bytes (forwarded as sent) and its text as scanned; or why it cannot be. */
+export type ScannableBody = { raw: Buffer; text: string } | { refused: string; status: number };
+
+/**
+ * Read a request's body whole (at most {@link MAX_SCANNED_BODY_BYTES}), and decode it for the scan. A larger body is
+ * read to its end and dropped, not cut off: the answer then reaches the client on a connection it can use again.
+ */
+export function readScannableBody(req: IncomingMessage): Promise<ScannableBody> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_SCANNED_BODY_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      if (size > MAX_SCANNED_BODY_BYTES) {
+        resolve({ status: 413, refused: `a plain-HTTP body over ${MAX_SCANNED_BODY_BYTES} bytes cannot be scanned` });
+        return;
+      }
+      const raw = Buffer.concat(chunks);
+      const decoded = decodeForScan(raw, req.headers['content-encoding']);
+      resolve('refused' in decoded ? { status: 415, refused: decoded.refused } : { raw, text: decoded.text });
+    });
+  });
+}
+
+/**
+ * The text the scan reads: the body undone of its content encodings (last applied first), as UTF-8 (bytes that are
+ * no valid UTF-8 become U+FFFD one by one, so an ASCII secret among them still reads as itself).
+ */
+export function decodeForScan(
+  raw: Buffer,
+  contentEncoding: string | undefined,
+): { text: string } | { refused: string } {
+  const codings = (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  let body = raw;
+  const opts = { maxOutputLength: MAX_INFLATED_BODY_BYTES };
+  try {
+    for (const coding of codings.reverse()) {
+      if (coding === 'gzip' || coding === 'x-gzip') body = gunzipSync(body, opts);
+      else if (coding === 'deflate') body = inflateSync(body, opts);
+      else if (coding === 'br') body = brotliDecompressSync(body, opts);
+      else return { refused: `content-encoding ${JSON.stringify(coding)} cannot be scanned` };
+    }
+  } catch (error) {
+    return { refused: `the body does not decode as its content-encoding says (${(error as Error).message})` };
+  }
+  return { text: body.toString('utf8') };
+}
