@@ -35,6 +35,11 @@ export interface GatewayRun {
     args: Record<string, unknown> | undefined,
     signal?: AbortSignal,
   ): Promise<{ deniedBy: string; message: string } | undefined>;
+  /**
+   * The run's policy hears that the run has read a secret the host knows (it was in a model request, which the host
+   * redacted before sending): the run is tainted. Set by the run pipeline.
+   */
+  sawSecret?(source: string): void;
   /** Aborted when the run's token is revoked (its result line, or its end): in-flight calls stop. */
   signal: AbortSignal;
   /** Hears each model call once it is recorded and its reservation settled (tests, metrics). */

@@ -108,7 +108,7 @@ export function describeVerdict(verdict: Verdict): { by: string; reason: string 
     case 'floor':
       return { by: 'host floor', reason: `${what}: ${verdict.decision} by the host's floor (${d.why})` };
     case 'taint':
-      return { by: 'taint', reason: `${what}: ${verdict.decision} because the run is tainted (${d.why})` };
+      return { by: 'taint', reason: `${what}: ${verdict.decision}, since ${d.why}` };
   }
 }
 

@@ -110,17 +110,23 @@ export class Redactor {
    * Redact every string (and every object key) in a JSON-like value: a new value, the input is
    * not changed. The walk keeps an explicit stack (no recursion, linear in the input's size);
    * a container nested deeper than {@link REDACT_MAX_DEPTH} becomes the string {@link TOO_DEEP}.
+   * `onRedacted` hears (once) that something was replaced.
    */
-  value<T>(input: T): T {
+  value<T>(input: T, onRedacted?: () => void): T {
+    let redacted = false;
     const root: { v?: unknown } = {};
     const work: [source: unknown, target: object, key: string | number, depth: number][] = [[input, root, 'v', 0]];
     while (work.length > 0) {
       const [source, target, key, depth] = work.pop()!;
       let copy: unknown;
-      if (typeof source === 'string') copy = this.text(source);
-      else if (source === null || typeof source !== 'object') copy = source;
-      else if (depth >= REDACT_MAX_DEPTH) copy = TOO_DEEP;
-      else if (Array.isArray(source)) {
+      if (typeof source === 'string') {
+        copy = this.text(source);
+        if (copy !== source) redacted = true;
+      } else if (source === null || typeof source !== 'object') copy = source;
+      else if (depth >= REDACT_MAX_DEPTH) {
+        copy = TOO_DEEP;
+        redacted = true;
+      } else if (Array.isArray(source)) {
         const list: unknown[] = new Array(source.length);
         for (let i = 0; i < source.length; i++) work.push([source[i], list, i, depth + 1]);
         copy = list;
@@ -128,6 +134,7 @@ export class Redactor {
         const object = {};
         for (const [k, v] of Object.entries(source)) {
           const name = this.text(k);
+          if (name !== k) redacted = true;
           define(object, name, undefined); // the key's place now, so the copy keeps the input's key order
           work.push([v, object, name, depth + 1]);
         }
@@ -135,6 +142,7 @@ export class Redactor {
       }
       define(target, key, copy);
     }
+    if (redacted) onRedacted?.();
     return root.v as T;
   }
 

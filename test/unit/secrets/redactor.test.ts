@@ -163,6 +163,22 @@ describe('the value walk', () => {
     expect(JSON.stringify(input)).toContain(SECRET); // the input is not changed
   });
 
+  it('tells (once) whether it replaced anything: in a value, in a key, or a container too deep to walk', () => {
+    const r = new Redactor();
+    r.add(SECRET);
+    const heard = (input: unknown) => {
+      let count = 0;
+      r.value(input, () => (count += 1));
+      return count;
+    };
+    expect(heard({ a: ['plain', 1, null, { b: 'text' }] })).toBe(0);
+    expect(heard({ a: [`x ${SECRET}`, `y ${SECRET}`] })).toBe(1);
+    expect(heard({ [SECRET]: 1 })).toBe(1);
+    let deep: unknown = 'plain';
+    for (let i = 0; i < 300; i++) deep = [deep];
+    expect(heard(deep)).toBe(1);
+  });
+
   it('100k-level nesting does not throw; containers past the depth bound become a marker, in linear time', () => {
     const r = new Redactor();
     r.add(SECRET);
