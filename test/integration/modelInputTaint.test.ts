@@ -115,7 +115,7 @@ describe('a secret in a model request taints the run', () => {
       }[]
     ).map((e) => ({ type: e.type, ...(JSON.parse(e.data) as Record<string, unknown>) }));
 
-  it('the provider gets the request with the secret replaced; the run is tainted; its tool call is denied', async () => {
+  it('the provider gets the request with the secret replaced; the run is tainted; its tool call denied', async () => {
     const before = bodies.length;
     const sentBefore = receiver.received.length;
     const { runId, report } = await run('read-secret');
