@@ -108,6 +108,14 @@ export const ModelResourceSchema = z
     message: 'a provider model needs apiKey ({env} or {file})',
     path: ['apiKey'],
   });
+/** A data class a resource's results carry (`personal`, `confidential`, …): what a run that reads them is tainted with. */
+const SensitiveSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9-]{0,31}$/, 'a data class: lower-case letters, digits and -, at most 32 characters')
+  .describe(
+    'The data class its results carry (e.g. personal, confidential): a run that reads them is tainted with it, so ' +
+      'every send out needs a one-time approval.',
+  );
 /** A knowledge base the host retrieves from: a folder it indexes, or an HTTP retriever. */
 export const KnowledgeBaseResourceSchema = z
   .strictObject({
@@ -121,6 +129,8 @@ export const KnowledgeBaseResourceSchema = z
     url: z.url().optional().describe('An HTTP retriever: `POST {query, topK}` → `{chunks}`.'),
     apiKey: SecretRefSchema.optional(),
     timeoutMs: z.int().positive().default(15_000),
+    /** Its chunks carry this data class: a run that retrieves any is tainted with it (docs/approvals.md §6). */
+    sensitive: SensitiveSchema.optional(),
   })
   .refine((k) => (k.path === undefined) !== (k.url === undefined), {
     message: 'give exactly one of path or url',
@@ -157,6 +167,8 @@ export const McpServerResourceSchema = z
         deny: z.array(z.string().min(1)).default([]),
       })
       .default({ deny: [] }),
+    /** Its tools' results carry this data class: a run that gets one is tainted with it (docs/approvals.md §6). */
+    sensitive: SensitiveSchema.optional(),
   })
   .refine((s) => (s.command === undefined) !== (s.url === undefined), {
     message: 'give exactly one of command or url',

@@ -160,7 +160,7 @@ export async function callModel(
   }
   // What the model is sent leaves the host: a secret value the host knows (or a credential's shape) is replaced
   // first, and the run is tainted, since the harness has read it (docs/approvals.md §6).
-  const sent = deps.redactor.value(request.body, () => run.sawSecret?.('a model request through the gateway'));
+  const sent = deps.redactor.value(request.body, () => run.taint?.('secret', 'a model request through the gateway'));
   const plan = planReservation(model, request.format, { ...sent, model: model.model });
   if ('invalid' in plan)
     return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: ${plan.invalid}` }, model.id);

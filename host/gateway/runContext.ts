@@ -36,10 +36,11 @@ export interface GatewayRun {
     signal?: AbortSignal,
   ): Promise<{ deniedBy: string; message: string } | undefined>;
   /**
-   * The run's policy hears that the run has read a secret the host knows (it was in a model request, which the host
-   * redacted before sending): the run is tainted. Set by the run pipeline.
+   * The run read something sensitive the host saw: a secret value in a model request (replaced before it was sent),
+   * a result of an MCP server or knowledge base marked `sensitive`. The run's policy taints the run with the data
+   * class (docs/approvals.md §6). Set by the run pipeline.
    */
-  sawSecret?(source: string): void;
+  taint?(dataClass: string, source: string): void;
   /** Aborted when the run's token is revoked (its result line, or its end): in-flight calls stop. */
   signal: AbortSignal;
   /** Hears each model call once it is recorded and its reservation settled (tests, metrics). */

@@ -225,7 +225,7 @@ export class RunService {
     // MCP tool calls through the gateway (SDK tool/call and a harness's MCP endpoint) are the policy's too.
     if (run.gateway) {
       run.gateway.run.toolGate = (server, tool, args, signal) => policy.checkTool(server, tool, args, signal);
-      run.gateway.run.sawSecret = (source) => policy.markTainted('secret', source);
+      run.gateway.run.taint = (dataClass, source) => policy.markTainted(dataClass, source);
     }
     // So is every destination of the run's egress proxy, and every plain-HTTP request through it.
     run.egress?.setGate({

@@ -38,6 +38,7 @@ export async function retrieveForRun(
       chunks: chunks.length,
       sources: chunks.map((c) => c.source.id),
     });
+    if (kb.sensitive !== undefined && chunks.length > 0) run.taint?.(kb.sensitive, `knowledge base ${id}`);
     return chunks;
   } catch (error) {
     const message = gateway.redact(error instanceof Error ? error.message : String(error));

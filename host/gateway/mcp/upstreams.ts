@@ -117,6 +117,8 @@ export class McpUpstreams {
         outcome: safe.isError ? 'error' : 'ok',
         latencyMs: Date.now() - started,
       });
+      // A result of a server marked sensitive carries its data class into the run, error or not.
+      if (resource.sensitive !== undefined) this.run.taint?.(resource.sensitive, `MCP tool ${serverId}/${tool}`);
       return safe;
     } catch (error) {
       const message = this.deps.redactor.text(error instanceof Error ? error.message : String(error));

@@ -1,8 +1,9 @@
-// A secret a harness read without asking reaches the host in its next model request (docs/approvals.md §6): the
-// gateway replaces it before the provider sees it and the run is tainted, so its next send out needs an approval.
-// The provider is a real HTTP server on loopback that records every body it gets; the receiver of the send is the
-// loopback debug MCP server.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// What the gateway sees a run read taints it (docs/approvals.md §6). A secret a harness read without asking reaches
+// the host in its next model request: the gateway replaces it before the provider sees it and the run is tainted,
+// so its next send out needs an approval. A result of an MCP server or a knowledge base marked `sensitive` taints
+// the run with that data class. The provider is a real HTTP server on loopback that records every body it gets;
+// the receiver of the send is the loopback debug MCP server.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +71,9 @@ describe('a secret in a model request taints the run', () => {
       grants: { models: ['rec'], mcpServers: ['debug'] },
       config: { steps: steps(text) },
     });
+    const send = { do: 'tool', server: 'debug', tool: 'http_debug', arguments: { body: 'a harmless line' } };
+    mkdirSync(join(dir, 'kb'));
+    writeFileSync(join(dir, 'kb', 'staff.md'), '# Staff\n\nAda Lovelace, salary band 7, home address on file.\n');
     host.apply({
       resources: {
         models: [
@@ -82,12 +86,31 @@ describe('a secret in a model request taints the run', () => {
             maxRetries: 0,
           },
         ],
-        mcpServers: [{ id: 'debug', url: receiver.url }],
+        mcpServers: [
+          { id: 'debug', url: receiver.url },
+          // The same loopback server under a second name, marked: what it answers carries personal data.
+          { id: 'hr', url: receiver.url, sensitive: 'personal' },
+        ],
+        knowledgeBases: [{ id: 'staff', path: join(dir, 'kb'), sensitive: 'confidential' }],
       },
       bindings: [
         // What a harness's Read of a file holding the key sends its model next: the file's text as a tool result.
         binding('read-secret', `DATABASE_URL=postgres://app@db/app\nPROVIDER_KEY=${KEY}\n`),
         binding('read-plain', 'just some source code\n'),
+        {
+          id: 'reads-marked',
+          runner: 'calls-gateway',
+          route: { bot: 'reads-marked' },
+          sandbox: 'process' as const,
+          grants: { mcpServers: ['debug', 'hr'], knowledgeBases: ['staff'] },
+          config: {
+            steps: [
+              { do: 'tool', server: 'hr', tool: 'http_debug', arguments: { body: 'who is in band 7?' } },
+              { do: 'kb', knowledgeBase: 'staff', query: 'salary band' },
+              send,
+            ],
+          },
+        },
       ],
     });
   });
@@ -142,5 +165,21 @@ describe('a secret in a model request taints the run', () => {
     expect(bodies.slice(before).join('\n')).not.toContain('[REDACTED]');
     expect(eventsOf(runId).filter((e) => e.type === 'run.tainted')).toEqual([]);
     expect(report[1]).toMatchObject({ isError: false });
+  });
+
+  it('a result of an MCP server or a knowledge base marked sensitive taints the run with its data class', async () => {
+    const sentBefore = receiver.received.length;
+    const { runId, report } = await run('reads-marked');
+    expect(report[0]).toMatchObject({ isError: false });
+    expect(eventsOf(runId).filter((e) => e.type === 'run.tainted')).toEqual([
+      expect.objectContaining({ dataClass: 'personal', source: 'MCP tool hr/http_debug' }),
+      expect.objectContaining({ dataClass: 'confidential', source: 'knowledge base staff' }),
+    ]);
+    expect(report[2]).toMatchObject({ isError: true });
+    expect(report[2]!.content![0]!.text).toMatch(/since the run is tainted \(personal, confidential\)/);
+    // The hr call reached the server; the send to debug did not.
+    const got = receiver.received.slice(sentBefore).join('\n');
+    expect(got).toContain('who is in band 7?');
+    expect(got).not.toContain('a harmless line');
   });
 });
