@@ -108,7 +108,7 @@ export const ModelResourceSchema = z
     message: 'a provider model needs apiKey ({env} or {file})',
     path: ['apiKey'],
   });
-/** A data class a resource's results carry (`personal`, `confidential`, …): what a run that reads them is tainted with. */
+/** A data class a resource's results carry (`personal`, …): what a run reading them is tainted with. */
 const SensitiveSchema = z
   .string()
   .regex(/^[a-z][a-z0-9-]{0,31}$/, 'a data class: lower-case letters, digits and -, at most 32 characters')
