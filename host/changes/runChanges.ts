@@ -138,13 +138,17 @@ export class RunChanges {
     if (sides.some((s) => s.version.kind !== 'file')) return record;
     const missing = sides.find((s) => s.text === undefined);
     if (missing) return { ...record, notDiffed: missing.notKept ?? 'content not known' };
-    if (this.diffChars >= this.bounds.runDiffChars)
-      return { ...record, notDiffed: `the run's ${this.bounds.runDiffChars} characters of diffs are used up` };
+    const usedUp = { ...record, notDiffed: `the run's ${this.bounds.runDiffChars} characters of diffs are used up` };
+    if (this.diffChars >= this.bounds.runDiffChars) return usedUp;
+    const room = this.bounds.runDiffChars - this.diffChars;
     const diff = unifiedDiff(this.redact(before?.text ?? ''), this.redact(after?.text ?? ''), {
-      maxChars: Math.min(this.bounds.runDiffChars - this.diffChars, DIFF_MAX_CHARS),
+      maxChars: Math.min(room, DIFF_MAX_CHARS),
     });
     if (!diff.ok) return { ...record, notDiffed: diff.reason };
-    this.diffChars += diff.diff.length;
+    // Cut by what is left of the run's budget (not the per-diff cap): the budget is used up from here on.
+    const cutByRun = diff.truncated && room < DIFF_MAX_CHARS;
+    this.diffChars = cutByRun ? this.bounds.runDiffChars : this.diffChars + diff.diff.length;
+    if (diff.truncated && diff.diff === '') return usedUp;
     return { ...record, diff: diff.diff, ...(diff.truncated ? { diffTruncated: true } : {}) };
   }
 }
