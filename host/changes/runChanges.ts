@@ -1,3 +1,4 @@
+import { isSecretPath } from '../policy/classify.js';
 import type { EventData } from '../state/events.js';
 import {
   COMPARE_MAX_RECORDED,
@@ -136,6 +137,8 @@ export class RunChanges {
     const sides = [before, after].filter((s): s is Side => s !== undefined);
     // A link's record is its target; an `other` (FIFO, socket, device) has no content.
     if (sides.some((s) => s.version.kind !== 'file')) return record;
+    // A credential file's values may be ones the host never learnt (it was not read through fs/read): never diffed.
+    if (isSecretPath(path)) return { ...record, notDiffed: 'a secret path: never diffed' };
     const missing = sides.find((s) => s.text === undefined);
     if (missing) return { ...record, notDiffed: missing.notKept ?? 'content not known' };
     const usedUp = { ...record, notDiffed: `the run's ${this.bounds.runDiffChars} characters of diffs are used up` };

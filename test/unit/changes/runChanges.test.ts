@@ -155,9 +155,26 @@ describe('RunChanges: the run-end comparison', () => {
     const r = recorder(RUN_CHANGE_BOUNDS, (t) => t.split(secret).join('[REDACTED]'));
     const run = r.make();
     await run.begin();
-    writeFileSync(join(r.ws, 'key.pem'), `-----BEGIN-----\n${secret}\n-----END-----\n`);
+    writeFileSync(join(r.ws, 'notes.txt'), `-----BEGIN-----\n${secret}\n-----END-----\n`);
     await run.finish();
     expect(r.changes[0]!.diff).toBe('@@ -0,0 +1,3 @@\n+-----BEGIN-----\n+[REDACTED]\n+-----END-----\n');
+  });
+
+  it('a secret path (.env, ~/.ssh, cloud credentials) is never diffed, whatever the redactor knows', async () => {
+    const r = recorder();
+    const run = r.make();
+    await run.begin();
+    writeFileSync(join(r.ws, '.env'), 'UNLEARNT_TOKEN=abc123\n');
+    mkdirSync(join(r.ws, 'home/.aws'), { recursive: true });
+    writeFileSync(join(r.ws, 'home/.aws/credentials'), '[default]\nkey=abc123\n');
+    await run.finish();
+    run.written('out/.env.local', undefined, Buffer.from('X=abc123\n'), 'create');
+    expect(r.changes.map((c) => [c.path, c.notDiffed])).toEqual([
+      ['.env', 'a secret path: never diffed'],
+      ['home/.aws/credentials', 'a secret path: never diffed'],
+      ['out/.env.local', 'a secret path: never diffed'],
+    ]);
+    expect(JSON.stringify(r.changes)).not.toContain('abc123');
   });
 
   it('fs/write: created, overwritten and appended files get diffs; an unknown old content gets sizes only', () => {
