@@ -3,7 +3,7 @@ import { RpcError } from '../../sdk/protocol/rpcError.js';
 import type { HostRequestEntries } from '../rpc/hostRequestHandler.js';
 import { clip } from '../util/clip.js';
 import type { Action } from './actions.js';
-import { checkRelative, checkWritable, PathPolicyError, readInside, writeInside } from './paths.js';
+import { checkRelative, checkWritable, PathPolicyError, readInside, writeInside, type FoundBefore } from './paths.js';
 
 /** Most a single `fs/read` returns. */
 const MAX_READ_BYTES = 4 * 1024 * 1024;
@@ -60,12 +60,26 @@ export interface FsGate {
 }
 
 /**
+ * Where the host's writes are recorded (host/changes/runChanges.ts): the file as the write found it (undefined: it
+ * created it), read up to `readUpTo` bytes, and what was written.
+ */
+export interface WriteRecorder {
+  readUpTo: number;
+  written(
+    path: string,
+    previous: FoundBefore | undefined,
+    content: Buffer,
+    mode: 'create' | 'overwrite' | 'append',
+  ): void;
+}
+
+/**
  * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
  * followed, no `..`, no hard link, only regular files opened, `.git/hooks` and `.git/config` never
  * written), all of it off the event loop. Which of the two a run may call is decided by its
- * access (`grants.fs`).
+ * access (`grants.fs`). Each write is handed to `recorder` (its diff) once it is done.
  */
-export function fsRequests(workspaceRoot: string, gate?: FsGate): HostRequestEntries {
+export function fsRequests(workspaceRoot: string, gate?: FsGate, recorder?: WriteRecorder): HostRequestEntries {
   return {
     'fs/read': async (params, scope) => {
       const path = String(params.path);
@@ -92,14 +106,18 @@ export function fsRequests(workspaceRoot: string, gate?: FsGate): HostRequestEnt
       try {
         const encoding = (params.encoding as 'utf8' | 'base64' | undefined) ?? 'utf8';
         const bytes = Buffer.from(String(params.content), encoding);
-        return {
-          bytesWritten: await writeInside(
-            workspaceRoot,
-            path,
-            bytes,
-            (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite',
-          ),
-        };
+        const mode = (params.mode as 'create' | 'overwrite' | 'append' | undefined) ?? 'overwrite';
+        let found: FoundBefore | undefined;
+        const bytesWritten = await writeInside(
+          workspaceRoot,
+          path,
+          bytes,
+          mode,
+          recorder && { readUpTo: recorder.readUpTo, found: (previous) => (found = previous) },
+        );
+        // Recorded once written (a write refused or failed changed nothing to record).
+        recorder?.written(path, found, bytes, mode);
+        return { bytesWritten };
       } catch (error) {
         refusal(error, 'fs/write', path);
       }

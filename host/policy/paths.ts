@@ -233,16 +233,48 @@ export async function readInside(
   }
 }
 
+/** What a write found before it wrote: the file's size and, when at most `readUpTo` bytes, its bytes. */
+export interface FoundBefore {
+  size: number;
+  bytes?: Buffer;
+}
+
+/** Read what the opened file holds before it is written (the same inode, reopened read-only), up to `readUpTo`. */
+async function readBefore(file: FileHandle, readUpTo: number): Promise<FoundBefore> {
+  const { size } = await file.stat();
+  if (size > readUpTo) return { size };
+  let reader: FileHandle | undefined;
+  try {
+    reader = await reopen(file, constants.O_RDONLY);
+    const bytes = Buffer.alloc(size + 1);
+    let read = 0;
+    while (read < bytes.length) {
+      const { bytesRead } = await reader.read(bytes, read, bytes.length - read, read);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    // Grown since its size was taken: only its size is recorded.
+    return read > size ? { size } : { size, bytes: bytes.subarray(0, read) };
+  } catch {
+    return { size }; // not readable by the host (a mode the run set): its size only
+  } finally {
+    await closeQuietly(reader);
+  }
+}
+
 /**
  * Write a runner-named file of the workspace: missing directories and the file are created beneath
  * held descriptors, links are never followed, only regular files are opened, `.git/hooks` and
- * `.git/config` are refused, and an overwrite truncates only after every check.
+ * `.git/config` are refused, and an overwrite truncates only after every check. With `before`, what the file held
+ * is read from the very inode about to be written (after the checks, before any byte changes) and handed to it
+ * (undefined: the write creates the file), so the recorded diff is of this file, whatever was renamed meanwhile.
  */
 export async function writeInside(
   rootPath: string,
   rel: string,
   content: Buffer,
   mode: 'create' | 'overwrite' | 'append',
+  before?: { readUpTo: number; found(previous: FoundBefore | undefined): void },
 ): Promise<number> {
   const parts = checkWritable(rel);
   const { handle: root, real } = await openRoot(rootPath);
@@ -286,6 +318,7 @@ export async function writeInside(
       }
     }
     await verifyOpened(file, real, rel, expected);
+    before?.found(expected ? await readBefore(file, before.readUpTo) : undefined);
     // Truncate only after the checks: O_TRUNC at open would already have cut a wrong file.
     if (mode === 'overwrite') await file.truncate(0);
     let written = 0;

@@ -5,7 +5,7 @@ import type { Gateway, GatewayRunHandle } from '../gateway/gateway.js';
 import { gatewayRequests } from '../gateway/hostRequests.js';
 import { approvalRequests } from '../policy/approvalRequests.js';
 import type { RunPolicy } from '../policy/runPolicy.js';
-import { fsRequests } from '../policy/fsRequests.js';
+import { fsRequests, type WriteRecorder } from '../policy/fsRequests.js';
 import type { HostRequestEntries, HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import type { RunnerStateRepo } from '../state/runnerState.js';
 import { stateRequests } from '../state/stateRequests.js';
@@ -24,6 +24,8 @@ export interface HostRequestSources {
   policy: RunPolicy;
   /** The runner's id, as approvals name who asked. */
   runnerId: string;
+  /** Where `fs/write` records what it changed (its diff; host/changes/runChanges.ts). */
+  writes?: WriteRecorder;
 }
 
 /** A run's host requests: method → handler, and nothing else. */
@@ -37,7 +39,7 @@ export type HostRequestTable = HostRequestEntries;
 export function hostRequestTable(sources: HostRequestSources): HostRequestTable {
   const implemented: HostRequestEntries = {
     ...stateRequests(sources.state.repo, sources.state.scope),
-    ...fsRequests(sources.workspaceRoot, sources.policy),
+    ...fsRequests(sources.workspaceRoot, sources.policy, sources.writes),
     ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
     ...approvalRequests(sources.policy, { runnerId: sources.runnerId, workspaceRoot: sources.workspaceRoot }),
   };

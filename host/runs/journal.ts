@@ -246,6 +246,18 @@ export class OpenRunJournal {
     ]);
   }
 
+  /**
+   * Files the run changed (`file.changed`, one each) and, at its end, the comparison's summary (`workspace.compared`):
+   * one transaction, after the run's earlier events. Redacted by the store like every stored byte.
+   */
+  fileChanges(changes: EventData<'file.changed'>[], compared?: EventData<'workspace.compared'>): void {
+    const { runId } = this.run;
+    this.now([
+      ...changes.map((data) => ({ type: 'file.changed' as const, runId, data })),
+      ...(compared ? [{ type: 'workspace.compared' as const, runId, data: compared }] : []),
+    ]);
+  }
+
   /** Commit these events now, after the run's earlier ones: a decision lands before what it caused. */
   private now(events: Parameters<Store['append']>[1]): void {
     this.batcher.flush();

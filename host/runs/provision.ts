@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import type { Logger } from 'pino';
 import type { WireBindingInput, Resume } from '../../sdk/protocol/types.js';
 import { insideRoots } from '../util/insideRoots.js';
@@ -18,6 +18,7 @@ import { forgetMachineProbe, probeMachine, type MachineReport } from '../sandbox
 import type { RunIdentity } from '../sandbox/runIdentity.js';
 import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js';
 import { runSocketPath } from '../sandbox/runSockets.js';
+import { RunChanges } from '../changes/runChanges.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { performEffect } from '../state/effects.js';
 import type { Store } from '../state/store.js';
@@ -55,6 +56,8 @@ export interface Provisioned {
   sessionFolder: string;
   workspace: RunWorkspace & { granted: MaterializedGrants };
   disk?: RunDiskQuota;
+  /** The run's file changes: its writable folders as they were before the runner started (host/changes/). */
+  changes: RunChanges;
   skills: ReturnType<typeof checkSkills>;
   egressSocket?: string;
   /** The run's egress proxy, when it has one: the run's policy is set over it before the runner starts. */
@@ -243,6 +246,28 @@ const workspace: ProvisionStep = {
         }
       }
     });
+  },
+};
+
+/**
+ * The snapshot of the run's writable folders (the workspace, read-write granted mounts bound into it) that its end is
+ * compared with: what the runner writes without the host (a harness's tools, its shell) is recorded with a diff
+ * (docs/approvals.md, "Writes and their diffs"). Bounded by host/changes/caps.ts; nothing to undo.
+ */
+const changes: ProvisionStep = {
+  name: 'changes',
+  run: async (d) => {
+    const { journal } = d.input;
+    const ws = need(d.workspace, 'the workspace');
+    // A bound mount is seen under its path in the workspace; on the host that path is an empty mount point.
+    const roots = [
+      { label: '', path: ws.root },
+      ...ws.granted.binds
+        .filter((b) => !b.readOnly)
+        .map((b) => ({ label: relative(ws.root, b.target), path: b.source })),
+    ];
+    d.changes = new RunChanges(journal, (text) => d.deps.redactor.text(text), roots);
+    await d.changes.begin();
   },
 };
 
@@ -472,6 +497,7 @@ export const PROVISION_STEPS: readonly ProvisionStep[] = [
   command,
   session,
   workspace,
+  changes,
   skills,
   egress,
   gateway,
@@ -515,6 +541,7 @@ export async function provision(
       sessionFolder: need(draft.sessionFolder, 'the session folder'),
       workspace: need(draft.workspace, 'the workspace'),
       disk: draft.disk,
+      changes: need(draft.changes, 'the change snapshot'),
       skills: need(draft.skills, 'the skills'),
       egressSocket: draft.egressSocket,
       egress: draft.egress,

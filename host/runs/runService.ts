@@ -242,6 +242,7 @@ export class RunService {
       gateway: { gateway: this.gateway, handle: run.gateway },
       policy,
       runnerId: runner.manifest.id,
+      writes: run.changes,
     });
     // Checked before the sandbox is handed over: a throw here leaves its release to provision's undo.
     const params = buildRunParams({
@@ -304,14 +305,20 @@ export class RunService {
         onUpdate: (update, seq) => journal.update(update, seq),
         onHostRequest: (method, verdict) => journal.request(method, verdict),
       });
+    } catch (error) {
+      releasePolicy();
+      throw error;
     } finally {
       stopWatching?.();
-      releasePolicy();
     }
     try {
       journal.endUpdates();
+      // Before the policy forgets what the run's reads taught the redactor: a diff may hold those values.
+      await this.recordChanges(runId, run, journal);
+      releasePolicy();
       return this.settle(runId, run, journal, supervised);
     } catch (error) {
+      releasePolicy();
       // The runner started and is over: a throw here fails the run with its reason and ends it once, here
       // (never as "could not start" by a caller; docs/run-pipeline.md, "exactly one run.ended").
       this.log.error({ runId, err: error }, 'the host failed while recording a run that had started');
@@ -321,6 +328,19 @@ export class RunService {
         result: undefined,
         reason: `${supervised.reason}; then the host failed while recording the run: ${describeError(error)}`,
       };
+    }
+  }
+
+  /**
+   * What the runner changed in its writable folders without the host, by comparing them with the snapshot taken
+   * before it started (it is over, so nothing writes there now). A failure is logged and told, never the run's end.
+   */
+  private async recordChanges(runId: string, run: Provisioned, journal: OpenRunJournal): Promise<void> {
+    try {
+      await run.changes.finish();
+    } catch (error) {
+      this.log.error({ runId, err: error }, "comparing the run's folders with their start failed");
+      journal.notice('warn', `the run's file changes could not be recorded: ${describeError(error)}`);
     }
   }
 

@@ -5,6 +5,15 @@ import { UpdateSchema } from '../../sdk/protocol/schemas/updates.js';
 import { UsageSchema } from '../../sdk/protocol/schemas/common.js';
 import { LIMIT_HITS, OUTCOME_STATUSES } from '../process/outcome.js';
 
+/** One side of a `file.changed` (host/changes/content.ts). */
+const fileVersion = z.object({
+  kind: z.enum(['file', 'link', 'other']),
+  size: z.int().nonnegative(),
+  sha256: z.string().nullable(),
+  mode: z.int().nonnegative().optional(),
+  target: z.string().optional(),
+});
+
 const effectStatus = z.enum(['succeeded', 'failed', 'still_running', 'unknown']);
 
 /** The data of each event type (docs/state.md, "Events"). */
@@ -86,6 +95,34 @@ export const EVENT_DATA = {
     by: z.string(),
     reason: z.string(),
     grantId: z.string().optional(),
+  }),
+  /**
+   * A file of the run's writable folders changed (docs/approvals.md, "Writes and their diffs"): written through the
+   * host (`fs/write`, as it happens) or found by comparing the run's folders at its start and end (`run`).
+   */
+  'file.changed': z.object({
+    path: z.string(),
+    via: z.enum(['fs/write', 'run']),
+    change: z.enum(['added', 'changed', 'deleted']),
+    before: fileVersion.optional(),
+    after: fileVersion.optional(),
+    /** Unified diff hunks (no headers) of the redacted old and new text; absent for binary, large or capped files. */
+    diff: z.string().optional(),
+    diffTruncated: z.boolean().optional(),
+    /** Why there is no diff of a file (binary, its size, a cap), in words. */
+    notDiffed: z.string().optional(),
+  }),
+  /** The end-of-run comparison of the run's writable folders: what it covered, and what the caps left out. */
+  'workspace.compared': z.object({
+    roots: z.array(z.string()),
+    entries: z.object({ before: z.int().nonnegative(), after: z.int().nonnegative() }),
+    changed: z.int().nonnegative(),
+    recorded: z.int().nonnegative(),
+    /** Changes found but not recorded (past the per-run count cap), and paths a capped walk could not compare. */
+    notRecorded: z.int().nonnegative(),
+    uncompared: z.int().nonnegative(),
+    capped: z.array(z.string()),
+    summary: z.string().optional(),
   }),
   'session.paused': z.object({ reason: z.string(), effects: z.array(z.string()) }),
   'session.resumed': z.object({ by: z.string() }),

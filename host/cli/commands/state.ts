@@ -5,8 +5,31 @@ import { resolveRun } from '../../recovery/reconcile.js';
 import { describeRecovery, openHostState } from '../../start.js';
 import { describeUsage } from '../render.js';
 import type { RunOutcome } from '../../process/outcome.js';
+import type { EventData, StoredEvent } from '../../state/events.js';
 
 type Out = (text: string) => void;
+
+/**
+ * One event of `paddock runs show`: its data clipped on one line, except a file change (its path, then its diff or why
+ * there is none, indented) and the comparison's summary, which an admin reads whole. Terminal-safe: a runner chose
+ * the path and the text.
+ */
+function describeEvent(e: StoredEvent): string {
+  if (e.type === 'file.changed') {
+    const c = e.data as EventData<'file.changed'>;
+    const head = `  ${e.seq} file.changed ${terminalSafe(c.path)} ${c.change} (${c.via})`;
+    const sizes = `${c.before ? c.before.size : '-'} → ${c.after ? c.after.size : '-'} bytes`;
+    if (c.diff === undefined) return `${head}: ${sizes}${c.notDiffed ? `, ${c.notDiffed}` : ''}`;
+    const body = terminalSafe(c.diff, true).replace(/\n$/, '').split('\n');
+    return [head + (c.diffTruncated ? ' (diff truncated)' : ''), ...body.map((l) => `      ${l}`)].join('\n');
+  }
+  if (e.type === 'workspace.compared') {
+    const c = e.data as EventData<'workspace.compared'>;
+    const summary = c.summary ? `: ${c.summary}` : '';
+    return `  ${e.seq} workspace.compared ${c.changed} changed, ${c.recorded} recorded${summary}`;
+  }
+  return `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`;
+}
 
 /** `paddock runs list|show|resolve` and `paddock sessions show`. Returns the exit code. */
 export async function stateCommand(
@@ -41,7 +64,7 @@ export async function stateCommand(
           `${run.id} ${run.status}: ${run.reason ?? ''}`,
           `session ${run.sessionId} · runner ${run.runnerId} · pid ${run.pid ?? '-'}`,
           ...(run.usage ? [describeUsage(run.usage as NonNullable<RunOutcome['usage']>)] : []),
-          ...events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`),
+          ...events.map((e) => describeEvent(e)),
         ].join('\n'),
       );
       return 0;

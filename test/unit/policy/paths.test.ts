@@ -40,6 +40,23 @@ const codeOf = async (fn: () => Promise<unknown>) => {
 };
 
 describe('path policy (host-side file operations on runner-named paths)', () => {
+  it('a write hands over what the file held, read from the very inode it writes, before any byte changes', async () => {
+    const { ws } = setup();
+    const seen: unknown[] = [];
+    const before = (readUpTo = 100) => ({ readUpTo, found: (p: unknown) => void seen.push(p) });
+    await writeInside(ws, 'out/new.txt', Buffer.from('abc'), 'create', before());
+    await writeInside(ws, 'out/new.txt', Buffer.from('de'), 'append', before());
+    await writeInside(ws, 'out/new.txt', Buffer.from('z'), 'overwrite', before(3));
+    expect(seen).toEqual([undefined, { size: 3, bytes: Buffer.from('abc') }, { size: 5 }]);
+    expect(readFileSync(join(ws, 'out/new.txt'), 'utf8')).toBe('z');
+    // A refused write (a link) hands nothing over.
+    symlinkSync(join(ws, 'in/ok.txt'), join(ws, 'in/link'));
+    expect(await codeOf(async () => writeInside(ws, 'in/link', Buffer.from('x'), 'overwrite', before()))).toBe(
+      'SYMLINK',
+    );
+    expect(seen).toHaveLength(3);
+  });
+
   it('reads and writes inside the workspace', async () => {
     const { ws } = setup();
     expect((await readInside(ws, 'in/ok.txt', 100)).content.toString()).toBe('hello');
