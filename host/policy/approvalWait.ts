@@ -1,17 +1,26 @@
 import type { ApprovalAnswer, ApprovalPort, PendingApproval } from './runPolicy.js';
 
-/** Wait until a person decides, the approval expires, or the run ends (which voids it). */
+/**
+ * Wait until a person decides, the approval expires, its request or run ends (which voids it), or a lasting grant
+ * made meanwhile covers the action (`coveredNow`: the approval is voided as no longer asked, and the grant's answer
+ * given — so the twin asks of parallel requests end with the first approval that grants their scope).
+ */
 export async function waitForDecision(
   port: ApprovalPort,
   pending: PendingApproval,
   signal: AbortSignal | undefined,
   pollMs: number,
   now: () => Date,
+  coveredNow?: () => Omit<ApprovalAnswer, 'approvalId' | 'action'> | undefined,
 ): Promise<Omit<ApprovalAnswer, 'approvalId' | 'action'>> {
   const expiresAt = Date.parse(pending.expiresAt);
   for (;;) {
     const state = settle(port, pending, signal, now, expiresAt);
     if (state) return state;
+    const covered = coveredNow?.();
+    // Voided only while still pending: a decision made meanwhile stands, and is read on the next turn.
+    if (covered && port.void(pending.id, now().toISOString(), `no longer asked: ${covered.reason}`)?.status === 'void')
+      return covered;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.max(1, Math.min(pollMs, expiresAt - now().getTime() + 1)));
       signal?.addEventListener('abort', done, { once: true });
@@ -34,7 +43,8 @@ function settle(
 ): Omit<ApprovalAnswer, 'approvalId' | 'action'> | undefined {
   const at = now();
   let state = port.state(pending.id);
-  if (state?.status === 'pending' && signal?.aborted) state = port.void(pending.id, at.toISOString(), 'the run ended');
+  if (state?.status === 'pending' && signal?.aborted)
+    state = port.void(pending.id, at.toISOString(), 'its request ended (the run ended, or the runner gave it up)');
   if (state?.status === 'pending' && at.getTime() >= expiresAt) state = port.expire(pending.id, at.toISOString());
   if (!state) return { decision: 'denied', by: 'host', reason: `approval ${pending.id} is gone from the store` };
   switch (state.status) {

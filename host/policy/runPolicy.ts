@@ -70,7 +70,7 @@ export interface ApprovalPort {
   state(id: string): ApprovalState | undefined;
   /** Expire it if it is still pending (`at` is past its expiry); its state after. */
   expire(id: string, at: string): ApprovalState | undefined;
-  /** Void it if it is still pending (the run is over); its state after. */
+  /** Void it if it is still pending (its request or run is over, or a grant covers it now); its state after. */
   void(id: string, at: string, why: string): ApprovalState | undefined;
   /** Record the answer (`approval.decided`, audited). */
   decided(answer: ApprovalAnswer): void;
@@ -214,12 +214,28 @@ export class RunPolicy {
     this.port.request(pending);
     this.waiting += 1;
     try {
-      const final = await waitForDecision(this.port, pending, signal, this.pollMs, this.now);
+      const final = await waitForDecision(this.port, pending, signal, this.pollMs, this.now, () =>
+        this.coveredByLastingGrant(action),
+      );
       this.port.decided({ approvalId: pending.id, action, ...final });
       return final;
     } finally {
       this.waiting -= 1;
     }
+  }
+
+  /**
+   * The answer a lasting grant (run, session, binding) made since the action was asked gives it now, if one covers
+   * it. A `once` grant never counts here: it was made for the approval that asked for it, not for its twins.
+   */
+  private coveredByLastingGrant(action: Action): PolicyAnswer | undefined {
+    const at = this.now();
+    const lasting = this.port.liveGrants(at).filter((g) => g.lifetime !== 'once');
+    if (lasting.length === 0) return undefined;
+    const verdict = evaluateFor(this.ctx, action, at, this.taintClasses, lasting);
+    if (verdict.decision !== 'allow' || verdict.decidedBy.kind !== 'grant') return undefined;
+    const { by, reason } = describeVerdict(verdict);
+    return { decision: 'approved', by, reason, grantId: verdict.decidedBy.grantId };
   }
 
   /**
@@ -313,27 +329,36 @@ export class RunPolicy {
  * decided again without it (it asks).
  */
 function decide(ctx: ApprovalRunContext, port: ApprovalPort, action: Action, at: Date, taint: string[]): Verdict {
-  const evaluateWith = (grants: CapabilityGrant[]) =>
-    evaluate(action, {
-      ...(taint.length > 0 ? { taint: { classes: taint } } : {}),
-      rules: ctx.rules,
-      grants,
-      approvalPolicy: ctx.approvalPolicy,
-      networkAllow: ctx.networkAllow,
-      sandbox: ctx.sandbox,
-      now: at,
-      tenant: ctx.tenant,
-      bindingId: ctx.bindingId,
-      sessionId: ctx.sessionId,
-      runId: ctx.runId,
-    });
   let grants = port.liveGrants(at);
   for (;;) {
-    const verdict = evaluateWith(grants);
+    const verdict = evaluateFor(ctx, action, at, taint, grants);
     if (verdict.decidedBy.kind !== 'grant') return verdict;
     const grantId = verdict.decidedBy.grantId;
     const grant = grants.find((g) => g.id === grantId);
     if (grant?.lifetime !== 'once' || port.useOnceGrant(grantId, at.toISOString())) return verdict;
     grants = grants.filter((g) => g.id !== grantId);
   }
+}
+
+/** The evaluator's verdict on an action of this run, with these grants. */
+function evaluateFor(
+  ctx: ApprovalRunContext,
+  action: Action,
+  at: Date,
+  taint: string[],
+  grants: CapabilityGrant[],
+): Verdict {
+  return evaluate(action, {
+    ...(taint.length > 0 ? { taint: { classes: taint } } : {}),
+    rules: ctx.rules,
+    grants,
+    approvalPolicy: ctx.approvalPolicy,
+    networkAllow: ctx.networkAllow,
+    sandbox: ctx.sandbox,
+    now: at,
+    tenant: ctx.tenant,
+    bindingId: ctx.bindingId,
+    sessionId: ctx.sessionId,
+    runId: ctx.runId,
+  });
 }

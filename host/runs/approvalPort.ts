@@ -110,7 +110,7 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLea
       return stateOf(approvalById(store, id));
     },
     void: (id, at, why) => {
-      voidApprovals(store, { runId }, at, why);
+      voidApprovals(store, { runId, id }, at, why);
       return stateOf(approvalById(store, id));
     },
     tainted: (dataClass, source) => journal.tainted(dataClass, shown(source)),

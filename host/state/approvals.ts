@@ -381,14 +381,23 @@ export function expireApprovals(store: Store, now: string): ApprovalRow[] {
 }
 
 /**
- * The pending approvals of a run that ended turned `void` with `why` as their reason (audited `approval.voided`,
- * actor `host`): deciding them is refused `not_pending` from then on, so a late decision never reaches a run.
+ * The pending approvals of a run that ended (or the one named by `id`, whose request ended) turned `void` with
+ * `why` as their reason (audited `approval.voided`, actor `host`): deciding them is refused `not_pending` from then
+ * on, so a late decision never reaches a run.
  */
-export function voidApprovals(store: Store, of: { runId: string }, at: string, why: string): ApprovalRow[] {
+export function voidApprovals(
+  store: Store,
+  of: { runId: string; id?: string },
+  at: string,
+  why: string,
+): ApprovalRow[] {
   return store.transaction(() => {
     const pending = dbOf(store)
-      .prepare("SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' ORDER BY created_at, id")
-      .all(of.runId) as ApprovalSqlRow[];
+      .prepare(
+        "SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' AND (? IS NULL OR id = ?) " +
+          'ORDER BY created_at, id',
+      )
+      .all(of.runId, of.id ?? null, of.id ?? null) as ApprovalSqlRow[];
     return voidRows(store, pending.map(toApproval), at, why);
   });
 }

@@ -13,22 +13,27 @@ import {
   type ApprovalState,
   type PendingApproval,
 } from '../../../host/policy/runPolicy.js';
-import type { Action } from '../../../host/policy/actions.js';
+import type { Action, CapabilityGrant, GrantLifetime } from '../../../host/policy/actions.js';
 
 function standIn() {
-  const rows = new Map<string, ApprovalState & { pending: PendingApproval }>();
+  const rows = new Map<string, ApprovalState & { pending: PendingApproval; polled: number }>();
+  const grants: CapabilityGrant[] = [];
   const decided: ApprovalAnswer[] = [];
   const tainted: [string, string][] = [];
   const learnt: string[] = [];
   const port: ApprovalPort = {
-    liveGrants: () => [],
+    liveGrants: () => grants,
     useOnceGrant: () => false,
-    request: (pending) => rows.set(pending.id, { status: 'pending', pending }),
-    state: (id) => rows.get(id),
-    expire: (id) => rows.get(id),
-    void: (id) => {
+    request: (pending) => rows.set(pending.id, { status: 'pending', pending, polled: 0 }),
+    state: (id) => {
       const row = rows.get(id);
-      if (row?.status === 'pending') row.status = 'void';
+      if (row) row.polled += 1;
+      return row;
+    },
+    expire: (id) => rows.get(id),
+    void: (id, _at, why) => {
+      const row = rows.get(id);
+      if (row?.status === 'pending') Object.assign(row, { status: 'void', reason: why });
       return row;
     },
     decided: (answer) => decided.push(answer),
@@ -41,7 +46,7 @@ function standIn() {
     row.status = status;
     row.decidedBy = 'user:test';
   };
-  return { port, rows, decided, tainted, learnt, decide };
+  return { port, rows, grants, decided, tainted, learnt, decide };
 }
 
 const policyOver = (port: ApprovalPort) =>
@@ -102,6 +107,60 @@ describe('RunPolicy: asks in all', () => {
     const over = await policy.decide(exec('make one-more'), 'once');
     expect(over).toMatchObject({ decision: 'denied', reason: expect.stringMatching(/asked 256 times/) });
     expect(s.rows.size).toBe(MAX_ASKS_PER_RUN);
+  });
+});
+
+describe('RunPolicy: twin asks', () => {
+  const egress = (): Action => ({
+    effect: 'network',
+    target: { kind: 'domain', value: 'api.example.com' },
+    via: 'egress',
+  });
+  const grant = (id: string, lifetime: GrantLifetime): CapabilityGrant => ({
+    id,
+    capability: 'network',
+    scope: { kind: 'domain', value: 'api.example.com' },
+    lifetime,
+    tenant: 't',
+    bindingId: 'b',
+    sessionId: 's',
+    runId: 'r',
+    grantor: 'user:test',
+    createdAt: new Date().toISOString(),
+  });
+  /** Resolves once every waiting row was read at least `n` more times (each wait's turn reads its row first). */
+  const turns = async (s: ReturnType<typeof standIn>, n: number) => {
+    const start = new Map([...s.rows].map(([id, r]) => [id, r.polled]));
+    while ([...s.rows].some(([id, r]) => r.status === 'pending' && r.polled < start.get(id)! + n))
+      await new Promise((resolve) => setTimeout(resolve, 1));
+  };
+
+  it('a lasting grant made while twins wait answers them (each voided: no longer asked); a once grant not', async () => {
+    const s = standIn();
+    const policy = policyOver(s.port);
+    const twins = [policy.decide(egress(), 'once'), policy.decide(egress(), 'once')];
+    expect([...s.rows.values()].map((r) => r.status)).toEqual(['pending', 'pending']);
+    s.grants.push(grant('gr_once', 'once'));
+    await turns(s, 3);
+    expect([...s.rows.values()].map((r) => r.status)).toEqual(['pending', 'pending']);
+    s.grants.push(grant('gr_run', 'run'));
+    const answers = await Promise.all(twins);
+    for (const answer of answers)
+      expect(answer).toMatchObject({ decision: 'approved', by: 'grant gr_run', grantId: 'gr_run' });
+    for (const row of s.rows.values())
+      expect(row).toMatchObject({ status: 'void', reason: expect.stringMatching(/^no longer asked: .*gr_run/) });
+  });
+
+  it('while tainted, a lasting grant answers no twin: each still needs its own one-time approval', async () => {
+    const s = standIn();
+    const policy = policyOver(s.port);
+    policy.markTainted('credential', '.env');
+    const twin = policy.decide(egress(), 'once');
+    s.grants.push(grant('gr_run', 'run'));
+    await turns(s, 3);
+    expect([...s.rows.values()].map((r) => r.status)).toEqual(['pending']);
+    s.decide('denied');
+    expect(await twin).toMatchObject({ decision: 'denied', by: 'user:test' });
   });
 });
 

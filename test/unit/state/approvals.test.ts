@@ -264,6 +264,16 @@ describe('approvals', () => {
     expect(expireApprovals(store, at(2))).toEqual([]);
   });
 
+  it("voidApprovals of one id (its request ended) leaves the run's other pending approvals waiting", () => {
+    const { store } = open();
+    const gone = insertApproval(store, ask());
+    const twin = insertApproval(store, ask());
+    const voided = voidApprovals(store, { runId: 'run_1', id: gone.id }, at(1), 'its request ended');
+    expect(voided.map((r) => [r.id, r.status])).toEqual([[gone.id, 'void']]);
+    expect(approvalById(store, twin.id)!.status).toBe('pending');
+    expect(voidApprovals(store, { runId: 'run_2', id: twin.id }, at(1), 'not its run')).toEqual([]);
+  });
+
   it("voidApprovals ends a finished run's pending approvals; deciding one is then not_pending", () => {
     const { store } = open();
     const mine = insertApproval(store, ask());
