@@ -135,7 +135,7 @@ describe('RunPolicy: twin asks', () => {
       await new Promise((resolve) => setTimeout(resolve, 1));
   };
 
-  it('a lasting grant made while twins wait answers them (each voided: no longer asked); a once grant not', async () => {
+  it('a lasting grant made while twins wait answers them (each voided, no longer asked), once grants not', async () => {
     const s = standIn();
     const policy = policyOver(s.port);
     const twins = [policy.decide(egress(), 'once'), policy.decide(egress(), 'once')];
