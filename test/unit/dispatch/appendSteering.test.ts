@@ -73,6 +73,8 @@ function setUp(takesMessages: boolean) {
     },
   };
   const dispatcher = new Dispatcher(h.config, log, h.store, runs, h.redactor);
+  /** A second dispatcher on the same store: as another host process on the data folder sees this one's runs. */
+  const another = () => new Dispatcher(h.config, log, h.store, runs, h.redactor);
   const started = (n: number) =>
     new Promise<Running>((resolve) => {
       const check = () => (running.length >= n ? resolve(running[n - 1]!) : setImmediate(check));
@@ -83,7 +85,7 @@ function setUp(takesMessages: boolean) {
       const check = () => (run.offered.length >= n ? resolve(run.offered[n - 1]!) : offers.push(check));
       check();
     });
-  return { h, dispatcher, running, started, offered };
+  return { h, dispatcher, another, running, started, offered };
 }
 const textOf = (e: ChatEvent) => (e.message.parts[0] as { text: string }).text;
 const send = (d: Dispatcher, text: string, id?: string) => d.dispatch(chatEvent({ bot: 'ap', text, id }));
@@ -185,6 +187,20 @@ describe('steering append: the dispatcher', () => {
     expect(first.status).toBe('started');
     expect(first.notAppended).toBeUndefined();
     (await started(1)).finish();
+    await dispatcher.drain();
+  });
+
+  it('a run another host process holds: the message is queued there, "other_process" (no answer crosses)', async () => {
+    const { dispatcher, another, started } = setUp(true);
+    const first = live(await send(dispatcher, 'one'));
+    const run = await started(1);
+    const elsewhere = another();
+    const second = live(await send(elsewhere, 'two'));
+    expect(second).toMatchObject({ status: 'queued', notAppended: { code: 'other_process' } });
+    expect(second.notAppended?.message).toBe(`run ${first.runId} is held by another host process`);
+    expect(run.offered).toEqual([]);
+    elsewhere.cancel(second.runId, 'test over');
+    run.finish();
     await dispatcher.drain();
   });
 });
