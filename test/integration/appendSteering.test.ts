@@ -107,7 +107,7 @@ describe('steering append (real runner processes)', () => {
     expect(outputOf(await second.done)).toBe('done: two');
   });
 
-  it('a large message within the intake limit is delivered whole; one over it is refused, the run goes on', async () => {
+  it('a big message within the intake limit is delivered whole; one over it is refused; the run is fine', async () => {
     const first = await running('takes', 'big', 'b1');
     const big = 'x'.repeat(900 * 1024);
     expect((await send('takes', big, 'b1')).status).toBe('appended');
