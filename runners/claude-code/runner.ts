@@ -129,9 +129,9 @@ export const claudeCodeRunner = defineRunner({
     if (binding.workspace?.session) env.CLAUDE_CONFIG_DIR = join(binding.workspace.session, 'claude');
 
     const prompt = eventText(event);
-    const turn = async (resume: string | undefined) => {
+    const turn = async (resume: string | undefined, earlier: readonly string[] = []) => {
       const mapper = new ClaudeStreamMapper(disallowed);
-      const inbox = new UserLines(prompt);
+      const inbox = new UserLines(prompt, earlier);
       let versionChecked = false;
       const exit = await runHarnessTurn({
         name: 'claude',
@@ -157,7 +157,7 @@ export const claudeCodeRunner = defineRunner({
         signal: ctx.signal,
         map: (value) => mapper.map(value),
         conversation: {
-          initial: [inbox.first],
+          initial: inbox.initial,
           ...(hostPermissions
             ? { answer: (value: Record<string, unknown>) => answerControl(value, ctx, cwd, mapper) }
             : {}),
@@ -183,12 +183,12 @@ export const claudeCodeRunner = defineRunner({
         },
       });
       stopTaking();
-      return { mapper, exit };
+      return { mapper, exit, added: inbox.added };
     };
     let stopTaking = () => {};
 
     const previous = ctx.resume?.external?.sessionId;
-    let { mapper, exit } = await turn(previous);
+    let { mapper, exit, added } = await turn(previous);
     if (previous && !mapper.sessionId && /No conversation found/i.test(exit.stderrTail) && !exit.cancelled) {
       // The saved session is gone (another machine, cleaned HOME): start afresh and say so.
       ctx.emit({
@@ -196,7 +196,8 @@ export const claudeCodeRunner = defineRunner({
         level: 'warn',
         message: `claude: session ${previous} was not found; starting a fresh session`,
       });
-      ({ mapper, exit } = await turn(undefined));
+      // Messages the host delivered to the CLI that gave up are the new session's too: they were accepted.
+      ({ mapper, exit, added } = await turn(undefined, added));
     }
     const broken = harnessExitFailure('claude', exit);
     if (broken) return broken;

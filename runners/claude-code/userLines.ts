@@ -14,19 +14,25 @@ const userLine = (text: string): Obj => ({
  * `result` only when every line written was taken — else a message would be dropped with the closing stdin.
  */
 export class UserLines {
-  readonly first: Obj;
-  private written = 1;
+  /** The lines to start with: the prompt, then messages an earlier CLI of this run took (see `added`). */
+  readonly initial: Obj[];
+  /** The texts of the messages added while this CLI ran: a retry of the run's CLI must start with them too. */
+  readonly added: string[] = [];
+  private written: number;
   private taken = 0;
   private ended = false;
 
-  constructor(prompt: string) {
-    this.first = userLine(prompt);
+  constructor(prompt: string, earlier: readonly string[] = []) {
+    this.initial = [userLine(prompt), ...earlier.map(userLine)];
+    this.written = this.initial.length;
+    this.added.push(...earlier);
   }
 
   /** Write one more user message; false (nothing written) once stdin is closing or gone. */
   add(text: string, write: (value: Obj) => boolean): boolean {
     if (this.ended || !write(userLine(text))) return false;
     this.written += 1;
+    this.added.push(text);
     return true;
   }
 
