@@ -12,6 +12,7 @@ export {
 } from './runner/defineRunner.js';
 export { serve, type ServeOptions } from './runner/serve.js';
 export type { RunContext, HostCalls } from './runner/context.js';
+export type { MessageHandler } from './runner/messageSlot.js';
 export { eventText } from './runner/eventText.js';
 export { createRunnerLogger, type Logger } from './logger.js';
 export {

@@ -27,7 +27,9 @@ export async function dispatchFor(
 ): Promise<z.infer<typeof DispatchAnswerSchema>> {
   const ticket: DispatchTicket = await deps.dispatcher.dispatch(event, {}, { tenant });
   if (tenantOfSession(deps.store, ticket.sessionId) !== tenant) {
-    if (ticket.status !== 'duplicate') deps.dispatcher.cancel(ticket.runId, 'dispatched outside its tenant');
+    // Only a run this event started: an appended message's run is an earlier event's.
+    if (ticket.status === 'started' || ticket.status === 'queued')
+      deps.dispatcher.cancel(ticket.runId, 'dispatched outside its tenant');
     throw new ApiProblem(422, 'no_binding', `no binding of tenant "${tenant}" routes this event`, {
       reason: 'no_binding',
     });
@@ -39,6 +41,7 @@ export async function dispatchFor(
     sessionId: ticket.sessionId,
     bindingId: ticket.bindingId,
     ...(ticket.status === 'duplicate' ? {} : { position: ticket.position }),
+    ...(ticket.status !== 'duplicate' && ticket.notAppended ? { notAppended: ticket.notAppended } : {}),
     links: runLinks(ticket.runId, ticket.sessionId),
   };
 }

@@ -32,11 +32,20 @@ export const IdParams = z.object({ id: IdSchema });
 
 /** What dispatching an event (or a follow-up message) did. */
 export const DispatchAnswerSchema = z.object({
-  status: z.enum(['started', 'queued', 'duplicate']),
+  status: z
+    .enum(['started', 'queued', 'appended', 'duplicate'])
+    .describe(
+      'started or queued: a run of its own; appended: delivered to the running run `runId` of the session (the ' +
+        "binding's steering append); duplicate: a redelivery of an event already taken.",
+    ),
   runId: z.string(),
   sessionId: z.string(),
   bindingId: z.string(),
   position: z.int().nonnegative().optional(),
+  notAppended: z
+    .object({ code: z.enum(['not_running', 'other_process', 'unsupported', 'refused']), message: z.string() })
+    .optional()
+    .describe('Steering append with a live run, yet a run of its own: why (it runs in turn, as with queue).'),
   links: z.object({ run: z.string(), runEvents: z.string(), sessionEvents: z.string() }),
 });
 API_SCHEMAS.add(DispatchAnswerSchema, { id: 'DispatchAnswer', description: 'What dispatch did with an event.' });

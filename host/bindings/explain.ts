@@ -46,6 +46,8 @@ export interface Explanation {
     runner: string;
     route: Binding['route'];
     steering: Binding['steering'];
+    /** Steering `append`: where a message that arrives during a run goes, with this runner. */
+    steeringNote?: string;
     approvalPolicy: Binding['approvalPolicy'];
   };
   runner: { id: string; version: string; dir: string; risk: string } | { id: string; missing: string };
@@ -170,6 +172,7 @@ export function explainBinding(
       runner: binding.runner,
       route: binding.route,
       steering: binding.steering,
+      ...(binding.steering === 'append' ? { steeringNote: appendNote(binding.runner, runner?.manifest) } : {}),
       approvalPolicy: binding.approvalPolicy,
     },
     sandbox: {
@@ -275,7 +278,8 @@ export function renderExplanation(e: Explanation): string {
       e.binding.runner,
   );
   lines.push(
-    `  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering} · approvals ` +
+    `  route: ${JSON.stringify(e.binding.route)} · steering ${e.binding.steering}` +
+      `${e.binding.steeringNote ? ` (${e.binding.steeringNote})` : ''} · approvals ` +
       `${e.binding.approvalPolicy}`,
   );
   if ('missing' in e.runner) lines.push(`  runner: ${e.runner.missing}`);
@@ -426,4 +430,12 @@ function plannedRequest(
     gatewaySocket:
       needsGateway && sandbox.gatewayOnSocket ? join(paths.dataDir, 'sockets', '<runId>.gateway.sock') : undefined,
   });
+}
+
+/** Where a steering-`append` message goes with this runner (its manifest's `capabilities.append`). */
+function appendNote(runnerId: string, manifest: { capabilities: { append: boolean } } | undefined): string {
+  if (!manifest) return `runner ${runnerId} is missing`;
+  return manifest.capabilities.append
+    ? `a message during a run is delivered to the running ${runnerId} run; if it cannot take it, it waits its turn`
+    : `runner ${runnerId} takes no messages during a run: they wait their turn, as with queue`;
 }

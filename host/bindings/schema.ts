@@ -404,14 +404,16 @@ export const BindingSchema = z.strictObject({
   /**
    * A message that arrives while the session's run is busy: `queue` waits its turn; `interrupt` (earlier name
    * `restart`) cancels the running and waiting runs at their next safe point and starts a run under a new goal
-   * revision (docs/approvals.md, "Steering").
+   * revision; `append` delivers it to the running run where its runner takes messages mid-run (Claude Code), else it
+   * waits its turn like `queue` (docs/approvals.md, "Steering").
    */
   steering: z
-    .enum(['queue', 'interrupt', 'restart'])
+    .enum(['queue', 'interrupt', 'restart', 'append'])
     .default('queue')
     .describe(
       'queue: a new message waits its turn; interrupt (earlier name restart): it cancels the running and waiting ' +
-        'runs and starts under a new goal revision.',
+        'runs and starts under a new goal revision; append: it is delivered to the running run when its runner ' +
+        'takes messages mid-run (claude-code), else it waits its turn as with queue.',
     ),
   enabled: z.boolean().default(true),
 });

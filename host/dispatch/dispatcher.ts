@@ -12,6 +12,7 @@ import type { Store } from '../state/store.js';
 import { conversationKey, type QueuedRun, type RunHooks, type RunPlan } from '../runs/runService.js';
 import type { PlanRefusal } from '../runs/plan.js';
 import { takeChatEvent } from '../runs/eventIntake.js';
+import type { RunInbox } from '../runs/runInbox.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
 import {
@@ -29,17 +30,31 @@ import { assertTenant, DEFAULT_TENANT, tenantOf } from '../config/tenant.js';
 /** Why dispatch refused an event (stable; clients branch on it). */
 export type RefusalReason = PlanRefusal | 'invalid_event' | 'queue_full' | 'session_paused';
 
+/**
+ * Why a message under steering `append` became a run of its own although its session had a live run (stable codes):
+ * the run is waiting or starting, or messages wait before it (`not_running`), another host process holds it
+ * (`other_process`), its runner does not take messages during a run (`unsupported`), or the runner refused it, did not
+ * answer in time, or the run ended first (`refused`).
+ */
+export type NotAppended = { code: 'not_running' | 'other_process' | 'unsupported' | 'refused'; message: string };
+
 /** What dispatch did with an event. */
 export type DispatchTicket =
   | {
-      status: 'started' | 'queued';
+      /**
+       * `started`, `queued` (a run of its own), or `appended`: delivered to the session's running run `runId`
+       * (steering `append`); `done` is then that run's end.
+       */
+      status: 'started' | 'queued' | 'appended';
       runId: string;
       sessionId: string;
       bindingId: string;
-      /** Runs ahead of this one in its session (0 when it started at once). */
+      /** Runs ahead of this one in its session (0 when it started at once or was appended). */
       position: number;
       /** Resolves when the run has ended (never rejects). */
       done: Promise<RunOutcome>;
+      /** Steering `append`, a live run, and still a run of its own: why (nothing is lost, it runs in turn). */
+      notAppended?: NotAppended;
     }
   | { status: 'duplicate'; runId: string; sessionId: string; bindingId: string };
 
@@ -65,6 +80,8 @@ interface Waiting {
   controller: AbortController;
   done: Promise<RunOutcome>;
   resolve(outcome: RunOutcome): void;
+  /** Set while the run is running and its runner takes messages during a run (steering `append`). */
+  inbox?: RunInbox;
 }
 
 interface SessionSlot {
@@ -108,6 +125,8 @@ export class Dispatcher {
   private readonly watcher: RunControlWatcher;
   private readonly waker: ClaimWaker;
   private reclaiming = false;
+  /** Per session, the end of the last steering-`append` dispatch: the next one waits for it (order is kept). */
+  private readonly appendTurns = new Map<string, Promise<void>>();
   private readonly refusalObservers = new Set<(reason: string) => void>();
 
   constructor(
@@ -141,7 +160,7 @@ export class Dispatcher {
       throw error;
     }
     try {
-      return this.accept(event, hooks, tenant);
+      return await this.take(event, hooks, tenant);
     } catch (error) {
       if (error instanceof HostError && error.code === 'DISPATCH_REFUSED') this.auditRefusal(event, error, tenant);
       throw error;
@@ -177,7 +196,8 @@ export class Dispatcher {
     while (this.byRun.size > 0) await Promise.all([...this.byRun.values()].map((w) => w.done));
   }
 
-  private accept(event: ChatEvent, hooks: DispatchHooks, tenant: string): DispatchTicket {
+  /** Dedupe, plan, then append (steering `append`, a running run that takes it) or queue a run of its own. */
+  private async take(event: ChatEvent, hooks: DispatchHooks, tenant: string): Promise<DispatchTicket> {
     const duplicate = this.findDelivery(tenant, event);
     if (duplicate) return duplicate;
     let plan: RunPlan;
@@ -193,6 +213,79 @@ export class Dispatcher {
     // Planning routes among the tenant's bindings only; a plan for another tenant's binding is a bug, never a run.
     if (tenantOf(binding) !== tenant)
       throw new Error(`planning chose binding "${binding.id}" outside the dispatch's tenant`);
+    if (binding.steering !== 'append') return this.accept(event, hooks, tenant, plan);
+    const { sessionId } = this.store.ensureSession(tenant, binding.id, conversationKey(event));
+    return this.inAppendOrder(sessionId, async () => {
+      // A redelivery that waited behind its first copy finds it recorded now.
+      const again = this.findDelivery(tenant, event);
+      if (again) return again;
+      const target = this.appendTarget(sessionId);
+      if (!('inbox' in target)) return this.accept(event, hooks, tenant, plan, target.notAppended);
+      const { inbox, running } = target;
+      const answer = await inbox.deliver(event, () =>
+        recordDelivery(this.store, tenant, event, { bindingId: binding.id, sessionId, runId: inbox.runId }),
+      );
+      if (answer.accepted)
+        return { status: 'appended', runId: inbox.runId, sessionId, bindingId: binding.id, position: 0, done: running };
+      // Refused, unanswered, or the run ended first: the message runs in turn, like under `queue` (nothing is lost).
+      const why = `run ${inbox.runId} did not take it: ${answer.reason ?? 'no reason given'}`;
+      return this.accept(event, hooks, tenant, plan, { code: 'refused', message: why });
+    });
+  }
+
+  /**
+   * Where a steering-`append` message of `sessionId` can go: this process's running run whose runner takes messages,
+   * when it is the session's only live run (a message waiting before it keeps its place); otherwise why not (no
+   * `notAppended` when nothing runs: an ordinary start).
+   */
+  private appendTarget(
+    sessionId: string,
+  ): { inbox: RunInbox; running: Promise<RunOutcome> } | { notAppended: NotAppended | undefined } {
+    const live = liveSessionRuns(this.store, sessionId).map((r) => r.id);
+    if (live.length === 0) return { notAppended: undefined };
+    const active = this.sessions.get(sessionId)?.active;
+    if (active && live.length === 1 && live[0] === active.queued.runId) {
+      if (active.inbox) return { inbox: active.inbox, running: active.done };
+      return {
+        notAppended: {
+          code: 'unsupported',
+          message: `run ${active.queued.runId} is starting, or its runner does not take messages during a run`,
+        },
+      };
+    }
+    // Another process's run: its answer would have to cross processes (run_controls is one-way); queueing keeps order.
+    if (!active && live.every((id) => !this.byRun.has(id)))
+      return {
+        notAppended: { code: 'other_process', message: `run ${live[0]} is held by another host process` },
+      };
+    return {
+      notAppended: { code: 'not_running', message: `the session's run is not running yet, or messages wait before it` },
+    };
+  }
+
+  /** Run `step` after the session's earlier steering-`append` dispatches settled: appends never overtake. */
+  private inAppendOrder<T>(sessionId: string, step: () => Promise<T>): Promise<T> {
+    const before = this.appendTurns.get(sessionId) ?? Promise.resolve();
+    const mine = before.then(step);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.appendTurns.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.appendTurns.get(sessionId) === settled) this.appendTurns.delete(sessionId);
+    });
+    return mine;
+  }
+
+  private accept(
+    event: ChatEvent,
+    hooks: DispatchHooks,
+    tenant: string,
+    plan: RunPlan,
+    notAppended?: NotAppended,
+  ): DispatchTicket {
+    const { binding } = plan;
 
     // One IMMEDIATE transaction: no other dispatch — of this process or another one on this data
     // folder — can interleave between the checks (dedupe, queue limits) and the queueing.
@@ -278,6 +371,7 @@ export class Dispatcher {
       bindingId: binding.id,
       position: slot.active === w ? 0 : ahead,
       done,
+      ...(notAppended ? { notAppended } : {}),
     };
   }
 
@@ -376,7 +470,12 @@ export class Dispatcher {
         const reason = `refused before it started (${String(plan.data.reason)}): ${plan.message}`;
         this.runs.abandon(w.queued, reason);
         outcome = notStartedOutcome(w.queued.runId, reason);
-      } else outcome = await this.runs.execute(w.queued, plan, w.event, { ...w.hooks, signal: w.controller.signal });
+      } else
+        outcome = await this.runs.execute(w.queued, plan, w.event, {
+          ...w.hooks,
+          signal: w.controller.signal,
+          onInbox: (inbox) => (w.inbox = inbox),
+        });
     } catch (error) {
       // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
       const reason = `the run could not start: ${(error as Error).message}`;
@@ -388,6 +487,7 @@ export class Dispatcher {
       }
       outcome = { ...notStartedOutcome(w.queued.runId, reason), status: 'failed' };
     }
+    w.inbox = undefined;
     const slot = this.slot(w.queued.sessionId);
     slot.active = undefined;
     this.finish(w, outcome);

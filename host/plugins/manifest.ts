@@ -73,8 +73,15 @@ export const RunnerManifestSchema = z
       }),
     /** Host requests the runner may call; a binding must also grant each one. */
     capabilities: z
-      .strictObject({ hostRequests: z.array(z.enum(HOST_METHOD_NAMES as [string, ...string[]])).default([]) })
-      .default({ hostRequests: [] }),
+      .strictObject({
+        hostRequests: z.array(z.enum(HOST_METHOD_NAMES as [string, ...string[]])).default([]),
+        /**
+         * The runner takes user messages during a run (`run/message`, steering `append`). Shown by `paddock explain`;
+         * what the host acts on is the runner's own `initialize` answer.
+         */
+        append: z.boolean().default(false),
+      })
+      .default({ hostRequests: [], append: false }),
     /** Kinds of resources the runner can use; a granted resource of another kind is not projected. */
     resources: z.array(z.enum(RESOURCE_KINDS)).default([]),
     /**

@@ -37,7 +37,9 @@ export function sessionHistory(
         seq: e.seq,
         message: { role: 'user', text: textOf(d.event.message.parts as { type: string; text?: string }[]), at: e.at },
       });
-      lastUser = e.seq;
+      // A message appended to a running run (steering `append`): that run's answer follows it, not only the first.
+      if (e.runId && (e.data as EventData<'message.received'>).appended) userSeqOfRun.set(e.runId, e.seq);
+      else lastUser = e.seq;
     } else if (e.type === 'message.received') lastUser = undefined;
     else if (e.type === 'run.queued' && e.runId && lastUser !== undefined) userSeqOfRun.set(e.runId, lastUser);
   }

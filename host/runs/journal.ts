@@ -238,6 +238,27 @@ export class OpenRunJournal {
     ]);
   }
 
+  /**
+   * A user message the running runner took (steering `append`): `message.received` in this run's events, after the
+   * run's earlier ones, audited, in one transaction with `record` (the dispatcher's dedupe row). The store redacts it
+   * like every event.
+   */
+  appended(event: ChatEvent, goalRevision: number, record?: () => void): void {
+    const { store } = this;
+    this.batcher.flush();
+    store.transaction(() => {
+      record?.();
+      store.append(this.run.sessionId, [
+        {
+          type: 'message.received',
+          runId: this.run.runId,
+          data: { event, appended: { goalRevision } },
+          audit: { type: 'message.appended', actor: 'host', data: { eventId: event.id, goalRevision } },
+        },
+      ]);
+    });
+  }
+
   /** The run read a sensitive source: `run.tainted`, audited. */
   tainted(dataClass: string, source: string): void {
     const data = { dataClass, source };

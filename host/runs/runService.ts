@@ -24,6 +24,7 @@ import { takeChatEvent } from './eventIntake.js';
 import { planRun, type PlanRequest, type RunPlan } from './plan.js';
 import { provision, type ProvisionDeps, type Provisioned } from './provision.js';
 import { describeError, superviseRun } from './superviseRun.js';
+import type { RunInbox } from './runInbox.js';
 
 export type { QueuedRun } from './journal.js';
 export type { RunPlan } from './plan.js';
@@ -41,6 +42,8 @@ export interface RunHooks {
     isolation: IsolationReport;
     resume: Resume | undefined;
   }): void;
+  /** The run's runner takes messages during the run (steering `append`): the way in, until the run is decided. */
+  onInbox?(inbox: RunInbox): void;
 }
 
 /** One ad-hoc run of a runner, as `paddock run` and `paddock demo` start it. */
@@ -189,7 +192,7 @@ export class RunService {
         isolation: run.sandbox.report,
         resume: run.resume,
       });
-      const outcome = await this.supervise(queued, plan, event, run, journal, hooks.signal);
+      const outcome = await this.supervise(queued, plan, event, run, journal, hooks);
       return this.handOut(journal.ended(outcome));
     } finally {
       journal.flush();
@@ -206,8 +209,9 @@ export class RunService {
     event: ChatEvent,
     run: Provisioned,
     journal: OpenRunJournal,
-    signal?: AbortSignal,
+    hooks: RunHooks,
   ): Promise<RunOutcome> {
+    const { signal } = hooks;
     const { runId, sessionId } = queued;
     const { binding, runner, access } = plan;
     const limits = access.limits;
@@ -302,6 +306,16 @@ export class RunService {
             },
           ),
         redact: (text) => this.redactor.text(text),
+        // An accepted message is recorded in this run's events (with the caller's dedupe row) before it is answered.
+        onMessages: (deliver) =>
+          hooks.onInbox?.({
+            runId,
+            deliver: async (message, record) => {
+              const answer = await deliver(message);
+              if (answer.accepted) journal.appended(message, queued.goalRevision, record);
+              return answer;
+            },
+          }),
         onUpdate: (update, seq) => journal.update(update, seq),
         onHostRequest: (method, verdict) => journal.request(method, verdict),
       });

@@ -1,7 +1,7 @@
 import { pino, type Logger } from 'pino';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import { RpcError } from '../../sdk/protocol/rpcError.js';
-import type { RunParams, RunResult, Update } from '../../sdk/protocol/types.js';
+import type { ChatEvent, RunMessageResult, RunParams, RunResult, Update } from '../../sdk/protocol/types.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../../sdk/protocol/version.js';
 import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
 import type { HostLimits } from '../config/limits.js';
@@ -25,6 +25,7 @@ import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostReq
 import { HostEndpoint } from '../../sdk/transport/hostEndpoint.js';
 import type { RequestLimits } from '../../sdk/transport/requestBudget.js';
 import { deferred, settlesWithin } from '../util/deferred.js';
+import { MESSAGE_ANSWER_MS } from './runInbox.js';
 
 /** Everything needed to supervise one run of one runner process. */
 export interface SuperviseRunOptions {
@@ -43,6 +44,13 @@ export interface SuperviseRunOptions {
    * the shutdown ladder: the place to revoke the run's credentials.
    */
   onDecided?(): void;
+  /**
+   * The runner declared `capabilities.append` and its run was sent: `deliver` sends it a `run/message` (steering
+   * `append`) until the outcome is decided, then answers every call `accepted: false`.
+   */
+  onMessages?(deliver: (event: ChatEvent) => Promise<RunMessageResult>): void;
+  /** How long `deliver` waits for the runner's answer (default {@link MESSAGE_ANSWER_MS}). */
+  messageAnswerMs?: number;
   /** Each valid update, in order, until the outcome is decided. */
   onUpdate?(update: Update, seq: number): void;
   /** Each runner → host request's decision, once: accepted, or the refusal (the endpoint's or its handler's). */
@@ -303,7 +311,18 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       lastActivity = performance.now();
       armIdle(limits.idleMs);
       if (options.signal?.aborted) onAbort();
-      result = await conn.run(options.params, options.requestLimits);
+      const running = conn.run(options.params, options.requestLimits);
+      if (init.capabilities.append && options.onMessages) {
+        const { goalRevision } = options.params.run;
+        const answerMs = options.messageAnswerMs ?? MESSAGE_ANSWER_MS;
+        guarded('the run start', () =>
+          options.onMessages!((event) =>
+            // A run being cancelled or already decided (a limit, a crash) will not act on a message it takes.
+            conn.message({ runId, goalRevision, event }, answerMs, () => !recorder.decided && !cancelRequested),
+          ),
+        );
+      }
+      result = await running;
       decide(result.status, describeResult(result, cancelRequested), {}, 'request');
     } catch (error) {
       const err = error instanceof RpcError ? error : RpcError.internal(String(error));

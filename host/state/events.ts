@@ -19,7 +19,14 @@ const effectStatus = z.enum(['succeeded', 'failed', 'still_running', 'unknown'])
 /** The data of each event type (docs/state.md, "Events"). */
 export const EVENT_DATA = {
   'session.created': z.object({ tenant: z.string().optional(), bindingId: z.string(), conversationKey: z.string() }),
-  'message.received': z.object({ event: ChatEventSchema }),
+  /**
+   * A user message. `appended`: delivered to the running run the event names (steering `append`), under that run's
+   * goal revision, instead of starting a run of its own.
+   */
+  'message.received': z.object({
+    event: ChatEventSchema,
+    appended: z.object({ goalRevision: z.int().nonnegative() }).optional(),
+  }),
   'run.queued': z.object({
     runner: z.string(),
     goalRevision: z.int().nonnegative(),

@@ -6,6 +6,7 @@ type Obj = Record<string, unknown>;
 
 /** How a runner wants Claude Code started (docs/runner-authoring.md, "Claude Code"). */
 export interface ClaudeCodeOptions {
+  /** The first user message: it goes on stdin (stream-json input), not in argv. */
   prompt: string;
   /** The granted model id (the gateway maps it to the provider's name). */
   model: string;
@@ -45,15 +46,18 @@ const SECRET_READS_ASK = JSON.stringify({
 });
 
 /**
- * Claude Code's command line for one headless turn with stream-json output. With `hostPermissions` the prompt goes on
- * stdin instead (stream-json input), and every permission prompt comes to the runner as a `control_request`.
+ * Claude Code's command line for one headless run with stream-json output and input: the prompt, and any message the
+ * host delivers during the run (steering `append`), go on stdin as user lines, each echoed back when the CLI takes it
+ * (`--replay-user-messages`: how the runner knows no message is still waiting when a `result` comes). With
+ * `hostPermissions` every permission prompt comes to the runner as a `control_request`.
  */
 export function claudeArgs(o: ClaudeCodeOptions): string[] {
   return [
     '-p',
-    ...(o.hostPermissions
-      ? ['--input-format', 'stream-json', '--permission-prompt-tool', 'stdio', '--settings', SECRET_READS_ASK]
-      : [o.prompt]),
+    '--input-format',
+    'stream-json',
+    '--replay-user-messages',
+    ...(o.hostPermissions ? ['--permission-prompt-tool', 'stdio', '--settings', SECRET_READS_ASK] : []),
     '--output-format',
     'stream-json',
     '--verbose',

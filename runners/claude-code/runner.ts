@@ -7,6 +7,7 @@ import { locateHarness } from '../../sdk/harness/locate.js';
 import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
 import type { RunContext } from '../../sdk/runner/context.js';
 import { canUseToolRequest, claudeToolAction, permissionResponse, unsupportedControl } from './permission.js';
+import { UserLines } from './userLines.js';
 
 /** The Claude Code version these mappings were checked against (scripts/install-harnesses.sh pins it). */
 const TESTED_VERSION = '2.1.332';
@@ -26,7 +27,9 @@ const toolOf = (rule: string) => rule.replace(/\(.*$/, '');
  * conversation's session resumed from host-owned state.
  */
 export const claudeCodeRunner = defineRunner({
-  manifest: { name: 'claude-code', version: '0.1.0' },
+  // append: a message the host delivers mid-run is written to the CLI's stdin (docs/protocol.md, "Messages during a
+  // run").
+  manifest: { name: 'claude-code', version: '0.1.0', append: true },
   configSchema: z.strictObject({
     model: z.string().optional().describe('Granted model id to use; default: the first granted model.'),
     allowedTools: z
@@ -126,8 +129,9 @@ export const claudeCodeRunner = defineRunner({
     if (binding.workspace?.session) env.CLAUDE_CONFIG_DIR = join(binding.workspace.session, 'claude');
 
     const prompt = eventText(event);
-    const turn = async (resume: string | undefined) => {
+    const turn = async (resume: string | undefined, earlier: readonly string[] = []) => {
       const mapper = new ClaudeStreamMapper(disallowed);
+      const inbox = new UserLines(prompt, earlier);
       let versionChecked = false;
       const exit = await runHarnessTurn({
         name: 'claude',
@@ -152,15 +156,18 @@ export const claudeCodeRunner = defineRunner({
         env,
         signal: ctx.signal,
         map: (value) => mapper.map(value),
-        ...(hostPermissions
-          ? {
-              conversation: {
-                initial: [{ type: 'user', message: { role: 'user', content: [{ type: 'text', text: prompt }] } }],
-                answer: (value: Record<string, unknown>) => answerControl(value, ctx, cwd, mapper),
-                endAfter: (value: Record<string, unknown>) => value.type === 'result',
-              },
-            }
-          : {}),
+        conversation: {
+          initial: inbox.initial,
+          ...(hostPermissions
+            ? { answer: (value: Record<string, unknown>) => answerControl(value, ctx, cwd, mapper) }
+            : {}),
+          endAfter: (value) => inbox.endAfter(value),
+          // Steering append: a message taken while stdin is open reaches the running conversation (the CLI folds it
+          // into the running turn, or runs it as the next turn); once the run is ending it is refused (a new run).
+          attach: (write) => {
+            stopTaking = ctx.onMessage((event) => inbox.add(eventText(event), write));
+          },
+        },
         emit: (update) => ctx.emit(update),
         afterLine: () => {
           if (versionChecked || !mapper.version) return;
@@ -175,11 +182,13 @@ export const claudeCodeRunner = defineRunner({
             });
         },
       });
-      return { mapper, exit };
+      stopTaking();
+      return { mapper, exit, added: inbox.added };
     };
+    let stopTaking = () => {};
 
     const previous = ctx.resume?.external?.sessionId;
-    let { mapper, exit } = await turn(previous);
+    let { mapper, exit, added } = await turn(previous);
     if (previous && !mapper.sessionId && /No conversation found/i.test(exit.stderrTail) && !exit.cancelled) {
       // The saved session is gone (another machine, cleaned HOME): start afresh and say so.
       ctx.emit({
@@ -187,7 +196,8 @@ export const claudeCodeRunner = defineRunner({
         level: 'warn',
         message: `claude: session ${previous} was not found; starting a fresh session`,
       });
-      ({ mapper, exit } = await turn(undefined));
+      // Messages the host delivered to the CLI that gave up are the new session's too: they were accepted.
+      ({ mapper, exit, added } = await turn(undefined, added));
     }
     const broken = harnessExitFailure('claude', exit);
     if (broken) return broken;

@@ -23,6 +23,12 @@ export interface HarnessConversation {
   initial: Record<string, unknown>[];
   answer?(value: Record<string, unknown>): Promise<Record<string, unknown>> | undefined;
   endAfter(value: Record<string, unknown>): boolean;
+  /**
+   * Called once, after `initial` was written, with a way to write more lines while the CLI runs (e.g. a user message
+   * the host delivered mid-run). `write` returns false, writing nothing, once `endAfter` picked a line or stdin is
+   * gone: the CLI would never read it.
+   */
+  attach?(write: (value: Record<string, unknown>) => boolean): void;
 }
 
 /**
@@ -38,6 +44,12 @@ export async function runHarnessTurn(options: HarnessTurnOptions): Promise<Harne
   };
   const answers = new Set<Promise<void>>();
   for (const value of conversation?.initial ?? []) write(value);
+  let ending = false;
+  conversation?.attach?.((value) => {
+    if (ending || !stdin || stdin.writableEnded || stdin.destroyed) return false;
+    write(value);
+    return true;
+  });
   for await (const line of harness.lines) {
     if (line.type === 'json') {
       for (const update of options.map(line.value)) options.emit(update);
@@ -47,7 +59,10 @@ export async function runHarnessTurn(options: HarnessTurnOptions): Promise<Harne
         const written = answer.then(write, () => undefined).finally(() => answers.delete(written));
         answers.add(written);
       }
-      if (conversation?.endAfter(line.value)) void Promise.all(answers).then(() => stdin?.end());
+      if (!ending && conversation?.endAfter(line.value)) {
+        ending = true;
+        void Promise.all(answers).then(() => stdin?.end());
+      }
     } else if (line.raw.trim())
       options.emit({ kind: 'log', level: 'warn', message: `${options.name} (not JSON): ${line.raw.slice(0, 2000)}` });
   }

@@ -3,6 +3,8 @@ import * as H from './schemas/hostRequests.js';
 import { InitializeParamsSchema, InitializeResultSchema } from './schemas/initialize.js';
 import {
   CancelParamsSchema,
+  RunMessageParamsSchema,
+  RunMessageResultSchema,
   RunParamsSchema,
   RunResultSchema,
   ShutdownParamsSchema,
@@ -49,6 +51,12 @@ export const RUNNER_METHODS = {
     RunParamsSchema,
     RunResultSchema,
     'Execute one run; resolves with the RunResult when it ends.',
+  ),
+  'run/message': request(
+    'host→runner',
+    RunMessageParamsSchema,
+    RunMessageResultSchema,
+    'Deliver a user message to the running run (steering `append`; only to a runner that declared `append`).',
   ),
   shutdown: request(
     'host→runner',

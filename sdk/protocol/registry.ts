@@ -24,6 +24,8 @@ export const PROTOCOL_TYPES = {
   RunResult: R.RunResultSchema,
   RunStatus: R.RunStatusSchema,
   CancelParams: R.CancelParamsSchema,
+  RunMessageParams: R.RunMessageParamsSchema,
+  RunMessageResult: R.RunMessageResultSchema,
   ShutdownParams: R.ShutdownParamsSchema,
   ShutdownResult: R.ShutdownResultSchema,
   RunUpdateParams: RunUpdateParamsSchema,

@@ -11,6 +11,7 @@ import type {
   UpdateInput,
 } from '../protocol/types.js';
 import type { JsonRpcPeer } from '../transport/peer.js';
+import type { MessageHandler, MessageSlot } from './messageSlot.js';
 
 /** Typed calls to host requests, scoped to the current run. All reject with an `RpcError`. */
 export interface HostCalls {
@@ -60,6 +61,12 @@ export interface RunContext extends HostCalls {
   readonly log: Logger;
   /** Stream one update to the host. Validated here; throws on an invalid update. */
   emit(update: UpdateInput): void;
+  /**
+   * Take user messages that arrive while this run runs (the binding's steering `append`; the runner's manifest must
+   * set `append: true`, docs/protocol.md "Messages during a run"). Without a handler, or when it returns `false`, the
+   * host runs the message as an ordinary later run. Returns the function that stops taking them.
+   */
+  onMessage(handler: MessageHandler): () => void;
 }
 
 /** Streams of `model/delta` notifications, keyed by stream id, owned by the serving loop. */
@@ -74,6 +81,7 @@ export function createRunContext(args: {
   log: Logger;
   deltaRoutes: DeltaRoutes;
   isOpen: () => boolean;
+  messages: MessageSlot;
 }): RunContext {
   const { peer, runInfo, signal, deltaRoutes } = args;
   const runId = runInfo.runId;
@@ -126,5 +134,6 @@ export function createRunContext(args: {
       write: (path, content, options = {}) => call('fs/write', { path, content, ...options }),
     },
     approval: { request: (action, scope = 'once') => call('approval/request', { action, scope }) },
+    onMessage: (handler) => args.messages.set(handler),
   };
 }

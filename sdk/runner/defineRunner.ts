@@ -9,6 +9,11 @@ export interface RunnerManifest {
   description?: string;
   /** Set when the runner can continue an external session from `ctx.resume.external`. */
   resume?: boolean;
+  /**
+   * Set when the runner takes user messages during a run (`ctx.onMessage`, the binding's steering `append`): sent as
+   * `capabilities.append`, so the host delivers them instead of queueing a run.
+   */
+  append?: boolean;
 }
 
 /**

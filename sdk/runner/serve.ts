@@ -4,7 +4,13 @@ import { ErrorCodes } from '../protocol/errorCodes.js';
 import { RpcError } from '../protocol/rpcError.js';
 import { ModelDeltaParamsSchema } from '../protocol/schemas/hostRequests.js';
 import { InitializeParamsSchema } from '../protocol/schemas/initialize.js';
-import { CancelParamsSchema, RunParamsSchema, RunResultSchema, ShutdownParamsSchema } from '../protocol/schemas/run.js';
+import {
+  CancelParamsSchema,
+  RunMessageParamsSchema,
+  RunParamsSchema,
+  RunResultSchema,
+  ShutdownParamsSchema,
+} from '../protocol/schemas/run.js';
 import type { RunParams, RunResult } from '../protocol/types.js';
 import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/version.js';
 import { createRunnerLogger, type Logger } from '../logger.js';
@@ -12,6 +18,7 @@ import { attachPeer, lineWriter } from '../transport/attach.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../transport/ndjson.js';
 import { JsonRpcPeer } from '../transport/peer.js';
 import { createRunContext, type DeltaRoutes } from './context.js';
+import { MessageSlot } from './messageSlot.js';
 import type { RunnerDefinition, RunReturn } from './defineRunner.js';
 
 /** Options of {@link serve}; the defaults serve on the process's own stdin/stdout. */
@@ -41,7 +48,7 @@ export function serve<S extends z.ZodType>(runner: RunnerDefinition<S>, options:
   if (onProcessStdio) redirectConsoleToStderr();
 
   let initialized = false;
-  let active: { runId: string; controller: AbortController } | undefined;
+  let active: { runId: string; controller: AbortController; messages: MessageSlot; open: boolean } | undefined;
   const deltaRoutes: DeltaRoutes = new Map();
 
   const peer = new JsonRpcPeer({
@@ -80,20 +87,28 @@ export function serve<S extends z.ZodType>(runner: RunnerDefinition<S>, options:
     return {
       protocolVersion: PROTOCOL_VERSION,
       runner: { name: runner.manifest.name, version: runner.manifest.version },
-      capabilities: { cancel: true, resume: runner.manifest.resume ?? false },
+      capabilities: { cancel: true, resume: runner.manifest.resume ?? false, append: runner.manifest.append ?? false },
     };
   });
 
   peer.onRequest('run', RunParamsSchema, async (params) => {
     if (!initialized) throw new RpcError(ErrorCodes.InvalidRequest, 'run before initialize');
     if (active) throw new RpcError(ErrorCodes.RunnerBusy, `runner is busy with run ${active.runId}`);
-    const controller = new AbortController();
-    active = { runId: params.run.runId, controller };
+    const run = { runId: params.run.runId, controller: new AbortController(), messages: new MessageSlot(), open: true };
+    active = run;
     try {
-      return await executeRun(runner, params, controller, log.child({ runId: params.run.runId }), peer, deltaRoutes);
+      return await executeRun(runner, params, run, log.child({ runId: params.run.runId }), peer, deltaRoutes);
     } finally {
+      run.open = false;
       active = undefined;
     }
+  });
+
+  // A message for a run that is not this runner's active one is refused, never an error: the host runs it later.
+  peer.onRequest('run/message', RunMessageParamsSchema, (params) => {
+    const run = active;
+    if (run?.runId !== params.runId) return { accepted: false, reason: `run ${params.runId} is not active` };
+    return run.messages.deliver(params.event, params.goalRevision, () => run.open && !run.controller.signal.aborted);
   });
 
   peer.onNotification('run/cancel', CancelParamsSchema, (params) => {
@@ -124,12 +139,12 @@ export function serve<S extends z.ZodType>(runner: RunnerDefinition<S>, options:
 async function executeRun(
   runner: RunnerDefinition<z.ZodType>,
   params: RunParams,
-  controller: AbortController,
+  run: { controller: AbortController; messages: MessageSlot; open: boolean },
   log: Logger,
   peer: JsonRpcPeer,
   deltaRoutes: DeltaRoutes,
 ): Promise<RunResult> {
-  let open = true;
+  const { controller } = run;
   const ctx = createRunContext({
     peer,
     runInfo: params.run,
@@ -137,7 +152,8 @@ async function executeRun(
     signal: controller.signal,
     log,
     deltaRoutes,
-    isOpen: () => open,
+    isOpen: () => run.open,
+    messages: run.messages,
   });
   try {
     let config: unknown = params.binding.config;
@@ -168,7 +184,7 @@ async function executeRun(
       error: { code: 'runner_error', message: error instanceof Error ? error.message : String(error) },
     };
   } finally {
-    open = false;
+    run.open = false;
   }
 }
 

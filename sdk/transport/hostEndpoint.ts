@@ -2,7 +2,14 @@ import { ErrorCodes } from '../protocol/errorCodes.js';
 import { HOST_METHODS, HOST_METHOD_NAMES, RUNNER_METHODS, type HostMethodName } from '../protocol/methods.js';
 import { RpcError } from '../protocol/rpcError.js';
 import { RunUpdateParamsSchema } from '../protocol/schemas/updates.js';
-import type { InitializeResult, RunParams, RunResult, RunUpdateParams } from '../protocol/types.js';
+import type {
+  InitializeResult,
+  RunMessageParams,
+  RunMessageResult,
+  RunParams,
+  RunResult,
+  RunUpdateParams,
+} from '../protocol/types.js';
 import { PROTOCOL_VERSION } from '../protocol/version.js';
 import { checkGrant } from './grantCheck.js';
 import { JsonRpcPeer, type ProtocolViolation } from './peer.js';
@@ -131,6 +138,31 @@ export class HostEndpoint {
   /** Ask the runner to stop the active run. */
   cancel(runId: string, reason: string): void {
     this.peer.notify('run/cancel', { runId, reason });
+  }
+
+  /**
+   * Deliver a user message to the active run (`run/message`, steering `append`). Never rejects: a refusal, an error
+   * answer, no answer within `timeoutMs`, a run that is not active, and an answer read after the run's own result line
+   * (the run was over before it took the message), or one read when `live()` says the owner is ending the run, are
+   * all `accepted: false`, with the reason. An invalid answer is a protocol violation as well (the owner fails the
+   * run).
+   */
+  async message(params: RunMessageParams, timeoutMs: number, live = () => true): Promise<RunMessageResult> {
+    const run = this.active;
+    if (!run || run.runId !== params.runId || run.closed || !live())
+      return { accepted: false, reason: 'the run is not active' };
+    // Lines are read in order: whether the run's result came first is known when the answer's line is read.
+    let endedFirst = false;
+    try {
+      const answer = await this.peer.request('run/message', params, RUNNER_METHODS['run/message'].result, {
+        timeoutMs,
+        onAnswerLine: () => (endedFirst = run.closed === true || !live()),
+      });
+      if (answer.accepted && endedFirst) return { accepted: false, reason: 'the run ended before it took the message' };
+      return answer;
+    } catch (error) {
+      return { accepted: false, reason: error instanceof RpcError ? error.message : String(error) };
+    }
   }
 
   /** Send `shutdown`; rejects on timeout like any request. */

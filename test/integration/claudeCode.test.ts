@@ -152,6 +152,12 @@ beforeAll(async () => {
       binding('cc-turns', 'turns', { maxTurns: 1 }),
       binding('cc-mcp', 'mcp', {}, { mcpServers: ['tools'] }),
       binding('cc-env', 'env', { allowedTools: ['Bash(env)'] }),
+      // Steering append: a message during the run goes to the running CLI (stdin); Bash runs (bwrap is the boundary).
+      {
+        ...binding('cc-append', 'append', { permissionMode: 'bypassPermissions' }, { mounts: ['notes'] }),
+        workspace: 'mount',
+        steering: 'append',
+      },
       { ...binding('cc-flaky', 'flaky', { model: 'flaky' }), grants: { models: ['flaky'] } },
       // Approval requests granted: the CLI's permission prompts are the host's approvals.
       {
@@ -454,4 +460,49 @@ describe('claude-code runner with approval requests granted: permission prompts 
     expect(existsSync(file('cancelled.txt'))).toBe(false);
     expect(claudeProcesses()).toEqual([]);
   }, 120_000);
+});
+
+describe('claude-code runner with steering append: a message during the run reaches the running CLI', () => {
+  it(
+    'sent while Claude Code runs a tool, it is appended to the run and the next model request carries it: the ' +
+      'scripted model says what it says',
+    async () => {
+      const go = join(notes, 'append-go');
+      rmSync(go, { force: true });
+      let inTool!: () => void;
+      const toolRunning = new Promise<void>((resolve) => (inTool = resolve));
+      // The Bash tool holds the turn open until the test releases it: the message arrives mid-turn, whatever the pace.
+      const first = await host.dispatcher.dispatch(
+        chatEvent({
+          bot: 'append',
+          text: 'USE_TOOL:Bash:until [ -e in/mounts/notes/append-go ]; do sleep 0.1; done; echo released',
+          conversation: { id: 'c-append' },
+        }),
+        { onUpdate: (u) => u.kind === 'tool.started' && inTool() },
+      );
+      if (first.status === 'duplicate') throw new Error('duplicate');
+      await toolRunning;
+      const second = await host.dispatcher.dispatch(
+        chatEvent({
+          bot: 'append',
+          text: 'SAY:the appended message reached the model',
+          conversation: { id: 'c-append' },
+        }),
+      );
+      expect(second).toMatchObject({ status: 'appended', runId: first.runId });
+      writeFileSync(go, '');
+      const outcome = await first.done;
+      expect(outcome.status, outcome.reason).toBe('completed');
+      // The scripted model answers only what a request says: this text came from a request carrying the message.
+      expect(outputOf(outcome)).toBe('the appended message reached the model');
+      expect(eventsOf('message.received', first.runId)).toEqual([
+        expect.objectContaining({ appended: { goalRevision: 0 } }),
+      ]);
+      // stdin closed once Claude Code took every line: the CLI exited by itself, nothing is left.
+      expect(claudeProcesses()).toEqual([]);
+      // The conversation goes on in the same session: one run, one Claude Code session, both messages.
+      expect(host.store.runs({ sessionId: first.sessionId }).length).toBe(1);
+    },
+    120_000,
+  );
 });

@@ -138,8 +138,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
         const { ticket } = dispatched;
         if (ticket.bindingId !== parsed.model) {
           // Routing changed between the check and the dispatch (an apply): never answer for another binding.
-          if (ticket.status !== 'duplicate')
-            dispatcher().cancel(ticket.runId, 'routed to another binding than its model');
+          if (startedBy(ticket)) dispatcher().cancel(ticket.runId, 'routed to another binding than its model');
           throw modelNotFound(parsed.model);
         }
         return answer(request, reply, parsed, dispatched, tokenEnded.signal);
@@ -182,7 +181,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
       if (res.writableFinished || gone.signal.aborted) return;
       gone.abort();
       // Only the request that started the run cancels it: a redelivery's client did not start it.
-      if (ticket.status !== 'duplicate') dispatcher().cancel(ticket.runId, DISCONNECT_REASON);
+      if (startedBy(ticket)) dispatcher().cancel(ticket.runId, DISCONNECT_REASON);
     };
     res.on('close', onClose);
     // A write racing the client's close must not become an unhandled 'error' (the close has cancelled the run).
@@ -193,7 +192,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     gone.signal.addEventListener('abort', () => stop.abort(), { once: true });
     const onTokenEnded = () => {
       // Cancelled with its own reason first (a later disconnect's cancel changes nothing): the run ends at once.
-      if (ticket.status !== 'duplicate') dispatcher().cancel(ticket.runId, TOKEN_ENDED_REASON);
+      if (startedBy(ticket)) dispatcher().cancel(ticket.runId, TOKEN_ENDED_REASON);
       stop.abort();
       if (parsed.stream) res.destroy();
     };
@@ -216,8 +215,9 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
           401,
           'unauthorized',
           'the API token of this request was revoked or expired while its run was active; ' +
-            (ticket.status === 'duplicate'
-              ? 'the run belongs to the earlier request with this event id and was not cancelled'
+            (!startedBy(ticket)
+              ? 'the run belongs to an earlier request (this event id, or a message appended to it) and was not ' +
+                'cancelled'
               : 'the run was cancelled'),
           { headers: { ...NO_RETRY, ...headers } },
         );
@@ -235,4 +235,9 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value);
     await streamReply(res, events, { ids, includeUsage: parsed.includeUsage, gone: stop.signal, headers });
   }
+}
+
+/** The request's own event started or queued the run: a redelivery or a message appended to a running run did not. */
+function startedBy(ticket: DispatchTicket): boolean {
+  return ticket.status === 'started' || ticket.status === 'queued';
 }

@@ -106,7 +106,7 @@ export async function demoCommand(config: HostConfig, renderer: Renderer): Promi
         },
         { onStart: (info) => renderer.started(info), onUpdate: (update, seq) => renderer.update(update, seq) },
       );
-      if (ticket.status === 'duplicate') return 0;
+      if (ticket.status === 'duplicate' || ticket.status === 'appended') return 0;
       signal.addEventListener(
         'abort',
         () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),

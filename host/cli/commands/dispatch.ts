@@ -60,9 +60,15 @@ export async function dispatchCommand(
         );
         return 0;
       }
+      if (ticket.status === 'appended') {
+        // The run is an earlier message's: this command neither follows nor cancels it.
+        renderer.note(`appended to the running run ${ticket.runId} (binding ${ticket.bindingId}, steering append)`);
+        return 0;
+      }
       renderer.note(
         `dispatched to binding ${ticket.bindingId}: run ${ticket.runId} ` +
-          `${ticket.status}${ticket.position ? ` (position ${ticket.position})` : ''}`,
+          `${ticket.status}${ticket.position ? ` (position ${ticket.position})` : ''}` +
+          (ticket.notAppended ? `; not appended (${ticket.notAppended.code}): ${ticket.notAppended.message}` : ''),
       );
       signal.addEventListener(
         'abort',

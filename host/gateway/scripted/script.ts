@@ -80,7 +80,9 @@ export function planReply(
     return plan;
   }
   if (input?.kind === 'tool_result') {
-    say(`TOOL_RESULT_SEEN: ${text.slice(0, 200)}`);
+    // A user message that came with the results (folded into the running turn) is answered when it says what to say.
+    const said = /SAY:([^\n]*)/.exec(input.alongside ?? '');
+    say(said ? said[1]!.trim() : `TOOL_RESULT_SEEN: ${text.slice(0, 200)}`);
     return plan;
   }
   const fail = /FAIL:(\d{3})(?:x(\d+))?/.exec(text);

@@ -25,8 +25,14 @@ export const anthropicWire: Wire = {
     const content = last.content;
     if (Array.isArray(content)) {
       const results = (content as Obj[]).filter((b) => b?.type === 'tool_result');
-      if (results.length > 0)
-        return { kind: 'tool_result', text: results.map((r) => blocksText(r.content)).join('\n') };
+      if (results.length > 0) {
+        const alongside = blocksText((content as Obj[]).filter((b) => b?.type === 'text'));
+        return {
+          kind: 'tool_result',
+          text: results.map((r) => blocksText(r.content)).join('\n'),
+          ...(alongside ? { alongside } : {}),
+        };
+      }
     }
     return { kind: 'user', text: blocksText(content) } satisfies LastInput;
   },

@@ -19,7 +19,13 @@ export interface NormalizedReply {
 }
 
 /** What the last turn of a request says: a user's words, or a tool's result. */
-export type LastInput = { kind: 'user'; text: string } | { kind: 'tool_result'; text: string };
+export type LastInput =
+  | { kind: 'user'; text: string }
+  /**
+   * `alongside`: user text sent in the same message as the results (a message a harness folded into its running
+   * turn, e.g. Claude Code taking a steering-`append` message between tool calls).
+   */
+  | { kind: 'tool_result'; text: string; alongside?: string };
 
 /** The wire formats the gateway serves. */
 export type WireFormat = 'anthropic' | 'responses' | 'chat';

@@ -24,6 +24,11 @@ export const InitializeResultSchema = z
       cancel: z.boolean(),
       /** The runner can continue an external session from `resume.external`. */
       resume: z.boolean().default(false),
+      /**
+       * The runner takes `run/message` during a run (steering `append`): a user message delivered to the running
+       * harness instead of waiting for a new run.
+       */
+      append: z.boolean().default(false),
     }),
   })
   .meta({ id: 'InitializeResult' });

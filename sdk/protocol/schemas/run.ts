@@ -84,3 +84,21 @@ export const ShutdownParamsSchema = z.looseObject({}).meta({ id: 'ShutdownParams
 
 /** `shutdown` result. */
 export const ShutdownResultSchema = z.looseObject({}).meta({ id: 'ShutdownResult' });
+
+/**
+ * `run/message` params (host → runner): a user message of the run's session that arrived while the run was running,
+ * under the binding's steering `append` (docs/protocol.md, "Messages during a run"). `event` is a chat event like
+ * `run`'s, taken by the host under the same size limit; `goalRevision` is the run's own (an appended message amends
+ * the running goal, it does not replace it).
+ */
+export const RunMessageParamsSchema = z
+  .looseObject({ runId: IdSchema, goalRevision: z.int().nonnegative(), event: ChatEventSchema })
+  .meta({ id: 'RunMessageParams' });
+
+/**
+ * `run/message` result: `accepted: true` only when the runner handed the message to the running work and the run's
+ * result will account for it; `false` (with a `reason`) and the host starts an ordinary run for the message instead.
+ */
+export const RunMessageResultSchema = z
+  .looseObject({ accepted: z.boolean(), reason: z.string().max(1_000).optional() })
+  .meta({ id: 'RunMessageResult' });

@@ -99,4 +99,26 @@ describe('sessionHistory (the history grant window)', () => {
     const inTime = [msg('m2'), queued('r2'), ended('r2', 'completed', 'a2'), msg('m3'), queued('r3', 1)];
     expect(view(sessionHistory(inTime, 'r3', { messages: 100 }, same))).toEqual(['user:m2', 'assistant:a2']);
   });
+
+  it("steering append: a message appended to a running run is history, and that run's answer follows it", () => {
+    seq = 0;
+    const appended = (text: string, runId: string) =>
+      ev('message.received', runId, {
+        event: { message: { parts: [{ type: 'text', text }] } },
+        appended: { goalRevision: 0 },
+      });
+    const events2 = [
+      msg('m1'),
+      queued('r1'),
+      appended('also m1b', 'r1'),
+      ended('r1', 'completed', 'a1 after both'),
+      msg('m2'),
+      queued('r2'),
+    ];
+    expect(view(sessionHistory(events2, 'r2', { messages: 100 }, same))).toEqual([
+      'user:m1',
+      'user:also m1b',
+      'assistant:a1 after both',
+    ]);
+  });
 });

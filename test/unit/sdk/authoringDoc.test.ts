@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createRunContext } from '../../../sdk/runner/context.js';
+import { MessageSlot } from '../../../sdk/runner/messageSlot.js';
 import { repoPath } from '../../helpers/fixtures.js';
 
 const doc = readFileSync(repoPath('docs/runner-authoring.md'), 'utf8');
@@ -16,6 +17,7 @@ describe('docs/runner-authoring.md stays true to the SDK', () => {
       log: {} as never,
       deltaRoutes: new Map(),
       isOpen: () => true,
+      messages: new MessageSlot(),
     }) as unknown as Record<string, unknown>;
     const calls = Object.entries(ctx)
       .filter(([, v]) => v !== null && typeof v === 'object' && Object.values(v).every((f) => typeof f === 'function'))
