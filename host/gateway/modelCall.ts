@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Redactor } from '../secrets/redactor.js';
+import { redactOutbound } from './outboundRequest.js';
 import type { Store } from '../state/store.js';
 import { insertGatewayCall } from '../state/gatewayCalls.js';
 import { CircuitBreaker } from './circuitBreaker.js';
@@ -159,9 +160,14 @@ export async function callModel(
     );
   }
   // What the model is sent leaves the host: a secret value the host knows (or a credential's shape) is replaced
-  // first, and the run is tainted, since the harness has read it (docs/approvals.md §6).
-  const sent = deps.redactor.value(request.body, () => run.taint?.('secret', 'a model request through the gateway'));
-  const plan = planReservation(model, request.format, { ...sent, model: model.model });
+  // first — in the body, the query string and the passed-on headers — and the run is tainted, since the harness has
+  // read it (docs/approvals.md §6).
+  const sent = redactOutbound(
+    deps.redactor,
+    { body: request.body, query: request.query ?? '', clientHeaders: request.clientHeaders ?? {} },
+    () => run.taint?.('secret', 'a model request through the gateway'),
+  );
+  const plan = planReservation(model, request.format, { ...sent.body, model: model.model });
   if ('invalid' in plan)
     return refuse({ status: 400, type: 'invalid_request_error', message: `paddock: ${plan.invalid}` }, model.id);
   const reservation = reserve(deps.store, run, plan.reservation);
@@ -198,8 +204,8 @@ export async function callModel(
         format: request.format,
         model,
         body,
-        query: request.query ?? '',
-        clientHeaders: request.clientHeaders ?? {},
+        query: sent.query,
+        clientHeaders: sent.clientHeaders,
         signal: request.signal,
         attempt,
       });

@@ -16,13 +16,15 @@ import { debugMcpReceiver } from '../helpers/approvals.js';
 const KEY = `canary-model-input-${process.pid}-Vd8Kq3Nz5`;
 process.env.PADDOCK_TEST_RECORDING_PROVIDER_KEY = KEY;
 
-/** A provider that answers every Messages request with one short text and records the bodies it got. */
+/** A provider that answers every Messages request with one short text and records what it got (URL, headers, body). */
 function recordingProvider(bodies: string[]): Server {
   return createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
     req.on('end', () => {
-      bodies.push(raw);
+      // Everything the provider got but its own key (the x-api-key header, which is the host's to send).
+      const headers = Object.entries(req.headers).filter(([name]) => name !== 'x-api-key');
+      bodies.push(`${req.url}\n${JSON.stringify(headers)}\n${raw}`);
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           id: 'msg_1',
@@ -55,21 +57,22 @@ describe('a secret in a model request taints the run', () => {
     });
     // The request body comes from a file: a binding's config may not hold a secret's value.
     const dir = mkdtempSync(join(tmpdir(), 'paddock-model-input-'));
-    const steps = (text: string) => {
-      const file = join(dir, `${bodies.length}-${text.length}.json`);
-      writeFileSync(file, JSON.stringify(message(text)));
+    let files = 0;
+    const steps = (text: string, request: { path?: string; headers?: Record<string, string> } = {}) => {
+      const file = join(dir, `${(files += 1)}.json`);
+      writeFileSync(file, JSON.stringify({ ...request, body: message(text) }));
       return [
         { do: 'http', path: '/v1/messages', file },
         { do: 'tool', server: 'debug', tool: 'http_debug', arguments: { body: 'a harmless line' } },
       ];
     };
-    const binding = (id: string, text: string) => ({
+    const binding = (id: string, text: string, request?: { path?: string; headers?: Record<string, string> }) => ({
       id,
       runner: 'calls-gateway',
       route: { bot: id },
       sandbox: 'process' as const,
       grants: { models: ['rec'], mcpServers: ['debug'] },
-      config: { steps: steps(text) },
+      config: { steps: steps(text, request) },
     });
     const send = { do: 'tool', server: 'debug', tool: 'http_debug', arguments: { body: 'a harmless line' } };
     mkdirSync(join(dir, 'kb'));
@@ -97,6 +100,13 @@ describe('a secret in a model request taints the run', () => {
         // What a harness's Read of a file holding the key sends its model next: the file's text as a tool result.
         binding('read-secret', `DATABASE_URL=postgres://app@db/app\nPROVIDER_KEY=${KEY}\n`),
         binding('read-plain', 'just some source code\n'),
+        // What an outside attack sent past the first version: the secret in the query string and passed-on headers.
+        binding('query-secret', 'q', { path: `/v1/messages?beta=true&k=${KEY}` }),
+        binding('query-encoded', 'q', {
+          path: `/v1/messages?${[...KEY].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')}=1`,
+        }),
+        binding('beta-secret', 'b', { headers: { 'anthropic-beta': KEY } }),
+        binding('version-secret', 'v', { headers: { 'anthropic-version': `2023-06-01, ${KEY}` } }),
         {
           id: 'reads-marked',
           runner: 'calls-gateway',
@@ -165,6 +175,21 @@ describe('a secret in a model request taints the run', () => {
     expect(bodies.slice(before).join('\n')).not.toContain('[REDACTED]');
     expect(eventsOf(runId).filter((e) => e.type === 'run.tainted')).toEqual([]);
     expect(report[1]).toMatchObject({ isError: false });
+  });
+
+  it('a secret in the query (plain or percent-encoded) or a passed-on header is replaced and taints', async () => {
+    for (const bot of ['query-secret', 'query-encoded', 'beta-secret', 'version-secret']) {
+      const before = bodies.length;
+      const { runId } = await run(bot);
+      const got = bodies.slice(before).join('\n');
+      expect(got, bot).toContain('/v1/messages');
+      expect(got, bot).not.toContain(KEY);
+      expect(decodeURIComponent(got), bot).not.toContain(KEY);
+      expect(
+        eventsOf(runId).filter((e) => e.type === 'run.tainted'),
+        bot,
+      ).toHaveLength(1);
+    }
   });
 
   it('a result of an MCP server or a knowledge base marked sensitive taints the run with its data class', async () => {
