@@ -76,8 +76,16 @@ export interface ApprovalPort {
   decided(answer: ApprovalAnswer): void;
   /** Record that the run read a sensitive source (`run.tainted`, audited). */
   tainted(dataClass: string, source: string): void;
-  /** Does the text hold a secret value the host knows (every encoding the redactor knows)? */
-  containsSecret(text: string): boolean;
+  /**
+   * Does the text hold a secret value the host knows (every encoding the redactor knows)? `ignoreCase`: letters
+   * compared without case (a host name).
+   */
+  containsSecret(text: string, ignoreCase?: boolean): boolean;
+  /**
+   * A detector over bytes that pass in chunks (a tunnel's): true once a secret value the host knows is among them,
+   * across chunk boundaries; credential shapes do not count (the bytes may be random).
+   */
+  watchKnown(): (chunk: string) => boolean;
   /** Know this value as a secret for the rest of the run (redacted everywhere, blocked when sent out). */
   learnSecret(value: string): void;
 }
@@ -310,14 +318,46 @@ export class RunPolicy {
    * Bytes about to leave the host that it can read (a plain-HTTP request through the egress proxy, a tunnel's host
    * name): holding a secret value the host knows, they are blocked at once and the block recorded. Undefined: clean.
    */
-  scanOutbound(text: string, destination: string, via: string): { deniedBy: string; message: string } | undefined {
+  scanOutbound(
+    text: string,
+    destination: string,
+    via: string,
+    names: string[] = [],
+  ): { deniedBy: string; message: string } | undefined {
     const action: Action = { effect: 'network', target: { kind: 'domain', value: destination }, via };
-    return this.blockSecret(text, action, `the bytes the run sends to ${destination}`);
+    return this.blockSecret(text, action, `the bytes the run sends to ${destination}`, names);
   }
 
-  /** Text about to leave for an action, blocked (and the block recorded) when it holds a secret the host knows. */
-  private blockSecret(text: string, action: Action, what: string): { deniedBy: string; message: string } | undefined {
-    if (!this.port.containsSecret(text)) return undefined;
+  /**
+   * A scanner of the bytes a tunnel carries out to `destination`, chunk by chunk (as Latin-1 text, byte for character):
+   * a refusal (recorded once) when a secret value the host knows has appeared in them. The bytes of earlier chunks
+   * have left by then: this ends a tunnel that carries a secret in clear, it cannot unsend a part of it.
+   */
+  tunnelScanner(destination: string): (chunk: string) => { deniedBy: string; message: string } | undefined {
+    const seen = this.port.watchKnown();
+    let refusal: { deniedBy: string; message: string } | undefined;
+    return (chunk) => {
+      if (refusal || !seen(chunk)) return refusal;
+      const action: Action = { effect: 'network', target: { kind: 'domain', value: destination }, via: 'egress' };
+      const reason = `the tunnel to ${destination} carries a secret value the host knows: closed`;
+      this.port.decided({ action, decision: 'denied', by: 'outbound secret scan', reason });
+      refusal = { deniedBy: 'policy.secretScan', message: reason };
+      return refusal;
+    };
+  }
+
+  /**
+   * Text about to leave for an action, blocked (and the block recorded) when it holds a secret the host knows; the
+   * `names` (host names: a resolver reads them without case) are compared without case.
+   */
+  private blockSecret(
+    text: string,
+    action: Action,
+    what: string,
+    names: string[] = [],
+  ): { deniedBy: string; message: string } | undefined {
+    const held = this.port.containsSecret(text) || names.some((name) => this.port.containsSecret(name, true));
+    if (!held) return undefined;
     const reason = `${what} carry a secret value the host knows: blocked`;
     this.port.decided({ action, decision: 'denied', by: 'outbound secret scan', reason });
     return { deniedBy: 'policy.secretScan', message: reason };

@@ -54,7 +54,9 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLea
   // a configured secret, or one another run holds too, outlives this run.
   const learnt = new Map<string, () => void>();
   return {
-    containsSecret: (text) => redactor.text(text) !== text,
+    containsSecret: (text, ignoreCase) =>
+      ignoreCase ? redactor.containsIgnoringCase(text) : redactor.text(text) !== text,
+    watchKnown: () => redactor.watchKnown(),
     learnSecret: (value) => {
       // A value that only has a credential's shape is learnt all the same: its encodings are then known too.
       if (!learnt.has(value)) learnt.set(value, redactor.hold(value));

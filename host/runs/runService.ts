@@ -234,7 +234,8 @@ export class RunService {
     // So is every destination of the run's egress proxy, and every plain-HTTP request through it.
     run.egress?.setGate({
       destination: (destination, method, signal) => policy.checkEgress(destination, method, signal),
-      outbound: (text, destination) => policy.scanOutbound(text, destination, 'egress'),
+      outbound: (text, destination, names) => policy.scanOutbound(text, destination, 'egress', names),
+      tunnel: (destination) => policy.tunnelScanner(destination),
     });
     const table = hostRequestTable({
       access,

@@ -37,9 +37,21 @@ export function readScannableBody(req: IncomingMessage): Promise<ScannableBody> 
   });
 }
 
+/** One content coding undone, with how many input bytes its decoder took (zlib's sync calls with `info`). */
+type Undone = { buffer: Buffer; engine: { bytesWritten: number } };
+const LIMIT = { maxOutputLength: MAX_INFLATED_BODY_BYTES, info: true };
+const DECODERS: Record<string, (input: Buffer) => Undone> = {
+  gzip: (input) => gunzipSync(input, LIMIT) as unknown as Undone,
+  'x-gzip': (input) => gunzipSync(input, LIMIT) as unknown as Undone,
+  deflate: (input) => inflateSync(input, LIMIT) as unknown as Undone,
+  br: (input) => brotliDecompressSync(input, LIMIT) as unknown as Undone,
+};
+
 /**
- * The text the scan reads: the body undone of its content encodings (last applied first), as UTF-8 (bytes that are
- * no valid UTF-8 become U+FFFD one by one, so an ASCII secret among them still reads as itself).
+ * The text the scan reads: the body as sent and every layer of it undone of its content encodings (last applied
+ * first), as UTF-8 (bytes that are no valid UTF-8 become U+FFFD one by one, so an ASCII secret among them still reads
+ * as itself). A layer with bytes after its compressed stream is refused: a decoder stops at the stream's end, and
+ * what follows would leave unread (an outside attack sent `deflate("hi") + "k=<secret>"`).
  */
 export function decodeForScan(
   raw: Buffer,
@@ -49,17 +61,19 @@ export function decodeForScan(
     .split(',')
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
-  let body = raw;
-  const opts = { maxOutputLength: MAX_INFLATED_BODY_BYTES };
+  const layers = [raw];
   try {
     for (const coding of codings.reverse()) {
-      if (coding === 'gzip' || coding === 'x-gzip') body = gunzipSync(body, opts);
-      else if (coding === 'deflate') body = inflateSync(body, opts);
-      else if (coding === 'br') body = brotliDecompressSync(body, opts);
-      else return { refused: `content-encoding ${JSON.stringify(coding)} cannot be scanned` };
+      const decode = DECODERS[coding];
+      if (!decode) return { refused: `content-encoding ${JSON.stringify(coding)} cannot be scanned` };
+      const input = layers.at(-1)!;
+      const { buffer, engine } = decode(input);
+      if (engine.bytesWritten !== input.length)
+        return { refused: `the body has ${input.length - engine.bytesWritten} bytes after its ${coding} stream` };
+      layers.push(buffer);
     }
   } catch (error) {
     return { refused: `the body does not decode as its content-encoding says (${(error as Error).message})` };
   }
-  return { text: body.toString('utf8') };
+  return { text: layers.map((layer) => layer.toString('utf8')).join('\n') };
 }

@@ -70,8 +70,16 @@ export interface EgressRefusal {
 export interface EgressGate {
   /** Decide a destination (as {@link destinationOf} names it); may wait for a person. Undefined: it may go. */
   destination(destination: string, method: string, signal: AbortSignal): Promise<EgressRefusal | undefined>;
-  /** What a plain-HTTP request carries out (request line, headers, body): refused when it holds a known secret. */
-  outbound(text: string, destination: string): EgressRefusal | undefined;
+  /**
+   * What a request carries out (a plain-HTTP request's line, headers and body; a tunnel's bytes): refused when it
+   * holds a known secret. `names` (the host names it goes to) are compared without case, as a resolver reads them.
+   */
+  outbound(text: string, destination: string, names?: string[]): EgressRefusal | undefined;
+  /**
+   * A scanner of what a tunnel to `destination` carries out, chunk by chunk (Latin-1 text): a refusal ends the
+   * tunnel. Bytes of earlier chunks have left by then (docs/approvals.md §6).
+   */
+  tunnel(destination: string): (chunk: string) => EgressRefusal | undefined;
 }
 
 /** A destination as the policy names it: `host`, or `host:port` for a port other than 80 and 443. */

@@ -81,13 +81,20 @@ export async function startEgressProxy(
     // What leaves is read and scanned before the destination is decided: a request that carries a secret is
     // refused without asking anybody, and nothing of it is resolved or sent.
     let body: Buffer | undefined;
+    const path = `${url.pathname}${url.search}`;
+    const headers = { ...req.headers, host: url.host };
     if (gate) {
       const read = await readScannableBody(req);
       if ('refused' in read) {
         refuse({ ...base, allowed: false, reason: read.refused }, read.status);
         return;
       }
-      const refusal = gate.outbound(`${headText(req)}\n\n${read.text}`, destinationOf(host, port));
+      // Both the request as the runner wrote it and as it will be sent (header names lower-cased, the URL parsed:
+      // an outside attack wrote a secret as an upper-case header name, and a host name percent-encoded); the host
+      // names also without case, as a resolver reads them.
+      const sent = [`${method} ${path}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${String(v)}`)].join('\n');
+      const text = `${headText(req)}\n${sent}\n\n${read.text}`;
+      const refusal = gate.outbound(text, destinationOf(host, port), [url.hostname]);
       if (refusal) {
         refuse(refusedBy(base, refusal));
         return;
@@ -105,8 +112,8 @@ export async function startEgressProxy(
         host: decision.address,
         port,
         method,
-        path: `${url.pathname}${url.search}`,
-        headers: { ...req.headers, host: url.host },
+        path,
+        headers,
       },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
@@ -134,8 +141,9 @@ export async function startEgressProxy(
       onDecision(decision);
       client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\npaddock egress: ${decision.reason}\n`);
     };
-    // A tunnel's bytes are TLS, but its name is not: a secret spelled into a host name would leave by DNS.
-    const named = gate?.outbound(headText(req), destinationOf(host, port));
+    // A tunnel's name is no secret's place: spelled into a host name (in any case), a secret would leave by DNS.
+    const destination = destinationOf(host, port);
+    const named = gate?.outbound(headText(req), destination, [host]);
     if (named) {
       deny(refusedBy({ host, port, method: 'CONNECT' }, named));
       return;
@@ -147,11 +155,27 @@ export async function startEgressProxy(
     }
     onDecision(decision);
     if (client.destroyed) return;
+    // What the runner sends through the tunnel is scanned chunk by chunk before it is passed on: a tunnel is mostly
+    // TLS (nothing to read), but nothing makes it so, and an outside attack sent a cleartext request through one.
+    const scan = gate?.tunnel(destination);
+    const forward = (chunk: Buffer): boolean => {
+      const refusal = scan?.(chunk.toString('latin1'));
+      if (refusal) {
+        onDecision(refusedBy({ host, port, method: 'CONNECT' }, refusal));
+        client.destroy();
+        upstream.destroy();
+        return false;
+      }
+      if (!upstream.write(chunk)) client.pause();
+      return true;
+    };
     const upstream = connect(port, decision.address!, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
+      if (head.length > 0 && !forward(head)) return;
       upstream.pipe(client);
-      client.pipe(upstream);
+      client.on('data', forward);
+      client.on('end', () => upstream.end());
+      upstream.on('drain', () => client.resume());
     });
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));

@@ -101,6 +101,16 @@ export class Redactor {
     return Math.max(this.longest, MIN_HOLDBACK) - 1;
   }
 
+  /**
+   * Does the text hold a secret form or a credential shape, letters compared without case? For names that are
+   * case-insensitive where they go (a host name a resolver reads): `SK-LIVE-…` there is `sk-live-…`.
+   */
+  containsIgnoringCase(input: string): boolean {
+    const lower = input.toLowerCase();
+    for (const form of this.known) if (lower.includes(form.toLowerCase())) return true;
+    return [input, lower, input.toUpperCase()].some((text) => this.spans(text).length > 0);
+  }
+
   /** Redact one string. */
   text(input: string): string {
     return apply(input, this.spans(input), input.length);
@@ -178,20 +188,41 @@ export class Redactor {
     };
   }
 
+  /** Every known form as one pattern, longest first, so a secret containing another is replaced whole. */
+  private knownPattern(): RegExp {
+    this.pattern ??= new RegExp(
+      [...this.known]
+        .sort((a, b) => b.length - a.length)
+        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('|'),
+      'g',
+    );
+    return this.pattern;
+  }
+
+  /**
+   * A detector over text that arrives in chunks: true once a known secret form is in what it has seen, across chunk
+   * boundaries (it keeps the last characters a form could start in). Credential shapes do not count: the bytes may
+   * be random (a TLS stream), where a loose shape would match by chance.
+   */
+  watchKnown(): (chunk: string) => boolean {
+    let carry = '';
+    return (chunk) => {
+      const text = carry + chunk;
+      carry = this.longest > 1 ? text.slice(-(this.longest - 1)) : '';
+      if (this.known.size === 0) return false;
+      const pattern = this.knownPattern();
+      pattern.lastIndex = 0;
+      const hit = pattern.test(text);
+      pattern.lastIndex = 0;
+      return hit;
+    };
+  }
+
   /** Every range of `text` that holds a known secret form or a credential shape, merged, in order. */
   private spans(text: string): Span[] {
     const found: Span[] = [];
-    if (this.known.size > 0) {
-      // Longest first, so a secret containing another is replaced whole.
-      this.pattern ??= new RegExp(
-        [...this.known]
-          .sort((a, b) => b.length - a.length)
-          .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-          .join('|'),
-        'g',
-      );
-      collect(this.pattern, text, found);
-    }
+    if (this.known.size > 0) collect(this.knownPattern(), text, found);
     for (const pattern of SHAPES_GLOBAL) collect(pattern, text, found);
     if (found.length < 2) return found;
     found.sort((a, b) => a[0] - b[0]);

@@ -40,6 +40,10 @@ function standIn() {
     tainted: (dataClass, source) => tainted.push([dataClass, source]),
     containsSecret: (text) => learnt.some((v) => text.includes(v)),
     learnSecret: (value) => learnt.push(value),
+    watchKnown: () => {
+      let seen = '';
+      return (chunk) => learnt.some((v) => (seen += chunk).includes(v));
+    },
   };
   const decide = (status: 'approved' | 'denied') => {
     const row = [...rows.values()].find((r) => r.status === 'pending')!;

@@ -47,6 +47,7 @@ const standInPort: ApprovalPort = {
   tainted: () => undefined,
   containsSecret: () => false,
   learnSecret: () => undefined,
+  watchKnown: () => () => false,
 };
 const policy = new RunPolicy(
   {

@@ -8,12 +8,27 @@ const SECRET = 'sk-live-bodyscan-0123456789';
 describe('decodeForScan', () => {
   it('undoes gzip, deflate and br, several in the order applied (the last listed first)', () => {
     const plain = Buffer.from(`token=${SECRET}`);
-    expect(decodeForScan(plain, undefined)).toEqual({ text: `token=${SECRET}` });
-    expect(decodeForScan(gzipSync(plain), 'gzip')).toEqual({ text: `token=${SECRET}` });
-    expect(decodeForScan(deflateSync(plain), 'Deflate')).toEqual({ text: `token=${SECRET}` });
-    expect(decodeForScan(brotliCompressSync(plain), 'br')).toEqual({ text: `token=${SECRET}` });
-    expect(decodeForScan(brotliCompressSync(gzipSync(plain)), 'gzip, br')).toEqual({ text: `token=${SECRET}` });
-    expect(decodeForScan(gzipSync(plain), 'identity, gzip')).toEqual({ text: `token=${SECRET}` });
+    const read = (raw: Buffer, coding: string | undefined) => (decodeForScan(raw, coding) as { text: string }).text;
+    expect(read(plain, undefined)).toBe(`token=${SECRET}`);
+    expect(read(gzipSync(plain), 'gzip')).toContain(`token=${SECRET}`);
+    expect(read(deflateSync(plain), 'Deflate')).toContain(`token=${SECRET}`);
+    expect(read(brotliCompressSync(plain), 'br')).toContain(`token=${SECRET}`);
+    expect(read(brotliCompressSync(gzipSync(plain)), 'gzip, br')).toContain(`token=${SECRET}`);
+    expect(read(gzipSync(plain), 'identity, gzip')).toContain(`token=${SECRET}`);
+  });
+
+  it('reads the bytes as sent too; refuses bytes after a compressed stream (an attack hid a secret there)', () => {
+    const tail = Buffer.from(`k=${SECRET}`);
+    for (const [compress, coding] of [
+      [deflateSync, 'deflate'],
+      [brotliCompressSync, 'br'],
+    ] as const)
+      expect(decodeForScan(Buffer.concat([compress(Buffer.from('hi')), tail]), coding)).toEqual({
+        refused: `the body has ${tail.length} bytes after its ${coding} stream`,
+      });
+    // gzip members one after another are one body (its decoder reads them all).
+    const members = Buffer.concat([gzipSync('hi '), gzipSync(`k=${SECRET}`)]);
+    expect((decodeForScan(members, 'gzip') as { text: string }).text).toContain(`hi k=${SECRET}`);
   });
 
   it('an ASCII secret among bytes that are no UTF-8 still reads as itself', () => {

@@ -13,6 +13,7 @@ function gate(refuse: boolean): EgressGate & { asked: string[] } {
       return refuse ? { deniedBy: 'binding rule 1', message: `no ${destination}` } : undefined;
     },
     outbound: () => undefined,
+    tunnel: () => () => undefined,
   };
 }
 

@@ -273,6 +273,28 @@ describe('credential-named environment variables', () => {
   });
 });
 
+describe('detection without redaction', () => {
+  it('containsIgnoringCase finds a known form in any case (a host name), and shapes as before', () => {
+    const r = new Redactor();
+    r.add('sk-live-lowercase-canary-0123');
+    expect(r.containsIgnoringCase('SK-LIVE-LOWERCASE-CANARY-0123.example.com')).toBe(true);
+    expect(r.containsIgnoringCase('sk-live-lowercase-canary-0123')).toBe(true);
+    expect(r.containsIgnoringCase('api.example.com')).toBe(false);
+    expect(r.containsIgnoringCase('AKIAIOSFODNN7EXAMPLE.example.com')).toBe(true); // an AWS key's shape
+  });
+
+  it('watchKnown finds a known form split across chunks, never a mere shape (random bytes may look like one)', () => {
+    const r = new Redactor();
+    r.add(SECRET);
+    const seen = r.watchKnown();
+    expect(seen(`prefix ${SECRET.slice(0, 5)}`)).toBe(false);
+    expect(seen(`${SECRET.slice(5)} suffix`)).toBe(true);
+    const shapes = r.watchKnown();
+    expect(shapes('Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123456789 https://u:p@h/')).toBe(false);
+    expect(new Redactor().watchKnown()('anything at all')).toBe(false);
+  });
+});
+
 describe('held values (what a run learnt from a secret file)', () => {
   it('stay known until the last holder releases them; a configured secret is never forgotten with them', () => {
     const r = new Redactor();
