@@ -122,6 +122,9 @@ function auditData(row: ApprovalRow): Record<string, unknown> {
     target: row.target,
     risk: { score: row.risk.score, level: row.risk.level },
     goalRevision: row.goalRevision,
+    // A tainted run's send: what it may carry, and where to (the one-time grant it needs records both).
+    ...(row.dataClass !== null ? { dataClass: row.dataClass } : {}),
+    ...(row.destination !== null ? { destination: row.destination } : {}),
   };
 }
 

@@ -159,6 +159,17 @@ describe('egress under the run policy', () => {
       expect(got).not.toContain(CANARY);
       expect(got).not.toMatch(/\/(body|header|q|gzip|denied)\b/);
       expect(got).toContain('innocent too');
+      // The audit chain: the denied and the approved send each name the destination and the data class.
+      const decisions = (
+        rawDb(host.store)
+          .prepare("SELECT data FROM audit WHERE run_id = ? AND type IN ('approval.denied', 'approval.approved')")
+          .pluck()
+          .all(runId) as string[]
+      ).map((d) => JSON.parse(d) as { dataClass?: string; destination?: string });
+      expect(decisions.filter((d) => d.destination === `127.0.0.1:${port}`)).toEqual([
+        expect.objectContaining({ dataClass: expect.stringContaining('credential') }),
+        expect.objectContaining({ dataClass: expect.stringContaining('credential') }),
+      ]);
       const audit = egressAudit(runId);
       expect(audit.filter((r) => r.deniedBy === 'policy.secretScan')).toHaveLength(5);
       // The tunnel's name was refused before it was resolved: no resolver error, the scan's reason.
