@@ -17,9 +17,6 @@ import {
   type EgressRefusal,
 } from './egressDecision.js';
 
-export { decideEgress, isPrivateAddress } from './egressDecision.js';
-export type { EgressDecision, EgressGate, EgressPolicy } from './egressDecision.js';
-
 /** A run's egress proxy: closed with the run; its gate set once the run's policy is open. */
 export interface EgressProxy {
   /** Put the run's policy over every destination and every plain-HTTP request (docs/approvals.md §6). */
