@@ -7,6 +7,7 @@ import { dispatchBench } from './dispatch.js';
 import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
 import { metricsBench } from './metrics.js';
+import { outboundScanBench } from './outboundScan.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
 import { sseBench } from './sse.js';
@@ -39,6 +40,7 @@ const results = {
   ...(only && only !== 'sse-catchup' ? {} : { sseCatchup: await sseCatchupBench() }),
   ...(only && only !== 'dispatch-http' ? {} : { dispatchHttp: await dispatchHttpBench() }),
   ...(only && only !== 'tenant-reads' ? {} : { tenantReads: await tenantReadsBench() }),
+  ...(only && only !== 'outbound' ? {} : { outbound: await outboundScanBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
