@@ -57,7 +57,7 @@ export async function outboundScanBench(rounds = 30) {
     record(
       `model request ${Math.round(bytes / 1000)} KB`,
       bytes,
-      () => JSON.parse(JSON.stringify({ ...body, model: 'm' })),
+      () => void JSON.parse(JSON.stringify({ ...body, model: 'm' })),
       () => redactOutbound(redactor, { body, query: '?beta=true', clientHeaders: {} }, () => undefined),
     );
   }
