@@ -8,32 +8,63 @@ export const MAX_SCANNED_BODY_BYTES = 8 * 1024 * 1024;
 /** Largest size a compressed body may inflate to for its scan (larger ones are refused). */
 export const MAX_INFLATED_BODY_BYTES = 32 * 1024 * 1024;
 
-/** A body read for scanning: its raw bytes (forwarded as sent) and its text as scanned; or why it cannot be. */
-export type ScannableBody = { raw: Buffer; text: string } | { refused: string; status: number };
+/** Most body bytes one run's egress proxy holds for scanning at once, over all its connections. */
+export const MAX_BUFFERED_BODY_BYTES_PER_RUN = 32 * 1024 * 1024;
+
+/** Bytes one run's proxy may hold at once (an outside attack held 8 MiB on each of hundreds of connections). */
+export class ByteBudget {
+  private held = 0;
+  constructor(readonly limit: number) {}
+
+  /** Hold `n` more bytes if the budget allows; false (nothing held) when it does not. */
+  take(n: number): boolean {
+    if (this.held + n > this.limit) return false;
+    this.held += n;
+    return true;
+  }
+
+  /** Give back `n` held bytes. */
+  give(n: number): void {
+    this.held = Math.max(0, this.held - n);
+  }
+}
+
+/** A body read for scanning, its bytes held in `budget` until the caller gives them back; or why it was not kept. */
+export type ReadBody = { raw: Buffer } | { refused: string; status: number };
 
 /**
- * Read a request's body whole (at most {@link MAX_SCANNED_BODY_BYTES}), and decode it for the scan. A larger body is
- * read to its end and dropped, not cut off: the answer then reaches the client on a connection it can use again.
+ * Read a request's body whole (at most {@link MAX_SCANNED_BODY_BYTES}, and what the run's `budget` allows). A body
+ * over either is read to its end and dropped, not cut off: the answer then reaches the client on a connection it can
+ * use again. The caller decodes and scans it in one synchronous step ({@link decodeForScan}), so one inflated copy
+ * exists at a time, and gives `raw.length` back to the budget when the request is done.
  */
-export function readScannableBody(req: IncomingMessage): Promise<ScannableBody> {
+export function readScannableBody(req: IncomingMessage, budget: ByteBudget): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let over: { refused: string; status: number } | undefined;
+    const drop = (why: { refused: string; status: number }) => {
+      over = why;
+      budget.give(chunks.reduce((n, c) => n + c.length, 0));
+      chunks.length = 0;
+    };
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_SCANNED_BODY_BYTES) chunks.push(chunk);
-      else chunks.length = 0;
+      if (over) return;
+      if (size > MAX_SCANNED_BODY_BYTES)
+        drop({ status: 413, refused: `a plain-HTTP body over ${MAX_SCANNED_BODY_BYTES} bytes cannot be scanned` });
+      else if (!budget.take(chunk.length))
+        drop({
+          status: 503,
+          refused: `the run's requests already hold ${budget.limit} bytes of bodies to scan: retry when one is done`,
+        });
+      else chunks.push(chunk);
     });
-    req.on('error', reject);
-    req.on('end', () => {
-      if (size > MAX_SCANNED_BODY_BYTES) {
-        resolve({ status: 413, refused: `a plain-HTTP body over ${MAX_SCANNED_BODY_BYTES} bytes cannot be scanned` });
-        return;
-      }
-      const raw = Buffer.concat(chunks);
-      const decoded = decodeForScan(raw, req.headers['content-encoding']);
-      resolve('refused' in decoded ? { status: 415, refused: decoded.refused } : { raw, text: decoded.text });
+    req.on('error', (error) => {
+      if (!over) drop({ status: 400, refused: 'the request broke off' });
+      reject(error);
     });
+    req.on('end', () => resolve(over ?? { raw: Buffer.concat(chunks) }));
   });
 }
 

@@ -7,7 +7,7 @@ import {
 } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { chmodSync, rmSync } from 'node:fs';
-import { readScannableBody } from './egressBody.js';
+import { ByteBudget, decodeForScan, MAX_BUFFERED_BODY_BYTES_PER_RUN, readScannableBody } from './egressBody.js';
 import {
   decideEgress,
   destinationOf,
@@ -16,6 +16,12 @@ import {
   type EgressPolicy,
   type EgressRefusal,
 } from './egressDecision.js';
+
+/** Most connections one run holds open to its egress proxy at once (tunnels included). */
+export const MAX_EGRESS_CONNECTIONS_PER_RUN = 64;
+/** How long a request's head, and the whole request, may take to arrive at the proxy. */
+export const EGRESS_HEADERS_TIMEOUT_MS = 10_000;
+export const EGRESS_REQUEST_TIMEOUT_MS = 30_000;
 
 /** A run's egress proxy: closed with the run; its gate set once the run's policy is open. */
 export interface EgressProxy {
@@ -44,6 +50,8 @@ export async function startEgressProxy(
 ): Promise<EgressProxy> {
   const sockets = new Set<Socket>();
   let gate: EgressGate | undefined;
+  // What the run's requests hold for scanning at once, over all its connections.
+  const budget = new ByteBudget(MAX_BUFFERED_BODY_BYTES_PER_RUN);
   // Aborted at close: an ask waiting for a person ends with the run (its approval is void).
   const closing = new AbortController();
   const refusedBy = (base: Omit<EgressDecision, 'allowed' | 'reason'>, r: EgressRefusal): EgressDecision => ({
@@ -81,16 +89,24 @@ export async function startEgressProxy(
     const path = `${url.pathname}${url.search}`;
     const headers = { ...req.headers, host: url.host };
     if (gate) {
-      const read = await readScannableBody(req);
+      const read = await readScannableBody(req, budget);
       if ('refused' in read) {
         refuse({ ...base, allowed: false, reason: read.refused }, read.status);
+        return;
+      }
+      // Held until the request is done (answered, refused or broken off).
+      res.on('close', () => budget.give(read.raw.length));
+      // Decoded and scanned in this one synchronous step: one inflated copy exists at a time.
+      const decoded = decodeForScan(read.raw, req.headers['content-encoding']);
+      if ('refused' in decoded) {
+        refuse({ ...base, allowed: false, reason: decoded.refused }, 415);
         return;
       }
       // Both the request as the runner wrote it and as it will be sent (header names lower-cased, the URL parsed:
       // an outside attack wrote a secret as an upper-case header name, and a host name percent-encoded); the host
       // names also without case, as a resolver reads them.
       const sent = [`${method} ${path}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${String(v)}`)].join('\n');
-      const text = `${headText(req)}\n${sent}\n\n${read.text}`;
+      const text = `${headText(req)}\n${sent}\n\n${decoded.text}`;
       const refusal = gate.outbound(text, destinationOf(host, port), [url.hostname]);
       if (refusal) {
         refuse(refusedBy(base, refusal));
@@ -121,12 +137,25 @@ export async function startEgressProxy(
     if (body) upstream.end(body);
     else req.pipe(upstream);
   };
-  const server: Server = createServer((req, res) => {
-    onRequest(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-  });
+  const server: Server = createServer(
+    // A request must arrive whole in time (its head in 10 s, all of it in 30 s: the runner's side is loopback in the
+    // host): a request trickled a byte at a time is answered 408 and its connection closed (an outside attack held
+    // 400 of them open for a whole run).
+    {
+      headersTimeout: EGRESS_HEADERS_TIMEOUT_MS,
+      requestTimeout: EGRESS_REQUEST_TIMEOUT_MS,
+      // Node checks those every 30 s by default; a second keeps the bound what it says.
+      connectionsCheckingInterval: 1_000,
+    },
+    (req, res) => {
+      onRequest(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(502);
+        res.end();
+      });
+    },
+  );
+  // One run holds at most this many connections to its proxy; more are refused at accept.
+  server.maxConnections = MAX_EGRESS_CONNECTIONS_PER_RUN;
   const onConnect = async (req: IncomingMessage, client: Socket, head: Buffer): Promise<void> => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));

@@ -1,11 +1,13 @@
 // The egress proxy's close() ends what is in flight: a plain http:// request whose upstream never
-// answers must not hold a run's release (and with it the session) forever.
+// answers must not hold a run's release (and with it the session) forever. And one run holds a bounded number of
+// connections to it (an outside attack held hundreds).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEgressProxy } from '../../../host/sandbox/egressProxy.js';
+import { connect, type Socket } from 'node:net';
+import { MAX_EGRESS_CONNECTIONS_PER_RUN, startEgressProxy } from '../../../host/sandbox/egressProxy.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -47,5 +49,58 @@ describe('egress proxy close()', () => {
     await proxy.close(); // the test's timeout is the failure: before the fix this never resolved
     expect(existsSync(socketPath)).toBe(false);
     expect(await clientEnded).toMatch(/^error: /);
+  });
+});
+
+describe('egress proxy bounds', () => {
+  it(`holds at most ${MAX_EGRESS_CONNECTIONS_PER_RUN} connections of a run: more are closed at accept`, async () => {
+    const upstream = createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const port = (upstream.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-egress-'));
+    const socketPath = join(dir, 'proxy.sock');
+    const proxy = await startEgressProxy(socketPath, { allow: [`127.0.0.1:${port}`], allowPrivate: true }, () => {});
+    cleanups.push(() => {
+      upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const total = MAX_EGRESS_CONNECTIONS_PER_RUN + 36;
+    let closed = 0;
+    let allOver!: () => void;
+    const over = new Promise<void>((resolve) => (allOver = resolve));
+    const sockets = await Promise.all(
+      Array.from(
+        { length: total },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(socketPath, () => resolve(socket));
+            socket.on('error', () => undefined);
+            socket.on('close', () => {
+              closed += 1;
+              if (closed === total - MAX_EGRESS_CONNECTIONS_PER_RUN) allOver();
+            });
+          }),
+      ),
+    );
+    await over; // the test's timeout is the failure: without the bound nothing is closed
+    // The ones kept are served: each answers a whole request.
+    const open = sockets.filter((s) => !s.destroyed && s.readyState === 'open');
+    const answers = await Promise.all(
+      open.map(
+        (socket) =>
+          new Promise<string>((resolve) => {
+            let got = '';
+            socket.on('data', (d: Buffer) => {
+              got += d.toString();
+              if (got.includes('ok')) resolve(got.split('\r\n')[0]!);
+            });
+            socket.on('close', () => resolve(got.split('\r\n')[0] ?? 'closed'));
+            socket.write(`GET http://127.0.0.1:${port}/ HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
+          }),
+      ),
+    );
+    expect(answers.filter((a) => a === 'HTTP/1.1 200 OK')).toHaveLength(MAX_EGRESS_CONNECTIONS_PER_RUN);
+    for (const socket of sockets) socket.destroy();
+    await proxy.close();
   });
 });
