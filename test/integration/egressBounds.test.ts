@@ -69,7 +69,7 @@ async function hold(message: {
 }
 
 describe('one run against its egress proxy', () => {
-  it(`bodies held for scanning are bounded per run (${MAX_BUFFERED_BODY_BYTES_PER_RUN} bytes): the rest get 503`, async () => {
+  it(`a run holds at most ${MAX_BUFFERED_BODY_BYTES_PER_RUN} bytes of bodies to scan; the rest: 503`, async () => {
     const before = held.length;
     // Until 4 answers came (the refusals; the held ones are never answered), 60 s at most.
     const got = await hold({ conns: 8, holdMs: 60_000, until: 4, part: 'fullbody' });
