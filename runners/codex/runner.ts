@@ -91,6 +91,18 @@ export const codexRunner = defineRunner({
 
     // Read-write mounts are writable roots of Codex's own sandbox (resolved: a link under the process backend).
     const addDirs = binding.mounts.filter((m) => !m.readOnly).map((m) => realpathSync(m.path));
+    // What both ways of running Codex share: the CLI, where and how it runs, and its gateway configuration.
+    const cwd = binding.workspace?.root ?? process.cwd();
+    const launch = { name: 'codex', command: cli.command, cwd, env, signal: ctx.signal, emit: ctx.emit.bind(ctx) };
+    const options = {
+      baseUrl: gateway.openaiBaseUrl,
+      model,
+      sandbox: config.sandbox,
+      mcp: gateway.mcp,
+      tokenEnv: TOKEN_ENV,
+      egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY),
+      addDirs,
+    };
 
     // With approvals granted, Codex runs as an app-server whose approval requests the host decides (appServer.ts).
     if (binding.hostRequests.includes('approval/request')) {
@@ -98,7 +110,7 @@ export const codexRunner = defineRunner({
         prompt: eventText(event),
         codexModel: config.codexModel,
         sandbox: config.sandbox,
-        cwd: binding.workspace?.root ?? process.cwd(),
+        cwd,
         resume: ctx.resume?.external?.sessionId,
         version: version ?? TESTED_VERSION,
       });
@@ -107,30 +119,14 @@ export const codexRunner = defineRunner({
           .request(action, 'once')
           .catch((e: unknown) => ({ decision: 'denied' as const, reason: e instanceof Error ? e.message : String(e) }));
       const exit = await runHarnessTurn({
-        name: 'codex',
-        command: cli.command,
-        args: [
-          ...cli.prefix,
-          ...appServerArgs({
-            baseUrl: gateway.openaiBaseUrl,
-            model,
-            sandbox: config.sandbox,
-            mcp: gateway.mcp,
-            tokenEnv: TOKEN_ENV,
-            egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY),
-            addDirs,
-          }),
-        ],
-        cwd: binding.workspace?.root ?? process.cwd(),
-        env,
-        signal: ctx.signal,
+        ...launch,
+        args: [...cli.prefix, ...appServerArgs(options)],
         map: (value) => session.map(value),
         conversation: {
           initial: session.initial(),
           answer: (value) => session.answer(value, ask),
           endAfter: () => session.endAfter(),
         },
-        emit: (update) => ctx.emit(update),
       });
       const broken = harnessExitFailure('codex', exit);
       if (broken) return broken;
@@ -143,28 +139,12 @@ export const codexRunner = defineRunner({
     const turn = async (resume: string | undefined) => {
       const mapper = new CodexStreamMapper();
       const exit = await runHarnessTurn({
-        name: 'codex',
-        command: cli.command,
+        ...launch,
         args: [
           ...cli.prefix,
-          ...codexArgs({
-            prompt: eventText(event),
-            baseUrl: gateway.openaiBaseUrl,
-            model,
-            codexModel: config.codexModel,
-            sandbox: config.sandbox,
-            mcp: gateway.mcp,
-            resume,
-            tokenEnv: TOKEN_ENV,
-            egress: Boolean(env.HTTPS_PROXY ?? env.HTTP_PROXY),
-            addDirs,
-          }),
+          ...codexArgs({ ...options, prompt: eventText(event), codexModel: config.codexModel, resume }),
         ],
-        cwd: binding.workspace?.root ?? process.cwd(),
-        env,
-        signal: ctx.signal,
         map: (value) => mapper.map(value),
-        emit: (update) => ctx.emit(update),
       });
       return { mapper, exit };
     };

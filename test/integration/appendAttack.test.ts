@@ -7,12 +7,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DispatchTicket } from '../../host/dispatch/dispatcher.js';
-import type { RunOutcome } from '../../host/process/outcome.js';
 import { filesContaining } from '../helpers/canary.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
 import { rendezvous } from '../helpers/rendezvous.js';
+import { appendRuns } from '../helpers/appendRuns.js';
 
 const CANARY = 'canary-append-secret-9a8b7c6d5e';
 const rv = rendezvous(mkdtempSync(join(tmpdir(), 'paddock-append-attack-')));
@@ -49,20 +48,7 @@ afterAll(async () => {
   await host.close();
 });
 
-const live = (t: DispatchTicket) => {
-  if (t.status === 'duplicate') throw new Error('unexpected duplicate');
-  return t;
-};
-const send = async (bot: string, text: string, conversation: string, id?: string) =>
-  live(await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation }, id })));
-const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-async function running(bot: string, text: string, conversation: string) {
-  const t = await send(bot, text, conversation);
-  expect(t.status).toBe('started');
-  const ended = await Promise.race([rv.arrived(t.runId).then(() => undefined), t.done]);
-  if (ended) throw new Error(`run ended before it connected: ${ended.status} ${ended.reason}`);
-  return t;
-}
+const { send, running, outputOf } = appendRuns(host.dispatcher, rv);
 
 describe('append: hostile answers', () => {
   it('an accepted message the runner ignores: recorded appended, one run (the host cannot know)', async () => {
@@ -167,7 +153,8 @@ describe('append: dedupe and ordering under concurrency', () => {
     expect(tickets.filter((t) => t.status === 'duplicate').length).toBe(3);
     rv.go(first.runId);
     await first.done;
-    const q = live(tickets.find((t) => t.status === 'queued')!);
+    const q = tickets.find((t) => t.status === 'queued');
+    if (q?.status !== 'queued') throw new Error('no queued ticket');
     await rv.arrived(q.runId);
     rv.go(q.runId);
     await q.done;

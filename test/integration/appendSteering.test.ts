@@ -4,11 +4,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DispatchTicket } from '../../host/dispatch/dispatcher.js';
 import type { HostError } from '../../host/errors.js';
-import type { RunOutcome } from '../../host/process/outcome.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { rendezvous } from '../helpers/rendezvous.js';
+import { appendRuns } from '../helpers/appendRuns.js';
 
 const rv = rendezvous(mkdtempSync(join(tmpdir(), 'paddock-append-')));
 const host = tempHost({ maxConcurrentRuns: 4, limits: { maxChatEventBytes: 1024 * 1024 } });
@@ -35,20 +34,7 @@ afterAll(async () => {
   await host.close();
 });
 
-const live = (t: DispatchTicket) => {
-  if (t.status === 'duplicate') throw new Error('unexpected duplicate');
-  return t;
-};
-const send = async (bot: string, text: string, conversation: string) =>
-  live(await host.dispatcher.dispatch(chatEvent({ bot, text, conversation: { id: conversation } })));
-const outputOf = (o: RunOutcome) => (o.result?.output?.parts[0] as { text?: string } | undefined)?.text ?? '';
-/** A message's first run: started, and running (its runner connected) before the test goes on. */
-async function running(bot: string, text: string, conversation: string) {
-  const t = await send(bot, text, conversation);
-  expect(t.status).toBe('started');
-  await rv.arrived(t.runId);
-  return t;
-}
+const { send, running, outputOf } = appendRuns(host.dispatcher, rv);
 
 describe('steering append (real runner processes)', () => {
   it('the running SDK runner takes the message: the ticket says appended, the run answers both', async () => {
