@@ -40,13 +40,18 @@ function headText(req: IncomingMessage): string {
 /**
  * The host end of a run's only network door: an HTTP proxy (CONNECT and plain absolute-URI requests) listening on a
  * Unix socket that is bound into the sandbox. With a gate, the run's policy decides every destination (and may ask
- * a person) and a plain-HTTP request holding a secret value the host knows is refused before a byte of it leaves;
- * a CONNECT tunnel's bytes are not seen (TLS), only its destination.
+ * a person), a plain-HTTP request holding a secret value the host knows is refused before a byte of it leaves, and
+ * a tunnel is closed at the chunk that completes a known value (docs/approvals.md §6). `timeouts`: how long a
+ * request's head and the whole request may take to arrive (tests shorten them).
  */
 export async function startEgressProxy(
   socketPath: string,
   policy: EgressPolicy,
   onDecision: (d: EgressDecision) => void,
+  timeouts: { headersMs: number; requestMs: number } = {
+    headersMs: EGRESS_HEADERS_TIMEOUT_MS,
+    requestMs: EGRESS_REQUEST_TIMEOUT_MS,
+  },
 ): Promise<EgressProxy> {
   const sockets = new Set<Socket>();
   let gate: EgressGate | undefined;
@@ -142,8 +147,8 @@ export async function startEgressProxy(
     // host): a request trickled a byte at a time is answered 408 and its connection closed (an outside attack held
     // 400 of them open for a whole run).
     {
-      headersTimeout: EGRESS_HEADERS_TIMEOUT_MS,
-      requestTimeout: EGRESS_REQUEST_TIMEOUT_MS,
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
       // Node checks those every 30 s by default; a second keeps the bound what it says.
       connectionsCheckingInterval: 1_000,
     },
@@ -184,10 +189,16 @@ export async function startEgressProxy(
     // What the runner sends through the tunnel is scanned chunk by chunk before it is passed on: a tunnel is mostly
     // TLS (nothing to read), but nothing makes it so, and an outside attack sent a cleartext request through one.
     const scan = gate?.tunnel(destination);
+    // Runs in a socket's 'data' listener, where a throw (the run's journal closed under it) would reach the
+    // process: whatever goes wrong ends this tunnel, never the host.
     const forward = (chunk: Buffer): boolean => {
-      const refusal = scan?.(chunk.toString('latin1'));
-      if (refusal) {
-        onDecision(refusedBy({ host, port, method: 'CONNECT' }, refusal));
+      try {
+        const refusal = scan?.(chunk.toString('latin1'));
+        if (refusal) {
+          onDecision(refusedBy({ host, port, method: 'CONNECT' }, refusal));
+          throw new Error(refusal.message);
+        }
+      } catch {
         client.destroy();
         upstream.destroy();
         return false;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
+import type { EgressGate } from '../../../host/sandbox/egressDecision.js';
 import { MAX_EGRESS_CONNECTIONS_PER_RUN, startEgressProxy } from '../../../host/sandbox/egressProxy.js';
 
 const cleanups: (() => void)[] = [];
@@ -101,6 +102,75 @@ describe('egress proxy bounds', () => {
     );
     expect(answers.filter((a) => a === 'HTTP/1.1 200 OK')).toHaveLength(MAX_EGRESS_CONNECTIONS_PER_RUN);
     for (const socket of sockets) socket.destroy();
+    await proxy.close();
+  });
+});
+
+describe('egress proxy: what one request cannot do to the host', () => {
+  async function proxyWith(gate?: EgressGate, timeouts = { headersMs: 1_000, requestMs: 1_500 }) {
+    const upstream = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const port = (upstream.address() as { port: number }).port;
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-egress-'));
+    const socketPath = join(dir, 'proxy.sock');
+    const decisions: string[] = [];
+    const proxy = await startEgressProxy(
+      socketPath,
+      { allow: [`127.0.0.1:${port}`], allowPrivate: true },
+      (d) => decisions.push(`${d.allowed} ${d.reason}`),
+      timeouts,
+    );
+    if (gate) proxy.setGate(gate);
+    cleanups.push(() => {
+      upstream.closeAllConnections();
+      upstream.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return { proxy, port, socketPath, decisions };
+  }
+  /** Everything the proxy answers on a raw connection, until it closes it. */
+  const answerOf = (socket: Socket) =>
+    new Promise<string>((resolve) => {
+      let got = '';
+      socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+      socket.on('close', () => resolve(got));
+      socket.on('error', () => undefined);
+    });
+
+  it('a body trickled past the whole-request timeout is answered 408 and its connection closed', async () => {
+    const { proxy, port, socketPath } = await proxyWith();
+    const socket = connect(socketPath);
+    const answer = answerOf(socket);
+    socket.write(`POST http://127.0.0.1:${port}/ HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n`);
+    const trickle = setInterval(() => socket.write('a'), 100);
+    try {
+      expect(await answer).toMatch(/^HTTP\/1\.1 408 /);
+    } finally {
+      clearInterval(trickle);
+      await proxy.close();
+    }
+  });
+
+  it('a tunnel scanner that throws ends that tunnel, not the host; the proxy serves the next one', async () => {
+    const gate: EgressGate = {
+      destination: async () => undefined,
+      outbound: () => undefined,
+      tunnel: () => () => {
+        throw new Error('the run journal is closed');
+      },
+    };
+    const { proxy, port, socketPath } = await proxyWith(gate);
+    for (let i = 0; i < 2; i++) {
+      const socket = connect(socketPath);
+      const answer = answerOf(socket);
+      socket.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: x\r\n\r\n`);
+      socket.once('data', () => socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n'));
+      // Established, then closed at the first chunk through it (the scanner threw); nothing reached upstream.
+      expect(await answer).toBe('HTTP/1.1 200 Connection Established\r\n\r\n');
+    }
     await proxy.close();
   });
 });
