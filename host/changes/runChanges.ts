@@ -93,7 +93,8 @@ export class RunChanges {
     const start = this.start;
     if (!start) return;
     this.start = undefined;
-    const end = await takeSnapshot(this.roots, this.bounds.snapshot);
+    // Unchanged files are not read again (their start's hash and text stand).
+    const end = await takeSnapshot(this.roots, this.bounds.snapshot, start);
     const { changes, uncompared } = compareSnapshots(start, end);
     const recorded = changes
       .slice(0, this.bounds.maxRecorded)

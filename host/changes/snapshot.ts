@@ -61,9 +61,15 @@ export const SNAPSHOT_BOUNDS: SnapshotBounds = {
  * regular single-link files and keeping the text of small ones, within `bounds`. Every folder is opened beneath the
  * descriptor of its parent with O_NOFOLLOW (host/policy/beneath.ts), every file through an O_PATH descriptor that is
  * checked before it is opened: nothing a run swapped in can send the walk outside its folders, and a FIFO or device
- * is never opened. A root that is missing is skipped. All I/O is off the event loop.
+ * is never opened. A root that is missing is skipped. All I/O is off the event loop. With `previous` (the run's
+ * start), a file whose inode, size, mtime and ctime are unchanged is not read again: its hash and text are taken
+ * from there (a write moves ctime, which no unprivileged process can set back).
  */
-export async function takeSnapshot(roots: SnapshotRoot[], bounds: SnapshotBounds = SNAPSHOT_BOUNDS): Promise<Snapshot> {
+export async function takeSnapshot(
+  roots: SnapshotRoot[],
+  bounds: SnapshotBounds = SNAPSHOT_BOUNDS,
+  previous?: Snapshot,
+): Promise<Snapshot> {
   const snap: Snapshot = { entries: new Map(), capped: new Set(), partial: false };
   const budget = { hashed: 0, kept: 0 };
   for (const root of roots) {
@@ -74,7 +80,7 @@ export async function takeSnapshot(roots: SnapshotRoot[], bounds: SnapshotBounds
       continue;
     }
     try {
-      await walk(handle, root.label, 0, snap, budget, bounds);
+      await walk(handle, root.label, 0, snap, budget, bounds, previous?.entries);
     } finally {
       await closeQuietly(handle);
     }
@@ -89,6 +95,7 @@ async function walk(
   snap: Snapshot,
   budget: { hashed: number; kept: number },
   bounds: SnapshotBounds,
+  previous: Snapshot['entries'] | undefined,
 ): Promise<void> {
   // Sorted, so two walks of a workspace too big for the caps cover the same part of it.
   const names = (await fsp.readdir(beneath(dir)).catch(() => [] as string[])).sort();
@@ -122,12 +129,25 @@ async function walk(
       const child = await openDirBeneath(dir, name).catch(() => undefined);
       if (!child) continue; // swapped for a link or a file meanwhile: not followed
       try {
-        await walk(child, path, depth + 1, snap, budget, bounds);
+        await walk(child, path, depth + 1, snap, budget, bounds, previous);
       } finally {
         await closeQuietly(child);
       }
     } else if (stat.isFile()) {
-      snap.entries.set(path, { ...base, kind: 'file', ...(await readFile(dir, name, stat, budget, bounds, snap)) });
+      const before = previous?.get(path);
+      const same =
+        before?.kind === 'file' &&
+        before.sha256 !== null &&
+        before.ino === stat.ino &&
+        before.size === stat.size &&
+        before.mtimeMs === stat.mtimeMs &&
+        before.ctimeMs === stat.ctimeMs;
+      const keeps = before?.text !== undefined ? before.size : 0;
+      if (same && budget.kept + keeps <= bounds.keepTotalBytes) {
+        budget.kept += keeps;
+        snap.entries.set(path, { ...before, mode: base.mode });
+      } else
+        snap.entries.set(path, { ...base, kind: 'file', ...(await readFile(dir, name, stat, budget, bounds, snap)) });
     } else snap.entries.set(path, { ...base, kind: 'other' });
   }
 }

@@ -63,6 +63,25 @@ describe('RunChanges: the run-end comparison', () => {
     expect(r.compared[0]!.summary).toBeUndefined();
   });
 
+  it('the end does not read an unchanged file again: its hashing budget goes to what changed', async () => {
+    // A budget the start spends whole on `a.bin`: were `a.bin` read again at the end, `b.bin` would go unhashed.
+    const bounds = { ...RUN_CHANGE_BOUNDS, snapshot: { ...SNAPSHOT_BOUNDS, maxHashedBytes: 1_000 } };
+    const r = recorder(bounds);
+    writeFileSync(join(r.ws, 'a.bin'), Buffer.alloc(1_000, 1));
+    const run = r.make();
+    await run.begin();
+    writeFileSync(join(r.ws, 'b.bin'), Buffer.alloc(500, 2));
+    await run.finish();
+    expect(r.changes).toEqual([
+      expect.objectContaining({
+        path: 'b.bin',
+        change: 'added',
+        after: expect.objectContaining({ sha256: expect.any(String) }),
+      }),
+    ]);
+    expect(r.compared[0]!.capped).toEqual([]);
+  });
+
   it('a binary file is recorded by sizes and hashes only; a mode change is a change', async () => {
     const r = recorder();
     writeFileSync(join(r.ws, 'blob.bin'), Buffer.from([0, 1, 2, 3]));
