@@ -107,6 +107,9 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   // JSON only: a text/plain body is 415 unsupported_media_type, as documented, not a string the schema refuses.
   app.removeContentTypeParser('text/plain');
 
+  // Route labels of the metrics come only from the patterns registered here (docs/decisions.md M6).
+  const metrics = deps.metrics;
+  if (metrics) app.addHook('onRoute', (route) => metrics.declareRoute(route.url));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Liveness stays 200 while the process drains (a probe must not kill a draining server); the rest is 503.

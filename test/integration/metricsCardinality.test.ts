@@ -74,6 +74,8 @@ describe('metrics label cardinality under 1 000 distinct bogus values per label'
     // The server's hooks and the (fake) gateway source.
     for (let i = 0; i < N; i++) {
       const letters = i.toString(26).replace(/\d/g, (d) => 'qrstuvwxyz'[Number(d)]!);
+      // 1 000 declared patterns: the cap, not the declaration, bounds them. The URLs below are never declared.
+      metrics.declareRoute(`/r/${letters}`);
       metrics.httpRequest(`/v1/runs/run_${randomUUID()}`, 200, 0.001);
       metrics.httpRequest(`/v1/sessions/${CANARY}${i}?q=${CANARY}`, 404, 0.001);
       metrics.httpRequest(`/r/${letters}`, [200, 1000 + i, -i, 1.5][i % 4]!, 0.001);
@@ -120,13 +122,16 @@ describe('metrics label cardinality under 1 000 distinct bogus values per label'
     expect(seriesOf(e, 'paddock_sse_clients')[0]!.value).toBe(0);
   });
 
-  it('with the server route list, only its patterns are labels', async () => {
-    const routes = new Set(['/v1/runs/:id']);
-    const m = createMetrics(host.store, { routes, defaultMetrics: false });
+  it('only declared route patterns are labels: an undeclared pattern or URL is other, whatever its shape', async () => {
+    const m = createMetrics(host.store, { defaultMetrics: false });
     try {
+      m.declareRoute('/v1/runs/:id');
       m.httpRequest('/v1/runs/:id', 200, 0.01);
       m.httpRequest('/v1/undeclared', 200, 0.01);
-      routes.add('/v1/late'); // registered after the metrics were built
+      // A URL shaped like a pattern (no long digit or hex run, no store prefix) is still not declared.
+      m.httpRequest(`/v1/sessions/${CANARY}`, 200, 0.01);
+      m.httpRequest('/v1/sessions/abc', 200, 0.01);
+      m.declareRoute('/v1/late'); // registered after the first requests
       m.httpRequest('/v1/late', 200, 0.01);
       m.httpRequest(undefined, 404, 0.01);
       const e = parseExposition(await m.render());

@@ -535,6 +535,9 @@ describe('paddock serve: metrics and webhooks', () => {
     const text = await res.text();
     expect(text).toMatch(/^paddock_runs_total\{outcome="completed",binding="echo"\} [1-9]\d*$/m);
     expect(text).toMatch(/^paddock_http_requests_total\{route="\/v1\/events",status="202"\} [1-9]\d*$/m);
+    // A parameterised route is its registered pattern; the id in the URL (`run_x`, requested above) is not.
+    expect(text).toMatch(/^paddock_http_requests_total\{route="\/v1\/runs\/:id",status="\d{3}"\} [1-9]\d*$/m);
+    expect(text).not.toContain('run_x');
     expect((await call(server.url, 'GET', '/metrics', { token: tokens.otherAdmin })).status).toBe(404);
     expect((await call(server.url, 'GET', '/metrics', { token: tokens.platform })).status).toBe(403);
     expect((await call(server.url, 'GET', '/metrics')).status).toBe(401);

@@ -44,11 +44,6 @@ export interface MetricsOptions {
   dispatcher?: Pick<Dispatcher, 'observeRefusals'>;
   /** Model-call source (default: the host's gateway, when the source is a started host). */
   gateway?: Pick<Gateway, 'observeCalls'>;
-  /**
-   * The server's route patterns, read at each request (a set the server fills as it registers routes will do): a
-   * route label outside them is `other`. Default: any well-formed pattern without an id in it.
-   */
-  routes?: ReadonlySet<string> | readonly string[];
   /** Distinct values a configuration-named label (binding, route) may take before the rest count as `other`. */
   maxLabelValues?: number;
   /** Node process default metrics on this registry (default true). */
@@ -62,6 +57,11 @@ export interface Metrics {
   contentType: string;
   /** The exposition text (gauges read from the store now). */
   render(): Promise<string>;
+  /**
+   * A route pattern the server registered (`/v1/runs/:id`): only declared patterns become `route` labels, so a
+   * caller that passes a URL where a pattern belongs leaks nothing (anything undeclared counts as `other`).
+   */
+  declareRoute(pattern: string): void;
   /** One answered HTTP request: its route pattern (never the URL), status and duration. */
   httpRequest(route: string | undefined, status: number, seconds: number): void;
   /** An SSE stream opened (+1) or closed (-1). */
@@ -184,8 +184,7 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
   const reasonLabel = fixedLabel(REFUSAL_REASONS);
   const providerLabel = fixedLabel(PROVIDERS);
   const webhookLabel = fixedLabel(WEBHOOK_RESULTS);
-  const routes = options.routes;
-  const declared = (route: string) => !routes || ('has' in routes ? routes.has(route) : routes.includes(route));
+  const declaredRoutes = new Set<string>();
   const routeLabel = new CappedLabel(ROUTE_PATTERN, max);
 
   const stops = [
@@ -205,8 +204,12 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
     registry,
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    declareRoute(pattern) {
+      if (typeof pattern === 'string') declaredRoutes.add(pattern);
+    },
     httpRequest(route, status, seconds) {
-      const r = route !== undefined && declared(route) && !looksLikeId(route) ? routeLabel.value(route) : OTHER;
+      const declared = route !== undefined && declaredRoutes.has(route) && !looksLikeId(route);
+      const r = declared ? routeLabel.value(route) : OTHER;
       httpRequests.inc({ route: r, status: statusLabel(status) });
       if (Number.isFinite(seconds) && seconds >= 0) httpDuration.observe({ route: r }, seconds);
     },

@@ -35,6 +35,7 @@ async function server(options: ServerOptions = {}) {
   let open = 0;
   const waiters: { n: number; resolve: () => void }[] = [];
   const metrics = {
+    declareRoute: () => undefined,
     httpRequest: () => undefined,
     sseClients(delta: number) {
       open += delta;
