@@ -28,6 +28,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        test: {
+          // The admin console in a real browser (chromium) against a real `paddock serve` (docs/console.md §6).
+          name: 'console',
+          include: ['test/console/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

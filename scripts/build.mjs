@@ -1,5 +1,5 @@
-// `npm run build`: compiles the host and the SDK to dist/ (tsconfig.build.json) and bundles the CLI from that
-// (dist/cli/, what bin/paddock.js runs), only when an input
+// `npm run build`: compiles the host and the SDK to dist/ (tsconfig.build.json), bundles the CLI from that
+// (dist/cli/, what bin/paddock.js runs) and the admin console (dist/console/, docs/console.md), only when an input
 // changed since the last build (a content hash of every input, kept in dist/.build-hash), so set-up,
 // `npm test` and vitest's global setup can call it on every start for about 0.1 s. `--force` rebuilds.
 // The new tree is compiled beside dist/ and swapped in by rename: a reader never sees a half-written
@@ -14,9 +14,11 @@ import { spawnSync } from 'node:child_process';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'dist');
 const STAMP = '.build-hash';
-/** Folders whose TypeScript is compiled, and the files that change how it is compiled. */
-const SOURCE_DIRS = ['host', 'sdk'];
+/** Folders whose sources are built, and the files that change how they are built. */
+const SOURCE_DIRS = ['host', 'sdk', 'console'];
 const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
+/** What counts as a source file: TypeScript, and the console's markup, styles and its tsconfig. */
+const SOURCE_FILE = /\.([cm]?ts|tsx|css|html|json)$/;
 
 /** Every input of the build, sorted, as paths relative to the package root. */
 function inputs() {
@@ -25,7 +27,7 @@ function inputs() {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const rel = join(dir, entry.name);
       if (entry.isDirectory()) walk(rel);
-      else if (/\.[cm]?ts$/.test(entry.name)) files.push(rel);
+      else if (SOURCE_FILE.test(entry.name)) files.push(rel);
     }
   };
   SOURCE_DIRS.forEach(walk);
@@ -109,13 +111,48 @@ async function bundleCli(out) {
   writeFileSync(join(out, 'cli', 'meta.json'), JSON.stringify(result.metafile));
 }
 
+/**
+ * Bundle the admin console (`console/main.tsx`, Preact) into `<out>/console/`: `assets/main-<hash>.js` and
+ * `.css` (content-hashed names, so the server may let browsers cache them for good), and `index.html`, the shell
+ * that loads them (no inline script or style: the console's CSP forbids both). Everything ships in the package.
+ */
+async function bundleConsole(out) {
+  const esbuild = createRequire(join(ROOT, 'package.json'))('esbuild');
+  const dir = join(out, 'console');
+  const result = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: ['console/main.tsx'],
+    outdir: join(dir, 'assets'),
+    entryNames: '[name]-[hash]',
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['chrome110', 'firefox110', 'safari16'],
+    tsconfig: 'console/tsconfig.json',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
+    legalComments: 'linked',
+    metafile: true,
+    logLevel: 'error',
+  });
+  const outputs = Object.keys(result.metafile.outputs).map((path) => relative(join(dir, 'assets'), join(ROOT, path)));
+  const script = outputs.find((name) => name.endsWith('.js'));
+  const style = outputs.find((name) => name.endsWith('.css'));
+  if (!script || !style) throw new Error(`the console bundle lacks a script or a stylesheet (${outputs.join(', ')})`);
+  const shell = readFileSync(join(ROOT, 'console', 'index.html'), 'utf8')
+    .replace('%SCRIPT%', `/console/assets/${script}`)
+    .replace('%STYLE%', `/console/assets/${style}`);
+  writeFileSync(join(dir, 'index.html'), shell);
+}
+
 /** Build dist/ unless it is up to date; resolves to what it did. Throws when tsc fails (dist/ is left as it was). */
 export async function build({ force = false, log = (line) => console.error(line) } = {}) {
   const hash = sourceHash();
   if (!force && upToDate(hash)) return 'up to date';
   const tmp = join(ROOT, `dist.${process.pid}.tmp`);
   rmSync(tmp, { recursive: true, force: true });
-  log('build: compiling host/ and sdk/ to dist/ (tsc -p tsconfig.build.json), bundling the CLI to dist/cli/');
+  log('build: compiling host/ and sdk/ to dist/ (tsc), bundling the CLI to dist/cli/ and the console to dist/console/');
   const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', tmp], {
     cwd: ROOT,
@@ -130,6 +167,12 @@ export async function build({ force = false, log = (line) => console.error(line)
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`build: bundling the CLI failed (${error.message}); dist/ left as it was`);
+  }
+  try {
+    await bundleConsole(tmp);
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw new Error(`build: bundling the console failed (${error.message}); dist/ left as it was`);
   }
   writeFileSync(join(tmp, STAMP), `${hash}\n`);
   const old = join(ROOT, `dist.${process.pid}.old`);

@@ -17,6 +17,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v socat >/dev/null 2>&1 || missing+=(socat)
 # python3 (>= 3.9) runs examples/python-runner, the runner written from docs/protocol.md alone.
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# chromium: the real browser the admin console's tests drive (playwright-core, headless; docs/console.md §6).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (apt-get)"

@@ -20,7 +20,9 @@ import type { ApiDeps } from './deps.js';
 import { ApiProblem, INTERNAL_PROBLEM, problemOf, sendProblem } from './problems.js';
 import { RATE_LIMIT_DEFAULTS, type RateLimitOptions } from './rateLimit.js';
 import { API_SCHEMAS } from './schemas.js';
+import type { ConsoleFiles } from './console/assets.js';
 import type { Metrics } from './metrics/metrics.js';
+import { consoleRoutes } from './routes/console.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { adminAuditRoutes } from './routes/adminAudit.js';
 import { adminDoctorRoutes } from './routes/adminDoctor.js';
@@ -56,6 +58,8 @@ export interface ServerOptions {
   streams?: Partial<StreamQuotaOptions>;
   /** The `default` tenant's admin may change host-level configuration (`--api-host-config`; see ApiDeps). */
   hostConfig?: boolean;
+  /** Serve the admin console at /console (`--console`; docs/console.md): its built files. Default: no console. */
+  console?: ConsoleFiles;
 }
 
 /** The version the OpenAPI document states (the API's, not the package's). */
@@ -173,6 +177,7 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   await adminAuditRoutes(app, deps);
   adminDoctorRoutes(app, deps);
   adminConfigRoutes(app, deps);
+  if (options.console) consoleRoutes(app, options.console);
   adminBindingsRoutes(app, deps);
   approvalsRoutes(app, deps);
   const streams = streamsRoutes(app, deps, streamQuota);

@@ -652,6 +652,12 @@ export const COMMANDS: CommandSpec[] = [
           'let admin tokens of the "default" tenant create and change resources and bindings outside the ' +
           'sandbox, as paddock apply does (default: no API token may; keep such tokens like root)',
       },
+      console: {
+        type: 'boolean',
+        help:
+          'serve the admin web console at /console (docs/console.md): static files only, every action goes ' +
+          'through this API with the token the person signs in with (default: no console)',
+      },
       'runner-dir': runnerDir,
     },
     exitCodes: ['0 stopped by a signal', '2 usage error (e.g. a bad --listen)', '1 the address could not be bound'],
@@ -681,6 +687,7 @@ export const COMMANDS: CommandSpec[] = [
         },
         webhookAllow: str(ctx.flags, 'webhook-allow'),
         hostConfig: ctx.flags['api-host-config'] === true,
+        console: ctx.flags.console === true,
       };
       const config = await hostConfig(ctx);
       if (queued !== undefined) config.maxQueuedRunsPerTenant = queued;

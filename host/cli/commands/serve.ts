@@ -50,6 +50,8 @@ export interface ServeOptions {
   webhookAllow?: string;
   /** `--api-host-config`: the `default` tenant's admin may change host-level configuration through the API. */
   hostConfig?: boolean;
+  /** `--console`: serve the admin console at /console. */
+  console?: boolean;
 }
 
 /**
@@ -61,6 +63,8 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   // Checked before the host starts: a bad allow list is a usage error that changes nothing.
   const { parseWebhookAllow } = await import('../../api/webhooks/allowList.js');
   const allow = parseWebhookAllow(options.webhookAllow);
+  // Also before the host starts: a console that is not built is said at once, not as a 404 later.
+  const consoleFiles = options.console ? (await import('../../api/console/assets.js')).loadConsoleFiles() : undefined;
   const host = await openHost(config, { listen: true });
   for (const line of describeRecovery(host.recovery)) err(line);
   const dispatcher = host.container.resolve(TOKENS.Dispatcher);
@@ -87,6 +91,7 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
       metrics,
       streams: options.streams,
       hostConfig: options.hostConfig === true,
+      console: consoleFiles,
     });
     await app.listen({ host: options.listen.host, port: options.listen.port });
   } catch (error) {

@@ -1,0 +1,26 @@
+// The console's pages, in navigation order, and who sees each (the API refuses the rest anyway).
+import type { FunctionComponent } from 'preact';
+import { can, type Role, type Session } from '../lib/session.js';
+import { Overview } from './Overview.js';
+
+/** What every page gets: the session and the route's parameters. */
+export interface PageProps {
+  session: Session;
+  params: string[];
+}
+
+/** One page of the console. */
+export interface Page {
+  name: string;
+  title: string;
+  component: FunctionComponent<PageProps>;
+  visible: (role: Role) => boolean;
+}
+
+/** Every page, in navigation order. */
+export const PAGES: Page[] = [{ name: 'overview', title: 'Overview', component: Overview, visible: can.read }];
+
+/** The page named `name` if `role` may see it. */
+export function pageFor(name: string, role: Role): Page | undefined {
+  return PAGES.find((p) => p.name === name && p.visible(role));
+}
