@@ -1,7 +1,9 @@
 // The console's pages, in navigation order, and who sees each (the API refuses the rest anyway).
 import type { FunctionComponent } from 'preact';
 import { can, type Role, type Session } from '../lib/session.js';
+import { Audit } from './Audit.js';
 import { Overview } from './Overview.js';
+import { Tokens } from './Tokens.js';
 
 /** What every page gets: the session and the route's parameters. */
 export interface PageProps {
@@ -18,7 +20,11 @@ export interface Page {
 }
 
 /** Every page, in navigation order. */
-export const PAGES: Page[] = [{ name: 'overview', title: 'Overview', component: Overview, visible: can.read }];
+export const PAGES: Page[] = [
+  { name: 'overview', title: 'Overview', component: Overview, visible: can.read },
+  { name: 'audit', title: 'Audit', component: Audit, visible: can.read },
+  { name: 'tokens', title: 'Tokens', component: Tokens, visible: can.administer },
+];
 
 /** The page named `name` if `role` may see it. */
 export function pageFor(name: string, role: Role): Page | undefined {
