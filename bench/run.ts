@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { cliBench } from './cli.js';
+import { consoleBench } from './console.js';
 import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
 import { dispatchHttpBench } from './dispatchHttp.js';
@@ -41,6 +42,7 @@ const results = {
   ...(only && only !== 'dispatch-http' ? {} : { dispatchHttp: await dispatchHttpBench() }),
   ...(only && only !== 'tenant-reads' ? {} : { tenantReads: await tenantReadsBench() }),
   ...(only && only !== 'outbound' ? {} : { outbound: await outboundScanBench() }),
+  ...(only && only !== 'console' ? {} : { console: await consoleBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
