@@ -454,12 +454,13 @@ export const COMMANDS: CommandSpec[] = [
     details: [
       'The token acts for one tenant with one role: platform (dispatch, read and stream its sessions),',
       "approver (read; decide its tenant's approvals and revoke its grants: paddock approvals, docs/approvals.md),",
-      'admin (everything for its tenant; host-wide reads for tenant "default").',
+      'admin (everything for its tenant; host-wide reads for tenant "default"),',
+      "viewer (read-only: what its tenant's admin reads, nothing that changes state; for the admin console).",
       'Plain output prints the token alone on stdout (what it is for goes to stderr), so it can be captured.',
     ],
     options: {
       tenant: { type: 'string', value: '<name>', help: 'the tenant it acts for ([a-z0-9][a-z0-9_-]{0,62})' },
-      role: { type: 'string', value: '<role>', help: 'platform, approver or admin' },
+      role: { type: 'string', value: '<role>', help: 'platform, approver, admin or viewer' },
       name: { type: 'string', value: '<text>', help: 'a label for listings (e.g. the platform it is for)' },
       expires: { type: 'string', value: '<30d|12h|90m|date>', help: 'when it stops working (default: never)' },
       by,
