@@ -3,4 +3,7 @@ import { render } from 'preact';
 import { App } from './App.js';
 import './style.css';
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+// The shell's "Loading the console…" goes: Preact renders into the element, it does not replace what is there.
+root.textContent = '';
+render(<App />, root);

@@ -6,7 +6,7 @@
  */
 import type { AuditRecord } from '../audit/auditLog.js';
 import { DEFAULT_TENANT } from '../config/tenant.js';
-import { auditRowsAfter, type AuditRowWithTenant } from '../state/auditReads.js';
+import { auditRowsAfter, auditRowsBefore, type AuditRowWithTenant } from '../state/auditReads.js';
 import type { Store } from '../state/store.js';
 import { tenantOfAuditRow } from './auditTenancy.js';
 
@@ -19,7 +19,7 @@ export interface ExportedAuditRecord extends AuditRecord {
 /** A page of a tenant's export. */
 export interface AuditExportPage {
   records: ExportedAuditRecord[];
-  /** The seq to pass as `after` for the next page (the last record this page looked at). */
+  /** The seq to pass as `after` (newest first: `before`) for the next page (the last record this page looked at). */
   next: number;
   /** False when the log ended within this page (a later call may still find records appended since). */
   more: boolean;
@@ -58,18 +58,29 @@ export function exportedRecord(row: AuditRowWithTenant, data: unknown, tenant: s
 
 /**
  * Up to `limit` of the records `tenant`'s admin may read with seq > `after`, looking at no more than `scan` records
- * (so a tenant with few records in a long log gets short pages quickly, each with the cursor to go on from).
+ * (so a tenant with few records in a long log gets short pages quickly, each with the cursor to go on from). With
+ * `order: 'desc'` the page goes the other way: newest first, seq < `before` (default: from the log's end), and `next`
+ * is the next page's `before`.
  */
 export function exportAudit(
   store: Store,
   tenant: string,
-  page: { after: number; limit: number; scan: number; hostRecords?: boolean },
+  page: {
+    after?: number;
+    limit: number;
+    scan: number;
+    hostRecords?: boolean;
+    order?: 'asc' | 'desc';
+    before?: number;
+  },
 ): AuditExportPage {
   const records: ExportedAuditRecord[] = [];
-  let cursor = page.after;
+  const desc = page.order === 'desc';
+  let cursor = desc ? (page.before ?? Number.MAX_SAFE_INTEGER) : (page.after ?? 0);
   let scanned = 0;
   while (records.length < page.limit && scanned < page.scan) {
-    const rows = auditRowsAfter(store, cursor, Math.min(BATCH, page.scan - scanned));
+    const batch = Math.min(BATCH, page.scan - scanned);
+    const rows = desc ? auditRowsBefore(store, cursor, batch) : auditRowsAfter(store, cursor, batch);
     if (rows.length === 0) return { records, next: cursor, more: false };
     for (const row of rows) {
       cursor = row.seq;

@@ -18,15 +18,23 @@ export interface AuditRowWithTenant extends AuditRow {
   sessionTenant: string | null;
 }
 
+const ROWS_WITH_TENANT =
+  'SELECT a.*, COALESCE(s.tenant, rs.tenant) AS sessionTenant FROM audit a ' +
+  'LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN runs r ON r.id = a.run_id ' +
+  'LEFT JOIN sessions rs ON rs.id = r.session_id';
+
 /** Up to `limit` audit rows after `after`, in seq order, each with the tenant of the session or run it names. */
 export function auditRowsAfter(store: Store, after: number, limit: number): AuditRowWithTenant[] {
   return dbOf(store)
-    .prepare(
-      'SELECT a.*, COALESCE(s.tenant, rs.tenant) AS sessionTenant FROM audit a ' +
-        'LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN runs r ON r.id = a.run_id ' +
-        'LEFT JOIN sessions rs ON rs.id = r.session_id WHERE a.seq > ? ORDER BY a.seq LIMIT ?',
-    )
+    .prepare(`${ROWS_WITH_TENANT} WHERE a.seq > ? ORDER BY a.seq LIMIT ?`)
     .all(after, limit) as AuditRowWithTenant[];
+}
+
+/** Up to `limit` audit rows before `before`, newest first, each with the tenant of the session or run it names. */
+export function auditRowsBefore(store: Store, before: number, limit: number): AuditRowWithTenant[] {
+  return dbOf(store)
+    .prepare(`${ROWS_WITH_TENANT} WHERE a.seq < ? ORDER BY a.seq DESC LIMIT ?`)
+    .all(before, limit) as AuditRowWithTenant[];
 }
 
 /**

@@ -61,11 +61,26 @@ API_SCHEMAS.add(VerdictSchema, {
     "token's tenant may read it (else null).",
 });
 
-const ExportQuery = z.strictObject({
-  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
-  limit: z.coerce.number().int().min(1).max(1000).default(500),
-  format: z.enum(['json', 'jsonl']).default('json'),
-});
+const ExportQuery = z
+  .strictObject({
+    after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    before: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    order: z.enum(['asc', 'desc']).default('asc').describe("`desc`: newest first (the console's recent records)."),
+    limit: z.coerce.number().int().min(1).max(1000).default(500),
+    format: z.enum(['json', 'jsonl']).default('json'),
+  })
+  .check(
+    z.refine((q) => !(q.order !== 'desc' && q.before !== undefined), {
+      path: ['before'],
+      message: 'goes with order=desc (oldest first pages go on with after)',
+      when: () => true,
+    }),
+    z.refine((q) => !(q.order === 'desc' && q.after !== undefined), {
+      path: ['after'],
+      message: 'goes with order=asc (newest first pages go on with before)',
+      when: () => true,
+    }),
+  );
 const ExportPageSchema = z.object({ records: z.array(AuditRecordSchema), next: z.int(), more: z.boolean() });
 API_SCHEMAS.add(ExportPageSchema, {
   id: 'AuditExportPage',
@@ -125,10 +140,11 @@ export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Pro
     },
     preValidation: requireRole('admin', 'viewer'),
     handler: async (request, reply) => {
-      const { after, limit, format } = request.query;
+      const { after, before, order, limit, format } = request.query;
       const principal = principalOf(request);
       const hostRecords = readsHostRecords(principal);
-      const page = exportAudit(deps.store, principal.tenant, { after, limit, scan: EXPORT_SCAN, hostRecords });
+      const scan = EXPORT_SCAN;
+      const page = exportAudit(deps.store, principal.tenant, { after, before, order, limit, scan, hostRecords });
       if (format === 'json') return page;
       // Each record its own line (JSON.stringify escapes every line break inside it).
       const lines = page.records.map((r) => `${JSON.stringify(r)}\n`).join('');
