@@ -5,7 +5,7 @@
 import type { KnowledgeBaseResource, McpServerResource, ModelResource } from '../bindings/schema.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { DEFAULT_TENANT } from '../config/tenant.js';
-import { harnessReports } from '../harness/harnesses.js';
+import { harnessReports, type HarnessReport } from '../harness/harnesses.js';
 import { BACKENDS, sandboxBackend } from '../sandbox/backend.js';
 import { runIdentityReport } from '../sandbox/identityReport.js';
 import { probeMachine, type MachineReport } from '../sandbox/probe.js';
@@ -33,16 +33,21 @@ export function missingSecretLines(specs: { kind: ConfigKind; spec: unknown }[],
 
 /**
  * Doctor's report (`paddock doctor --json`). `missingSecrets` is computed by the caller (it reads the store); `machine`
- * defaults to this process's probe (the CLI passes a fresh one: doctor is what an admin runs when something failed).
+ * defaults to this process's probe (the CLI passes a fresh one: doctor is what an admin runs when something failed);
+ * `harnesses` to asking each CLI now (the server passes its cached, asynchronously made reports).
  */
-export function doctorReport(config: HostConfig, missingSecrets: string[], machine: MachineReport = probeMachine()) {
+export function doctorReport(
+  config: HostConfig,
+  missingSecrets: string[],
+  machine: MachineReport = probeMachine(),
+  harnesses: HarnessReport[] = harnessReports(),
+) {
   // Every backend this machine can run, with what it would enforce here.
   const backends = Object.fromEntries(
     BACKENDS.map(sandboxBackend)
       .filter((b) => b.available(machine).ok)
       .map((b) => [b.name, b.report(config.limits, machine, machine.cgroups)]),
   );
-  const harnesses = harnessReports();
   const identity = runIdentityReport(machine.identity, config.dataDir);
   return { machine, backends, harnesses, identity, missingSecrets };
 }

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { harnessReportsAsync, type HarnessReport } from '../../harness/harnesses.js';
 import { doctorReport, missingSecretLines, SECRET_HOLDING_KINDS } from '../../ops/doctor.js';
 import { storedSpecs } from '../../state/configRepo.js';
 import { principalOf, requireRole } from '../auth.js';
@@ -24,8 +25,25 @@ API_SCHEMAS.add(DoctorSchema, {
     "and the token's tenant's secret references that do not resolve in the server's environment.",
 });
 
+/** How long a server reuses its harness reports (a CLI installed or upgraded meanwhile shows after this). */
+export const HARNESS_REPORT_TTL_MS = 60_000;
+
+/**
+ * The harness reports of this server, made asynchronously (asking each CLI for its version takes ~200 ms; asked
+ * synchronously per request, any admin could stall the whole server) and kept for {@link HARNESS_REPORT_TTL_MS}.
+ */
+function cachedHarnessReports(): () => Promise<HarnessReport[]> {
+  let cached: { at: number; reports: Promise<HarnessReport[]> } | undefined;
+  return () => {
+    if (!cached || Date.now() - cached.at > HARNESS_REPORT_TTL_MS)
+      cached = { at: Date.now(), reports: harnessReportsAsync() };
+    return cached.reports;
+  };
+}
+
 /** Register `GET /v1/doctor` (admin of any tenant: machine facts hold no tenant's data; secrets are scoped). */
 export function adminDoctorRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  const harnesses = cachedHarnessReports();
   app.get('/v1/doctor', {
     schema: {
       summary: 'What this machine enforces and why not, harnesses, and missing secret references (paddock doctor)',
@@ -37,7 +55,7 @@ export function adminDoctorRoutes(app: FastifyInstance, deps: ApiDeps): void {
     handler: async (request) => {
       const { tenant } = principalOf(request);
       const missing = missingSecretLines(storedSpecs(deps.store, SECRET_HOLDING_KINDS), tenant);
-      return doctorReport(deps.config, missing);
+      return doctorReport(deps.config, missing, undefined, await harnesses());
     },
   });
 }
