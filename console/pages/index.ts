@@ -2,6 +2,10 @@
 import type { FunctionComponent } from 'preact';
 import { can, type Role, type Session } from '../lib/session.js';
 import { Overview } from './Overview.js';
+import { Bindings } from './Bindings.js';
+import { readsConfig } from './configTypes.js';
+import { Resources } from './Resources.js';
+import { Runners } from './Runners.js';
 
 /** What every page gets: the session and the route's parameters. */
 export interface PageProps {
@@ -18,7 +22,12 @@ export interface Page {
 }
 
 /** Every page, in navigation order. */
-export const PAGES: Page[] = [{ name: 'overview', title: 'Overview', component: Overview, visible: can.read }];
+export const PAGES: Page[] = [
+  { name: 'overview', title: 'Overview', component: Overview, visible: can.read },
+  { name: 'runners', title: 'Runners', component: Runners, visible: readsConfig },
+  { name: 'bindings', title: 'Bindings', component: Bindings, visible: readsConfig },
+  { name: 'resources', title: 'Resources', component: Resources, visible: readsConfig },
+];
 
 /** The page named `name` if `role` may see it. */
 export function pageFor(name: string, role: Role): Page | undefined {
