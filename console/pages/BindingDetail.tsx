@@ -107,12 +107,22 @@ export function BindingDetail({ session, id }: { session: Session; id: string })
             <dt>Sandbox profile</dt>
             <dd>
               {b.spec.sandbox ?? 'bwrap'}
-              {b.spec.allowDegrade ? <span class="badge warn">may degrade</span> : null}
+              {b.spec.allowDegrade ? (
+                <>
+                  {' '}
+                  <span class="badge warn">may degrade</span>
+                </>
+              ) : null}
             </dd>
             <dt>Network egress</dt>
             <dd>
               {listOrNone(b.spec.network?.egress)}
-              {b.spec.network?.allowPrivate ? <span class="badge warn">private addresses allowed</span> : null}
+              {b.spec.network?.allowPrivate ? (
+                <>
+                  {' '}
+                  <span class="badge warn">private addresses allowed</span>
+                </>
+              ) : null}
             </dd>
             <dt>Workspace</dt>
             <dd>{b.spec.workspace ?? 'copy'}</dd>
@@ -123,6 +133,8 @@ export function BindingDetail({ session, id }: { session: Session; id: string })
               {b.version}, changed <Time at={b.updatedAt} />
             </dd>
           </dl>
+          <ErrorNote error={explain.error} action="Explaining the binding" />
+          {explain.data ? <ExplainView e={explain.data} /> : null}
           <h2>Grants</h2>
           <Grants grants={b.spec.grants} />
           <h2>Limits</h2>
@@ -140,8 +152,6 @@ export function BindingDetail({ session, id }: { session: Session; id: string })
           />
         </>
       )}
-      <ErrorNote error={explain.error} action="Explaining the binding" />
-      {explain.data ? <ExplainView e={explain.data} /> : null}
       {b ? (
         <>
           <h2>Changes</h2>

@@ -28,8 +28,8 @@ export function BindingSwitch(props: { session: Session; id: string; enabled: bo
         >
           <p>New events for this binding will be refused (binding_disabled) until it is enabled again.</p>
           <label class="check">
-            <input type="checkbox" checked={cancelActive} onChange={(e) => setCancelActive(e.currentTarget.checked)} />{' '}
-            Cancel active runs (its queued and running runs are asked to stop)
+            <input type="checkbox" checked={cancelActive} onChange={(e) => setCancelActive(e.currentTarget.checked)} />
+            {' Cancel active runs'} <span class="hint">(its queued and running runs are asked to stop)</span>
           </label>
         </ConfirmButton>
       ) : (

@@ -18,6 +18,12 @@ function Risk({ runner }: { runner: RunnerInfo }) {
   );
 }
 
+/** A text cut to `max` characters in a cell (all of it in the title and on the runner's page): one long word of a
+ * manifest must not widen the whole table. */
+function Short({ text, max }: { text: string; max: number }) {
+  return text.length > max ? <span title={text}>{`${text.slice(0, max)}…`}</span> : <>{text}</>;
+}
+
 /** The runners page (a list, or one runner when the route names it). */
 export function Runners({ session, params }: PageProps) {
   const load = useLoad(
@@ -73,8 +79,11 @@ export function Runners({ session, params }: PageProps) {
               </>
             ),
           },
-          { title: 'Version', cell: (r) => r.version },
-          { title: 'Description', cell: (r) => r.description || <span class="muted">none</span> },
+          { title: 'Version', cell: (r) => <Short text={r.version} max={16} /> },
+          {
+            title: 'Description',
+            cell: (r) => (r.description ? <span class="prose">{r.description}</span> : <span class="muted">none</span>),
+          },
           { title: 'Effects', cell: (r) => listOrNone(r.effects) },
           { title: 'Risk', cell: (r) => <Risk runner={r} /> },
           {
