@@ -454,7 +454,8 @@ export const COMMANDS: CommandSpec[] = [
     details: [
       'The token acts for one tenant with one role: platform (dispatch, read and stream its sessions),',
       "approver (read; decide its tenant's approvals and revoke its grants: paddock approvals, docs/approvals.md),",
-      'admin (everything for its tenant; host-wide reads for tenant "default").',
+      'admin (everything for its tenant; host-wide reads for tenant "default"),',
+      "viewer (read-only: what its tenant's admin reads, nothing that changes state; for the admin console).",
       'Plain output prints the token alone on stdout (what it is for goes to stderr), so it can be captured.',
     ],
     options: {

@@ -53,7 +53,11 @@ function callerOf(request: FastifyRequest, roles = ROLES): Principal {
   const principal = (request as FastifyRequest & { principal?: Principal }).principal;
   if (!principal) throw openAIError(401, 'unauthorized', 'missing API token (Authorization: Bearer <paddock token>)');
   if (!roles.has(principal.role))
-    throw openAIError(403, 'forbidden', `a ${principal.role} token may not use the OpenAI-compatible endpoint`);
+    throw openAIError(
+      403,
+      'forbidden',
+      `a ${principal.role} token may not call this endpoint (it needs ${[...roles].join(' or ')})`,
+    );
   return principal;
 }
 
