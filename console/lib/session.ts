@@ -65,6 +65,8 @@ export const can = {
   decide: (role: Role) => role === 'approver' || role === 'admin',
   /** Enable and disable bindings, cancel runs, manage tokens. */
   administer: (role: Role) => role === 'admin',
-  /** Read the admin pages (runners, bindings, resources, audit). */
+  /** Read the overview (every role a person signs in with). */
   read: (role: Role) => role !== 'platform',
+  /** Read the configuration and audit pages (runners, bindings, resources, audit): the API answers these only here. */
+  readConfig: (role: Role) => role === 'admin' || role === 'viewer',
 };

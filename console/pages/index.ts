@@ -2,7 +2,10 @@
 import type { FunctionComponent } from 'preact';
 import { can, type Role, type Session } from '../lib/session.js';
 import { Audit } from './Audit.js';
+import { Bindings } from './Bindings.js';
 import { Overview } from './Overview.js';
+import { Resources } from './Resources.js';
+import { Runners } from './Runners.js';
 import { Tokens } from './Tokens.js';
 
 /** What every page gets: the session and the route's parameters. */
@@ -22,7 +25,10 @@ export interface Page {
 /** Every page, in navigation order. */
 export const PAGES: Page[] = [
   { name: 'overview', title: 'Overview', component: Overview, visible: can.read },
-  { name: 'audit', title: 'Audit', component: Audit, visible: can.read },
+  { name: 'runners', title: 'Runners', component: Runners, visible: can.readConfig },
+  { name: 'bindings', title: 'Bindings', component: Bindings, visible: can.readConfig },
+  { name: 'resources', title: 'Resources', component: Resources, visible: can.readConfig },
+  { name: 'audit', title: 'Audit', component: Audit, visible: can.readConfig },
   { name: 'tokens', title: 'Tokens', component: Tokens, visible: can.administer },
 ];
 

@@ -325,6 +325,7 @@ describe('paddock serve: tenancy', () => {
       'POST /v1/approvals/{id}/approve': {},
       'POST /v1/approvals/{id}/deny': {},
       'POST /v1/grants/{id}/revoke': {},
+      'POST /v1/tokens/{id}/revoke': undefined,
     };
     const idRoutes = Object.entries(doc.paths).flatMap(([path, ops]) =>
       path.includes('{id}')
@@ -345,7 +346,9 @@ describe('paddock serve: tenancy', () => {
                 ? approval
                 : path.startsWith('/v1/grants/')
                   ? grant
-                  : undefined;
+                  : path.startsWith('/v1/tokens/')
+                    ? tokens.approver.slice(4, 16) // the default tenant's approver token: it must keep working
+                    : undefined;
       if (id === undefined) throw new Error(`tenancy test: say which id ${path} takes`);
       const key = `${method} ${path}`;
       if (method !== 'GET' && !(key in bodies)) throw new Error(`tenancy test: give a valid body for ${key}`);
@@ -374,11 +377,12 @@ describe('paddock serve: tenancy', () => {
         expect(JSON.stringify(shown)).not.toContain(mine.body.bindingId === 'held' ? 'held' : '???');
       }
     }
-    // Nothing happened to the approval or the grant.
+    // Nothing happened to the approval, the grant or the token.
     withStore(home, (store) => {
       expect(approvalById(store, approval)!.status).toBe('pending');
       expect(capabilityGrantById(store, grant)!.revokedAt).toBeUndefined();
     });
+    expect((await call(server.url, 'GET', '/v1/whoami', { token: tokens.approver })).status).toBe(200);
     // Nothing happened to the run: still running, never cancelled.
     const run = await call(server.url, 'GET', `/v1/runs/${mine.body.runId}`, { token: tokens.platform });
     expect(run.body.status).toBe('running');

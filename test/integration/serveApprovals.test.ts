@@ -110,7 +110,9 @@ describe('GET /v1/approvals', () => {
   it('refuses a platform token (403), a bad status and a cursor of another tenant (400 naming the field)', async () => {
     const platform = await call(tok.platform, 'GET', '/v1/approvals');
     expect(platform.status).toBe(403);
-    expect(platform.body).toMatchObject({ code: 'forbidden', requiredRole: ['approver', 'admin'], role: 'platform' });
+    // A read: a viewer's too (deciding stays the approver's and the admin's).
+    const required = ['approver', 'admin', 'viewer'];
+    expect(platform.body).toMatchObject({ code: 'forbidden', requiredRole: required, role: 'platform' });
     const status = await call(tok.approver, 'GET', '/v1/approvals?status=open');
     expect(status.status).toBe(400);
     expect(JSON.stringify(status.body.errors)).toContain('querystring.status');

@@ -168,7 +168,8 @@ describe('GET /v1/runs and /v1/sessions', () => {
         ['GET', '/v1/doctor'],
       ] as const) {
         const r = await call(token('acme', role), method, url, body);
-        expect([url, r.status, r.body.code, r.body.requiredRole]).toEqual([url, 403, 'forbidden', ['admin']]);
+        const required = method === 'GET' ? ['admin', 'viewer'] : ['admin']; // reads are a viewer's too
+        expect([url, r.status, r.body.code, r.body.requiredRole]).toEqual([url, 403, 'forbidden', required]);
       }
     }
   });
