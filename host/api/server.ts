@@ -39,6 +39,9 @@ import { streamsRoutes } from './routes/streams.js';
 import { STREAM_QUOTA_DEFAULTS, StreamQuota, type StreamQuotaOptions } from './streams/streamQuota.js';
 import { apiTokenActive } from '../state/apiTokens.js';
 import { webhooksRoutes } from './routes/webhooks.js';
+import { overviewRoutes } from './routes/overview.js';
+import { tokensRoutes } from './routes/tokens.js';
+import { whoamiRoutes } from './routes/whoami.js';
 
 /** Body limit of every request (docs/http-api.md, "Conventions"). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -180,6 +183,9 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   if (options.console) consoleRoutes(app, options.console);
   adminBindingsRoutes(app, deps);
   approvalsRoutes(app, deps);
+  whoamiRoutes(app, deps);
+  overviewRoutes(app, deps);
+  tokensRoutes(app, deps);
   const streams = streamsRoutes(app, deps, streamQuota);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.
   app.addHook('preClose', async () => streams.endAll());

@@ -459,7 +459,7 @@ export const COMMANDS: CommandSpec[] = [
     ],
     options: {
       tenant: { type: 'string', value: '<name>', help: 'the tenant it acts for ([a-z0-9][a-z0-9_-]{0,62})' },
-      role: { type: 'string', value: '<role>', help: 'platform, approver or admin' },
+      role: { type: 'string', value: '<role>', help: 'platform, approver, admin or viewer' },
       name: { type: 'string', value: '<text>', help: 'a label for listings (e.g. the platform it is for)' },
       expires: { type: 'string', value: '<30d|12h|90m|date>', help: 'when it stops working (default: never)' },
       by,

@@ -28,9 +28,16 @@ export interface AuditExportPage {
 /** Rows read from the store per batch while filling a page. */
 const BATCH = 500;
 
-/** May `tenant`'s admin read a record counted to `owner`? */
-export function auditVisibleTo(tenant: string, owner: string | null): boolean {
-  return owner === tenant || (owner === null && tenant === DEFAULT_TENANT);
+/**
+ * May a reader of `tenant` read a record counted to `owner`? The host's own records (owner null) only when
+ * `hostRecords` (default: the operator tenant, whose admin reads them; its viewers do not).
+ */
+export function auditVisibleTo(
+  tenant: string,
+  owner: string | null,
+  hostRecords: boolean = tenant === DEFAULT_TENANT,
+): boolean {
+  return owner === tenant || (owner === null && hostRecords);
 }
 
 /** A stored row as an exported record (its tenant given). */
@@ -56,7 +63,7 @@ export function exportedRecord(row: AuditRowWithTenant, data: unknown, tenant: s
 export function exportAudit(
   store: Store,
   tenant: string,
-  page: { after: number; limit: number; scan: number },
+  page: { after: number; limit: number; scan: number; hostRecords?: boolean },
 ): AuditExportPage {
   const records: ExportedAuditRecord[] = [];
   let cursor = page.after;
@@ -69,7 +76,7 @@ export function exportAudit(
       scanned += 1;
       const data = JSON.parse(row.data) as unknown;
       const owner = tenantOfAuditRow(store, row, data);
-      if (auditVisibleTo(tenant, owner)) records.push(exportedRecord(row, data, owner));
+      if (auditVisibleTo(tenant, owner, page.hostRecords)) records.push(exportedRecord(row, data, owner));
       if (records.length === page.limit) break;
     }
   }

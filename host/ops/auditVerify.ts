@@ -9,6 +9,7 @@ import { auditKeyPaths } from '../audit/auditKey.js';
 import type { AuditStorage } from '../audit/auditStorage.js';
 import { verifyAudit, type AuditVerdict } from '../audit/verify.js';
 import { auditRowsAfter, auditStorageOf } from '../state/auditReads.js';
+import { recordAuditVerification } from '../state/auditVerifications.js';
 import type { Store } from '../state/store.js';
 import { auditVisibleTo, exportedRecord, type ExportedAuditRecord } from './auditExport.js';
 import { tenantOfAuditRow } from './auditTenancy.js';
@@ -22,9 +23,18 @@ export function verifyAuditLog(storage: AuditStorage, dataDir: string, keyFile?:
 /** The verdict as a tenant's admin sees it: the first bad record itself only when that tenant may read it. */
 export type TenantAuditVerdict = AuditVerdict & { record?: ExportedAuditRecord | null };
 
-/** Verify the store's whole chain; on failure, add the bad record when `tenant` may read it (else null). */
-export function verifyAuditFor(store: Store, tenant: string): TenantAuditVerdict {
+/**
+ * Verify the store's whole chain and record the outcome (`by`: who asked; the overview shows the last one). On
+ * failure, add the bad record when `tenant` may read it (else null); `hostRecords`: whether the caller reads the
+ * host's own records (the operator tenant's admin; default: the operator tenant).
+ */
+export function verifyAuditFor(
+  store: Store,
+  tenant: string,
+  who: { by: string; hostRecords?: boolean },
+): TenantAuditVerdict {
   const verdict = verifyAuditLog(auditStorageOf(store), store.dataDir);
+  recordAuditVerification(store, verdict, { via: 'api', by: who.by });
   if (verdict.ok) return verdict;
   const row = auditRowsAfter(store, verdict.seq - 1, 1)[0];
   if (!row || row.seq !== verdict.seq) return { ...verdict, record: null };
@@ -35,5 +45,8 @@ export function verifyAuditFor(store: Store, tenant: string): TenantAuditVerdict
     return { ...verdict, record: null }; // malformed data: nothing to attribute it by
   }
   const owner = tenantOfAuditRow(store, row, data);
-  return { ...verdict, record: auditVisibleTo(tenant, owner) ? exportedRecord(row, data, owner) : null };
+  return {
+    ...verdict,
+    record: auditVisibleTo(tenant, owner, who.hostRecords) ? exportedRecord(row, data, owner) : null,
+  };
 }

@@ -6,8 +6,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isTenant, TENANT_PATTERN } from '../config/tenant.js';
 import { dbOf, type Store } from './store.js';
 
-/** What a token may do (docs/http-api.md has the table). */
-export const API_ROLES = ['platform', 'approver', 'admin'] as const;
+/** What a token may do (docs/http-api.md has the table; `viewer` reads what its tenant's admin reads, no more). */
+export const API_ROLES = ['platform', 'approver', 'admin', 'viewer'] as const;
 /** A token's role. */
 export type ApiRole = (typeof API_ROLES)[number];
 
@@ -121,6 +121,12 @@ function tokenRow(store: Store, id: string): TokenRow | undefined {
   return dbOf(store).prepare('SELECT * FROM api_tokens WHERE id = ?').get(id) as TokenRow | undefined;
 }
 
+/** Token `id` as listed (no secret), or undefined; of `tenant` only when given (another tenant's is undefined). */
+export function apiTokenInfo(store: Store, id: string, tenant?: string): ApiTokenInfo | undefined {
+  const row = tokenRow(store, id);
+  return row && (tenant === undefined || row.tenant === tenant) ? info(row) : undefined;
+}
+
 /** Every token (no secrets), newest first; of one tenant when given. */
 export function listApiTokens(store: Store, filter: { tenant?: string } = {}): ApiTokenInfo[] {
   const rows = (
@@ -133,13 +139,19 @@ export function listApiTokens(store: Store, filter: { tenant?: string } = {}): A
 
 /**
  * Revoke a token: refused from then on, by every server on this data folder (they read the store per request).
- * Audited (`token.revoked`). Returns the token as it now is, or undefined when there is no such token; revoking
- * a revoked token changes nothing and is not audited again.
+ * Audited (`token.revoked`). Returns the token as it now is, or undefined when there is no such token (or, with
+ * `tenant`, none of that tenant); revoking a revoked token changes nothing and is not audited again.
  */
-export function revokeApiToken(store: Store, id: string, by: string, now = new Date()): ApiTokenInfo | undefined {
+export function revokeApiToken(
+  store: Store,
+  id: string,
+  by: string,
+  now = new Date(),
+  scope: { tenant?: string } = {},
+): ApiTokenInfo | undefined {
   return store.transaction(() => {
     const row = tokenRow(store, id);
-    if (!row) return undefined;
+    if (!row || (scope.tenant !== undefined && row.tenant !== scope.tenant)) return undefined;
     if (row.revoked_at === null) {
       dbOf(store)
         .prepare('UPDATE api_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ?')

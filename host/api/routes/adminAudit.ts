@@ -7,7 +7,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { exportAudit } from '../../ops/auditExport.js';
 import { verifyAuditFor } from '../../ops/auditVerify.js';
+import type { ApiPrincipal } from '../../state/apiTokens.js';
+import { apiActor } from '../actor.js';
 import { principalOf, requireRole } from '../auth.js';
+import { OPERATOR_TENANT } from './metrics.js';
 import { takeOrRefuse, TokenBuckets } from '../rateLimit.js';
 import type { ApiDeps } from '../deps.js';
 import { API_SCHEMAS, AUTH_ERRORS, ProblemSchema } from '../schemas.js';
@@ -71,7 +74,15 @@ API_SCHEMAS.add(ExportPageSchema, {
     'the log ended within the page.',
 });
 
-/** Register the audit routes (admin). */
+/**
+ * Whether a caller reads the host's own audit records: the operator tenant's admin only (host-wide, like /metrics);
+ * a viewer reads its tenant's records, the operator tenant's viewers too.
+ */
+function readsHostRecords(principal: ApiPrincipal): boolean {
+  return principal.role === 'admin' && principal.tenant === OPERATOR_TENANT;
+}
+
+/** Register the audit routes (admin, viewer). */
 export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const perTenant = new TokenBuckets(VERIFY_RATE.tenant);
@@ -83,7 +94,7 @@ export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       security: [{ bearer: [] }],
       response: { 200: VerdictSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin', 'viewer'),
     handler: async (request) => {
       const { tenant } = principalOf(request);
       for (const [scope, buckets, key] of [
@@ -97,7 +108,8 @@ export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Pro
             `(bursts of ${VERIFY_RATE[scope].burst})`,
           { scope },
         );
-      return verifyAuditFor(deps.store, tenant);
+      const principal = principalOf(request);
+      return verifyAuditFor(deps.store, tenant, { by: apiActor(principal), hostRecords: readsHostRecords(principal) });
     },
   });
 
@@ -111,10 +123,12 @@ export async function adminAuditRoutes(app: FastifyInstance, deps: ApiDeps): Pro
       querystring: ExportQuery,
       response: { 200: ExportPageSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin', 'viewer'),
     handler: async (request, reply) => {
       const { after, limit, format } = request.query;
-      const page = exportAudit(deps.store, principalOf(request).tenant, { after, limit, scan: EXPORT_SCAN });
+      const principal = principalOf(request);
+      const hostRecords = readsHostRecords(principal);
+      const page = exportAudit(deps.store, principal.tenant, { after, limit, scan: EXPORT_SCAN, hostRecords });
       if (format === 'json') return page;
       // Each record its own line (JSON.stringify escapes every line break inside it).
       const lines = page.records.map((r) => `${JSON.stringify(r)}\n`).join('');

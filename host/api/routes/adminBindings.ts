@@ -27,6 +27,7 @@ import { AUTH_ERRORS, ProblemSchema } from '../schemas.js';
 export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const admin = requireRole('admin');
+  const reader = requireRole('admin', 'viewer');
   const common = { tags: ['admin'], security: [{ bearer: [] }] };
 
   api.get('/v1/bindings', {
@@ -35,7 +36,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       summary: "The tenant's bindings with their versions (as `paddock bindings list --json`)",
       response: { 200: z.array(ConfigObjectSchema), ...AUTH_ERRORS },
     },
-    preValidation: admin,
+    preValidation: reader,
     handler: async (request) => listBindings(deps.store, principalOf(request).tenant) as never,
   });
 
@@ -46,7 +47,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       params: BindingIdParams,
       response: { 200: BindingShowSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preValidation: admin,
+    preValidation: reader,
     handler: async (request) => showBinding(deps.store, request.params.id, principalOf(request).tenant) as never,
   });
 
@@ -101,7 +102,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       params: BindingIdParams,
       response: { 200: ExplanationSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preValidation: admin,
+    preValidation: reader,
     handler: async (request) =>
       explainStoredBinding(
         deps.store,

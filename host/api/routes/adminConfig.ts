@@ -64,6 +64,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const admin = requireRole('admin');
+  const reader = requireRole('admin', 'viewer');
   const common = { tags: ['admin'], security: [{ bearer: [] }] };
 
   api.get('/v1/runners', {
@@ -72,7 +73,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       summary: 'The runners the host found, and the broken ones with their error (as `paddock runners list --json`)',
       response: { 200: RunnersAnswerSchema, ...AUTH_ERRORS },
     },
-    preValidation: admin,
+    preValidation: reader,
     handler: async () => listRunners(deps.config.runnerDirs),
   });
 
@@ -92,7 +93,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
         ...AUTH_ERRORS,
       },
     },
-    preValidation: admin,
+    preValidation: reader,
     handler: async (request, reply) => {
       const config = exportConfig(deps.store, principalOf(request).tenant);
       if (request.query.format === 'yaml')
@@ -110,7 +111,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       summary: "The tenant's stored resources with their versions (as `paddock resources list --json`)",
       response: { 200: z.array(ConfigObjectSchema), ...AUTH_ERRORS },
     },
-    preValidation: admin,
+    preValidation: reader,
     handler: async (request) => listResources(deps.store, principalOf(request).tenant) as never,
   });
 

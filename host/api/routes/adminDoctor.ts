@@ -33,7 +33,7 @@ export function adminDoctorRoutes(app: FastifyInstance, deps: ApiDeps): void {
       security: [{ bearer: [] }],
       response: { 200: DoctorSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin', 'viewer'),
     handler: async (request) => {
       const { tenant } = principalOf(request);
       const missing = missingSecretLines(storedSpecs(deps.store, SECRET_HOLDING_KINDS), tenant);

@@ -109,7 +109,7 @@ export async function adminRunsRoutes(app: FastifyInstance, deps: ApiDeps): Prom
       querystring: RunsQuery,
       response: { 200: RunPageSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin', 'viewer'),
     handler: async (request) => {
       const q = request.query;
       const runs = runsPage(deps.store, principalOf(request).tenant, {
@@ -139,7 +139,7 @@ export async function adminRunsRoutes(app: FastifyInstance, deps: ApiDeps): Prom
       }),
       response: { 200: SessionPageSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin', 'viewer'),
     handler: async (request) => {
       const q = request.query;
       const rows = sessionsPage(deps.store, principalOf(request).tenant, {
@@ -167,7 +167,7 @@ export async function adminRunsRoutes(app: FastifyInstance, deps: ApiDeps): Prom
       body: ResolveBody,
       response: { 200: ResolveAnswer, 400: ProblemSchema, ...AUTH_ERRORS, 409: ProblemSchema },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin'),
     handler: async (request) => {
       const principal = principalOf(request);
       const run = runOfTenant(deps.store, request.params.id, principal.tenant);

@@ -199,10 +199,11 @@ function decisionAnswer(id: string, result: DecideResult & { others?: ApprovalRo
 const TAGS = ['approvals'];
 const SECURITY = [{ bearer: [] }];
 
-/** Register the approvals and capability grants endpoints (approver, admin). */
+/** Register the approvals and capability grants endpoints (approver, admin; viewer: the reads). */
 export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const api = app.withTypeProvider<ZodTypeProvider>();
   const approver = requireRole('approver', 'admin');
+  const reader = requireRole('approver', 'admin', 'viewer');
 
   api.get('/v1/approvals', {
     schema: {
@@ -212,7 +213,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       querystring: ApprovalsQuery,
       response: { 200: ApprovalPageSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: approver,
+    preValidation: reader,
     handler: async (request) => {
       const q = request.query;
       const tenant = principalOf(request).tenant;
@@ -232,7 +233,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       params: IdParams,
       response: { 200: ApprovalSchema, ...AUTH_ERRORS },
     },
-    preHandler: approver,
+    preValidation: reader,
     handler: async (request) => {
       const row = approvalById(deps.store, request.params.id, principalOf(request).tenant);
       if (!row) throw new ApiProblem(404, 'not_found', `no approval ${request.params.id}`);
@@ -250,7 +251,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       body: ApproveBody.nullish(),
       response: { 200: DecisionAnswer, 400: ProblemSchema, ...AUTH_ERRORS, 409: ProblemSchema },
     },
-    preHandler: approver,
+    preValidation: approver,
     handler: async (request) => {
       const principal = principalOf(request);
       const { lifetime, reason, group, by } = request.body ?? {};
@@ -275,7 +276,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       body: DenyBody.nullish(),
       response: { 200: DecisionAnswer, 400: ProblemSchema, ...AUTH_ERRORS, 409: ProblemSchema },
     },
-    preHandler: approver,
+    preValidation: approver,
     handler: async (request) => {
       const principal = principalOf(request);
       const { reason, group, by } = request.body ?? {};
@@ -298,7 +299,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       querystring: GrantsQuery,
       response: { 200: GrantPageSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: approver,
+    preValidation: reader,
     handler: async (request) => {
       const q = request.query;
       const tenant = principalOf(request).tenant;
@@ -326,7 +327,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       body: z.strictObject({ by: BySchema }).nullish(),
       response: { 200: GrantSchema, 400: ProblemSchema, ...AUTH_ERRORS, 409: ProblemSchema },
     },
-    preHandler: approver,
+    preValidation: approver,
     handler: async (request) => {
       const principal = principalOf(request);
       const id = request.params.id;

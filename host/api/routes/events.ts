@@ -17,7 +17,7 @@ export async function eventsRoutes(app: FastifyInstance, deps: ApiDeps): Promise
       body: ChatEventSchema,
       response: DISPATCH_RESPONSES,
     },
-    preHandler: requireRole('platform', 'admin'),
+    preValidation: requireRole('platform', 'admin'),
     handler: async (request, reply) => {
       const answer = await dispatchFor(deps, request.body, principalOf(request).tenant);
       return reply.code(202).send(answer);

@@ -17,7 +17,7 @@ export function metricsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       security: [{ bearer: [] }],
       response: { ...AUTH_ERRORS },
     },
-    preHandler: requireRole('admin'),
+    preValidation: requireRole('admin'),
     handler: async (request, reply) => {
       const { tenant } = principalOf(request);
       // Another tenant's admin: the same answer as a server without metrics (nothing of other tenants leaks).

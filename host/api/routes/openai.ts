@@ -39,6 +39,8 @@ interface Principal {
 
 /** Roles that may use this endpoint (docs/http-api.md, "Tokens, tenants, roles"). */
 const ROLES = new Set(['platform', 'admin']);
+/** Roles that may list its models: a viewer reads what its tenant's admin reads, and completes nothing. */
+const MODEL_READERS = new Set([...ROLES, 'viewer']);
 
 /** Why a run this endpoint started is cancelled when its client goes away. */
 export const DISCONNECT_REASON = 'the OpenAI-compatible client disconnected';
@@ -46,11 +48,11 @@ export const DISCONNECT_REASON = 'the OpenAI-compatible client disconnected';
 /** Why a run this endpoint started is cancelled when the token of its request stops being valid. */
 export const TOKEN_ENDED_REASON = 'the API token of its OpenAI-compatible request was revoked or expired';
 
-/** The caller of an OpenAI route, or a 401/403 in OpenAI's shape. */
-function callerOf(request: FastifyRequest): Principal {
+/** The caller of an OpenAI route (of `roles`), or a 401/403 in OpenAI's shape. */
+function callerOf(request: FastifyRequest, roles = ROLES): Principal {
   const principal = (request as FastifyRequest & { principal?: Principal }).principal;
   if (!principal) throw openAIError(401, 'unauthorized', 'missing API token (Authorization: Bearer <paddock token>)');
-  if (!ROLES.has(principal.role))
+  if (!roles.has(principal.role))
     throw openAIError(403, 'forbidden', `a ${principal.role} token may not use the OpenAI-compatible endpoint`);
   return principal;
 }
@@ -83,7 +85,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     });
 
     scope.get('/v1/models', async (request) => {
-      const { tenant } = callerOf(request);
+      const { tenant } = callerOf(request, MODEL_READERS);
       const objects = bindings(tenant);
       const created = new Map(objects.map((o) => [o.id, Math.floor(Date.parse(o.updatedAt) / 1000)]));
       return modelList(
@@ -94,7 +96,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     });
 
     scope.get<{ Params: { model: string } }>('/v1/models/:model', async (request) => {
-      const { tenant } = callerOf(request);
+      const { tenant } = callerOf(request, MODEL_READERS);
       const model = request.params.model;
       const objects = bindings(tenant);
       const listed = modelList(

@@ -44,7 +44,7 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
       params: IdParams,
       response: { 200: RunSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('platform', 'approver', 'admin'),
+    preValidation: requireRole('platform', 'approver', 'admin', 'viewer'),
     handler: async (request) => {
       return runView(runOfTenant(deps.store, request.params.id, principalOf(request).tenant));
     },
@@ -59,7 +59,7 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
       body: CancelBodySchema,
       response: { 202: CancelAnswerSchema, 400: ProblemSchema, ...AUTH_ERRORS, 409: ProblemSchema },
     },
-    preHandler: requireRole('platform', 'admin'),
+    preValidation: requireRole('platform', 'admin'),
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const run = runOfTenant(deps.store, request.params.id, principal.tenant);

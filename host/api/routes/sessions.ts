@@ -42,7 +42,7 @@ export async function sessionsRoutes(app: FastifyInstance, deps: ApiDeps): Promi
       params: IdParams,
       response: { 200: SessionSchema, 400: ProblemSchema, ...AUTH_ERRORS },
     },
-    preHandler: requireRole('platform', 'approver', 'admin'),
+    preValidation: requireRole('platform', 'approver', 'admin', 'viewer'),
     handler: async (request) => {
       assertSessionOfTenant(deps.store, request.params.id, principalOf(request).tenant);
       const view = deps.store.session(request.params.id);
@@ -72,7 +72,7 @@ export async function sessionsRoutes(app: FastifyInstance, deps: ApiDeps): Promi
       body: FollowUpSchema,
       response: DISPATCH_RESPONSES,
     },
-    preHandler: requireRole('platform', 'admin'),
+    preValidation: requireRole('platform', 'admin'),
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const sessionId = request.params.id;

@@ -76,7 +76,7 @@ export function streamsRoutes(app: FastifyInstance, deps: ApiDeps, quota: Stream
 
   api.get('/v1/sessions/:id/events', {
     schema: schema('The session’s stored events, then live (SSE; id = seq; resume with Last-Event-ID or ?after=)'),
-    preHandler: requireRole('platform', 'approver', 'admin'),
+    preValidation: requireRole('platform', 'approver', 'admin', 'viewer'),
     handler: async (request, reply) => {
       assertSessionOfTenant(deps.store, request.params.id, principalOf(request).tenant);
       open(request, reply, { sessionId: request.params.id });
@@ -85,7 +85,7 @@ export function streamsRoutes(app: FastifyInstance, deps: ApiDeps, quota: Stream
 
   api.get('/v1/runs/:id/events', {
     schema: schema('The run’s stored events, then live, ending after its terminal event (SSE; id = session seq)'),
-    preHandler: requireRole('platform', 'approver', 'admin'),
+    preValidation: requireRole('platform', 'approver', 'admin', 'viewer'),
     handler: async (request, reply) => {
       const run = runOfTenant(deps.store, request.params.id, principalOf(request).tenant);
       open(request, reply, { sessionId: run.sessionId, runId: run.id });

@@ -2,6 +2,7 @@ import { auditTable } from '../../state/auditTable.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabaseReadOnly } from '../../state/db.js';
+import { recordAuditVerificationIn } from '../../state/auditVerifications.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAuditLog } from '../../ops/auditVerify.js';
 import { HostError } from '../../errors.js';
@@ -21,6 +22,14 @@ export function auditCommand(
   try {
     if (verb === 'verify') {
       const verdict = verifyAuditLog(auditTable(db), dataDir, flags.key);
+      // The chain was read without a write lock; the outcome is one short write of its own (GET /v1/overview shows
+      // the last one). A database older than migration 13 is not migrated by a verify: nothing is recorded then.
+      // Recording is a convenience: a data folder this user may read but not write still gets its verdict.
+      try {
+        recordAuditVerificationIn(file, verdict, { via: 'cli', by: `user:${process.env.USER ?? 'operator'}` });
+      } catch {
+        // not recorded; the verdict below is what the command answers
+      }
       if (flags.json) out(JSON.stringify(verdict));
       else if (verdict.ok)
         out(

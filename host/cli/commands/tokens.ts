@@ -2,19 +2,14 @@ import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
 import { API_ROLES, createApiToken, listApiTokens, revokeApiToken, type ApiRole } from '../../state/apiTokens.js';
 import { openHostState } from '../../start.js';
+import { expiryAfter, expiryInstant } from '../../util/expiry.js';
 
 type Out = (text: string) => void;
 
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
 /** `--expires`: `<n>m|h|d` from now (n: 1–99999), or an ISO 8601 date-time with its zone. */
 export function parseExpiry(text: string, now = new Date()): Date {
-  const relative = /^([1-9][0-9]{0,4})([mhd])$/.exec(text);
-  if (relative) return new Date(now.getTime() + Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS]);
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(text)) {
-    const at = new Date(text);
-    if (!Number.isNaN(at.getTime())) return at;
-  }
+  const at = expiryAfter(text, now) ?? expiryInstant(text);
+  if (at) return at;
   throw new HostError(
     'INVALID_INPUT',
     `--expires: give a duration from now (30d, 12h, 90m) or an ISO date-time with its zone ` +
