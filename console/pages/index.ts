@@ -2,6 +2,9 @@
 import type { FunctionComponent } from 'preact';
 import { can, type Role, type Session } from '../lib/session.js';
 import { Overview } from './Overview.js';
+import { Runs } from './Runs.js';
+import { Sessions } from './Sessions.js';
+import { Approvals } from './Approvals.js';
 
 /** What every page gets: the session and the route's parameters. */
 export interface PageProps {
@@ -18,7 +21,12 @@ export interface Page {
 }
 
 /** Every page, in navigation order. */
-export const PAGES: Page[] = [{ name: 'overview', title: 'Overview', component: Overview, visible: can.read }];
+export const PAGES: Page[] = [
+  { name: 'overview', title: 'Overview', component: Overview, visible: can.read },
+  { name: 'runs', title: 'Live runs', component: Runs, visible: can.read },
+  { name: 'sessions', title: 'Sessions', component: Sessions, visible: can.read },
+  { name: 'approvals', title: 'Approvals', component: Approvals, visible: can.read },
+];
 
 /** The page named `name` if `role` may see it. */
 export function pageFor(name: string, role: Role): Page | undefined {
