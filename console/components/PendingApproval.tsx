@@ -43,6 +43,9 @@ export function PendingApproval(props: {
     }
   };
   const id = (name: string) => `${name}-${a.id}`;
+  const denyText =
+    `The run is told no${group ? ', for every ask of its group' : ''}; it may go on without the action or end. ` +
+    (reason.trim() ? `Reason given: "${reason.trim()}".` : 'No reason given.');
   return (
     <li class="card approval" data-approval={a.id}>
       <ApprovalSentence approval={a} runner={props.runner} />
@@ -103,10 +106,7 @@ export function PendingApproval(props: {
               action={() => session.api.post(`${base}/deny`, body({}))}
               onDone={props.onDecided}
             >
-              <p>
-                The run is told no{group ? ', for every ask of its group' : ''}; it may go on without the action or end.{' '}
-                {reason.trim() ? `Reason given: "${reason.trim()}".` : 'No reason given.'}
-              </p>
+              <p>{denyText}</p>
             </ConfirmButton>
           </div>
           <ErrorNote error={error} action="Approve" />

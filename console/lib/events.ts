@@ -186,14 +186,18 @@ export function describe(e: StoredEvent): Pick<EventLine, 'label' | 'text' | 'to
       const risk = obj(d.risk);
       return {
         label: 'approval asked',
-        text: `${str(d.effect)} of ${target(d.target)}, ${str(risk.level)} risk${d.summary ? `: ${clip(str(d.summary))}` : ''}`,
+        text:
+          `${str(d.effect)} of ${target(d.target)}, ${str(risk.level)} risk` +
+          (d.summary ? `: ${clip(str(d.summary))}` : ''),
         tone: 'warn',
       };
     }
     case 'approval.decided':
       return {
         label: str(d.decision),
-        text: `${str(d.effect)} of ${target(d.target)} ${str(d.decision)} by ${str(d.by)}${d.reason ? `: ${str(d.reason)}` : ''}`,
+        text:
+          `${str(d.effect)} of ${target(d.target)} ${str(d.decision)} by ${str(d.by)}` +
+          (d.reason ? `: ${str(d.reason)}` : ''),
         tone: d.decision === 'approved' ? 'ok' : 'bad',
       };
     case 'run.tainted':
