@@ -12,8 +12,8 @@ export function EventList(props: { events: StoredEvent[]; showRun?: boolean; emp
     <ol class="events" aria-label={props.label}>
       {lines.map((line) => (
         <li key={line.seq} data-seq={line.seq} data-type={line.events[0]!.type}>
-          <span class={`badge ${line.tone ?? ''}`}>{line.label}</span> <span class="event-text">{line.text}</span>
-          <div class="muted event-meta">
+          <span class={`badge ${line.tone ?? ''}`}>{line.label}</span> <span class="event-text">{line.text}</span>{' '}
+          <span class="muted event-meta">
             #{line.seq} · <Time at={line.at} />
             {props.showRun && line.runId ? (
               <>
@@ -21,11 +21,11 @@ export function EventList(props: { events: StoredEvent[]; showRun?: boolean; emp
                 · <a href={href('runs', line.runId)}>{line.runId}</a>
               </>
             ) : null}
-            <details>
-              <summary>details</summary>
-              <pre>{JSON.stringify(line.events, null, 2)}</pre>
-            </details>
-          </div>
+          </span>
+          <details>
+            <summary>details</summary>
+            <pre>{JSON.stringify(line.events, null, 2)}</pre>
+          </details>
         </li>
       ))}
     </ol>

@@ -236,6 +236,7 @@ function deltaOf(e: StoredEvent): { messageId: string; text: string } | undefine
  */
 export function eventLines(events: StoredEvent[]): EventLine[] {
   const lines: EventLine[] = [];
+  const effects = new Map<string, string>();
   for (const e of events) {
     const delta = deltaOf(e);
     const last = lines.at(-1);
@@ -246,7 +247,13 @@ export function eventLines(events: StoredEvent[]): EventLine[] {
       last.events.push(e);
       continue;
     }
-    lines.push({ seq: e.seq, at: e.at, runId: e.runId, ...describe(e), events: [e] });
+    const line = { seq: e.seq, at: e.at, runId: e.runId, ...describe(e), events: [e] };
+    // A host-side effect's result names only its id: say which effect it was (from its intent).
+    const effect = obj(e.data);
+    if (e.type === 'effect.intent') effects.set(str(effect.effectId), `${str(effect.kind)} of ${str(effect.target)}`);
+    else if (e.type.startsWith('effect.') && effects.has(str(effect.effectId)))
+      line.text = line.text.replace(str(effect.effectId), effects.get(str(effect.effectId))!);
+    lines.push(line);
   }
   return lines;
 }
