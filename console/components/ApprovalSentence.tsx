@@ -9,11 +9,8 @@ export function ApprovalSentence({ approval: a, runner }: { approval: Approval; 
   const tone = a.risk.level === 'high' ? 'bad' : a.risk.level === 'medium' ? 'warn' : 'ok';
   return (
     <p class="sentence">
-      <code>{a.effect}</code> of <code>{a.target.value}</code>{' '}
-      <span class={`badge ${tone}`}>
-        {a.risk.level} risk{a.risk.reasons.length > 0 ? `: ${a.risk.reasons.join('; ')}` : ''}
-      </span>{' '}
-      asked by <strong>{runner ?? a.via}</strong>
+      <code>{a.effect}</code> of <code>{a.target.value}</code> (<span class={`badge ${tone}`}>{a.risk.level} risk</span>
+      {a.risk.reasons.length > 0 ? `: ${a.risk.reasons.join('; ')}` : ''}) asked by <strong>{runner ?? a.via}</strong>
       {runner ? ` (through ${a.via})` : ''}, run <a href={href('runs', a.runId)}>{a.runId}</a>,{' '}
       <Time at={a.createdAt} relative />
       {a.dataClass ? ` — may carry ${a.dataClass} data${a.destination ? ` to ${a.destination}` : ''}` : ''}
