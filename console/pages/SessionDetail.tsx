@@ -78,7 +78,9 @@ export function SessionDetail({ session, sessionId }: { session: Session; sessio
                     </>
                   ) : null}{' '}
                   <span class="muted">
-                    (saved by {pointers.runId ?? 'the host'}, <Time at={pointers.at} relative />)
+                    (saved by{' '}
+                    {pointers.runId ? <a href={href('runs', pointers.runId)}>{pointers.runId}</a> : 'the host'},{' '}
+                    <Time at={pointers.at} relative />)
                   </span>
                 </>
               ) : (

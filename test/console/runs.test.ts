@@ -28,6 +28,8 @@ beforeAll(async () => {
       'bindings:',
       `  - { id: cued, runner: says-on-cue, sandbox: process, config: { socket: ${JSON.stringify(cue.path)} },`,
       '      route: { platform: telegram, bot: cued } }',
+      '  - { id: resumer, runner: echoes-resume-pointers, sandbox: process,',
+      '      route: { platform: telegram, bot: resumer } }',
     ].join('\n'),
   });
   [tok.admin, tok.platform, tok.viewer] = await Promise.all([
@@ -155,6 +157,16 @@ describe('the sessions pages', () => {
     await w.page.getByRole('list', { name: 'Session events' }).getByText('fourth update', { exact: true }).waitFor();
     await assertInert(w);
     await screenshot(w, 'session');
+    w.assertClean();
+    await w.context.close();
+  });
+
+  it("shows the harness resume pointers a session's run saved", async () => {
+    const run = await dispatchText(server.url, tok.platform, 'resumer', 'chat-r', 'abc');
+    const w = await open(tok.admin, `sessions/${run.sessionId}`);
+    const pointers = w.page.locator('dt:has-text("Resume pointers") + dd');
+    await pointers.getByText('harness session harness-session-abc').waitFor();
+    await pointers.getByRole('link', { name: run.runId }).waitFor();
     w.assertClean();
     await w.context.close();
   });
