@@ -1,0 +1,154 @@
+// Approvals: the pending ones (approve with a grant lifetime, or deny), the decided ones newest first, and the live
+// capability grants (revoke). Reads `GET /v1/approvals`, `GET /v1/grants` and each pending run's `GET /v1/runs/:id`
+// (its runner); refreshed every few seconds.
+import { useEffect } from 'preact/hooks';
+import { ConfirmButton } from '../components/Confirm.js';
+import { ErrorNote } from '../components/ErrorNote.js';
+import { PendingApproval } from '../components/PendingApproval.js';
+import { Table, type Column } from '../components/Table.js';
+import { Time } from '../components/Time.js';
+import type { Approval, Grant } from '../lib/approvals.js';
+import { href } from '../lib/route.js';
+import type { Run } from '../lib/runs.js';
+import { can, type Session } from '../lib/session.js';
+import { useLoad } from '../lib/useLoad.js';
+import type { PageProps } from './index.js';
+
+const REFRESH_MS = 5_000;
+/** The list is oldest first with no newest-first order: history reads this many pages of 200 at most. */
+const HISTORY_PAGES = 5;
+const HISTORY_SHOWN = 50;
+
+/** Every approval (up to the page bound) and the live grants, with the runners of the pending ones. */
+async function loadAll(session: Session, signal: AbortSignal) {
+  const approvals: Approval[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < HISTORY_PAGES; page++) {
+    const query: string = after ? `&after=${encodeURIComponent(after)}` : '';
+    const got: { approvals: Approval[]; next: string | null } = await session.api.get(
+      `/v1/approvals?limit=200${query}`,
+      signal,
+    );
+    approvals.push(...got.approvals);
+    after = got.next;
+    if (!after) break;
+  }
+  const grants = await session.api.get<{ grants: Grant[] }>('/v1/grants?limit=200', signal);
+  const pending = approvals.filter((a) => a.status === 'pending');
+  const runners = new Map<string, string>();
+  await Promise.all(
+    [...new Set(pending.map((a) => a.runId))].map(async (id) => {
+      try {
+        runners.set(id, (await session.api.get<Run>(`/v1/runs/${encodeURIComponent(id)}`, signal)).runner);
+      } catch {
+        // The sentence then names the channel the ask came through instead.
+      }
+    }),
+  );
+  const history = approvals
+    .filter((a) => a.status !== 'pending')
+    .sort((x, y) => (y.decidedAt ?? y.createdAt).localeCompare(x.decidedAt ?? x.createdAt))
+    .slice(0, HISTORY_SHOWN);
+  return { pending, history, grants: grants.grants, runners, more: after !== null };
+}
+
+const statusTone = (s: Approval['status']) => (s === 'approved' ? 'ok' : s === 'denied' ? 'bad' : 'warn');
+
+const historyColumns: Column<Approval>[] = [
+  {
+    title: 'Action',
+    cell: (a) => (
+      <>
+        <code>{a.effect}</code> of <code>{a.target.value}</code>
+      </>
+    ),
+  },
+  { title: 'Decision', cell: (a) => <span class={`badge ${statusTone(a.status)}`}>{a.status}</span> },
+  { title: 'By', cell: (a) => a.decidedBy ?? '—' },
+  { title: 'Reason', cell: (a) => a.reason ?? '' },
+  { title: 'When', cell: (a) => <Time at={a.decidedAt ?? a.createdAt} relative /> },
+  { title: 'Run', cell: (a) => <a href={href('runs', a.runId)}>{a.runId}</a> },
+  { title: 'Grant', cell: (a) => a.grantId ?? '—' },
+];
+
+/** The approvals page. */
+export function Approvals({ session }: PageProps) {
+  const load = useLoad((signal) => loadAll(session, signal), [session]);
+  useEffect(() => {
+    const timer = setInterval(load.reload, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [load.reload]);
+  const data = load.data;
+  const decide = can.decide(session.who.role);
+
+  const grantColumns: Column<Grant>[] = [
+    {
+      title: 'Allows',
+      cell: (g) => (
+        <>
+          <code>{g.capability}</code> of <code>{g.scope.value}</code> <span class="muted">({g.scope.kind})</span>
+        </>
+      ),
+    },
+    {
+      title: 'Lifetime',
+      cell: (g) => `${g.lifetime}${g.runId ? ` (${g.runId})` : g.sessionId ? ` (${g.sessionId})` : ''}`,
+    },
+    { title: 'Binding', cell: (g) => g.bindingId },
+    { title: 'Granted by', cell: (g) => g.grantor },
+    { title: 'Created', cell: (g) => <Time at={g.createdAt} relative /> },
+    { title: 'Expires', cell: (g) => <Time at={g.expiresAt} /> },
+  ];
+  if (decide)
+    grantColumns.push({
+      title: 'Revoke',
+      cell: (g) => (
+        <ConfirmButton
+          label="Revoke"
+          question={`Revoke the grant of ${g.capability} on ${g.scope.value}?`}
+          confirmLabel="Revoke the grant"
+          danger
+          action={() => session.api.post(`/v1/grants/${encodeURIComponent(g.id)}/revoke`, {})}
+          onDone={load.reload}
+        >
+          <p>The next action it would have allowed asks again. This cannot be undone.</p>
+        </ConfirmButton>
+      ),
+    });
+
+  return (
+    <>
+      <h1>Approvals</h1>
+      <ErrorNote error={load.error} action="Loading approvals" />
+      {data ? (
+        <>
+          <h2>Pending ({data.pending.length})</h2>
+          {!decide ? <p class="notice">Your role reads approvals; approvers and admins decide them.</p> : null}
+          {data.pending.length === 0 ? (
+            <p class="empty">Nothing waits for a decision.</p>
+          ) : (
+            <ul class="cards approvals" aria-label="Pending approvals">
+              {data.pending.map((a) => (
+                <PendingApproval
+                  key={a.id}
+                  session={session}
+                  approval={a}
+                  runner={data.runners.get(a.runId)}
+                  groupSize={a.groupId ? data.pending.filter((p) => p.groupId === a.groupId).length : 1}
+                  onDecided={load.reload}
+                />
+              ))}
+            </ul>
+          )}
+          <h2>Live grants</h2>
+          <Table columns={grantColumns} rows={data.grants} rowKey={(g) => g.id} empty="No live grant." />
+          <h2>History</h2>
+          <Table columns={historyColumns} rows={data.history} rowKey={(a) => a.id} empty="No decided approval yet." />
+          {data.more ? <p class="muted">Only the oldest 1 000 approvals were read.</p> : null}
+        </>
+      ) : load.loading ? (
+        <p class="muted">Loading…</p>
+      ) : null}
+    </>
+  );
+}
