@@ -46,7 +46,17 @@ function Card(props: { value: number | string; label: string; link?: string; ton
       <span class="label">{props.label}</span>
     </>
   );
-  return <div class="card">{props.link ? <a href={props.link}>{body}</a> : body}</div>;
+  return (
+    <div class="card">
+      {props.link ? (
+        <a class="card-link" href={props.link}>
+          {body}
+        </a>
+      ) : (
+        body
+      )}
+    </div>
+  );
 }
 
 /** The overview page. */
