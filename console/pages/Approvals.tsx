@@ -15,26 +15,27 @@ import { useLoad } from '../lib/useLoad.js';
 import type { PageProps } from './index.js';
 
 const REFRESH_MS = 5_000;
-/** The list is oldest first with no newest-first order: history reads this many pages of 200 at most. */
-const HISTORY_PAGES = 5;
+/** Pending approvals are read in full up to this many pages of 200 (more is said on the page). */
+const PENDING_PAGES = 10;
+/** History: the newest decided approvals shown. */
 const HISTORY_SHOWN = 50;
 
-/** Every approval (up to the page bound) and the live grants, with the runners of the pending ones. */
+type ApprovalPage = { approvals: Approval[]; next: string | null };
+
+/** Every pending approval (up to the page bound), the newest decided ones, the live grants, the pending runs' runners. */
 async function loadAll(session: Session, signal: AbortSignal) {
-  const approvals: Approval[] = [];
+  const pending: Approval[] = [];
   let after: string | null = null;
-  for (let page = 0; page < HISTORY_PAGES; page++) {
+  for (let page = 0; page < PENDING_PAGES; page++) {
     const query: string = after ? `&after=${encodeURIComponent(after)}` : '';
-    const got: { approvals: Approval[]; next: string | null } = await session.api.get(
-      `/v1/approvals?limit=200${query}`,
-      signal,
-    );
-    approvals.push(...got.approvals);
+    const got: ApprovalPage = await session.api.get(`/v1/approvals?status=pending&limit=200${query}`, signal);
+    pending.push(...got.approvals);
     after = got.next;
     if (!after) break;
   }
+  // Newest first: a page of 200 holds the latest decisions unless more than 150 asks are still pending.
+  const recent: ApprovalPage = await session.api.get('/v1/approvals?order=desc&limit=200', signal);
   const grants = await session.api.get<{ grants: Grant[] }>('/v1/grants?limit=200', signal);
-  const pending = approvals.filter((a) => a.status === 'pending');
   const runners = new Map<string, string>();
   await Promise.all(
     [...new Set(pending.map((a) => a.runId))].map(async (id) => {
@@ -45,7 +46,7 @@ async function loadAll(session: Session, signal: AbortSignal) {
       }
     }),
   );
-  const history = approvals
+  const history = recent.approvals
     .filter((a) => a.status !== 'pending')
     .sort((x, y) => (y.decidedAt ?? y.createdAt).localeCompare(x.decidedAt ?? x.createdAt))
     .slice(0, HISTORY_SHOWN);
@@ -140,11 +141,11 @@ export function Approvals({ session }: PageProps) {
               ))}
             </ul>
           )}
+          {data.more ? <p class="muted">Only the first 2 000 pending approvals are shown.</p> : null}
           <h2>Live grants</h2>
           <Table columns={grantColumns} rows={data.grants} rowKey={(g) => g.id} empty="No live grant." />
           <h2>History</h2>
           <Table columns={historyColumns} rows={data.history} rowKey={(a) => a.id} empty="No decided approval yet." />
-          {data.more ? <p class="muted">Only the oldest 1 000 approvals were read.</p> : null}
         </>
       ) : load.loading ? (
         <p class="muted">Loading…</p>

@@ -204,8 +204,17 @@ export function insertApproval(store: Store, approval: NewApproval): ApprovalRow
  */
 export function listApprovals(
   store: Store,
-  q: { tenant?: string; status?: ApprovalStatus; runId?: string; limit: number; after?: string },
+  q: {
+    tenant?: string;
+    status?: ApprovalStatus;
+    runId?: string;
+    limit: number;
+    after?: string;
+    /** `desc`: newest first (`after` then names the last approval of the previous, newer page). */
+    order?: 'asc' | 'desc';
+  },
 ): ApprovalRow[] {
+  const desc = q.order === 'desc';
   const where: string[] = [];
   const args: unknown[] = [];
   const add = (clause: string, ...values: unknown[]) => {
@@ -218,11 +227,11 @@ export function listApprovals(
   if (q.after !== undefined) {
     const from = approvalById(store, q.after, q.tenant);
     if (!from) throw new RangeError(`after: no approval ${q.after}`);
-    add('(created_at, id) > (?, ?)', from.createdAt, from.id);
+    add(`(created_at, id) ${desc ? '<' : '>'} (?, ?)`, from.createdAt, from.id);
   }
   const sql =
     `SELECT * FROM approvals${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ` +
-    'ORDER BY created_at, id LIMIT ?';
+    (desc ? 'ORDER BY created_at DESC, id DESC LIMIT ?' : 'ORDER BY created_at, id LIMIT ?');
   return (
     dbOf(store)
       .prepare(sql)

@@ -103,6 +103,7 @@ const ApprovalsQuery = z.strictObject({
   runId: z.string().min(1).max(256).optional(),
   limit: Limit,
   after: After.optional(),
+  order: z.enum(['asc', 'desc']).default('asc').describe('`desc`: newest first (the console\'s history)'),
 });
 const GrantsQuery = z.strictObject({
   binding: z.string().min(1).max(256).optional(),
@@ -207,7 +208,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   api.get('/v1/approvals', {
     schema: {
-      summary: "The tenant's approvals, oldest first, by status and run, a page at a time",
+      summary: "The tenant's approvals, oldest first (or newest, `order=desc`), by status and run, a page at a time",
       tags: TAGS,
       security: SECURITY,
       querystring: ApprovalsQuery,
@@ -218,7 +219,15 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       const q = request.query;
       const tenant = principalOf(request).tenant;
       const rows = page(
-        () => listApprovals(deps.store, { tenant, status: q.status, runId: q.runId, limit: q.limit, after: q.after }),
+        () =>
+          listApprovals(deps.store, {
+            tenant,
+            status: q.status,
+            runId: q.runId,
+            limit: q.limit,
+            after: q.after,
+            order: q.order,
+          }),
         'approvals',
       );
       return { approvals: rows.map(approvalView), next: rows.length === q.limit ? rows.at(-1)!.id : null };

@@ -319,6 +319,12 @@ describe('approvals', () => {
     expect(listApprovals(store, { runId: 'run_2', limit: 10 }).map((r) => r.id)).toEqual([rows[2]!.id]);
     expect(listApprovals(store, { limit: 10 })).toHaveLength(5);
     expect(() => listApprovals(store, { tenant: 'acme', limit: 2, after: rows[1]!.id })).toThrow(/after: no approval/);
+    // Newest first: the same approvals reversed, page by page with the same cursor rule.
+    const d1 = listApprovals(store, { tenant: 'acme', limit: 2, order: 'desc' });
+    const d2 = listApprovals(store, { tenant: 'acme', limit: 2, order: 'desc', after: d1.at(-1)!.id });
+    const d3 = listApprovals(store, { tenant: 'acme', limit: 2, order: 'desc', after: d2.at(-1)!.id });
+    expect([...d1, ...d2, ...d3].map((r) => r.id)).toEqual([...acme].reverse());
+    expect(d3).toHaveLength(0);
   });
 
   it('a decision made on another connection is heard by polling: data_version moves, then the change is listed', () => {
