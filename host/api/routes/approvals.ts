@@ -103,7 +103,7 @@ const ApprovalsQuery = z.strictObject({
   runId: z.string().min(1).max(256).optional(),
   limit: Limit,
   after: After.optional(),
-  order: z.enum(['asc', 'desc']).default('asc').describe('`desc`: newest first (the console\'s history)'),
+  order: z.enum(['asc', 'desc']).default('asc').describe("`desc`: newest first (the console's history)"),
 });
 const GrantsQuery = z.strictObject({
   binding: z.string().min(1).max(256).optional(),
