@@ -22,7 +22,7 @@ const HISTORY_SHOWN = 50;
 
 type ApprovalPage = { approvals: Approval[]; next: string | null };
 
-/** Every pending approval (up to the page bound), the newest decided ones, the live grants, the pending runs' runners. */
+/** Every pending approval (to the page bound), the newest decided ones, the live grants, the pending runs' runners. */
 async function loadAll(session: Session, signal: AbortSignal) {
   const pending: Approval[] = [];
   let after: string | null = null;
