@@ -6,7 +6,7 @@
 // flight) are not caught mid-call here: test/unit/state/spend.test.ts covers them through the store's own functions.
 // Skills: a run of a binding granted a skill whose file changed after apply sets `changed` (digest, time, run id);
 // applying it again clears it; another tenant never sees it. Platform and approver tokens are refused both reads.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -221,5 +221,14 @@ describe('GET /v1/skills', () => {
     expect((await call('/v1/skills', tok.adminA)).body.skills).toEqual([
       { id: 'style', digest: found, name: 'style', version: '1.0.0', recordedAt: expect.any(String), changed: null },
     ]);
+
+    // Edited again, seen by a run, then put back as applied before the next apply: that apply clears the flag too.
+    const applied = readFileSync(join(skillDir, 'SKILL.md'), 'utf8');
+    writeFileSync(join(skillDir, 'SKILL.md'), `${applied}A third edit.\n`);
+    const second = await runOnce(tok.platformA, 'sk');
+    expect((await call('/v1/skills', tok.viewerA)).body.skills).toMatchObject([{ changed: { runId: second } }]);
+    writeFileSync(join(skillDir, 'SKILL.md'), applied);
+    await apply(config('beta', 2));
+    expect((await call('/v1/skills', tok.viewerA)).body.skills).toMatchObject([{ digest: found, changed: null }]);
   });
 });
