@@ -1,7 +1,7 @@
-// Resources: the tenant's models (pricing, and the budgets of the bindings that grant each), knowledge bases, MCP
-// servers with their allowed tools, skills with digests and change flags, artifacts and mounts; and the bindings
-// clients can call as OpenAI-compatible models. From GET /v1/resources, GET /v1/bindings, GET /v1/models and the
-// tenant's audit records (skill digests).
+// Resources: the tenant's models (pricing, the budgets of the bindings that grant each, and their spend of the last
+// 24 h), spend per binding against its day budgets, knowledge bases, MCP servers with their allowed tools, skills
+// with digests and change flags, artifacts and mounts; and the bindings clients can call as OpenAI-compatible models.
+// From GET /v1/resources, /v1/bindings, /v1/models, /v1/spend and /v1/skills.
 import { ErrorNote } from '../components/ErrorNote.js';
 import { Table } from '../components/Table.js';
 import { Time } from '../components/Time.js';
@@ -11,6 +11,8 @@ import { listOrNone } from './configText.js';
 import { textOf, type BindingObject, type ConfigObject } from './configTypes.js';
 import type { PageProps } from './index.js';
 import { SkillTable } from './SkillTable.js';
+import { SpendTable } from './SpendTable.js';
+import { tokens, usd, type ModelSpend, type SkillState, type SpendAnswer } from './spendTypes.js';
 
 type Spec = Record<string, unknown>;
 type Resource = ConfigObject<Spec>;
@@ -25,6 +27,16 @@ function budgetText(limits: Record<string, number> | undefined): string {
     l.modelCostPerDayUsd !== undefined && `$${l.modelCostPerDayUsd} a day`,
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'no budget';
+}
+
+/** A model's calls of the last 24 h in words. */
+function modelSpendText(m: ModelSpend | undefined): string {
+  if (!m) return 'no calls';
+  const failed = m.failedCalls > 0 ? ` (${m.failedCalls.toLocaleString()} failed)` : '';
+  return (
+    `${m.calls.toLocaleString()} ${m.calls === 1 ? 'call' : 'calls'}${failed}: ${tokens(m.inputTokens)} in, ` +
+    `${tokens(m.outputTokens)} out, ${usd(m.costUsd)}`
+  );
 }
 
 /** Ids a grant list names (an MCP grant may be `{ id, tools }`). */
@@ -43,12 +55,14 @@ function secretRef(ref: unknown): string {
 export function Resources({ session }: PageProps) {
   const load = useLoad(
     async (signal) => {
-      const [resources, bindings, models] = await Promise.all([
+      const [resources, bindings, models, spend, skills] = await Promise.all([
         session.api.get<Resource[]>('/v1/resources', signal),
         session.api.get<BindingObject[]>('/v1/bindings', signal),
         session.api.get<{ data: { id: string; created: number }[] }>('/v1/models', signal),
+        session.api.get<SpendAnswer>('/v1/spend', signal),
+        session.api.get<{ skills: SkillState[] }>('/v1/skills', signal),
       ]);
-      return { resources, bindings, models: models.data };
+      return { resources, bindings, models: models.data, spend, skills: skills.skills };
     },
     [session],
   );
@@ -59,7 +73,8 @@ export function Resources({ session }: PageProps) {
         {load.loading ? <p class="muted">Loading…</p> : <ErrorNote error={load.error} action="Loading resources" />}
       </>
     );
-  const { resources, bindings, models } = load.data;
+  const { resources, bindings, models, spend, skills } = load.data;
+  const spendOf = (model: string) => spend.models.find((m) => m.model === model);
   const of = (kind: string) => resources.filter((r) => r.kind === kind);
   /** The bindings that grant resource `id` of grant list `grant`. */
   const grantedBy = (grant: string, id: string) =>
@@ -125,10 +140,17 @@ export function Resources({ session }: PageProps) {
               );
             },
           },
-          { title: 'Spend', cell: () => <span class="muted">not in the API</span> },
+          { title: 'Spend (24 h)', cell: (r) => modelSpendText(spendOf(r.id)) },
           updated,
         ]}
       />
+
+      <h2>Model spend by binding</h2>
+      <p class="hint">
+        The last 24 h, since <Time at={spend.since} />: the window the day budgets count. Calls in flight hold their
+        worst case against the budgets too.
+      </p>
+      <SpendTable bindings={spend.bindings} />
 
       <h2>Knowledge bases</h2>
       <Table
@@ -178,7 +200,7 @@ export function Resources({ session }: PageProps) {
       />
 
       <h2>Skills</h2>
-      <SkillTable session={session} skills={of('skill')} grantedTo={(id) => bindingLinks(grantedBy('skills', id))} />
+      <SkillTable skills={of('skill')} states={skills} grantedTo={(id) => bindingLinks(grantedBy('skills', id))} />
 
       <h2>Artifacts</h2>
       <Table

@@ -40,6 +40,8 @@ import { STREAM_QUOTA_DEFAULTS, StreamQuota, type StreamQuotaOptions } from './s
 import { apiTokenActive } from '../state/apiTokens.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { overviewRoutes } from './routes/overview.js';
+import { skillsRoutes } from './routes/skills.js';
+import { spendRoutes } from './routes/spend.js';
 import { tokensRoutes } from './routes/tokens.js';
 import { whoamiRoutes } from './routes/whoami.js';
 
@@ -185,6 +187,8 @@ export async function buildApi(deps: ApiDeps, options: ServerOptions = {}): Prom
   approvalsRoutes(app, deps);
   whoamiRoutes(app, deps);
   overviewRoutes(app, deps);
+  spendRoutes(app, deps);
+  skillsRoutes(app, deps);
   tokensRoutes(app, deps);
   const streams = streamsRoutes(app, deps, streamQuota);
   // preClose: Fastify's close waits for open connections before its onClose hooks, and a stream never goes idle.

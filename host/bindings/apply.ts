@@ -1,6 +1,6 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import type { Store } from '../state/store.js';
-import { forgetSkillDigest, recordedSkillDigests, recordSkillDigest } from '../state/skillDigests.js';
+import { clearSkillChange, forgetSkillDigest, recordedSkillDigests, recordSkillDigest } from '../state/skillDigests.js';
 import { CONFIG_KINDS, ConfigRepo, type ConfigChange, type ConfigKind } from './configRepo.js';
 import type { ConfigFile, Resources, SkillResource } from './schema.js';
 import { readSkill } from './skillDigest.js';
@@ -250,7 +250,11 @@ function recordSkillDigests(store: Store, skills: SkillResource[], mentioned: Se
   for (const skill of skills) {
     if (!mentioned.has(skill.id) && recorded.has(skill.id)) continue;
     const identity = readSkill(skill.path, skill.name);
-    if (recorded.get(skill.id) === identity.digest) continue;
+    if (recorded.get(skill.id) === identity.digest) {
+      // Listed again with the content it was recorded with: a change runs found since no longer stands.
+      if (mentioned.has(skill.id)) clearSkillChange(store, skill.id);
+      continue;
+    }
     recordSkillDigest(store, {
       id: skill.id,
       digest: identity.digest,

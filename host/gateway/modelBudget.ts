@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { processStartTime } from '../util/procIdentity.js';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Store } from '../state/store.js';
+import { SPEND_WINDOW_MS } from '../state/spend.js';
 import {
   deleteOwnerReservations,
   deleteReservation,
@@ -84,7 +85,8 @@ export function planReservation(
   return { body: sent, reservation: { inputTokens, outputTokens, tokens: inputTokens + outputTokens, costUsd } };
 }
 
-const DAY_MS = 86_400_000;
+// The per-day budgets' window: the one GET /v1/spend sums too.
+const DAY_MS = SPEND_WINDOW_MS;
 const OWN_START = processStartTime(process.pid);
 const OWNER = { pid: process.pid, start: OWN_START };
 

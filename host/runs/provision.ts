@@ -21,6 +21,7 @@ import { runSocketPath } from '../sandbox/runSockets.js';
 import { RunChanges } from '../changes/runChanges.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { performEffect } from '../state/effects.js';
+import { noteSkillChanged } from '../state/skillDigests.js';
 import type { Store } from '../state/store.js';
 import { sessionHistory } from './history.js';
 import type { OpenRunJournal, QueuedRun } from './journal.js';
@@ -285,6 +286,13 @@ const skills: ProvisionStep = {
     const { checkSkills } = await import('./skills.js');
     d.skills = checkSkills(d.deps.store, copies, plan.binding.sandbox, (changed) => {
       journal.audit('skill.changed', 'host', changed);
+      // Kept on the skill's row for the console (GET /v1/skills) until the skill is applied again.
+      noteSkillChanged(d.deps.store, {
+        id: changed.skill,
+        digest: changed.digest,
+        at: new Date().toISOString(),
+        runId: d.input.queued.runId,
+      });
       journal.notice(
         'warn',
         `skill ${changed.skill} changed since it was applied (${changed.recorded ?? 'never recorded'} → ` +

@@ -40,7 +40,8 @@ interface Row {
  * A stored spec's tenant in SQL, as tenantOf (host/config/tenant.ts) reads it: the expression of the index
  * config_objects_by_tenant (migration 0009), text for text, or SQLite does not use the index.
  */
-const TENANT_OF_SPEC = "coalesce(json_extract(spec, '$.tenant'), 'default')";
+/** The tenant of a stored spec, as SQL (config_objects_by_tenant indexes this very expression). */
+export const TENANT_OF_SPEC = "coalesce(json_extract(spec, '$.tenant'), 'default')";
 
 const toObject = <T>(r: Row): ConfigObject<T> => ({
   kind: r.kind,

@@ -1,4 +1,5 @@
 /** The `skill_digests` table: each skill's content digest as it was when last applied (docs/gateway.md, "Skills"). */
+import { TENANT_OF_SPEC } from './configRepo.js';
 import { dbOf, type Store } from './store.js';
 
 /** The recorded digest of one skill (null when never recorded). */
@@ -18,7 +19,7 @@ export function recordedSkillDigests(store: Store): Map<string, string> {
   );
 }
 
-/** Record (or replace) a skill's digest; the caller audits it in the same transaction. */
+/** Record (or replace) a skill's digest, clearing what runs found changed; the caller audits it (same transaction). */
 export function recordSkillDigest(
   store: Store,
   skill: { id: string; digest: string; name: string; version: string | null },
@@ -28,6 +29,70 @@ export function recordSkillDigest(
       'INSERT OR REPLACE INTO skill_digests (skill_id, digest, name, version, recorded_at) VALUES (?, ?, ?, ?, ?)',
     )
     .run(skill.id, skill.digest, skill.name, skill.version, new Date().toISOString());
+}
+
+/**
+ * Re-applying a skill whose content is back at its recorded digest: nothing to record, but what runs found changed
+ * no longer stands (applying accepts the content as it is). Answers whether a change was cleared.
+ */
+export function clearSkillChange(store: Store, skillId: string): boolean {
+  return (
+    dbOf(store)
+      .prepare(
+        'UPDATE skill_digests SET changed_digest = NULL, changed_at = NULL, changed_run_id = NULL ' +
+          'WHERE skill_id = ? AND changed_digest IS NOT NULL',
+      )
+      .run(skillId).changes > 0
+  );
+}
+
+/**
+ * A run found skill `id`'s content at `digest`, not its recorded one: kept on the skill's row (the latest such run
+ * wins) until the skill is applied again. A skill never recorded has no row and keeps none (the run audits it).
+ */
+export function noteSkillChanged(
+  store: Store,
+  change: { id: string; digest: string; at: string; runId: string },
+): void {
+  dbOf(store)
+    .prepare('UPDATE skill_digests SET changed_digest = ?, changed_at = ?, changed_run_id = ? WHERE skill_id = ?')
+    .run(change.digest, change.at, change.runId, change.id);
+}
+
+/** What the store knows of one skill's content: the digest recorded at apply, and what a run found since. */
+export interface SkillState {
+  id: string;
+  /** Null when the skill was never recorded (then `name`, `version`, `recordedAt` are null too). */
+  digest: string | null;
+  name: string | null;
+  version: string | null;
+  recordedAt: string | null;
+  /** The last run that found other content than `digest` since the skill was applied; null: none did. */
+  changed: { digest: string; at: string; runId: string } | null;
+}
+
+/** The SQL of {@link skillStatesOfTenant} (a test reads its plan): the tenant's index range, each digest by key. */
+export const SKILL_STATES_SQL =
+  'SELECT o.id AS id, d.digest AS digest, d.name AS name, d.version AS version, d.recorded_at AS recordedAt, ' +
+  'd.changed_digest AS changedDigest, d.changed_at AS changedAt, d.changed_run_id AS changedRunId ' +
+  'FROM config_objects o INDEXED BY config_objects_by_tenant LEFT JOIN skill_digests d ON d.skill_id = o.id ' +
+  `WHERE o.kind = 'skill' AND ${TENANT_OF_SPEC} = ? ORDER BY o.id`;
+
+/**
+ * The state of each skill `tenant` holds, by id: its config objects (config_objects_by_tenant, one index range), each
+ * joined to its digest row by key. Skill ids are unique across tenants while stored, and a deleted skill's row is
+ * forgotten with it, so a row is its current owner's.
+ */
+export function skillStatesOfTenant(store: Store, tenant: string): SkillState[] {
+  const rows = dbOf(store).prepare(SKILL_STATES_SQL).all(tenant) as (Omit<SkillState, 'changed'> & {
+    changedDigest: string | null;
+    changedAt: string | null;
+    changedRunId: string | null;
+  })[];
+  return rows.map(({ changedDigest, changedAt, changedRunId, ...r }) => ({
+    ...r,
+    changed: changedDigest !== null ? { digest: changedDigest, at: changedAt ?? '', runId: changedRunId ?? '' } : null,
+  }));
 }
 
 /** Forget a deleted skill's digest. */

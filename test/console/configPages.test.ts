@@ -1,7 +1,8 @@
 // The runners, bindings and resources pages in a real browser against a real `paddock serve --console`: a runner
 // listed with its risk; disabling a binding from the console refuses the next event and cancels the running run
 // (checked over HTTP); the explanation's NOT enforced and degraded lines in red; a runner manifest's planted markup
-// shown as text; 400 px wide; a viewer sees no switch. Screenshots: runners, bindings, binding, resources.
+// shown as text; the resources page's spend (from real model calls) equal to GET /v1/spend, a skill edited after
+// apply flagged in red; 400 px wide; a viewer sees no switch. Screenshots: runners, bindings, binding, resources.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,10 @@ const rv = rendezvous(work);
 const skill = join(work, 'style-guide');
 mkdirSync(skill);
 writeFileSync(join(skill, 'SKILL.md'), '---\nname: style-guide\ndescription: How we write.\n---\nShort sentences.\n');
+// A second skill, edited after apply: the run of binding `spender` finds it changed.
+const tone = join(work, 'tone');
+mkdirSync(tone);
+writeFileSync(join(tone, 'SKILL.md'), '---\nname: tone\nversion: 1.0.0\n---\nBe kind.\n');
 
 const yaml = () =>
   [
@@ -28,6 +33,7 @@ const yaml = () =>
     '    - { id: search-tools, command: /bin/true, tools: { allow: [search, read], deny: [delete] } }',
     '  skills:',
     `    - { id: style-guide, name: style-guide, path: ${skill} }`,
+    `    - { id: tone, name: tone, path: ${tone} }`,
     'bindings:',
     '  - { id: held, runner: waits-for-go, sandbox: process, route: { platform: telegram, bot: held },',
     `      config: { socket: ${rv.path} } }`,
@@ -39,6 +45,12 @@ const yaml = () =>
     '  - { id: degrades, runner: echo, sandbox: bwrap, allowDegrade: true,',
     '      route: { platform: telegram, bot: degrades } }',
     '  - { id: assistant, runner: echo, sandbox: process, route: { platform: openai, bot: assistant } }',
+    // Real model calls: two completions of the scripted model through the host gateway, under day budgets.
+    '  - { id: spender, runner: calls-gateway, sandbox: process, route: { platform: telegram, bot: spender },',
+    '      grants: { models: [budget-model], skills: [tone] },',
+    '      limits: { modelTokensPerDay: 100000, modelCostPerDayUsd: 5 },',
+    '      config: { steps: [{ do: complete, model: budget-model, text: "SAY:one" },',
+    '                        { do: complete, model: budget-model, text: "SAY:two" }] } }',
   ].join('\n');
 
 let server: ConsoleServer;
@@ -213,7 +225,25 @@ describe('console: runners, bindings, resources', () => {
     await w.context.close();
   });
 
-  it('the bindings and resources pages show routes, grants, budgets, allowed tools and skill digests', async () => {
+  it('bindings and resources: routes, grants, budgets, allowed tools, spend, skill digests and changes', async () => {
+    // A run of `spender` that calls the model twice and finds skill `tone` edited since it was applied.
+    writeFileSync(join(tone, 'SKILL.md'), '---\nname: tone\nversion: 1.0.0\n---\nBe curt. Edited after apply.\n');
+    const started = await call('POST', '/v1/events', tok.platform, chatEvent({ bot: 'spender' }));
+    expect(started.status).toBe(202);
+    const runId = started.body.runId as string;
+    const stream = await fetch(`${server.url}/v1/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${tok.platform}` },
+    });
+    expect(await stream.text()).toContain('event: run.ended');
+    const spend = (await call('GET', '/v1/spend', tok.admin)).body as {
+      models: { model: string; calls: number; inputTokens: number; outputTokens: number; costUsd: number }[];
+      bindings: { binding: string; tokens: number; costUsd: number }[];
+    };
+    const used = spend.models.find((m) => m.model === 'budget-model')!;
+    expect(used.calls).toBe(2);
+    const spender = spend.bindings.find((b) => b.binding === 'spender')!;
+    expect(spender.tokens).toBe(used.inputTokens + used.outputTokens);
+
     const w = await signedIn(tok.admin);
     await visit(w.page, '#/bindings', 'Bindings');
     const marked = w.page.getByRole('row').filter({ has: w.page.getByRole('link', { name: 'marked' }) });
@@ -222,13 +252,40 @@ describe('console: runners, bindings, resources', () => {
 
     await visit(w.page, '#/resources', 'Resources');
     const main = w.page.locator('main');
-    const model = w.page.getByRole('row').filter({ hasText: 'budget-model' });
+    // Figures as the page formats them, in the browser's own locale.
+    const n = (x: number) => w.page.evaluate((v) => v.toLocaleString(), x);
+    const model = w.page.getByRole('row').filter({ hasText: 'budget-model' }).first();
     await expect(model.innerText()).resolves.toMatch(/\$3 in \/ \$15 out per M tokens[\s\S]*50,000 tokens a day/);
+    const modelText = await model.innerText();
+    expect(modelText).toContain(
+      `2 calls: ${await n(used.inputTokens)} tokens in, ${await n(used.outputTokens)} tokens out, ` +
+        `$${used.costUsd.toFixed(4)}`,
+    );
+    expect(await main.getByText('not in the API').count()).toBe(0);
+    // The spend table's row of binding spender (the one with a meter; the skills table links spender too).
+    const spenderRow = main
+      .getByRole('row')
+      .filter({ has: w.page.getByRole('link', { name: 'spender' }) })
+      .filter({ has: w.page.getByRole('meter') });
+    const spenderText = await spenderRow.innerText();
+    expect(spenderText).toContain(`${await n(spender.tokens)} of ${await n(100000)} tokens today`);
+    expect(spenderText).toContain(`$${spender.costUsd.toFixed(4)} of $5.00 today`);
+    await expect(spenderRow.getByRole('meter').first().getAttribute('value')).resolves.toBe(String(spender.tokens));
+
     const tools = w.page.getByRole('row').filter({ hasText: 'search-tools' });
     await expect(tools.innerText()).resolves.toMatch(/search, read[\s\S]*delete/);
     const skillRow = w.page.getByRole('row').filter({ hasText: 'style-guide' });
     await skillRow.getByText('as applied').waitFor();
     await expect(skillRow.innerText()).resolves.toMatch(/sha256:/);
+    // The changed skill: flagged in red, naming the run that found it.
+    const toneRow = w.page.getByRole('row').filter({ hasText: 'tone' }).filter({ hasText: 'changed since applied' });
+    const flag = toneRow.locator('.badge.bad');
+    await expect(flag.innerText()).resolves.toBe('changed since applied');
+    await expect(flag.evaluate((e) => getComputedStyle(e).color)).resolves.toBe('rgb(179, 38, 30)');
+    await expect(toneRow.innerText()).resolves.toContain(runId);
+    const skills = (await call('GET', '/v1/skills', tok.admin)).body.skills as { id: string; changed: unknown }[];
+    expect(skills.find((x) => x.id === 'tone')!.changed).toMatchObject({ runId });
+    expect(skills.find((x) => x.id === 'style-guide')!.changed).toBeNull();
     await expect(main.getByRole('link', { name: 'assistant' }).count()).resolves.toBeGreaterThan(0);
     await screenshot(w, 'resources');
     w.assertClean();
