@@ -34,9 +34,18 @@ export function App() {
   if (!session) return <SignIn onSignIn={start} reason={reason} />;
 
   const page = pageFor(route.page, session.who.role);
+  const visible = PAGES.filter((p) => p.visible(session.who.role));
   return (
     <div class="layout">
-      <a class="skip" href="#main">
+      {/* Not href="#main": the hash is the console's route, so the link moves the focus itself. */}
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -51,7 +60,7 @@ export function App() {
       </header>
       <nav aria-label="Pages">
         <ul>
-          {PAGES.filter((p) => p.visible(session.who.role)).map((p) => (
+          {visible.map((p) => (
             <li key={p.name}>
               <a href={href(p.name)} aria-current={p.name === page?.name ? 'page' : undefined}>
                 {p.title}
@@ -61,7 +70,15 @@ export function App() {
         </ul>
       </nav>
       <main id="main" tabIndex={-1}>
-        {page ? (
+        {visible.length === 0 ? (
+          <>
+            <h1>No console for this token</h1>
+            <p>
+              A {session.who.role} token is a bot platform's: the console has no page for it. Sign out and sign in with
+              an admin, approver or viewer token.
+            </p>
+          </>
+        ) : page ? (
           <page.component session={session} params={route.params} />
         ) : (
           <>

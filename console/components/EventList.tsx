@@ -1,7 +1,8 @@
 // A run's or session's events as readable lines, in seq order: a label, the sentence, the time, and the stored
 // event behind a "details" toggle. Every text is the runner's, model's or user's: rendered as text only.
-import { eventLines, type StoredEvent } from '../lib/events.js';
+import { clip, eventLines, SHOWN_JSON, SHOWN_TEXT, type StoredEvent } from '../lib/events.js';
 import { href } from '../lib/route.js';
+import { LazyDetails } from './LazyDetails.js';
 import { Time } from './Time.js';
 
 /** The lines of `events`; `showRun` links each line to its run (on a session's page). */
@@ -12,7 +13,8 @@ export function EventList(props: { events: StoredEvent[]; showRun?: boolean; emp
     <ol class="events" aria-label={props.label}>
       {lines.map((line) => (
         <li key={line.seq} data-seq={line.seq} data-type={line.events[0]!.type}>
-          <span class={`badge ${line.tone ?? ''}`}>{line.label}</span> <span class="event-text">{line.text}</span>{' '}
+          <span class={`badge ${line.tone ?? ''}`}>{line.label}</span>{' '}
+          <span class="event-text">{clip(line.text, SHOWN_TEXT)}</span>{' '}
           <span class="muted event-meta">
             #{line.seq} · <Time at={line.at} />
             {props.showRun && line.runId ? (
@@ -22,10 +24,10 @@ export function EventList(props: { events: StoredEvent[]; showRun?: boolean; emp
               </>
             ) : null}
           </span>
-          <details>
-            <summary>details</summary>
-            <pre>{JSON.stringify(line.events, null, 2)}</pre>
-          </details>
+          <LazyDetails
+            summary="details"
+            content={() => <pre>{clip(JSON.stringify(line.events, null, 2), SHOWN_JSON)}</pre>}
+          />
         </li>
       ))}
     </ol>

@@ -95,9 +95,22 @@ export function PendingApproval(props: {
             </div>
           ) : null}
           <div class="actions">
-            <button type="button" class="primary" disabled={busy} onClick={() => void approve()}>
-              {busy ? 'Working…' : 'Approve'}
-            </button>
+            {lifetime === 'once' ? (
+              <button type="button" class="primary" disabled={busy} onClick={() => void approve()}>
+                {busy ? 'Working…' : 'Approve'}
+              </button>
+            ) : (
+              // A lasting grant answers later asks by itself: asked first, naming how far it reaches.
+              <ConfirmButton
+                label="Approve"
+                question={`Approve ${a.effect} of ${a.target.value} for the whole ${lifetime}?`}
+                confirmLabel="Approve and grant"
+                action={() => session.api.post(`${base}/approve`, body({ lifetime }))}
+                onDone={props.onDecided}
+              >
+                <p>{`${LIFETIME_TEXT[lifetime]}. It can be revoked under "Live grants".`}</p>
+              </ConfirmButton>
+            )}
             <ConfirmButton
               label="Deny"
               question={`Deny ${a.effect} of ${a.target.value}?`}

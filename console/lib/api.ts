@@ -71,6 +71,16 @@ export async function errorOf(res: Response): Promise<ApiError> {
  */
 export function createApi(token: string, onUnauthorized: (error: ApiError) => void): Api {
   const call = async (path: string, init: RequestInit = {}): Promise<Response> => {
+    // An id from the URL's hash is encoded into the path, but `.` and `..` survive encoding and the browser would
+    // resolve them (`/v1/runs/..` is `/v1/`): a crafted console link must not reach another route (outside attack on
+    // issue 15, finding 6).
+    if (
+      path
+        .split('?')[0]!
+        .split('/')
+        .some((segment) => segment === '.' || segment === '..')
+    )
+      throw new ApiError(0, 'invalid_path', 'Not a valid id', `"." and ".." are not ids (${path})`);
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${token}`);
     let res: Response;

@@ -30,6 +30,15 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
 
+/**
+ * Characters of one message or output shown on a line: a runner may send megabytes in one message, which the browser
+ * would lay out for a minute (outside attack on issue 15, finding 4); the rest is under "details".
+ */
+export const SHOWN_TEXT = 20_000;
+
+/** Characters of a line's stored JSON shown under "details". */
+export const SHOWN_JSON = 200_000;
+
 /** At most `max` characters of `text`, marked when clipped. */
 export function clip(text: string, max = 400): string {
   return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;

@@ -35,7 +35,16 @@ async function loadAll(session: Session, signal: AbortSignal) {
   }
   // Newest first: a page of 200 holds the latest decisions unless more than 150 asks are still pending.
   const recent: ApprovalPage = await session.api.get('/v1/approvals?order=desc&limit=200', signal);
-  const grants = await session.api.get<{ grants: Grant[] }>('/v1/grants?limit=200', signal);
+  // Every live grant (to the page bound): one that is not listed cannot be revoked here.
+  const grants: Grant[] = [];
+  let grantsAfter: string | null = null;
+  for (let page = 0; page < PENDING_PAGES; page++) {
+    const query: string = grantsAfter ? `&after=${encodeURIComponent(grantsAfter)}` : '';
+    const got: { grants: Grant[]; next: string | null } = await session.api.get(`/v1/grants?limit=200${query}`, signal);
+    grants.push(...got.grants);
+    grantsAfter = got.next;
+    if (!grantsAfter) break;
+  }
   const runners = new Map<string, string>();
   await Promise.all(
     [...new Set(pending.map((a) => a.runId))].map(async (id) => {
@@ -50,7 +59,7 @@ async function loadAll(session: Session, signal: AbortSignal) {
     .filter((a) => a.status !== 'pending')
     .sort((x, y) => (y.decidedAt ?? y.createdAt).localeCompare(x.decidedAt ?? x.createdAt))
     .slice(0, HISTORY_SHOWN);
-  return { pending, history, grants: grants.grants, runners, more: after !== null };
+  return { pending, history, grants, runners, more: after !== null, moreGrants: grantsAfter !== null };
 }
 
 const statusTone = (s: Approval['status']) => (s === 'approved' ? 'ok' : s === 'denied' ? 'bad' : 'warn');
@@ -144,6 +153,7 @@ export function Approvals({ session }: PageProps) {
           {data.more ? <p class="muted">Only the first 2 000 pending approvals are shown.</p> : null}
           <h2>Live grants</h2>
           <Table columns={grantColumns} rows={data.grants} rowKey={(g) => g.id} empty="No live grant." />
+          {data.moreGrants ? <p class="muted">Only the first 2 000 live grants are shown.</p> : null}
           <h2>History</h2>
           <Table columns={historyColumns} rows={data.history} rowKey={(a) => a.id} empty="No decided approval yet." />
         </>

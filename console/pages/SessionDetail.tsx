@@ -7,7 +7,7 @@ import { EventList } from '../components/EventList.js';
 import { RunStatus } from '../components/RunStatus.js';
 import { Table } from '../components/Table.js';
 import { Time } from '../components/Time.js';
-import { resumePointers, usageText } from '../lib/events.js';
+import { clip, resumePointers, SHOWN_TEXT, usageText } from '../lib/events.js';
 import { href } from '../lib/route.js';
 import type { Session } from '../lib/session.js';
 import { useEventStream } from '../lib/useEventStream.js';
@@ -97,7 +97,7 @@ export function SessionDetail({ session, sessionId }: { session: Session; sessio
               {view.transcript.map((t) => (
                 <li key={t.seq} data-seq={t.seq}>
                   <span class={`badge ${t.role === 'user' ? '' : 'ok'}`}>{t.role}</span>{' '}
-                  <span class="event-text">{t.text}</span>
+                  <span class="event-text">{clip(t.text, SHOWN_TEXT)}</span>
                   {t.runId ? (
                     <div class="muted event-meta">
                       <a href={href('runs', t.runId)}>{t.runId}</a>

@@ -1,4 +1,11 @@
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { ApprovalAnswer, ApprovalPort, PendingApproval } from './runPolicy.js';
+
+/**
+ * Waits one signal may hold at once: a run may keep up to 16 asks pending, each waiting on the run's signal, so Node's
+ * default of 10 listeners warned of a leak that is not one (outside attack on issue 15, finding 7).
+ */
+const WAITS_PER_SIGNAL = 64;
 
 /**
  * Wait until a person decides, the approval expires, its request or run ends (which voids it), or a lasting grant
@@ -14,6 +21,7 @@ export async function waitForDecision(
   coveredNow?: () => Omit<ApprovalAnswer, 'approvalId' | 'action'> | undefined,
 ): Promise<Omit<ApprovalAnswer, 'approvalId' | 'action'>> {
   const expiresAt = Date.parse(pending.expiresAt);
+  if (signal && getMaxListeners(signal) < WAITS_PER_SIGNAL) setMaxListeners(WAITS_PER_SIGNAL, signal);
   for (;;) {
     const state = settle(port, pending, signal, now, expiresAt);
     if (state) return state;

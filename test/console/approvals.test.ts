@@ -123,6 +123,12 @@ describe('the approvals page', () => {
     await lifetime.selectOption('session');
     await pending.getByLabel('Reason (optional)').fill('release day');
     await pending.getByRole('button', { name: 'Approve' }).click();
+    // A lasting grant is confirmed first, naming how far it reaches.
+    await w.page
+      .getByRole('dialog')
+      .getByText(/for the whole session\?/)
+      .waitFor();
+    await w.page.getByRole('dialog').getByRole('button', { name: 'Approve and grant' }).click();
     await pending.waitFor({ state: 'detached' });
     const answers = await answersOf(asked.runId);
     expect(answers).toEqual([expect.objectContaining({ decision: 'approved', grantId: expect.any(String) })]);

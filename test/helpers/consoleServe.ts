@@ -27,7 +27,13 @@ export interface ConsoleServer {
  * (test/fixtures/runners) are on the runner path; `env` adds to the children's environment.
  */
 export async function startConsoleServer(
-  options: { yaml?: string; env?: Record<string, string>; extra?: string[] } = {},
+  options: {
+    yaml?: string;
+    env?: Record<string, string>;
+    extra?: string[];
+    /** Called with the data folder after the configuration is applied and before the server starts. */
+    seed?: (home: string) => void;
+  } = {},
 ): Promise<ConsoleServer> {
   const home = mkdtempSync(join(tmpdir(), 'paddock-console-'));
   const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, ...options.env };
@@ -39,6 +45,7 @@ export async function startConsoleServer(
     if (applied.exitCode !== 0) throw new Error(`paddock apply failed:\n${applied.stdout}${applied.stderr}`);
   };
   if (options.yaml) await apply(options.yaml);
+  options.seed?.(home);
   // A browser makes many requests per page: the per-token rate must not be what a test measures.
   const server = await startServe(
     home,
