@@ -15,36 +15,43 @@ import { useLoad } from '../lib/useLoad.js';
 import type { PageProps } from './index.js';
 
 const REFRESH_MS = 5_000;
-/** Pending approvals are read in full up to this many pages of 200 (more is said on the page). */
-const PENDING_PAGES = 10;
+/** Pending approvals and live grants are read in full up to this many pages of 200 (more is said on the page). */
+const PAGES = 10;
 /** History: the newest decided approvals shown. */
 const HISTORY_SHOWN = 50;
 
-type ApprovalPage = { approvals: Approval[]; next: string | null };
+/**
+ * Every item of a keyset-paged list (`?after=` the previous page's `next`) up to {@link PAGES} pages of 200, and
+ * whether more remained.
+ */
+async function readPages<T>(session: Session, path: string, key: string, signal: AbortSignal) {
+  const items: T[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < PAGES; page++) {
+    const query: string = after ? `&after=${encodeURIComponent(after)}` : '';
+    const got: Record<string, unknown> & { next: string | null } = await session.api.get(
+      `${path}${path.includes('?') ? '&' : '?'}limit=200${query}`,
+      signal,
+    );
+    items.push(...(got[key] as T[]));
+    after = got.next;
+    if (!after) return { items, more: false };
+  }
+  return { items, more: true };
+}
 
 /** Every pending approval (to the page bound), the newest decided ones, the live grants, the pending runs' runners. */
 async function loadAll(session: Session, signal: AbortSignal) {
-  const pending: Approval[] = [];
-  let after: string | null = null;
-  for (let page = 0; page < PENDING_PAGES; page++) {
-    const query: string = after ? `&after=${encodeURIComponent(after)}` : '';
-    const got: ApprovalPage = await session.api.get(`/v1/approvals?status=pending&limit=200${query}`, signal);
-    pending.push(...got.approvals);
-    after = got.next;
-    if (!after) break;
-  }
+  const { items: pending, more } = await readPages<Approval>(
+    session,
+    '/v1/approvals?status=pending',
+    'approvals',
+    signal,
+  );
   // Newest first: a page of 200 holds the latest decisions unless more than 150 asks are still pending.
-  const recent: ApprovalPage = await session.api.get('/v1/approvals?order=desc&limit=200', signal);
+  const recent = await session.api.get<{ approvals: Approval[] }>('/v1/approvals?order=desc&limit=200', signal);
   // Every live grant (to the page bound): one that is not listed cannot be revoked here.
-  const grants: Grant[] = [];
-  let grantsAfter: string | null = null;
-  for (let page = 0; page < PENDING_PAGES; page++) {
-    const query: string = grantsAfter ? `&after=${encodeURIComponent(grantsAfter)}` : '';
-    const got: { grants: Grant[]; next: string | null } = await session.api.get(`/v1/grants?limit=200${query}`, signal);
-    grants.push(...got.grants);
-    grantsAfter = got.next;
-    if (!grantsAfter) break;
-  }
+  const grants = await readPages<Grant>(session, '/v1/grants', 'grants', signal);
   const runners = new Map<string, string>();
   await Promise.all(
     [...new Set(pending.map((a) => a.runId))].map(async (id) => {
@@ -59,7 +66,7 @@ async function loadAll(session: Session, signal: AbortSignal) {
     .filter((a) => a.status !== 'pending')
     .sort((x, y) => (y.decidedAt ?? y.createdAt).localeCompare(x.decidedAt ?? x.createdAt))
     .slice(0, HISTORY_SHOWN);
-  return { pending, history, grants, runners, more: after !== null, moreGrants: grantsAfter !== null };
+  return { pending, history, grants: grants.items, runners, more, moreGrants: grants.more };
 }
 
 const statusTone = (s: Approval['status']) => (s === 'approved' ? 'ok' : s === 'denied' ? 'bad' : 'warn');

@@ -1,6 +1,7 @@
 // Audit: verify the signed chain on demand (the host walks it; rate-limited by the API), the tenant's recent
 // records as sentences, and an export of every record as JSON lines.
 import { useState } from 'preact/hooks';
+import type { ExportedAuditRecord } from '../../host/ops/auditExport.js';
 import { ErrorNote } from '../components/ErrorNote.js';
 import { Table } from '../components/Table.js';
 import { Time } from '../components/Time.js';
@@ -10,17 +11,7 @@ import { useLoad } from '../lib/useLoad.js';
 import type { PageProps } from './index.js';
 
 /** An audit record as the API exports it. */
-export interface AuditRecord {
-  seq: number;
-  at: string;
-  type: string;
-  actor: string;
-  sessionId: string | null;
-  runId: string | null;
-  data: unknown;
-  hash: string;
-  tenant: string | null;
-}
+type AuditRecord = ExportedAuditRecord;
 
 /** `GET /v1/audit/verify`. */
 interface Verdict {

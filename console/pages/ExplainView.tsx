@@ -62,7 +62,7 @@ export function ExplainView({ e }: { e: Explanation }) {
         <dt>Host identity</dt>
         <dd>{e.worstCase.hostIdentity}</dd>
         <dt>Runner risk</dt>
-        <dd>{e.runner.missing ?? (e.runner.risk || <span class="muted">no risk note</span>)}</dd>
+        <dd>{'missing' in e.runner ? e.runner.missing : e.runner.risk || <span class="muted">no risk note</span>}</dd>
         <dt>Effects it may cause by itself</dt>
         <dd>{listOrNone(e.effects)}</dd>
         {a ? (

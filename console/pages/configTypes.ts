@@ -58,47 +58,8 @@ export interface BindingShow extends BindingObject {
   history: { version: number; action: string; by: string; at: string }[];
 }
 
-/** What a sandbox backend enforces for a run, and what it does not. */
-export interface IsolationReport {
-  backend: string;
-  strength: string;
-  network: string;
-  enforced: string[];
-  notEnforced: string[];
-}
-
 /** `GET /v1/bindings/{id}/explain`: the worst case a run of the binding may reach, computed by the host. */
-export interface Explanation {
-  binding: { id: string; tenant: string; enabled: boolean; runner: string; steering?: string; steeringNote?: string };
-  runner: { id: string; version?: string; dir?: string; risk?: string; missing?: string };
-  access?: {
-    hostRequests: string[];
-    models: { id: string; provider?: string; model?: string }[];
-    knowledgeBases: { id: string }[];
-    mcpServers: { id: string; allowedTools?: string[] | null; deniedTools?: string[] }[];
-    skills: { id: string }[];
-    artifacts: { id: string }[];
-    mounts: { id: string; readOnly?: boolean }[];
-    state: string;
-    fs: string;
-    approval: boolean;
-  };
-  effects: string[];
-  limits: Record<string, number>;
-  workspace?: { mode: string; layout: string; contents: string[] };
-  network: string;
-  sandbox: {
-    profile: string;
-    available: boolean;
-    backend?: string;
-    degraded: string[];
-    refusal?: string;
-    report?: IsolationReport;
-  };
-  worstCase: { readable: string[]; writable: string[]; network: string; credentials: string; hostIdentity: string };
-  withheld: { what: string; why: string }[];
-  missingSecrets: string[];
-}
+export type { Explanation } from '../../host/bindings/explain.js';
 
 /** `POST /v1/bindings/{id}/enable|disable`. */
 export interface EnableAnswer {
