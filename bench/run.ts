@@ -1,6 +1,7 @@
 // npm run bench — prints figures, baselines and method; writes bench/results/latest.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { auditVerifyBench } from './auditVerify.js';
 import { cliBench } from './cli.js';
 import { consoleBench } from './console.js';
 import { coldStart } from './coldStart.js';
@@ -31,6 +32,7 @@ const results = {
         roundTrip: await roundTrip(),
       }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
+  ...(only && only !== 'audit-verify' ? {} : { auditVerify: await auditVerifyBench() }),
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
   ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),
   ...(only && only !== 'gateway' ? {} : { gateway: await gatewayBench() }),

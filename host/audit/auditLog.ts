@@ -1,7 +1,7 @@
-import { createHash, sign } from 'node:crypto';
-import type { AuditStorage } from './auditStorage.js';
+import { hash, sign } from 'node:crypto';
+import { STORED_RECORD_LAYOUT, type AuditStorage } from './auditStorage.js';
 import type { AuditKey } from './auditKey.js';
-import { canonicalJson, toCanonicalSafe } from './canonicalJson.js';
+import { canonicalJson, toCanonicalSafe, wellFormed } from './canonicalJson.js';
 
 /** The hash that precedes the first record. */
 export const GENESIS = '0'.repeat(64);
@@ -66,7 +66,7 @@ export function hashRecord(record: Omit<AuditRecord, 'hash'>): string {
     data: record.data,
     prev: record.prev,
   });
-  return createHash('sha256').update('paddock-audit-v1\0').update(body).digest('hex');
+  return hash('sha256', `${STORED_RECORD_LAYOUT.tag}\0${body}`);
 }
 
 /** The signed text of a checkpoint (a C2SP-style note body). */
@@ -91,10 +91,10 @@ export class AuditLog {
     const unhashed = {
       seq: (last?.seq ?? 0) + 1,
       at,
-      type: entry.type,
-      actor: entry.actor,
-      sessionId: entry.sessionId ?? null,
-      runId: entry.runId ?? null,
+      type: wellFormed(entry.type),
+      actor: wellFormed(entry.actor),
+      sessionId: entry.sessionId == null ? null : wellFormed(entry.sessionId),
+      runId: entry.runId == null ? null : wellFormed(entry.runId),
       data: toCanonicalSafe(this.redact(entry.data)),
       prev: last?.hash ?? GENESIS,
     };

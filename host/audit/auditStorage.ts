@@ -25,6 +25,24 @@ export interface CheckpointRow {
   signature: string;
 }
 
+/**
+ * One stored row as the verifier reads it: `hashed` is the text whose SHA-256 the row's hash is when its data is
+ * stored as the canonical JSON the log wrote ({@link STORED_RECORD_LAYOUT}), so the verifier neither parses nor
+ * encodes anything for an intact row. Positional: no object per row in the verifier's hot loop.
+ */
+export type VerifyRow = readonly [seq: number, hashed: string, hash: string, prev: string, rowid: number];
+
+/**
+ * The text a record's hash covers, as laid out from its stored fields: the tag and a NUL byte, then
+ * `{"actor":…,"at":…,"data":<data as stored>,"prev":…,"runId":…,"seq":…,"sessionId":…,"type":…}` (canonical JSON's
+ * key order), each text field a JSON string (null as `null`), seq as an integer. This equals the canonical JSON the
+ * log hashed because it stores `data` as that very canonical text; test/unit/audit/storedHash.test.ts holds it.
+ */
+export const STORED_RECORD_LAYOUT = {
+  tag: 'paddock-audit-v1',
+  keys: ['actor', 'at', 'data', 'prev', 'runId', 'seq', 'sessionId', 'type'],
+} as const;
+
 /** A hashed record to store (`data` as canonical JSON text). */
 export interface AuditInsert {
   seq: number;
@@ -48,8 +66,12 @@ export interface AuditStorage {
   insertCheckpoint(seq: number, at: string, headHash: string, keyId: string, signature: string): void;
   /** Rows in seq order, optionally only those of one run or of some types. */
   rows(filter?: { runId?: string; types?: string[] }): IterableIterator<AuditRow>;
-  /** Rows in storage order (rowid): what the verifier walks, so a moved row shows. */
-  rowsAsStored(): IterableIterator<AuditRow>;
+  /** Rows in storage order (rowid), a page at a time, as the verifier hashes them (so a moved row shows). */
+  pagesToVerify(): IterableIterator<VerifyRow[]>;
+  /** One row by its storage position (the verifier's slow path). */
+  rowAt(rowid: number): AuditRow | undefined;
+  /** How many rows are stored (for progress). */
+  count(): number;
   /** Rows after `seq`, in seq order. */
   rowsAfter(seq: number): IterableIterator<AuditRow>;
   /** The highest seq (null when empty). */

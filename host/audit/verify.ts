@@ -1,5 +1,5 @@
-import { verify as verifySignature, type KeyObject } from 'node:crypto';
-import type { AuditRow, AuditStorage } from './auditStorage.js';
+import { hash, verify as verifySignature, type KeyObject } from 'node:crypto';
+import type { AuditRow, AuditStorage, CheckpointRow, VerifyRow } from './auditStorage.js';
 import { keyIdOf } from './auditKey.js';
 import { checkpointBody, GENESIS, hashRecord } from './auditLog.js';
 
@@ -11,99 +11,131 @@ export type AuditVerdict =
   | { ok: true; records: number; checkpoints: number; head: string; keyId: string }
   | { ok: false; problem: AuditProblem; seq: number; detail: string; records: number };
 
-type Row = AuditRow;
+/** Told how far a verification got: records checked so far of `total` (read when it started). */
+export type AuditProgress = (checked: number, total: number) => void;
+
+type Failure = Extract<AuditVerdict, { ok: false }>;
 
 /**
- * Recompute the whole chain in seq order and check every checkpoint against it and against
- * `publicKey`. Reports the first problem: an edited record (its hash does not match its
- * content), a dropped or reordered one (seq gap, or `prev` not the previous record's hash),
- * a truncated log (a checkpoint covers records that are gone) or a bad checkpoint signature.
+ * Recompute the whole chain in storage order and check every checkpoint against it and against `publicKey`.
+ * Reports the first problem: an edited record (its hash does not match its content), a dropped or reordered one
+ * (seq gap, or `prev` not the previous record's hash), a truncated log (a checkpoint covers records that are gone),
+ * a bad checkpoint signature, or data that is not JSON.
+ *
+ * Rows are hashed from their stored bytes (the text the storage lays out, auditStorage.ts `STORED_RECORD_LAYOUT`);
+ * only a row that does not match that way is read whole, parsed and hashed again the slow way (data stored in another
+ * JSON form) before it is called edited. Each
+ * checkpoint's signature is checked once, when the walk reaches its record. `onProgress` is told after each page.
  */
-export function verifyAudit(db: AuditStorage, publicKey: KeyObject): AuditVerdict {
-  const rows = db.rowsAsStored();
-  const heads = new Map<number, string>();
+export function verifyAudit(db: AuditStorage, publicKey: KeyObject, onProgress?: AuditProgress): AuditVerdict {
+  const keyId = keyIdOf(publicKey);
+  const checkpoints = db.checkpoints();
+  // Rows past the last signed checkpoint are the only ones no signature vouches for: their data is parsed too, so
+  // a row there that is not JSON is `malformed` (a signed row's bytes are the ones the host wrote, canonical JSON).
+  const signedUpTo = checkpoints.at(-1)?.seq ?? 0;
+  const bySeq = new Map(checkpoints.map((cp) => [cp.seq, cp]));
+  const total = onProgress ? db.count() : 0;
   let expectedSeq = 1;
   let prev = GENESIS;
   let records = 0;
-  let mismatch: { row: Row; data: unknown } | undefined;
-  for (const row of rows) {
-    records += 1;
-    let data: unknown;
-    try {
-      data = JSON.parse(row.data);
-    } catch {
-      return { ok: false, problem: 'malformed', seq: row.seq, detail: 'data is not JSON', records };
+  for (const page of db.pagesToVerify()) {
+    for (const row of page) {
+      records += 1;
+      const failure = checkRow(db, row, expectedSeq, prev, signedUpTo, records);
+      if (failure) return failure;
+      const checkpoint = bySeq.get(row[0]);
+      if (checkpoint) {
+        const bad = checkCheckpoint(checkpoint, row[2], publicKey, keyId, records);
+        if (bad) return bad;
+        bySeq.delete(row[0]);
+      }
+      prev = row[2];
+      expectedSeq += 1;
     }
-    if (row.seq !== expectedSeq) {
-      // A gap means records were removed; going backwards means rows were moved.
-      const problem = row.seq > expectedSeq ? 'dropped' : 'reordered';
-      return {
-        ok: false,
-        problem,
-        seq: expectedSeq,
-        detail: `expected record ${expectedSeq}, found ${row.seq}`,
-        records,
-      };
-    }
-    if (hashAs(row, data, row.seq) !== row.hash) {
-      mismatch = { row, data }; // classified after the loop: better-sqlite3 allows no query while iterating
-      break;
-    }
-    if (row.prev !== prev) {
-      return {
-        ok: false,
-        problem: 'dropped',
-        seq: row.seq,
-        detail: "prev does not match the previous record's hash (a record before it was removed or replaced)",
-        records,
-      };
-    }
-    heads.set(row.seq, row.hash);
-    prev = row.hash;
-    expectedSeq += 1;
+    onProgress?.(records, Math.max(total, records));
   }
-  if (mismatch) return classifyMismatch(db, mismatch.row, mismatch.data, records);
-  const keyId = keyIdOf(publicKey);
-  const checkpoints = db.checkpoints();
-  for (const cp of checkpoints) {
-    const signed = verifySignature(
-      null,
-      Buffer.from(checkpointBody(cp.seq, cp.head)),
-      publicKey,
-      Buffer.from(cp.signature, 'base64'),
-    );
-    if (!signed) {
-      return {
-        ok: false,
-        problem: 'bad signature',
-        seq: cp.seq,
-        detail: `checkpoint at ${cp.seq} is not signed by key ${keyId} (signed by ${cp.key_id})`,
-        records,
-      };
-    }
-    const head = heads.get(cp.seq);
-    if (head === undefined) {
-      return {
-        ok: false,
-        problem: 'truncated',
-        seq: cp.seq,
-        detail: `a signed checkpoint covers record ${cp.seq}, but the log ends at ${records}`,
-        records,
-      };
-    }
-    if (head !== cp.head)
-      return {
-        ok: false,
-        problem: 'edited',
-        seq: cp.seq,
-        detail: `record ${cp.seq} differs from the signed checkpoint`,
-        records,
-      };
+  // A checkpoint left over covers a record the walk never reached.
+  for (const cp of bySeq.values()) {
+    const bad = checkCheckpoint(cp, undefined, publicKey, keyId, records);
+    if (bad) return bad;
   }
   return { ok: true, records, checkpoints: checkpoints.length, head: prev, keyId };
 }
 
-function hashAs(row: Row, data: unknown, seq: number): string {
+/** One row against the chain so far: its position, its hash and its link to the previous record. */
+function checkRow(
+  db: AuditStorage,
+  row: VerifyRow,
+  expectedSeq: number,
+  prev: string,
+  signedUpTo: number,
+  records: number,
+): Failure | undefined {
+  const [seq, hashed, rowHash, rowPrev, rowid] = row;
+  if (seq !== expectedSeq) {
+    // A gap means records were removed; going backwards means rows were moved.
+    const problem = seq > expectedSeq ? 'dropped' : 'reordered';
+    return { ok: false, problem, seq: expectedSeq, detail: `expected record ${expectedSeq}, found ${seq}`, records };
+  }
+  if (hash('sha256', hashed) !== rowHash || seq > signedUpTo) {
+    const whole = db.rowAt(rowid)!; // the row just read, within the verifier's read
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(whole.data);
+    } catch {
+      return { ok: false, problem: 'malformed', seq, detail: 'data is not JSON', records };
+    }
+    if (hashAs(whole, parsed, seq) !== rowHash) return classifyMismatch(db, whole, parsed, records);
+  }
+  if (rowPrev !== prev)
+    return {
+      ok: false,
+      problem: 'dropped',
+      seq,
+      detail: "prev does not match the previous record's hash (a record before it was removed or replaced)",
+      records,
+    };
+  return undefined;
+}
+
+/** A checkpoint against the chain's hash at its record (undefined: the log ends before it) and the public key. */
+function checkCheckpoint(
+  cp: CheckpointRow,
+  head: string | undefined,
+  publicKey: KeyObject,
+  keyId: string,
+  records: number,
+): Failure | undefined {
+  const body = Buffer.from(checkpointBody(cp.seq, cp.head));
+  if (!verifySignature(null, body, publicKey, Buffer.from(cp.signature, 'base64')))
+    return {
+      ok: false,
+      problem: 'bad signature',
+      seq: cp.seq,
+      detail: `checkpoint at ${cp.seq} is not signed by key ${keyId} (signed by ${cp.key_id})`,
+      records,
+    };
+  if (head === undefined)
+    return {
+      ok: false,
+      problem: 'truncated',
+      seq: cp.seq,
+      detail: `a signed checkpoint covers record ${cp.seq}, but the log ends at ${records}`,
+      records,
+    };
+  if (head !== cp.head)
+    return {
+      ok: false,
+      problem: 'edited',
+      seq: cp.seq,
+      detail: `record ${cp.seq} differs from the signed checkpoint`,
+      records,
+    };
+  return undefined;
+}
+
+/** The hash of a row's parsed content as if it were record `seq` (the slow path: any JSON form of its data). */
+function hashAs(row: AuditRow, data: unknown, seq: number): string {
   return hashRecord({
     seq,
     at: row.at,
@@ -121,7 +153,7 @@ function hashAs(row: Row, data: unknown, seq: number): string {
  * wrong position (it was hashed with another seq), and whether that looks like a swap or a
  * removal before it. Runs only on the failure path.
  */
-function classifyMismatch(db: AuditStorage, row: Row, data: unknown, records: number): AuditVerdict {
+function classifyMismatch(db: AuditStorage, row: AuditRow, data: unknown, records: number): Failure {
   const total = db.maxSeq() ?? row.seq;
   let belongsAt: number | undefined;
   for (let seq = Math.max(1, row.seq - 1000); seq <= Math.min(total + 1000, row.seq + 1000); seq++) {
@@ -136,8 +168,7 @@ function classifyMismatch(db: AuditStorage, row: Row, data: unknown, records: nu
   if (belongsAt < row.seq) return { ok: false, problem: 'reordered', seq: row.seq, detail, records };
   // Written later than where it sits: either swapped with a later record, or records before it were removed and
   // renumbered.
-  const later = db.rowsAfter(row.seq);
-  for (const other of later) {
+  for (const other of db.rowsAfter(row.seq)) {
     const otherData = JSON.parse(other.data) as unknown;
     if (hashAs(other, otherData, row.seq) === other.hash)
       return { ok: false, problem: 'reordered', seq: row.seq, detail, records };

@@ -7,7 +7,7 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { auditKeyPaths } from '../audit/auditKey.js';
 import type { AuditStorage } from '../audit/auditStorage.js';
-import { verifyAudit, type AuditVerdict } from '../audit/verify.js';
+import { verifyAudit, type AuditProgress, type AuditVerdict } from '../audit/verify.js';
 import { auditRowsAfter, auditStorageOf } from '../state/auditReads.js';
 import { recordAuditVerification } from '../state/auditVerifications.js';
 import type { Store } from '../state/store.js';
@@ -15,9 +15,14 @@ import { auditVisibleTo, exportedRecord, type ExportedAuditRecord } from './audi
 import { tenantOfAuditRow } from './auditTenancy.js';
 
 /** Verify the chain in `storage` with the public key in `keyFile` (default: the data folder's). */
-export function verifyAuditLog(storage: AuditStorage, dataDir: string, keyFile?: string): AuditVerdict {
+export function verifyAuditLog(
+  storage: AuditStorage,
+  dataDir: string,
+  keyFile?: string,
+  onProgress?: AuditProgress,
+): AuditVerdict {
   const key = createPublicKey(readFileSync(keyFile ?? auditKeyPaths(dataDir).publicPath));
-  return verifyAudit(storage, key);
+  return verifyAudit(storage, key, onProgress);
 }
 
 /** The verdict as a tenant's admin sees it: the first bad record itself only when that tenant may read it. */

@@ -2,7 +2,14 @@
  * The `audit` and `audit_checkpoints` tables. The hash chain and its signatures are host/audit/'s;
  * the statements that store and read them are here, with the rest of the SQL (docs/state.md).
  */
-import type { AuditInsert, AuditRow, AuditStorage, CheckpointRow } from '../audit/auditStorage.js';
+import {
+  STORED_RECORD_LAYOUT,
+  type AuditInsert,
+  type AuditRow,
+  type AuditStorage,
+  type CheckpointRow,
+  type VerifyRow,
+} from '../audit/auditStorage.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 
@@ -47,9 +54,56 @@ function auditRows(db: Db, filter: { runId?: string; types?: string[] } = {}): I
   return db.prepare(sql).iterate(...args) as IterableIterator<AuditRow>;
 }
 
-/** Rows in storage order (rowid): what the verifier walks, so a moved row shows. */
-function auditRowsAsStored(db: Db): IterableIterator<AuditRow> {
-  return db.prepare('SELECT * FROM audit ORDER BY rowid').iterate() as IterableIterator<AuditRow>;
+/** Rows read per page by {@link auditPagesToVerify}: enough to amortise the call, few enough to stay cached. */
+const VERIFY_PAGE = 4096;
+
+/** Each field of {@link STORED_RECORD_LAYOUT} as SQL: text as a JSON string, `data` as stored, seq as its digits. */
+const FIELD_SQL: Record<(typeof STORED_RECORD_LAYOUT.keys)[number], string> = {
+  actor: 'json_quote(actor)',
+  at: 'json_quote(at)',
+  data: 'data',
+  prev: 'json_quote(prev)',
+  runId: 'json_quote(run_id)',
+  seq: 'seq',
+  sessionId: 'json_quote(session_id)',
+  type: 'json_quote(type)',
+};
+
+/** The text a row's hash covers, built by SQLite (its json_quote escapes as JSON.stringify does; tested). */
+const HASHED_SQL =
+  `'${STORED_RECORD_LAYOUT.tag}' || char(0) || '{' || ` +
+  STORED_RECORD_LAYOUT.keys.map((key, i) => `'${i ? ',' : ''}"${key}":' || ${FIELD_SQL[key]}`).join(' || ') +
+  " || '}'";
+
+/**
+ * Rows in storage order (rowid), in pages of raw arrays, each with the text its hash covers built by SQLite: what
+ * the verifier walks, so a moved row shows. Pages by rowid instead of one open iterator, `raw()` instead of an
+ * object per row, and one string per row instead of six: reading and converting the columns cost more than the
+ * hashing (docs/benchmarks.md, "Audit verify").
+ */
+function* auditPagesToVerify(db: Db): IterableIterator<VerifyRow[]> {
+  const page = db
+    .prepare(
+      `SELECT seq, ${HASHED_SQL}, hash, prev, rowid FROM audit WHERE rowid > ? ORDER BY rowid LIMIT ${VERIFY_PAGE}`,
+    )
+    .raw();
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after) as VerifyRow[];
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]![4];
+    yield rows;
+  }
+}
+
+/** One row by its storage position. */
+function auditRowAt(db: Db, rowid: number): AuditRow | undefined {
+  return db.prepare('SELECT * FROM audit WHERE rowid = ?').get(rowid) as AuditRow | undefined;
+}
+
+/** How many audit rows are stored. */
+function auditCount(db: Db): number {
+  return db.prepare('SELECT count(*) FROM audit').pluck().get() as number;
 }
 
 /** Rows after `seq`, in seq order. */
@@ -73,7 +127,9 @@ export function auditTable(db: Db): AuditStorage {
   return {
     ...writer,
     rows: (filter) => auditRows(db, filter),
-    rowsAsStored: () => auditRowsAsStored(db),
+    pagesToVerify: () => auditPagesToVerify(db),
+    rowAt: (rowid) => auditRowAt(db, rowid),
+    count: () => auditCount(db),
     rowsAfter: (seq) => auditRowsAfter(db, seq),
     maxSeq: () => maxAuditSeq(db),
     checkpoints: () => auditCheckpoints(db),

@@ -6,6 +6,7 @@ import { recordAuditVerificationIn } from '../../state/auditVerifications.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAuditLog } from '../../ops/auditVerify.js';
 import { HostError } from '../../errors.js';
+import { progressLine } from '../progress.js';
 
 type Out = (text: string) => void;
 
@@ -21,7 +22,11 @@ export function auditCommand(
   const db = openDatabaseReadOnly(file);
   try {
     if (verb === 'verify') {
-      const verdict = verifyAuditLog(auditTable(db), dataDir, flags.key);
+      const progress = progressLine('paddock audit verify', 'records');
+      const verdict = verifyAuditLog(auditTable(db), dataDir, flags.key, (checked, total) =>
+        progress.update(checked, total),
+      );
+      progress.finish();
       // The chain was read without a write lock; the outcome is one short write of its own (GET /v1/overview shows
       // the last one). A database older than migration 13 is not migrated by a verify: nothing is recorded then.
       // Recording is a convenience: a data folder this user may read but not write still gets its verdict.

@@ -1,12 +1,12 @@
 import { auditTable } from '../../../host/state/auditTable.js';
-import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { auditKeyPaths } from '../../../host/audit/auditKey.js';
 import { canonicalJson } from '../../../host/audit/canonicalJson.js';
-import { verifyAudit } from '../../../host/audit/verify.js';
+import { verifyAudit, type AuditProgress } from '../../../host/audit/verify.js';
 import { tempStore } from '../../helpers/store.js';
 
 /** A data folder with 600 audit records (checkpoints at 256, 512 and the head) and a raw handle to tamper with. */
@@ -31,10 +31,11 @@ function tamper(dataDir: string, sql: string): void {
   db.close();
 }
 
-function verify(dataDir: string) {
+function verify(dataDir: string, onProgress?: AuditProgress) {
   const db = new Database(join(dataDir, 'paddock.db'), { readonly: true });
   try {
-    return verifyAudit(auditTable(db), createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath)));
+    const key = createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath));
+    return verifyAudit(auditTable(db), key, onProgress);
   } finally {
     db.close();
   }
@@ -48,6 +49,49 @@ describe('tamper-evident audit log', () => {
 
   it('verifies a clean log: 600 records, 3 signed checkpoints', () => {
     expect(verify(dataDir)).toMatchObject({ ok: true, records: 600, checkpoints: 3 });
+  });
+
+  it('tells its progress page by page, ending at the total', () => {
+    const seen: [number, number][] = [];
+    expect(verify(dataDir, (checked, total) => seen.push([checked, total]))).toMatchObject({ ok: true });
+    expect(seen.at(-1)).toEqual([600, 600]);
+    expect(seen.every(([checked], i) => i === 0 || checked > seen[i - 1]![0])).toBe(true);
+  });
+
+  it('accepts a record whose data was stored in another JSON form of the same content (the slow path)', () => {
+    // What a re-encoding of the stored text does (whitespace, key order): the content hashed is unchanged.
+    tamper(dataDir, `UPDATE audit SET data = replace(replace(data, ':', ': '), ',', ', ') WHERE seq = 101`);
+    expect(verify(dataDir)).toMatchObject({ ok: true, records: 600 });
+  });
+
+  it('calls data that is not JSON malformed, also with a matching hash forged past the last checkpoint', () => {
+    tamper(dataDir, `UPDATE audit SET data = '{"i":' WHERE seq = 100`);
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'malformed', seq: 100 });
+
+    const { store, dataDir: unsigned } = tempStore();
+    store.transaction(() => {
+      for (let i = 0; i < 300; i++) store.audit.append({ type: 'test.fact', actor: 'host', data: { i } });
+    });
+    // Not closed, so no checkpoint at the head: nothing signs records 257–300. The last one is rewritten with a hash
+    // of its new bytes, so only parsing its data can tell.
+    const db = new Database(join(unsigned, 'paddock.db'));
+    const bytes = '{"i":';
+    const hashed = db
+      .prepare(
+        `SELECT 'paddock-audit-v1' || char(0) || '{"actor":' || json_quote(actor) || ',"at":' || json_quote(at) || ` +
+          `',"data":' || ? || ',"prev":' || json_quote(prev) || ',"runId":null,"seq":300,"sessionId":null,` +
+          `"type":' || json_quote(type) || '}' FROM audit WHERE seq = 300`,
+      )
+      .pluck()
+      .get(bytes) as string;
+    db.exec('DROP TRIGGER IF EXISTS audit_no_update;');
+    db.prepare('UPDATE audit SET data = ?, hash = ? WHERE seq = 300').run(
+      bytes,
+      createHash('sha256').update(hashed).digest('hex'),
+    );
+    db.close();
+    expect(verify(unsigned)).toMatchObject({ ok: false, problem: 'malformed', seq: 300 });
+    store.close();
   });
 
   it('detects an edited byte', () => {
