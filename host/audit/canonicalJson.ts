@@ -20,27 +20,24 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * Text as SQLite will store it: a lone UTF-16 surrogate (which JSON from a runner can carry, `"\ud800"`) becomes
- * U+FFFD. The log hashes what it stores, so a record holding one still verifies when it is read back.
+ * Text as SQLite stores it in a text column: a lone UTF-16 surrogate (which JSON from a runner can carry, `"\ud800"`)
+ * becomes U+FFFD. The log hashes what it stores, so a record naming one still verifies when it is read back. (Data
+ * needs none of this: it is stored as JSON, where `JSON.stringify` escapes a lone surrogate.)
  */
 export function wellFormed(text: string): string {
   // String.prototype.toWellFormed (Node 20+) is not in the ES2022 library typings.
   return (text as string & { toWellFormed(): string }).toWellFormed();
 }
 
-/**
- * Make a JSON-compatible value hashable: non-integer numbers become strings (e.g. costs), and text (keys too) well
- * formed ({@link wellFormed}).
- */
+/** Make a JSON-compatible value hashable: non-integer numbers become strings (e.g. costs). */
 export function toCanonicalSafe(value: unknown): unknown {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : String(value);
-  if (typeof value === 'string') return wellFormed(value);
   if (Array.isArray(value)) return value.map(toCanonicalSafe);
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value)
         .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => [wellFormed(k), toCanonicalSafe(v)]),
+        .map(([k, v]) => [k, toCanonicalSafe(v)]),
     );
   }
   return value;

@@ -40,14 +40,14 @@ describe('the text a stored row hashes to (the verifier reads it from the storag
     store.close();
   });
 
-  it('keeps a record with lone surrogates verifiable: stored as U+FFFD, hashed as U+FFFD', () => {
+  it('keeps a record naming lone surrogates verifiable: text columns as U+FFFD, data escaped as JSON', () => {
     const { store, dataDir } = tempStore();
     store.transaction(() => {
       store.audit.append({ type: 't\ud800', actor: 'runner:\udc00', runId: '\ud83d', data: { 'k\ud800': 'a\udfffb' } });
     });
     const [record] = store.audit.records().slice(-1);
     expect(record).toMatchObject({ type: 't\ufffd', actor: 'runner:\ufffd', runId: '\ufffd' });
-    expect(record!.data).toEqual({ 'k\ufffd': 'a\ufffdb' });
+    expect(record!.data).toEqual({ 'k\ud800': 'a\udfffb' });
     const key = createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath));
     expect(verifyAudit(auditStorageOf(store), key)).toMatchObject({ ok: true });
     store.close();
