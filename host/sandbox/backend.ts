@@ -65,6 +65,11 @@ export interface PreparedSandbox {
    */
   binds?: SandboxBind[];
   report: IsolationReport;
+  /**
+   * The same report with other disk figures (a warm slot learns its run's session quota only when the run takes it,
+   * docs/warm-pool.md); absent where the backend has no cgroup-based report to recompute.
+   */
+  reportFor?(disk: DiskApplied | 'none'): IsolationReport;
   containment?: Containment;
   /** The host uid/gid the sandbox's own identity is: what the run's files are owned by (absent: the host user). */
   identity?: RunIdentity;
