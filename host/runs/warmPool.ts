@@ -136,7 +136,7 @@ export class WarmPools {
     this.fill(key, pool, plan, command);
     if (!slot || !proc) return undefined;
     try {
-      return await provision(deps, input, warmSteps(slot, proc));
+      return await provision(deps, input, warmSteps(slot, proc, command));
     } catch (error) {
       // provision released what the steps made (the slot's process and folders included); the run starts cold.
       this.log.warn({ runId: input.queued.runId, slot: slot.id, err: error }, 'warm slot not usable; starting cold');
@@ -215,7 +215,13 @@ export class WarmPools {
  * The provisioning steps of a run that took `slot`: the slot's workspace (the run's grants copied into it, the
  * session folder's quota mounted now) and its sandbox and process instead of new ones; every other step as cold.
  */
-function warmSteps(slot: WarmSlot, proc: NonNullable<ReturnType<WarmSlot['take']>>): ProvisionStep[] {
+function warmSteps(
+  slot: WarmSlot,
+  proc: NonNullable<ReturnType<WarmSlot['take']>>,
+  started: RunnerCommand,
+): ProvisionStep[] {
+  // The command the slot was started with is the one just checked against the runner's files (the pool's key).
+  const command: ProvisionStep = { name: 'command', run: (d) => void (d.command = started) };
   const workspace: ProvisionStep = {
     name: 'workspace',
     run: async (d) => {
@@ -270,6 +276,6 @@ function warmSteps(slot: WarmSlot, proc: NonNullable<ReturnType<WarmSlot['take']
       d.warm = proc;
     },
   };
-  const replaced: Record<string, ProvisionStep> = { workspace, env, sandbox };
+  const replaced: Record<string, ProvisionStep> = { command, workspace, env, sandbox };
   return PROVISION_STEPS.map((step) => replaced[step.name] ?? step);
 }
