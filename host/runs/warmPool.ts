@@ -33,7 +33,7 @@ export const WARM_IDLE_MS = 10 * 60_000;
 export function warmRefusal(plan: RunPlan): string | undefined {
   const { binding, access } = plan;
   if (binding.limits.warmPool === 0) return 'the binding keeps no warm pool (limits.warmPool is 0)';
-  if (binding.sandbox !== 'process')
+  if (!sandboxBackend(binding.sandbox).warmSlots)
     return `the ${binding.sandbox} sandbox binds the run's workspace and session folder when it starts`;
   if (access.models.length + access.knowledgeBases.length + access.mcpServers.length > 0)
     return "the run's gateway token is in its runner's environment";

@@ -135,6 +135,11 @@ export interface SandboxBackend {
    */
   readonly gatewayOnSocket: boolean;
 
+  /**
+   * True: a runner's process may be started before its run is known (a warm slot, docs/warm-pool.md): nothing of
+   * the run (workspace, session folder, sockets) is fixed into the sandbox when it starts. False: it is (bwrap binds).
+   */
+  readonly warmSlots: boolean;
   /** True: a run's stdout reaches the host through a FIFO (see {@link SandboxRequest.stdoutFifo}). */
   readonly stdoutFifo: boolean;
 
