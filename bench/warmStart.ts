@@ -94,21 +94,26 @@ async function warmStartPhase(rounds: number, poolSize: number, label: string, w
   const warm: number[] = [];
   const bwrapCold: number[] = [];
   const bwrapAsked: number[] = [];
-  for (const bot of ['cold', 'warm', ...(bwrap ? ['bwrap-cold', 'bwrap-asked-warm'] : [])]) await firstUpdate(bot);
-  for (let i = 0; i < rounds; i++) {
-    cold.push(await firstUpdate('cold'));
-    await pools.filled(); // the pool is warm when the run is dispatched: the case the target is about
-    warm.push(await firstUpdate('warm'));
-    if (bwrap) {
-      bwrapCold.push(await firstUpdate('bwrap-cold'));
-      bwrapAsked.push(await firstUpdate('bwrap-asked-warm'));
+  let idle: { rssKiB: number; pssKiB: number }[];
+  try {
+    for (const bot of ['cold', 'warm', ...(bwrap ? ['bwrap-cold', 'bwrap-asked-warm'] : [])]) await firstUpdate(bot);
+    for (let i = 0; i < rounds; i++) {
+      cold.push(await firstUpdate('cold'));
+      await pools.filled(); // the pool is warm when the run is dispatched: the case the target is about
+      warm.push(await firstUpdate('warm'));
+      if (bwrap) {
+        bwrapCold.push(await firstUpdate('bwrap-cold'));
+        bwrapAsked.push(await firstUpdate('bwrap-asked-warm'));
+      }
     }
+    await pools.filled();
+    idle = pools.idlePids('warm').map(memoryOf);
+  } finally {
+    // No pooled process, store or data folder outlives the bench, whatever failed.
+    await pools.close();
+    store.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
-  await pools.filled();
-  const idle = pools.idlePids('warm').map(memoryOf);
-  await pools.close();
-  store.close();
-  rmSync(dataDir, { recursive: true, force: true });
 
   const c = summarize(cold);
   const w = summarize(warm);
