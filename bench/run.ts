@@ -18,6 +18,7 @@ import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { tenantReadsBench } from './tenantReads.js';
 import { throughput, throughputWithStore } from './throughput.js';
+import { warmStartBench } from './warmStart.js';
 
 console.log(`# paddock benchmarks — ${new Date().toISOString()}`);
 console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`);
@@ -45,6 +46,7 @@ const results = {
   ...(only && only !== 'tenant-reads' ? {} : { tenantReads: await tenantReadsBench() }),
   ...(only && only !== 'outbound' ? {} : { outbound: await outboundScanBench() }),
   ...(only && only !== 'console' ? {} : { console: await consoleBench() }),
+  ...(only && only !== 'warm-start' ? {} : { warmStart: await warmStartBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

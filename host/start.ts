@@ -104,6 +104,8 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
       if (closed) return;
       closed = true;
       try {
+        // No pooled runner process outlives its host (docs/warm-pool.md).
+        await services.resolve(TOKENS.RunService).warmPools.close();
         await services.resolve(TOKENS.Gateway).close();
       } finally {
         store.close();

@@ -270,6 +270,16 @@ export type Route = z.infer<typeof RouteSchema>;
 export const BindingLimitsSchema = RunLimitOverridesSchema.extend({
   /** Runs of this binding at once, over all its sessions. */
   maxConcurrentRuns: z.int().positive().default(4).describe('Runs of this binding at once, over all its sessions.'),
+  /** Runner processes kept started and initialized for this binding's next runs (docs/warm-pool.md); 0: none. */
+  warmPool: z
+    .int()
+    .nonnegative()
+    .max(16)
+    .default(0)
+    .describe(
+      "Runner processes kept started and initialized for this binding's next runs, each used for one run " +
+        '(process sandbox, no gateway grants; docs/warm-pool.md). 0: every run starts its runner cold.',
+    ),
   /** Messages waiting per session behind its active run; one more is refused. */
   maxQueued: z
     .int()

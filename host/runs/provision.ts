@@ -10,6 +10,7 @@ import { HARNESS_DIR } from '../harness/harnesses.js';
 import { runnerCommand, type RunnerCommand } from '../plugins/resolveRunner.js';
 import { buildRunnerEnv } from '../process/envAllowlist.js';
 import type { RunnerLaunch } from '../process/spawnRunner.js';
+import type { WarmProcess } from './warmSlot.js';
 import { tenantOf } from '../config/tenant.js';
 import { startEgressProxy, type EgressProxy } from '../sandbox/egressProxy.js';
 import { egressBeyondList, wantsEgressProxy } from '../policy/egressReach.js';
@@ -70,6 +71,8 @@ export interface Provisioned {
   resume: Resume | undefined;
   /** Interrupted runs whose recovery this run is told about. */
   recoveryDelivered: string[];
+  /** The started, initialized runner process the run took from its binding's warm pool (docs/warm-pool.md). */
+  warm?: WarmProcess;
   /** Hand the launch to the supervisor: from now on the run's cgroup is the supervisor's to empty and remove. */
   launch(): { launch: RunnerLaunch; containment?: Containment };
   /** Undo exactly what was provisioned, in reverse order, once (never throws: a failed undo is logged). */
@@ -99,7 +102,7 @@ export interface ProvisionStep {
 }
 
 /** A field a step should have filled. */
-function need<T>(value: T | undefined, what: string): T {
+export function need<T>(value: T | undefined, what: string): T {
   if (value === undefined) throw new Error(`provisioning: ${what} was not provisioned (a step is missing)`);
   return value;
 }
@@ -149,7 +152,7 @@ const workspace: ProvisionStep = {
   name: 'workspace',
   run: (d) => {
     const { store, config, log } = d.deps;
-    const { queued, plan, journal } = d.input;
+    const { queued, plan } = d.input;
     const { runId, sessionId } = queued;
     const sessionFolder = need(d.sessionFolder, 'the session folder');
     const backend = sandboxBackend(plan.binding.sandbox);
@@ -203,52 +206,64 @@ const workspace: ProvisionStep = {
       },
     );
     d.workspace = ws;
-    const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
-    d.onRelease('workspace', () => {
-      // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
-      try {
-        const cleared = clearRunSetIdBits(
-          [...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])],
-          d.runIds,
-        );
-        if (cleared.length > 0) {
-          journal.audit('run.setid_cleared', 'host', { files: cleared });
-          log.warn({ runId, files: cleared }, 'setuid/setgid bits cleared from files the run left');
-        }
-      } catch (error) {
-        // Never lose the run's outcome (nor the cleanup below) over it: logged, and audited when the store can.
-        log.error({ runId, err: error }, 'clearing setuid/setgid bits after the run failed, or auditing it');
-        try {
-          journal.audit('run.setid_cleared', 'host', { error: String(error) });
-        } catch (auditError) {
-          log.error({ runId, err: auditError }, 'could not audit the failed setuid/setgid clearing');
-        }
-      }
-      try {
-        d.disk?.release({ keepWorkspace: config.keepWorkspaces === true });
-      } catch (error) {
-        // Left mounted: the next host start unmounts it (the outcome stands).
-        log.error({ runId, err: error }, "could not release the run's disk quota");
-      }
-      if (!config.keepWorkspaces) {
-        try {
-          performEffect(
-            store,
-            sessionId,
-            runId,
-            { kind: 'workspace.remove', target: runId, probe: { path: ws.root } },
-            () => removeRunWorkspace(ws),
-          );
-        } catch (error) {
-          // The store could not log the removal (e.g. full): remove anyway, so a run that filled the disk
-          // does not keep it full until the next start's sweep. Removing twice is harmless.
-          log.error({ runId, err: error }, 'could not log the workspace removal; removing it unlogged');
-          removeRunWorkspace(ws);
-        }
-      }
-    });
+    releaseWorkspaceLater(d, ws);
   },
 };
+
+/**
+ * Register the undo of a run's workspace (its own, or a warm slot's it took): setuid/setgid bits cleared, the
+ * disk quota released, the folder removed as a logged effect (kept with `keepWorkspaces`).
+ */
+export function releaseWorkspaceLater(d: ProvisionDraft, ws: NonNullable<ProvisionDraft['workspace']>): void {
+  const { store, config, log } = d.deps;
+  const { queued, journal } = d.input;
+  const { runId, sessionId } = queued;
+  const sessionFolder = need(d.sessionFolder, 'the session folder');
+  const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
+  d.onRelease('workspace', () => {
+    // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
+    try {
+      const cleared = clearRunSetIdBits(
+        [...rwSources, sessionFolder, ...(config.keepWorkspaces ? [ws.root] : [])],
+        d.runIds,
+      );
+      if (cleared.length > 0) {
+        journal.audit('run.setid_cleared', 'host', { files: cleared });
+        log.warn({ runId, files: cleared }, 'setuid/setgid bits cleared from files the run left');
+      }
+    } catch (error) {
+      // Never lose the run's outcome (nor the cleanup below) over it: logged, and audited when the store can.
+      log.error({ runId, err: error }, 'clearing setuid/setgid bits after the run failed, or auditing it');
+      try {
+        journal.audit('run.setid_cleared', 'host', { error: String(error) });
+      } catch (auditError) {
+        log.error({ runId, err: auditError }, 'could not audit the failed setuid/setgid clearing');
+      }
+    }
+    try {
+      d.disk?.release({ keepWorkspace: config.keepWorkspaces === true });
+    } catch (error) {
+      // Left mounted: the next host start unmounts it (the outcome stands).
+      log.error({ runId, err: error }, "could not release the run's disk quota");
+    }
+    if (!config.keepWorkspaces) {
+      try {
+        performEffect(
+          store,
+          sessionId,
+          runId,
+          { kind: 'workspace.remove', target: runId, probe: { path: ws.root } },
+          () => removeRunWorkspace(ws),
+        );
+      } catch (error) {
+        // The store could not log the removal (e.g. full): remove anyway, so a run that filled the disk
+        // does not keep it full until the next start's sweep. Removing twice is harmless.
+        log.error({ runId, err: error }, 'could not log the workspace removal; removing it unlogged');
+        removeRunWorkspace(ws);
+      }
+    }
+  });
+}
 
 /**
  * The snapshot of the run's writable folders (the workspace, read-write granted mounts bound into it) that its end is
@@ -558,6 +573,7 @@ export async function provision(
       wire: need(draft.wire, 'the wire binding'),
       resume: draft.resume,
       recoveryDelivered: need(draft.recoveryDelivered, 'the recovery record'),
+      warm: draft.warm,
       launch: () => {
         draft.launched = true;
         return { launch: draft.sandbox!.launch, containment: draft.sandbox!.containment };
@@ -575,7 +591,7 @@ export async function provision(
 /**
  * The binding's read paths, checked again now (roots or links under them may have changed since apply), as real paths.
  */
-function grantedReadPaths(paths: string[], roots: readonly string[]): string[] {
+export function grantedReadPaths(paths: string[], roots: readonly string[]): string[] {
   return paths.map((path) => {
     const real = insideRoots(path, roots);
     if (!real) throw new Error(`read path ${path} is no longer an existing path under an allowed mount root`);

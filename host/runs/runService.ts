@@ -25,6 +25,7 @@ import { planRun, type PlanRequest, type RunPlan } from './plan.js';
 import { provision, type ProvisionDeps, type Provisioned } from './provision.js';
 import { describeError, superviseRun } from './superviseRun.js';
 import type { RunInbox } from './runInbox.js';
+import { WarmPools } from './warmPool.js';
 
 export type { QueuedRun } from './journal.js';
 export type { RunPlan } from './plan.js';
@@ -74,6 +75,8 @@ export function conversationKey(event: ChatEvent): string {
 @injectable()
 export class RunService {
   private readonly journal: RunJournal;
+  /** Started runner processes waiting for a binding's next runs (docs/warm-pool.md). */
+  readonly warmPools: WarmPools;
 
   constructor(
     @inject(TOKENS.HostConfig) private readonly config: HostConfig,
@@ -83,6 +86,7 @@ export class RunService {
     @inject(TOKENS.Gateway) private readonly gateway: Gateway,
   ) {
     this.journal = new RunJournal(store, log, redactor);
+    this.warmPools = new WarmPools(config, log);
   }
 
   /** Plan a run (the one planning path, dispatched or ad hoc); throws `RUN_REFUSED` with its reason. */
@@ -179,7 +183,9 @@ export class RunService {
       redactor: this.redactor,
       gateway: this.gateway,
     };
-    const run = await provision(deps, { queued, plan, journal }).catch((error: unknown) => {
+    const input = { queued, plan, journal };
+    const warm = await this.warmPools.provision(deps, input);
+    const run = await (warm ? Promise.resolve(warm) : provision(deps, input)).catch((error: unknown) => {
       journal.flush(); // a notice of the failed start lands before the run is ended
       throw error;
     });
@@ -266,6 +272,7 @@ export class RunService {
       supervised = await superviseRun({
         launch,
         containment,
+        warm: run.warm,
         params,
         limits,
         requestLimits: access.requestLimits,

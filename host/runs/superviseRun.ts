@@ -19,6 +19,7 @@ import {
 import { runShutdownLadder, type LadderStart } from '../process/shutdownLadder.js';
 import { spawnRunner, type RunnerLaunch, type RunnerProcess } from '../process/spawnRunner.js';
 import { TailBuffer } from '../process/tailBuffer.js';
+import type { WarmProcess } from './warmSlot.js';
 import type { Containment } from '../sandbox/containment.js';
 import { forgetMachineProbe } from '../sandbox/probe.js';
 import { unsupportedHostRequests, type HostRequestHandler } from '../rpc/hostRequestHandler.js';
@@ -64,6 +65,11 @@ export interface SuperviseRunOptions {
    * after the fact (e.g. storing a batch of its updates failed): `failed`, with the error's text.
    */
   fault?: AbortSignal;
+  /**
+   * A runner process already started and initialized (a warm slot, docs/warm-pool.md): used instead of a spawn and
+   * the handshake; the escapee scan looks for its slot id.
+   */
+  warm?: WarmProcess;
   /**
    * What holds the whole process tree (e.g. the run's cgroup): emptied after the shutdown ladder,
    * so descendants that left the process group and session (setsid) die too.
@@ -130,7 +136,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
 
   let proc: RunnerProcess;
   try {
-    proc = await spawnRunner(options.launch);
+    proc = options.warm?.proc ?? (await spawnRunner(options.launch));
   } catch (error) {
     decide('crashed', error instanceof Error ? error.message : String(error));
     await options.containment?.release();
@@ -241,6 +247,13 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     }
   });
   proc.stderr.on('error', () => undefined);
+  if (options.warm) {
+    // What the slot wrote while it waited, then the streams it paused at the take (nothing was lost in between).
+    for (const chunk of options.warm.stderr) tail.push(chunk);
+    counters.stderrBytes += options.warm.stderr.reduce((n, c) => n + c.length, 0);
+    proc.stdout.resume();
+    proc.stderr.resume();
+  }
 
   // A runner that closes stdout but lives on can never answer: fail it now, not at a timeout.
   // The pipe also closes when the process exits; give that exit time to arrive first, generously,
@@ -253,7 +266,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     );
   });
 
-  proc.child.once('exit', (code, signal) => {
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
     exitInfo = { code, signal };
     exited.resolve();
     // The result may still sit in the pipe: let stdout drain (bounded, since a grandchild may
@@ -265,7 +278,11 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       conn.close(RpcError.runnerExited(how));
       decide('crashed', `runner ${how} ${PHASE_TEXT[phase]}${lastStderrLine(redact(tail.toString()))}`);
     });
-  });
+  };
+  // A warm process may have died between its take and now: its exit was already emitted.
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+    onExit(proc.child.exitCode, proc.child.signalCode);
+  else proc.child.once('exit', onExit);
 
   const wallTimer = setTimeout(
     () =>
@@ -295,7 +312,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     try {
       phase = 'handshake';
       if (options.signal?.aborted) return onAbort();
-      const init = await conn.initialize(limits.handshakeTimeoutMs);
+      const init = options.warm?.init ?? (await conn.initialize(limits.handshakeTimeoutMs));
       proc.stdoutOpened(); // the answer came through stdout: from now on its end is the runner's
       if (!SUPPORTED_PROTOCOL_VERSIONS.includes(init.protocolVersion)) {
         return decide(
@@ -372,7 +389,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   // Last, whatever still carries this run's PADDOCK_RUN_ID: a descendant that left the group,
   // the session and the cgroup (a process-backend runner has the host user's rights and can move
   // itself to another cgroup). Found ones are killed and named in the reason.
-  const escaped = await killEscapees(runId, limits.killConfirmMs, runnerStart ?? 0);
+  const escaped = await killEscapees(options.warm?.slotId ?? runId, limits.killConfirmMs, runnerStart ?? 0);
   survivors = [...new Set([...survivors, ...escaped.survivors])];
   if (escaped.found.length > 0)
     notes.push(

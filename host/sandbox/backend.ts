@@ -65,6 +65,11 @@ export interface PreparedSandbox {
    */
   binds?: SandboxBind[];
   report: IsolationReport;
+  /**
+   * The same report with other disk figures (a warm slot learns its run's session quota only when the run takes it,
+   * docs/warm-pool.md); absent where the backend has no cgroup-based report to recompute.
+   */
+  reportFor?(disk: DiskApplied | 'none'): IsolationReport;
   containment?: Containment;
   /** The host uid/gid the sandbox's own identity is: what the run's files are owned by (absent: the host user). */
   identity?: RunIdentity;
@@ -130,6 +135,11 @@ export interface SandboxBackend {
    */
   readonly gatewayOnSocket: boolean;
 
+  /**
+   * True: a runner's process may be started before its run is known (a warm slot, docs/warm-pool.md): nothing of
+   * the run (workspace, session folder, sockets) is fixed into the sandbox when it starts. False: it is (bwrap binds).
+   */
+  readonly warmSlots: boolean;
   /** True: a run's stdout reaches the host through a FIFO (see {@link SandboxRequest.stdoutFifo}). */
   readonly stdoutFifo: boolean;
 

@@ -75,18 +75,20 @@ export function containedLaunch(
     throw error;
   }
   // A run without quota filesystems is reported as such, whatever the machine could do.
-  const report = backend.report(
-    request.limits,
-    machine,
-    applied,
-    {
-      proxy: wrapping.proxy,
-      allow: request.egress?.allow ?? [],
-      allowPrivate: request.egress?.allowPrivate ?? false,
-      beyondList: request.egress?.beyondList ?? false,
-    },
-    request.disk ?? 'none',
-  );
+  const reportFor = (disk: DiskApplied | 'none') =>
+    backend.report(
+      request.limits,
+      machine,
+      applied,
+      {
+        proxy: wrapping.proxy,
+        allow: request.egress?.allow ?? [],
+        allowPrivate: request.egress?.allowPrivate ?? false,
+        beyondList: request.egress?.beyondList ?? false,
+      },
+      disk,
+    );
+  const report = reportFor(request.disk ?? 'none');
   const containment: Containment | undefined = cgroup
     ? {
         killAll: (ms) => cgroup.killAll(ms),
@@ -111,6 +113,7 @@ export function containedLaunch(
   return {
     launch: { ...host.launch, ...(wrapping.stdoutFifo ? { stdoutFifo: wrapping.stdoutFifo } : {}) },
     report,
+    reportFor,
     containment,
     discard: host.discard,
     ...(wrapping.binds ? { binds: wrapping.binds } : {}),

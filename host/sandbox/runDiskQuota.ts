@@ -63,6 +63,41 @@ export function mountRunDiskQuota(
     for (const m of mounts.reverse()) releaseMount(m);
     throw error;
   }
+  return runQuota(machine, mounts);
+}
+
+/** A warm slot's workspace quota, mounted now; the session's is added when a run takes the slot. */
+export interface SlotDiskQuota {
+  /** Mount the session folder's quota and hand both over as the run's (the slot's mount is the run's from now). */
+  bind(sessionId: string, sessionFolder: string): RunDiskQuota;
+  /** Unmount the slot's workspace quota (a slot that served no run). */
+  release(): void;
+}
+
+/**
+ * Mount a warm slot's workspace quota on `workspaceRoot` (docs/warm-pool.md): the same image and mount a cold run's
+ * workspace gets, named by the slot's id; the session folder's is mounted late, by {@link SlotDiskQuota.bind}.
+ */
+export function mountSlotDiskQuota(
+  machine: DiskQuotaMachine,
+  dataDir: string,
+  slotId: string,
+  workspaceRoot: string,
+  limits: { diskBytes: number; inodes: number },
+): SlotDiskQuota {
+  const workspace = mountQuota(machine, workspaceRoot, quotaImage(dataDir, 'workspaces', slotId), limits, 'workspace');
+  return {
+    bind: (sessionId, sessionFolder) =>
+      runQuota(machine, [
+        workspace,
+        acquireSession(machine, sessionFolder, quotaImage(dataDir, 'sessions', sessionId), limits),
+      ]),
+    release: () => releaseMount(workspace),
+  };
+}
+
+/** The run's view of its mounted quotas (workspace first, then the session's when there is one). */
+function runQuota(machine: DiskQuotaMachine, mounts: QuotaMount[]): RunDiskQuota {
   let released = false;
   return {
     applied: {

@@ -72,6 +72,8 @@ export const bwrapBackend: SandboxBackend = {
   bindsGrants: true,
   gatewayOnSocket: true,
   stdoutFifo: true,
+  // bwrap binds the run's workspace, session folder and sockets when it starts.
+  warmSlots: false,
   startsEgressProxy: (wantsEgress) => wantsEgress,
   describeNetwork(n: NetworkFacts) {
     if (!n.proxy) return 'none: own network namespace with only loopback';

@@ -21,6 +21,8 @@ export const processBackend: SandboxBackend = {
   bindsGrants: false,
   gatewayOnSocket: false,
   stdoutFifo: false,
+  // Nothing of the run is in the process's view when it starts: its folders are reached by path.
+  warmSlots: true,
   // The runner has the host's network anyway: a proxy would only suggest a boundary there is not.
   startsEgressProxy: () => false,
   describeNetwork: (n: NetworkFacts) =>

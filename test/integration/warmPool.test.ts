@@ -1,0 +1,177 @@
+// Warm pools (docs/warm-pool.md) with a real store, dispatcher and runner processes: a pooled process serves one run
+// and is gone after it, pools of other bindings and tenants are never taken from, a warm run's isolation report is a
+// cold run's, a slot that died while idle is not used, and closing the host leaves no pooled process.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DispatchTicket } from '../../host/dispatch/dispatcher.js';
+import type { RunOutcome } from '../../host/process/outcome.js';
+import { openHost } from '../../host/start.js';
+import { TOKENS } from '../../host/di/tokens.js';
+import { parseLimits } from '../../host/config/limits.js';
+import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
+
+const started = (t: DispatchTicket) => {
+  if (t.status === 'duplicate') throw new Error('unexpected duplicate');
+  return t;
+};
+
+/** What the reports-its-process runner said about the process that served the run. */
+interface Facts {
+  pid: number;
+  envRunId: string;
+  cwd: string;
+  home: string;
+  workspace: string;
+}
+const factsOf = (outcome: RunOutcome): Facts => {
+  expect(outcome.status).toBe('completed');
+  const part = outcome.result?.output?.parts[0] as { text: string } | undefined;
+  return JSON.parse(part!.text) as Facts;
+};
+const gone = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+};
+
+const host = tempHost();
+const pools = host.runs.warmPools;
+const warm = { runner: 'reports-its-process', sandbox: 'process', limits: { warmPool: 1, wallClockMs: 20_000 } };
+host.apply({
+  bindings: [
+    { id: 'warm', ...warm, route: { platform: 'telegram', bot: 'warm' } },
+    { id: 'warm-acme', tenant: 'acme', ...warm, route: { platform: 'telegram', bot: 'warm' } },
+    { id: 'cold', ...warm, limits: { wallClockMs: 20_000 }, route: { platform: 'telegram', bot: 'cold' } },
+  ],
+});
+afterAll(async () => {
+  await pools.close();
+  await host.close();
+  rmSync(host.dataDir, { recursive: true, force: true });
+});
+
+const run = async (bot: string, conversation: string, tenant?: string) =>
+  (await started(await host.dispatcher.dispatch(chatEvent({ bot, conversation: { id: conversation } }), {}, { tenant }))
+    .done) as RunOutcome;
+const isolationOf = (runId: string) =>
+  (host.store.audit.records({ runId, types: ['run.spawned'] })[0]!.data as { isolation: unknown }).isolation;
+
+describe('warm pools (real store, real runner processes)', () => {
+  it('a pooled process serves exactly one run, then is gone, and the pool is refilled with a new one', async () => {
+    const first = factsOf(await run('warm', 'one-run')); // cold: it fills the pool
+    expect(first.envRunId).not.toMatch(/^run_w/);
+    await pools.filled();
+    const [pooled] = pools.idlePids('warm');
+    expect(pooled).toBeDefined();
+
+    const second = factsOf(await run('warm', 'one-run'));
+    expect(second.pid).toBe(pooled);
+    // The slot's own identity, adopted by the run: its workspace is the run's, told to the runner and its cwd.
+    expect(second.envRunId).toMatch(/^run_w/);
+    expect(second.cwd).toBe(second.workspace);
+    expect(second.home).toBe(join(second.workspace, 'home'));
+    expect(gone(second.pid)).toBe(true);
+    expect(existsSync(second.workspace)).toBe(false);
+
+    await pools.filled();
+    const [refilled] = pools.idlePids('warm');
+    expect(refilled).toBeDefined();
+    expect(refilled).not.toBe(pooled);
+    const third = factsOf(await run('warm', 'one-run'));
+    expect(third.pid).toBe(refilled);
+    expect(third.envRunId).not.toBe(second.envRunId);
+  });
+
+  it('a run takes only from its own binding and tenant, never from a pool of another', async () => {
+    factsOf(await run('warm', 'tenants'));
+    factsOf(await run('warm', 'tenants', 'acme'));
+    await pools.filled();
+    const [ours] = pools.idlePids('warm');
+    const [theirs] = pools.idlePids('warm-acme');
+    expect(ours).toBeDefined();
+    expect(theirs).toBeDefined();
+    expect(ours).not.toBe(theirs);
+
+    expect(factsOf(await run('warm', 'tenants', 'acme')).pid).toBe(theirs);
+    expect(pools.idlePids('warm')).toEqual([ours]); // the other pool was not touched
+    expect(factsOf(await run('warm', 'tenants')).pid).toBe(ours);
+    // A binding without a pool never takes a slot, and starts none.
+    const cold = factsOf(await run('cold', 'tenants'));
+    expect(cold.envRunId).not.toMatch(/^run_w/);
+    expect(pools.idlePids('cold')).toEqual([]);
+  });
+
+  it("a warm run's isolation report is the same as a cold run's of its binding", async () => {
+    const coldTicket = started(await host.dispatcher.dispatch(chatEvent({ bot: 'cold', conversation: { id: 'iso' } })));
+    await coldTicket.done;
+    factsOf(await run('warm', 'iso'));
+    await pools.filled();
+    const warmTicket = started(await host.dispatcher.dispatch(chatEvent({ bot: 'warm', conversation: { id: 'iso' } })));
+    expect(factsOf(await warmTicket.done).envRunId).toMatch(/^run_w/);
+    expect(isolationOf(warmTicket.runId)).toEqual(isolationOf(coldTicket.runId));
+  });
+
+  it('a pooled process that died while idle is not used: the run gets a fresh one or starts cold', async () => {
+    factsOf(await run('warm', 'died'));
+    await pools.filled();
+    const [victim] = pools.idlePids('warm');
+    expect(victim).toBeDefined();
+    const retired = once(pools.events, 'retired');
+    process.kill(-victim!, 'SIGKILL');
+    expect(await retired).toEqual([victim]);
+    const next = factsOf(await run('warm', 'died'));
+    expect(next.pid).not.toBe(victim);
+  });
+
+  it('a pooled process killed just before a run is not handed to it (before its exit is even seen)', async () => {
+    factsOf(await run('warm', 'killed-now'));
+    await pools.filled();
+    const [victim] = pools.idlePids('warm');
+    process.kill(-victim!, 'SIGKILL');
+    const next = factsOf(await run('warm', 'killed-now'));
+    expect(next.pid).not.toBe(victim);
+  });
+});
+
+describe('warm pools and host shutdown', () => {
+  it('closing the host stops every pooled process and removes its workspace', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-host-'));
+    const opened = await openHost({
+      dataDir,
+      limits: parseLimits({ diskBytes: 64 * 1024 * 1024 }),
+      runnerDirs: [FIXTURE_RUNNERS],
+      logLevel: 'silent',
+      keepWorkspaces: false,
+      mountRoots: [],
+    });
+    const { applyConfig } = await import('../../host/bindings/apply.js');
+    const { discoverRunners } = await import('../../host/plugins/catalog.js');
+    applyConfig(
+      opened.store,
+      { bindings: [{ id: 'warm', ...warm, limits: { ...warm.limits, warmPool: 2 }, route: { platform: 'telegram' } }] },
+      {
+        catalog: discoverRunners([FIXTURE_RUNNERS]),
+        mountRoots: [],
+        redactor: opened.container.resolve(TOKENS.Redactor),
+      },
+      { by: 'user:test' },
+    );
+    const dispatcher = opened.container.resolve(TOKENS.Dispatcher);
+    const ticket = started(await dispatcher.dispatch(chatEvent({ conversation: { id: 'shutdown' } })));
+    factsOf(await ticket.done);
+    const own = opened.container.resolve(TOKENS.RunService).warmPools;
+    await own.filled();
+    const pids = own.idlePids();
+    expect(pids).toHaveLength(2);
+    await opened.close();
+    expect(pids.filter((pid) => !gone(pid))).toEqual([]);
+    expect(readdirSync(join(dataDir, 'workspaces')).filter((d) => d.startsWith('run_w'))).toEqual([]);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+});
