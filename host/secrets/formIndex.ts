@@ -1,8 +1,10 @@
+import { BlockTrie, BLOCK } from './blockTrie.js';
+
 /** A half-open range of text `[start, end)`. */
 export type Span = [start: number, end: number];
 
 /** Shortest string the index holds: every secret form is at least this long (secretForms.ts). */
-export const MIN_FORM_LENGTH = 8;
+export const MIN_FORM_LENGTH = BLOCK;
 /** Length of the character grams the filter hashes. */
 const GRAM = 4;
 /**
@@ -30,7 +32,7 @@ function gramHash(text: string, i: number): number {
  * hashes of the grams at offsets 0…STEP-1 of its first MIN_FORM_LENGTH characters are marked in a byte table, one bit
  * per offset. The scan hashes only every STEP-th gram of the text (about one character read per character, no work
  * per pattern); a marked slot names the offsets at which an occurrence could start, and each such start is verified
- * against the strings that begin with those MIN_FORM_LENGTH characters. Holders are counted: a string added twice
+ * in a trie of the strings (blockTrie.ts). Holders are counted: a string added twice
  * stays until removed twice.
  */
 export class FormIndex {
@@ -39,8 +41,8 @@ export class FormIndex {
   private filter = new Uint8Array(1 << FIRST_BITS);
   /** How many held strings mark each (slot, offset) pair, keyed `slot * 8 + offset`. */
   private readonly marks = new Map<number, number>();
-  /** The strings by their first MIN_FORM_LENGTH characters, longest first. */
-  private readonly byPrefix = new Map<string, string[]>();
+  /** The strings, to verify a position the filter lets through. */
+  private readonly trie = new BlockTrie();
   /** Holders per string. */
   private readonly holders = new Map<string, number>();
   /** How many strings have each length (for {@link longest} after a removal). */
@@ -54,13 +56,7 @@ export class FormIndex {
     this.holders.set(form, (held ?? 0) + 1);
     if (held !== undefined) return;
     this.markAll(form, 1);
-    const prefix = form.slice(0, MIN_FORM_LENGTH);
-    const bucket = this.byPrefix.get(prefix);
-    if (!bucket) this.byPrefix.set(prefix, [form]);
-    else {
-      bucket.push(form);
-      bucket.sort((a, b) => b.length - a.length);
-    }
+    this.trie.insert(form);
     this.lengths.set(form.length, (this.lengths.get(form.length) ?? 0) + 1);
     this.longestLength = Math.max(this.longestLength, form.length);
     if (this.marks.size > 1 << (this.bits - 5)) this.grow();
@@ -73,10 +69,7 @@ export class FormIndex {
     if (held > 1) return void this.holders.set(form, held - 1);
     this.holders.delete(form);
     this.markAll(form, -1);
-    const prefix = form.slice(0, MIN_FORM_LENGTH);
-    const bucket = this.byPrefix.get(prefix)!;
-    bucket.splice(bucket.indexOf(form), 1);
-    if (bucket.length === 0) this.byPrefix.delete(prefix);
+    this.trie.delete(form);
     const left = this.lengths.get(form.length)! - 1;
     if (left > 0) this.lengths.set(form.length, left);
     else {
@@ -126,13 +119,8 @@ export class FormIndex {
         if ((mask & (1 << o)) === 0) continue;
         const start = p - o;
         if (start < 0 || start + MIN_FORM_LENGTH > n) continue;
-        const bucket = this.byPrefix.get(text.slice(start, start + MIN_FORM_LENGTH));
-        if (!bucket) continue;
-        for (const form of bucket) {
-          if (!text.startsWith(form, start)) continue;
-          if (hit(start, start + form.length) === true) return;
-          break;
-        }
+        const length = this.trie.longestAt(text, start);
+        if (length > 0 && hit(start, start + length) === true) return;
       }
     }
   }

@@ -1,0 +1,168 @@
+import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { DeltaRedactor } from '../host/secrets/deltaRedactor.js';
+import { Redactor } from '../host/secrets/redactor.js';
+import { RedactorBefore } from './redactorBefore.js';
+import { fmt, summarize } from './stats.js';
+
+/** What both redactors offer that the bench drives. */
+type AnyRedactor = Pick<Redactor, 'add' | 'forget' | 'text' | 'stream'>;
+
+/** Median milliseconds of `fn` over `rounds` runs, after one warm-up run. */
+function timeIt(fn: () => void, rounds: number): number {
+  fn();
+  const samples: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const started = process.hrtime.bigint();
+    fn();
+    samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return summarize(samples).median;
+}
+
+/** A run token as the gateway mints it (host/gateway/runTokens.ts): all share the prefix `pdk_run_`. */
+const runToken = () => `pdk_run_${randomBytes(32).toString('base64url')}`;
+
+/** 1,000 values: 20 configured keys of different shapes, 980 run tokens (what a busy host holds). */
+function registered(): string[] {
+  const keys = Array.from({ length: 20 }, (_, i) => `key-${i}-${randomBytes(16).toString('hex')}`);
+  return [...keys, ...Array.from({ length: 980 }, runToken)];
+}
+
+/**
+ * About `size` characters of what a host redacts: prose, code, a URL, JSON and a base64 blob, with one value in each
+ * of five forms every 100 KB (raw, JSON-escaped inside a string, base64 at an odd offset, hex, base64url).
+ */
+function largeText(size: number, values: string[]): string {
+  const prose =
+    'The quick brown fox jumps over the lazy dog; see https://example.com/docs?q=1 for the thought behind it.\n';
+  const code = 'export function handler(req, res) { return res.json({ ok: true, items: [1, 2, 3], id: "a_b-c" }); }\n';
+  const blob = `data: ${randomBytes(600).toString('base64')}\n`;
+  const block = (prose.repeat(8) + code.repeat(8) + blob).repeat(40);
+  const parts: string[] = [];
+  let length = 0;
+  for (let i = 0; length < size; i++) {
+    const v = values[(i * 37) % values.length]!;
+    const forms = [
+      v,
+      JSON.stringify({ token: v }),
+      Buffer.from(`KEY=${v}`).toString('base64'),
+      Buffer.from(v).toString('hex'),
+      Buffer.from(v).toString('base64url'),
+    ];
+    const piece = `${block.slice(0, 100_000)} ${forms[i % forms.length]} `;
+    parts.push(piece);
+    length += piece.length;
+  }
+  return parts.join('').slice(0, size);
+}
+
+/** Bytes a fresh redactor takes once it knows `values` (heap and array buffers, after full collections). */
+function memoryOf(values: string[]): number {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const used = () => {
+    gc();
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  const before = used();
+  const redactor = new Redactor();
+  for (const v of values) redactor.add(v);
+  const after = used();
+  if (redactor.size === 0) throw new Error('nothing registered');
+  return after - before;
+}
+
+/**
+ * The redactor with 1,000 registered values (issue 16): before (one regular expression over every form,
+ * bench/redactorBefore.ts) and now (host/secrets/formIndex.ts), in the same process and rounds:
+ * - large text: `text()` of 1 MB holding 10 secret forms, in MB/s, beside `Buffer.indexOf` of an absent 8-byte needle
+ *   over the same bytes (a native scan: the floor) and beside the credential shapes alone (no registered value);
+ * - a stream: 64-character `message.delta` updates through the run's DeltaRedactor, µs per update;
+ * - add/forget: registering a fresh run token and forgetting it, each followed by one redaction of a 64-character
+ *   text (the old code rebuilt its pattern lazily, at the first redaction after a change);
+ * - memory: what a fresh redactor holds for the 1,000 values.
+ */
+export async function redactorBench(rounds = 15) {
+  const values = registered();
+  const text = largeText(1_000_000, values);
+  const bytes = Buffer.byteLength(text);
+  const make = (kind: 'before' | 'now'): AnyRedactor => {
+    const r = kind === 'before' ? new RedactorBefore() : new Redactor();
+    for (const v of values) r.add(v);
+    return r;
+  };
+  const before = make('before');
+  const now = make('now');
+  const shapesOnly = new Redactor();
+  if (now.text(text) !== before.text(text)) console.log('  (note: the two redactors differ on the large text)');
+  if (now.text(text).includes(values[0]!)) throw new Error('a registered value survived');
+  console.log('\n## Redactor (issue 16): 1,000 registered values, medians of %d rounds', rounds);
+
+  const buffer = Buffer.from(text);
+  const mbs = (ms: number) => bytes / 1e6 / (ms / 1e3);
+  const indexOfMs = timeIt(() => void buffer.indexOf('zq#9!x@w'), rounds);
+  const shapesMs = timeIt(() => void shapesOnly.text(text), rounds);
+  const nowMs = timeIt(() => void now.text(text), rounds);
+  const beforeMs = timeIt(() => void before.text(text), Math.max(3, Math.floor(rounds / 5)));
+  const large = {
+    bytes,
+    indexOfMBs: mbs(indexOfMs),
+    shapesOnlyMBs: mbs(shapesMs),
+    beforeMBs: mbs(beforeMs),
+    nowMBs: mbs(nowMs),
+    speedup: beforeMs / nowMs,
+  };
+  console.log(
+    `  large text (${fmt(bytes / 1e6, 2)} MB): now ${fmt(large.nowMBs, 0)} MB/s, before ${fmt(large.beforeMBs, 1)} ` +
+      `MB/s (×${fmt(large.speedup, 0)}); shapes alone ${fmt(large.shapesOnlyMBs, 0)} MB/s; ` +
+      `Buffer.indexOf ${fmt(large.indexOfMBs, 0)} MB/s (now at ${fmt(large.nowMBs / large.indexOfMBs, 3)}× it)`,
+  );
+
+  const prose = largeText(200_000, ['no-secret-here-000']).replace(/no-secret-here-000/g, 'plain words here.');
+  const deltas = Array.from({ length: Math.floor(prose.length / 64) }, (_, i) => prose.slice(i * 64, i * 64 + 64));
+  const perUpdate = (r: AnyRedactor) => {
+    const ms = timeIt(() => {
+      const d = new DeltaRedactor(r as Redactor);
+      for (const text of deltas) d.update({ kind: 'message.delta', messageId: 'm', text });
+      d.end();
+    }, rounds);
+    return (ms * 1e3) / deltas.length;
+  };
+  const updates = { nowUs: perUpdate(now), beforeUs: perUpdate(before), shapesOnlyUs: perUpdate(shapesOnly) };
+  console.log(
+    `  64-character update (DeltaRedactor): now ${fmt(updates.nowUs, 2)} µs, before ${fmt(updates.beforeUs, 1)} µs ` +
+      `(×${fmt(updates.beforeUs / updates.nowUs, 0)}); no registered value ${fmt(updates.shapesOnlyUs, 2)} µs`,
+  );
+
+  const probe = 'a short text of sixty-four characters to redact after a change.';
+  const change = (r: AnyRedactor, n: number) => {
+    const add: number[] = [];
+    const forget: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const token = runToken();
+      let started = process.hrtime.bigint();
+      r.add(token);
+      r.text(probe);
+      add.push(Number(process.hrtime.bigint() - started) / 1e6);
+      started = process.hrtime.bigint();
+      r.forget(token);
+      r.text(probe);
+      forget.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    return { addMs: summarize(add).median, forgetMs: summarize(forget).median, addP99Ms: summarize(add).p99 };
+  };
+  const changes = { now: change(now, 500), before: change(before, 7) };
+  console.log(
+    `  add + one redaction: now ${fmt(changes.now.addMs, 3)} ms (p99 ${fmt(changes.now.addP99Ms, 3)}), before ` +
+      `${fmt(changes.before.addMs, 0)} ms; forget + one redaction: now ${fmt(changes.now.forgetMs, 3)} ms, before ` +
+      `${fmt(changes.before.forgetMs, 0)} ms`,
+  );
+
+  const memoryBytes = memoryOf(values);
+  console.log(`  memory of a redactor knowing the 1,000 values: ${fmt(memoryBytes / 2 ** 20, 1)} MiB`);
+  return { large, updates, changes, memoryMiB: memoryBytes / 2 ** 20 };
+}
