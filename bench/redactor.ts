@@ -141,9 +141,10 @@ export async function redactorBench(rounds = 41) {
     speedup: scans.before!.median / scans.now!.median,
   };
   console.log(
-    `  large text (${fmt(bytes / 1e6, 2)} MB): now ${fmt(large.nowMBs, 0)} MB/s (best round ${fmt(large.nowBestMBs, 0)}), ` +
-      `before ${fmt(large.beforeMBs, 1)} MB/s (×${fmt(large.speedup, 0)}); shapes alone ${fmt(large.shapesOnlyMBs, 0)} ` +
-      `MB/s; Buffer.indexOf ${fmt(large.indexOfMBs, 0)} MB/s (now at ${fmt(large.nowMBs / large.indexOfMBs, 3)}× it)`,
+    `  large text (${fmt(bytes / 1e6, 2)} MB): now ${fmt(large.nowMBs, 0)} MB/s ` +
+      `(best round ${fmt(large.nowBestMBs, 0)}), before ${fmt(large.beforeMBs, 1)} MB/s (×${fmt(large.speedup, 0)}); ` +
+      `shapes alone ${fmt(large.shapesOnlyMBs, 0)} MB/s; Buffer.indexOf ${fmt(large.indexOfMBs, 0)} MB/s ` +
+      `(now at ${fmt(large.nowMBs / large.indexOfMBs, 3)}× it)`,
   );
 
   const prose = largeText(200_000, ['no-secret-here-000']).replace(/no-secret-here-000/g, 'plain words here.');
@@ -166,9 +167,9 @@ export async function redactorBench(rounds = 41) {
     shapesOnlyUs: us(streamed.shapesOnly!.median),
   };
   console.log(
-    `  64-character update (DeltaRedactor): now ${fmt(updates.nowUs, 2)} µs (best round ${fmt(updates.nowBestUs, 2)}), ` +
-      `before ${fmt(updates.beforeUs, 1)} µs (×${fmt(updates.beforeUs / updates.nowUs, 0)}); no registered value ` +
-      `${fmt(updates.shapesOnlyUs, 2)} µs`,
+    `  64-character update (DeltaRedactor): now ${fmt(updates.nowUs, 2)} µs ` +
+      `(best round ${fmt(updates.nowBestUs, 2)}), before ${fmt(updates.beforeUs, 1)} µs ` +
+      `(×${fmt(updates.beforeUs / updates.nowUs, 0)}); no registered value ${fmt(updates.shapesOnlyUs, 2)} µs`,
   );
 
   const probe = 'a short text of sixty-four characters to redact after a change.';

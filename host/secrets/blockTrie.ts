@@ -98,7 +98,8 @@ function burst(node: Node, depth: number): void {
     }
     const key = form.slice(depth, depth + BLOCK);
     const child = next.get(key);
-    if (child) child.forms.push(form); // forms arrive longest first, so the child's list stays sorted
+    if (child)
+      child.forms.push(form); // forms arrive longest first, so the child's list stays sorted
     else next.set(key, { forms: [form], next: undefined });
   }
   node.forms = stay;

@@ -20,7 +20,10 @@ const FIRST_BITS = 16;
 /** The hash of the gram at `i` (its four UTF-16 units folded into 32 bits, then multiplied). */
 function gramHash(text: string, i: number): number {
   const folded =
-    text.charCodeAt(i) ^ (text.charCodeAt(i + 1) << 8) ^ (text.charCodeAt(i + 2) << 16) ^ (text.charCodeAt(i + 3) << 24);
+    text.charCodeAt(i) ^
+    (text.charCodeAt(i + 1) << 8) ^
+    (text.charCodeAt(i + 2) << 16) ^
+    (text.charCodeAt(i + 3) << 24);
   return Math.imul(folded, GOLDEN);
 }
 

@@ -65,9 +65,7 @@ export function scanShapes(text: string, into: Span[]): void {
 
 /** Whether the UTF-16 unit `c` may be part of a URL scheme (RFC 3986: letters, digits, `+`, `-`, `.`). */
 function isSchemeChar(c: number): boolean {
-  return (
-    (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46
-  );
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46;
 }
 
 /** Try the URL-password shape at the start of the scheme before each `://`. */
