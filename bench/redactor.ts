@@ -162,7 +162,8 @@ export async function redactorBench(rounds = 41) {
   console.log(
     `  large text (${fmt(bytes / 1e6, 2)} MB), CPU-time medians: now ${fmt(large.nowMBs, 0)} MB/s, before ` +
       `${fmt(large.beforeMBs, 1)} MB/s (×${fmt(large.speedup, 0)}); ` +
-      `shapes alone ${fmt(large.shapesOnlyMBs, 0)} MB/s; Buffer.indexOf ${fmt(large.indexOfMBs, 0)} MB/s (now at ${fmt(large.nowMBs / large.indexOfMBs, 3)}× it); ` +
+      `shapes alone ${fmt(large.shapesOnlyMBs, 0)} MB/s; Buffer.indexOf ${fmt(large.indexOfMBs, 0)} MB/s ` +
+      `(now at ${fmt(large.nowMBs / large.indexOfMBs, 3)}× it); ` +
       `now by wall clock: median ${fmt(large.nowWallMBs, 0)}, best round ${fmt(large.nowBestMBs, 0)} MB/s`,
   );
 
