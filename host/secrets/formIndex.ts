@@ -35,8 +35,7 @@ function gramHash(text: string, i: number): number {
  * hashes of the grams at offsets 0…STEP-1 of its first MIN_FORM_LENGTH characters are marked in a byte table, one bit
  * per offset. The scan hashes only every STEP-th gram of the text (about one character read per character, no work
  * per pattern); a marked slot names the offsets at which an occurrence could start, and each such start is verified
- * in a trie of the strings (blockTrie.ts). Holders are counted: a string added twice
- * stays until removed twice.
+ * in a trie of the strings (blockTrie.ts). Holders are counted: a string added twice stays until removed twice.
  */
 export class FormIndex {
   private bits = FIRST_BITS;
