@@ -10,6 +10,7 @@ import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
+import { redactorBench } from './redactor.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
 import { sseBench } from './sse.js';
@@ -47,6 +48,7 @@ const results = {
   ...(only && only !== 'outbound' ? {} : { outbound: await outboundScanBench() }),
   ...(only && only !== 'console' ? {} : { console: await consoleBench() }),
   ...(only && only !== 'warm-start' ? {} : { warmStart: await warmStartBench() }),
+  ...(only && only !== 'redactor' ? {} : { redactor: await redactorBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,10 +1,13 @@
-import { SECRET_SHAPES } from './inlineSecrets.js';
+import { FormIndex, MIN_FORM_LENGTH, type Span } from './formIndex.js';
 import { secretForms } from './secretForms.js';
+import { scanShapes } from './shapeScan.js';
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '[REDACTED]';
 /** Shorter values are not registered: they would match ordinary text. */
-const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = MIN_FORM_LENGTH;
+/** Shortest text a credential shape can match (`a://b:c@`); shorter text holds no shape and no form. */
+const MIN_SHAPE_LENGTH = 8;
 /**
  * Deepest nesting {@link Redactor.value} copies; a container deeper than this is replaced by
  * {@link TOO_DEEP}. Well under SQLite's JSON depth limit (1000) and V8's recursive JSON.stringify,
@@ -21,51 +24,44 @@ const MIN_HOLDBACK = 200;
 const MAX_HOLDBACK = 64 * 1024;
 
 /**
- * The credential shapes as global patterns, compiled once. Two are adjusted for text that is not
- * a whole value: the URL-password shape may start anywhere (not only at `^`), and the JWT shape may
- * not start inside a run of its own characters (else a long run of `-eyJ…` costs quadratic time).
- */
-const SHAPES_GLOBAL = SECRET_SHAPES.map(({ pattern }) => {
-  let source = pattern.source;
-  if (source.startsWith('^')) source = `(?<![A-Za-z0-9+.-])${source.slice(1)}`;
-  if (source.startsWith('\\beyJ')) source = `(?<![A-Za-z0-9_-])${source.slice(2)}`;
-  return new RegExp(source, `${pattern.flags.replace('g', '')}g`);
-});
-
-/** A half-open range of text to redact. */
-type Span = [start: number, end: number];
-
-/**
  * Removes secrets from text and values before anything is stored, logged or streamed: every
  * secret value the host holds (registered with {@link add}, in all its written forms, see
  * secretForms.ts) and generic credential shapes (provider keys, tokens, private keys, JWTs,
  * bearer headers, passwords in URLs).
  */
 export class Redactor {
-  private readonly known = new Set<string>();
+  /** Every registered value with its forms, so forgetting it drops exactly what it added. */
+  private readonly values = new Map<string, string[]>();
+  /** The forms of every registered value, counted by value (two values may share a form). */
+  private readonly forms = new FormIndex();
+  /** The same forms in lower case, for {@link containsIgnoringCase}; made on first use, then kept in step. */
+  private folded: FormIndex | undefined;
   /** Values known only while held ({@link hold}), with their number of holders. */
   private readonly holders = new Map<string, number>();
-  private longest = 0;
-  private pattern: RegExp | undefined;
 
   /** Register a secret value (ignored when shorter than 8 characters). */
   add(value: string | undefined): void {
-    if (!value || value.length < MIN_SECRET_LENGTH) return;
-    for (const form of secretForms(value)) {
-      if (this.known.has(form)) continue;
-      this.known.add(form);
-      this.longest = Math.max(this.longest, form.length);
+    if (!value || value.length < MIN_SECRET_LENGTH || this.values.has(value)) return;
+    const forms = secretForms(value);
+    this.values.set(value, forms);
+    for (const form of forms) {
+      this.forms.add(form);
+      this.folded?.add(form.toLowerCase());
     }
-    this.pattern = undefined;
   }
 
-  /** Stop knowing a value that can no longer do harm (a revoked run token), so the set does not grow forever. */
+  /**
+   * Stop knowing a value that can no longer do harm (a revoked run token), so the set does not grow forever. A form
+   * another registered value also has stays known.
+   */
   forget(value: string | undefined): void {
-    if (!value) return;
-    for (const form of secretForms(value)) this.known.delete(form);
-    this.longest = 0;
-    for (const form of this.known) this.longest = Math.max(this.longest, form.length);
-    this.pattern = undefined;
+    const forms = value === undefined ? undefined : this.values.get(value);
+    if (!forms) return;
+    this.values.delete(value!);
+    for (const form of forms) {
+      this.forms.remove(form);
+      this.folded?.remove(form.toLowerCase());
+    }
   }
 
   /**
@@ -77,7 +73,7 @@ export class Redactor {
   hold(value: string): () => void {
     if (value.length < MIN_SECRET_LENGTH) return () => undefined;
     const holders = this.holders.get(value);
-    if (holders === undefined && this.known.has(value)) return () => undefined;
+    if (holders === undefined && this.forms.has(value)) return () => undefined;
     this.holders.set(value, (holders ?? 0) + 1);
     if (holders === undefined) this.add(value);
     let released = false;
@@ -93,12 +89,12 @@ export class Redactor {
 
   /** Number of registered forms (for tests and `doctor`). */
   get size(): number {
-    return this.known.size;
+    return this.forms.size;
   }
 
   /** How many trailing characters a stream must hold back: the longest form a secret can take, less one. */
   get holdback(): number {
-    return Math.max(this.longest, MIN_HOLDBACK) - 1;
+    return Math.max(this.forms.longest, MIN_HOLDBACK) - 1;
   }
 
   /**
@@ -107,13 +103,15 @@ export class Redactor {
    */
   containsIgnoringCase(input: string): boolean {
     const lower = input.toLowerCase();
-    for (const form of this.known) if (lower.includes(form.toLowerCase())) return true;
+    if (this.forms.size > 0 && this.foldedForms().occursIn(lower)) return true;
     return [input, lower, input.toUpperCase()].some((text) => this.spans(text).length > 0);
   }
 
   /** Redact one string. */
   text(input: string): string {
-    return apply(input, this.spans(input), input.length);
+    if (input.length < MIN_SHAPE_LENGTH) return input;
+    const spans = this.spans(input);
+    return spans.length === 0 ? input : apply(input, spans, input.length);
   }
 
   /**
@@ -188,16 +186,13 @@ export class Redactor {
     };
   }
 
-  /** Every known form as one pattern, longest first, so a secret containing another is replaced whole. */
-  private knownPattern(): RegExp {
-    this.pattern ??= new RegExp(
-      [...this.known]
-        .sort((a, b) => b.length - a.length)
-        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-        .join('|'),
-      'g',
-    );
-    return this.pattern;
+  /** The lower-case forms, made from the registered values on first use. */
+  private foldedForms(): FormIndex {
+    if (!this.folded) {
+      this.folded = new FormIndex();
+      for (const forms of this.values.values()) for (const form of forms) this.folded.add(form.toLowerCase());
+    }
+    return this.folded;
   }
 
   /**
@@ -209,21 +204,17 @@ export class Redactor {
     let carry = '';
     return (chunk) => {
       const text = carry + chunk;
-      carry = this.longest > 1 ? text.slice(-(this.longest - 1)) : '';
-      if (this.known.size === 0) return false;
-      const pattern = this.knownPattern();
-      pattern.lastIndex = 0;
-      const hit = pattern.test(text);
-      pattern.lastIndex = 0;
-      return hit;
+      const longest = this.forms.longest;
+      carry = longest > 1 ? text.slice(-(longest - 1)) : '';
+      return this.forms.occursIn(text);
     };
   }
 
   /** Every range of `text` that holds a known secret form or a credential shape, merged, in order. */
   private spans(text: string): Span[] {
     const found: Span[] = [];
-    if (this.known.size > 0) collect(this.knownPattern(), text, found);
-    for (const pattern of SHAPES_GLOBAL) collect(pattern, text, found);
+    this.forms.scan(text, found);
+    scanShapes(text, found);
     if (found.length < 2) return found;
     found.sort((a, b) => a[0] - b[0]);
     const merged: Span[] = [found[0]!];
@@ -234,15 +225,6 @@ export class Redactor {
     }
     return merged;
   }
-}
-
-/**
- * Add the range of every match of a global pattern (an `exec` loop: far cheaper than `matchAll` on many short
- * strings).
- */
-function collect(pattern: RegExp, text: string, into: Span[]): void {
-  pattern.lastIndex = 0;
-  for (let m = pattern.exec(text); m; m = pattern.exec(text)) into.push([m.index, m.index + m[0].length]);
 }
 
 /** `text` up to `upTo` with every span that ends there or before replaced by {@link REDACTED}. */
