@@ -6,7 +6,7 @@
 // ended exactly once, none left running, no runner process or cgroup left. `paddock audit verify` (the real CLI)
 // checks each data folder before it is discarded. `--count` is the number of kills.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +69,7 @@ function pickKill(rand: () => number, m: { events: number; ms: number; startedMs
 interface Worker {
   dataDir: string;
   cases: number;
+  findings: Set<string>;
 }
 
 /** One kill case in the worker's data folder; returns the number of hosts SIGKILLed. */
@@ -114,8 +115,13 @@ async function killCase(cs: number, w: Worker, setup: HostSetup, measured: Measu
       cs,
       `${sc.name}: the next run exited ${next.code ?? next.signal}, not ${sc.okExit}: ` + next.stderr,
     );
-  const { problems, state } = checkState(w.dataDir, streamedUpdates(next.stdout), true);
+  const { problems, findings, state } = checkState(w.dataDir, streamedUpdates(next.stdout), true);
   for (const p of problems) report.violation(cs, `${sc.name}, after recovery and the next run: ${p} (${w.dataDir})`);
+  // Counted once each: a leftover stays until its folder is retired.
+  for (const f of findings.filter((f) => !w.findings.has(f))) {
+    w.findings.add(f);
+    report.count(`finding: ${f.replace(/ run_\S+$/, '')}`);
+  }
   report.total('runs in the current data folders (last case)', state.runs.length);
   report.count('cases');
   return kills;
@@ -132,7 +138,7 @@ async function guarded(p: Promise<HostExit>, report: Report, cs: number, label: 
 async function freshWorker(setup: HostSetup): Promise<Worker> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-campaign-fault-'));
   await runHost(setup, dataDir, runArgs(SCENARIOS[0]!), undefined);
-  return { dataDir, cases: 0 };
+  return { dataDir, cases: 0, findings: new Set() };
 }
 
 /** `paddock audit verify` (the built CLI) on the folder, then the folder goes. */
@@ -145,7 +151,11 @@ function retire(w: Worker, report: Report, seed: number): void {
     w.dataDir,
   ]);
   report.count('data folders checked by paddock audit verify');
-  if (verify.status !== 0)
+  const mounted = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`${w.dataDir}/`));
+  if (mounted.length > 0) report.violation(seed, `mounts left in ${w.dataDir}: ${mounted.join('; ')}`);
+  else if (verify.status !== 0)
     report.violation(
       seed,
       `paddock audit verify failed on ${w.dataDir}: ${String(verify.stdout)}${String(verify.stderr)}`,

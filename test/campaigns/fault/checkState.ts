@@ -9,15 +9,18 @@ import {
   streamedAreStored,
   type StreamedUpdate,
 } from './invariants.js';
-import { runnerLeftovers } from './leftovers.js';
+import { runnerLeftovers, workspaceLeftovers } from './leftovers.js';
 import { readState, type DataState } from './readState.js';
 
-/** The broken invariants of the state at `dataDir` (empty if it holds), and the state read. */
+/**
+ * The broken invariants of the state at `dataDir` (empty if it holds), the findings that are not invariants the
+ * issue names (workspaces left on disk by interrupted runs), and the state read.
+ */
 export function checkState(
   dataDir: string,
   streamed: readonly StreamedUpdate[],
   recovered: boolean,
-): { problems: string[]; state: DataState } {
+): { problems: string[]; findings: string[]; state: DataState } {
   const state = readState(dataDir);
   const { events, runs, audit } = state;
   const problems = [
@@ -26,7 +29,9 @@ export function checkState(
     ...streamedAreStored(streamed, events),
     ...interruptionToldOnce(runs, events, recovered),
     ...(audit.ok ? [] : [`audit does not verify: ${JSON.stringify(audit)}`]),
-    ...(recovered ? [...noneRunning(runs), ...endedExactlyOnce(runs, events), ...runnerLeftovers(runs, events)] : []),
+    ...(recovered
+      ? [...noneRunning(runs), ...endedExactlyOnce(runs, events), ...runnerLeftovers(runs, events, dataDir)]
+      : []),
   ];
-  return { problems, state };
+  return { problems, findings: recovered ? workspaceLeftovers(runs, dataDir) : [], state };
 }

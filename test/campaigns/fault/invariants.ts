@@ -123,7 +123,7 @@ export function interruptionToldOnce(
         told.set(id, (told.get(id) ?? 0) + 1);
   return runs
     .filter((r) => r.status === 'interrupted' && ((told.get(r.id) ?? 0) > 1 || (recovered && !told.has(r.id))))
-    .map((r) => `interrupted run ${r.id} was reported ${told.get(r.id)} times`);
+    .map((r) => `interrupted run ${r.id} was reported ${told.get(r.id) ?? 0} times`);
 }
 
 /** The update lines of `paddock run --json` output (the run id from its `started` line). */

@@ -2,6 +2,7 @@
 // with the same start time, or any process whose environment holds its PADDOCK_RUN_ID) and its cgroup folders.
 // Read straight from /proc and /sys, not through the host's own process code (that code is what is checked).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { EventRow, RunRow } from './invariants.js';
 
 /** Start time (field 22 of /proc/<pid>/stat) of a live, non-zombie process, or null. */
@@ -32,9 +33,36 @@ function processesOfRuns(runIds: ReadonlySet<string>): Map<number, string> {
   return found;
 }
 
-/** Sentences for every runner process or cgroup folder of these runs still on the machine. */
-export function runnerLeftovers(runs: readonly RunRow[], events: readonly EventRow[]): string[] {
+/** Entries of a folder, none if it is not there. */
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Workspaces (folders or quota images) of these ended runs still in their data folder `dataDir`, with each run's
+ * status. Recovery unmounts an interrupted run's quota image but does not remove its workspace: reported by the
+ * campaign as a finding, apart from the violations.
+ */
+export function workspaceLeftovers(runs: readonly RunRow[], dataDir: string): string[] {
+  const status = (name: string) => runs.find((r) => name.startsWith(r.id))?.status ?? 'unknown';
+  return [
+    ...entries(join(dataDir, 'workspaces')).map((n) => `workspace folder of ${status(n)} run ${n}`),
+    ...entries(join(dataDir, 'quota', 'workspaces')).map((n) => `workspace image of ${status(n)} run ${n}`),
+  ];
+}
+
+/**
+ * Sentences for every runner process, cgroup folder or workspace mount of these runs still on the machine
+ * (`dataDir`: their data folder). Only for a state where every run has ended.
+ */
+export function runnerLeftovers(runs: readonly RunRow[], events: readonly EventRow[], dataDir: string): string[] {
   const out: string[] = [];
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n'))
+    if (line.includes(`${dataDir}/workspaces/`)) out.push(`a workspace is still mounted: ${line}`);
   for (const r of runs)
     if (r.pid !== null && r.pid_start !== null && startTime(r.pid) === r.pid_start)
       out.push(`runner pid ${r.pid} of ${r.status} run ${r.id} is still alive`);
