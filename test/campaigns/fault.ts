@@ -173,7 +173,7 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
   await Promise.all(
     Array.from({ length: workers }, async () => {
       let w = await freshWorker(setup);
-      while (kills < args.count) {
+      while (kills < args.count && !args.stopped?.()) {
         const cs = caseSeed(args.seed, next++);
         const k = await killCase(cs, w, setup, measured, report); // not `kills += await`: that reads kills first
         kills += k;

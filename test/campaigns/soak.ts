@@ -75,7 +75,8 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
     report.note(`baseline after ${warmup} warm-up runs: ${JSON.stringify(baseline)}`);
     const every = Math.max(1, Math.floor(args.count / samples));
     const started = performance.now();
-    for (let i = 0; i < args.count; i++) {
+    let done = 0;
+    for (let i = 0; i < args.count && !args.stopped?.(); i++, done++) {
       await oneRun(i);
       if ((i + 1) % every === 0) {
         const s = await withHeap(sample(pid, dataDir, runIds, i + 1));
@@ -84,14 +85,14 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
         report.note(`${JSON.stringify(s)} ${rate.toFixed(1)} runs/s`);
       }
     }
-    const end = await settled(args.count);
+    const end = await settled(done);
     report.note(`settled after the runs: ${JSON.stringify(end)}`);
     if (end.fds !== baseline.fds)
       report.note(`fds at the baseline: ${baselineFds.join(' ')}; after: ${fdTargets(pid).join(' ')}`);
     const seconds = (performance.now() - started) / 1000;
-    report.total('runs', args.count);
+    report.total('runs', done);
     report.total('runs that did not complete', failed);
-    report.total('runs per second', Number((args.count / seconds).toFixed(2)));
+    report.total('runs per second', Number((done / seconds).toFixed(2)));
     report.total('samples', series.length);
     for (const [key, rule] of Object.entries(RULES)) {
       const k = key as keyof Sample;
