@@ -1,9 +1,10 @@
 // The soak campaign (issue 16): sequential runs through one long-lived `paddock serve` over HTTP (an echo binding,
 // a few conversations so sessions stay bounded, seeded random texts), sampling the host's fds, RSS, heap, zombie
 // and live children, the runs' cgroup folders, workspaces and mounts at intervals. Flat means (soak/flat.ts): fds,
-// zombies, children, cgroups, workspaces and mounts back exactly to the post-warm-up baseline, and none higher in
-// the second half than in the first; RSS and heap with the last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB
-// heap) of the second tenth's. Every run must complete. `--count` is the number of runs; the series is printed.
+// zombies, children, cgroups, workspaces and mounts back exactly to the post-warm-up baseline, and the last tenth's
+// median no higher than the second tenth's; RSS (all and anonymous), heap (used, total) and external memory with the
+// last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB the others) of the second tenth's. Every run must
+// complete. `--count` is the number of runs; the series is printed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { caseSeed, intBetween, seededRandom } from './lib/random.js';
 import type { Report } from './lib/report.js';
 import { flatness, type FlatRule } from './soak/flat.js';
 import { fdTargets, sample, type Sample } from './soak/sample.js';
-import { heapUsed, prepareDataDir, runThroughServe, soakEvent } from './soak/serveHost.js';
+import { heapFigures, prepareDataDir, runThroughServe, soakEvent } from './soak/serveHost.js';
 
 const CONVERSATIONS = 8;
 const MiB = 1024 * 1024;
@@ -27,7 +28,10 @@ const RULES: Record<string, FlatRule> = {
   workspaces: { kind: 'exact' },
   mounts: { kind: 'exact' },
   rssKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
+  rssAnonKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   heapUsed: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
+  heapTotal: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
+  external: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
 };
 
 async function run(args: CampaignArgs, report: Report): Promise<void> {
@@ -62,7 +66,7 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
     }
   };
   // The heap is asked of the host after the rest is read, so its request's socket is not among the fds counted.
-  const withHeap = async (s: Sample) => ({ ...s, heapUsed: await heapUsed(serve.url, tokens.admin) });
+  const withHeap = async (s: Sample): Promise<Sample> => ({ ...s, ...(await heapFigures(serve.url, tokens.admin)) });
   // The settled value: after an idle second, so a socket closing or a child being reaped is not caught mid-way.
   const settled = async (runs: number) => {
     await sleep(1000);

@@ -3,12 +3,19 @@
 import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** One sample; `heapUsed` comes from the host's own /metrics (nodejs_heap_size_used_bytes). */
+/**
+ * One sample; `heapUsed`, `heapTotal` and `external` come from the host's own /metrics (nodejs_heap_size_used_bytes,
+ * nodejs_heap_size_total_bytes, nodejs_external_memory_bytes), `rssAnonKiB` is the anonymous part of its RSS
+ * (/proc/<pid>/smaps_rollup: malloc, V8's heap; not the shared mapped binary and libraries).
+ */
 export interface Sample {
   runs: number;
   fds: number;
   rssKiB: number;
+  rssAnonKiB: number;
   heapUsed: number;
+  heapTotal: number;
+  external: number;
   zombies: number;
   children: number;
   cgroups: number;
@@ -51,15 +58,19 @@ const CGROUP_ROOTS = ['/sys/fs/cgroup/paddock', '/sys/fs/cgroup/unified/paddock'
   .concat(['/sys/fs/cgroup/memory/paddock', '/sys/fs/cgroup/pids/paddock'])
   .filter((d) => entries(d).length > 0);
 
-/** Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (`heapUsed` is read after, by HTTP). */
+/** Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (the heap figures are read after, by HTTP). */
 export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>, runs: number): Sample {
   const kids = childrenOf(pid);
   const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  const anon = /^Anonymous:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
   return {
     runs,
     fds: entries(`/proc/${pid}/fd`).length,
     rssKiB: Number(rss?.[1] ?? 0),
+    rssAnonKiB: Number(anon?.[1] ?? 0),
     heapUsed: 0,
+    heapTotal: 0,
+    external: 0,
     zombies: kids.zombies,
     children: kids.live,
     cgroups: CGROUP_ROOTS.reduce((n, root) => n + entries(root).filter((e) => runIds.has(e)).length, 0),

@@ -70,12 +70,19 @@ function untilEnded(url: string, token: string): Promise<string> {
   });
 }
 
-/** The host's `nodejs_heap_size_used_bytes` from its /metrics. */
-export async function heapUsed(url: string, adminToken: string): Promise<number> {
+/** The host's heap used and total and its external memory, in bytes, from its /metrics. */
+export async function heapFigures(url: string, adminToken: string) {
   const res = await httpCall(`${url}/metrics`, adminToken);
-  const m = /^nodejs_heap_size_used_bytes (\d+)/m.exec(res.body);
-  if (!m) throw new Error(`/metrics answered ${res.status} without nodejs_heap_size_used_bytes`);
-  return Number(m[1]);
+  const read = (name: string) => {
+    const m = new RegExp(`^${name} (\\d+)`, 'm').exec(res.body);
+    if (!m) throw new Error(`/metrics answered ${res.status} without ${name}`);
+    return Number(m[1]);
+  };
+  return {
+    heapUsed: read('nodejs_heap_size_used_bytes'),
+    heapTotal: read('nodejs_heap_size_total_bytes'),
+    external: read('nodejs_external_memory_bytes'),
+  };
 }
 
 /**

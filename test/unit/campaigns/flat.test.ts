@@ -25,12 +25,17 @@ describe('soak flatness', () => {
     expect(flatness('heap', warm, 1000, 1000, TREND)).toBeUndefined();
   });
 
-  it('wants exact series back at the baseline, and no late peak above the early ones', () => {
+  it('wants exact series back at the baseline and not higher late, one sample caught mid-way aside', () => {
     const fds = Array.from({ length: 20 }, () => 27);
     expect(flatness('fds', fds, 27, 27, EXACT)).toBeUndefined();
     expect(flatness('fds', fds, 27, 28, EXACT)).toBe('fds: 28 after the runs, 27 at the baseline');
+    // 50 samples: the last tenth is five, and one of them at 28 leaves their median at 27.
+    const transient = Array.from({ length: 50 }, (_, i) => (i === 47 ? 28 : 27));
+    expect(flatness('fds', transient, 27, 27, EXACT)).toBeUndefined();
     const leakFreedAtEnd = [...fds.slice(0, 10), 27, 28, 29, 30, 31, 32, 33, 34, 35, 36];
-    expect(flatness('fds', leakFreedAtEnd, 27, 27, EXACT)).toBe('fds: up to 36 in the second half, 27 in the first');
+    expect(flatness('fds', leakFreedAtEnd, 27, 27, EXACT)).toBe(
+      'fds grew: last-tenth median 35.5 > second-tenth median 27',
+    );
   });
 
   it('refuses to judge fewer than ten samples', () => {
