@@ -1,6 +1,6 @@
-// `npm run campaign <name> [--seed N] [--count N] [--nightly] [--minutes M]`: runs test/campaigns/<name>.ts, prints its totals
-// and every violation with its seed, exits 1 on any violation (2 on a usage error). Not part of `npm test`;
-// .ci/nightly runs every campaign at full size.
+// `npm run campaign <name> [--seed N] [--count N] [--nightly] [--minutes M]`: runs test/campaigns/<name>.ts, prints
+// its totals and every violation with its seed, exits 1 on any violation (2 on a usage error). Not part of
+// `npm test`; .ci/nightly runs every campaign at full size.
 import { readdirSync } from 'node:fs';
 import { parseCampaignArgs } from './lib/args.js';
 import type { Campaign } from './lib/campaign.js';

@@ -62,7 +62,7 @@ export function endedExactlyOnce(runs: readonly RunRow[], events: readonly Event
   return out;
 }
 
-/** One intent per (run, effect kind), and — once recovered — exactly one decision (result or reconciliation) each. */
+/** One intent per (run, effect kind), and once recovered exactly one decision (result or reconciliation) each. */
 export function effectsOnce(events: readonly EventRow[], recovered: boolean): string[] {
   const out: string[] = [];
   const intents = events.filter((e) => e.type === 'effect.intent');

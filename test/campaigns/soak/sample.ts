@@ -58,7 +58,7 @@ const CGROUP_ROOTS = ['/sys/fs/cgroup/paddock', '/sys/fs/cgroup/unified/paddock'
   .concat(['/sys/fs/cgroup/memory/paddock', '/sys/fs/cgroup/pids/paddock'])
   .filter((d) => entries(d).length > 0);
 
-/** Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (the heap figures are read after, by HTTP). */
+/** Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (heap figures: read after, by HTTP). */
 export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>, runs: number): Sample {
   const kids = childrenOf(pid);
   const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
