@@ -1,10 +1,11 @@
 // Protocol fuzz from the runner side (issue 16): seeded random and mutated runner → host messages; the host never
 // crashes or hangs and ends every run with the outcome docs/protocol.md allows. `npm run campaign fuzz`.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Campaign } from './lib/campaign.js';
+import { processesMentioning } from './lib/processesMentioning.js';
 import { caseSeed } from './lib/random.js';
 import type { Report } from './lib/report.js';
 import { BoundaryLane } from './fuzz/boundary.js';
@@ -109,20 +110,6 @@ async function afterwards(report: Report, seed: number, host: FuzzHost, root: st
   });
   report.total('normal run afterwards', normal.status);
   if (normal.status !== 'completed') report.violation(seed, `a normal run afterwards ended ${normal.status}`);
-}
-
-/** Pids of live processes whose command line names `text` (the campaign's folder: its runner bridges). */
-function processesMentioning(text: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text)) pids.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
 }
 
 function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | 'deadline'> {

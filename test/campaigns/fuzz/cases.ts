@@ -55,7 +55,7 @@ type Rand = () => number;
 /** The case of `seed`: the same seed gives the same case on every machine. */
 export function makeCase(seed: number): FuzzCase {
   const rand = seededRandom(seed);
-  const handshake = weighted(rand, { valid: 94, badAnswer: 4, silent: 1, close: 1 });
+  const handshake = weighted(rand, { valid: 94.5, badAnswer: 4, silent: 0.5, close: 1 });
   const early = rand() < 0.08 ? times(rand, 1, 3, () => earlyChunk(rand)) : [];
   const body: Chunk[] = [];
   let updates = 0;
@@ -74,7 +74,7 @@ export function makeCase(seed: number): FuzzCase {
     doubleResult: 4,
     close: 12,
     partialClose: 8,
-    hang: 2,
+    hang: 1,
   });
   const initAnswer = handshake === 'badAnswer' ? badInitAnswer(rand) : undefined;
   const endChunks = endingChunks(rand, ending);
