@@ -8,7 +8,9 @@ import type { RunOutcome } from '../../../host/process/outcome.js';
 
 /** Host limits: the abuser's manifest lowers them further (memory 256 MiB, 64 processes, 8 MiB stdout). */
 const LIMITS = parseLimits({
-  wallClockMs: 20_000,
+  // A Node runner took more than the default 10 s to answer initialize under bwrap at load 30 (a shared machine).
+  handshakeTimeoutMs: 30_000,
+  wallClockMs: 40_000,
   idleMs: 10_000,
   cancelGraceMs: 1_000,
   shutdownGraceMs: 1_000,
