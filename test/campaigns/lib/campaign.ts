@@ -6,6 +6,11 @@ export interface CampaignArgs {
   seed: number;
   count: number;
   flags: Readonly<Record<string, string>>;
+  /**
+   * True once the campaign should stop early (SIGINT/SIGTERM, or `--minutes` spent): it ends its current case and
+   * returns, judging what it has. Optional so hand-made args (tests) need not give it.
+   */
+  stopped?: () => boolean;
 }
 
 /** A seeded, reproducible campaign: cases derived from `args.seed` (see lib/random.ts caseSeed). */

@@ -1,0 +1,118 @@
+// The soak campaign (issue 16): sequential runs through one long-lived `paddock serve` over HTTP (an echo binding,
+// a few conversations so sessions stay bounded, seeded random texts), sampling the host's fds, RSS, heap, zombie
+// and live children, the runs' cgroup folders, workspaces and mounts at intervals. Flat means (soak/flat.ts): fds,
+// zombies, children, cgroups, workspaces and mounts back exactly to the post-warm-up baseline, and none higher in
+// the second half than in the first; RSS and heap with the last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB
+// heap) of the second tenth's. Every run must complete. `--count` is the number of runs; the series is printed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startBenchServe } from '../../bench/serveChild.js';
+import type { Campaign, CampaignArgs } from './lib/campaign.js';
+import { caseSeed, intBetween, seededRandom } from './lib/random.js';
+import type { Report } from './lib/report.js';
+import { flatness, type FlatRule } from './soak/flat.js';
+import { fdTargets, sample, type Sample } from './soak/sample.js';
+import { heapUsed, prepareDataDir, runThroughServe, soakEvent } from './soak/serveHost.js';
+
+const CONVERSATIONS = 8;
+const MiB = 1024 * 1024;
+/** Each sampled series and how it must stay flat. */
+const RULES: Record<string, FlatRule> = {
+  fds: { kind: 'exact' },
+  zombies: { kind: 'exact' },
+  children: { kind: 'exact' },
+  cgroups: { kind: 'exact' },
+  workspaces: { kind: 'exact' },
+  mounts: { kind: 'exact' },
+  rssKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
+  heapUsed: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
+};
+
+async function run(args: CampaignArgs, report: Report): Promise<void> {
+  const sandbox = args.flags.sandbox ?? 'process';
+  const samples = Number(args.flags.samples ?? 50);
+  const warmup = Math.max(CONVERSATIONS * 2, Number(args.flags.warmup ?? 20));
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-campaign-soak-'));
+  const tokens = prepareDataDir(dataDir, sandbox);
+  const serve = await startBenchServe(dataDir, ['--rate', '100000', '--burst', '100000']);
+  const pid = serve.child.pid!;
+  const runIds = new Set<string>();
+  const series: Sample[] = [];
+  let failed = 0;
+  const oneRun = async (i: number) => {
+    const cs = caseSeed(args.seed, i);
+    const rand = seededRandom(cs);
+    const text = Array.from({ length: intBetween(rand, 1, 40) }, (_, k) => `w${k}`).join(' ');
+    try {
+      const { runId, end } = await runThroughServe(
+        serve.url,
+        tokens.platform,
+        soakEvent(`soak-${args.seed}-${i}`, `c${i % CONVERSATIONS}`, text),
+      );
+      runIds.add(runId);
+      if (!end.startsWith('run.ended: ') || !end.includes('"completed"')) {
+        failed++;
+        report.violation(cs, `run ${i} (${runId}) did not complete: ${end.slice(0, 300)}`);
+      }
+    } catch (error) {
+      failed++;
+      report.violation(cs, `run ${i}: ${(error as Error).message}`);
+    }
+  };
+  // The heap is asked of the host after the rest is read, so its request's socket is not among the fds counted.
+  const withHeap = async (s: Sample) => ({ ...s, heapUsed: await heapUsed(serve.url, tokens.admin) });
+  // The settled value: after an idle second, so a socket closing or a child being reaped is not caught mid-way.
+  const settled = async (runs: number) => {
+    await sleep(1000);
+    return withHeap(sample(pid, dataDir, runIds, runs));
+  };
+  try {
+    for (let i = 0; i < warmup; i++) await oneRun(-1 - i);
+    const baseline = await settled(0);
+    const baselineFds = fdTargets(pid);
+    report.note(`baseline after ${warmup} warm-up runs: ${JSON.stringify(baseline)}`);
+    const every = Math.max(1, Math.floor(args.count / samples));
+    const started = performance.now();
+    let done = 0;
+    for (let i = 0; i < args.count && !args.stopped?.(); i++, done++) {
+      await oneRun(i);
+      if ((i + 1) % every === 0) {
+        const s = await withHeap(sample(pid, dataDir, runIds, i + 1));
+        series.push(s);
+        const rate = ((i + 1) / (performance.now() - started)) * 1000;
+        report.note(`${JSON.stringify(s)} ${rate.toFixed(1)} runs/s`);
+      }
+    }
+    const end = await settled(done);
+    report.note(`settled after the runs: ${JSON.stringify(end)}`);
+    if (end.fds !== baseline.fds)
+      report.note(`fds at the baseline: ${baselineFds.join(' ')}; after: ${fdTargets(pid).join(' ')}`);
+    const seconds = (performance.now() - started) / 1000;
+    report.total('runs', done);
+    report.total('runs that did not complete', failed);
+    report.total('runs per second', Number((done / seconds).toFixed(2)));
+    report.total('samples', series.length);
+    for (const [key, rule] of Object.entries(RULES)) {
+      const k = key as keyof Sample;
+      const values = series.map((s) => s[k]);
+      report.note(`series ${key}: ${values.join(' ')}`);
+      report.total(`${key} baseline → settled (max)`, `${baseline[k]} → ${end[k]} (${Math.max(...values)})`);
+      const problem = flatness(key, values, baseline[k], end[k], rule);
+      if (problem) report.violation(args.seed, problem);
+    }
+    report.total('database bytes (grows with the stored history)', `${baseline.dbBytes} → ${end.dbBytes}`);
+  } finally {
+    await serve.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The soak campaign. */
+export const campaign: Campaign = {
+  description: 'sequential runs through one paddock serve; fds, zombies, RSS, heap, cgroups, workspaces flat',
+  smokeCount: 200,
+  nightlyCount: 10_000,
+  run,
+};

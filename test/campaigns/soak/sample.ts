@@ -1,0 +1,85 @@
+// What the soak samples of a long-lived `paddock serve` and its data folder, read from /proc and /sys: the host's
+// open fds, RSS, zombie and live children, the runs' cgroup folders, workspaces and mounts.
+import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One sample; `heapUsed` comes from the host's own /metrics (nodejs_heap_size_used_bytes). */
+export interface Sample {
+  runs: number;
+  fds: number;
+  rssKiB: number;
+  heapUsed: number;
+  zombies: number;
+  children: number;
+  cgroups: number;
+  workspaces: number;
+  mounts: number;
+  dbBytes: number;
+}
+
+/** Entries of a folder, none if it is not there. */
+function entries(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Children of `pid` (by /proc/<child>/stat's ppid), split into zombies and live ones. */
+function childrenOf(pid: number): { zombies: number; live: number } {
+  let zombies = 0;
+  let live = 0;
+  for (const name of entries('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(ppid) !== pid) continue;
+    if (state === 'Z') zombies++;
+    else live++;
+  }
+  return { zombies, live };
+}
+
+/** Where run cgroups live (cgroup v2, or v1's unified, memory and pids hierarchies). */
+const CGROUP_ROOTS = ['/sys/fs/cgroup/paddock', '/sys/fs/cgroup/unified/paddock']
+  .concat(['/sys/fs/cgroup/memory/paddock', '/sys/fs/cgroup/pids/paddock'])
+  .filter((d) => entries(d).length > 0);
+
+/** Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (`heapUsed` is read after, by HTTP). */
+export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>, runs: number): Sample {
+  const kids = childrenOf(pid);
+  const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return {
+    runs,
+    fds: entries(`/proc/${pid}/fd`).length,
+    rssKiB: Number(rss?.[1] ?? 0),
+    heapUsed: 0,
+    zombies: kids.zombies,
+    children: kids.live,
+    cgroups: CGROUP_ROOTS.reduce((n, root) => n + entries(root).filter((e) => runIds.has(e)).length, 0),
+    workspaces: entries(join(dataDir, 'workspaces')).length + entries(join(dataDir, 'quota', 'workspaces')).length,
+    mounts: readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(`${dataDir}/`)).length,
+    dbBytes: statSync(join(dataDir, 'paddock.db')).size,
+  };
+}
+
+/** What each open fd of `pid` points at (`socket:[…]`, a path…), sorted: printed when the fd count moves. */
+export function fdTargets(pid: number): string[] {
+  return entries(`/proc/${pid}/fd`)
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/\[\d+\]$/, '');
+      } catch {
+        return 'gone';
+      }
+    })
+    .sort();
+}
