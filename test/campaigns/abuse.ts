@@ -18,7 +18,7 @@ export const campaign: Campaign = {
   description: 'abuse: fork bomb, memory hog, flood, SIGTERM-ignorer, setsid escapee beside a normal run',
   smokeCount: 5,
   nightlyCount: 30,
-  async run({ seed, count, flags }, report) {
+  async run({ seed, count, flags, stopped = () => false }, report) {
     const machine = probeMachine();
     const cgroups = Boolean(machine.cgroups.memory && machine.cgroups.pids);
     const backends: Backend[] = machine.bwrap.available ? ['process', 'bwrap'] : ['process'];
@@ -39,6 +39,7 @@ export const campaign: Campaign = {
     try {
       for (const backend of backends) {
         for (const abuse of order) {
+          if (stopped()) return;
           if (abuse.needsCgroups && !cgroups) {
             report.note(`${backend} ${abuse.kind}: skipped (no cgroup memory and pids limits on this machine)`);
             continue;

@@ -19,7 +19,7 @@ export const campaign: Campaign = {
   description: 'protocol fuzz: seeded random/mutated runner messages; every run ends as the protocol says',
   smokeCount: 300,
   nightlyCount: 10_000,
-  async run({ seed, count, flags }, report) {
+  async run({ seed, count, flags, stopped = () => false }, report) {
     const lanes = Number(flags.lanes ?? 8);
     const hostEvery = Number(flags['host-every'] ?? 20);
     const root = mkdtempSync(join(tmpdir(), 'paddock-campaign-fuzz-'));
@@ -49,10 +49,10 @@ export const campaign: Campaign = {
         if (++done % 1000 === 0) report.note(`${done} cases, ${rate(done, started)} cases/s`);
       };
       await Promise.all([
-        ...fast.map((lane) => drain(viaBoundary, (i) => play('boundary', i, (f) => lane.play(f)))),
+        ...fast.map((lane) => drain(viaBoundary, stopped, (i) => play('boundary', i, (f) => lane.play(f)))),
         ...host.players.map((_, n) => {
           const lane = new HostLane(host, n);
-          return drain(viaHost, (i) => play('host', i, (f) => lane.play(f)));
+          return drain(viaHost, stopped, (i) => play('host', i, (f) => lane.play(f)));
         }),
       ]);
       report.total('cases/s', rate(done, started));
@@ -73,9 +73,9 @@ export const campaign: Campaign = {
 
 type Played = CaseObservation & { recorded?: RecordedRun };
 
-/** Take indices from the shared list until it is empty. */
-async function drain(list: number[], each: (index: number) => Promise<void>): Promise<void> {
-  for (let i = list.shift(); i !== undefined; i = list.shift()) await each(i);
+/** Take indices from the shared list until it is empty or the campaign is stopped. */
+async function drain(list: number[], stopped: () => boolean, each: (index: number) => Promise<void>): Promise<void> {
+  for (let i = list.shift(); i !== undefined && !stopped(); i = list.shift()) await each(i);
 }
 
 function record(report: Report, tier: string, fuzz: FuzzCase, played: Played | 'deadline'): void {
