@@ -16,7 +16,8 @@ import { sseCatchupBench } from './sseCatchup.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { tenantReadsBench } from './tenantReads.js';
-import { throughput, throughputWithStore } from './throughput.js';
+import { streamBench } from './stream.js';
+import { throughput } from './throughput.js';
 
 console.log(`# paddock benchmarks — ${new Date().toISOString()}`);
 console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`);
@@ -27,9 +28,9 @@ const results = {
     : {
         cold: await coldStart(),
         throughput: await throughput(),
-        throughputWithStore: await throughputWithStore(),
         roundTrip: await roundTrip(),
       }),
+  ...(only && only !== 'process' && only !== 'stream' ? {} : { stream: await streamBench() }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),
   ...(only && only !== 'sandbox' ? {} : { sandbox: await sandboxBench() }),
