@@ -24,7 +24,8 @@ interface Rate {
  * Cases, interleaved per round: raw pipe (lines split and counted, nothing parsed); the host without a store
  * (`superviseRun`: framing, JSON parse, envelope + zod validation, seq checks, quotas); the host through
  * `RunService` with the production store set-up (`redact: redactor.value`, every update committed to SQLite before
- * it is forwarded), once with no registered secrets and once with SECRETS registered ones.
+ * it is forwarded), with no registered secrets, with SECRETS registered ones, and — for analysis only — with a
+ * redactor that changes nothing.
  */
 export async function streamBench(
   count = Number(process.env.PADDOCK_BENCH_COUNT ?? 100_000),
@@ -40,6 +41,7 @@ export async function streamBench(
     unstored: () => unstoredRate(script, count, size),
     stored: () => storedRate(count, size, []),
     [`stored, ${secrets} secrets`]: () => storedRate(count, size, values),
+    'stored, no redaction': () => storedRate(count, size, [], new NoRedaction()),
   };
   const names = Object.keys(cases).filter((name) => !only || name === only);
   const samples: Record<string, Rate[]> = Object.fromEntries(names.map((n) => [n, []]));
@@ -47,7 +49,9 @@ export async function streamBench(
   console.log(`method: streams-deltas emits ${count} message.delta updates of ${size} chars; rate = updates from the`);
   console.log('        first update each case sees to its last. raw = the runner spawned bare, stdout lines counted;');
   console.log('        unstored = superviseRun() forwarding to a counter; stored = RunService.runAdHoc with the');
-  console.log("        host's store set-up (redact: redactor.value), each update committed before it is forwarded.");
+  console.log("        host's store set-up (redact: redactor.value), each update committed before it is forwarded;");
+  console.log('        "no redaction" (analysis only) swaps in a redactor that changes nothing. Host CPU = this');
+  console.log("        process's user + system time per update (all threads), sampled every 1 000 updates.");
   for (let r = 0; r < rounds; r++) {
     for (const name of r % 2 === 0 ? names : [...names].reverse()) samples[name]!.push(await cases[name]!());
   }
@@ -66,6 +70,22 @@ export async function streamBench(
     results[name] = { median: m, cpuMicros: cpu, samples: samples[name] };
   }
   return results;
+}
+
+/**
+ * For analysis only, never a host's set-up: a redactor that changes nothing, to show what the stored stream costs
+ * apart from redaction (the stream's chunk-safe pass and the store's pass), i.e. what a faster redactor can win.
+ */
+class NoRedaction extends Redactor {
+  override text(input: string): string {
+    return input;
+  }
+  override value<T>(input: T): T {
+    return input;
+  }
+  override stream(): { push(chunk: string): string; end(): string } {
+    return { push: (chunk) => chunk, end: () => '' };
+  }
 }
 
 /** The runner spawned bare: its stdout split into lines and counted, nothing parsed. */
@@ -93,9 +113,8 @@ async function unstoredRate(script: string, count: number, size: number): Promis
 }
 
 /** The host through RunService and a real store, every update committed before the caller hears of it. */
-async function storedRate(count: number, size: number, secrets: string[]): Promise<Rate> {
+async function storedRate(count: number, size: number, secrets: string[], redactor = new Redactor()): Promise<Rate> {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-stream-'));
-  const redactor = new Redactor();
   for (const s of secrets) redactor.add(s);
   const store = Store.open({ dataDir, redact: (v) => redactor.value(v) });
   const limits = parseLimits({ maxUpdates: 10_000_000, maxEventBytes: 2 ** 31 - 1, maxStdoutBytes: 2 ** 31 - 1 });
