@@ -18,7 +18,8 @@ import { sseCatchupBench } from './sseCatchup.js';
 import { roundTrip } from './roundTrip.js';
 import { stateBench } from './state.js';
 import { tenantReadsBench } from './tenantReads.js';
-import { throughput, throughputWithStore } from './throughput.js';
+import { streamBench } from './stream.js';
+import { throughput } from './throughput.js';
 import { warmStartBench } from './warmStart.js';
 
 console.log(`# paddock benchmarks — ${new Date().toISOString()}`);
@@ -30,9 +31,9 @@ const results = {
     : {
         cold: await coldStart(),
         throughput: await throughput(),
-        throughputWithStore: await throughputWithStore(),
         roundTrip: await roundTrip(),
       }),
+  ...(only && only !== 'process' && only !== 'stream' ? {} : { stream: await streamBench() }),
   ...(only && only !== 'state' ? {} : { state: await stateBench() }),
   ...(only && only !== 'audit-verify' ? {} : { auditVerify: await auditVerifyBench() }),
   ...(only && only !== 'dispatch' ? {} : { dispatch: await dispatchBench() }),

@@ -1,7 +1,5 @@
-import { Redactor } from '../host/secrets/redactor.js';
 import { bundle, hostRun, rawRunLines, rawSpawn } from './harness.js';
 import { fmt, summarize } from './stats.js';
-import { dbOf } from '../host/state/store.js';
 
 /** Streamed run/update throughput through the host vs reading the same runner's raw NDJSON pipe. */
 export async function throughput(
@@ -59,55 +57,4 @@ export async function throughput(
     results.push({ count, size, lineBytes, hostSeconds: summarize(host), rawSeconds: summarize(raw), ratio: b / h });
   }
   return results;
-}
-
-/**
- * The same stream end to end through RunService: every update committed to SQLite (group commit) before it is
- * forwarded.
- */
-export async function throughputWithStore(count = 100_000, size = 64) {
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const { pino } = await import('pino');
-  const { RunService } = await import('../host/runs/runService.js');
-  const { Store } = await import('../host/state/store.js');
-  const { parseLimits } = await import('../host/config/limits.js');
-  const { textEvent } = await import('../sdk/protocol/runParams.js');
-  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-e2e-'));
-  const store = Store.open({ dataDir });
-  const limits = parseLimits({ maxUpdates: 10_000_000, maxEventBytes: 2 ** 31 - 1, maxStdoutBytes: 2 ** 31 - 1 });
-  const { Gateway } = await import('../host/gateway/gateway.js');
-  const redactor = new Redactor();
-  const log = pino({ level: 'silent' });
-  const service = new RunService(
-    { dataDir, limits, runnerDirs: [], logLevel: 'silent', keepWorkspaces: false },
-    log,
-    store,
-    redactor,
-    new Gateway({ store, redactor, log, dataDir }),
-  );
-  let start = 0;
-  let end = 0;
-  let seen = 0;
-  const outcome = await service.runAdHoc({
-    runner: new URL('./runnerDirs/streams-deltas', import.meta.url).pathname,
-    event: textEvent('bench'),
-    config: { count, size },
-    onUpdate: () => {
-      if (seen++ === 0) start = performance.now();
-      end = performance.now();
-    },
-  });
-  if (outcome.status !== 'completed' || seen !== count)
-    throw new Error(`e2e run: ${outcome.status} ${outcome.reason} (${seen})`);
-  const stored = dbOf(store).prepare("SELECT count(*) FROM events WHERE type = 'run.update'").pluck().get() as number;
-  store.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  const perSecond = count / ((end - start) / 1000);
-  console.log(
-    `COUNT=${count} SIZE=${size} through RunService + SQLite store: ${fmt(perSecond / 1000)}k updates/s, ` +
-      `${stored} run.update events stored`,
-  );
-  return { count, size, perSecond, stored };
 }

@@ -9,7 +9,7 @@ import type { RunOutcome } from '../process/outcome.js';
 import { DeltaRedactor } from '../secrets/deltaRedactor.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { AppendBatcher } from '../state/appendBatcher.js';
-import type { EventData } from '../state/events.js';
+import type { EventData, StoredEvent } from '../state/events.js';
 import type { Store } from '../state/store.js';
 import type { RunPlan } from './plan.js';
 import { describeError } from './superviseRun.js';
@@ -393,8 +393,17 @@ export class OpenRunJournal {
     this.batcher.add(
       this.run.sessionId,
       { type: 'run.update', runId: this.run.runId, data: { runnerSeq: seq, update } },
-      () => this.onUpdate?.(this.redactor.value(update), seq),
+      (stored) => this.onUpdate?.(this.streamed(stored, update), seq),
     );
+  }
+
+  /**
+   * What the caller is streamed of a committed update: the stored copy when the store redacted it (the production
+   * store, hostStore.ts, redacts with this same redactor: one redaction pass, not two), else a redacted copy.
+   */
+  private streamed(stored: StoredEvent, update: Update): Update {
+    if (!this.store.redacts) return this.redactor.value(update);
+    return (stored.data as EventData<'run.update' | 'run.notice'>).update as Update;
   }
 }
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { StoreHooks } from '../config/storeHooks.js';
 import { HostError } from '../errors.js';
@@ -6,7 +6,8 @@ import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
-import { EVENT_DATA, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
+import { checkEventData } from './eventCheck.js';
+import { type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
 import { foldAll, type SessionView } from './sessionView.js';
 import { RunnerStateRepo } from './runnerState.js';
@@ -38,6 +39,12 @@ export interface NewEvent<T extends EventType = EventType> {
   audit?: Omit<AuditEntry, 'sessionId' | 'runId'>;
 }
 
+/** One event of one session, for {@link Store.appendMany}. */
+export interface SessionEvent {
+  sessionId: string;
+  event: NewEvent;
+}
+
 /** A row of the `runs` view table. */
 export interface RunRow {
   id: string;
@@ -67,14 +74,37 @@ export function warnListenerError(redact: Redactor): (error: unknown, event: Sto
     );
 }
 
+const INSERT_EVENTS = 'INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES';
+const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?)';
+const EVENT_COLUMNS = 7;
+/** Events per multi-row INSERT of {@link Store.appendMany}: a streaming run's batch costs a call per 32 rows. */
+const INSERT_ROWS = 32;
+
 let idCounter = 0;
-/** Event ids that sort by creation time, so the unique index grows at its end instead of at random. */
+let idMs = -1;
+let idPrefix = '';
+/** Random bytes for event ids, refilled 2 048 ids at a time (as `randomUUID` keeps its own pool). */
+const idRandom = Buffer.alloc(8_192);
+let idRandomAt = idRandom.length;
+/**
+ * Event ids that sort by creation time, so the unique index grows at its end instead of at random: `evt_`, the
+ * millisecond (base 36, computed once per millisecond), a counter, 8 random hex digits. A streaming run makes
+ * thousands a second, so this is kept cheap.
+ */
 function newEventId(): string {
   idCounter = (idCounter + 1) % 1_679_616;
-  return (
-    `evt_` +
-    `${Date.now().toString(36).padStart(9, '0')}${idCounter.toString(36).padStart(4, '0')}${randomUUID().slice(0, 8)}`
-  );
+  const now = Date.now();
+  if (now !== idMs) {
+    idMs = now;
+    idPrefix = `evt_${now.toString(36).padStart(9, '0')}`;
+  }
+  if (idRandomAt === idRandom.length) {
+    randomFillSync(idRandom);
+    idRandomAt = 0;
+  }
+  const random = idRandom.toString('hex', idRandomAt, idRandomAt + 4);
+  idRandomAt += 4;
+  return `${idPrefix}${idCounter.toString(36).padStart(4, '0')}${random}`;
 }
 
 /**
@@ -88,6 +118,11 @@ export class Store {
   private readonly listeners = new Set<Listener>();
   private readonly stmts;
   private readonly redact: Redactor;
+  /**
+   * Whether stored event data passes through a redactor (`StoreOptions.redact`): then a stored event's data is the
+   * redacted copy, and a writer may hand it out as such instead of redacting it again (journal.ts).
+   */
+  readonly redacts: boolean;
   private closed = false;
   private readonly hooks: StoreHooks;
   private readonly onListenerError: (error: unknown, event: StoredEvent) => void;
@@ -101,20 +136,20 @@ export class Store {
     private readonly db: Db,
     readonly key: AuditKey,
     readonly dataDir: string,
-    redact: Redactor,
+    redact: Redactor | undefined,
     hooks: StoreHooks,
     onListenerError: (error: unknown, event: StoredEvent) => void,
   ) {
-    this.redact = redact;
+    this.redacts = redact !== undefined;
+    this.redact = redact ?? ((v) => v);
     this.hooks = hooks;
     this.onListenerError = onListenerError;
-    this.audit = new AuditLog(auditTable(db), key, redact);
-    this.runnerState = new RunnerStateRepo(db, redact);
+    this.audit = new AuditLog(auditTable(db), key, this.redact);
+    this.runnerState = new RunnerStateRepo(db, this.redact);
     this.stmts = {
       nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = ?').pluck(),
-      insertEvent: db.prepare(
-        'INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
+      insertEvent: db.prepare(`${INSERT_EVENTS} ${EVENT_ROW}`),
+      insertEvents: db.prepare(`${INSERT_EVENTS} ${Array<string>(INSERT_ROWS).fill(EVENT_ROW).join(', ')}`),
       findSession: db
         .prepare('SELECT id FROM sessions WHERE tenant = ? AND binding_id = ? AND conversation_key = ?')
         .pluck(),
@@ -144,14 +179,13 @@ export class Store {
     try {
       const { applied } = migrate(db);
       const key = loadOrCreateAuditKey(options.dataDir);
-      const redact = options.redact ?? ((v) => v);
       const store = new Store(
         db,
         key,
         options.dataDir,
-        redact,
+        options.redact,
         options.hooks ?? {},
-        options.onListenerError ?? warnListenerError(redact),
+        options.onListenerError ?? warnListenerError(options.redact ?? ((v) => v)),
       );
       if (key.created || applied.length > 0) {
         db.transaction(() => {
@@ -226,16 +260,27 @@ export class Store {
    * write their audit records — all in one transaction. Listeners hear about them after commit.
    */
   append(sessionId: string, events: NewEvent[]): StoredEvent[] {
+    return this.appendMany(events.map((event) => ({ sessionId, event })));
+  }
+
+  /**
+   * {@link append} for events of any sessions, in order, in one transaction: a stream's group commit
+   * (appendBatcher.ts). Each session's next seq is read once per call: the write lock is held from
+   * `BEGIN IMMEDIATE` to `COMMIT`, so no other writer can take a seq in between, and a failure rolls
+   * the whole call back (with its seqs).
+   */
+  appendMany(items: readonly SessionEvent[]): StoredEvent[] {
     const at = new Date().toISOString();
-    const stored = this.transaction(() =>
-      events.map((e) => {
-        const parsed = EVENT_DATA[e.type].safeParse(e.data);
-        if (!parsed.success)
-          throw new HostError(
-            'INVALID_INPUT',
-            `invalid ${e.type} event: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
-          );
-        const seq = this.stmts.nextSeq.get(sessionId) as number;
+    return this.transaction(() => {
+      const nextSeq = new Map<string, number>();
+      // Rows wait here and go in INSERT_ROWS at a time (one statement call instead of one each); nothing in this
+      // call reads the events table after a session's first seq, so a row's insert may come after its view and audit
+      // updates. Any failure rolls the whole call back.
+      const rows: unknown[] = [];
+      const stored = items.map(({ sessionId, event: e }) => {
+        checkEventData(e.type, e.data);
+        const seq = nextSeq.get(sessionId) ?? (this.stmts.nextSeq.get(sessionId) as number);
+        nextSeq.set(sessionId, seq + 1);
         const event: StoredEvent = {
           id: newEventId(),
           sessionId,
@@ -245,14 +290,19 @@ export class Store {
           at,
           data: this.redact(e.data) as EventData<EventType>,
         };
-        this.stmts.insertEvent.run(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
+        rows.push(sessionId, seq, event.id, event.type, event.runId, at, JSON.stringify(event.data));
+        if (rows.length === INSERT_ROWS * EVENT_COLUMNS) {
+          this.stmts.insertEvents.run(rows);
+          rows.length = 0;
+        }
         this.updateViews(event);
         if (e.audit) this.audit.append({ ...e.audit, sessionId, runId: event.runId }, at);
         this.uncommitted.push(event);
         return event;
-      }),
-    );
-    return stored;
+      });
+      for (let i = 0; i < rows.length; i += EVENT_COLUMNS) this.stmts.insertEvent.run(rows.slice(i, i + EVENT_COLUMNS));
+      return stored;
+    });
   }
 
   private publishCommitted(): void {
