@@ -7,6 +7,7 @@ import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
 import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
+import { manyRunsBench } from './manyRuns.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { harnessBench } from './harnessTurn.js';
@@ -43,6 +44,7 @@ const results = {
   ...(only && only !== 'tenant-reads' ? {} : { tenantReads: await tenantReadsBench() }),
   ...(only && only !== 'outbound' ? {} : { outbound: await outboundScanBench() }),
   ...(only && only !== 'console' ? {} : { console: await consoleBench() }),
+  ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { DiskQuotaMachine, QuotaFigures, QuotaMount } from './diskQuota.js';
-import { mountQuota, quotaImage } from './diskQuota.js';
+import { mountQuotaAsync, quotaImage } from './diskQuota.js';
 
 /** The quota filesystems one run got, as the isolation report shows them (from statfs, not from config). */
 export interface DiskApplied {
@@ -38,29 +38,38 @@ export interface RunDiskQuota {
    * Unmount everything this run mounted (idempotent). `keepWorkspace`: the workspace's files are
    * first copied (links as links, special files skipped) onto the host disk at the same path.
    */
-  release(options: { keepWorkspace: boolean }): void;
+  release(options: { keepWorkspace: boolean }): Promise<void>;
 }
 
 /**
  * Mount the run's workspace quota on `workspaceRoot` (before anything is created in it) and the
- * session's quota on `sessionFolder`. On any failure, what was mounted is unmounted again.
+ * session's quota on `sessionFolder`. On any failure, what was mounted is unmounted again. The helper
+ * programs run off the event loop (mountQuotaAsync): a run's start does not stall the host's other runs.
  */
-export function mountRunDiskQuota(
+export async function mountRunDiskQuota(
   machine: DiskQuotaMachine,
   dataDir: string,
   ids: { runId: string; sessionId: string },
   paths: { workspaceRoot: string; sessionFolder?: string },
   limits: { diskBytes: number; inodes: number },
-): RunDiskQuota {
+): Promise<RunDiskQuota> {
   const mounts: QuotaMount[] = [];
   try {
     mounts.push(
-      mountQuota(machine, paths.workspaceRoot, quotaImage(dataDir, 'workspaces', ids.runId), limits, 'workspace'),
+      await mountQuotaAsync(
+        machine,
+        paths.workspaceRoot,
+        quotaImage(dataDir, 'workspaces', ids.runId),
+        limits,
+        'workspace',
+      ),
     );
     if (paths.sessionFolder)
-      mounts.push(acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits));
+      mounts.push(
+        await acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits),
+      );
   } catch (error) {
-    for (const m of mounts.reverse()) releaseMount(m);
+    for (const m of mounts.reverse()) await releaseMount(m);
     throw error;
   }
   let released = false;
@@ -109,12 +118,12 @@ export function mountRunDiskQuota(
         ...(rs.some((r) => r.inodes || r.fullBefore.inodes) ? (['inodes'] as const) : []),
       ];
     },
-    release({ keepWorkspace }) {
+    async release({ keepWorkspace }) {
       if (released) return;
       released = true;
       for (const m of [...mounts].reverse()) {
         if (keepWorkspace && m.what === 'workspace') keepCopy(m);
-        else releaseMount(m);
+        else await releaseMount(m);
       }
     },
   };
@@ -124,33 +133,43 @@ export function mountRunDiskQuota(
  * Session folders mounted by this process, with how many of its runs use each: two runs of one
  * session at once (ad-hoc runs; dispatch allows one) share the mount, the last one unmounts it.
  * A run of another host process finds the folder mounted and is refused by `mount` (fail closed).
+ * The mount is kept as its promise from the moment it starts: a second run arriving while it is made
+ * waits for that one mount rather than starting another (which `mount` would refuse).
  */
-const sessionMounts = new Map<string, { mount: QuotaMount; users: number }>();
+const sessionMounts = new Map<string, { mount: Promise<QuotaMount>; made?: QuotaMount; users: number }>();
 
-function acquireSession(
+async function acquireSession(
   machine: DiskQuotaMachine,
   point: string,
   image: string,
   limits: { diskBytes: number; inodes: number },
-): QuotaMount {
+): Promise<QuotaMount> {
   const held = sessionMounts.get(point);
   if (held) {
     held.users += 1;
     return held.mount;
   }
-  const mount = mountQuota(machine, point, image, limits, 'session folder');
-  sessionMounts.set(point, { mount, users: 1 });
-  return mount;
+  const entry: { mount: Promise<QuotaMount>; made?: QuotaMount; users: number } = {
+    mount: mountQuotaAsync(machine, point, image, limits, 'session folder'),
+    users: 1,
+  };
+  sessionMounts.set(point, entry);
+  entry.mount.then(
+    (made) => (entry.made = made),
+    // A failed mount is nobody's: the next run of the session tries again.
+    () => sessionMounts.get(point) === entry && sessionMounts.delete(point),
+  );
+  return entry.mount;
 }
 
-function releaseMount(m: QuotaMount): void {
+async function releaseMount(m: QuotaMount): Promise<void> {
   const held = sessionMounts.get(m.point);
-  if (held && held.mount === m) {
+  if (held && held.made === m) {
     held.users -= 1;
     if (held.users > 0) return;
     sessionMounts.delete(m.point);
   }
-  m.release();
+  await m.releaseAsync();
 }
 
 /** Longest path a kept copy follows (PATH_MAX is 4096; deeper entries are listed, not copied). */
