@@ -84,6 +84,10 @@ function memoryOf(pids: number[]): { rssMiB: number; pssMiB: number } {
 }
 
 /** A host (container, store, one echo binding whose runs stay active until cancelled) on a fresh data folder. */
+export function openHostForProfile(backend: Backend) {
+  return openHost(backend);
+}
+
 function openHost(backend: Backend) {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-many-'));
   const config = {
@@ -228,8 +232,8 @@ function plan(): { counts: number[]; backends: Backend[]; costAt: number; rounds
   return { counts, backends, costAt, rounds: Number(process.env.PADDOCK_BENCH_MANY_ROUNDS ?? 10) };
 }
 
-/** Memory a burst may need: its runners at a generous 48 MiB each, and 4 GiB left for everything else. */
-const fits = (count: number) => availableMiB() > count * 48 + 4096;
+/** Memory a burst may need: its runners at 32 MiB each (27 MiB PSS measured), and 3 GiB left for the rest. */
+const fits = (count: number) => availableMiB() > count * 32 + 3072;
 
 /** One dispatch's cost, as a table row. */
 function costRow(label: string, c: Awaited<ReturnType<typeof dispatchCost>>): string {

@@ -3,7 +3,7 @@ import { ProbeExecError, type ProbeExec, type ProbeExecResult } from './probeSte
 import { HOST_HELPER_ENV } from './hostTools.js';
 
 /**
- * The helper spawner's own program (CommonJS for `node -e`): one JSON request a line on stdin (`{id, file, args, env,
+ * The helper spawner's program (CommonJS, for `node -e`): one JSON request a line on stdin (`{id, file, args, env,
  * timeoutMs}`), each run with `execFile`, one JSON answer a line on stdout; it exits when its stdin ends (the host went).
  */
 const SPAWNER = `
