@@ -4,7 +4,8 @@ import { HOST_HELPER_ENV } from './hostTools.js';
 
 /**
  * The helper spawner's program (CommonJS, for `node -e`): one JSON request a line on stdin (`{id, file, args, env,
- * timeoutMs}`), each run with `execFile`, one JSON answer a line on stdout; it exits when its stdin ends (the host went).
+ * timeoutMs}`), each run with `execFile`, one JSON answer a line on stdout; it exits when its stdin ends (the host
+ * went).
  */
 const SPAWNER = `
 const { execFile } = require('node:child_process');

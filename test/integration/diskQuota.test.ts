@@ -32,7 +32,13 @@ const mountsOfData = () =>
 const loopsOfData = () =>
   readdirSync('/sys/block')
     .filter((d) => d.startsWith('loop') && existsSync(`/sys/block/${d}/loop/backing_file`))
-    .filter((d) => readFileSync(`/sys/block/${d}/loop/backing_file`, 'utf8').includes(host.dataDir));
+    .filter((d) => {
+      try {
+        return readFileSync(`/sys/block/${d}/loop/backing_file`, 'utf8').includes(host.dataDir);
+      } catch {
+        return false; // detached meanwhile (another process's loop device on this shared machine)
+      }
+    });
 
 let conversation = 0;
 async function fill(actions: string[], sandbox: 'process' | 'bwrap', conv = `c${++conversation}`) {
@@ -200,7 +206,7 @@ describe('per-run disk and inode quota', () => {
     expectNothingLeft();
   });
 
-  it('two runs of one session mounting at once wait for one mount of its folder; the last release unmounts', async () => {
+  it('two runs of one session mounting at once share one mount of its folder; the last release unmounts', async () => {
     const sessionId = 'ses_11111111-0000-0000-0000-000000000000';
     const ses = join(host.dataDir, 'sessions', sessionId);
     const limits = { diskBytes: 16 * MiB, inodes: 100 };
