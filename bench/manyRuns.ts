@@ -84,10 +84,6 @@ function memoryOf(pids: number[]): { rssMiB: number; pssMiB: number } {
 }
 
 /** A host (container, store, one echo binding whose runs stay active until cancelled) on a fresh data folder. */
-export function openHostForProfile(backend: Backend) {
-  return openHost(backend);
-}
-
 function openHost(backend: Backend) {
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-many-'));
   const config = {
@@ -140,7 +136,15 @@ function openHost(backend: Backend) {
       },
       { onUpdate: () => first(performance.now()) },
     );
-    return { ticket, dispatchedAt, firstUpdate };
+    // A run that ends before its first update fails the bench with its reason (rather than waiting for ever).
+    const endedFirst = ticket.then((t) =>
+      t.status === 'duplicate'
+        ? Promise.reject(new Error('duplicate'))
+        : t.done.then((o) => Promise.reject(new Error(`run ${t.runId} ended ${o.status}: ${o.reason}`))),
+    );
+    const raced = Promise.race([firstUpdate, endedFirst]);
+    raced.catch(() => undefined); // cancelled by the bench before its first update: not a failure of its own
+    return { ticket, dispatchedAt, firstUpdate: raced };
   };
   const endAll = async (held: Held[]) => {
     const tickets = await Promise.all(held.map((h) => h.ticket));
@@ -149,9 +153,18 @@ function openHost(backend: Backend) {
     const bad = outcomes.filter((o): o is RunOutcome => o !== undefined && o.status !== 'cancelled');
     if (bad.length) throw new Error(`${bad.length} runs ended ${bad[0]!.status}: ${bad[0]!.reason}`);
   };
-  const close = () => {
+  const close = async () => {
     store.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    // The kernel may still be letting go of the last session folder's filesystem (EBUSY): try again shortly.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        rmSync(dataDir, { recursive: true, force: true });
+        return;
+      } catch (error) {
+        if (attempt >= 10) throw error;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   };
   return { dispatch, endAll, close };
 }
@@ -269,7 +282,9 @@ export async function manyRunsBench() {
   for (const backend of backends) {
     const host = openHost(backend);
     try {
-      await host.endAll([host.dispatch()]);
+      const warm = host.dispatch();
+      await warm.firstUpdate;
+      await host.endAll([warm]);
       const idle = await dispatchCost(host, rounds);
       const background = fits(costAt) ? await burst(host, costAt) : undefined;
       const loaded = background ? await dispatchCost(host, rounds) : undefined;
@@ -302,7 +317,7 @@ export async function manyRunsBench() {
       }
       results[backend] = { idle, loaded, bursts };
     } finally {
-      host.close();
+      await host.close();
     }
   }
   return results;

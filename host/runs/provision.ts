@@ -355,7 +355,7 @@ const gateway: ProvisionStep = {
 /** The runner's environment (an allowlist), the read paths checked again, the files given to the run identity. */
 const env: ProvisionStep = {
   name: 'env',
-  run: (d) => {
+  run: async (d) => {
     const { config } = d.deps;
     const { queued, plan } = d.input;
     const ws = need(d.workspace, 'the workspace');
@@ -379,7 +379,7 @@ const env: ProvisionStep = {
     const readPaths = grantedReadPaths(plan.binding.readPaths, config.mountRoots ?? []);
     // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the
     // grant).
-    giveToRunIdentity(d.runIds, {
+    await giveToRunIdentity(d.runIds, {
       dataDir: config.dataDir,
       workspace: ws.root,
       sessionFolder: need(d.sessionFolder, 'the session folder'),
