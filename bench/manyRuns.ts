@@ -108,7 +108,7 @@ function openHost(backend: Backend) {
           runner: 'echo',
           route: { platform: 'bench', bot: 'many' },
           sandbox: backend,
-          // The echo runner sends its first update at once, then waits a minute before its one word: held until
+          // The echo runner sends its first update at once, then waits a minute before each word: held until
           // cancelled.
           config: { delayMs: 60_000 },
           limits: { maxConcurrentRuns: 10_000, maxQueued: 10 },
@@ -131,7 +131,8 @@ function openHost(backend: Backend) {
         bot: 'many',
         conversation: { type: 'private', id: `c${id}` },
         sender: { id: 'u' },
-        message: { parts: [{ type: 'text', text: 'held' }] },
+        // Ten words, a minute before each: held for ten minutes, however loaded the machine.
+        message: { parts: [{ type: 'text', text: 'held '.repeat(10).trim() }] },
         receivedAt: new Date().toISOString(),
       },
       { onUpdate: () => first(performance.now()) },
@@ -277,7 +278,7 @@ export async function manyRunsBench() {
   console.log(`\n## Many runs on one host (echo runner held active; ${backends.join(', ')})`);
   console.log("method: one dispatch = from dispatch() to the run's first update, less what the active runs cost");
   console.log('        alone; busy = event-loop busy wall time, cpu = main-thread CPU; fork = spawn() of /bin/true');
-  console.log('        from this process. Bursts dispatch N at once, each run held (echo, delayMs 60 s) until all');
+  console.log('        from this process. Bursts dispatch N at once, each run held (echo, 60 s a word) until all');
   console.log('        N have sent their first update, then cancelled. One warm-up run first.');
   for (const backend of backends) {
     const host = openHost(backend);
