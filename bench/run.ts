@@ -8,6 +8,7 @@ import { coldStart } from './coldStart.js';
 import { dispatchBench } from './dispatch.js';
 import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
+import { manyRunsBench } from './manyRuns.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { redactorBench } from './redactor.js';
@@ -50,6 +51,8 @@ const results = {
   ...(only && only !== 'console' ? {} : { console: await consoleBench() }),
   ...(only && only !== 'warm-start' ? {} : { warmStart: await warmStartBench() }),
   ...(only && only !== 'redactor' ? {} : { redactor: await redactorBench() }),
+
+  ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

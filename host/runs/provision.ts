@@ -21,7 +21,7 @@ import { mountRunDiskQuota, type RunDiskQuota } from '../sandbox/runDiskQuota.js
 import { runSocketPath } from '../sandbox/runSockets.js';
 import { RunChanges } from '../changes/runChanges.js';
 import type { Redactor } from '../secrets/redactor.js';
-import { performEffect } from '../state/effects.js';
+import { performEffect, performEffectAsync } from '../state/effects.js';
 import { noteSkillChanged } from '../state/skillDigests.js';
 import type { Store } from '../state/store.js';
 import { sessionHistory } from './history.js';
@@ -150,7 +150,7 @@ const session: ProvisionStep = {
  */
 const workspace: ProvisionStep = {
   name: 'workspace',
-  run: (d) => {
+  run: async (d) => {
     const { store, config, log } = d.deps;
     const { queued, plan } = d.input;
     const { runId, sessionId } = queued;
@@ -158,15 +158,15 @@ const workspace: ProvisionStep = {
     const backend = sandboxBackend(plan.binding.sandbox);
     d.runIds = backend.runIdentity(d.machine);
     const root = join(config.dataDir, 'workspaces', runId);
-    const ws = performEffect(
+    const ws = await performEffectAsync(
       store,
       sessionId,
       runId,
       { kind: 'workspace.create', target: runId, probe: { path: root } },
-      () => {
+      async () => {
         try {
           if (d.machine.diskQuota.available) {
-            d.disk = mountRunDiskQuota(
+            d.disk = await mountRunDiskQuota(
               d.machine.diskQuota,
               config.dataDir,
               { runId, sessionId },
@@ -190,7 +190,7 @@ const workspace: ProvisionStep = {
           // Half built (a copy, link or grant failed part-way): nothing of it stays. The folder is this run's
           // alone (a fresh run id), so removing it removes exactly what was made; links in it are not followed.
           try {
-            d.disk?.release({ keepWorkspace: false });
+            await d.disk?.release({ keepWorkspace: false });
           } catch (releaseError) {
             log.error({ runId, err: releaseError }, "could not release a half-built workspace's disk quota");
           }
@@ -220,7 +220,7 @@ export function releaseWorkspaceLater(d: ProvisionDraft, ws: NonNullable<Provisi
   const { runId, sessionId } = queued;
   const sessionFolder = need(d.sessionFolder, 'the session folder');
   const rwSources = ws.granted.binds.filter((b) => !b.readOnly).map((b) => b.source);
-  d.onRelease('workspace', () => {
+  d.onRelease('workspace', async () => {
     // Nothing the run leaves where the host or a user may execute it keeps a setuid/setgid bit.
     try {
       const cleared = clearRunSetIdBits(
@@ -241,7 +241,7 @@ export function releaseWorkspaceLater(d: ProvisionDraft, ws: NonNullable<Provisi
       }
     }
     try {
-      d.disk?.release({ keepWorkspace: config.keepWorkspaces === true });
+      await d.disk?.release({ keepWorkspace: config.keepWorkspaces === true });
     } catch (error) {
       // Left mounted: the next host start unmounts it (the outcome stands).
       log.error({ runId, err: error }, "could not release the run's disk quota");
@@ -370,7 +370,7 @@ const gateway: ProvisionStep = {
 /** The runner's environment (an allowlist), the read paths checked again, the files given to the run identity. */
 const env: ProvisionStep = {
   name: 'env',
-  run: (d) => {
+  run: async (d) => {
     const { config } = d.deps;
     const { queued, plan } = d.input;
     const ws = need(d.workspace, 'the workspace');
@@ -394,7 +394,7 @@ const env: ProvisionStep = {
     const readPaths = grantedReadPaths(plan.binding.readPaths, config.mountRoots ?? []);
     // Copies the host made carry no setuid bits; what the run must use is its identity's (or refused, naming the
     // grant).
-    giveToRunIdentity(d.runIds, {
+    await giveToRunIdentity(d.runIds, {
       dataDir: config.dataDir,
       workspace: ws.root,
       sessionFolder: need(d.sessionFolder, 'the session folder'),

@@ -248,7 +248,7 @@ function warmSteps(
             ),
           }),
         );
-        d.disk = slot.disk?.bind(queued.sessionId, sessionFolder);
+        d.disk = await slot.disk?.bind(queued.sessionId, sessionFolder);
         d.workspace = ws;
       } catch (error) {
         // Nothing of the slot was handed to the run yet: the slot goes whole.

@@ -88,7 +88,7 @@ export async function startSlot(input: SlotInput): Promise<WarmSlot> {
     // Undone in reverse: the quota filesystem is unmounted before its mount point is removed.
     undo.push(() => removeRunWorkspace({ root }));
     const disk = machine.diskQuota.available
-      ? mountSlotDiskQuota(machine.diskQuota, config.dataDir, id, root, access.limits)
+      ? await mountSlotDiskQuota(machine.diskQuota, config.dataDir, id, root, access.limits)
       : undefined;
     if (disk) undo.push(() => disk.release());
     const ws = createRunWorkspace(config.dataDir, id);

@@ -13,10 +13,12 @@ import {
   ftruncateSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { loopDeviceOf, waitDetached } from './loopDevices.js';
+import { chmod, rm, rmdir } from 'node:fs/promises';
+import { execThroughSpawner } from './helperSpawner.js';
+import { loopDeviceOf, waitDetached, waitDetachedAsync } from './loopDevices.js';
 import { dirname, join } from 'node:path';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
-import { exec, runProbeSync, type Probe } from './probeSteps.js';
+import { exec, runProbeAsync, runProbeSync, type Probe } from './probeSteps.js';
 
 /**
  * Per-run disk and inode quota (docs/security-model.md, "Disk quota"): each writable place of a
@@ -248,6 +250,25 @@ export class QuotaMount {
     if (device) waitDetached(device, image);
     if (!this.persistent) rmSync(this.image, { force: true });
   }
+
+  /**
+   * {@link release} without blocking the event loop: umount through the helper spawner, the wait for the loop device
+   * polled on a timer, the image (a large sparse file) deleted off the main thread.
+   */
+  async releaseAsync(): Promise<void> {
+    live.delete(this);
+    const device = loopDeviceOf(realpathSync(this.point));
+    const image = realpathSync(this.image);
+    const umount = (args: string[]) =>
+      runProbeAsync(exec(this.tools.umount, args, HELPER_ENV, HELPER_TIMEOUT_MS), execThroughSpawner);
+    try {
+      await umount([this.point]);
+    } catch {
+      await umount(['-l', this.point]);
+    }
+    if (device) await waitDetachedAsync(device, image);
+    if (!this.persistent) await rm(this.image, { force: true });
+  }
 }
 
 /** Where the images live: `<data>/quota/{workspaces,sessions}/<id>.img`, never visible to a run. */
@@ -259,7 +280,8 @@ export function quotaImage(dataDir: string, kind: 'workspaces' | 'sessions', id:
  * Mount a quota filesystem on `point` (an existing, empty directory). A workspace image is made
  * fresh (no journal: it dies with the run); a session image is made on the session's first run
  * (with a journal: it is kept) and mounted again by each later run — its size stays what it was
- * made with. The root of the filesystem gets mode 0700 and no `lost+found`.
+ * made with. The root of the filesystem gets mode 0700 and no `lost+found`. Blocking (tests, tools);
+ * a run mounts with {@link mountQuotaAsync}.
  */
 export function mountQuota(
   machine: DiskQuotaMachine,
@@ -268,24 +290,59 @@ export function mountQuota(
   limits: { diskBytes: number; inodes: number },
   what: 'workspace' | 'session folder',
 ): QuotaMount {
+  const made = runProbeSync(mountQuotaSteps(machine, point, image, limits, what));
+  if (made.fresh) {
+    rmdirSync(join(point, 'lost+found'));
+    chmodSync(point, 0o700);
+  }
+  return new QuotaMount(what, point, image, made.tools, what === 'session folder');
+}
+
+/**
+ * {@link mountQuota} without blocking the event loop: mkfs and mount are started by the helper spawner
+ * (helperSpawner.ts) and awaited, so a run's start costs the host's event loop no fork and no wait.
+ */
+export async function mountQuotaAsync(
+  machine: DiskQuotaMachine,
+  point: string,
+  image: string,
+  limits: { diskBytes: number; inodes: number },
+  what: 'workspace' | 'session folder',
+): Promise<QuotaMount> {
+  const made = await runProbeAsync(mountQuotaSteps(machine, point, image, limits, what), execThroughSpawner);
+  // On a fresh filesystem these wait for its first metadata writes (≈ 16 ms each in the profile): off the loop too.
+  if (made.fresh) {
+    await rmdir(join(point, 'lost+found'));
+    await chmod(point, 0o700);
+  }
+  return new QuotaMount(what, point, image, made.tools, what === 'session folder');
+}
+
+/**
+ * The helper programs of {@link mountQuota}, as probe steps (probeSteps.ts): one logic for both drivers. Whether the
+ * image was made now (its `lost+found` is then removed and its root made 0700 by the caller).
+ */
+function* mountQuotaSteps(
+  machine: DiskQuotaMachine,
+  point: string,
+  image: string,
+  limits: { diskBytes: number; inodes: number },
+  what: 'workspace' | 'session folder',
+): Probe<{ fresh: boolean; tools: NonNullable<DiskQuotaMachine['tools']> }> {
   if (!machine.available || !machine.tools) throw new Error(`disk quota unavailable: ${machine.why}`);
   const persistent = what === 'session folder';
   mkdirSync(join(image, '..'), { recursive: true, mode: 0o700 });
   const fresh = !existsSync(image);
-  if (fresh) runProbeSync(makeImage(machine.tools, image, limits.diskBytes, limits.inodes, persistent));
+  if (fresh) yield* makeImage(machine.tools, image, limits.diskBytes, limits.inodes, persistent);
   mkdirSync(point, { recursive: true, mode: 0o700 });
   try {
-    run(machine.tools.mount, mountArgs(image, point));
+    yield* exec(machine.tools.mount, mountArgs(image, point), HELPER_ENV, HELPER_TIMEOUT_MS);
   } catch (error) {
     if (fresh) rmSync(image, { force: true });
     throw new Error(
       `could not mount the ${what} quota image: ` +
-        `${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}`,
+        `${String((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`,
     );
   }
-  if (fresh) {
-    rmdirSync(join(point, 'lost+found'));
-    chmodSync(point, 0o700);
-  }
-  return new QuotaMount(what, point, image, machine.tools, persistent);
+  return { fresh, tools: machine.tools };
 }

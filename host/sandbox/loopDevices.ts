@@ -32,18 +32,26 @@ function stillMounted(device: string): boolean {
  */
 export function waitDetached(device: string, image: string): void {
   if (stillMounted(device)) return;
-  const backing = `/sys/block/${device.slice('/dev/'.length)}/loop/backing_file`;
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  const deadline = Date.now() + DETACH_WAIT_MS;
-  for (;;) {
-    let current: string | undefined;
-    try {
-      current = readFileSync(backing, 'utf8').trim();
-    } catch {
-      return; // no backing file: detached
-    }
-    if (current !== image) return;
-    if (Date.now() > deadline) return; // the next host start's sweep finds nothing mounted; the kernel finishes alone
+  for (const deadline = Date.now() + DETACH_WAIT_MS; detachPending(device, image, deadline);)
     Atomics.wait(pause, 0, 0, 5);
+}
+
+/** {@link waitDetached} polled on a timer: the event loop runs meanwhile. */
+export async function waitDetachedAsync(device: string, image: string): Promise<void> {
+  if (stillMounted(device)) return;
+  for (const deadline = Date.now() + DETACH_WAIT_MS; detachPending(device, image, deadline);)
+    await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** Whether to look again: the device still serves `image` and the deadline has not passed. */
+function detachPending(device: string, image: string, deadline: number): boolean {
+  let current: string;
+  try {
+    current = readFileSync(`/sys/block/${device.slice('/dev/'.length)}/loop/backing_file`, 'utf8').trim();
+  } catch {
+    return false; // no backing file: detached
   }
+  // Past the deadline the next host start's sweep finds nothing mounted; the kernel finishes alone.
+  return current === image && Date.now() <= deadline;
 }

@@ -83,9 +83,15 @@ export function runProbeSync<T>(probe: Probe<T>): T {
   return next.value;
 }
 
-/** Run a probe to its end without blocking: each helper process is awaited, other work runs meanwhile. */
-export async function runProbeAsync<T>(probe: Probe<T>): Promise<T> {
+/**
+ * Run a probe to its end without blocking: each helper process is awaited, other work runs meanwhile. `run`: how each
+ * helper is started (default: by this process; a run's helpers go through the helper spawner, helperSpawner.ts).
+ */
+export async function runProbeAsync<T>(
+  probe: Probe<T>,
+  run: (step: ProbeExec) => Promise<ProbeExecResult> = execLater,
+): Promise<T> {
   let next = probe.next();
-  while (!next.done) next = probe.next(await execLater(next.value));
+  while (!next.done) next = probe.next(await run(next.value));
   return next.value;
 }

@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { DiskQuotaMachine, QuotaFigures, QuotaMount } from './diskQuota.js';
-import { mountQuota, quotaImage } from './diskQuota.js';
+import { mountQuotaAsync, quotaImage } from './diskQuota.js';
 
 /** The quota filesystems one run got, as the isolation report shows them (from statfs, not from config). */
 export interface DiskApplied {
@@ -38,29 +38,38 @@ export interface RunDiskQuota {
    * Unmount everything this run mounted (idempotent). `keepWorkspace`: the workspace's files are
    * first copied (links as links, special files skipped) onto the host disk at the same path.
    */
-  release(options: { keepWorkspace: boolean }): void;
+  release(options: { keepWorkspace: boolean }): Promise<void>;
 }
 
 /**
  * Mount the run's workspace quota on `workspaceRoot` (before anything is created in it) and the
- * session's quota on `sessionFolder`. On any failure, what was mounted is unmounted again.
+ * session's quota on `sessionFolder`. On any failure, what was mounted is unmounted again. The helper
+ * programs run off the event loop (mountQuotaAsync): a run's start does not stall the host's other runs.
  */
-export function mountRunDiskQuota(
+export async function mountRunDiskQuota(
   machine: DiskQuotaMachine,
   dataDir: string,
   ids: { runId: string; sessionId: string },
   paths: { workspaceRoot: string; sessionFolder?: string },
   limits: { diskBytes: number; inodes: number },
-): RunDiskQuota {
+): Promise<RunDiskQuota> {
   const mounts: QuotaMount[] = [];
   try {
     mounts.push(
-      mountQuota(machine, paths.workspaceRoot, quotaImage(dataDir, 'workspaces', ids.runId), limits, 'workspace'),
+      await mountQuotaAsync(
+        machine,
+        paths.workspaceRoot,
+        quotaImage(dataDir, 'workspaces', ids.runId),
+        limits,
+        'workspace',
+      ),
     );
     if (paths.sessionFolder)
-      mounts.push(acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits));
+      mounts.push(
+        await acquireSession(machine, paths.sessionFolder, quotaImage(dataDir, 'sessions', ids.sessionId), limits),
+      );
   } catch (error) {
-    for (const m of mounts.reverse()) releaseMount(m);
+    for (const m of mounts.reverse()) await releaseMount(m);
     throw error;
   }
   return runQuota(machine, mounts);
@@ -69,28 +78,29 @@ export function mountRunDiskQuota(
 /** A warm slot's workspace quota, mounted now; the session's is added when a run takes the slot. */
 export interface SlotDiskQuota {
   /** Mount the session folder's quota and hand both over as the run's (the slot's mount is the run's from now). */
-  bind(sessionId: string, sessionFolder: string): RunDiskQuota;
+  bind(sessionId: string, sessionFolder: string): Promise<RunDiskQuota>;
   /** Unmount the slot's workspace quota (a slot that served no run). */
-  release(): void;
+  release(): Promise<void>;
 }
 
 /**
  * Mount a warm slot's workspace quota on `workspaceRoot` (docs/warm-pool.md): the same image and mount a cold run's
  * workspace gets, named by the slot's id; the session folder's is mounted late, by {@link SlotDiskQuota.bind}.
  */
-export function mountSlotDiskQuota(
+export async function mountSlotDiskQuota(
   machine: DiskQuotaMachine,
   dataDir: string,
   slotId: string,
   workspaceRoot: string,
   limits: { diskBytes: number; inodes: number },
-): SlotDiskQuota {
-  const workspace = mountQuota(machine, workspaceRoot, quotaImage(dataDir, 'workspaces', slotId), limits, 'workspace');
+): Promise<SlotDiskQuota> {
+  const image = quotaImage(dataDir, 'workspaces', slotId);
+  const workspace = await mountQuotaAsync(machine, workspaceRoot, image, limits, 'workspace');
   return {
-    bind: (sessionId, sessionFolder) =>
+    bind: async (sessionId, sessionFolder) =>
       runQuota(machine, [
         workspace,
-        acquireSession(machine, sessionFolder, quotaImage(dataDir, 'sessions', sessionId), limits),
+        await acquireSession(machine, sessionFolder, quotaImage(dataDir, 'sessions', sessionId), limits),
       ]),
     release: () => releaseMount(workspace),
   };
@@ -144,12 +154,12 @@ function runQuota(machine: DiskQuotaMachine, mounts: QuotaMount[]): RunDiskQuota
         ...(rs.some((r) => r.inodes || r.fullBefore.inodes) ? (['inodes'] as const) : []),
       ];
     },
-    release({ keepWorkspace }) {
+    async release({ keepWorkspace }) {
       if (released) return;
       released = true;
       for (const m of [...mounts].reverse()) {
         if (keepWorkspace && m.what === 'workspace') keepCopy(m);
-        else releaseMount(m);
+        else await releaseMount(m);
       }
     },
   };
@@ -159,33 +169,43 @@ function runQuota(machine: DiskQuotaMachine, mounts: QuotaMount[]): RunDiskQuota
  * Session folders mounted by this process, with how many of its runs use each: two runs of one
  * session at once (ad-hoc runs; dispatch allows one) share the mount, the last one unmounts it.
  * A run of another host process finds the folder mounted and is refused by `mount` (fail closed).
+ * The mount is kept as its promise from the moment it starts: a second run arriving while it is made
+ * waits for that one mount rather than starting another (which `mount` would refuse).
  */
-const sessionMounts = new Map<string, { mount: QuotaMount; users: number }>();
+const sessionMounts = new Map<string, { mount: Promise<QuotaMount>; made?: QuotaMount; users: number }>();
 
-function acquireSession(
+async function acquireSession(
   machine: DiskQuotaMachine,
   point: string,
   image: string,
   limits: { diskBytes: number; inodes: number },
-): QuotaMount {
+): Promise<QuotaMount> {
   const held = sessionMounts.get(point);
   if (held) {
     held.users += 1;
     return held.mount;
   }
-  const mount = mountQuota(machine, point, image, limits, 'session folder');
-  sessionMounts.set(point, { mount, users: 1 });
-  return mount;
+  const entry: { mount: Promise<QuotaMount>; made?: QuotaMount; users: number } = {
+    mount: mountQuotaAsync(machine, point, image, limits, 'session folder'),
+    users: 1,
+  };
+  sessionMounts.set(point, entry);
+  entry.mount.then(
+    (made) => (entry.made = made),
+    // A failed mount is nobody's: the next run of the session tries again.
+    () => sessionMounts.get(point) === entry && sessionMounts.delete(point),
+  );
+  return entry.mount;
 }
 
-function releaseMount(m: QuotaMount): void {
+async function releaseMount(m: QuotaMount): Promise<void> {
   const held = sessionMounts.get(m.point);
-  if (held && held.mount === m) {
+  if (held && held.made === m) {
     held.users -= 1;
     if (held.users > 0) return;
     sessionMounts.delete(m.point);
   }
-  m.release();
+  await m.releaseAsync();
 }
 
 /** Longest path a kept copy follows (PATH_MAX is 4096; deeper entries are listed, not copied). */

@@ -13,6 +13,8 @@ import {
   type Stats,
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { execThroughSpawner } from './helperSpawner.js';
+import type { ProbeExec } from './probeSteps.js';
 import type { RunIdentity } from './runIdentity.js';
 import { dedicatedIdentity, SETPRIV } from './runIdentity.js';
 
@@ -33,16 +35,27 @@ export function chownTree(root: string, ids: Ids): void {
 
 /**
  * The session folder belongs to the run identity: made by the host, or kept from runs before
- * this mapping (owned by root then), re-owned once when its top is not the identity's yet.
+ * this mapping (owned by root then), re-owned once when its top is not the identity's yet (`chown -R`, started by
+ * the helper spawner: a run's start does not block the host on it).
  */
-export function ownSessionFolder(dir: string, ids: Ids): void {
+async function ownSessionFolder(dir: string, ids: Ids): Promise<void> {
+  const step = ownSessionStep(dir, ids);
+  if (!step) return;
+  const result = await execThroughSpawner(step);
+  if (!result.ok) throw new Error(`could not give the session folder to the run identity: ${result.error.stderr}`);
+}
+
+/** The `chown -R` that gives `dir` to `ids`, or undefined when its top is theirs already. */
+function ownSessionStep(dir: string, ids: Ids): ProbeExec | undefined {
   const stat = lstatSync(dir);
-  if (stat.uid === ids.uid && stat.gid === ids.gid) return;
+  if (stat.uid === ids.uid && stat.gid === ids.gid) return undefined;
   // chown -R -P walks with openat and never follows a link (coreutils fts, FTS_PHYSICAL).
-  execFileSync('/usr/bin/chown', ['-R', '-P', `${ids.uid}:${ids.gid}`, '--', dir], {
-    stdio: 'pipe',
+  return {
+    file: '/usr/bin/chown',
+    args: ['-R', '-P', `${ids.uid}:${ids.gid}`, '--', dir],
     env: { PATH: '/usr/bin:/bin' },
-  });
+    timeoutMs: 60_000,
+  };
 }
 
 /**
@@ -51,6 +64,33 @@ export function ownSessionFolder(dir: string, ids: Ids): void {
  * bwrap, which sets the sandbox up as that uid (it must reach every path it binds).
  */
 export function identityAccessProblem(path: string, need: 'search' | 'read' | 'write', ids: Ids): string | undefined {
+  const check = accessCheck(path, need, ids);
+  if (typeof check === 'string') return check;
+  try {
+    execFileSync(check.step.file, check.step.args, { stdio: 'ignore', env: check.step.env });
+    return undefined;
+  } catch {
+    return check.problem;
+  }
+}
+
+/** {@link identityAccessProblem} through the helper spawner: a run's start does not block the host on it. */
+async function identityAccessProblemAsync(
+  path: string,
+  need: 'search' | 'read' | 'write',
+  ids: Ids,
+): Promise<string | undefined> {
+  const check = accessCheck(path, need, ids);
+  if (typeof check === 'string') return check;
+  return (await execThroughSpawner(check.step)).ok ? undefined : check.problem;
+}
+
+/** The `test` run as the identity that decides {@link identityAccessProblem}, and what its failure means. */
+function accessCheck(
+  path: string,
+  need: 'search' | 'read' | 'write',
+  ids: Ids,
+): string | { step: ProbeExec; problem: string } {
   let dir: boolean;
   try {
     dir = statSync(path).isDirectory();
@@ -65,17 +105,16 @@ export function identityAccessProblem(path: string, need: 'search' | 'read' | 'w
         : dir
           ? ['-r', path, '-a', '-x', path]
           : ['-r', path];
-  try {
-    execFileSync(
-      SETPRIV!,
-      ['--reuid', String(ids.uid), '--regid', String(ids.gid), '--clear-groups', '--', '/usr/bin/test', ...tests],
-      { stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } },
-    );
-    return undefined;
-  } catch {
-    const verb = need === 'search' ? 'reach' : need === 'write' ? 'write (and search)' : 'read';
-    return `host uid ${ids.uid} gid ${ids.gid} (what runs are on the host) cannot ${verb} ${path}`;
-  }
+  const verb = need === 'search' ? 'reach' : need === 'write' ? 'write (and search)' : 'read';
+  return {
+    step: {
+      file: SETPRIV!,
+      args: ['--reuid', String(ids.uid), '--regid', String(ids.gid), '--clear-groups', '--', '/usr/bin/test', ...tests],
+      env: { PATH: '/usr/bin:/bin' },
+      timeoutMs: 30_000,
+    },
+    problem: `host uid ${ids.uid} gid ${ids.gid} (what runs are on the host) cannot ${verb} ${path}`,
+  };
 }
 
 /**
@@ -199,7 +238,7 @@ export { dedicatedIdentity };
  * dedicated identity, give it the workspace, the session folder and the run's sockets, and
  * refuse (naming the grant and the uid) a mount or read path it could not use.
  */
-export function giveToRunIdentity(
+export async function giveToRunIdentity(
   ids: RunIdentity | undefined,
   run: {
     dataDir: string;
@@ -210,21 +249,25 @@ export function giveToRunIdentity(
     readPaths: string[];
     bundle?: string;
   },
-): void {
+): Promise<void> {
   clearSetIdBits(run.workspace);
   if (!ids) return;
-  const problems = [
+  // Each check is a helper process (setpriv … test): started by the helper spawner, all at once.
+  const checks = await Promise.all([
     // The data folder itself is made reachable below; the folders above it are the admin's.
-    [`the folder above the data folder`, identityAccessProblem(dirname(run.dataDir), 'search', ids)] as const,
-    ...run.binds.map(
-      (b) =>
-        [
-          `mount ${basename(b.target)} (${b.readOnly ? 'ro' : 'rw'})`,
-          identityAccessProblem(b.source, b.readOnly ? 'read' : 'write', ids),
-        ] as const,
+    identityAccessProblemAsync(dirname(run.dataDir), 'search', ids).then((p) => [
+      'the folder above the data folder',
+      p,
+    ]),
+    ...run.binds.map((b) =>
+      identityAccessProblemAsync(b.source, b.readOnly ? 'read' : 'write', ids).then((p) => [
+        `mount ${basename(b.target)} (${b.readOnly ? 'ro' : 'rw'})`,
+        p,
+      ]),
     ),
-    ...run.readPaths.map((p) => [`read path ${p}`, identityAccessProblem(p, 'read', ids)] as const),
-  ].filter(([, problem]) => problem !== undefined);
+    ...run.readPaths.map((path) => identityAccessProblemAsync(path, 'read', ids).then((p) => [`read path ${path}`, p])),
+  ]);
+  const problems = checks.filter(([, problem]) => problem !== undefined);
   if (problems.length > 0) {
     throw new Error(
       `${problems.map(([what, problem]) => `${what}: ${problem}`).join('; ')}. Grant it to that uid (chown, ` +
@@ -236,7 +279,7 @@ export function giveToRunIdentity(
   for (const path of [run.workspace, run.sessionFolder, ...sockets, ...(run.bundle ? [run.bundle] : [])])
     reachableBy(ids, path, run.dataDir);
   chownTree(run.workspace, ids);
-  ownSessionFolder(run.sessionFolder, ids);
+  await ownSessionFolder(run.sessionFolder, ids);
   for (const socket of sockets) lchownSync(socket, ids.uid, ids.gid);
 }
 

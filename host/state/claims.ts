@@ -28,6 +28,9 @@ interface OwnerRow {
   host_start: number | null;
 }
 
+/** This process's start time (it never changes; read once rather than from /proc at every claim). */
+const OWN_START = processStartTime(process.pid);
+
 /** Whether the host process that recorded itself as (pid, start) still runs (start time defeats pid reuse). */
 export function ownerAlive(row: OwnerRow): boolean {
   return row.host_pid !== null && row.host_start !== null && processStartTime(row.host_pid) === row.host_start;
@@ -65,12 +68,19 @@ export function claimBlocker(
           .all(req.sessionId, req.queuedSeq) as OwnerRow[]);
   if (sessionClaims.length > 0 || earlier.length > 0)
     return { by: 'session', deadOwners: dead([...sessionClaims, ...earlier]) };
-  const binding = db
-    .prepare('SELECT host_pid, host_start FROM run_claims WHERE binding_id = ?')
-    .all(req.bindingId) as OwnerRow[];
-  if (binding.length >= req.maxPerBinding) return { by: 'binding', deadOwners: dead(binding) };
-  const all = db.prepare('SELECT host_pid, host_start FROM run_claims').all() as OwnerRow[];
-  if (all.length >= req.maxTotal) return { by: 'host', deadOwners: dead(all) };
+  // Counted, not read: with hundreds of runs active, reading every claim for each start grew with them. The owners
+  // are read only when they block (to tell whether recovery could free a slot).
+  const inBinding = db.prepare('SELECT count(*) FROM run_claims WHERE binding_id = ?').pluck().get(req.bindingId);
+  if ((inBinding as number) >= req.maxPerBinding) {
+    const binding = db
+      .prepare('SELECT host_pid, host_start FROM run_claims WHERE binding_id = ?')
+      .all(req.bindingId) as OwnerRow[];
+    return { by: 'binding', deadOwners: dead(binding) };
+  }
+  if ((db.prepare('SELECT count(*) FROM run_claims').pluck().get() as number) >= req.maxTotal) {
+    const all = db.prepare('SELECT host_pid, host_start FROM run_claims').all() as OwnerRow[];
+    return { by: 'host', deadOwners: dead(all) };
+  }
   return undefined;
 }
 
@@ -97,14 +107,7 @@ export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
       .prepare(
         'INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)',
       )
-      .run(
-        req.runId,
-        req.sessionId,
-        req.bindingId,
-        process.pid,
-        processStartTime(process.pid),
-        new Date().toISOString(),
-      );
+      .run(req.runId, req.sessionId, req.bindingId, process.pid, OWN_START, new Date().toISOString());
     return { ok: true };
   });
 }

@@ -20,6 +20,40 @@ export function performEffect<T>(
   spec: EffectSpec,
   effect: () => T,
 ): T {
+  const effectId = intent(store, sessionId, runId, spec);
+  let value: T;
+  try {
+    value = effect();
+  } catch (error) {
+    result(store, sessionId, runId, effectId, error);
+    throw error;
+  }
+  result(store, sessionId, runId, effectId);
+  return value;
+}
+
+/** {@link performEffect} for an effect that awaits (e.g. helper programs run off the event loop). */
+export async function performEffectAsync<T>(
+  store: Store,
+  sessionId: string,
+  runId: string | null,
+  spec: EffectSpec,
+  effect: () => Promise<T>,
+): Promise<T> {
+  const effectId = intent(store, sessionId, runId, spec);
+  let value: T;
+  try {
+    value = await effect();
+  } catch (error) {
+    result(store, sessionId, runId, effectId, error);
+    throw error;
+  }
+  result(store, sessionId, runId, effectId);
+  return value;
+}
+
+/** Log (and commit) the intent of an effect; its id. */
+function intent(store: Store, sessionId: string, runId: string | null, spec: EffectSpec): string {
   const effectId = `eff_${randomUUID()}`;
   store.append(sessionId, [
     {
@@ -30,27 +64,18 @@ export function performEffect<T>(
     },
   ]);
   store.afterEffectIntent();
-  let value: T;
-  try {
-    value = effect();
-  } catch (error) {
-    store.append(sessionId, [
-      {
-        type: 'effect.result',
-        runId,
-        data: { effectId, status: 'failed', detail: (error as Error).message },
-        audit: { type: 'effect.result', actor: 'host', data: { effectId, status: 'failed' } },
-      },
-    ]);
-    throw error;
-  }
+  return effectId;
+}
+
+/** Log the result of an effect: succeeded, or failed with `error`'s message. */
+function result(store: Store, sessionId: string, runId: string | null, effectId: string, error?: unknown): void {
+  const status = error === undefined ? 'succeeded' : 'failed';
   store.append(sessionId, [
     {
       type: 'effect.result',
       runId,
-      data: { effectId, status: 'succeeded' },
-      audit: { type: 'effect.result', actor: 'host', data: { effectId, status: 'succeeded' } },
+      data: { effectId, status, ...(error === undefined ? {} : { detail: (error as Error).message }) },
+      audit: { type: 'effect.result', actor: 'host', data: { effectId, status } },
     },
   ]);
-  return value;
 }

@@ -8,6 +8,7 @@ import { decideSandbox } from '../../host/sandbox/decide.js';
 import { mountQuota, quotaImage } from '../../host/sandbox/diskQuota.js';
 import { isolationReport } from '../../host/sandbox/prepare.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
+import { mountRunDiskQuota } from '../../host/sandbox/runDiskQuota.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { paddock } from '../helpers/cli.js';
 import { tempHost } from '../helpers/host.js';
@@ -31,7 +32,13 @@ const mountsOfData = () =>
 const loopsOfData = () =>
   readdirSync('/sys/block')
     .filter((d) => d.startsWith('loop') && existsSync(`/sys/block/${d}/loop/backing_file`))
-    .filter((d) => readFileSync(`/sys/block/${d}/loop/backing_file`, 'utf8').includes(host.dataDir));
+    .filter((d) => {
+      try {
+        return readFileSync(`/sys/block/${d}/loop/backing_file`, 'utf8').includes(host.dataDir);
+      } catch {
+        return false; // detached meanwhile (another process's loop device on this shared machine)
+      }
+    });
 
 let conversation = 0;
 async function fill(actions: string[], sandbox: 'process' | 'bwrap', conv = `c${++conversation}`) {
@@ -196,6 +203,29 @@ describe('per-run disk and inode quota', () => {
     const after = await fill(['count:session'], 'process', conv);
     // big.bin and f0–f3 in one folder: both runs wrote into the same filesystem.
     expect(after.report('count:session')).toEqual({ n: 5, code: 'ok' });
+    expectNothingLeft();
+  });
+
+  it('two runs of one session mounting at once share one mount of its folder; the last release unmounts', async () => {
+    const sessionId = 'ses_11111111-0000-0000-0000-000000000000';
+    const ses = join(host.dataDir, 'sessions', sessionId);
+    const limits = { diskBytes: 16 * MiB, inodes: 100 };
+    const mountOf = (runId: string) =>
+      mountRunDiskQuota(
+        machine.diskQuota,
+        host.dataDir,
+        { runId, sessionId },
+        { workspaceRoot: join(host.dataDir, 'workspaces', runId), sessionFolder: ses },
+        limits,
+      );
+    // The second starts while the first is still making the session's image: mounting it twice would fail.
+    const [a, b] = await Promise.all([mountOf('run_concurrent-a'), mountOf('run_concurrent-b')]);
+    const sessionMounts = () => mountsOfData().filter((l) => l.includes(ses));
+    expect(sessionMounts()).toHaveLength(1);
+    expect(mountsOfData()).toHaveLength(3);
+    await a.release({ keepWorkspace: false });
+    expect(sessionMounts()).toHaveLength(1);
+    await b.release({ keepWorkspace: false });
     expectNothingLeft();
   });
 

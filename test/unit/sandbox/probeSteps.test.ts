@@ -3,9 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { execThroughSpawner } from '../../../host/sandbox/helperSpawner.js';
 import { exec, ProbeExecError, runProbeAsync, runProbeSync, type Probe } from '../../../host/sandbox/probeSteps.js';
 
 const ENV = { PATH: '/usr/bin:/bin' };
+
+/** The asynchronous driver with each helper started by the helper spawner (how a run mounts its quota). */
+const runThroughSpawner = <T>(probe: Probe<T>) => runProbeAsync(probe, execThroughSpawner);
 
 /** A probe with a success, a failure caught where it happened, and a value computed from both. */
 function* sample(): Probe<{ first: string; failed: string; after: string }> {
@@ -25,6 +29,7 @@ describe('probe steps driven blocking or not (host/sandbox/probeSteps.ts)', () =
     const expected = { first: 'one', failed: 'ProbeExecError: broken', after: 'one-two' };
     expect(runProbeSync(sample())).toEqual(expected);
     await expect(runProbeAsync(sample())).resolves.toEqual(expected);
+    await expect(runThroughSpawner(sample())).resolves.toEqual(expected);
   });
 
   it('a helper that is missing, killed by its timeout, or silent on failure is a failure that says why', async () => {
@@ -36,7 +41,7 @@ describe('probe steps driven blocking or not (host/sandbox/probeSteps.ts)', () =
         return (error as ProbeExecError).stderr;
       }
     }
-    for (const run of [runProbeSync, runProbeAsync] as const) {
+    for (const run of [runProbeSync, runProbeAsync, runThroughSpawner] as const) {
       expect(await run(failing('/nonexistent/helper', []))).toMatch(/ENOENT/);
       expect(await run(failing('/bin/sh', ['-c', 'exec sleep 30'], 200))).toBe('/bin/sh timed out after 200 ms');
       // No stderr: the error's own message names the command and its exit, never an empty reason.
@@ -50,7 +55,7 @@ describe('probe steps driven blocking or not (host/sandbox/probeSteps.ts)', () =
       const env = function* (): Probe<string> {
         return yield* exec('/usr/bin/env', [], ENV);
       };
-      for (const out of [runProbeSync(env()), await runProbeAsync(env())]) {
+      for (const out of [runProbeSync(env()), await runProbeAsync(env()), await runThroughSpawner(env())]) {
         expect(out).not.toContain('canary-7f3a');
         expect(out.trim().split('\n').sort()).toEqual(['PATH=/usr/bin:/bin']);
       }
@@ -68,9 +73,39 @@ describe('probe steps driven blocking or not (host/sandbox/probeSteps.ts)', () =
     function* waits(): Probe<string> {
       return yield* exec('/bin/cat', [fifo], ENV, 10_000);
     }
-    const done = runProbeAsync(waits());
-    await new Promise((resolve) => setImmediate(resolve));
-    writeFileSync(fifo, 'from the event loop\n'); // blocks until the helper opened the FIFO for reading
-    await expect(done).resolves.toBe('from the event loop\n');
+    for (const run of [runProbeAsync, runThroughSpawner]) {
+      const done = run(waits());
+      await new Promise((resolve) => setImmediate(resolve));
+      writeFileSync(fifo, 'from the event loop\n'); // blocks until the helper opened the FIFO for reading
+      await expect(done).resolves.toBe('from the event loop\n');
+    }
+  });
+
+  it('helpers run through the spawner answer concurrently, and an idle spawner keeps no process alive', async () => {
+    const many = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        runThroughSpawner(
+          (function* (): Probe<string> {
+            return yield* exec('/bin/sh', ['-c', `echo ${i}`], ENV);
+          })(),
+        ),
+      ),
+    );
+    expect(many.map((out) => out.trim())).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
+    // A process that used the spawner ends by itself once it has nothing else to do (vitest's timeout otherwise).
+    const out = execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        "const { execThroughSpawner } = await import('./host/sandbox/helperSpawner.ts');" +
+          "const r = await execThroughSpawner({ file: '/bin/echo', args: ['used'], env: {}, timeoutMs: 5000 });" +
+          'console.log(r.ok && r.stdout.trim());',
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(out.trim()).toBe('used');
   });
 });
