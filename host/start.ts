@@ -4,6 +4,7 @@
  */
 import { DISPATCH_DEFAULTS, type HostConfig } from './config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from './runs/workspace.js';
+import { liveSlotIds } from './runs/warmSlotId.js';
 import { removeOrphanQuotaImages, unmountLeftoverQuotas } from './sandbox/quotaSweep.js';
 import { TOKENS } from './di/tokens.js';
 import { openHostStore } from './hostStore.js';
@@ -47,7 +48,11 @@ export async function openHostState(config: HostConfig) {
 function sweepLeftovers(config: HostConfig, store: Store, recovery: RecoveryReport): void {
   // Retention: workspaces of runs that are over (or never recorded) expire after the TTL.
   const liveRuns = store.runs({ status: ['queued', 'running'], limit: 1_000_000 });
-  const live = { runs: new Set(liveRuns.map((r) => r.id)), sessions: new Set(liveRuns.map((r) => r.sessionId)) };
+  const live = {
+    // Warm slots of live host processes (this one's or another's) are not runs in the store but are as live.
+    runs: new Set([...liveRuns.map((r) => r.id), ...liveSlotIds(config.dataDir)]),
+    sessions: new Set(liveRuns.map((r) => r.sessionId)),
+  };
   // Disk-quota filesystems a stopped host left mounted go first: the sweeps never cross a mount.
   unmountLeftoverQuotas(config.dataDir, live);
   sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, live.runs);

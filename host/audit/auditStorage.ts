@@ -28,9 +28,10 @@ export interface CheckpointRow {
 /**
  * One stored row as the verifier reads it: `hashed` is the text whose SHA-256 the row's hash is when its data is
  * stored as the canonical JSON the log wrote ({@link STORED_RECORD_LAYOUT}), so the verifier neither parses nor
- * encodes anything for an intact row. Positional: no object per row in the verifier's hot loop.
+ * encodes anything for an intact row; null when a field is not stored as text (tampering). Positional: no object per
+ * row in the verifier's hot loop.
  */
-export type VerifyRow = readonly [seq: number, hashed: string, hash: string, prev: string, rowid: number];
+export type VerifyRow = readonly [seq: number, hashed: string | null, hash: string, prev: string, rowid: number];
 
 /**
  * The text a record's hash covers, as laid out from its stored fields: the tag and a NUL byte, then

@@ -77,7 +77,7 @@ function checkRow(
     const problem = seq > expectedSeq ? 'dropped' : 'reordered';
     return { ok: false, problem, seq: expectedSeq, detail: `expected record ${expectedSeq}, found ${seq}`, records };
   }
-  if (hash('sha256', hashed) !== rowHash || seq > signedUpTo) {
+  if (hashed === null || hash('sha256', hashed) !== rowHash || seq > signedUpTo) {
     const whole = db.rowAt(rowid)!; // the row just read, within the verifier's read
     let parsed: unknown;
     try {

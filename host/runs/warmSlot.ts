@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -17,6 +16,7 @@ import { spawnRunner, type RunnerProcess } from '../process/spawnRunner.js';
 import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
 import type { MachineReport } from '../sandbox/probe.js';
+import { newSlotId } from './warmSlotId.js';
 import { mountSlotDiskQuota, type SlotDiskQuota } from '../sandbox/runDiskQuota.js';
 import { runSandboxRequest } from '../sandbox/runSandbox.js';
 import type { RunPlan } from './plan.js';
@@ -72,7 +72,7 @@ const IDLE_STDERR_BYTES = 16 * 1024;
 export async function startSlot(input: SlotInput): Promise<WarmSlot> {
   const { config, machine, plan, command } = input;
   const { binding, runner, access } = plan;
-  const id = `run_w${randomUUID()}`;
+  const id = newSlotId();
   const undo: (() => void | Promise<void>)[] = [];
   const cleanup = async () => {
     for (const step of undo.reverse()) {

@@ -36,12 +36,23 @@ export class Redactor {
   private readonly forms = new FormIndex();
   /** The same forms in lower case, for {@link containsIgnoringCase}; made on first use, then kept in step. */
   private folded: FormIndex | undefined;
-  /** Values known only while held ({@link hold}), with their number of holders. */
+  /** Values known while held ({@link hold}), with their number of holders. */
   private readonly holders = new Map<string, number>();
+  /** Values registered with {@link add}: known until {@link forget}, whoever holds or releases them. */
+  private readonly registered = new Set<string>();
 
-  /** Register a secret value (ignored when shorter than 8 characters). */
+  /** Register a secret value (ignored when shorter than 8 characters); it stays known until {@link forget}. */
   add(value: string | undefined): void {
-    if (!value || value.length < MIN_SECRET_LENGTH || this.values.has(value)) return;
+    if (!value || value.length < MIN_SECRET_LENGTH) return;
+    // Registered for good even when somebody holds it already: their release must not forget it (an outside attack:
+    // a run's end forgot an MCP upstream's header another run had just registered).
+    this.registered.add(value);
+    this.know(value);
+  }
+
+  /** Know a value's forms (once; counted per form in the index, so a form two values share stays while either does). */
+  private know(value: string): void {
+    if (this.values.has(value)) return;
     const forms = secretForms(value);
     this.values.set(value, forms);
     for (const form of forms) {
@@ -52,12 +63,15 @@ export class Redactor {
 
   /**
    * Stop knowing a value that can no longer do harm (a revoked run token), so the set does not grow forever. A form
-   * another registered value also has stays known.
+   * another registered value also has stays known, and so does a value somebody still holds ({@link hold}).
    */
   forget(value: string | undefined): void {
-    const forms = value === undefined ? undefined : this.values.get(value);
+    if (value === undefined) return;
+    this.registered.delete(value);
+    if (this.holders.has(value)) return;
+    const forms = this.values.get(value);
     if (!forms) return;
-    this.values.delete(value!);
+    this.values.delete(value);
     for (const form of forms) {
       this.forms.remove(form);
       this.folded?.remove(form.toLowerCase());
@@ -66,16 +80,15 @@ export class Redactor {
 
   /**
    * Know `value` for as long as its holder needs it (a run that read it from a secret file); returns the release.
-   * Holders are counted: the value is forgotten when the last one releases it, and never when it was registered
-   * with {@link add} before anybody held it (a configured secret). A second attack found one run's end forgetting
-   * a value another run still held.
+   * Holders are counted: the value is forgotten when the last one releases it, unless it is registered with
+   * {@link add} (a configured secret, or a value registered while held). A value that is only a form of another one
+   * (base64 of a held secret) is held as a value of its own: its own forms are known, and it outlives the other.
    */
   hold(value: string): () => void {
     if (value.length < MIN_SECRET_LENGTH) return () => undefined;
-    const holders = this.holders.get(value);
-    if (holders === undefined && this.forms.has(value)) return () => undefined;
-    this.holders.set(value, (holders ?? 0) + 1);
-    if (holders === undefined) this.add(value);
+    const holders = this.holders.get(value) ?? 0;
+    this.holders.set(value, holders + 1);
+    this.know(value);
     let released = false;
     return () => {
       if (released) return;
@@ -83,7 +96,7 @@ export class Redactor {
       const left = this.holders.get(value)! - 1;
       if (left > 0) return void this.holders.set(value, left);
       this.holders.delete(value);
-      this.forget(value);
+      if (!this.registered.has(value)) this.forget(value);
     };
   }
 

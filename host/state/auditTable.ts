@@ -57,16 +57,21 @@ function auditRows(db: Db, filter: { runId?: string; types?: string[] } = {}): I
 /** Rows read per page by {@link auditPagesToVerify}: enough to amortise the call, few enough to stay cached. */
 const VERIFY_PAGE = 4096;
 
-/** Each field of {@link STORED_RECORD_LAYOUT} as SQL: text as a JSON string, `data` as stored, seq as its digits. */
+/**
+ * Each field of {@link STORED_RECORD_LAYOUT} as SQL: text as a JSON string, `data` as stored, seq as its digits. A
+ * value of another storage class (a BLOB or number written over a text column: tampering) gives NULL, which makes the
+ * whole text NULL: the verifier then takes its slow path for that row instead of SQLite refusing the query.
+ */
+const text = (column: string) => `iif(typeof(${column}) IN ('text', 'null'), json_quote(${column}), NULL)`;
 const FIELD_SQL: Record<(typeof STORED_RECORD_LAYOUT.keys)[number], string> = {
-  actor: 'json_quote(actor)',
-  at: 'json_quote(at)',
-  data: 'data',
-  prev: 'json_quote(prev)',
-  runId: 'json_quote(run_id)',
+  actor: text('actor'),
+  at: text('at'),
+  data: "iif(typeof(data) = 'text', data, NULL)",
+  prev: text('prev'),
+  runId: text('run_id'),
   seq: 'seq',
-  sessionId: 'json_quote(session_id)',
-  type: 'json_quote(type)',
+  sessionId: text('session_id'),
+  type: text('type'),
 };
 
 /** The text a row's hash covers, built by SQLite (its json_quote escapes as JSON.stringify does; tested). */

@@ -1,7 +1,7 @@
 // Warm pools (docs/warm-pool.md) with a real store, dispatcher and runner processes: a pooled process serves one run
 // and is gone after it, pools of other bindings and tenants are never taken from, a warm run's isolation report is a
 // cold run's, a slot that died while idle is not used, and closing the host leaves no pooled process.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import type { RunOutcome } from '../../host/process/outcome.js';
 import { openHost } from '../../host/start.js';
 import { TOKENS } from '../../host/di/tokens.js';
 import { parseLimits } from '../../host/config/limits.js';
+import { paddock } from '../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS, tempHost } from '../helpers/host.js';
 
 const started = (t: DispatchTicket) => {
@@ -39,6 +40,22 @@ const gone = (pid: number) => {
     return true;
   }
 };
+
+/** Resolves once `pid` is a zombie or gone (its /proc state), polling; fails after 5 s. */
+async function deadButUnreaped(pid: number): Promise<void> {
+  const state = () => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    } catch {
+      return 'gone';
+    }
+  };
+  for (const until = Date.now() + 5_000; !['Z', 'X', 'gone'].includes(state());) {
+    if (Date.now() > until) throw new Error(`process ${pid} still ${state()} 5 s after SIGKILL`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 const host = tempHost();
 const pools = host.runs.warmPools;
@@ -134,8 +151,33 @@ describe('warm pools (real store, real runner processes)', () => {
     await pools.filled();
     const [victim] = pools.idlePids('warm');
     process.kill(-victim!, 'SIGKILL');
+    // kill() returns before the kernel has ended the process (on a busy machine it may not have run yet): wait for it
+    // to be a zombie, which Node has not reaped yet (no `exit` seen) — the moment this test is about.
+    await deadButUnreaped(victim!);
     const next = factsOf(await run('warm', 'killed-now'));
     expect(next.pid).not.toBe(victim);
+  });
+
+  it("another paddock process's start-up sweeps leave a live slot's workspace, image and mount alone", async () => {
+    // The outside attack: `paddock runs list` on the data folder unmounted live slots' quotas and deleted their images.
+    factsOf(await run('warm', 'swept'));
+    await pools.filled();
+    const slots = readdirSync(join(host.dataDir, 'workspaces')).filter((name) => name.startsWith('run_w'));
+    expect(slots.length).toBeGreaterThan(0);
+    const mounted = () => readFileSync('/proc/self/mountinfo', 'utf8');
+    const images = () => readdirSync(join(host.dataDir, 'quota', 'workspaces'));
+    const quota = existsSync(join(host.dataDir, 'quota', 'workspaces'));
+    const before = { mounts: slots.filter((id) => mounted().includes(`/workspaces/${id} `)), images: images() };
+    if (quota) expect(before.mounts).toEqual(slots); // this machine gives runs a disk quota: each slot has its mount
+
+    const listed = await paddock(['runs', 'list'], { dataDir: host.dataDir });
+    expect(listed.exitCode).toBe(0);
+    for (const id of slots) expect(existsSync(join(host.dataDir, 'workspaces', id))).toBe(true);
+    expect(slots.filter((id) => mounted().includes(`/workspaces/${id} `))).toEqual(before.mounts);
+    if (quota) for (const id of slots) expect(images()).toContain(`${id}.img`);
+    // And the slot still serves its run.
+    const [pooled] = pools.idlePids('warm');
+    expect(factsOf(await run('warm', 'swept')).pid).toBe(pooled);
   });
 });
 

@@ -94,6 +94,15 @@ describe('tamper-evident audit log', () => {
     store.close();
   });
 
+  it('answers a verdict, not an error, for a field stored as a BLOB or a number (edited; same bytes: intact)', () => {
+    tamper(dataDir, `UPDATE audit SET data = cast(data AS blob) WHERE seq = 20`); // the same bytes: the same content
+    expect(verify(dataDir)).toMatchObject({ ok: true, records: 600 });
+    tamper(dataDir, `UPDATE audit SET actor = cast('evil' AS blob) WHERE seq = 10`);
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'edited', seq: 10 });
+    tamper(dataDir, `UPDATE audit SET actor = 'host', type = 42 WHERE seq = 10`);
+    expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'edited', seq: 10 });
+  });
+
   it('detects an edited byte', () => {
     tamper(dataDir, `UPDATE audit SET data = replace(data, '"i":', '"i":1') WHERE seq = 101`);
     expect(verify(dataDir)).toMatchObject({ ok: false, problem: 'edited', seq: 101 });

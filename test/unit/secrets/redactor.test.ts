@@ -313,4 +313,41 @@ describe('held values (what a run learnt from a secret file)', () => {
     expect(r.text(configured)).toBe(REDACTED);
     expect(r.hold('short')).toBeTypeOf('function');
   });
+
+  it('keep a value registered while somebody held it after the holder lets go (outside attack)', () => {
+    const r = new Redactor();
+    const value = 'upstream-credential-1234';
+    const release = r.hold(value); // run A read it from a secret file
+    r.add(value); // an MCP upstream of run B registers the same header value
+    release(); // run A ends
+    expect(r.text(`token=${value}`)).toBe(`token=${REDACTED}`);
+    r.forget(value);
+    expect(r.text(value)).toBe(value);
+  });
+
+  it("hold a value that is a form of another as a value of its own, past the other's release (outside attack)", () => {
+    const r = new Redactor();
+    const secret = 'hunter2-db-password-9f8e7d';
+    const encoded = Buffer.from(secret).toString('base64');
+    const releaseSecret = r.hold(secret);
+    const releaseEncoded = r.hold(encoded);
+    const twice = Buffer.from(encoded).toString('base64');
+    expect(r.text(twice)).toBe(REDACTED); // its own forms are known
+    releaseSecret();
+    expect(r.text(encoded)).toBe(REDACTED);
+    expect(r.text(secret)).toBe(secret);
+    releaseEncoded();
+    expect(r.text(encoded)).toBe(encoded);
+  });
+
+  it('forget a held value only when its last holder lets go', () => {
+    const r = new Redactor();
+    const value = 'run-token-held-elsewhere-42';
+    r.add(value);
+    const release = r.hold(value);
+    r.forget(value);
+    expect(r.text(value)).toBe(REDACTED);
+    release();
+    expect(r.text(value)).toBe(value);
+  });
 });
