@@ -17,10 +17,15 @@ process.stdin.on('data', (chunk) => {
   rest = lines.pop();
   for (const line of lines) {
     const r = JSON.parse(line);
-    const child = execFile(r.file, r.args, { env: r.env, encoding: 'utf8', timeout: r.timeoutMs, maxBuffer: 16 << 20 },
-      (e, stdout, stderr) => answer({ id: r.id, stdout, stderr,
-        error: e ? { message: e.message, code: e.code, killed: e.killed, signal: e.signal } : null }));
-    child.stdin && child.stdin.end();
+    const failed = (e) => ({ message: e.message, code: e.code, killed: e.killed, signal: e.signal });
+    try {
+      const child = execFile(r.file, r.args, { env: r.env, encoding: 'utf8', timeout: r.timeoutMs, maxBuffer: 16 << 20 },
+        (e, stdout, stderr) => answer({ id: r.id, stdout, stderr, error: e ? failed(e) : null }));
+      child.stdin && child.stdin.end();
+    } catch (e) {
+      // Refused before it started (a NUL in an argument): that request fails, the spawner and the others go on.
+      answer({ id: r.id, stdout: '', stderr: '', error: failed(e) });
+    }
   }
 });
 process.stdin.on('end', () => process.exit(0));

@@ -81,6 +81,15 @@ describe('probe steps driven blocking or not (host/sandbox/probeSteps.ts)', () =
     }
   });
 
+  it('a helper refused before it starts (a NUL in an argument) fails alone; the spawner serves the next', async () => {
+    const refused = await execThroughSpawner({ file: '/bin/echo', args: ['a\0b'], env: ENV, timeoutMs: 5000 });
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.error.message).toMatch(/null bytes/);
+    await expect(execThroughSpawner({ file: '/bin/echo', args: ['next'], env: ENV, timeoutMs: 5000 })).resolves.toEqual(
+      { ok: true, stdout: 'next\n' },
+    );
+  });
+
   it('helpers run through the spawner answer concurrently, and an idle spawner keeps no process alive', async () => {
     const many = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
