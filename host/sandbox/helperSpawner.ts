@@ -19,7 +19,8 @@ process.stdin.on('data', (chunk) => {
     const r = JSON.parse(line);
     const failed = (e) => ({ message: e.message, code: e.code, killed: e.killed, signal: e.signal });
     try {
-      const child = execFile(r.file, r.args, { env: r.env, encoding: 'utf8', timeout: r.timeoutMs, maxBuffer: 16 << 20 },
+      const options = { env: r.env, encoding: 'utf8', timeout: r.timeoutMs, maxBuffer: 16 << 20 };
+      const child = execFile(r.file, r.args, options,
         (e, stdout, stderr) => answer({ id: r.id, stdout, stderr, error: e ? failed(e) : null }));
       child.stdin && child.stdin.end();
     } catch (e) {
