@@ -24,8 +24,8 @@ type Failure = Extract<AuditVerdict, { ok: false }>;
  *
  * Rows are hashed from their stored bytes (the text the storage lays out, auditStorage.ts `STORED_RECORD_LAYOUT`);
  * only a row that does not match that way is read whole, parsed and hashed again the slow way (data stored in another
- * JSON form) before it is called edited. Each
- * checkpoint's signature is checked once, when the walk reaches its record. `onProgress` is told after each page.
+ * JSON form) before it is called edited. Each checkpoint's signature is checked once, when the walk reaches its
+ * record. `onProgress` is told after each page.
  */
 export function verifyAudit(db: AuditStorage, publicKey: KeyObject, onProgress?: AuditProgress): AuditVerdict {
   const keyId = keyIdOf(publicKey);
