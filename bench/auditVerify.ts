@@ -1,47 +1,22 @@
 // Audit verify (issue 16): the verifier against what it cannot beat (reading the rows, SHA-256 of their bytes) and
-// against the verifier issue 16 started from, on one log, rounds interleaved.
-import { createHash, createPublicKey, hash } from 'node:crypto';
+// against the verifier issue 16 started from (its code at that revision), on one log, rounds interleaved.
+import { createHash, createPublicKey, hash, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { auditKeyPaths } from '../host/audit/auditKey.js';
-import type { AuditRow } from '../host/audit/auditStorage.js';
-import { canonicalJson } from '../host/audit/canonicalJson.js';
 import { verifyAudit } from '../host/audit/verify.js';
 import { auditTable } from '../host/state/auditTable.js';
 import { openDatabaseReadOnly } from '../host/state/db.js';
 import { Store } from '../host/state/store.js';
+import { importAtRevision, ISSUE_16_START } from './beforeRevision.js';
 import { fmt, summarize } from './stats.js';
+
+/** What the "before" verifier needs of its revision: host/audit/ and the storage it read. */
+const BEFORE_FILES = ['host/audit', 'host/state/auditTable.ts'];
 
 const RECORDS = 300_000;
 const ROUNDS = 5;
-
-/**
- * The verifier issue 16 started from, per row (kept here as the "before" figure only): a statement stepped row by
- * row into objects, the data parsed and encoded again as canonical JSON inside the record's, one `createHash` each.
- * Checkpoint signatures are left out (the same few hundred in both): this is the per-record cost.
- */
-function verifyAsBefore(db: ReturnType<typeof openDatabaseReadOnly>): number {
-  let prev = '0'.repeat(64);
-  let n = 0;
-  for (const row of db.prepare('SELECT * FROM audit ORDER BY rowid').iterate() as IterableIterator<AuditRow>) {
-    const body = canonicalJson({
-      seq: row.seq,
-      at: row.at,
-      type: row.type,
-      actor: row.actor,
-      sessionId: row.session_id,
-      runId: row.run_id,
-      data: JSON.parse(row.data) as unknown,
-      prev: row.prev,
-    });
-    const digest = createHash('sha256').update('paddock-audit-v1\0').update(body).digest('hex');
-    if (digest !== row.hash || row.prev !== prev) throw new Error(`the before-verifier disagrees at ${row.seq}`);
-    prev = row.hash;
-    n++;
-  }
-  return n;
-}
 
 /** Records verified per second, before and after, with the read and SHA-256 baselines of the same rows. */
 export async function auditVerifyBench(): Promise<Record<string, unknown>> {
@@ -60,6 +35,16 @@ export async function auditVerifyBench(): Promise<Record<string, unknown>> {
         });
     });
   store.close();
+  // Before: host/audit/ and its storage as of the revision issue 16 started from (bench/beforeRevision.ts).
+  type Verify = (storage: unknown, key: KeyObject) => { ok: boolean; records?: number };
+  const [{ verifyAudit: verifyBefore }, { auditTable: tableBefore }] = await Promise.all([
+    importAtRevision<{ verifyAudit: Verify }>(ISSUE_16_START, BEFORE_FILES, 'host/audit/verify.ts'),
+    importAtRevision<{ auditTable: (db: unknown) => unknown }>(
+      ISSUE_16_START,
+      BEFORE_FILES,
+      'host/state/auditTable.ts',
+    ),
+  ]);
   const db = openDatabaseReadOnly(join(dataDir, 'paddock.db'));
   const key = createPublicKey(readFileSync(auditKeyPaths(dataDir).publicPath));
   const bodies = (db.prepare('SELECT data FROM audit ORDER BY rowid').pluck().all() as string[]).map(
@@ -72,7 +57,13 @@ export async function auditVerifyBench(): Promise<Record<string, unknown>> {
   };
   const samples: Record<string, number[]> = { before: [], after: [], read: [], createHash: [], oneShot: [] };
   for (let round = 0; round < ROUNDS; round++) {
-    samples.before!.push(rate(() => verifyAsBefore(db)));
+    samples.before!.push(
+      rate(() => {
+        const verdict = verifyBefore(tableBefore(db), key);
+        if (!verdict.ok) throw new Error(`the log did not verify before: ${JSON.stringify(verdict)}`);
+        return verdict.records!;
+      }),
+    );
     samples.after!.push(
       rate(() => {
         const verdict = verifyAudit(auditTable(db), key);

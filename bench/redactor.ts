@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { DeltaRedactor } from '../host/secrets/deltaRedactor.js';
 import { Redactor } from '../host/secrets/redactor.js';
-import { RedactorBefore } from './redactorBefore.js';
+import { importAtRevision, ISSUE_16_START } from './beforeRevision.js';
 import { fmt, summarize } from './stats.js';
 
 /** What both redactors offer that the bench drives. */
@@ -110,7 +110,8 @@ function memoryOf(values: string[]): number {
 
 /**
  * The redactor with 1,000 registered values (issue 16): before (one regular expression over every form,
- * bench/redactorBefore.ts) and now (host/secrets/formIndex.ts), in the same process and rounds:
+ * host/secrets/ as of the revision issue 16 started from, bench/beforeRevision.ts) and now (host/secrets/formIndex.ts),
+ * in the same process and rounds:
  * - large text: `text()` of 1 MB holding 10 secret forms, in MB/s, beside `Buffer.indexOf` of an absent 8-byte needle
  *   over the same bytes (a native scan: the floor) and beside the credential shapes alone (no registered value);
  * - a stream: 64-character `message.delta` updates through the run's DeltaRedactor, µs per update;
@@ -124,6 +125,11 @@ export async function redactorBench(rounds = 41) {
   const values = registered();
   const text = largeText(1_000_000, values);
   const bytes = Buffer.byteLength(text);
+  const { Redactor: RedactorBefore } = await importAtRevision<{ Redactor: new () => AnyRedactor }>(
+    ISSUE_16_START,
+    ['host/secrets'],
+    'host/secrets/redactor.ts',
+  );
   const make = (kind: 'before' | 'now', set = values): AnyRedactor => {
     const r = kind === 'before' ? new RedactorBefore() : new Redactor();
     for (const v of set) r.add(v);

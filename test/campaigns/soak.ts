@@ -67,10 +67,18 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
   };
   // The heap is asked of the host after the rest is read, so its request's socket is not among the fds counted.
   const withHeap = async (s: Sample): Promise<Sample> => ({ ...s, ...(await heapFigures(serve.url, tokens.admin)) });
-  // The settled value: after an idle second, so a socket closing or a child being reaped is not caught mid-way.
+  // The settled value: a socket closing or a child being reaped must not be caught mid-way, so the counted resources
+  // are read until two readings 100 ms apart agree (at most 5 s: a count still moving then is what gets sampled).
   const settled = async (runs: number) => {
-    await sleep(1000);
-    return withHeap(sample(pid, dataDir, runIds, runs));
+    const counted = (s: Sample) => [s.fds, s.zombies, s.children, s.cgroups, s.workspaces, s.mounts].join();
+    let last = sample(pid, dataDir, runIds, runs);
+    for (const until = Date.now() + 5_000; Date.now() < until;) {
+      await sleep(100);
+      const next = sample(pid, dataDir, runIds, runs);
+      if (counted(next) === counted(last)) return withHeap(next);
+      last = next;
+    }
+    return withHeap(last);
   };
   try {
     for (let i = 0; i < warmup; i++) await oneRun(-1 - i);
