@@ -28,6 +28,13 @@ async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: nu
   return { killed: members.length - survivors.length, survivors };
 }
 
+/** The `PADDOCK_RUN_ID` a run's processes carry: the warm slot's id recorded with `run.started`, else the run id. */
+function envRunIdOf(store: Store, runId: string): string {
+  const started = runStartedData(store, runId);
+  const recorded = started ? (JSON.parse(started) as { envRunId?: unknown }).envRunId : undefined;
+  return typeof recorded === 'string' && recorded !== '' ? recorded : runId;
+}
+
 /** What recovery did at start. */
 export interface RecoveryReport {
   interruptedRuns: { runId: string; sessionId: string; killedPid: number | null }[];
@@ -55,8 +62,8 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     }
     // The group kill misses descendants that called setsid; the run's cgroup holds them all.
     const cgroup = await emptyRunCgroup(store, run.id);
-    // And whatever left the cgroup too but still carries the run's id in its environment.
-    const escaped = await killEscapees(run.id, 5_000, run.pidStart ?? 0);
+    // And whatever left the cgroup too but still carries the run's id (a warm slot's id) in its environment.
+    const escaped = await killEscapees(envRunIdOf(store, run.id), 5_000, run.pidStart ?? 0);
     // Its quota filesystems, left mounted by the dead host: the session's next run must mount its folder again.
     try {
       unmountQuotasOf(store.dataDir, [{ runId: run.id, sessionId: run.sessionId }]);

@@ -286,7 +286,11 @@ export class OpenRunJournal {
   }
 
   /** The runner process started: `run.started` and its `run.spawned` audit record. */
-  started(pid: number, facts: { recoveryDelivered: string[]; cgroups?: string[] }, spawned: SpawnRecord): void {
+  started(
+    pid: number,
+    facts: { recoveryDelivered: string[]; cgroups?: string[]; envRunId?: string },
+    spawned: SpawnRecord,
+  ): void {
     this.store.append(this.run.sessionId, [
       {
         type: 'run.started',
@@ -296,6 +300,7 @@ export class OpenRunJournal {
           pidStart: processStartTime(pid),
           recoveryDelivered: facts.recoveryDelivered,
           ...(facts.cgroups ? { cgroups: facts.cgroups } : {}),
+          ...(facts.envRunId ? { envRunId: facts.envRunId } : {}),
         },
         audit: { type: 'run.spawned', actor: 'host', data: { pid, ...spawned } },
       },

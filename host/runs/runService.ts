@@ -286,7 +286,11 @@ export class RunService {
         onSpawn: (pid) =>
           journal.started(
             pid,
-            { recoveryDelivered: run.recoveryDelivered, cgroups: containment?.paths },
+            {
+              recoveryDelivered: run.recoveryDelivered,
+              cgroups: containment?.paths,
+              ...(run.warm ? { envRunId: run.warm.slotId } : {}),
+            },
             {
               command: launch.command,
               args: launch.args,

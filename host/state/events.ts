@@ -41,6 +41,11 @@ export const EVENT_DATA = {
     recoveryDelivered: z.array(z.string()).default([]),
     /** The run's cgroup directories: recovery empties them after a host crash (setsid escapees included). */
     cgroups: z.array(z.string()).optional(),
+    /**
+     * The `PADDOCK_RUN_ID` the runner's processes carry when it is not the run id (a warm slot's id, started before
+     * the run existed): recovery's escapee scan looks for this one.
+     */
+    envRunId: z.string().optional(),
   }),
   'run.update': z.object({ runnerSeq: z.int().positive(), update: UpdateSchema }),
   /** Something the host told the run's chat (a budget stop, a changed skill): a `log` update not from the runner. */

@@ -41,6 +41,36 @@ describe('recovery', () => {
     expect(await reconcile(store)).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
   });
 
+  it("kills a warm run's setsid escapee, found by the slot id its environment carries", async () => {
+    const { store } = tempStore();
+    // A warm slot's processes carry the slot's id, not the run's: the process started before the run existed.
+    const env = { ...process.env, PADDOCK_RUN_ID: 'wslot_recovery_test' };
+    const runner = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore', env });
+    await new Promise((r) => runner.once('spawn', r));
+    const escapee = spawn('setsid', ['sleep', '1000'], { stdio: 'ignore', env });
+    await new Promise((r) => escapee.once('spawn', r));
+    const { sessionId } = store.ensureSession('default', 'b', 'k-warm');
+    store.append(sessionId, [
+      { type: 'run.queued', runId: 'run_w', data: { runner: 'echo', goalRevision: 0, attempt: 1 } },
+      {
+        type: 'run.started',
+        runId: 'run_w',
+        data: {
+          pid: runner.pid!,
+          pidStart: processStartTime(runner.pid!),
+          recoveryDelivered: [],
+          envRunId: 'wslot_recovery_test',
+        },
+      },
+    ]);
+    const escapeeGone = new Promise((r) => escapee.once('exit', r));
+    const report = await reconcile(store);
+    await escapeeGone;
+    expect(report.interruptedRuns).toEqual([{ runId: 'run_w', sessionId, killedPid: runner.pid }]);
+    expect(processStartTime(escapee.pid!)).toBeNull();
+    expect(store.session(sessionId).pendingRecovery[0]?.reason).toMatch(/1 other process\(es\) .* were killed/);
+  });
+
   it('does not kill a process that merely reuses a recorded pid (start time differs)', async () => {
     const { store } = tempStore();
     const bystander = spawn('sleep', ['1000'], { stdio: 'ignore' });
