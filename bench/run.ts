@@ -11,6 +11,7 @@ import { gatewayBench } from './gateway.js';
 import { manyRunsBench } from './manyRuns.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
+import { packageVerifyBench } from './packageVerify.js';
 import { redactorBench } from './redactor.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
@@ -53,6 +54,7 @@ const results = {
   ...(only && only !== 'redactor' ? {} : { redactor: await redactorBench() }),
 
   ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
+  ...(only && only !== 'package-verify' ? {} : { packageVerify: await packageVerifyBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

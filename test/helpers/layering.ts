@@ -29,7 +29,19 @@ export const HOST_LAYERS: readonly (readonly string[])[] = [
   ['admin'],
   ['dispatch'],
   ['runs', 'ops'],
-  ['authz', 'policy', 'changes', 'sandbox', 'gateway', 'bindings', 'plugins', 'secrets', 'harness', 'recovery'],
+  [
+    'authz',
+    'policy',
+    'changes',
+    'sandbox',
+    'gateway',
+    'bindings',
+    'plugins',
+    'packages',
+    'secrets',
+    'harness',
+    'recovery',
+  ],
   ['state', 'audit'],
   // What a configuration and a runner manifest are (zod schemas, each its own unit): the store keeps
   // them typed (state/configRepo.ts), authz reads them, bindings/ validates and applies them. The approvals

@@ -1,0 +1,91 @@
+// Issue 18's per-run package check (docs/runner-packages.md, "Verified at every run"): what `checkTree` costs on a
+// runner of 1,000 files before each run, against the same run's baselines — spawning /bin/true and a bare Node start
+// (the least a runner's start costs) — and what the install-time digest and the scheduled full re-hash cost.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readTree } from '../host/packages/treeDigest.js';
+import { checkTree } from '../host/packages/verifyTree.js';
+import { fmt, summarize } from './stats.js';
+
+const FOLDERS = 40;
+const FILES_PER_FOLDER = 25;
+
+/** A node_modules-like tree: 40 folders of 25 files of 200 B – 20 KiB (seeded sizes). */
+function makeBigTree(): string {
+  const root = mkdtempSync(join(tmpdir(), 'paddock-bench-pkg-'));
+  let seed = 18;
+  const size = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), 200 + (seed % 20_000));
+  for (let d = 0; d < FOLDERS; d++) {
+    mkdirSync(join(root, `mod${d}`, 'lib'), { recursive: true });
+    for (let f = 0; f < FILES_PER_FOLDER; f++)
+      writeFileSync(join(root, `mod${d}`, 'lib', `file${f}.js`), Buffer.alloc(size(), 97 + (f % 26)));
+  }
+  return root;
+}
+
+/** Milliseconds of each of `n` calls of `fn` (wall-clock). */
+function times(n: number, fn: () => void): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** Milliseconds of this process's CPU (user + system) for each of `n` calls: the cost whatever shares the machine. */
+function cpuTimes(n: number, fn: () => void): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const c0 = process.cpuUsage();
+    fn();
+    const c = process.cpuUsage(c0);
+    out.push((c.user + c.system) / 1000);
+  }
+  return out;
+}
+
+/** Runs the bench and prints it; returns the figures (ms). */
+export async function packageVerifyBench() {
+  const root = makeBigTree();
+  try {
+    const load = loadavg()[0]!;
+    const install = summarize(times(5, () => readTree(root)));
+    const listing = readTree(root);
+    const perRun = summarize(times(300, () => checkTree(root, listing)));
+    const perRunCpu = summarize(cpuTimes(300, () => checkTree(root, listing)));
+    const full = summarize(times(5, () => checkTree(root, listing, { full: true })));
+    // One file touched: its fingerprint moved, so the check hashes that one file.
+    utimesSync(join(root, 'mod3', 'lib', 'file7.js'), new Date(), new Date());
+    const touched = summarize(times(50, () => checkTree(root, listing)));
+    const spawnTrue = summarize(times(20, () => spawnSync('/bin/true')));
+    const nodeStart = summarize(times(10, () => spawnSync(process.execPath, ['-e', '0'])));
+    const entries = listing.entries.length;
+    console.log(`\n## Runner package check (bench/packageVerify.ts, issue 18) — load ${fmt(load, 2)}`);
+    console.log(`tree: ${entries} entries (${FOLDERS * FILES_PER_FOLDER} files), median of each`);
+    console.log(`per-run check (untouched):   ${fmt(perRun.median, 3)} ms (p99 ${fmt(perRun.p99, 3)})`);
+    console.log(`  its CPU time:              ${fmt(perRunCpu.median, 3)} ms`);
+    console.log(`per-run check (1 touched):   ${fmt(touched.median, 3)} ms`);
+    console.log(`full re-hash (scheduled):    ${fmt(full.median, 2)} ms`);
+    console.log(`install digest (readTree):   ${fmt(install.median, 2)} ms`);
+    console.log(`baseline spawn /bin/true:    ${fmt(spawnTrue.median, 2)} ms`);
+    console.log(`baseline node -e 0:          ${fmt(nodeStart.median, 2)} ms`);
+    console.log(`per-run check / node start:  ${fmt(perRun.median / nodeStart.median, 3)}×`);
+    return {
+      load,
+      entries,
+      perRunMs: perRun,
+      perRunCpuMs: perRunCpu.median,
+      touchedMs: touched.median,
+      fullMs: full.median,
+      installMs: install.median,
+      spawnTrueMs: spawnTrue.median,
+      nodeStartMs: nodeStart.median,
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTree } from '../../../host/packages/treeDigest.js';
+import { checkTree } from '../../../host/packages/verifyTree.js';
+import { makeTree } from '../../helpers/packageTree.js';
+
+describe('checkTree (the per-run package check)', () => {
+  it('passes an untouched tree without hashing anything', () => {
+    const root = makeTree();
+    expect(checkTree(root, readTree(root))).toEqual({ ok: true, changed: [], rehashed: 0, refreshed: null });
+  });
+
+  it('re-hashes a touched file, passes it, and hands back fingerprints that make the next check hash nothing', () => {
+    const root = makeTree();
+    const listing = readTree(root);
+    utimesSync(join(root, 'runner.json'), new Date(), new Date());
+    const first = checkTree(root, listing);
+    expect(first).toMatchObject({ ok: true, changed: [], rehashed: 1 });
+    expect(first.refreshed?.digest).toBe(listing.digest);
+    expect(checkTree(root, first.refreshed!)).toEqual({ ok: true, changed: [], rehashed: 0, refreshed: null });
+  });
+
+  it('finds one byte changed in place with the size and the mtime put back (the ctime moved)', () => {
+    const root = makeTree();
+    const file = join(root, 'lib', 'deep', 'a.js');
+    const listing = readTree(root);
+    const { atime, mtime } = statSync(file);
+    writeFileSync(file, 'export const a = 9;\n');
+    utimesSync(file, atime, mtime);
+    expect(checkTree(root, listing)).toMatchObject({ ok: false, changed: ['lib/deep/a.js'] });
+  });
+
+  it.each([
+    [
+      'a file added in a nested folder',
+      (r: string) => writeFileSync(join(r, 'lib', 'deep', 'b.js'), ''),
+      ['lib/deep/b.js'],
+    ],
+    ['a file added at the root', (r: string) => writeFileSync(join(r, 'preload.js'), ''), ['preload.js']],
+    ['a file removed', (r: string) => rmSync(join(r, 'run.sh')), ['run.sh']],
+    ['a file renamed', (r: string) => renameSync(join(r, 'run.sh'), join(r, 'run2.sh')), ['run.sh', 'run2.sh']],
+    ['the exec bit added', (r: string) => chmodSync(join(r, 'runner.json'), 0o755), ['runner.json']],
+    [
+      'a folder replaced by a link to a copy',
+      (r: string) => {
+        execFileSync('cp', ['-a', join(r, 'lib'), join(r, '..', `${r.split('/').pop()}-copy`)]);
+        rmSync(join(r, 'lib'), { recursive: true });
+        symlinkSync(join(r, '..', `${r.split('/').pop()}-copy`), join(r, 'lib'));
+      },
+      // The entries below resolve through the link to equal copies: the folder's own type change is the finding.
+      ['lib'],
+    ],
+    [
+      "a link's target",
+      (r: string) => {
+        rmSync(join(r, 'lib', 'a.js'));
+        symlinkSync('/etc/passwd', join(r, 'lib', 'a.js'));
+      },
+      ['lib/a.js'],
+    ],
+    [
+      'a file swapped for another of the same size and times',
+      (r: string) => {
+        const file = join(r, 'runner.json');
+        const { atime, mtime } = statSync(file);
+        writeFileSync(join(r, 'x'), '{"id":"u"}');
+        utimesSync(join(r, 'x'), atime, mtime);
+        renameSync(join(r, 'x'), file);
+      },
+      ['runner.json'],
+    ],
+    ['a FIFO added', (r: string) => execFileSync('mkfifo', [join(r, 'lib', 'p')]), ['lib/p']],
+  ])('finds %s', (_name, change, paths) => {
+    const root = makeTree();
+    const listing = readTree(root);
+    change(root);
+    const check = checkTree(root, listing);
+    expect(check.ok).toBe(false);
+    expect(check.changed).toEqual(paths);
+    expect(check.refreshed).toBeNull();
+    rmSync(`${root}-copy`, { recursive: true, force: true });
+  });
+
+  it('says the whole tree changed when its folder is gone', () => {
+    const root = makeTree();
+    const listing = readTree(root);
+    rmSync(root, { recursive: true });
+    expect(checkTree(root, listing)).toMatchObject({ ok: false, changed: ['.'] });
+  });
+
+  it('re-hashes every file when asked for a full check', () => {
+    const root = makeTree();
+    expect(checkTree(root, readTree(root), { full: true })).toMatchObject({ ok: true, rehashed: 3 });
+  });
+
+  it('agrees with a fresh digest on random edits of a bigger tree', () => {
+    // Seeded: each round edits, adds, removes or chmods a random entry, then checks against the first listing.
+    let seed = 16180;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 25; round++) {
+      const root = makeTree();
+      for (let i = 0; i < 30; i++) writeFileSync(join(root, 'lib', `f${i}.js`), `// ${i}\n`);
+      const listing = readTree(root);
+      const kind = next(5);
+      const target = join(root, 'lib', `f${next(30)}.js`);
+      if (kind === 0) writeFileSync(target, `// ${next(1000)}\n`);
+      else if (kind === 1) writeFileSync(join(root, 'lib', 'deep', `n${next(9)}`), '');
+      else if (kind === 2) rmSync(target);
+      else if (kind === 3) chmodSync(target, 0o700);
+      else utimesSync(target, new Date(), new Date());
+      const check = checkTree(root, listing);
+      expect(check.ok).toBe(readTree(root).digest === listing.digest);
+      if (kind === 1) mkdirSync(join(root, 'unused'), { recursive: true });
+    }
+  });
+});
