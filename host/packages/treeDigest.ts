@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  type BigIntStats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { HostError } from '../errors.js';
 
@@ -53,12 +63,17 @@ export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
   );
 }
 
-/** The SHA-256 of a file's bytes (hex). */
+/**
+ * The SHA-256 of a file's bytes (hex), read in pieces. The package is untrusted and may swap an entry between our
+ * `lstat` and this open: the open is non-blocking and does not follow a final link (a FIFO cannot hang the host), and
+ * the open descriptor must be a regular file, or this throws.
+ */
 export function hashFile(file: string): string {
   const hash = createHash('sha256');
   const buffer = Buffer.allocUnsafe(CHUNK);
-  const fd = openSync(file, 'r');
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
+    if (!fstatSync(fd).isFile()) throw new HostError('INVALID_INPUT', `${file}: changed into something not a file`);
     for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
   } finally {
     closeSync(fd);

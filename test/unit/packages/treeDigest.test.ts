@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTree } from '../../../host/packages/treeDigest.js';
+import { hashFile, readTree } from '../../../host/packages/treeDigest.js';
 import { emptyFolder, makeTree } from '../../helpers/packageTree.js';
 
 describe('package tree digest', () => {
@@ -83,5 +83,15 @@ describe('package tree digest', () => {
       .toString()
       .split(' ')[0];
     expect(entry).toMatchObject({ type: 'F', size: big.length, sha256: expected });
+  });
+});
+
+describe('hashFile on an entry swapped after its lstat', () => {
+  it('refuses a FIFO with no writer at once instead of blocking, and does not follow a link', () => {
+    const root = emptyFolder();
+    execFileSync('mkfifo', [join(root, 'p')]);
+    expect(() => hashFile(join(root, 'p'))).toThrow(/changed into something not a file/);
+    symlinkSync('/etc/passwd', join(root, 'l'));
+    expect(() => hashFile(join(root, 'l'))).toThrow(/ELOOP/);
   });
 });

@@ -116,3 +116,15 @@ describe('checkTree (the per-run package check)', () => {
     }
   });
 });
+
+describe('checkTree against a package that races it', () => {
+  it('does not hang on a file swapped for a FIFO with no writer: the entry is reported changed', async () => {
+    const root = makeTree();
+    const listing = readTree(root);
+    const file = join(root, 'lib', 'deep', 'a.js');
+    rmSync(file);
+    execFileSync('mkfifo', [file]);
+    // A blocking open of this FIFO would never return; the check must answer at once.
+    expect(checkTree(root, listing)).toMatchObject({ ok: false, changed: ['lib/deep/a.js'] });
+  });
+});
