@@ -63,9 +63,12 @@ export class RunChanges {
     private readonly bounds: RunChangeBounds = RUN_CHANGE_BOUNDS,
   ) {}
 
-  /** Take the snapshot the run's end is compared with (before the runner starts). */
-  async begin(): Promise<void> {
-    this.start = await takeSnapshot(this.roots, this.bounds.snapshot);
+  /**
+   * Take the snapshot the run's end is compared with (before the runner starts), or use `taken`: one of the same
+   * roots taken earlier, before the runner's process started (a warm slot's, docs/warm-pool.md).
+   */
+  async begin(taken?: Snapshot): Promise<void> {
+    this.start = taken ?? (await takeSnapshot(this.roots, this.bounds.snapshot));
   }
 
   /** Record one `fs/write` the host made: the file as it found it (undefined: created) and what it wrote. */

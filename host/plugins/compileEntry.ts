@@ -7,6 +7,7 @@ import type * as Esbuild from 'esbuild';
 import { HostError } from '../errors.js';
 import { readBoundedFile } from '../util/readBoundedFile.js';
 import { confineBuild } from './confineBuild.js';
+import { InputHashes } from './inputHashes.js';
 
 const OWN_DEPENDENCIES = Object.keys(
   (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
@@ -164,11 +165,9 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
   return outFile;
 }
 
+/** Inputs already hashed by this process: a run's start re-reads only what changed (issue 16, warm and cold starts). */
+const inputHashes = new InputHashes();
+
 function unchanged(input: CacheEntry['inputs'][number]): boolean {
-  try {
-    // A FIFO or device in place of a cached input is "changed" (and the rebuild refuses it), never a blocked read.
-    return sha256(readBoundedFile(input.path, { followLinks: true })) === input.sha256;
-  } catch {
-    return false;
-  }
+  return inputHashes.matches(input.path, input.sha256);
 }

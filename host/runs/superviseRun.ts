@@ -105,6 +105,13 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   const decidedNow = deferred();
   let ladderStart: LadderStart = 'sigterm';
   let phase: Phase = 'starting';
+  // A warm slot's pool refills once this run's first update was handed on (queued behind its commit), at its first
+  // request, or at its end: starting the replacement before would delay this run's first update (docs/warm-pool.md).
+  let warmStarted = options.warm?.started;
+  const startedNow = () => {
+    if (warmStarted) setImmediate(warmStarted);
+    warmStarted = undefined;
+  };
 
   const decide = (
     status: OutcomeStatus,
@@ -114,6 +121,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   ) => {
     if (!recorder.decide(status, reason, detail)) return;
     ladderStart = start;
+    startedNow();
     options.onDecided?.();
     decidedNow.resolve();
   };
@@ -188,9 +196,11 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
       }
       if (!recorder.decided)
         guarded(`update ${params.seq} (${params.update.kind})`, () => options.onUpdate?.(params.update, params.seq));
+      startedNow();
     },
     onHostRequest: (method, _runId, verdict) => {
       counters.hostRequests += 1;
+      startedNow();
       guarded(`a ${method} request`, () => options.onHostRequest?.(method, verdict));
       if (verdict !== 'accepted')
         log.info({ runId, method, code: verdict.code }, `runner request refused: ${verdict.message}`);

@@ -21,7 +21,8 @@ import {
   type Provisioned,
   type ProvisionStep,
 } from './provision.js';
-import { startSlot, type WarmSlot } from './warmSlot.js';
+import { RunChanges } from '../changes/runChanges.js';
+import { grantsNothingIntoWorkspace, startSlot, workspaceRoots, type WarmSlot } from './warmSlot.js';
 
 /** How long a slot may wait for a run before it is replaced (a stale bundle or config does not live on). */
 export const WARM_IDLE_MS = 10 * 60_000;
@@ -102,6 +103,11 @@ export class WarmPools {
     return n;
   }
 
+  /** Slot starts under way (for tests and benches). */
+  startingCount(): number {
+    return this.starts.size;
+  }
+
   /** Idle slots' process ids, of one binding or all (for tests and benches). */
   idlePids(bindingId?: string): number[] {
     return [...this.pools.values()]
@@ -133,11 +139,25 @@ export class WarmPools {
     const slot = [...pool.slots].find((s) => s.idle());
     const proc = slot?.take();
     if (slot) pool.slots.delete(slot);
-    this.fill(key, pool, plan, command);
-    if (!slot || !proc) return undefined;
+    const refill = () => {
+      if (this.pools.get(key) === pool) this.fill(key, pool, plan, command);
+    };
+    if (!slot || !proc) {
+      refill();
+      return undefined;
+    }
+    // The replacement starts once this run's first update is out (or the run ended): a slot's start is a spawn and
+    // a cgroup, synchronous work on the event loop that would otherwise come before this run's `run` and its answer.
+    let refilled = false;
+    const started = () => {
+      if (refilled) return;
+      refilled = true;
+      refill();
+    };
     try {
-      return await provision(deps, input, warmSteps(slot, proc, command));
+      return await provision(deps, input, warmSteps(slot, { ...proc, started }, command));
     } catch (error) {
+      started();
       // provision released what the steps made (the slot's process and folders included); the run starts cold.
       this.log.warn({ runId: input.queued.runId, slot: slot.id, err: error }, 'warm slot not usable; starting cold');
       return undefined;
@@ -149,6 +169,9 @@ export class WarmPools {
     this.closed = true;
     openPools.delete(this);
     await Promise.all([...this.pools.keys()].map((key) => this.drain(key)));
+    // A start under way stops its slot when it sees the pools closed: close() returns after that, so no process,
+    // cgroup or mount of a slot outlives it (a refill may have begun just before, at a run's first update).
+    await this.filled();
   }
 
   private newPool(key: string, bindingId: string): Pool {
@@ -162,6 +185,7 @@ export class WarmPools {
     const size = plan.binding.limits.warmPool;
     while (!this.closed && pool.slots.size + pool.starting < size) {
       pool.starting += 1;
+      let counted = false;
       const start = startSlot({
         config: this.config,
         log: this.log,
@@ -177,12 +201,14 @@ export class WarmPools {
       })
         .then((slot) => {
           pool.starting -= 1;
-          if (this.closed || this.pools.get(key) !== pool) return void slot.stop();
+          counted = true;
+          // Awaited, so filled() (and close()) return only once such a slot is gone.
+          if (this.closed || this.pools.get(key) !== pool) return slot.stop();
           pool.slots.add(slot);
           this.armRetire(key, pool);
         })
         .catch((error: unknown) => {
-          pool.starting -= 1;
+          if (!counted) pool.starting -= 1;
           this.log.warn({ bindingId: plan.binding.id, err: error }, 'could not start a warm runner process');
         })
         .finally(() => this.starts.delete(start));
@@ -210,6 +236,9 @@ export class WarmPools {
     await Promise.all([...pool.slots].map((s) => s.stop()));
   }
 }
+
+/** The cold run's change snapshot step (taken at the take, grants included). */
+const coldChanges = PROVISION_STEPS.find((step) => step.name === 'changes')!;
 
 /**
  * The provisioning steps of a run that took `slot`: the slot's workspace (the run's grants copied into it, the
@@ -274,8 +303,22 @@ function warmSteps(
       // The report as a cold run's: the same mechanism, with the run's disk figures (docs/warm-pool.md).
       d.sandbox = { ...prepared, report: prepared.reportFor?.(d.disk?.applied ?? 'none') ?? prepared.report };
       d.warm = proc;
+      // Whatever ends the run before it started (a later step threw, a release), the pool still refills.
+      d.onRelease('warm refill', () => proc.started?.());
     },
   };
-  const replaced: Record<string, ProvisionStep> = { command, workspace, env, sandbox };
+  const changes: ProvisionStep = {
+    name: 'changes',
+    run: async (d) => {
+      const ws = need(d.workspace, 'the workspace');
+      // The slot's snapshot stands for the run's when the take put nothing into the workspace (as a cold run's, it
+      // was taken before the process started); else the workspace is snapshotted now, grants included, as before.
+      const taken = grantsNothingIntoWorkspace(d.input.plan.access) ? slot.changesStart : undefined;
+      if (!taken) return coldChanges.run(d);
+      d.changes = new RunChanges(d.input.journal, (text) => d.deps.redactor.text(text), workspaceRoots(ws));
+      await d.changes.begin(taken);
+    },
+  };
+  const replaced: Record<string, ProvisionStep> = { command, workspace, changes, env, sandbox };
   return PROVISION_STEPS.map((step) => replaced[step.name] ?? step);
 }

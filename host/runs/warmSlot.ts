@@ -22,6 +22,8 @@ import { runSandboxRequest } from '../sandbox/runSandbox.js';
 import type { RunPlan } from './plan.js';
 import { grantedReadPaths } from './provision.js';
 import { createRunWorkspace, removeRunWorkspace, type RunWorkspace } from './workspace.js';
+import type { RunAccess } from '../authz/runAccess.js';
+import { takeSnapshot, type Snapshot, type SnapshotRoot } from '../changes/snapshot.js';
 
 /** A started runner process that answered `initialize` and waits for `run`: what superviseRun takes over. */
 export interface WarmProcess {
@@ -31,6 +33,11 @@ export interface WarmProcess {
   slotId: string;
   /** What the process wrote to stderr while it waited (the run's stderr tail starts with it). */
   stderr: Buffer[];
+  /**
+   * Call once the run no longer waits for its start (its first update is out, or it ended): the pool refills then,
+   * so the replacement's start does not delay this run's first update (set by the pool; docs/warm-pool.md).
+   */
+  started?(): void;
 }
 
 /** One pooled runner process with everything made for it, until a run takes it or it is stopped. */
@@ -41,6 +48,11 @@ export interface WarmSlot {
   readonly workspace: RunWorkspace;
   readonly disk?: SlotDiskQuota;
   readonly sandbox: PreparedSandbox;
+  /**
+   * The workspace's change snapshot, taken before the process started, as a cold run's is (host/changes/): there
+   * when the pool's runs are granted nothing that is copied or linked into the workspace at the take.
+   */
+  readonly changesStart?: Snapshot;
   /** Still waiting: not taken, not stopped, its process alive and silent. */
   idle(): boolean;
   /** Hand the process over to a run (its output is no longer watched here); undefined if it is not idle. */
@@ -92,6 +104,7 @@ export async function startSlot(input: SlotInput): Promise<WarmSlot> {
       : undefined;
     if (disk) undo.push(() => disk.release());
     const ws = createRunWorkspace(config.dataDir, id);
+    const changesStart = grantsNothingIntoWorkspace(access) ? await takeSnapshot(workspaceRoots(ws)) : undefined;
     const env = buildRunnerEnv({
       hostEnv: process.env,
       home: ws.home,
@@ -126,7 +139,7 @@ export async function startSlot(input: SlotInput): Promise<WarmSlot> {
       else sandbox.discard();
       throw error;
     });
-    return await watchSlot(input, { id, ws, disk, sandbox, proc, cleanup });
+    return await watchSlot(input, { id, ws, disk, sandbox, proc, changesStart, cleanup });
   } catch (error) {
     await cleanup();
     throw error;
@@ -142,10 +155,11 @@ async function watchSlot(
     disk?: SlotDiskQuota;
     sandbox: PreparedSandbox;
     proc: RunnerProcess;
+    changesStart?: Snapshot;
     cleanup(): Promise<void>;
   },
 ): Promise<WarmSlot> {
-  const { id, ws, disk, sandbox, proc } = made;
+  const { id, ws, disk, sandbox, proc, changesStart } = made;
   const limits = input.plan.access.limits;
   const containment = sandbox.containment;
   registerGroup(proc.pid, containment ? () => containment.killNow() : undefined);
@@ -221,6 +235,7 @@ async function watchSlot(
     workspace: ws,
     disk,
     sandbox,
+    changesStart,
     idle: () => state === 'idle' && !exited && proc.child.exitCode === null && alive(proc.pid),
     take: () => {
       if (!slot.idle()) return undefined;
@@ -267,4 +282,14 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether a run with `access` finds its workspace as made: no artifact, skill or mount copied or linked into it. */
+export function grantsNothingIntoWorkspace(access: Pick<RunAccess, 'artifacts' | 'skills' | 'mounts'>): boolean {
+  return access.artifacts.length + access.skills.length + access.mounts.length === 0;
+}
+
+/** The change snapshot's roots of a workspace with nothing granted into it (provision.ts `changes`: the root alone). */
+export function workspaceRoots(ws: Pick<RunWorkspace, 'root'>): SnapshotRoot[] {
+  return [{ label: '', path: ws.root }];
 }

@@ -65,6 +65,14 @@ host.apply({
     { id: 'warm', ...warm, route: { platform: 'telegram', bot: 'warm' } },
     { id: 'warm-acme', tenant: 'acme', ...warm, route: { platform: 'telegram', bot: 'warm' } },
     { id: 'cold', ...warm, limits: { wallClockMs: 20_000 }, route: { platform: 'telegram', bot: 'cold' } },
+    { id: 'writer', ...warm, runner: 'writes-files', route: { platform: 'telegram', bot: 'writer' } },
+    {
+      id: 'writer-cold',
+      ...warm,
+      runner: 'writes-files',
+      limits: {},
+      route: { platform: 'telegram', bot: 'coldwriter' },
+    },
   ],
 });
 afterAll(async () => {
@@ -132,6 +140,49 @@ describe('warm pools (real store, real runner processes)', () => {
     const warmTicket = started(await host.dispatcher.dispatch(chatEvent({ bot: 'warm', conversation: { id: 'iso' } })));
     expect(factsOf(await warmTicket.done).envRunId).toMatch(/^run_w/);
     expect(isolationOf(warmTicket.runId)).toEqual(isolationOf(coldTicket.runId));
+  });
+
+  it("the pool refills after a warm run's first update is out, not when the run takes its slot", async () => {
+    factsOf(await run('warm', 'refill'));
+    await pools.filled();
+    expect(pools.idlePids('warm')).toHaveLength(1);
+    const atFirstUpdate: { starting: number; idle: number }[] = [];
+    const ticket = started(
+      await host.dispatcher.dispatch(chatEvent({ bot: 'warm', conversation: { id: 'refill' } }), {
+        onUpdate: () =>
+          void atFirstUpdate.push({ starting: pools.startingCount(), idle: pools.idlePids('warm').length }),
+      }),
+    );
+    expect(factsOf(await ticket.done).envRunId).toMatch(/^run_w/);
+    // Nothing was started for the pool before the subscriber had the run's first update.
+    expect(atFirstUpdate[0]).toEqual({ starting: 0, idle: 0 });
+    await pools.filled();
+    expect(pools.idlePids('warm')).toHaveLength(1);
+  });
+
+  it("a warm run's own writes are recorded as a cold run's: the slot's snapshot predates its process", async () => {
+    const changes = async (bot: string) => {
+      const plan = { direct: [{ path: 'out/report.txt', content: 'written by the run\n' }] };
+      const ticket = started(
+        await host.dispatcher.dispatch(chatEvent({ bot, text: JSON.stringify(plan), conversation: { id: bot } })),
+      );
+      expect((await ticket.done).status).toBe('completed');
+      return host.store
+        .readEvents(ticket.sessionId)
+        .filter((e) => e.runId === ticket.runId && e.type === 'file.changed')
+        .map((e) => {
+          const { path, change, via, after } = e.data as { path: string; change: string; via: string; after: unknown };
+          return { path, change, via, after };
+        });
+    };
+    await changes('writer'); // cold: it fills the pool
+    await pools.filled();
+    const [pooled] = pools.idlePids('writer');
+    expect(pooled).toBeDefined();
+    const warmChanges = await changes('writer');
+    expect(pools.idlePids('writer')).not.toContain(pooled); // that run took the slot
+    expect(warmChanges).toEqual(await changes('coldwriter'));
+    expect(warmChanges.map((c) => [c.path, c.change])).toEqual([['out/report.txt', 'added']]);
   });
 
   it('a pooled process that died while idle is not used: the run gets a fresh one or starts cold', async () => {
