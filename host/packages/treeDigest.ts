@@ -32,6 +32,11 @@ export type TreeEntry =
 /** A package tree: its digest, the root folder's fingerprint and every entry below it, sorted by path bytes. */
 export interface TreeListing {
   digest: string;
+  /**
+   * When the fingerprints were read (ms since the epoch, taken before reading): a fingerprint stands for its
+   * content only if its ctime is older than this by `RACY_MS` (util/racyStat.ts).
+   */
+  recordedAtMs: number;
   root: Fingerprint;
   entries: TreeEntry[];
 }
@@ -168,8 +173,9 @@ export function readTree(root: string): TreeListing {
       if (entry.type === 'D') walk(path);
     }
   };
+  const recordedAtMs = Date.now();
   const rootFp = fingerprintOf(lstatSync(root, { bigint: true }));
   walk('');
   entries.sort((a, b) => comparePaths(a.path, b.path));
-  return { digest: digestOf(entries), root: rootFp, entries };
+  return { digest: digestOf(entries), recordedAtMs, root: rootFp, entries };
 }

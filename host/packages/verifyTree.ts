@@ -11,6 +11,7 @@ import {
   type TreeEntry,
   type TreeListing,
 } from './treeDigest.js';
+import { settledBefore } from '../util/racyStat.js';
 
 /** What {@link checkTree} found. */
 export interface TreeCheck {
@@ -54,10 +55,12 @@ export function checkTree(root: string, listing: TreeListing, options: { full?: 
     for (const name of now) if (!before.has(name)) changed.push(dir ? `${dir}/${name}` : name);
   };
 
+  const recordedAtMs = Date.now();
+  const settled = (fp: Fingerprint) => settledBefore(BigInt(fp.ctimeNs), listing.recordedAtMs);
   const rootStat = lstatSync(root, { bigint: true, throwIfNoEntry: false });
   if (!rootStat?.isDirectory()) return { ok: false, changed: ['.'], rehashed, refreshed: null };
   const rootFp = fingerprintOf(rootStat);
-  if (!sameFingerprint(rootFp, listing.root)) {
+  if (!sameFingerprint(rootFp, listing.root) || !settled(listing.root)) {
     moved = true;
     compareNames('');
   }
@@ -69,7 +72,8 @@ export function checkTree(root: string, listing: TreeListing, options: { full?: 
       continue;
     }
     const fp = fingerprintOf(st);
-    const same = sameFingerprint(fp, entry.fp);
+    // A fingerprint recorded in the same clock tick as its entry's last change does not stand for the content.
+    const same = sameFingerprint(fp, entry.fp) && settled(entry.fp);
     if (same && !(options.full && entry.type === 'F')) {
       seen.push(entry);
       continue;
@@ -100,7 +104,7 @@ export function checkTree(root: string, listing: TreeListing, options: { full?: 
     ok,
     changed: [...new Set(changed)],
     rehashed,
-    refreshed: ok && moved ? { digest: listing.digest, root: rootFp, entries: seen } : null,
+    refreshed: ok && moved ? { digest: listing.digest, recordedAtMs, root: rootFp, entries: seen } : null,
   };
 }
 
@@ -109,6 +113,8 @@ interface Compiled {
   root: string;
   paths: string[];
   expected: { dev: bigint; ino: bigint; mode: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint }[];
+  /** Some fingerprint was recorded too soon after its entry changed to stand for it: compare by content. */
+  racy: boolean;
 }
 const compiledListings = new WeakMap<TreeListing, Compiled>();
 
@@ -132,10 +138,14 @@ function nothingMoved(root: string, listing: TreeListing): boolean {
       root,
       paths: [root, ...listing.entries.map((e) => join(root, e.path))],
       expected: [asBigInts(listing.root), ...listing.entries.map((e) => asBigInts(e.fp))],
+      racy: [listing.root, ...listing.entries.map((e) => e.fp)].some(
+        (fp) => !settledBefore(BigInt(fp.ctimeNs), listing.recordedAtMs),
+      ),
     };
     compiledListings.set(listing, compiled);
   }
-  const { paths, expected } = compiled;
+  const { paths, expected, racy } = compiled;
+  if (racy) return false;
   for (let i = 0; i < paths.length; i++) {
     const st = lstatSync(paths[i]!, { bigint: true, throwIfNoEntry: false });
     const e = expected[i]!;

@@ -1,19 +1,13 @@
 import { createHash } from 'node:crypto';
 import { statSync, type BigIntStats } from 'node:fs';
+import { settledBefore } from '../util/racyStat.js';
 import { readBoundedFile } from '../util/readBoundedFile.js';
-
-/**
- * How long before its hashing a file's ctime must lie for a later equal stat to stand for its content. The kernel
- * stamps ctime from a coarse clock (a tick of up to a few ms): a write in the same tick as the hashing could leave
- * the stat equal (git's "racy clean" entries). Generous, so a clock step of the same size does not matter either.
- */
-export const RACY_MS = 2_000;
 
 /**
  * The sha256 of files from an untrusted folder (a runner package's build inputs), read again only when their stat
  * changed. A file is identified by device, inode, size, mtime and ctime (nanoseconds): every write moves ctime,
  * which no process can set back (utimes sets mtime and atime only), so an equal identity means the same content —
- * once the file's ctime is older than the hashing by {@link RACY_MS}; a younger file is read every time.
+ * once the file's ctime is older than the hashing by `RACY_MS` (util/racyStat.ts); a younger file is read every time.
  */
 export class InputHashes {
   private readonly known = new Map<string, { identity: string; sha256: string }>();
@@ -42,8 +36,7 @@ export class InputHashes {
       return false;
     }
     // Stat taken before the read: a write during the read moves ctime, so the next check reads again.
-    if (stat.ctimeNs / 1_000_000n < BigInt(Math.floor(this.now()) - RACY_MS))
-      this.known.set(path, { identity, sha256: actual });
+    if (settledBefore(stat.ctimeNs, this.now())) this.known.set(path, { identity, sha256: actual });
     else this.known.delete(path);
     return actual === sha256;
   }

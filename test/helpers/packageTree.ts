@@ -3,6 +3,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import type { TreeListing } from '../../host/packages/treeDigest.js';
+import { RACY_MS } from '../../host/util/racyStat.js';
 
 const made: string[] = [];
 afterEach(() => {
@@ -27,3 +29,12 @@ export function makeTree(): string {
   symlinkSync('deep/a.js', join(root, 'lib', 'a.js'));
   return root;
 }
+
+/**
+ * `listing` as if it had been recorded long after its files last changed (a real install is checked minutes or days
+ * later): its fingerprints then stand for the content, which a listing made in the same second as the files is not.
+ */
+export const recordedLater = (listing: TreeListing): TreeListing => ({
+  ...listing,
+  recordedAtMs: listing.recordedAtMs + 10 * RACY_MS,
+});

@@ -4,22 +4,40 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTree } from '../../../host/packages/treeDigest.js';
 import { checkTree } from '../../../host/packages/verifyTree.js';
-import { makeTree } from '../../helpers/packageTree.js';
+import { makeTree, recordedLater } from '../../helpers/packageTree.js';
 
 describe('checkTree (the per-run package check)', () => {
   it('passes an untouched tree without hashing anything', () => {
     const root = makeTree();
-    expect(checkTree(root, readTree(root))).toEqual({ ok: true, changed: [], rehashed: 0, refreshed: null });
+    const listing = recordedLater(readTree(root));
+    expect(checkTree(root, listing)).toEqual({ ok: true, changed: [], rehashed: 0, refreshed: null });
   });
 
   it('re-hashes a touched file, passes it, and hands back fingerprints that make the next check hash nothing', () => {
     const root = makeTree();
-    const listing = readTree(root);
+    const listing = recordedLater(readTree(root));
     utimesSync(join(root, 'runner.json'), new Date(), new Date());
     const first = checkTree(root, listing);
     expect(first).toMatchObject({ ok: true, changed: [], rehashed: 1 });
     expect(first.refreshed?.digest).toBe(listing.digest);
-    expect(checkTree(root, first.refreshed!)).toEqual({ ok: true, changed: [], rehashed: 0, refreshed: null });
+    const next = recordedLater(first.refreshed!);
+    expect(checkTree(root, next)).toEqual({ ok: true, changed: [], rehashed: 0, refreshed: null });
+  });
+
+  it("does not trust a fingerprint recorded in its entry's last change's clock tick (git's racy clean)", () => {
+    const root = makeTree();
+    const listing = readTree(root);
+    // Forged: the record says runner.json had other bytes under the very stat it has now — what a write landing in
+    // the same coarse ctime tick as the recording would leave. Recorded at once, the stat proves nothing: re-hashed.
+    const forged = {
+      ...listing,
+      entries: listing.entries.map((e) => (e.path === 'runner.json' ? { ...e, sha256: '0'.repeat(64) } : e)),
+    };
+    expect(checkTree(root, forged)).toMatchObject({ ok: false, changed: ['runner.json'] });
+    // The same record made long after the change is trusted by its stat: the rule above is what catches it.
+    expect(checkTree(root, recordedLater(forged))).toMatchObject({ ok: true, rehashed: 0 });
+    // And a fresh record's racy entries are compared by content, not reported.
+    expect(checkTree(root, listing)).toMatchObject({ ok: true, changed: [], rehashed: 3 });
   });
 
   it('finds one byte changed in place with the size and the mtime put back (the ctime moved)', () => {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InputHashes, RACY_MS } from '../../../host/plugins/inputHashes.js';
+import { InputHashes } from '../../../host/plugins/inputHashes.js';
+import { RACY_MS } from '../../../host/util/racyStat.js';
 import { readBoundedFile } from '../../../host/util/readBoundedFile.js';
 
 // The real reader, counted: a stat that stands for the content saves exactly this read.

@@ -1,0 +1,10 @@
+/**
+ * How long before a file's stat was recorded its ctime must lie for a later equal stat to stand for its content.
+ * The kernel stamps ctime from a coarse clock (a tick of up to a few ms): a write in the same tick as the recording
+ * could leave the stat equal (git's "racy clean" entries). Generous, so a clock step of that size does not matter.
+ */
+export const RACY_MS = 2_000;
+
+/** Whether a stat with this ctime, recorded at `recordedAtMs`, may stand for the content read then. */
+export const settledBefore = (ctimeNs: bigint, recordedAtMs: number): boolean =>
+  ctimeNs / 1_000_000n < BigInt(Math.floor(recordedAtMs) - RACY_MS);
