@@ -43,6 +43,7 @@ export const campaign: Campaign = {
     window.enable();
     try {
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const indices = Array.from({ length: count }, (_, i) => i);
       const viaHost = indices.filter((i) => i % hostEvery === 0);
       const viaBoundary = indices.filter((i) => i % hostEvery !== 0);
@@ -68,6 +69,14 @@ export const campaign: Campaign = {
         }),
       ]);
       report.total('cases/s', rate(done, started));
+      // This process's CPU (host code, campaign, bridges' spawns) against the wall clock: a loop delay far above what
+      // the busy share explains is time spent waiting for a CPU, not the host's own synchronous work.
+      const cpu = process.cpuUsage(cpuBefore);
+      report.total('process CPU s', Math.round((cpu.user + cpu.system) / 1e4) / 100);
+      report.total(
+        'process CPU share of wall',
+        Math.round(((cpu.user + cpu.system) / 1e3 / (performance.now() - started)) * 100) / 100,
+      );
       await afterwards(report, seed, host, root);
     } finally {
       loop.disable();
