@@ -51,15 +51,18 @@ export const campaign: Campaign = {
       const play = async (tier: string, index: number, run: (fuzz: FuzzCase) => Promise<Played>) => {
         const fuzz = makeCase(caseSeed(seed, index));
         inFlight.add(fuzz.seed);
-        const played = await withDeadline(run(fuzz), CASE_DEADLINE_MS);
-        inFlight.delete(fuzz.seed);
+        const running = run(fuzz);
+        const played = await withDeadline(running, CASE_DEADLINE_MS);
         record(report, tier, fuzz, played);
+        const laneFree = played !== 'deadline' || (await lateEnd(report, fuzz.seed, running));
+        inFlight.delete(fuzz.seed);
         if (++done % 1000 === 0) {
           report.note(
             `${done} cases, ${rate(done, started)} cases/s, load ${loadavg()[0]!.toFixed(1)}, ${delays(window)}`,
           );
           window.reset();
         }
+        return laneFree;
       };
       await Promise.all([
         ...fast.map((lane) => drain(viaBoundary, stopped, (i) => play('boundary', i, (f) => lane.play(f)))),
@@ -96,16 +99,29 @@ export const campaign: Campaign = {
 
 type Played = CaseObservation & { recorded?: RecordedRun };
 
-/** Take indices from the shared list until it is empty or the campaign is stopped. */
-async function drain(list: number[], stopped: () => boolean, each: (index: number) => Promise<void>): Promise<void> {
-  for (let i = list.shift(); i !== undefined && !stopped(); i = list.shift()) await each(i);
+/** Take indices from the shared list until it is empty, the campaign is stopped, or `each` retires the lane. */
+async function drain(list: number[], stopped: () => boolean, each: (index: number) => Promise<boolean>) {
+  for (let i = list.shift(); i !== undefined && !stopped(); i = list.shift()) if (!(await each(i))) return;
+}
+
+/**
+ * After a hang was reported: the lane's socket and runner stay the case's until it ends, so the next case waits for
+ * that (its outcome noted: a slow end, not a lost one) — or the lane retires if it does not end within another
+ * deadline. Without this a late case's end closed the next case's socket (seeds 2975360477, 528047300).
+ */
+async function lateEnd(report: Report, seed: number, running: Promise<Played>): Promise<boolean> {
+  const since = performance.now();
+  const late = await withDeadline(running, CASE_DEADLINE_MS);
+  if (late === 'deadline') report.note(`seed ${seed}: still no outcome after ${2 * CASE_DEADLINE_MS} ms; lane retired`);
+  else report.note(`seed ${seed}: ended ${late.outcome.status} ${Math.round(performance.now() - since)} ms late`);
+  return late !== 'deadline';
 }
 
 function record(report: Report, tier: string, fuzz: FuzzCase, played: Played | 'deadline'): void {
   report.count('cases');
   report.count(`cases via ${tier}`);
   if (played === 'deadline') {
-    report.violation(fuzz.seed, `hang: no outcome within ${CASE_DEADLINE_MS} ms [${describeCase(fuzz)}]`);
+    report.violation(fuzz.seed, `${tier}: hang: no outcome within ${CASE_DEADLINE_MS} ms [${describeCase(fuzz)}]`);
     return;
   }
   report.count(`ended ${played.outcome.status}`);

@@ -107,7 +107,7 @@ describe('a blocked host event loop does not lose what the runner already wrote'
     expect([outcome.status, outcome.reason]).toEqual(['completed', 'runner completed the run']);
   });
 
-  it("a message written before an exit that is reaped along with another child's exit still decides the run", async () => {
+  it("a line written before an exit reaped with another child's exit still decides the run", async () => {
     // Node reaps every exited child when any SIGCHLD is handled: a runner that exits after the loop polled is
     // reaped in that turn, before its last line is read in the next one; a stall in between overruns exitDrainMs.
     dir = mkdtempSync(join(tmpdir(), 'paddock-blocked-'));
