@@ -378,6 +378,11 @@ export class Store {
     return () => this.listeners.delete(listener);
   }
 
+  /** Whether {@link close} was called: a poller's timer that outlived its host stops on this. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Sign the audit head and close the database. */
   close(): void {
     if (this.closed) return;
