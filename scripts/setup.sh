@@ -17,6 +17,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v socat >/dev/null 2>&1 || missing+=(socat)
 # python3 (>= 3.9) runs examples/python-runner, the runner written from docs/protocol.md alone.
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# cc: better-sqlite3 compiles from source with it, and the fuzz campaign's runner-side bridge is C (fuzz/bridge.c).
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
 # chromium: the real browser the admin console's tests drive (playwright-core, headless; docs/console.md §6).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then

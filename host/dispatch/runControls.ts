@@ -50,6 +50,8 @@ export class RunControlWatcher {
 
   /** Check once now. */
   poll(): void {
+    // The store closed under a watched run (a host shut down without draining): nothing is left to watch.
+    if (this.store.isClosed) return this.stop();
     const version = this.dataVersion();
     if (version === this.lastVersion) return;
     this.lastVersion = version;

@@ -213,13 +213,17 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   let lastActivity = performance.now();
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdle = (ms: number) => {
-    idleTimer = setTimeout(() => {
-      if (recorder.decided) return;
-      const quietFor = performance.now() - lastActivity;
-      if (quietFor >= limits.idleMs) {
-        decide('timed_out', `runner sent nothing for ${limits.idleMs} ms (idle limit)`, { timeout: 'idle' });
-      } else armIdle(limits.idleMs - quietFor);
-    }, ms);
+    idleTimer = setTimeout(
+      () =>
+        afterWaitingInput(() => {
+          if (recorder.decided) return;
+          const quietFor = performance.now() - lastActivity;
+          if (quietFor >= limits.idleMs) {
+            decide('timed_out', `runner sent nothing for ${limits.idleMs} ms (idle limit)`, { timeout: 'idle' });
+          } else armIdle(limits.idleMs - quietFor);
+        }),
+      ms,
+    );
   };
 
   const detachStdout = attachPeer(
@@ -280,14 +284,18 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     exitInfo = { code, signal };
     exited.resolve();
     // The result may still sit in the pipe: let stdout drain (bounded, since a grandchild may
-    // hold it open) before calling the exit a crash.
-    void settlesWithin(stdoutEnded.promise, limits.exitDrainMs).then(() => {
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      // Maybe the sandbox, not the runner: the next host process probes the machine again (probeCache.ts).
-      if (phase !== 'running') forgetMachineProbe();
-      conn.close(RpcError.runnerExited(how));
-      decide('crashed', `runner ${how} ${PHASE_TEXT[phase]}${lastStderrLine(redact(tail.toString()))}`);
-    });
+    // hold it open) before calling the exit a crash. Node reaps every exited child whenever it handles a SIGCHLD,
+    // so this exit may be seen a turn before the pipe's last bytes are polled: a stall in between overruns the
+    // bound with those bytes unread, hence one more turn before deciding.
+    void settlesWithin(stdoutEnded.promise, limits.exitDrainMs).then(() =>
+      afterWaitingInput(() => {
+        const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        // Maybe the sandbox, not the runner: the next host process probes the machine again (probeCache.ts).
+        if (phase !== 'running') forgetMachineProbe();
+        conn.close(RpcError.runnerExited(how));
+        decide('crashed', `runner ${how} ${PHASE_TEXT[phase]}${lastStderrLine(redact(tail.toString()))}`);
+      }),
+    );
   };
   // A warm process may have died between its take and now: its exit was already emitted.
   if (proc.child.exitCode !== null || proc.child.signalCode !== null)
@@ -296,7 +304,11 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
 
   const wallTimer = setTimeout(
     () =>
-      decide('timed_out', `run exceeded the wall-clock limit of ${limits.wallClockMs} ms`, { timeout: 'wall_clock' }),
+      afterWaitingInput(() =>
+        decide('timed_out', `run exceeded the wall-clock limit of ${limits.wallClockMs} ms`, {
+          timeout: 'wall_clock',
+        }),
+      ),
     limits.wallClockMs,
   );
   let cancelTimer: NodeJS.Timeout | undefined;
@@ -310,9 +322,11 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     conn.cancel(runId, reason);
     cancelTimer = setTimeout(
       () =>
-        decide('cancelled', `runner did not answer run/cancel within ${limits.cancelGraceMs} ms; killed`, {
-          timeout: 'cancel_grace',
-        }),
+        afterWaitingInput(() =>
+          decide('cancelled', `runner did not answer run/cancel within ${limits.cancelGraceMs} ms; killed`, {
+            timeout: 'cancel_grace',
+          }),
+        ),
       limits.cancelGraceMs,
     );
   };
@@ -450,6 +464,15 @@ function describeResult(result: RunResult, cancelRequested: boolean): string {
 export function describeError(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+/**
+ * Run `decide` after the event loop's next poll phase. A loop stalled past a limit runs the overdue timer before it
+ * reads the runner's output already waiting in the pipe (Node runs timers, then polls): a runner that answered in
+ * time would be failed for the host's stall. One turn lets those bytes be read first; `decide` then looks again.
+ */
+function afterWaitingInput(decide: () => void): void {
+  setImmediate(decide);
 }
 
 function lastStderrLine(tail: string): string {

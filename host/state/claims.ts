@@ -164,7 +164,7 @@ export class ClaimWaker {
   private schedule(): void {
     this.timer = setTimeout(() => {
       // The store closed under a waiting run (a host shut down without draining): nothing is left to watch.
-      if (!dbOf(this.store).open) return void (this.timer = undefined);
+      if (this.store.isClosed || !dbOf(this.store).open) return void (this.timer = undefined);
       const version = this.dataVersion();
       if (version !== this.version) {
         this.version = version;

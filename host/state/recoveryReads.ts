@@ -3,8 +3,11 @@ import { dbOf, type Store } from './store.js';
 
 /** The data of a run's `run.started` event as stored (JSON text), if it started. */
 export function runStartedData(store: Store, runId: string): string | undefined {
-  return dbOf(store).prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'").pluck().get(runId) as
-    string | undefined;
+  // `type <> 'run.update'` names the partial index events_by_run_except_updates (migration 15) for SQLite to use.
+  return dbOf(store)
+    .prepare("SELECT data FROM events WHERE run_id = ? AND type = 'run.started' AND type <> 'run.update'")
+    .pluck()
+    .get(runId) as string | undefined;
 }
 
 /** A run's current status in the `runs` view table (read inside the transaction that acts on it). */

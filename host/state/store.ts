@@ -87,9 +87,10 @@ let idPrefix = '';
 const idRandom = Buffer.alloc(8_192);
 let idRandomAt = idRandom.length;
 /**
- * Event ids that sort by creation time, so the unique index grows at its end instead of at random: `evt_`, the
- * millisecond (base 36, computed once per millisecond), a counter, 8 random hex digits. A streaming run makes
- * thousands a second, so this is kept cheap.
+ * Event ids that sort by creation time: `evt_`, the millisecond (base 36, computed once per millisecond), a counter, 8
+ * random hex digits. Unique by this construction alone: the database stopped checking it (migration 15,
+ * docs/decisions.md SS1), as no query reads an event by its id. A streaming run makes thousands a second, so this is
+ * kept cheap.
  */
 function newEventId(): string {
   idCounter = (idCounter + 1) % 1_679_616;
@@ -375,6 +376,11 @@ export class Store {
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Whether {@link close} was called: a poller's timer that outlived its host stops on this. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Sign the audit head and close the database. */

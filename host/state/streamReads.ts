@@ -17,12 +17,27 @@ export interface RawEvent {
 /** TERMINAL_RUN_EVENTS as an SQL list of string literals (the names are fixed identifiers: no quote to escape). */
 const TERMINAL_TYPES_SQL = TERMINAL_RUN_EVENTS.map((t) => `'${t}'`).join(', ');
 
+/**
+ * A run's events after a seq, in seq order (migration 15, docs/decisions.md SS2): its events other than updates from
+ * the partial index `events_by_run_except_updates` (run_id, session_id, seq), merged with its updates from the primary
+ * key (session_id, seq) from its `run.started` on — every update of a run comes after its start, and a run that never
+ * started has none. Both sides come in seq order, so the compound SELECT merges them and stops at the LIMIT; the
+ * updates' range holds the run's own rows and the few the session logged beside them (a message, the next run's
+ * `run.queued`). `type <> 'run.update'` is written out where the partial index is meant: SQLite uses a partial index
+ * only for a query that names its WHERE terms.
+ */
+export const RUN_EVENTS_SQL =
+  "SELECT * FROM events WHERE run_id = @run AND session_id = @session AND seq > @after AND type <> 'run.update' " +
+  'UNION ALL ' +
+  'SELECT * FROM events WHERE session_id = @session AND seq > max(@after, coalesce((SELECT min(seq) FROM events ' +
+  "WHERE run_id = @run AND type = 'run.started' AND type <> 'run.update'), 9223372036854775807)) " +
+  "AND run_id = @run AND type = 'run.update' ORDER BY seq LIMIT @limit";
+
 function statements(store: Store) {
   const db = dbOf(store);
   return {
     session: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-    // events_by_run holds (run_id, session_id, seq): one index range, already in seq order.
-    run: db.prepare('SELECT * FROM events WHERE run_id = ? AND session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+    run: db.prepare(RUN_EVENTS_SQL),
     // The types as literals, exactly the partial index events_run_end's WHERE (migration 0009): SQLite uses a partial
     // index only for a query whose WHERE names its terms, never a bound parameter. The index holds (run_id, seq).
     terminal: db.prepare(`SELECT min(seq) FROM events WHERE run_id = ? AND type IN (${TERMINAL_TYPES_SQL})`).pluck(),
@@ -42,7 +57,7 @@ export function readEventsAfter(
   const rows = (
     q.runId === undefined
       ? s.session.all(q.sessionId, q.afterSeq, q.limit)
-      : s.run.all(q.runId, q.sessionId, q.afterSeq, q.limit)
+      : s.run.all({ run: q.runId, session: q.sessionId, after: q.afterSeq, limit: q.limit })
   ) as EventRow[];
   return rows.map((r) => ({
     id: r.id,

@@ -156,13 +156,11 @@ export class JsonRpcPeer {
       this.pendingRejects.add(rejectFn);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       if (options.timeoutMs !== undefined) {
-        timer = setTimeout(
-          () =>
-            settle(
-              new RpcError(ErrorCodes.RunnerUnresponsive, `${method} got no answer within ${options.timeoutMs} ms`),
-            ),
-          options.timeoutMs,
-        );
+        // A loop stalled past the limit runs this timer before it reads the input already waiting: read it first
+        // (the poll phase comes before setImmediate's), so an answer sent in time is not called late.
+        const expire = () =>
+          settle(new RpcError(ErrorCodes.RunnerUnresponsive, `${method} got no answer within ${options.timeoutMs} ms`));
+        timer = setTimeout(() => setImmediate(expire), options.timeoutMs);
         timer.unref();
       }
       const sent = this.rpc.request(method, params as never, undefined);

@@ -8,26 +8,33 @@ import { buildRunParams, newRunId, textEvent } from '../../../sdk/protocol/runPa
 import { isAlive } from '../../helpers/fixtures.js';
 import type { FuzzCase } from './cases.js';
 import { FUZZ_LIMITS } from './limits.js';
-import { bridgeCommand, FuzzPlayer, type PlayLog } from './player.js';
+import { bridgeCommand } from './bridge.js';
+import type { PlayLog } from './player.js';
+import type { RemotePlayer } from './remotePlayer.js';
 
 /** One lane of the fast tier: its own player socket; cases run one after another. */
 export class BoundaryLane {
-  readonly player: FuzzPlayer;
   private readonly dir: string;
+  private readonly socketPath: string;
 
-  constructor(root: string, name: string) {
+  constructor(
+    root: string,
+    name: string,
+    private readonly player: RemotePlayer,
+    private readonly bridge: string,
+  ) {
     this.dir = join(root, name);
     mkdirSync(this.dir, { recursive: true });
-    this.player = new FuzzPlayer(join(root, `${name}.sock`));
+    this.socketPath = join(root, `${name}.sock`);
   }
 
   /** Play `fuzz` through superviseRun; the outcome, what the runner saw, and whether its process is gone. */
   async play(fuzz: FuzzCase): Promise<{ outcome: RunOutcome; log: PlayLog; runnerAlive: boolean }> {
-    const log = this.player.arm(fuzz);
+    await this.player.arm(this.socketPath, fuzz.seed);
     const runId = newRunId();
     const outcome = await superviseRun({
       launch: {
-        ...bridgeCommand(this.player.socketPath),
+        ...bridgeCommand(this.bridge, this.socketPath),
         cwd: this.dir,
         env: { PATH: '/usr/bin:/bin', PADDOCK_RUN_ID: runId },
       },
@@ -41,6 +48,7 @@ export class BoundaryLane {
       limits: FUZZ_LIMITS,
       host: { name: 'paddock-fuzz', version: '0.0.0' },
     });
-    return { outcome, log, runnerAlive: outcome.pid !== null && isAlive(outcome.pid) };
+    const runnerAlive = outcome.pid !== null && isAlive(outcome.pid);
+    return { outcome, log: await this.player.collect(this.socketPath), runnerAlive };
   }
 }

@@ -26,7 +26,7 @@ export function checkCase(fuzz: FuzzCase, seen: CaseObservation, recorded?: Reco
   if (!(OUTCOME_STATUSES as readonly string[]).includes(outcome.status))
     out.push(`outcome status ${JSON.stringify(outcome.status)} is not a run outcome`);
   if (typeof outcome.reason !== 'string' || outcome.reason.trim() === '') out.push('outcome has no reason');
-  if (!fuzz.expected.includes(outcome.status) && !bridgeClosedFirst(fuzz, outcome))
+  if (!fuzz.expected.includes(outcome.status))
     out.push(`ended ${outcome.status} (${clip(outcome.reason)}), expected ${fuzz.expected.join(' or ')}`);
   if (outcome.survivors.length > 0) out.push(`processes survived the run: ${outcome.survivors.join(', ')}`);
   if (seen.runnerAlive) out.push(`runner process ${outcome.pid} still alive after the outcome`);
@@ -52,19 +52,6 @@ export function checkRecorded(outcome: RunOutcome, recorded: RecordedRun): strin
 export function describeCase(fuzz: FuzzCase): string {
   const notes = [...fuzz.early.map((c) => `early:${c.note}`), ...fuzz.body.map((c) => c.note)];
   return `handshake ${fuzz.handshake}; ${notes.join(', ') || 'no messages'}; ending ${fuzz.ending}`;
-}
-
-/**
- * The fuzzing runner is a socat bridge: when the player hangs up, socat closes its stdout and exits a moment later.
- * On a loaded machine that moment can pass the host's one-second grace, and the host then rightly reports a runner
- * that closed its stdout but kept running: for a case that ends by closing, that is the same end seen a bit early.
- */
-function bridgeClosedFirst(fuzz: FuzzCase, outcome: RunOutcome): boolean {
-  return (
-    fuzz.expected.includes('crashed') &&
-    outcome.status === 'protocol_error' &&
-    /^runner closed its stdout .* but kept running/.test(outcome.reason)
-  );
 }
 
 function clip(text: string): string {

@@ -11,19 +11,21 @@ import { isAlive } from '../../helpers/fixtures.js';
 import type { FuzzCase } from './cases.js';
 import type { RecordedRun } from './check.js';
 import { FUZZ_LIMITS } from './limits.js';
-import { bridgeCommand, FuzzPlayer, type PlayLog } from './player.js';
+import { bridgeCommand } from './bridge.js';
+import type { PlayLog } from './player.js';
+import type { RemotePlayer } from './remotePlayer.js';
 
-/** A host in this process over a fresh data folder, with one fuzz runner per lane. */
-export function fuzzHost(root: string, lanes: number) {
+/** A host in this process over a fresh data folder, with one fuzz runner (`fuzz-<i>`) per lane. */
+export function fuzzHost(root: string, lanes: number, player: RemotePlayer, bridge: string) {
   const runnerDir = join(root, 'runners');
-  const players = Array.from({ length: lanes }, (_, i) => {
+  const sockets = Array.from({ length: lanes }, (_, i) => {
     const dir = join(runnerDir, `fuzz-${i}`);
     mkdirSync(dir, { recursive: true });
-    const player = new FuzzPlayer(join(root, `host-${i}.sock`));
-    const entry = bridgeCommand(player.socketPath);
+    const socketPath = join(root, `host-${i}.sock`);
+    const entry = bridgeCommand(bridge, socketPath);
     const manifest = { id: `fuzz-${i}`, name: 'Fuzz', version: '0.0.0', protocolVersion: 1, entry };
     writeFileSync(join(dir, 'runner.json'), JSON.stringify(manifest));
-    return player;
+    return socketPath;
   });
   const config: HostConfig = {
     dataDir: join(root, 'data'),
@@ -34,7 +36,8 @@ export function fuzzHost(root: string, lanes: number) {
   };
   const container = configureContainer(config);
   return {
-    players,
+    player,
+    sockets,
     store: container.resolve(TOKENS.Store),
     runs: container.resolve(TOKENS.RunService),
     gateway: container.resolve(TOKENS.Gateway),
@@ -58,7 +61,8 @@ export class HostLane {
   async play(
     fuzz: FuzzCase,
   ): Promise<{ outcome: RunOutcome; log: PlayLog; runnerAlive: boolean; recorded: RecordedRun }> {
-    const log = this.host.players[this.index]!.arm(fuzz);
+    const socketPath = this.host.sockets[this.index]!;
+    await this.host.player.arm(socketPath, fuzz.seed);
     let runId = '';
     const outcome = await this.host.runs.runAdHoc({
       runner: `fuzz-${this.index}`,
@@ -78,10 +82,11 @@ export class HostLane {
       },
     });
     runId ||= outcome.runId;
+    const runnerAlive = outcome.pid !== null && isAlive(outcome.pid);
     return {
       outcome,
-      log,
-      runnerAlive: outcome.pid !== null && isAlive(outcome.pid),
+      log: await this.host.player.collect(socketPath),
+      runnerAlive,
       recorded: { row: this.host.store.run(runId), endedEvents: this.endedEvents(runId) },
     };
   }

@@ -1,13 +1,9 @@
-// The fuzzing runner's brain: a Unix socket the runner process (`socat STDIO UNIX-CONNECT:…`) connects to, which
-// plays one case per connection. One player per lane, one case at a time; the host sees an ordinary runner process.
+// The fuzzing runner's brain, run in the player process (playerProcess.ts): a Unix socket the runner process (the
+// bridge, bridge.c) connects to, playing one case per connection. The host sees an ordinary runner process.
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { fillPlaceholder, NEXT_SEQ, REQUEST_ID, RUN_ID, type Chunk } from './chunk.js';
 import type { FuzzCase } from './cases.js';
-
-/** The runner command for a player listening on `socketPath`: a socat bridge, which exits soon after either end. */
-export function bridgeCommand(socketPath: string): { command: string; args: string[] } {
-  return { command: '/usr/bin/socat', args: ['-t', '0.05', 'STDIO', `UNIX-CONNECT:${socketPath}`] };
-}
 
 /** What the player saw of the host during one case. */
 export interface PlayLog {
@@ -19,39 +15,45 @@ export interface PlayLog {
   badHostLines: string[];
 }
 
-/** Listens on one socket; {@link FuzzPlayer.arm} sets the case the next connection plays. */
+/**
+ * One lane's socket, listening only while a case is armed: {@link FuzzPlayer.arm} listens and plays the case on the
+ * first connection; {@link FuzzPlayer.collect} waits for that connection to close, then stops listening, so a
+ * connection left in the backlog can never be taken by the next case.
+ */
 export class FuzzPlayer {
-  private server: Server;
-  private current: { fuzz: FuzzCase; log: PlayLog } | undefined;
+  private server: Server | undefined;
+  private log: PlayLog = emptyLog();
+  private connection: Promise<void> | undefined;
 
-  constructor(readonly socketPath: string) {
-    this.server = createServer((socket) => this.connected(socket));
+  constructor(readonly socketPath: string) {}
+
+  /** Listen for the runner of `fuzz`. */
+  arm(fuzz: FuzzCase): Promise<void> {
+    this.log = emptyLog();
+    this.connection = undefined;
+    const server = createServer({ pauseOnConnect: false }, (socket) => {
+      socket.on('error', () => undefined);
+      if (this.connection) return void socket.destroy();
+      this.connection = new Promise((resolve) => socket.once('close', () => resolve()));
+      new Play(socket, fuzz, this.log).start();
+    });
+    this.server = server;
+    rmSync(this.socketPath, { force: true });
+    return new Promise((resolve) => server.listen(this.socketPath, resolve));
   }
 
-  /** Start listening. */
-  listen(): Promise<void> {
-    return new Promise((resolve) => this.server.listen(this.socketPath, resolve));
+  /** What the case's runner did, once its connection (if one came) closed; the socket stops listening. */
+  async collect(): Promise<PlayLog> {
+    await this.connection;
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    return this.log;
   }
+}
 
-  /** The next connection plays `fuzz`; returns the log it fills. */
-  arm(fuzz: FuzzCase): PlayLog {
-    const log: PlayLog = { hostMethods: [], answers: 0, badHostLines: [] };
-    this.current = { fuzz, log };
-    return log;
-  }
-
-  /** Stop listening (connections still open are destroyed). */
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private connected(socket: Socket): void {
-    const armed = this.current;
-    this.current = undefined;
-    socket.on('error', () => undefined);
-    if (!armed) return void socket.destroy();
-    new Play(socket, armed.fuzz, armed.log).start();
-  }
+function emptyLog(): PlayLog {
+  return { hostMethods: [], answers: 0, badHostLines: [] };
 }
 
 /** One case on one connection. */
@@ -99,7 +101,7 @@ class Play {
     const { fuzz } = this;
     switch (msg.method) {
       case 'initialize':
-        if (fuzz.handshake === 'close') return this.then(() => void this.socket.destroy());
+        if (fuzz.handshake === 'close') return this.then(() => void this.socket.end());
         if (fuzz.handshake === 'silent') return;
         if (fuzz.handshake === 'badAnswer') return this.send([fuzz.initAnswer!], msg.id);
         return this.send([INIT_ANSWER], msg.id);
@@ -107,7 +109,8 @@ class Play {
         this.runId = (msg.params as { run: { runId: string } }).run.runId;
         this.send(fuzz.body, msg.id);
         this.send(fuzz.endChunks, msg.id);
-        if (fuzz.ending === 'close' || fuzz.ending === 'partialClose') this.then(() => void this.socket.destroy());
+        // A half-close, as a runner exits: the bridge relays all written before it, then exits.
+        if (fuzz.ending === 'close' || fuzz.ending === 'partialClose') this.then(() => void this.socket.end());
         return;
       case 'shutdown':
         this.send([SHUTDOWN_ANSWER], msg.id);
@@ -127,7 +130,7 @@ class Play {
   }
 
   private async write(chunk: Chunk, requestId: unknown): Promise<void> {
-    if (this.socket.destroyed) return;
+    if (this.socket.destroyed || this.socket.writableEnded) return;
     let bytes = fillPlaceholder(chunk.bytes, RUN_ID, () => this.runId);
     bytes = fillPlaceholder(bytes, REQUEST_ID, () => JSON.stringify(requestId ?? null));
     bytes = fillPlaceholder(bytes, NEXT_SEQ, () => String(++this.seq));
@@ -135,7 +138,7 @@ class Play {
     let at = 0;
     for (const cut of [...cuts, bytes.length]) {
       if (cut <= at) continue;
-      if (this.socket.destroyed) return;
+      if (this.socket.destroyed || this.socket.writableEnded) return;
       const piece = bytes.subarray(at, cut);
       at = cut;
       // Backpressure: a host that stops reading must not make the player buffer without bound.

@@ -25,6 +25,12 @@ const queued = (runId: string): NewEvent => ({
   runId,
   data: { runner: 'r', goalRevision: 0, attempt: 1 },
 });
+/** A run's updates come after its `run.started`, as the host writes them (a run's stream reads them from there on). */
+const started = (runId: string): NewEvent => ({
+  type: 'run.started',
+  runId,
+  data: { pid: 1, pidStart: null, recoveryDelivered: [] },
+});
 const ended = (runId: string): NewEvent => ({
   type: 'run.ended',
   runId,
@@ -128,9 +134,10 @@ describe('SSE stream of a run', () => {
     "sends only the run's events and ends after run.ended; " + 'a run that already ended is replayed, then ends',
     async () => {
       const sessionId = newSession();
-      store.append(sessionId, [queued('run_x'), queued('run_y'), delta('run_x', 'x1'), delta('run_y', 'y1')]);
+      store.append(sessionId, [queued('run_x'), queued('run_y'), started('run_x'), started('run_y')]);
+      store.append(sessionId, [delta('run_x', 'x1'), delta('run_y', 'y1')]);
       const live = await openSse(srv.url('/runs/run_x/events'));
-      await live.waitForCount(2);
+      await live.waitForCount(3);
       store.append(sessionId, [delta('run_y', 'y2', 2), delta('run_x', 'x2', 2)]);
       store.append(sessionId, [ended('run_x'), delta(null, 'after the run')]);
       expect(await live.closed).toBe('end');
