@@ -9,6 +9,7 @@ import { dispatchBench } from './dispatch.js';
 import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
 import { manyRunsBench } from './manyRuns.js';
+import { spawnCostBench } from './spawnCost.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { redactorBench } from './redactor.js';
@@ -52,6 +53,7 @@ const results = {
   ...(only && only !== 'warm-start' ? {} : { warmStart: await warmStartBench() }),
   ...(only && only !== 'redactor' ? {} : { redactor: await redactorBench() }),
 
+  ...(only && only !== 'many-runs' && only !== 'spawn-cost' ? {} : { spawnCost: await spawnCostBench() }),
   ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
