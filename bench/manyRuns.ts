@@ -326,10 +326,16 @@ export async function manyRunsBench() {
           console.log(`| ${count} | skipped: ${fmt(availableMiB(), 0)} MiB available |`);
           continue;
         }
-        const b = await burst(host, count);
-        await host.endAll(b.held);
-        bursts.push(b.figures);
-        console.log(burstRow(b.figures));
+        try {
+          const b = await burst(host, count);
+          await host.endAll(b.held);
+          bursts.push(b.figures);
+          console.log(burstRow(b.figures));
+        } catch (error) {
+          // Said, not hidden behind the clean-up's own failure; the host's close ends the burst's runs.
+          console.log(`| ${count} | failed: ${(error as Error).message} |`);
+          break;
+        }
       }
       results[backend] = { idle, loaded, bursts };
     } finally {
