@@ -9,6 +9,7 @@ import { dispatchBench } from './dispatch.js';
 import { dispatchHttpBench } from './dispatchHttp.js';
 import { gatewayBench } from './gateway.js';
 import { manyRunsBench } from './manyRuns.js';
+import { spawnCostBench } from './spawnCost.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { packageVerifyBench } from './packageVerify.js';
@@ -53,6 +54,7 @@ const results = {
   ...(only && only !== 'warm-start' ? {} : { warmStart: await warmStartBench() }),
   ...(only && only !== 'redactor' ? {} : { redactor: await redactorBench() }),
 
+  ...(only && only !== 'many-runs' && only !== 'spawn-cost' ? {} : { spawnCost: await spawnCostBench() }),
   ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
   ...(only && only !== 'package-verify' ? {} : { packageVerify: await packageVerifyBench() }),
 };

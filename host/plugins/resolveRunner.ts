@@ -4,6 +4,7 @@ import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HostError } from '../errors.js';
 import { readBoundedFile } from '../util/readBoundedFile.js';
 import { compileNodeEntry } from './compileEntry.js';
+import { FileCache } from './fileCache.js';
 import { RunnerManifestSchema, type RunnerManifestFile } from './manifest.js';
 
 /** A runner found on disk: its folder and parsed manifest. */
@@ -18,12 +19,20 @@ export const BUILTIN_RUNNERS_DIR = join(PACKAGE_ROOT, 'runners');
 /** The largest `runner.json` the host reads (docs/runner-authoring.md); a bigger one is MANIFEST_INVALID. */
 export const MANIFEST_MAX_BYTES = 1024 * 1024;
 
+/** Parsed manifests, while their files are unchanged (planning reads every runner's manifest, twice per dispatch). */
+const manifests = new FileCache<ResolvedRunner>();
+
 /**
- * Read and validate `<dir>/runner.json`; errors name the file and the field. The manifest must be a regular file
+ * Read and validate `<dir>/runner.json` (parsed again only when the file changed: host/plugins/fileCache.ts;
+ * each caller gets its own copy); errors name the file and the field. The manifest must be a regular file
  * of at most {@link MANIFEST_MAX_BYTES} in the folder itself (not a link, FIFO or device): the package is untrusted
  * and its manifest is read by every command that lists runners.
  */
 export function loadManifest(dir: string): ResolvedRunner {
+  return structuredClone(manifests.get(join(dir, 'runner.json'), () => readManifest(dir)));
+}
+
+function readManifest(dir: string): ResolvedRunner {
   const file = join(dir, 'runner.json');
   let raw: unknown;
   try {

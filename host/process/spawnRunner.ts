@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { HostError } from '../errors.js';
+import { spawnThroughSpawner, type SpawnedChild, type SpawnFailure } from './runnerSpawner.js';
 
 /** How to start a runner process; built from its manifest (host/plugins). */
 export interface RunnerLaunch {
@@ -18,7 +19,8 @@ export interface RunnerLaunch {
 /** A started runner: the leader pid doubles as process-group and session id. */
 export interface RunnerProcess {
   pid: number;
-  child: ChildProcess;
+  /** Its exit: code, signal and the `exit` event (the runner spawner is its parent: docs/runner-spawner.md). */
+  child: SpawnedChild;
   stdin: NonNullable<ChildProcess['stdin']>;
   stdout: NonNullable<ChildProcess['stdout']>;
   stderr: NonNullable<ChildProcess['stderr']>;
@@ -33,9 +35,10 @@ export interface RunnerProcess {
 /**
  * Start a runner in a new session and process group (`detached`, i.e. setsid), with exactly
  * `launch.env` as its environment, and without buffering its output: callers read and count the bytes
- * themselves. Plain `child_process.spawn`: every execa feature would be switched off here (buffering, cleanup, the
- * promise that settles only when every stdio stream closes, which a grandchild can delay forever), and its ~180 KB
- * would be loaded by every CLI dispatch (docs/benchmarks.md, "CLI start-up").
+ * themselves. Started by the runner spawner (docs/runner-spawner.md), so the host's event loop never waits for a fork
+ * of the host; the process, its stdio and its supervision are what a `child_process.spawn` here gave. No execa: every
+ * execa feature would be switched off here, and its ~180 KB would be loaded by every CLI dispatch
+ * (docs/benchmarks.md, "CLI start-up").
  * Rejects with `RUNNER_SPAWN_FAILED` when the command cannot be started.
  */
 export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> {
@@ -53,34 +56,34 @@ export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> 
     fifo.hold = undefined;
     rmSync(fifo.path, { force: true }); // the runner holds it open by now; nothing else may
   };
-  const child = spawn(launch.command, launch.args, {
-    cwd: launch.cwd,
-    env: launch.env,
-    detached: true,
-    stdio: ['pipe', fifo ? 'ignore' : 'pipe', 'pipe'],
-  });
-  // The supervisor follows the child's own 'exit' event, not the closing of its stdio.
-  child.once('exit', releaseHold);
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', (error: NodeJS.ErrnoException) => {
-      releaseHold();
-      if (fifo) closeSync(fifo.read);
-      reject(
-        new HostError('RUNNER_SPAWN_FAILED', `cannot start runner ${launch.command}: ${error.code ?? error.message}`, {
-          command: launch.command,
-          code: error.code,
-        }),
-      );
+  let started;
+  try {
+    started = await spawnThroughSpawner({
+      command: launch.command,
+      args: launch.args,
+      cwd: launch.cwd,
+      env: launch.env,
+      stdout: fifo ? 'ignore' : 'pipe',
     });
-  });
-  // Later 'error' events (a signal that could not be sent) must not be unhandled: the supervisor watches 'exit'.
-  child.on('error', () => undefined);
+  } catch (error) {
+    releaseHold();
+    if (fifo) closeSync(fifo.read);
+    const code = (error as SpawnFailure).code;
+    throw new HostError(
+      'RUNNER_SPAWN_FAILED',
+      `cannot start runner ${launch.command}: ${code ?? (error as Error).message}`,
+      { command: launch.command, code },
+    );
+  }
+  const { child } = started;
+  // The supervisor follows the child's own 'exit' event, not the closing of its stdio.
+  if (child.exitCode !== null || child.signalCode !== null) releaseHold();
+  else child.once('exit', releaseHold);
   const stdout = fifo
     ? (new Socket({ fd: fifo.read, readable: true, writable: false }) as unknown as NonNullable<ChildProcess['stdout']>)
-    : child.stdout;
-  if (!child.pid || !child.stdin || !stdout || !child.stderr) {
+    : started.stdout;
+  if (!stdout) {
     throw new HostError('RUNNER_SPAWN_FAILED', `runner ${launch.command} started without a pid or stdio`);
   }
-  return { pid: child.pid, child, stdin: child.stdin, stdout, stderr: child.stderr, stdoutOpened: releaseHold };
+  return { pid: started.pid, child, stdin: started.stdin, stdout, stderr: started.stderr, stdoutOpened: releaseHold };
 }

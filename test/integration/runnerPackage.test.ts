@@ -106,7 +106,10 @@ async function runLaunch(
   let stderr = '';
   proc.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => proc.child.once('close', (c) => resolve(c)));
+  // Its exit code once its output is all read (what `close` of a ChildProcess gave).
+  const ended = (s: NodeJS.ReadableStream) => new Promise((resolve) => s.once('end', resolve));
+  const exited = new Promise<number | null>((resolve) => proc.child.once('exit', (c: number | null) => resolve(c)));
+  const [code] = await Promise.all([exited, ended(proc.stdout), ended(proc.stderr)]);
   await prepared.containment?.killAll(2_000);
   await prepared.containment?.release();
   return { stdout, stderr, code, launch: prepared };
