@@ -1,10 +1,5 @@
 import { lstatSync, type BigIntStats } from 'node:fs';
-
-/**
- * A change within this long of now could share its timestamps with an earlier version of the file (the kernel stamps
- * files from a coarse clock), so such a file is not trusted to the cache: the "racily clean" rule of git's index.
- */
-const RACY_NS = 2_000_000_000n;
+import { RACY_MS, settledBefore } from '../util/racyStat.js';
 
 interface Entry<T> {
   dev: bigint;
@@ -32,8 +27,11 @@ function versionOf(file: string): BigIntStats | undefined {
 export class FileCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
 
-  /** `racyNs`: how recent a change must not be for the file to be cached (tests pass 0). */
-  constructor(private readonly racyNs: bigint = RACY_NS) {}
+  /**
+   * `racyMs`: how recent a change must not be for the file to be cached — a change that recent could share its
+   * timestamps with an earlier version of the file (git's "racily clean" rule, util/racyStat.ts); tests pass 0.
+   */
+  constructor(private readonly racyMs: number = RACY_MS) {}
 
   /** `load(file)`'s value, from the cache while the file is unchanged; a load that throws is not cached. */
   get(file: string, load: () => T): T {
@@ -43,8 +41,7 @@ export class FileCache<T> {
     const value = load();
     const after = versionOf(file);
     // Kept only if the file did not change while it was read, and its last change is not too recent to tell apart.
-    const now = BigInt(Date.now()) * 1_000_000n;
-    if (before && after && sameStats(before, after) && now - after.ctimeNs > this.racyNs) {
+    if (before && after && sameStats(before, after) && settledBefore(after.ctimeNs, Date.now(), this.racyMs)) {
       this.entries.set(file, { ...pick(after), value });
     } else {
       this.entries.delete(file);

@@ -5,6 +5,9 @@
  */
 export const RACY_MS = 2_000;
 
-/** Whether a stat with this ctime, recorded at `recordedAtMs`, may stand for the content read then. */
-export const settledBefore = (ctimeNs: bigint, recordedAtMs: number): boolean =>
-  ctimeNs / 1_000_000n < BigInt(Math.floor(recordedAtMs) - RACY_MS);
+/**
+ * Whether a stat with this ctime, recorded at `recordedAtMs`, may stand for the content read then (`racyMs`: the
+ * margin, {@link RACY_MS} unless a test passes 0).
+ */
+export const settledBefore = (ctimeNs: bigint, recordedAtMs: number, racyMs = RACY_MS): boolean =>
+  ctimeNs / 1_000_000n < BigInt(Math.floor(recordedAtMs) - racyMs);

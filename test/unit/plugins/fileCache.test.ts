@@ -10,12 +10,12 @@ afterEach(() => {
 });
 
 /** A cache whose loads are counted, over one file in a fresh folder. */
-function setup(racyNs?: number) {
+function setup(racyMs?: number) {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-filecache-'));
   dirs.push(dir);
   const file = join(dir, 'runner.json');
   writeFileSync(file, 'v1');
-  const cache = new FileCache<string>(racyNs === undefined ? undefined : BigInt(racyNs));
+  const cache = new FileCache<string>(racyMs);
   let loads = 0;
   const get = () =>
     cache.get(file, () => {
@@ -49,7 +49,7 @@ describe('FileCache (parsed runner manifests)', () => {
 
   it('caches neither a load that throws nor a file that is gone', () => {
     const t = setup(0);
-    const cache = new FileCache<string>(0n);
+    const cache = new FileCache<string>(0);
     expect(() =>
       cache.get(t.file, () => {
         throw new Error('bad');
