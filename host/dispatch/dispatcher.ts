@@ -296,7 +296,12 @@ export class Dispatcher {
       const { sessionId } = store.ensureSession(tenant, binding.id, conversationKey(event));
       const inSession = this.sessionLoad(sessionId);
       const restart = (binding.steering === 'interrupt' || binding.steering === 'restart') && inSession.live.length > 0;
-      if (!restart && inSession.claimed && inSession.waiting >= binding.limits.maxQueued) {
+      // The new run waits behind its session when any run of it has not ended (claimed, or waiting for a binding or
+      // host slot), or when this process's slot for it is still busy: a run's end transaction releases its claim
+      // before its teardown ends, and the next run of the session starts only after that teardown. Counting the
+      // claim alone let messages queue without bound in that gap.
+      const behindSession = inSession.live.length > 0 || this.sessions.get(sessionId)?.active !== undefined;
+      if (!restart && behindSession && inSession.waiting >= binding.limits.maxQueued) {
         throw refused(
           'queue_full',
           `session ${sessionId} already has ${inSession.waiting} message(s) waiting (binding "${binding.id}" ` +
@@ -306,6 +311,7 @@ export class Dispatcher {
       }
       // The tenant's and the host's bounds count waiting runs only, and refuse only a run that would wait too.
       const wouldWait = () =>
+        behindSession ||
         claimBlocker(store, {
           sessionId,
           bindingId: binding.id,
@@ -380,14 +386,10 @@ export class Dispatcher {
     return this.config.maxConcurrentRuns ?? DISPATCH_DEFAULTS.maxConcurrentRuns;
   }
 
-  /** A session's runs that have not ended (any process), whether one holds the claim, and how many wait. */
-  private sessionLoad(sessionId: string): { live: string[]; claimed: boolean; waiting: number } {
+  /** A session's runs that have not ended (any process), and how many of them wait (hold no claim). */
+  private sessionLoad(sessionId: string): { live: string[]; waiting: number } {
     const rows = liveSessionRuns(this.store, sessionId);
-    return {
-      live: rows.map((r) => r.id),
-      claimed: rows.some((r) => r.claimed),
-      waiting: rows.filter((r) => !r.claimed).length,
-    };
+    return { live: rows.map((r) => r.id), waiting: rows.filter((r) => !r.claimed).length };
   }
 
   /**

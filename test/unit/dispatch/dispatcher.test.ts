@@ -10,6 +10,7 @@ import { RunJournal, type QueuedRun } from '../../../host/runs/journal.js';
 import { planRun, type RunPlan } from '../../../host/runs/plan.js';
 import type { RunHooks } from '../../../host/runs/runService.js';
 import { probeMachine, type MachineReport } from '../../../host/sandbox/probe.js';
+import { dbOf } from '../../../host/state/store.js';
 import type { ChatEvent } from '../../../sdk/protocol/types.js';
 import { chatEvent, tempHost } from '../../helpers/host.js';
 
@@ -31,6 +32,11 @@ interface Executing {
   signal: AbortSignal;
   /** End the run (recorded in the store like a real end, which releases its claim). */
   finish(status?: RunOutcome['status']): void;
+  /**
+   * Record the run's end (its claim released) but hold its teardown open, as a real run's unmounts and cgroup
+   * removal do after its end transaction; the returned function ends the teardown (execute resolves).
+   */
+  endHoldingTeardown(status?: RunOutcome['status']): () => void;
   fail(error: Error): void;
 }
 
@@ -73,6 +79,11 @@ class FakeRunService implements DispatchRuns {
           const outcome = { ...notStartedOutcome(queued.runId, 'fake run finished'), status };
           resolve(this.journal.open(queued, plan.runner.manifest.id).ended(outcome));
         },
+        endHoldingTeardown: (status = 'completed') => {
+          const outcome = { ...notStartedOutcome(queued.runId, 'fake run finished'), status };
+          const ended = this.journal.open(queued, plan.runner.manifest.id).ended(outcome);
+          return () => resolve(ended);
+        },
         fail: reject,
       });
       for (const w of this.waiters.filter((x) => this.executing.length >= x.n)) w.resolve();
@@ -99,6 +110,7 @@ function setUp(options: { maxConcurrentRuns?: number; maxQueuedRuns?: number; ma
       { id: 'other', ...base, route: { bot: 'other' } },
       { id: 'steer', ...base, route: { bot: 'steer' }, steering: 'restart' },
       { id: 'jail', runner: 'echo', route: { bot: 'jail' }, sandbox: 'bwrap', limits: { maxConcurrentRuns: 4 } },
+      { id: 'q-serial', ...base, route: { bot: 'q-serial' }, limits: { maxQueued: 1, maxConcurrentRuns: 1 } },
     ],
   });
   const runs = new FakeRunService(h);
@@ -199,6 +211,47 @@ describe('Dispatcher queueing against a fake run service', () => {
     runs.executing[1]!.finish();
     await dispatcher.drain();
     expect(runs.texts()).toEqual(['one', 'two']);
+  });
+
+  it(
+    "the session bound holds between a run's end and the end of its teardown: the claim is released, but the " +
+      'next message still waits, and one more is refused',
+    async () => {
+      const { h, runs, dispatcher } = setUp();
+      hosts.push(h);
+      const first = ticket(await dispatcher.dispatch(event('q', 'one')));
+      await runs.executed(1);
+      const endTeardown = runs.executing[0]!.endHoldingTeardown();
+      // The end is stored (no claim left), the teardown is not over: the next message waits.
+      expect(dbOf(h.store).prepare('SELECT count(*) FROM run_claims').pluck().get()).toBe(0);
+      const second = ticket(await dispatcher.dispatch(event('q', 'two')));
+      expect(second.status).toBe('queued');
+      const error = (await dispatcher.dispatch(event('q', 'three')).catch((e: unknown) => e)) as HostError;
+      expect(error).toBeInstanceOf(HostError);
+      expect(error.data).toMatchObject({ reason: 'queue_full', bindingId: 'q' });
+      expect(error.message).toContain('already has 1 message(s) waiting');
+      endTeardown();
+      expect((await first.done).status).toBe('completed');
+      await runs.executed(2);
+      expect(runs.texts()).toEqual(['one', 'two']);
+      runs.executing[1]!.finish();
+      await dispatcher.drain();
+    },
+  );
+
+  it('the session bound holds while its waiting run is held back by its binding (no claim in the session)', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    await dispatcher.dispatch(event('q-serial', 'elsewhere', 'c0'));
+    await runs.executed(1);
+    // c1's first run waits for the binding's only slot: nothing of c1 is claimed, one message waits.
+    expect(ticket(await dispatcher.dispatch(event('q-serial', 'one', 'c1'))).status).toBe('queued');
+    const error = (await dispatcher.dispatch(event('q-serial', 'two', 'c1')).catch((e: unknown) => e)) as HostError;
+    expect(error.data).toMatchObject({ reason: 'queue_full', bindingId: 'q-serial' });
+    runs.executing[0]!.finish();
+    await runs.executed(2);
+    runs.executing[1]!.finish();
+    await dispatcher.drain();
   });
 
   it('a planning refusal is a dispatch refusal with the same reason and data, audited', async () => {
@@ -400,6 +453,31 @@ describe('Dispatcher: the per-tenant bound on waiting runs', () => {
       for (const name of ['a3', 'b2']) runs.executing.find((e) => e.text === name)!.finish();
       await runs.executed(8);
       for (const name of ['a6', 'b3']) runs.executing.find((e) => e.text === name)!.finish();
+      await dispatcher.drain();
+    },
+  );
+});
+
+describe("Dispatcher: the tenant's and the host's bounds at a run's end", () => {
+  it.each([
+    ['tenant', { maxQueuedRunsPerTenant: 1 }, 'tenant "default" already has 1 runs waiting'],
+    ['host', { maxQueuedRuns: 1 }, 'this host already has 1 runs waiting'],
+  ])(
+    "the %s bound counts a run that waits behind its session's teardown (no claim left) as one that would wait",
+    async (_name, limits, message) => {
+      const { h, runs, dispatcher } = setUp(limits);
+      hosts.push(h);
+      await dispatcher.dispatch(event('other', 'one'));
+      await runs.executed(1);
+      const endTeardown = runs.executing[0]!.endHoldingTeardown();
+      expect(ticket(await dispatcher.dispatch(event('other', 'two'))).status).toBe('queued');
+      const error = (await dispatcher.dispatch(event('other', 'three')).catch((e: unknown) => e)) as HostError;
+      expect(error).toBeInstanceOf(HostError);
+      expect(error.data).toMatchObject({ reason: 'queue_full' });
+      expect(error.message).toContain(message);
+      endTeardown();
+      await runs.executed(2);
+      runs.executing[1]!.finish();
       await dispatcher.drain();
     },
   );
