@@ -54,3 +54,53 @@ export function progressLine(
     },
   };
 }
+
+/** Progress of a job made of named steps whose length is not known (a download, an npm install). */
+export interface StepProgress {
+  /** A new step starts: said at once (each step is a line of its own). */
+  step(label: string): void;
+  /** The job ended: stop the elapsed-time line. */
+  finish(): void;
+}
+
+/**
+ * Steps on `stream`, each said when it starts; while one lasts, its elapsed time — rewritten in place on a terminal
+ * (every second), a new line every 5 s to a pipe or file — so a long npm fetch is not a silent wait.
+ */
+export function stepProgress(
+  prefix: string,
+  stream: ProgressStream = process.stderr,
+  now: () => number = () => performance.now(),
+): StepProgress {
+  const terminal = stream.isTTY === true;
+  let timer: NodeJS.Timeout | undefined;
+  let current: { label: string; started: number } | undefined;
+  const stop = () => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    if (current && terminal) stream.write('\n');
+  };
+  return {
+    step(label) {
+      stop();
+      current = { label, started: now() };
+      stream.write(terminal ? `${prefix}: ${label}` : `${prefix}: ${label}\n`);
+      timer = setInterval(
+        () => {
+          const seconds = Math.round((now() - current!.started) / 1000);
+          stream.write(
+            terminal ? `\r\x1b[2K${prefix}: ${label} (${seconds} s)` : `${prefix}: still ${label} (${seconds} s)\n`,
+          );
+        },
+        terminal ? TERMINAL_STEP_MS : PIPE_EVERY_MS,
+      );
+      timer.unref();
+    },
+    finish() {
+      stop();
+      current = undefined;
+    },
+  };
+}
+
+const TERMINAL_STEP_MS = 1000;
