@@ -1,10 +1,23 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/** A file of this repository, by absolute path. */
+const repo = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 export default defineConfig({
   // Decorators are lowered for every file, not only those tsconfig includes. No decorator
   // metadata on purpose: tsx/esbuild cannot emit it, so tests must resolve like production
   // (explicit @inject tokens everywhere; see docs/architecture-decisions.md).
   oxc: { decorator: { legacy: true } },
+  resolve: {
+    // The runners' and examples' own package.json (each an npm package, docs/runner-packages.md §8) ends paddock's
+    // package scope, so Node's self-reference no longer resolves `paddock/sdk` from them: name the SDK sources, as
+    // tsconfig.json's `paths` does for tsc and tsx, and the host's runner build does at run time (compileEntry.ts).
+    alias: [
+      { find: /^paddock\/sdk$/, replacement: repo('./sdk/index.ts') },
+      { find: /^paddock\/sdk\/testing$/, replacement: repo('./sdk/testing/index.ts') },
+    ],
+  },
   test: {
     environment: 'node',
     pool: 'forks',

@@ -1,5 +1,6 @@
 // `npm run build`: compiles the host and the SDK to dist/ (tsconfig.build.json), bundles the CLI from that
-// (dist/cli/, what bin/paddock.js runs) and the admin console (dist/console/, docs/console.md), only when an input
+// (dist/cli/, what bin/paddock.js runs) and the admin console (dist/console/, docs/console.md), and records each
+// built-in runner folder's tree (dist/runner-digests.json, docs/runner-packages.md §3), only when an input
 // changed since the last build (a content hash of every input, kept in dist/.build-hash), so set-up,
 // `npm test` and vitest's global setup can call it on every start for about 0.1 s. `--force` rebuilds.
 // The new tree is compiled beside dist/ and swapped in by rename: a reader never sees a half-written
@@ -8,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,18 +20,21 @@ const SOURCE_DIRS = ['host', 'sdk', 'console'];
 const CONFIG_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
 /** What counts as a source file: TypeScript, and the console's markup, styles and its tsconfig. */
 const SOURCE_FILE = /\.([cm]?ts|tsx|css|html|json)$/;
+/** The built-in runners: every file of them is an input, since dist/runner-digests.json records every file. */
+const RUNNERS_DIR = 'runners';
 
 /** Every input of the build, sorted, as paths relative to the package root. */
 function inputs() {
   const files = [...CONFIG_FILES];
-  const walk = (dir) => {
+  const walk = (dir, wanted) => {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const rel = join(dir, entry.name);
-      if (entry.isDirectory()) walk(rel);
-      else if (SOURCE_FILE.test(entry.name)) files.push(rel);
+      if (entry.isDirectory()) walk(rel, wanted);
+      else if (wanted(entry.name)) files.push(rel);
     }
   };
-  SOURCE_DIRS.forEach(walk);
+  for (const dir of SOURCE_DIRS) walk(dir, (name) => SOURCE_FILE.test(name));
+  walk(RUNNERS_DIR, () => true);
   return files.sort();
 }
 
@@ -146,13 +150,26 @@ async function bundleConsole(out) {
   writeFileSync(join(dir, 'index.html'), shell);
 }
 
+/**
+ * Write `<out>/runner-digests.json`: each built-in runner folder's tree digest and listing, made by the host's own
+ * code just compiled into `<out>` (host/packages/builtinDigests.ts), which the host checks each built-in runner
+ * against before its runs.
+ */
+async function recordRunnerDigests(out) {
+  const { builtinDigestsOf } = await import(pathToFileURL(join(out, 'host', 'packages', 'builtinDigests.js')).href);
+  writeFileSync(join(out, 'runner-digests.json'), `${JSON.stringify(builtinDigestsOf(join(ROOT, RUNNERS_DIR)))}\n`);
+}
+
 /** Build dist/ unless it is up to date; resolves to what it did. Throws when tsc fails (dist/ is left as it was). */
 export async function build({ force = false, log = (line) => console.error(line) } = {}) {
   const hash = sourceHash();
   if (!force && upToDate(hash)) return 'up to date';
   const tmp = join(ROOT, `dist.${process.pid}.tmp`);
   rmSync(tmp, { recursive: true, force: true });
-  log('build: compiling host/ and sdk/ to dist/ (tsc), bundling the CLI to dist/cli/ and the console to dist/console/');
+  log(
+    'build: compiling host/ and sdk/ to dist/ (tsc), bundling the CLI to dist/cli/ and the console to dist/console/, ' +
+      "recording the built-in runners' digests",
+  );
   const tsc = createRequire(join(ROOT, 'package.json')).resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', tmp], {
     cwd: ROOT,
@@ -173,6 +190,12 @@ export async function build({ force = false, log = (line) => console.error(line)
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
     throw new Error(`build: bundling the console failed (${error.message}); dist/ left as it was`);
+  }
+  try {
+    await recordRunnerDigests(tmp);
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw new Error(`build: recording the built-in runners' digests failed (${error.message}); dist/ left as it was`);
   }
   writeFileSync(join(tmp, STAMP), `${hash}\n`);
   const old = join(ROOT, `dist.${process.pid}.old`);

@@ -19,13 +19,15 @@ fi
 mkdir -p "$dir"
 cp harness/package.json "$dir/package.json"
 echo "harness: installing the pinned Claude Code and Codex CLIs and the Claude ACP adapter into $dir" \
-  "(about 1.2 GB from the npm registry)"
-if ! npm install --prefix "$dir" --no-audit --no-fund --engine-strict=false --loglevel=error \
-  >"$dir/install.log" 2>&1; then
+  "(about 1.2 GB from the npm registry; npm's log: $dir/install.log)"
+# The install shows its phase, the packages on disk of those it puts there, the bytes so far and the time taken
+# (scripts/installHarnesses.ts; tsx is a dev dependency, installed by set-up's npm ci before this runs).
+if ! node --import tsx scripts/installHarnesses.ts "$dir"; then
   echo "harness: ERROR: npm install of the pinned CLIs failed; see $dir/install.log:" >&2
   tail -20 "$dir/install.log" >&2
   exit 1
 fi
+echo "harness: checking that the installed CLIs answer --version"
 for check in "$claude --version" "node $codex --version"; do
   if ! $check >/dev/null 2>&1; then
     echo "harness: ERROR: installed, but '$check' does not run; see $dir/install.log" >&2

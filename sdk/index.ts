@@ -51,4 +51,8 @@ export {
   type Usage,
   type MessagePart,
   type JsonValue,
+  type Effect,
+  type ApprovalRequestResult,
+  type ParamsOf,
+  type ResultOf,
 } from './protocol/index.js';

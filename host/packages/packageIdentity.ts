@@ -150,10 +150,10 @@ export function readPackageIdentity(dir: string): IdentityResult {
 export function requirePackageIdentity(dir: string): PackageIdentity {
   const result = readPackageIdentity(dir);
   if (result.ok) return result.identity;
-  throw new HostError(
-    'MANIFEST_INVALID',
-    `${dir}: not a runner package: ` +
-      result.problems.map((p) => `${p.file} field ${p.field}: ${p.message}`).join('; '),
-    { file: dir, field: result.problems[0]!.field, problems: result.problems },
-  );
+  const listed = result.problems.map((p) => `${p.file} field ${p.field}: ${p.message}`).join('; ');
+  throw new HostError('MANIFEST_INVALID', `${dir}: not a runner package: ${listed}`, {
+    file: dir,
+    field: result.problems[0]!.field,
+    problems: result.problems,
+  });
 }

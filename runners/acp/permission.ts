@@ -1,6 +1,6 @@
 import { isAbsolute, relative } from 'node:path';
 import type { RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk';
-import type { ApprovalRequestResult, Effect } from '../../sdk/protocol/types.js';
+import type { ApprovalRequestResult, Effect } from 'paddock/sdk';
 
 /** The action an ACP permission request asks the host to approve (the host classifies the target again itself). */
 export interface AcpAction {

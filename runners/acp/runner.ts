@@ -11,12 +11,18 @@ import {
   type RequestPermissionRequest,
   type SessionNotification,
 } from '@agentclientprotocol/sdk';
-import { defineRunner, eventText, RpcError, z } from '../../sdk/index.js';
-import { claudeEnv } from '../../sdk/harness/claudeEnv.js';
-import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
-import { killTree } from '../../sdk/harness/spawnHarness.js';
-import { proxyEnv } from '../../sdk/harness/proxyEnv.js';
-import type { UpdateInput } from '../../sdk/protocol/types.js';
+import {
+  defineRunner,
+  eventText,
+  RpcError,
+  z,
+  claudeEnv,
+  gatewayAccess,
+  hasAccess,
+  killTree,
+  proxyEnv,
+  type UpdateInput,
+} from 'paddock/sdk';
 import { acpOutcome, acpPermissionAction, acpRequestedScope } from './permission.js';
 
 type Update = SessionNotification['update'];

@@ -1,6 +1,6 @@
 // Claude Code's command line and stream-json parser: this runner's own (the SDK keeps the shared
 // harness helpers, e.g. claudeEnv, which the acp runner uses too).
-import type { RunResult, UpdateInput } from '../../sdk/index.js';
+import type { RunResult, UpdateInput } from 'paddock/sdk';
 
 type Obj = Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-import { serve } from '../../sdk/index.js';
+import { serve } from 'paddock/sdk';
 import { claudeCodeRunner } from './runner.js';
 
 await serve(claudeCodeRunner);

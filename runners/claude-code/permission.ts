@@ -2,7 +2,7 @@
 // `--permission-prompt-tool stdio` the CLI writes a `control_request` (`can_use_tool`) for every tool use its rules
 // do not settle, and waits for the `control_response` on stdin.
 import { isAbsolute, relative } from 'node:path';
-import type { ApprovalRequestResult, Effect } from '../../sdk/protocol/types.js';
+import type { ApprovalRequestResult, Effect } from 'paddock/sdk';
 
 type Obj = Record<string, unknown>;
 

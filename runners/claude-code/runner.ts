@@ -1,11 +1,18 @@
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { claudeEnv, defineRunner, eventText, z } from '../../sdk/index.js';
+import {
+  claudeEnv,
+  defineRunner,
+  eventText,
+  z,
+  gatewayAccess,
+  hasAccess,
+  locateHarness,
+  harnessExitFailure,
+  runHarnessTurn,
+  type RunContext,
+} from 'paddock/sdk';
 import { ClaudeStreamMapper, claudeArgs } from './claudeCode.js';
-import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
-import { locateHarness } from '../../sdk/harness/locate.js';
-import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
-import type { RunContext } from '../../sdk/runner/context.js';
 import { canUseToolRequest, claudeToolAction, permissionResponse, unsupportedControl } from './permission.js';
 import { UserLines } from './userLines.js';
 

@@ -2,8 +2,7 @@
 // CLI's approval requests become the host's `approval/request` (docs/approvals.md, "Harness bridges"). Checked
 // against the schema `codex app-server generate-ts` prints for the pinned 0.171.0, and the real binary offline.
 import { isAbsolute, relative } from 'node:path';
-import type { UpdateInput } from '../../sdk/index.js';
-import type { Effect } from '../../sdk/protocol/types.js';
+import type { UpdateInput, Effect } from 'paddock/sdk';
 import { CodexStreamMapper, codexConfig, type CodexOptions } from './codex.js';
 
 type Obj = Record<string, unknown>;

@@ -1,5 +1,5 @@
 // Codex's command line, environment and `exec --json` parser: this runner's own.
-import { proxyEnv, type RunResult, type UpdateInput } from '../../sdk/index.js';
+import { proxyEnv, type RunResult, type UpdateInput } from 'paddock/sdk';
 
 type Obj = Record<string, unknown>;
 

@@ -1,12 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { defineRunner, eventText, z } from '../../sdk/index.js';
+import {
+  defineRunner,
+  eventText,
+  z,
+  gatewayAccess,
+  hasAccess,
+  locateHarness,
+  harnessExitFailure,
+  runHarnessTurn,
+} from 'paddock/sdk';
 import { CodexStreamMapper, codexArgs, codexEnv } from './codex.js';
 import { AppServerSession, appServerArgs, type CodexAction, type CodexAnswer } from './appServer.js';
-import { gatewayAccess, hasAccess } from '../../sdk/harness/gatewayAccess.js';
-import { locateHarness } from '../../sdk/harness/locate.js';
-import { harnessExitFailure, runHarnessTurn } from '../../sdk/harness/harnessTurn.js';
 
 const TOKEN_ENV = 'PADDOCK_RUN_TOKEN';
 /** The Codex version these mappings were checked against (scripts/install-harnesses.sh pins it). */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineRunner, eventText, z } from '../../sdk/index.js';
+import { defineRunner, eventText, z } from 'paddock/sdk';
 
 /** Echo: replies with the event's text, streamed one word at a time. */
 export const echoRunner = defineRunner({

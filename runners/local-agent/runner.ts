@@ -1,5 +1,4 @@
-import { defineRunner, eventText, z } from '../../sdk/index.js';
-import type { ParamsOf, ResultOf } from '../../sdk/protocol/index.js';
+import { defineRunner, eventText, z, type ParamsOf, type ResultOf } from 'paddock/sdk';
 
 type Message = ParamsOf<'model/complete'>['messages'][number];
 type Block = Exclude<Message['content'], string>[number];

@@ -18,6 +18,8 @@ import { repoPath } from '../helpers/fixtures.js';
 const SLOW = 600_000;
 const pkg = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { dependencies: Record<string, string> };
 const linkTo = (name: string) => `file:${repoPath(`node_modules/${name}`)}`;
+/** The built-in runners (runners/<id>). */
+const BUILTIN = ['acp', 'claude-code', 'codex', 'echo', 'local-agent'];
 const PLAIN_TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -149,6 +151,19 @@ describe('the packed package, installed into an outside project', () => {
     };
     expect(Object.keys(installed.dependencies)).not.toContain('tsx');
     expect(existsSync(join(project, 'node_modules/tsx'))).toBe(false);
+  });
+
+  it("the installed package's built-in runners are the trees its build recorded (runner-digests.json)", async () => {
+    const module = join(project, 'node_modules/paddock/dist/host/packages/builtinDigests.js');
+    const program =
+      `const { verifyBuiltinRunner } = await import(${JSON.stringify(module)});\n` +
+      `console.log(JSON.stringify(${JSON.stringify(BUILTIN)}.map((id) => verifyBuiltinRunner(id))));`;
+    const r = await execa(process.execPath, ['--input-type=module', '-e', program], { cwd: project, reject: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const checks = JSON.parse(r.stdout) as { runner: string; ok: boolean; changed: string[] }[];
+    expect(checks.map(({ runner, ok, changed }) => ({ runner, ok, changed }))).toEqual(
+      BUILTIN.map((runner) => ({ runner, ok: true, changed: [] })),
+    );
   });
 
   it(

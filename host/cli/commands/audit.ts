@@ -6,7 +6,7 @@ import { recordAuditVerificationIn } from '../../state/auditVerifications.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAuditLog } from '../../ops/auditVerify.js';
 import { HostError } from '../../errors.js';
-import { progressLine } from '../progress.js';
+import { progressLine } from '../../util/progress.js';
 
 type Out = (text: string) => void;
 

@@ -8,7 +8,7 @@ import { installRunnerPackage, sweepIncoming, type InstallReview } from '../../p
 import { renderPermissions } from '../../packages/permissions.js';
 import type { Store } from '../../state/store.js';
 import { terminalSafe } from '../../util/terminalText.js';
-import { stepProgress } from '../progress.js';
+import { progressLine } from '../../util/progress.js';
 
 type Out = (text: string) => void;
 
@@ -86,7 +86,17 @@ export async function installCommand(
       // Without a spec: the registry's latest of the same package, or the same folder or tarball read again.
       spec = args[1] ?? (newest.source === 'registry' ? `${newest.packageName}@latest` : newest.spec);
     }
-    const progress = stepProgress(`paddock runners ${verb}`);
+    // Each step named as it starts (after the first quiet second), with the time since the start, rewritten on a
+    // terminal and every 5 s to a pipe while a step lasts (an npm fetch can take minutes).
+    const line = progressLine(`paddock runners ${verb}`, '', process.stderr, undefined, { elapsed: true });
+    const ticker = setInterval(() => line.tick(), 1000).unref();
+    const progress = {
+      step: (name: string) => line.phase(name),
+      finish: () => {
+        clearInterval(ticker);
+        line.finish();
+      },
+    };
     try {
       const result = await installRunnerPackage(store, config, spec!, {
         accept: flags.accept,
