@@ -10,7 +10,9 @@ import { discoverRunners, findRunner, runnerIdOf, type InstalledRunnerRef } from
 import { installedRunnerRefs } from '../packages/installedRunners.js';
 import { verifyInstalledPackage } from '../packages/verifyInstalled.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
-import { resolveRunner, type ResolvedRunner } from '../plugins/resolveRunner.js';
+import { BUILTIN_RUNNERS_DIR, resolveRunner, type ResolvedRunner } from '../plugins/resolveRunner.js';
+import { verifyBuiltinRunner, type BuiltinCheck } from '../packages/builtinDigests.js';
+import { dirname } from 'node:path';
 import { decideSandbox } from '../sandbox/decide.js';
 import type { Backend } from '../sandbox/prepare.js';
 import type { MachineReport } from '../sandbox/probe.js';
@@ -69,6 +71,8 @@ export interface PlanDeps {
   redactor: Redactor;
   /** The machine the sandbox decision is made for (default: probed). */
   machine?: () => MachineReport;
+  /** How a built-in runner's folder is checked against the build's record (default: this process's verifier). */
+  verifyBuiltin?: (dir: string) => BuiltinCheck;
 }
 
 /** A refusal of planning, with its reason code (`data.reason`) and what it concerns. */
@@ -103,6 +107,7 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
   const sandbox = decideSandbox(binding, deps.machine?.());
   if (!sandbox.ok) throw planRefused(sandbox.reason, sandbox.message, { bindingId: binding.id });
   const runner = adHocRunner ?? catalogRunner(deps, binding);
+  refuseChangedBuiltin(deps, binding, runner);
   // A binding's config is checked again now (the runner's schema may have changed since apply). An
   // ad-hoc config goes to the runner as given: its own validation answers, as a failed run naming
   // the field (what `paddock run --config` has always shown; cli.test.ts).
@@ -186,6 +191,37 @@ function catalogRunner(deps: PlanDeps, binding: Binding): ResolvedRunner {
     `binding "${binding.id}": runner "${binding.runner}" is ` +
       `${problem ? `broken: ${problem.message}` : 'not installed'}`,
     { bindingId: binding.id },
+  );
+}
+
+/** Built-in runners whose change this process has audited (one record per runner and process, not one per run). */
+const auditedBuiltins = new Set<string>();
+
+/**
+ * A built-in runner is checked against the build's record (host/packages/builtinDigests.ts) before its run: a folder
+ * changed since the build (a process-backend runner writing into it, an edit without a rebuild) is a
+ * `runner_tampered` refusal, audited once per process.
+ */
+function refuseChangedBuiltin(deps: PlanDeps, binding: Binding, runner: ResolvedRunner): void {
+  if (dirname(runner.dir) !== BUILTIN_RUNNERS_DIR) return;
+  const { store } = deps;
+  const check = (deps.verifyBuiltin ?? verifyBuiltinRunner)(runner.dir);
+  if (check.ok) return;
+  if (!auditedBuiltins.has(check.runner)) {
+    auditedBuiltins.add(check.runner);
+    store.transaction(() =>
+      store.audit.append({
+        type: 'runner.tampered',
+        actor: 'host',
+        data: { runner: check.runner, builtin: true, digest: check.expected, changed: check.changed.slice(0, 20) },
+      }),
+    );
+  }
+  throw planRefused(
+    'runner_tampered',
+    `binding "${binding.id}": built-in runner "${check.runner}": ${check.problem ?? 'changed since the build'} ` +
+      "(its runs are refused until the host's install is repaired: reinstall paddock, or rebuild after an edit)",
+    { bindingId: binding.id, runner: check.runner, builtin: true, changed: check.changed.slice(0, 20) },
   );
 }
 
