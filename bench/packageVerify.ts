@@ -5,7 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { packageDir } from '../host/packages/installedRunners.js';
 import { readTree } from '../host/packages/treeDigest.js';
+import { verifyInstalledPackage } from '../host/packages/verifyInstalled.js';
+import { insertRunnerPackage } from '../host/state/runnerPackages.js';
+import { Store } from '../host/state/store.js';
 import { checkTree } from '../host/packages/verifyTree.js';
 import { RACY_MS } from '../host/util/racyStat.js';
 import { fmt, summarize } from './stats.js';
@@ -13,9 +17,9 @@ import { fmt, summarize } from './stats.js';
 const FOLDERS = 40;
 const FILES_PER_FOLDER = 25;
 
-/** A node_modules-like tree: 40 folders of 25 files of 200 B – 20 KiB (seeded sizes). */
-function makeBigTree(): string {
-  const root = mkdtempSync(join(tmpdir(), 'paddock-bench-pkg-'));
+/** A node_modules-like tree: 40 folders of 25 files of 200 B – 20 KiB (seeded sizes), in `root` or a new folder. */
+function makeBigTree(root = mkdtempSync(join(tmpdir(), 'paddock-bench-pkg-'))): string {
+  mkdirSync(root, { recursive: true });
   let seed = 18;
   const size = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), 200 + (seed % 20_000));
   for (let d = 0; d < FOLDERS; d++) {
@@ -61,6 +65,7 @@ export async function packageVerifyBench() {
     // One file touched: its fingerprint moved, so the check hashes that one file.
     utimesSync(join(root, 'mod3', 'lib', 'file7.js'), new Date(), new Date());
     const touched = summarize(times(50, () => checkTree(root, listing)));
+    const wired = wiredCheck();
     const spawnTrue = summarize(times(20, () => spawnSync('/bin/true')));
     const nodeStart = summarize(times(10, () => spawnSync(process.execPath, ['-e', '0'])));
     const entries = listing.entries.length;
@@ -69,6 +74,7 @@ export async function packageVerifyBench() {
     console.log(`per-run check (untouched):   ${fmt(perRun.median, 3)} ms (p99 ${fmt(perRun.p99, 3)})`);
     console.log(`  its CPU time:              ${fmt(perRunCpu.median, 3)} ms`);
     console.log(`per-run check (1 touched):   ${fmt(touched.median, 3)} ms`);
+    console.log(`as a run makes it (store):   ${fmt(wired.median, 3)} ms (p99 ${fmt(wired.p99, 3)}; row read + check)`);
     console.log(`per-run check (just written):${fmt(racy.median, 2)} ms (every fingerprint racy: content compared)`);
     console.log(`full re-hash (scheduled):    ${fmt(full.median, 2)} ms`);
     console.log(`install digest (readTree):   ${fmt(install.median, 2)} ms`);
@@ -81,6 +87,7 @@ export async function packageVerifyBench() {
       perRunMs: perRun,
       perRunCpuMs: perRunCpu.median,
       touchedMs: touched.median,
+      wiredMs: wired,
       fullMs: full.median,
       racyMs: racy.median,
       installMs: install.median,
@@ -89,5 +96,46 @@ export async function packageVerifyBench() {
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The check as planning makes it before each run (host/packages/verifyInstalled.ts): the version's state read from a
+ * real store, the parsed listing kept while its revision is current, then the fingerprints compared.
+ */
+function wiredCheck() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'paddock-bench-pkgstore-'));
+  const store = Store.open({ dataDir });
+  try {
+    const dir = makeBigTree(packageDir(dataDir, 'bench', '1.0.0'));
+    const read = readTree(dir);
+    // Recorded long after the files settled, as a run days after the install sees it.
+    const listing = { ...read, recordedAtMs: read.recordedAtMs + 10 * RACY_MS };
+    store.transaction(() =>
+      insertRunnerPackage(store, {
+        runnerId: 'bench',
+        version: '1.0.0',
+        source: 'folder',
+        spec: dir,
+        packageName: 'paddock-runner-bench',
+        integrity: null,
+        digest: listing.digest,
+        signatures: 'not applicable (folder)',
+        permissions: {},
+        skippedScripts: [],
+        nativeBuild: false,
+        listing: JSON.stringify(listing),
+        installedBy: 'bench',
+        installedAt: new Date().toISOString(),
+      }),
+    );
+    const check = () => {
+      if (!verifyInstalledPackage(store, dataDir, 'bench', '1.0.0').ok) throw new Error('the bench tree changed');
+    };
+    check(); // the first check parses the stored listing (once per process and revision)
+    return summarize(times(300, check));
+  } finally {
+    store.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -11,7 +11,6 @@ import type { HostConfig } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
 import { checkedManifest, discoverRunners } from '../plugins/catalog.js';
 import type { RunnerManifestFile } from '../plugins/manifest.js';
-import { BUILTIN_RUNNERS_DIR } from '../plugins/resolveRunner.js';
 import { insertRunnerPackage, runnerPackage, runnerPackages, type RunnerPackageRow } from '../state/runnerPackages.js';
 import type { Store } from '../state/store.js';
 import { readBoundedFile } from '../util/readBoundedFile.js';
@@ -43,6 +42,11 @@ export interface InstallReview {
   needsAcceptance: boolean;
   /** The same version is installed and tampered: this install replaces it. */
   repair: boolean;
+  /**
+   * A built-in runner has this id (e.g. a packed built-in runner installed as a package): a binding naming the bare id
+   * keeps running the built-in one; `<id>@<version>` runs this package.
+   */
+  builtinId: boolean;
 }
 
 /** How to install. */
@@ -183,7 +187,7 @@ export function sweepIncoming(dataDir: string, now = Date.now()): void {
 
 /**
  * The staged package's manifest, checked against its package.json: the conventions of packageIdentity.ts, the
- * version npm installed, a version usable as a folder name, not a built-in runner's id, and (an update) the id.
+ * version npm installed, a version usable as a folder name, and (an update) the id.
  */
 function checkIdentity(
   staged: StagedPackage,
@@ -219,8 +223,6 @@ function checkIdentity(
     problems.push(`runner.json version ${manifest.version} is not the version npm installed (${staged.version})`);
   if (!isPackageVersion(manifest.version))
     problems.push(`version ${JSON.stringify(manifest.version)} is not a semantic version (1.2.3)`);
-  if (discoverRunners([]).runners.has(manifest.id))
-    problems.push(`runner id "${manifest.id}" is a built-in runner's (${join(BUILTIN_RUNNERS_DIR, manifest.id)})`);
   if (updateOf !== undefined && manifest.id !== updateOf)
     problems.push(`the package is runner "${manifest.id}", not "${updateOf}"`);
   if (problems.length > 0) throw refused('invalid', `the package is refused: ${problems.join('; ')}`);
@@ -256,6 +258,7 @@ function reviewOf(
     diff,
     needsAcceptance: repair || diff === null || diff.widened.length > 0,
     repair,
+    builtinId: discoverRunners([]).runners.has(manifest.id),
   };
 }
 

@@ -103,17 +103,8 @@ export function discoverRunners(runnerDirs: readonly string[] = [], options: Dis
         package: { version: p.version, status: p.status },
       };
       catalog.versions.set(`${p.id}@${p.version}`, entry);
-      const seen = catalog.runners.get(p.id);
-      if (seen && seen.source !== 'installed') {
-        catalog.problems.push({
-          file: join(p.dir, 'runner.json'),
-          field: 'id',
-          message:
-            `runner id "${p.id}" is already used by ${seen.dir} (the installed version is reachable as ` +
-            `${p.id}@${p.version} only)`,
-        });
-        continue;
-      }
+      // A built-in runner keeps its bare id (docs/decisions.md RP7): the installed version is reachable pinned only.
+      if (catalog.runners.get(p.id)?.source === 'builtin') continue;
       catalog.runners.set(p.id, entry);
     } catch (error) {
       catalog.problems.push(problemOf(error, p.dir));

@@ -292,6 +292,8 @@ export class RunService {
               ...(run.warm ? { envRunId: run.warm.slotId } : {}),
             },
             {
+              // Which runner folder ran: a built-in runner, an installed package version, or a runner folder.
+              runner: { id: runner.manifest.id, version: runner.manifest.version, dir: runner.dir },
               command: launch.command,
               args: launch.args,
               cwd: run.workspace.root,

@@ -52,6 +52,12 @@ export function renderReview(r: InstallReview): string[] {
         ]
       : []),
     ...(r.repair ? ['  replaces the installed copy of this version, which was found TAMPERED'] : []),
+    ...(r.builtinId
+      ? [
+          `  a built-in runner is named "${r.runnerId}": bindings naming "${r.runnerId}" keep running it; ` +
+            `"${r.runnerId}@${one(r.version)}" runs this package`,
+        ]
+      : []),
   ];
 }
 

@@ -11,6 +11,7 @@ import { HostError } from '../../../host/errors.js';
 import { installRunnerPackage, type InstallReview } from '../../../host/packages/install.js';
 import { packageDir, packageRunnerDir } from '../../../host/packages/installedRunners.js';
 import { runnerPackage } from '../../../host/state/runnerPackages.js';
+import { repoPath } from '../../helpers/fixtures.js';
 import { chatEvent, tempHost } from '../../helpers/host.js';
 import { emptyFolder } from '../../helpers/packageTree.js';
 import { packTestPackage, writeTestPackage } from '../../helpers/runnerPackage.js';
@@ -127,18 +128,13 @@ describe('paddock runners install (real npm, offline)', () => {
     ]);
   });
 
-  it('refuses a package that is not a runner package, has a built-in id, or needs a native build unasked', async () => {
+  it('refuses a package that is not a runner package, or one that needs a native build unasked', async () => {
     const h = host();
     const wrongName = writeTestPackage({ id: 'named', version: '1.0.0', packageJson: { name: 'something-else' } });
     expect(
       refusal(await installRunnerPackage(h.store, h.config, wrongName, { by, accept: true }).catch((e: unknown) => e))
         .message,
     ).toMatch(/package\.json: field name/);
-    const builtin = writeTestPackage({ id: 'echo', version: '9.0.0' });
-    expect(
-      refusal(await installRunnerPackage(h.store, h.config, builtin, { by, accept: true }).catch((e: unknown) => e))
-        .message,
-    ).toContain('built-in runner');
     const markers = emptyFolder();
     const native = writeTestPackage({ id: 'native', version: '1.0.0', nativeBuild: true, markers });
     const error = refusal(
@@ -155,6 +151,43 @@ describe('paddock runners install (real npm, offline)', () => {
     });
     expect(readdirSync(markers)).toContain('install');
   });
+});
+
+describe('the packed built-in runners and hello-runner (npm pack of the repo folders)', () => {
+  it(
+    'install and run: hello-runner by its id; echo beside the built-in one, run only when pinned, checked like any ' +
+      'package',
+    async () => {
+      const h = host();
+      const hello = packTestPackage(repoPath('examples/hello-runner'));
+      const echo = packTestPackage(repoPath('runners/echo'));
+      const installed = await installRunnerPackage(h.store, h.config, hello, { by, accept: true });
+      expect(installed.review.builtinId).toBe(false);
+      const echoed = await installRunnerPackage(h.store, h.config, echo, { by, accept: true });
+      expect(echoed.review).toMatchObject({ runnerId: 'echo', builtinId: true, source: 'tarball' });
+      const echoVersion = echoed.review.version;
+      bind(h, [
+        { id: 'hello', runner: 'hello-runner' },
+        { id: 'echo-pinned', runner: `echo@${echoVersion}` },
+        { id: 'echo-builtin', runner: 'echo' },
+      ]);
+      // Which folder each run ran, from its run.spawned audit record.
+      const ranFrom = async (bot: string) => {
+        const outcome = await runOnce(h, bot);
+        const spawned = h.store.audit.records({ types: ['run.spawned'] }).at(-1)!.data as { runner: { dir: string } };
+        return [outcome.status, spawned.runner.dir];
+      };
+      expect(await ranFrom('hello')).toEqual([
+        'completed',
+        packageRunnerDir(h.dataDir, 'hello-runner', installed.review.version, 'paddock-example-hello-runner'),
+      ]);
+      expect(await ranFrom('echo-pinned')).toEqual([
+        'completed',
+        packageRunnerDir(h.dataDir, 'echo', echoVersion, 'paddock-runner-echo'),
+      ]);
+      expect(await ranFrom('echo-builtin')).toEqual(['completed', repoPath('runners/echo')]);
+    },
+  );
 });
 
 describe('an update that asks for more', () => {

@@ -298,7 +298,10 @@ describe('planRun: a built-in runner is checked against the build before its run
     const before = readFileSync(file);
     writeFileSync(file, Buffer.concat([before, Buffer.from(' ')]));
     try {
-      const audited = () => host.store.audit.records({ types: ['runner.tampered'] }).filter((r) => r.data.builtin);
+      const audited = () =>
+        host.store.audit
+          .records({ types: ['runner.tampered'] })
+          .filter((r) => (r.data as { builtin?: boolean }).builtin);
       const known = audited().length;
       const error = refusal(() => planRun(deps(FAKE_FULL, { verifyBuiltin: verifyCopy }), request));
       expect(error.data).toMatchObject({ reason: 'runner_tampered', runner: 'echo', changed: ['runner.json'] });
