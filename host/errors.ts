@@ -15,7 +15,9 @@ export type HostErrorCode =
   | 'CONFIG_INVALID'
   | 'DISPATCH_REFUSED'
   | 'RUN_REFUSED'
-  | 'QUOTA_EXCEEDED';
+  | 'QUOTA_EXCEEDED'
+  /** A runner package was not installed, updated or removed: `data.reason` says why (docs/runner-packages.md). */
+  | 'PACKAGE_REFUSED';
 
 /** A host-side failure with a stable code, typed data and an optional cause. */
 export class HostError extends Error {

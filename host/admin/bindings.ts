@@ -12,6 +12,8 @@ import type { HostConfig } from '../config/hostConfig.js';
 import { requestCancel } from '../dispatch/runControls.js';
 import { HostError } from '../errors.js';
 import { HARNESS_DIR } from '../harness/harnesses.js';
+import { verifyInstalledPackage } from '../packages/verifyInstalled.js';
+import { findRunner } from '../plugins/catalog.js';
 import { ConfigRepo, type ConfigObject } from '../state/configRepo.js';
 import type { Store } from '../state/store.js';
 import { exportConfig } from './config.js';
@@ -120,9 +122,20 @@ export function explainStoredBinding(
   tenant?: string,
 ): Explanation {
   const binding = bindingOf(store, id, tenant).spec;
-  return explainBinding(binding, context.catalog, exportConfig(store).resources, config.limits, {
+  const explanation = explainBinding(binding, context.catalog, exportConfig(store).resources, config.limits, {
     dataDir: config.dataDir,
     harnessDir: config.harnessDir ?? HARNESS_DIR,
     mountRoots: config.mountRoots ?? [],
   });
+  // An installed package's integrity, from the check every run makes (it records a change it finds, as a run would).
+  const version = findRunner(context.catalog, binding.runner)?.package?.version;
+  if (version !== undefined && !('missing' in explanation.runner)) {
+    const verdict = verifyInstalledPackage(store, config.dataDir, explanation.runner.id, version, {
+      by: 'host:explain',
+    });
+    explanation.runner.package = verdict.ok
+      ? { status: 'ok', changed: [] }
+      : { status: 'tampered', changed: verdict.changed };
+  }
+  return explanation;
 }

@@ -8,14 +8,17 @@ import type { ConfigFile } from '../bindings/schema.js';
 import { configOfTenant, objectOfTenant } from '../bindings/tenantScope.js';
 import type { ValidationContext } from '../bindings/validateConfig.js';
 import type { HostConfig } from '../config/hostConfig.js';
-import { discoverRunners } from '../plugins/catalog.js';
+import { hostCatalog } from '../packages/installedRunners.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { CONFIG_KINDS, ConfigRepo, type ConfigObject } from '../state/configRepo.js';
 import type { Store } from '../state/store.js';
 
-/** What validation checks a configuration against on this host (runners, mount roots, known secret values). */
-export function validationContext(config: HostConfig, redactor: Redactor | undefined): ValidationContext {
-  return { catalog: discoverRunners(config.runnerDirs), mountRoots: config.mountRoots ?? [], redactor };
+/**
+ * What validation checks a configuration against on this host (runners — built-in, installed packages of `store`,
+ * runner folders —, mount roots, known secret values).
+ */
+export function validationContext(config: HostConfig, redactor: Redactor | undefined, store: Store): ValidationContext {
+  return { catalog: hostCatalog(config, store), mountRoots: config.mountRoots ?? [], redactor };
 }
 
 /** The stored configuration in the shape of `paddock.yaml`: all of it, or `tenant`'s part. */

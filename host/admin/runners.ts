@@ -1,5 +1,5 @@
 /** The runners a host finds, as `paddock runners list --json` and `GET /v1/runners` show them. */
-import { discoverRunners, type ManifestProblem } from '../plugins/catalog.js';
+import type { ManifestProblem, RunnerCatalog } from '../plugins/catalog.js';
 import type { RunnerManifestFile } from '../plugins/manifest.js';
 
 /** Every runner found (its manifest, folder and source) and every runner that could not be loaded, with why. */
@@ -8,9 +8,8 @@ export interface RunnerListing {
   problems: ManifestProblem[];
 }
 
-/** The runners of the built-in folder and `runnerDirs`: the same catalog `apply` and planning use. */
-export function listRunners(runnerDirs: readonly string[] = []): RunnerListing {
-  const catalog = discoverRunners(runnerDirs);
+/** The runners of a catalog (hostCatalog: the same one `apply` and planning use). */
+export function listRunners(catalog: RunnerCatalog): RunnerListing {
   return {
     runners: [...catalog.runners.values()].map((r) => ({ ...r.manifest, dir: r.dir, source: r.source })),
     problems: catalog.problems,

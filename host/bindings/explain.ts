@@ -1,6 +1,6 @@
 import { indexResources, resolveRunAccess, type RunAccess } from '../authz/runAccess.js';
 import type { HostLimits } from '../config/limits.js';
-import type { RunnerCatalog } from '../plugins/catalog.js';
+import { findRunner, type RunnerCatalog } from '../plugins/catalog.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { RunnerManifestSchema } from '../plugins/manifest.js';
 import { probeMachine } from '../sandbox/probe.js';
@@ -50,7 +50,16 @@ export interface Explanation {
     steeringNote?: string;
     approvalPolicy: Binding['approvalPolicy'];
   };
-  runner: { id: string; version: string; dir: string; risk: string } | { id: string; missing: string };
+  runner:
+    | {
+        id: string;
+        version: string;
+        dir: string;
+        risk: string;
+        /** An installed package: its integrity as the per-run check finds it now (host/packages/verifyInstalled.ts). */
+        package?: { status: 'ok' | 'tampered'; changed: string[] };
+      }
+    | { id: string; missing: string };
   /** The access every run gets (absent when the runner is missing). */
   access?: Omit<RunAccess, 'withheld' | 'limits' | 'requestLimits'>;
   /** What the runner may do by itself, outside host requests (declared by its manifest). */
@@ -91,7 +100,7 @@ export function explainBinding(
   hostLimits: HostLimits,
   paths: ExplainPaths,
 ): Explanation {
-  const runner = catalog.runners.get(binding.runner);
+  const runner = findRunner(catalog, binding.runner);
   // What planning gives a run: its own tenant's resources only.
   resources = resourcesOfTenant(resources, tenantOf(binding));
   const machine = probeMachine();
@@ -288,6 +297,14 @@ export function renderExplanation(e: Explanation): string {
       // The package's own words stay on this one line (a newline in `risk` must not fake a line of the explanation).
       `  runner: ${e.runner.id} ${terminalSafe(e.runner.version)} (${terminalSafe(e.runner.dir)})` +
         `${e.runner.risk ? ` — risk: ${terminalSafe(e.runner.risk)}` : ''}`,
+    );
+  if ('package' in e.runner && e.runner.package)
+    lines.push(
+      e.runner.package.status === 'ok'
+        ? `  package: installed ${e.runner.id}@${terminalSafe(e.runner.version)}, its files as installed (checked now)`
+        : `  package: installed ${e.runner.id}@${terminalSafe(e.runner.version)} is TAMPERED (changed: ` +
+            `${e.runner.package.changed.map((p) => terminalSafe(p)).join(', ')}): its runs are refused until it is ` +
+            'installed again or removed',
     );
   if (e.access) {
     const p = e.access;

@@ -1,6 +1,6 @@
 import { indexResources, resolveRunAccess } from '../authz/runAccess.js';
 import { parseLimits } from '../config/limits.js';
-import type { RunnerCatalog } from '../plugins/catalog.js';
+import { findRunner, type RunnerCatalog } from '../plugins/catalog.js';
 import type { ConfigFile } from './schema.js';
 
 /** A grant of a binding that will not reach its runner, and why. */
@@ -19,7 +19,7 @@ export function grantWarnings(file: ConfigFile, catalog: RunnerCatalog): GrantWa
   // Limits do not change what is withheld; any valid host limits do.
   const limits = parseLimits();
   return file.bindings.flatMap((binding) => {
-    const runner = catalog.runners.get(binding.runner);
+    const runner = findRunner(catalog, binding.runner);
     if (!runner) return [];
     return resolveRunAccess(runner.manifest, binding, resources, limits).withheld.map((w) => ({
       binding: binding.id,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { HostError } from '../errors.js';
-import type { RunnerCatalog } from '../plugins/catalog.js';
+import { findRunner, runnerIdOf, type RunnerCatalog } from '../plugins/catalog.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
 import { fieldPath } from '../util/fieldPath.js';
 import { insideRoots } from '../util/insideRoots.js';
@@ -235,9 +235,9 @@ export function validateConfig(raw: unknown, context: ValidationContext, stored:
     const at = `bindings[${index.bindings[i]}]`;
     if (bindingIds.has(b.id)) report(`${at}.id`, `duplicate id "${b.id}"`);
     bindingIds.add(b.id);
-    const runner = context.catalog.runners.get(b.runner);
+    const runner = findRunner(context.catalog, b.runner);
     if (!runner) {
-      const broken = context.catalog.problems.find((p) => p.file.includes(`/${b.runner}/`));
+      const broken = context.catalog.problems.find((p) => p.file.includes(`/${runnerIdOf(b.runner)}`));
       const guess = didYouMean(b.runner, context.catalog.runners.keys(), budget);
       report(
         `${at}.runner`,

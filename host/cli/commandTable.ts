@@ -54,6 +54,17 @@ function startMachineProbe(): void {
 /** A flag's string value. */
 const str = (flags: Flags, name: string) => flags[name] as string | undefined;
 
+/** The runner package commands' flags, as commands/runnerPackages.ts reads them. */
+function packageFlags(flags: Flags) {
+  return {
+    json: flags.json === true,
+    accept: flags.accept === true,
+    allowNativeBuild: flags['allow-native-build'] === true,
+    disableBindings: flags['disable-bindings'] === true,
+    by: str(flags, 'by'),
+  };
+}
+
 /** The admin commands' flags, as commands/admin.ts reads them. */
 function adminFlags(flags: Flags) {
   return {
@@ -271,6 +282,101 @@ export const COMMANDS: CommandSpec[] = [
         adminFlags(ctx.flags),
         ctx.out,
         ctx.err,
+      );
+    },
+  },
+  {
+    words: ['runners', 'install'],
+    args: ['spec'],
+    summary:
+      'install a runner package (npm spec, folder or tarball) with no script run, after reviewing what it asks for',
+    details: [
+      'npm fetches and unpacks it with --ignore-scripts; its tree, runner.json and package.json are checked; what it',
+      'asks for (host requests, resource kinds, effects, env names, default limits, risk) is printed and needs',
+      '--accept (or a yes on a terminal). It is kept read-only in <data>/runners/<id>@<version>/ with its digest,',
+      'checked before each of its runs. A registry package has its signatures checked with `npm audit signatures`.',
+    ],
+    options: {
+      accept: { type: 'boolean', help: 'accept the permissions it asks for (needed for a new runner or a widening)' },
+      'allow-native-build': {
+        type: 'boolean',
+        help: "run the package's install scripts when its manifest asks for a native build (audited)",
+      },
+      json,
+      by,
+    },
+    exitCodes: ['0 installed (or already installed with the same digest)', '2 refused (the reason is named), or usage'],
+    async run(ctx) {
+      return (await import('./commands/runnerPackages.js')).installCommand(
+        await hostConfig(ctx),
+        'install',
+        ctx.args,
+        packageFlags(ctx.flags),
+        ctx.out,
+        ctx.err,
+      );
+    },
+  },
+  {
+    words: ['runners', 'update'],
+    args: ['id', 'spec?'],
+    summary: 'install a newer version beside the installed ones; shows the permissions diff, a widening needs --accept',
+    details: [
+      'Without a spec: the registry latest of the same package, or the same folder or tarball read again.',
+      'Bindings naming the bare id run the newest version; bindings pinned to <id>@<version> keep theirs.',
+    ],
+    options: {
+      accept: { type: 'boolean', help: 'accept what the new version asks for beyond the installed one' },
+      'allow-native-build': {
+        type: 'boolean',
+        help: "run the package's install scripts when its manifest asks for a native build (audited)",
+      },
+      json,
+      by,
+    },
+    exitCodes: ['0 installed (or already installed with the same digest)', '2 refused (the reason is named), or usage'],
+    async run(ctx) {
+      return (await import('./commands/runnerPackages.js')).installCommand(
+        await hostConfig(ctx),
+        'update',
+        ctx.args,
+        packageFlags(ctx.flags),
+        ctx.out,
+        ctx.err,
+      );
+    },
+  },
+  {
+    words: ['runners', 'remove'],
+    args: ['ref'],
+    summary: 'remove an installed runner package version (<id>@<version>); refused while a binding uses it',
+    options: {
+      'disable-bindings': { type: 'boolean', help: 'disable the bindings that use it (audited), then remove it' },
+      json,
+      by,
+    },
+    exitCodes: ['0 removed', '2 refused (in use: the bindings are named), not installed, or usage'],
+    async run(ctx) {
+      return (await import('./commands/runnerPackages.js')).removeCommand(
+        await hostConfig(ctx),
+        ctx.args[0]!,
+        packageFlags(ctx.flags),
+        ctx.out,
+      );
+    },
+  },
+  {
+    words: ['runners', 'verify'],
+    args: ['ref?'],
+    summary: 're-hash every file of the installed runner packages (or of one) against their recorded digests',
+    options: { json, by },
+    exitCodes: ['0 every version is as installed', '1 a version changed (marked tampered, audited)', '2 usage'],
+    async run(ctx) {
+      return (await import('./commands/runnerPackages.js')).verifyCommand(
+        await hostConfig(ctx),
+        ctx.args[0],
+        packageFlags(ctx.flags),
+        ctx.out,
       );
     },
   },

@@ -67,8 +67,10 @@ function npm(args: string[], cwd: string, npmBin: string): Promise<string> {
  */
 export async function stagePackage(spec: string, dir: string, options: { npm?: string } = {}): Promise<StagedPackage> {
   const { source, npmSpec } = classifySpec(spec);
-  // A private root package so that npm records what it installed as its one dependency (the package's name).
-  writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+  // A private root package so that npm records what it installed as its one dependency (the package's name). Named,
+  // so that npm's lock files do not take the staging folder's random name: the same package staged twice is the
+  // same tree (the same digest).
+  writeFileSync(join(dir, 'package.json'), '{ "name": "paddock-runner-install", "private": true }\n');
   await npm([...NPM_INSTALL_ARGS, '--', npmSpec], dir, options.npm ?? 'npm');
   const root = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
   const names = Object.keys(root.dependencies ?? {});

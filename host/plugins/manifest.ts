@@ -95,6 +95,11 @@ export const RunnerManifestSchema = z
     limits: RunLimitOverridesSchema.default({}),
     /** What an admin should know before binding this runner (e.g. "runs shell commands"). */
     risk: z.string().default(''),
+    /**
+     * How the package installs (docs/runner-packages.md): `nativeBuild` says it needs its install scripts run (a
+     * native addon); `paddock runners install` refuses it unless the admin passes `--allow-native-build` (audited).
+     */
+    install: z.strictObject({ nativeBuild: z.boolean().default(false) }).optional(),
   })
   .superRefine((manifest, ctx) => {
     // The env rule needs the id (the runner's own prefix), so it is checked on the whole object.

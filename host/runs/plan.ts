@@ -6,9 +6,13 @@ import { resourcesOfTenant } from '../bindings/tenantResources.js';
 import { BindingSchema, GrantsSchema, type Binding, type Resources } from '../bindings/schema.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { HostError } from '../errors.js';
-import { discoverRunners } from '../plugins/catalog.js';
+import { discoverRunners, findRunner, runnerIdOf, type InstalledRunnerRef } from '../plugins/catalog.js';
+import { installedRunnerRefs } from '../packages/installedRunners.js';
+import { verifyInstalledPackage } from '../packages/verifyInstalled.js';
 import { validateRunnerConfig } from '../plugins/configSchema.js';
-import { resolveRunner, type ResolvedRunner } from '../plugins/resolveRunner.js';
+import { BUILTIN_RUNNERS_DIR, resolveRunner, type ResolvedRunner } from '../plugins/resolveRunner.js';
+import { verifyBuiltinRunner, type BuiltinCheck } from '../packages/builtinDigests.js';
+import { dirname } from 'node:path';
 import { decideSandbox } from '../sandbox/decide.js';
 import type { Backend } from '../sandbox/prepare.js';
 import type { MachineReport } from '../sandbox/probe.js';
@@ -34,6 +38,7 @@ export type PlanRefusal =
   | 'no_binding'
   | 'binding_disabled'
   | 'runner_unavailable'
+  | 'runner_tampered'
   | 'sandbox_unavailable'
   | 'limits_unavailable'
   | 'config_invalid';
@@ -66,6 +71,8 @@ export interface PlanDeps {
   redactor: Redactor;
   /** The machine the sandbox decision is made for (default: probed). */
   machine?: () => MachineReport;
+  /** How a built-in runner's folder is checked against the build's record (default: this process's verifier). */
+  verifyBuiltin?: (dir: string) => BuiltinCheck;
 }
 
 /** A refusal of planning, with its reason code (`data.reason`) and what it concerns. */
@@ -99,7 +106,8 @@ export function planRun(deps: PlanDeps, request: PlanRequest): RunPlan {
     throw planRefused('binding_disabled', `binding "${binding.id}" is disabled`, { bindingId: binding.id });
   const sandbox = decideSandbox(binding, deps.machine?.());
   if (!sandbox.ok) throw planRefused(sandbox.reason, sandbox.message, { bindingId: binding.id });
-  const runner = adHocRunner ?? catalogRunner(deps.config, binding);
+  const runner = adHocRunner ?? catalogRunner(deps, binding);
+  refuseChangedBuiltin(deps, binding, runner);
   // A binding's config is checked again now (the runner's schema may have changed since apply). An
   // ad-hoc config goes to the runner as given: its own validation answers, as a failed run naming
   // the field (what `paddock run --config` has always shown; cli.test.ts).
@@ -151,18 +159,83 @@ function routedBinding(repo: ConfigRepo, tenant: string, event: ChatEvent, only?
   });
 }
 
-/** An installed runner of the catalog, or a `runner_unavailable` refusal naming what is wrong. */
-function catalogRunner(config: HostConfig, binding: Binding): ResolvedRunner {
-  const catalog = discoverRunners(config.runnerDirs, { only: binding.runner });
-  const runner = catalog.runners.get(binding.runner);
+/**
+ * The binding's runner from the catalog (`<id>`, or an installed `<id>@<version>`), its package checked first when it
+ * is an installed one (host/packages/verifyInstalled.ts): a changed package is a `runner_tampered` refusal, a missing
+ * or broken runner a `runner_unavailable` one naming what is wrong.
+ */
+function catalogRunner(deps: PlanDeps, binding: Binding): ResolvedRunner {
+  const { config, store } = deps;
+  const installed = installedRunnerRefs(store, config.dataDir);
+  const catalog = discoverRunners(config.runnerDirs, { only: binding.runner, installed });
+  const runner = findRunner(catalog, binding.runner);
+  // The version the reference picks: a pinned one, or the newest installed when no built-in or earlier runner has
+  // the id. Checked before its manifest is trusted (a broken manifest of a changed package is a tampering).
+  const version = runner?.package?.version ?? pickedVersion(installed, binding.runner, runner);
+  if (version !== undefined) {
+    const id = runnerIdOf(binding.runner);
+    const verdict = verifyInstalledPackage(store, config.dataDir, id, version);
+    if (!verdict.ok)
+      throw planRefused(
+        'runner_tampered',
+        `binding "${binding.id}": runner package ${id}@${version} changed since it was installed ` +
+          `(${verdict.changed.slice(0, 3).join(', ')}${verdict.changed.length > 3 ? ', …' : ''}): its runs are ` +
+          'refused until it is installed again (`paddock runners install`) or removed',
+        { bindingId: binding.id, runner: id, version, changed: verdict.changed },
+      );
+  }
   if (runner) return runner;
-  const problem = catalog.problems.find((p) => p.file.includes(`/${binding.runner}/`));
+  const problem = catalog.problems.find((p) => p.file.includes(`/${runnerIdOf(binding.runner)}`));
   throw planRefused(
     'runner_unavailable',
     `binding "${binding.id}": runner "${binding.runner}" is ` +
       `${problem ? `broken: ${problem.message}` : 'not installed'}`,
     { bindingId: binding.id },
   );
+}
+
+/** Built-in runners whose change this process has audited (one record per runner and process, not one per run). */
+const auditedBuiltins = new Set<string>();
+
+/**
+ * A built-in runner is checked against the build's record (host/packages/builtinDigests.ts) before its run: a folder
+ * changed since the build (a process-backend runner writing into it, an edit without a rebuild) is a
+ * `runner_tampered` refusal, audited once per process.
+ */
+function refuseChangedBuiltin(deps: PlanDeps, binding: Binding, runner: ResolvedRunner): void {
+  if (dirname(runner.dir) !== BUILTIN_RUNNERS_DIR) return;
+  const { store } = deps;
+  const check = (deps.verifyBuiltin ?? verifyBuiltinRunner)(runner.dir);
+  if (check.ok) return;
+  if (!auditedBuiltins.has(check.runner)) {
+    auditedBuiltins.add(check.runner);
+    store.transaction(() =>
+      store.audit.append({
+        type: 'runner.tampered',
+        actor: 'host',
+        data: { runner: check.runner, builtin: true, digest: check.expected, changed: check.changed.slice(0, 20) },
+      }),
+    );
+  }
+  throw planRefused(
+    'runner_tampered',
+    `binding "${binding.id}": built-in runner "${check.runner}": ${check.problem ?? 'changed since the build'} ` +
+      "(its runs are refused until the host's install is repaired: reinstall paddock, or rebuild after an edit)",
+    { bindingId: binding.id, runner: check.runner, builtin: true, changed: check.changed.slice(0, 20) },
+  );
+}
+
+/** The installed version `ref` names when the catalog could not load it (its manifest broken): pinned, or newest. */
+function pickedVersion(
+  installed: readonly InstalledRunnerRef[],
+  ref: string,
+  found: ReturnType<typeof findRunner>,
+): string | undefined {
+  if (found) return undefined;
+  const id = runnerIdOf(ref);
+  const versions = installed.filter((p) => p.id === id).map((p) => p.version);
+  if (ref.includes('@')) return versions.find((v) => `${id}@${v}` === ref);
+  return versions.at(-1);
 }
 
 /**

@@ -17,6 +17,7 @@ export const REFUSAL_REASONS = [
   'no_binding',
   'binding_disabled',
   'runner_unavailable',
+  'runner_tampered',
   'sandbox_unavailable',
   'limits_unavailable',
   'config_invalid',

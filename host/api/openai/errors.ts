@@ -65,7 +65,8 @@ export function refusalError(reason: string, message: string, model: string): Op
     case 'invalid_event':
       return openAIError(400, 'invalid_event', clip(message, 500));
     default:
-      // binding_disabled, config_invalid, runner_unavailable, sandbox refusals: the binding cannot run now.
+      // binding_disabled, config_invalid, runner_unavailable, runner_tampered, sandbox refusals: the binding cannot
+      // run now.
       return openAIError(422, reason, clip(message, 500), { param: 'model' });
   }
 }

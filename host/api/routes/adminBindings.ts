@@ -72,7 +72,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
           try {
             return setBindingEnabled(
               deps.store,
-              validationContext(deps.config, deps.redactor),
+              validationContext(deps.config, deps.redactor, deps.store),
               request.params.id,
               verb === 'enable',
               {
@@ -107,7 +107,7 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
       explainStoredBinding(
         deps.store,
         deps.config,
-        validationContext(deps.config, deps.redactor),
+        validationContext(deps.config, deps.redactor, deps.store),
         request.params.id,
         principalOf(request).tenant,
       ) as never,

@@ -8,6 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { stringify as toYaml } from 'yaml';
 import { applyAs, exportConfig, listResources, validationContext } from '../../admin/config.js';
 import { listRunners } from '../../admin/runners.js';
+import { hostCatalog } from '../../packages/installedRunners.js';
 import { parseYamlIsolated } from '../../bindings/isolatedYaml.js';
 import { apiActor } from '../actor.js';
 import {
@@ -74,7 +75,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
       response: { 200: RunnersAnswerSchema, ...AUTH_ERRORS },
     },
     preValidation: reader,
-    handler: async () => listRunners(deps.config.runnerDirs),
+    handler: async () => listRunners(hostCatalog(deps.config, deps.store)),
   });
 
   api.get('/v1/config', {
@@ -180,7 +181,7 @@ export function adminConfigRoutes(app: FastifyInstance, deps: ApiDeps): void {
         // body; its depth is measured here (the YAML reader measured both for a text: aliases repeat what they name,
         // and a 0.9 MB text stood for 82 MB stored).
         if (yaml === undefined && valueDepth(raw, MAX_CONFIG_DEPTH) > MAX_CONFIG_DEPTH) throw tooDeep();
-        return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor), {
+        return applyAs(deps.store, raw, validationContext(deps.config, deps.redactor, deps.store), {
           by: apiActor(principal, by),
           dryRun,
           prune,

@@ -16,7 +16,12 @@ import type { Binding } from '../../bindings/schema.js';
 import { parseConfigText } from '../../bindings/validateConfig.js';
 import type { HostConfig } from '../../config/hostConfig.js';
 import { HostError } from '../../errors.js';
-import { discoverRunners } from '../../plugins/catalog.js';
+import { findRunner, runnerIdOf } from '../../plugins/catalog.js';
+import { packageSummaries, type PackageSummary } from '../../admin/runnerPackages.js';
+import { openHostStore } from '../../hostStore.js';
+import { hostCatalog } from '../../packages/installedRunners.js';
+import { renderPermissions } from '../../packages/permissions.js';
+import type { Store } from '../../state/store.js';
 import { describeRecovery, openHostState } from '../../start.js';
 import { terminalSafe } from '../../util/terminalText.js';
 
@@ -34,7 +39,7 @@ export interface AdminFlags {
 
 const actor = (flags: AdminFlags) => (flags.by ? `user:${flags.by}` : `user:${process.env.USER ?? 'operator'}`);
 
-/** `paddock runners list|show`: needs no state. */
+/** `paddock runners list|show`: the catalog, and the installed packages of the store with their state. */
 export function runnersCommand(
   config: HostConfig,
   verb: string | undefined,
@@ -43,7 +48,24 @@ export function runnersCommand(
   out: Out,
   err: Out,
 ): number {
-  const catalog = discoverRunners(config.runnerDirs);
+  const { store } = openHostStore(config);
+  try {
+    return listOrShowRunners(config, store, verb, id, flags, out, err);
+  } finally {
+    store.close();
+  }
+}
+
+function listOrShowRunners(
+  config: HostConfig,
+  store: Store,
+  verb: string | undefined,
+  id: string | undefined,
+  flags: AdminFlags,
+  out: Out,
+  err: Out,
+): number {
+  const catalog = hostCatalog(config, store);
   // Manifest fields, paths and problems are the package's bytes: each is one line here (a newline in a description
   // must not print a line that looks like the host's own, e.g. a second `risk:`), its controls escaped.
   const one = (text: string) => terminalSafe(text);
@@ -54,30 +76,40 @@ export function runnersCommand(
           `${p.message.replace(`${p.file}: `, '').replace(`field ${p.field}: `, '')}`,
       ),
     );
+  const packages = packageSummaries(store, config, verb === 'show' && id ? runnerIdOf(id) : undefined);
+  const packageLine = (p: PackageSummary) =>
+    `  ${p.runnerId}@${one(p.version)}${p.newest ? ' (newest)' : ''}  ${p.status === 'ok' ? 'ok' : 'TAMPERED'}  ` +
+    `${p.source} ${one(p.spec)}  digest ${p.digest.slice(0, 16)}…  signatures: ${one(p.signatures)}  ` +
+    `bindings: ${p.bindings.map((b) => `${b.id}${b.enabled ? '' : ' (disabled)'}`).join(', ') || 'none'}`;
   if (verb === 'list' || verb === undefined) {
     const runners = [...catalog.runners.values()];
-    if (flags.json) out(JSON.stringify(listRunners(config.runnerDirs)));
+    if (flags.json) out(JSON.stringify({ ...listRunners(catalog), packages }));
     else
       out(
-        runners
-          .map(
+        [
+          ...runners.map(
             (r) =>
               `${r.manifest.id.padEnd(20)} ${one(r.manifest.version).padEnd(8)} ` +
-              `${r.source === 'builtin' ? 'built-in' : one(r.source)}  ${one(r.manifest.description)}`,
-          )
-          .join('\n') || 'no runners',
+              `${r.source === 'builtin' ? 'built-in' : one(r.source)}` +
+              `${r.package?.status === 'tampered' ? ' TAMPERED' : ''}  ` +
+              `${one(r.manifest.description)}`,
+          ),
+          ...(runners.length === 0 ? ['no runners'] : []),
+          ...(packages.length > 0 ? ['installed packages:', ...packages.map(packageLine)] : []),
+        ].join('\n'),
       );
     return 0;
   }
   if (verb === 'show' && id) {
-    const runner = catalog.runners.get(id);
+    const runner = findRunner(catalog, id);
     if (!runner)
       throw new HostError(
         'NOT_FOUND',
         `no runner "${id}"${catalog.problems.length ? ' (see the broken runners above)' : ''}`,
       );
     const m = runner.manifest;
-    if (flags.json) out(JSON.stringify({ ...m, dir: runner.dir, source: runner.source }));
+    const versions = id.includes('@') ? packages.filter((p) => `${p.runnerId}@${p.version}` === id) : packages;
+    if (flags.json) out(JSON.stringify({ ...m, dir: runner.dir, source: runner.source, packages: versions }));
     else
       out(
         [
@@ -90,6 +122,20 @@ export function runnersCommand(
           `  default limits: ${JSON.stringify(m.limits)}`,
           `  config schema: ${JSON.stringify(m.configSchema)}`,
           ...(m.risk ? [`  risk: ${one(m.risk)}`] : []),
+          ...(versions.length > 0
+            ? [
+                'installed versions:',
+                ...versions.flatMap((p) => [
+                  packageLine(p),
+                  `    installed by ${one(p.installedBy)} at ${p.installedAt}; ` +
+                    `whole tree last re-hashed ${p.verifiedAt}`,
+                  `    digest ${p.digest}${p.integrity ? `; npm integrity ${p.integrity}` : ''}`,
+                  ...(p.status === 'tampered' ? [`    changed: ${p.tampered.map(one).join(', ')}`] : []),
+                  '    accepted permissions:',
+                  ...renderPermissions(p.permissions).map((l) => `    ${l}`),
+                ]),
+              ]
+            : []),
         ].join('\n'),
       );
     return 0;
@@ -109,7 +155,7 @@ export async function configCommand(
   try {
     for (const line of describeRecovery(recovery)) err(line);
     const repo = new ConfigRepo(store);
-    const context = () => validationContext(config, redactor);
+    const context = () => validationContext(config, redactor, store);
     const [noun, verb, id] = words;
     const print = (value: unknown, human: () => string) => out(flags.json ? JSON.stringify(value) : human());
 

@@ -239,7 +239,7 @@ describe('Dispatcher queueing against a fake run service', () => {
     },
   );
 
-  it('the session bound holds while its waiting run is held back by its binding (no claim in the session)', async () => {
+  it('the session bound holds while its waiting run waits for its binding (no claim in the session)', async () => {
     const { h, runs, dispatcher } = setUp();
     hosts.push(h);
     await dispatcher.dispatch(event('q-serial', 'elsewhere', 'c0'));

@@ -2,13 +2,15 @@
 // same rules and give the same refusal codes. The machine is a fake report (a machine without
 // bwrap, cgroups or loop devices cannot be made on demand); everything else is real (store,
 // config repository, runner catalog, redactor).
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyConfig } from '../../../host/bindings/apply.js';
 import { HostError } from '../../../host/errors.js';
+import { BuiltinVerifier } from '../../../host/packages/builtinDigests.js';
 import { discoverRunners } from '../../../host/plugins/catalog.js';
+import { BUILTIN_RUNNERS_DIR } from '../../../host/plugins/resolveRunner.js';
 import { planRun, type PlanDeps, type PlanRequest } from '../../../host/runs/plan.js';
 import { probeMachine, type MachineReport } from '../../../host/sandbox/probe.js';
 import { Redactor } from '../../../host/secrets/redactor.js';
@@ -277,4 +279,36 @@ describe('planRun: dispatched and ad-hoc runs, one set of rules', () => {
       }
     },
   );
+});
+
+describe('planRun: a built-in runner is checked against the build before its run', () => {
+  // A real verifier over a copy of the built-in runners with the build's record (dist/runner-digests.json): the
+  // copy is edited, the host's own runners/ never is.
+  const copy = mkdtempSync(join(tmpdir(), 'paddock-builtin-copy-'));
+  cpSync(BUILTIN_RUNNERS_DIR, copy, { recursive: true });
+  const verifier = new BuiltinVerifier(copy);
+  const verifyCopy = (dir: string) => verifier.verify(join(copy, basename(dir)));
+
+  it.each([
+    ['dispatched', dispatched('p-process')],
+    ['ad-hoc', { kind: 'adhoc', runner: 'echo' } as PlanRequest],
+  ])('%s: unchanged, the run is planned; one edited byte is runner_tampered, audited once', (_kind, request) => {
+    expect(planRun(deps(FAKE_FULL, { verifyBuiltin: verifyCopy }), request).runner.manifest.id).toBe('echo');
+    const file = join(copy, 'echo', 'runner.json');
+    const before = readFileSync(file);
+    writeFileSync(file, Buffer.concat([before, Buffer.from(' ')]));
+    try {
+      const audited = () => host.store.audit.records({ types: ['runner.tampered'] }).filter((r) => r.data.builtin);
+      const known = audited().length;
+      const error = refusal(() => planRun(deps(FAKE_FULL, { verifyBuiltin: verifyCopy }), request));
+      expect(error.data).toMatchObject({ reason: 'runner_tampered', runner: 'echo', changed: ['runner.json'] });
+      expect(error.message).toContain('built-in runner "echo": changed since the build: runner.json');
+      refusal(() => planRun(deps(FAKE_FULL, { verifyBuiltin: verifyCopy }), request));
+      // One record per runner and process: the first refusal of this process audited it.
+      expect(audited().length).toBe(Math.min(known + 1, 1));
+      expect(audited()[0]!.data).toMatchObject({ runner: 'echo', builtin: true });
+    } finally {
+      writeFileSync(file, before);
+    }
+  });
 });
