@@ -5,7 +5,11 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { applyAs, validationContext } from '../../../host/admin/config.js';
+import type { DispatchTicket } from '../../../host/dispatch/dispatcher.js';
+import { HostError } from '../../../host/errors.js';
+import { installRunnerPackage } from '../../../host/packages/install.js';
 import { readPackageIdentity } from '../../../host/packages/packageIdentity.js';
 import { stagePackage } from '../../../host/packages/stage.js';
 import { readTree } from '../../../host/packages/treeDigest.js';
@@ -13,7 +17,13 @@ import { checkedManifest } from '../../../host/plugins/catalog.js';
 import { runnerCommand } from '../../../host/plugins/resolveRunner.js';
 import { jsonLines, paddock } from '../../helpers/cli.js';
 import { repoPath } from '../../helpers/fixtures.js';
+import { chatEvent, tempHost } from '../../helpers/host.js';
 import { emptyFolder } from '../../helpers/packageTree.js';
+
+const hosts: ReturnType<typeof tempHost>[] = [];
+afterAll(async () => {
+  for (const h of hosts) await h.close();
+});
 
 const PACKAGES = [...readdirSync(repoPath('runners')).map((name) => `runners/${name}`), 'examples/hello-runner'].sort();
 
@@ -98,4 +108,46 @@ describe('packable runners (real npm pack and install, offline)', () => {
       'examples/hello-runner': 'Hello, Ada! Nice to meet you.',
     });
   });
+
+  it(
+    '`paddock runners install` of each tarball: hello-runner installs and runs; a built-in runner fails only on its ' +
+      'built-in id',
+    async () => {
+      vi.stubEnv('npm_config_offline', 'true');
+      const h = tempHost();
+      hosts.push(h);
+      const by = 'user:admin';
+      const hello = await installRunnerPackage(h.store, h.config, pack('examples/hello-runner').tarball, {
+        by,
+        accept: true,
+      });
+      expect(hello).toMatchObject({ status: 'installed', review: { runnerId: 'hello-runner', version: '1.0.0' } });
+      applyAs(
+        h.store,
+        { bindings: [{ id: 'hello', runner: 'hello-runner@1.0.0', route: { bot: 'hello' }, sandbox: 'process' }] },
+        validationContext(h.config, h.redactor, h.store),
+        { by },
+      );
+      const ticket = (await h.dispatcher.dispatch(chatEvent({ bot: 'hello', text: 'Ada' }))) as Exclude<
+        DispatchTicket,
+        { status: 'duplicate' }
+      >;
+      const outcome = await ticket.done;
+      expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
+      expect(outcome.result?.output).toEqual({ parts: [{ type: 'text', text: 'Hello, Ada! Nice to meet you.' }] });
+
+      // A built-in runner's tarball passes every check of the package (tree, manifest, name, keyword, version) and is
+      // refused for the one reason that it would shadow the built-in runner of its id (decisions RP7).
+      for (const folder of PACKAGES.filter((f) => f.startsWith('runners/'))) {
+        const id = folder.slice('runners/'.length);
+        const error = await installRunnerPackage(h.store, h.config, pack(folder).tarball, { by, accept: true }).catch(
+          (e: unknown) => e,
+        );
+        expect(error, folder).toBeInstanceOf(HostError);
+        expect((error as HostError).message).toBe(
+          `the package is refused: runner id "${id}" is a built-in runner's (${repoPath(folder)})`,
+        );
+      }
+    },
+  );
 });
