@@ -8,7 +8,6 @@ import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { applyAs, validationContext } from '../../../host/admin/config.js';
 import type { DispatchTicket } from '../../../host/dispatch/dispatcher.js';
-import { HostError } from '../../../host/errors.js';
 import { installRunnerPackage } from '../../../host/packages/install.js';
 import { readPackageIdentity } from '../../../host/packages/packageIdentity.js';
 import { stagePackage } from '../../../host/packages/stage.js';
@@ -110,8 +109,8 @@ describe('packable runners (real npm pack and install, offline)', () => {
   });
 
   it(
-    '`paddock runners install` of each tarball: hello-runner installs and runs; a built-in runner fails only on its ' +
-      'built-in id',
+    '`paddock runners install` of each tarball: hello-runner installs and runs; each built-in runner installs beside ' +
+      'the built-in one',
     async () => {
       vi.stubEnv('npm_config_offline', 'true');
       const h = tempHost();
@@ -136,17 +135,12 @@ describe('packable runners (real npm pack and install, offline)', () => {
       expect(outcome.status, JSON.stringify(outcome)).toBe('completed');
       expect(outcome.result?.output).toEqual({ parts: [{ type: 'text', text: 'Hello, Ada! Nice to meet you.' }] });
 
-      // A built-in runner's tarball passes every check of the package (tree, manifest, name, keyword, version) and is
-      // refused for the one reason that it would shadow the built-in runner of its id (decisions RP7).
+      // Each built-in runner's tarball installs too (issue 18 item 5): beside the built-in runner of its id, which a
+      // bare-id binding keeps running; the review says so (decisions RP7).
       for (const folder of PACKAGES.filter((f) => f.startsWith('runners/'))) {
         const id = folder.slice('runners/'.length);
-        const error = await installRunnerPackage(h.store, h.config, pack(folder).tarball, { by, accept: true }).catch(
-          (e: unknown) => e,
-        );
-        expect(error, folder).toBeInstanceOf(HostError);
-        expect((error as HostError).message).toBe(
-          `the package is refused: runner id "${id}" is a built-in runner's (${repoPath(folder)})`,
-        );
+        const result = await installRunnerPackage(h.store, h.config, pack(folder).tarball, { by, accept: true });
+        expect(result, folder).toMatchObject({ status: 'installed', review: { runnerId: id, builtinId: true } });
       }
     },
   );
