@@ -9,6 +9,19 @@ import type { Socket } from 'node:net';
  */
 const SPAWNER = `
 const { spawn } = require('node:child_process');
+const { closeSync, readdirSync, readFileSync } = require('node:fs');
+// A descriptor the host was started with (a supervisor's pipe, a socket) is inherited by this process, and from it by
+// every runner, into its sandbox: close each one that is not close-on-exec before the first spawn. What node and
+// libuv open (the IPC channel included) is close-on-exec; node marks only fds 0-15 (and up to the first gap) so.
+for (const name of readdirSync('/proc/self/fd')) {
+  const fd = Number(name);
+  try {
+    const flags = /^flags:\\s*([0-7]+)/m.exec(readFileSync('/proc/self/fdinfo/' + fd, 'utf8'));
+    if (fd > 2 && flags && (parseInt(flags[1], 8) & 0o2000000) === 0) closeSync(fd);
+  } catch {
+    // Gone meanwhile (the listing's own descriptor).
+  }
+}
 const failed = (id, e) => process.send({ id, error: { code: e.code, message: e.message } });
 process.on('message', (r) => {
   let child;

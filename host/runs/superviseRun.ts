@@ -147,8 +147,14 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     proc = options.warm?.proc ?? (await spawnRunner(options.launch));
   } catch (error) {
     decide('crashed', error instanceof Error ? error.message : String(error));
-    await options.containment?.release();
-    return outcome({});
+    // A start can fail after the fork: the runner spawner died before the host had the runner's pid and stdio
+    // (docs/runner-spawner.md). Whatever of the run did start is killed as at any run's end, never left running
+    // unsupervised; its start time is unknown, so the escapee scan reads every process.
+    const left = await killRunLeftovers(options, 0);
+    return outcome({
+      survivors: left.survivors,
+      ...(left.note ? { reason: `${recorder.decided!.reason}; ${left.note}` } : {}),
+    });
   }
   registerGroup(proc.pid, options.containment ? () => options.containment!.killNow() : undefined);
   // Every process of the run started after its runner: the escapee scan skips older ones.
@@ -402,24 +408,11 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     hasExited: () => exitInfo !== undefined,
     requestShutdown: (ms) => conn.shutdown(ms),
   });
-  let survivors = ladder.survivors;
   const notes = options.containment?.notes?.() ?? [];
   const containerHits = options.containment?.limitHits?.() ?? [];
-  if (options.containment) {
-    const left = await options.containment.killAll(limits.killConfirmMs);
-    survivors = [...new Set([...survivors, ...left])];
-    if (left.length === 0) await options.containment.release();
-  }
-  // Last, whatever still carries this run's PADDOCK_RUN_ID: a descendant that left the group,
-  // the session and the cgroup (a process-backend runner has the host user's rights and can move
-  // itself to another cgroup). Found ones are killed and named in the reason.
-  const escaped = await killEscapees(options.warm?.slotId ?? runId, limits.killConfirmMs, runnerStart ?? 0);
-  survivors = [...new Set([...survivors, ...escaped.survivors])];
-  if (escaped.found.length > 0)
-    notes.push(
-      `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found ` +
-        `by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
-    );
+  const left = await killRunLeftovers(options, runnerStart ?? 0);
+  const survivors = [...new Set([...ladder.survivors, ...left.survivors])];
+  if (left.note) notes.push(left.note);
   // Each host request is recorded with its handler's real outcome, before the run's end is.
   await conn.settleHostRequests(limits.killConfirmMs);
   conn.close(RpcError.runnerExited('run ended'));
@@ -440,6 +433,31 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     ...(notes.length ? { reason: `${recorder.decided!.reason}; ${notes.join('; ')}` } : {}),
     ...withLimits(recorder.decided!.detail, containerHits),
   });
+}
+
+/**
+ * Empty what holds the run's process tree (its cgroup, then removed) and, last, kill whatever still carries its
+ * PADDOCK_RUN_ID: a descendant that left the group, the session and the cgroup (a process-backend runner has the host
+ * user's rights and can move itself to another cgroup). Returns the pids still alive, and a note naming the escapees.
+ */
+async function killRunLeftovers(
+  options: SuperviseRunOptions,
+  startedAfter: number,
+): Promise<{ survivors: number[]; note?: string }> {
+  const { killConfirmMs } = options.limits;
+  const left = (await options.containment?.killAll(killConfirmMs)) ?? [];
+  if (options.containment && left.length === 0) await options.containment.release();
+  const escaped = await killEscapees(options.warm?.slotId ?? options.params.run.runId, killConfirmMs, startedAfter);
+  return {
+    survivors: [...new Set([...left, ...escaped.survivors])],
+    ...(escaped.found.length > 0
+      ? {
+          note:
+            `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found ` +
+            `by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
+        }
+      : {}),
+  };
 }
 
 /** The limits that acted on a run: the one that decided it (a host timer or output limit) and the container's. */

@@ -71,6 +71,21 @@ describe('runners started through the runner spawner', () => {
     expect(out.subarray(-3).toString()).toBe('end');
   });
 
+  it('loses no byte of a runner that wrote and exited before the host took its stdio', async () => {
+    await exitOf((await spawnRunner(sh('exit 0'))).child); // the spawner is up
+    const starting = spawnRunner(sh('printf out; printf err >&2; exit 4'));
+    // The runner exits while the host's loop is blocked: node resumes an exited child's unread stdio streams (its
+    // flushStdio), and the spawner still holds its copies of the sockets, unacknowledged. It must read nothing.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    const proc = await starting;
+    const [out, err, exit] = [drain(proc.stdout), drain(proc.stderr), exitOf(proc.child)];
+    expect([(await out).toString(), (await err).toString(), await exit]).toEqual([
+      'out',
+      'err',
+      { code: 4, signal: null },
+    ]);
+  });
+
   it('gives the runner exactly the environment asked for', async () => {
     const proc = await spawnRunner({ command: '/usr/bin/env', args: [], cwd: '/', env: { ONLY: 'this' } });
     expect((await drain(proc.stdout)).toString()).toBe('ONLY=this\n');
