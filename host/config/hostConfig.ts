@@ -32,8 +32,8 @@ export interface HostConfig {
   sessionTtlMs?: number;
   /**
    * Host helper programs (mkfs, mount, umount, chown…) running at once through the process's helper spawner (default
-   * twice the cores, at least 4); more wait their turn, each one's timeout starting when it starts. One spawner serves
-   * every host of a process: the last host configured with this sets it for all (docs/admin-guide.md).
+   * eight per core); more wait their turn, each one's timeout starting when it starts. One spawner serves every host of
+   * a process: the last host configured with this sets it for all (docs/admin-guide.md).
    */
   helperConcurrency?: number;
   /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */

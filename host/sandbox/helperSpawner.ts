@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { ProbeExecError, type ProbeExec, type ProbeExecResult } from './probeSteps.js';
 import { HOST_HELPER_ENV } from './hostTools.js';
 import { HELPER_SPAWNER_PROGRAM } from './helperSpawnerProgram.js';
@@ -9,15 +10,18 @@ interface Answer {
   stdout: string;
   stderr: string;
   error: { message: string; code?: unknown; killed?: boolean; signal?: string | null } | null;
+  /** The helper's own time in the spawner, from its start to its exit. */
+  ms: number;
 }
 
 /**
- * Helpers run at once by default: twice the cores, at least 4. Why a bound at all: `mount -o loop` reads the sysfs
- * entry of every loop device the kernel has made (util-linux's overlap check) before it takes one, so 800 of them
- * started at once each took about as long as all together (p50 8.4 s on a quiet machine, 41 s under load: past their
- * 30 s timeout; docs/benchmarks.md, "Many runs"). Started 4 at a time, each took 56–420 ms.
+ * Helpers run at once by default: eight per core. Why a bound at all: `mount -o loop` reads the sysfs entry of every
+ * loop device the kernel has made (util-linux's overlap check) before it takes one, so 800 of them started at once each
+ * took about as long as all together (p50 8.4 s on a quiet machine, 41 s under load: past their 30 s timeout). In a
+ * 200-run burst on 2 cores at load 20–39, a mount took at most 14–16 s unbounded, 4–6 s at 16, 1.3–1.5 s at 4, and the
+ * runs started at 3.4–3.6, 3.2–3.3 and 2.4–3.1 a second (docs/benchmarks.md, "Many runs"; decisions MB1).
  */
-export const DEFAULT_HELPER_CONCURRENCY = Math.max(4, 2 * availableParallelism());
+export const DEFAULT_HELPER_CONCURRENCY = 8 * availableParallelism();
 
 /** How long past a helper's own timeout its answer may be late before the spawner counts as hung. */
 export const DEFAULT_ANSWER_GRACE_MS = 10_000;
@@ -28,12 +32,25 @@ export interface HelperSpawnerOptions {
   concurrency: number;
   /** No answer `timeoutMs` + this after a helper was sent: the spawner is killed and what it owed fails. */
   answerGraceMs: number;
+  /** Told of each helper's end: how long it waited for its turn and how long it ran (benches; changes nothing). */
+  observe?: (timing: HelperTiming) => void;
+}
+
+/** One helper's times: waiting for a slot, from its sending to its answer, and its own run in the spawner. */
+export interface HelperTiming {
+  file: string;
+  waitedMs: number;
+  answeredMs: number;
+  /** Undefined when the spawner died first. */
+  ranMs?: number;
+  ok: boolean;
 }
 
 /** A helper waiting for a slot, and its answer's receiver. */
 interface Waiting {
   step: ProbeExec;
   resolve(r: ProbeExecResult): void;
+  queuedAt: number;
 }
 
 /**
@@ -48,7 +65,7 @@ export class HelperSpawner {
   private next = 1;
   private rest = '';
   private readonly waiting: Waiting[] = [];
-  private readonly running = new Map<number, Waiting & { timer: NodeJS.Timeout }>();
+  private readonly running = new Map<number, Waiting & { timer: NodeJS.Timeout; sentAt: number }>();
   private options: HelperSpawnerOptions = {
     concurrency: DEFAULT_HELPER_CONCURRENCY,
     answerGraceMs: DEFAULT_ANSWER_GRACE_MS,
@@ -63,6 +80,7 @@ export class HelperSpawner {
     const next = { ...this.options };
     if (options.concurrency !== undefined) next.concurrency = options.concurrency;
     if (options.answerGraceMs !== undefined) next.answerGraceMs = options.answerGraceMs;
+    if (options.observe !== undefined) next.observe = options.observe;
     if (!Number.isInteger(next.concurrency) || next.concurrency < 1)
       throw new RangeError(`helper concurrency must be a whole number ≥ 1, not ${next.concurrency}`);
     this.options = next;
@@ -77,7 +95,7 @@ export class HelperSpawner {
   /** Run one helper: now if fewer than `concurrency` run, otherwise once its turn comes. */
   run(step: ProbeExec): Promise<ProbeExecResult> {
     return new Promise((resolve) => {
-      this.waiting.push({ step, resolve });
+      this.waiting.push({ step, resolve, queuedAt: performance.now() });
       this.pump();
     });
   }
@@ -93,7 +111,7 @@ export class HelperSpawner {
     const late = w.step.timeoutMs + this.options.answerGraceMs;
     const timer = setTimeout(() => this.hung(child, w.step, late), late);
     timer.unref();
-    this.running.set(id, { ...w, timer });
+    this.running.set(id, { ...w, timer, sentAt: performance.now() });
     // Held while an answer is owed: a host with nothing else to do still waits for its helper's answer.
     (child.stdout as unknown as { ref(): void }).ref();
     child.stdin!.write(`${JSON.stringify({ id, ...w.step })}\n`);
@@ -126,8 +144,8 @@ export class HelperSpawner {
       const p = this.running.get(a.id);
       if (!p) continue;
       this.running.delete(a.id);
-      clearTimeout(p.timer);
-      p.resolve(a.error ? { ok: false, error: failure(p.step, a.error, a.stderr) } : { ok: true, stdout: a.stdout });
+      const error = a.error ? failure(p.step, a.error, a.stderr) : undefined;
+      this.answer(p, error ? { ok: false, error } : { ok: true, stdout: a.stdout }, a.ms);
     }
     this.idle();
     this.pump();
@@ -151,11 +169,18 @@ export class HelperSpawner {
     this.rest = '';
     for (const [id, p] of this.running) {
       this.running.delete(id);
-      clearTimeout(p.timer);
       const message = `${why} before ${p.step.file} finished`;
-      p.resolve({ ok: false, error: new ProbeExecError(message, message) });
+      this.answer(p, { ok: false, error: new ProbeExecError(message, message) });
     }
     this.pump();
+  }
+
+  private answer(p: Waiting & { timer: NodeJS.Timeout; sentAt: number }, result: ProbeExecResult, ranMs?: number) {
+    clearTimeout(p.timer);
+    const answeredMs = performance.now() - p.sentAt;
+    const timing = { file: p.step.file, waitedMs: p.sentAt - p.queuedAt, answeredMs, ranMs, ok: result.ok };
+    p.resolve(result);
+    this.options.observe?.(timing);
   }
 
   /** Let the host exit when no answer is owed. */
