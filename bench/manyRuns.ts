@@ -9,6 +9,7 @@ import { configureContainer } from '../host/di/configure.js';
 import { TOKENS } from '../host/di/tokens.js';
 import type { Dispatcher, DispatchTicket } from '../host/dispatch/dispatcher.js';
 import { discoverRunners } from '../host/plugins/catalog.js';
+import { configureHelperSpawner, type HelperTiming } from '../host/sandbox/helperSpawner.js';
 import type { RunOutcome } from '../host/process/outcome.js';
 import { fmt, summarize } from './stats.js';
 
@@ -90,13 +91,17 @@ function openHost(backend: Backend) {
     dataDir,
     // A burst of hundreds starts hundreds of node processes on two shared cores: a run may need far more than the
     // default 10 s to answer initialize, which is the machine's CPU, not a failure of the run.
-    limits: parseLimits({ handshakeTimeoutMs: 600_000 }),
+    limits: parseLimits({ handshakeTimeoutMs: 600_000, wallClockMs: 3_600_000 }),
     runnerDirs: [],
     logLevel: 'silent',
     keepWorkspaces: false,
     maxConcurrentRuns: 10_000,
     maxQueuedRuns: 10_000,
     maxQueuedRunsPerTenant: 10_000,
+    // The helper spawner's bound (default: the host's own); `PADDOCK_BENCH_MANY_HELPERS` compares others.
+    ...(process.env.PADDOCK_BENCH_MANY_HELPERS
+      ? { helperConcurrency: Number(process.env.PADDOCK_BENCH_MANY_HELPERS) }
+      : {}),
   };
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);
@@ -113,7 +118,8 @@ function openHost(backend: Backend) {
           // The echo runner sends its first update at once, then waits a minute before each word: held until
           // cancelled.
           config: { delayMs: 60_000 },
-          limits: { maxConcurrentRuns: 10_000, maxQueued: 10 },
+          // Held until the whole burst has started: a 400-run burst outlasts the echo manifest's 2 minutes.
+          limits: { maxConcurrentRuns: 10_000, maxQueued: 10, wallClockMs: 3_600_000 },
         },
       ],
     },
@@ -224,6 +230,8 @@ async function dispatchCost(host: ReturnType<typeof openHost>, rounds: number) {
 /** `count` dispatches at once: event-loop delay, first-update latency, runs started per second, memory. */
 async function burst(host: ReturnType<typeof openHost>, count: number) {
   const rssBefore = process.memoryUsage().rss / 2 ** 20;
+  const helpers: HelperTiming[] = [];
+  configureHelperSpawner({ observe: (t) => helpers.push(t) });
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const t0 = performance.now();
@@ -231,6 +239,8 @@ async function burst(host: ReturnType<typeof openHost>, count: number) {
   const firsts = await Promise.all(held.map((h) => h.firstUpdate));
   const elapsed = performance.now() - t0;
   delay.disable();
+  configureHelperSpawner({ observe: () => undefined });
+  const mounts = helpers.filter((t) => t.file.endsWith('/mount'));
   const hostRss = process.memoryUsage().rss / 2 ** 20;
   const pids = descendants();
   const runners = memoryOf(pids);
@@ -247,8 +257,17 @@ async function burst(host: ReturnType<typeof openHost>, count: number) {
       processes: pids.length,
       runnerRssMiBPerRun: runners.rssMiB / count,
       runnerPssMiBPerRun: runners.pssMiB / count,
+      helpers: helpers.length,
+      helperWaited: spread(helpers.map((t) => t.waitedMs)),
+      mountAnswered: spread(mounts.map((t) => t.answeredMs)),
+      mountRan: spread(mounts.map((t) => t.ranMs ?? 0)),
     },
   };
+}
+
+/** Median, p99 and max of a sample (zeros when empty: a machine without quota mounts runs no helper). */
+function spread(values: number[]) {
+  return values.length ? { ...summarize(values), max: Math.max(...values) } : { median: 0, p99: 0, max: 0 };
 }
 
 /** The counts and backends asked for (`PADDOCK_BENCH_MANY=50,100,200,400`, `PADDOCK_BENCH_MANY_BACKENDS=process`). */
@@ -278,7 +297,9 @@ function burstRow(f: Awaited<ReturnType<typeof burst>>['figures']): string {
     `| ${f.count} | ${fmt(f.firstUpdate.median, 0)} / ${fmt(f.firstUpdate.p99, 0)} ms | ${fmt(f.runsPerSec, 1)} | ` +
     `${fmt(f.loopDelayP99, 1)} / ${fmt(f.loopDelayMax, 1)} ms | ${fmt(f.hostRssMiB, 0)} MiB ` +
     `(+${fmt(f.hostRssGrowthMiB, 0)}) | ${fmt(f.runnerRssMiBPerRun, 1)} / ${fmt(f.runnerPssMiBPerRun, 1)} MiB | ` +
-    `${f.processes} |`
+    `${f.processes} | ${f.helpers}: ${fmt(f.helperWaited.median, 0)} / ${fmt(f.helperWaited.max, 0)} ms | ` +
+    `${fmt(f.mountRan.median, 0)} / ${fmt(f.mountRan.p99, 0)} / ${fmt(f.mountRan.max, 0)} ms ` +
+    `(answered ${fmt(f.mountAnswered.median, 0)} / ${fmt(f.mountAnswered.max, 0)}) |`
   );
 }
 
@@ -293,7 +314,9 @@ export async function manyRunsBench() {
   console.log("method: one dispatch = from dispatch() to the run's first update, less what the active runs cost");
   console.log('        alone; busy = event-loop busy wall time, cpu = main-thread CPU; fork = spawn() of /bin/true');
   console.log('        from this process. Bursts dispatch N at once, each run held (echo, 60 s a word) until all');
-  console.log('        N have sent their first update, then cancelled. One warm-up run first.');
+  console.log("        N have sent their first update, then cancelled. One warm-up run first. helpers: the burst's");
+  console.log('        helper programs (mkfs, mount…): time waiting for a helper-spawner slot; mount ran: its time');
+  console.log('        in the spawner (answered: from its sending to the host reading the answer).');
   for (const backend of backends) {
     const host = openHost(backend);
     try {
@@ -318,9 +341,9 @@ export async function manyRunsBench() {
       const bursts = [];
       console.log(
         `\n| ${backend} N | first update p50 / p99 | runs/s | loop delay p99 / max | host RSS (growth) | ` +
-          'runner RSS / PSS per run | processes |',
+          'runner RSS / PSS per run | processes | helpers: waited p50 / max | mount ran p50 / p99 / max (answered) |',
       );
-      console.log('| --- | --- | --- | --- | --- | --- | --- |');
+      console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
       for (const count of counts) {
         if (!fits(count)) {
           console.log(`| ${count} | skipped: ${fmt(availableMiB(), 0)} MiB available |`);

@@ -30,6 +30,12 @@ export interface HostConfig {
   workspaceTtlMs?: number;
   /** Session folders (harness resume state) unused for this long are removed at start (default 30 days). */
   sessionTtlMs?: number;
+  /**
+   * Host helper programs (mkfs, mount, umount, chown…) running at once through the process's helper spawner (default
+   * eight per core); more wait their turn, each one's timeout starting when it starts. One spawner serves every host of
+   * a process: the last host configured with this sets it for all (docs/admin-guide.md).
+   */
+  helperConcurrency?: number;
   /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */
   harnessDir?: string;
   /**

@@ -22,6 +22,7 @@ export function tempHost(
     maxQueuedRuns?: number;
     maxQueuedRunsPerTenant?: number;
     harnessDir?: string;
+    helperConcurrency?: number;
   } = {},
 ) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'paddock-host-'));
@@ -38,6 +39,7 @@ export function tempHost(
     maxQueuedRuns: options.maxQueuedRuns,
     maxQueuedRunsPerTenant: options.maxQueuedRunsPerTenant,
     harnessDir: options.harnessDir,
+    helperConcurrency: options.helperConcurrency,
   };
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);
