@@ -36,6 +36,8 @@ export interface InstallReview {
   /** Packages whose install scripts npm saw and did not run. */
   skippedScripts: string[];
   permissions: RunnerPermissions;
+  /** How the runner starts (its manifest's entry, as a command line: `node index.ts`, `python3 {runnerDir}/r.py`). */
+  entry: string;
   /** Against the newest installed version of the same id, when there is one (an update). */
   diff: (PermissionsDiff & { against: string }) | null;
   /** Whether this install needs the admin's acceptance: a new runner, a widening, or a repair. */
@@ -88,7 +90,7 @@ export async function installRunnerPackage(
     step(`fetching ${spec} with npm (no script runs)`);
     const staged = await stagePackage(spec, incoming, { npm: options.npm });
     step('checking the package tree, manifest and name');
-    const problems = treeProblems(readTree(incoming));
+    const problems = [...treeProblems(readTree(incoming)), ...dependencyProblems(staged)];
     if (problems.length > 0) throw refused('invalid', `the package is refused: ${problems.join('; ')}`);
     const { manifest, packageName } = checkIdentity(staged, options.updateOf);
     const version = manifest.version;
@@ -186,6 +188,28 @@ export function sweepIncoming(dataDir: string, now = Date.now()): void {
 }
 
 /**
+ * Dependencies must come from the registry: a `file:`, `link:` or git dependency of a package would copy a folder or
+ * tarball of the installing host (or a repository) into the package, where its runner reads it — npm resolves such
+ * specs relative to wherever the package was unpacked. The package itself may come from a folder or tarball.
+ */
+function dependencyProblems(staged: StagedPackage): string[] {
+  const lock = JSON.parse(
+    readBoundedFile(join(staged.dir, 'package-lock.json'), { maxBytes: 64 << 20 }).toString(),
+  ) as {
+    packages?: Record<string, { resolved?: unknown; link?: unknown }>;
+  };
+  const own = `node_modules/${staged.name}`;
+  return Object.entries(lock.packages ?? {})
+    .filter(([path]) => path !== '' && path !== own)
+    .filter(([, p]) => p.link === true || (typeof p.resolved === 'string' && !/^https?:\/\//.test(p.resolved)))
+    .map(
+      ([path, p]) =>
+        `dependency ${path.replace(/^.*node_modules\//, '')} comes from ${JSON.stringify(p.resolved ?? 'a link')}: ` +
+        'only registry dependencies are installed',
+    );
+}
+
+/**
  * The staged package's manifest, checked against its package.json: the conventions of packageIdentity.ts, the
  * version npm installed, a version usable as a folder name, and (an update) the id.
  */
@@ -255,6 +279,10 @@ function reviewOf(
     signatures,
     skippedScripts: staged.skippedInstallScripts,
     permissions,
+    entry:
+      'node' in manifest.entry
+        ? `node ${manifest.entry.node}`
+        : [manifest.entry.command, ...manifest.entry.args].map((w) => JSON.stringify(w)).join(' '),
     diff,
     needsAcceptance: repair || diff === null || diff.widened.length > 0,
     repair,

@@ -41,6 +41,7 @@ export function renderReview(r: InstallReview): string[] {
     ...(r.skippedScripts.length > 0
       ? [`  install scripts NOT run (npm --ignore-scripts): ${r.skippedScripts.map(one).join(', ')}`]
       : []),
+    `  starts as: ${one(r.entry)}`,
     '  asks for:',
     ...renderPermissions(r.permissions).map((l) => `  ${l}`),
     ...(r.diff

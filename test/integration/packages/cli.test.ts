@@ -75,5 +75,7 @@ describe('paddock runners install … remove (the real command)', () => {
     expect(removed.exitCode, removed.stderr).toBe(0);
     expect(removed.stdout).toContain('removed clier@1.0.0');
     expect((await paddock(['runners', 'list'], { dataDir })).stdout).not.toContain('clier@1.0.0');
-  });
+    // Fifteen real `paddock` processes, four of them npm installs: ~25 s on a quiet 2-core machine, more beside the
+    // rest of the suite.
+  }, 240_000);
 });

@@ -1,6 +1,6 @@
 // Installing, pinning, verifying, updating and removing runner packages (docs/runner-packages.md) on a real host:
 // real npm (offline: folders and tarballs), a real store and audit, real runs of the installed runner.
-import { appendFileSync, chmodSync, existsSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { explainStoredBinding } from '../../../host/admin/bindings.js';
@@ -128,13 +128,27 @@ describe('paddock runners install (real npm, offline)', () => {
     ]);
   });
 
-  it('refuses a package that is not a runner package, or one that needs a native build unasked', async () => {
+  it('refuses a package that is no runner package, has a dependency off the registry, or a native build', async () => {
     const h = host();
     const wrongName = writeTestPackage({ id: 'named', version: '1.0.0', packageJson: { name: 'something-else' } });
     expect(
       refusal(await installRunnerPackage(h.store, h.config, wrongName, { by, accept: true }).catch((e: unknown) => e))
         .message,
     ).toMatch(/package\.json: field name/);
+    // A dependency from a folder of the installing host would copy that folder into the package.
+    const hostFolder = emptyFolder();
+    writeFileSync(join(hostFolder, 'package.json'), JSON.stringify({ name: 'host-secrets', version: '1.0.0' }));
+    writeFileSync(join(hostFolder, 'secret.txt'), 'canary-host-file');
+    const pulling = writeTestPackage({
+      id: 'puller',
+      version: '1.0.0',
+      packageJson: { dependencies: { 'host-secrets': `file:${hostFolder}` } },
+    });
+    const pulled = refusal(
+      await installRunnerPackage(h.store, h.config, pulling, { by, accept: true }).catch((e: unknown) => e),
+    );
+    expect(pulled.message).toMatch(/dependency host-secrets comes from "file:.*": only registry dependencies/);
+    expect(runnerPackage(h.store, 'puller', '1.0.0')).toBeUndefined();
     const markers = emptyFolder();
     const native = writeTestPackage({ id: 'native', version: '1.0.0', nativeBuild: true, markers });
     const error = refusal(
