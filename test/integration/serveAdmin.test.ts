@@ -402,7 +402,11 @@ describe('paddock serve: configuration admin endpoints', () => {
     expect(api.body).toEqual(JSON.parse(cli.stdout));
     const runners = await call(server.url, 'GET', '/v1/runners', tok.acme);
     const listed = await paddock(['runners', 'list', '--json'], { dataDir: home, env });
-    expect(runners.body).toEqual(JSON.parse(listed.stdout));
+    // The CLI also lists the installed package versions with the bindings of every tenant that use them: an
+    // operator's view the API does not give a tenant's token.
+    const { packages, ...catalog } = JSON.parse(listed.stdout) as { packages: unknown[] };
+    expect(runners.body).toEqual(catalog);
+    expect(packages).toEqual([]);
     expect((runners.body.problems as unknown[]).length).toBeGreaterThan(0);
   });
 });
