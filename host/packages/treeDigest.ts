@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { HostError } from '../errors.js';
+import { readChunkSize } from '../util/readSize.js';
 
 /** What the kernel says of an entry, compared before a run: equal means its bytes were not changed since. */
 export interface Fingerprint {
@@ -40,9 +41,6 @@ export interface TreeListing {
   root: Fingerprint;
   entries: TreeEntry[];
 }
-
-/** How much of a file is read at a time while hashing it (a big file never sits in memory whole). */
-const CHUNK = 1 << 20;
 
 /** The kernel's identity and change times of `st`, as strings (bigint nanoseconds do not fit a JSON number). */
 export function fingerprintOf(st: BigIntStats): Fingerprint {
@@ -75,10 +73,13 @@ export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
  */
 export function hashFile(file: string): string {
   const hash = createHash('sha256');
-  const buffer = Buffer.allocUnsafe(CHUNK);
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   try {
-    if (!fstatSync(fd).isFile()) throw new HostError('INVALID_INPUT', `${file}: changed into something not a file`);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new HostError('INVALID_INPUT', `${file}: changed into something not a file`);
+    // Sized to the file, at most 1 MiB (a big file never sits in memory whole; util/readSize.ts says why not 1 MiB
+    // for every file).
+    const buffer = Buffer.allocUnsafe(readChunkSize(stat.size + 1));
     for (let n = readSync(fd, buffer); n > 0; n = readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
   } finally {
     closeSync(fd);

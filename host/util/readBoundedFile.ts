@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { readChunkSize } from './readSize.js';
 
 /** Why {@link readBoundedFile} refused a file (the message says it in words, without the path). */
 export class BoundedReadError extends Error {
@@ -35,22 +36,31 @@ export function readBoundedFile(file: string, options: BoundedReadOptions = {}):
     if (!stat.isFile()) throw new BoundedReadError(`is not a regular file (${kindOf(stat)})`);
     if (maxBytes !== undefined && stat.size > maxBytes)
       throw new BoundedReadError(`is ${stat.size} bytes, more than the limit of ${maxBytes}`);
-    const limit = maxBytes === undefined ? stat.size : maxBytes + 1;
+    // Read up to `limit` bytes: the cap + 1 (to notice a file over it), or to EOF without a cap.
+    const limit = maxBytes === undefined ? Infinity : maxBytes + 1;
     const chunks: Buffer[] = [];
     let total = 0;
+    // The first buffer is sized to the file (+ 1 to notice one that grew after fstat); only a file that fills it
+    // (procfs, a growing file) is read on in further, larger buffers, until EOF, never past the cap.
+    let chunk = Buffer.allocUnsafe(Math.min(readChunkSize(stat.size + 1), limit));
+    let filled = 0;
     for (;;) {
-      // A file that grows after fstat is read in chunks until EOF, never past the cap (+1 to notice it).
-      const want = maxBytes === undefined ? 1 << 20 : Math.min(1 << 20, limit - total);
-      if (want <= 0) break;
-      const chunk = Buffer.allocUnsafe(want);
-      const n = readSync(fd, chunk, 0, want, null);
+      if (filled === chunk.length) {
+        chunks.push(chunk);
+        const want = Math.min(readChunkSize(total), limit - total);
+        if (want <= 0) break;
+        chunk = Buffer.allocUnsafe(want);
+        filled = 0;
+      }
+      const n = readSync(fd, chunk, filled, chunk.length - filled, null);
       if (n === 0) break;
-      chunks.push(chunk.subarray(0, n));
+      filled += n;
       total += n;
     }
+    if (filled > 0 && filled < chunk.length) chunks.push(chunk.subarray(0, filled));
     if (maxBytes !== undefined && total > maxBytes)
       throw new BoundedReadError(`grew past the limit of ${maxBytes} bytes while being read`);
-    return Buffer.concat(chunks, total);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
   } finally {
     closeSync(fd);
   }

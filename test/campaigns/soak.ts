@@ -2,9 +2,9 @@
 // a few conversations so sessions stay bounded, seeded random texts), sampling the host's fds, RSS, heap, zombie
 // and live children, the runs' cgroup folders, workspaces and mounts at intervals. Flat means (soak/flat.ts): fds,
 // zombies, children, cgroups, workspaces and mounts back exactly to the post-warm-up baseline, and the last tenth's
-// median no higher than the second tenth's; RSS (all and anonymous), heap (used, total) and external memory with the
-// last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB the others) of the second tenth's. Every run must
-// complete. `--count` is the number of runs; the series is printed.
+// median no higher than the second tenth's; RSS (all, anonymous, the brk heap's), heap (used, total) and external
+// memory with the last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB the others) of the second tenth's. Every
+// run must complete. `--count` is the number of runs; the series is printed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,7 @@ const RULES: Record<string, FlatRule> = {
   mounts: { kind: 'exact' },
   rssKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   rssAnonKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
+  brkKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   heapUsed: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
   heapTotal: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
   external: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },

@@ -6,13 +6,16 @@ import { join } from 'node:path';
 /**
  * One sample; `heapUsed`, `heapTotal` and `external` come from the host's own /metrics (nodejs_heap_size_used_bytes,
  * nodejs_heap_size_total_bytes, nodejs_external_memory_bytes), `rssAnonKiB` is the anonymous part of its RSS
- * (/proc/<pid>/smaps_rollup: malloc, V8's heap; not the shared mapped binary and libraries).
+ * (/proc/<pid>/smaps_rollup: malloc, V8's heap; not the shared mapped binary and libraries), `brkKiB` the resident
+ * part of its brk heap (the `[heap]` mapping: glibc's main malloc arena, where SQLite's page cache and Node's native
+ * allocations of the main thread live; the rest of `rssAnonKiB` is mostly V8's heap).
  */
 export interface Sample {
   runs: number;
   fds: number;
   rssKiB: number;
   rssAnonKiB: number;
+  brkKiB: number;
   heapUsed: number;
   heapTotal: number;
   external: number;
@@ -53,6 +56,16 @@ function childrenOf(pid: number): { zombies: number; live: number } {
   return { zombies, live };
 }
 
+/** The resident KiB of `pid`'s brk heap (its `[heap]` mapping in /proc/<pid>/smaps), 0 if it has none. */
+function brkResidentKiB(pid: number): number {
+  let inHeap = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inHeap = line.endsWith(' [heap]');
+    else if (inHeap && line.startsWith('Rss:')) return Number(/\d+/.exec(line)?.[0] ?? 0);
+  }
+  return 0;
+}
+
 /** Where run cgroups live (cgroup v2, or v1's unified, memory and pids hierarchies). */
 const CGROUP_ROOTS = ['/sys/fs/cgroup/paddock', '/sys/fs/cgroup/unified/paddock']
   .concat(['/sys/fs/cgroup/memory/paddock', '/sys/fs/cgroup/pids/paddock'])
@@ -68,6 +81,7 @@ export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>
     fds: entries(`/proc/${pid}/fd`).length,
     rssKiB: Number(rss?.[1] ?? 0),
     rssAnonKiB: Number(anon?.[1] ?? 0),
+    brkKiB: brkResidentKiB(pid),
     heapUsed: 0,
     heapTotal: 0,
     external: 0,

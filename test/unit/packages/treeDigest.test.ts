@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { hashFile, readTree } from '../../../host/packages/treeDigest.js';
 import { emptyFolder, makeTree } from '../../helpers/packageTree.js';
 
@@ -83,6 +83,20 @@ describe('package tree digest', () => {
       .toString()
       .split(' ')[0];
     expect(entry).toMatchObject({ type: 'F', size: big.length, sha256: expected });
+  });
+
+  it('reads each file into one buffer sized to it, at most 1 MiB (not 1 MiB of garbage per small file)', () => {
+    const root = emptyFolder();
+    writeFileSync(join(root, 'small.js'), 'x'.repeat(10_000));
+    writeFileSync(join(root, 'big.bin'), Buffer.alloc(3 * (1 << 20), 7));
+    const alloc = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      hashFile(join(root, 'small.js'));
+      hashFile(join(root, 'big.bin'));
+      expect(alloc.mock.calls.map(([n]) => n)).toEqual([10_001, 1 << 20]);
+    } finally {
+      alloc.mockRestore();
+    }
   });
 });
 

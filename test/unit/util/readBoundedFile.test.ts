@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BoundedReadError, readBoundedFile } from '../../../host/util/readBoundedFile.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'paddock-bounded-'));
@@ -68,5 +68,36 @@ describe('readBoundedFile: a file from an untrusted folder cannot stall or exhau
     expect(refusal(() => readBoundedFile('/proc/self/maps', { maxBytes: 16, followLinks: true }))).toBe(
       'grew past the limit of 16 bytes while being read',
     );
+  });
+
+  it("reads a small file into buffers sized to it, not 1 MiB each (garbage that grew a long-lived host's heap)", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, 'small'), 'x'.repeat(10_000));
+    const alloc = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      expect(readBoundedFile(join(dir, 'small')).toString()).toBe('x'.repeat(10_000));
+      expect(readBoundedFile(join(dir, 'small'), { maxBytes: 1 << 20 }).toString()).toBe('x'.repeat(10_000));
+      const sizes = alloc.mock.calls.map(([n]) => n);
+      expect(sizes.length).toBeGreaterThan(0);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(10_001);
+    } finally {
+      alloc.mockRestore();
+    }
+  });
+
+  it('reads a file longer than fstat says (procfs) to its end in growing pieces when there is no cap', () => {
+    // /proc/kallsyms: several MB, stable, and size 0 to fstat — every piece after the first is past what was promised.
+    const whole = readFileSync('/proc/kallsyms');
+    expect(whole.length).toBeGreaterThan(2 << 20);
+    const alloc = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      expect(readBoundedFile('/proc/kallsyms').equals(whole)).toBe(true);
+      // The pieces (the last call is Buffer.concat's): 4 KiB first, then doubling, never past 1 MiB.
+      const pieces = alloc.mock.calls.map(([n]) => n).slice(0, -1);
+      expect(pieces.slice(0, 3)).toEqual([4096, 4096, 8192]);
+      expect(Math.max(...pieces)).toBe(1 << 20);
+    } finally {
+      alloc.mockRestore();
+    }
   });
 });
