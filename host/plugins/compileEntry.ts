@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { hostModuleDirs, PACKAGE_ROOT } from '../config/packageRoot.js';
@@ -39,6 +39,8 @@ export const HOST_CODE_BUILD: EntryBuild = {
 
 interface CacheEntry {
   outFile: string;
+  /** The bundle's own sha256: a run of the process backend (the host user) can rewrite the file, so it is checked. */
+  sha256: string;
   /** Each input's path and sha256 (content, not mtime: a changed file never serves an old bundle). */
   inputs: { path: string; sha256: string }[];
 }
@@ -60,7 +62,11 @@ function cachedBuild(entryFile: string, build: EntryBuild): CacheEntry | undefin
       return undefined;
     }
   }
-  return entry && Array.isArray(entry.inputs) && existsSync(entry.outFile) && entry.inputs.every(unchanged)
+  return entry &&
+    Array.isArray(entry.inputs) &&
+    typeof entry.sha256 === 'string' &&
+    inputHashes.matches(entry.outFile, entry.sha256) &&
+    entry.inputs.every(unchanged)
     ? entry
     : undefined;
 }
@@ -135,13 +141,12 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
   }
   const output = result.outputFiles.find((f) => /\.m?js$/.test(f.path)) ?? result.outputFiles[0]!;
   const text = output.text;
-  const outFile = join(
-    build.bundleDir,
-    `${basename(entryFile).replace(/\.[cm]?ts$/, '')}-${sha256(text).slice(0, 16)}.mjs`,
-  );
+  const hash = sha256(text);
+  const outFile = join(build.bundleDir, `${basename(entryFile).replace(/\.[cm]?ts$/, '')}-${hash.slice(0, 16)}.mjs`);
   mkdirSync(build.bundleDir, { recursive: true, mode: 0o700 });
   chmodSync(build.bundleDir, 0o700);
-  if (!existsSync(outFile)) {
+  // Written unless it holds exactly this bundle: a file of this name that was changed is replaced, never run.
+  if (!inputHashes.matches(outFile, hash)) {
     const tmp = `${outFile}.${process.pid}.tmp`;
     // The folder (0700) keeps bundles private on the host; the file itself is world-readable so a
     // run mapped to another uid can still read the one bundle bound into its sandbox.
@@ -161,7 +166,7 @@ export async function compileNodeEntry(entryFile: string, build: EntryBuild = HO
       });
     }
   });
-  remember(entryFile, build, { outFile, inputs });
+  remember(entryFile, build, { outFile, sha256: hash, inputs });
   return outFile;
 }
 
