@@ -61,6 +61,7 @@ function packageFlags(flags: Flags) {
     accept: flags.accept === true,
     allowNativeBuild: flags['allow-native-build'] === true,
     disableBindings: flags['disable-bindings'] === true,
+    progress: flags.progress === true,
     by: str(flags, 'by'),
   };
 }
@@ -302,6 +303,7 @@ export const COMMANDS: CommandSpec[] = [
         type: 'boolean',
         help: "run the package's install scripts when its manifest asks for a native build (audited)",
       },
+      progress: { type: 'boolean', help: 'name each step on stderr as it starts, even in the first second' },
       json,
       by,
     },
@@ -331,6 +333,7 @@ export const COMMANDS: CommandSpec[] = [
         type: 'boolean',
         help: "run the package's install scripts when its manifest asks for a native build (audited)",
       },
+      progress: { type: 'boolean', help: 'name each step on stderr as it starts, even in the first second' },
       json,
       by,
     },

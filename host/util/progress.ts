@@ -27,6 +27,8 @@ export interface ProgressLine {
 export interface ProgressOptions {
   /** End each line with the time since the start (`, 1m05s`). */
   elapsed?: boolean;
+  /** Show nothing for this long after the start, so a short job stays quiet (default 1000 ms; 0: show every step). */
+  quietMs?: number;
 }
 
 const QUIET_MS = 1000;
@@ -72,6 +74,7 @@ export function progressLine(
 ): ProgressLine {
   const started = now();
   const terminal = stream.isTTY === true;
+  const quietMs = options.quietMs ?? QUIET_MS;
   let lastShown: number | undefined;
   let shown = false;
   let phase: string | undefined;
@@ -92,7 +95,7 @@ export function progressLine(
   };
   const show = (force: boolean) => {
     const at = now();
-    if (at - started < QUIET_MS) return;
+    if (at - started < quietMs) return;
     if (!force && lastShown !== undefined && at - lastShown < (terminal ? TERMINAL_EVERY_MS : PIPE_EVERY_MS)) return;
     if (!counts && !phase) return;
     lastShown = at;

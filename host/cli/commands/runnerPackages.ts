@@ -18,6 +18,8 @@ export interface PackageFlags {
   accept: boolean;
   allowNativeBuild: boolean;
   disableBindings: boolean;
+  /** Name each step at once: no quiet first second. */
+  progress?: boolean;
   by?: string;
 }
 
@@ -93,9 +95,12 @@ export async function installCommand(
       // Without a spec: the registry's latest of the same package, or the same folder or tarball read again.
       spec = args[1] ?? (newest.source === 'registry' ? `${newest.packageName}@latest` : newest.spec);
     }
-    // Each step named as it starts (after the first quiet second), with the time since the start, rewritten on a
-    // terminal and every 5 s to a pipe while a step lasts (an npm fetch can take minutes).
-    const line = progressLine(`paddock runners ${verb}`, '', process.stderr, undefined, { elapsed: true });
+    // Each step named as it starts (after the first quiet second, or at once with --progress), with the time since
+    // the start, rewritten on a terminal and every 5 s to a pipe while a step lasts (an npm fetch can take minutes).
+    const line = progressLine(`paddock runners ${verb}`, '', process.stderr, undefined, {
+      elapsed: true,
+      ...(flags.progress ? { quietMs: 0 } : {}),
+    });
     const ticker = setInterval(() => line.tick(), 1000).unref();
     const progress = {
       step: (name: string) => line.phase(name),

@@ -27,10 +27,14 @@ describe('paddock runners install … remove (the real command)', () => {
     expect(refused.stderr).toMatch(/effects: +network {2}\(network: reaches the network itself\)/);
     expect(refused.stderr).toContain('risk:           reaches the web');
 
-    const installed = await paddock(['runners', 'install', folder, '--accept', '--by', 'ada'], { dataDir });
+    const installed = await paddock(['runners', 'install', folder, '--accept', '--by', 'ada', '--progress'], {
+      dataDir,
+    });
     expect(installed.exitCode, installed.stderr).toBe(0);
-    // The install takes seconds: its steps are named on stderr with the time since the start.
-    expect(installed.stderr).toMatch(/^paddock runners install: (fetching|checking|sealing).*, \d+s$/m);
+    // With --progress every step is named on stderr as it starts, with the time since the start (without it, a
+    // short install stays quiet: the quiet second is test/unit/util/progress.test.ts's).
+    for (const step of ['fetching', 'checking', 'sealing'])
+      expect(installed.stderr).toMatch(new RegExp(`^paddock runners install: ${step}.*, \\d+s$`, 'm'));
     expect(installed.stdout).toMatch(/installed clier@1\.0\.0 into .*runners\/clier@1\.0\.0/);
     expect(installed.stdout).toContain('install scripts NOT run (npm --ignore-scripts): paddock-runner-clier');
     expect(readdirSync(markers)).toEqual([]);

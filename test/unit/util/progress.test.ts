@@ -104,6 +104,18 @@ describe('progressLine with phases, details and the elapsed time', () => {
     expect(written).toEqual(['\r\x1b[2Kharness: 5 packages, 1h02m', '\r\x1b[2K']);
   });
 
+  it("with quietMs 0 (the CLI's --progress) names every phase at once, from the first millisecond", () => {
+    const written: string[] = [];
+    let now = 0;
+    const stream = { isTTY: false, write: (t: string) => written.push(t) };
+    const line = progressLine('install', '', stream, () => now, { elapsed: true, quietMs: 0 });
+    line.phase('fetching');
+    now = 40;
+    line.phase('checking');
+    line.finish();
+    expect(written).toEqual(['install: fetching, 0s\n', 'install: checking, 0s\n']);
+  });
+
   it('formats durations and sizes for a person', () => {
     expect([999, 8_000, 65_000, 3_599_000, 3_725_000].map(formatDuration)).toEqual([
       '0s',
