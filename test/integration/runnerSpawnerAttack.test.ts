@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -188,6 +188,7 @@ describe('what a runner inherits', () => {
       // Under bwrap on a root host, fd 9 is the run's user namespace bwrap joined (--userns 9): bwrap leaves it open
       // (docs/security-model.md, "Not enforced yet"); the sandbox is in that namespace already, with no capability.
       expect(fds.filter((fd) => !(sandbox === 'bwrap' && fd === String(USERNS_FD)))).toEqual(['0', '1', '2']);
+      rmSync(home, { recursive: true, force: true });
     },
     60_000,
   );
@@ -261,6 +262,7 @@ describe('gaps the attack found and left (documented)', () => {
       const next = await execa(process.execPath, [bin, 'runs', 'list'], { reject: false, cwd: repoPath('.'), env });
       expect(next.stdout, next.stderr).toMatch(/were killed/);
       expect(processesOfRun(runId)).toEqual([]);
+      rmSync(home, { recursive: true, force: true }); // its quota mounts went with the recovery
     },
     90_000,
   );
