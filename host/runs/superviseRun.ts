@@ -6,7 +6,6 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '../../sdk/protocol/version.js';
 import { attachPeer, lineWriter } from '../../sdk/transport/attach.js';
 import type { HostLimits } from '../config/limits.js';
 import { registerGroup, unregisterGroup } from '../process/liveGroups.js';
-import { killEscapees } from '../process/runEnvScan.js';
 import { processStartTime } from '../util/procIdentity.js';
 import {
   decidedLimit,
@@ -27,6 +26,7 @@ import { HostEndpoint } from '../../sdk/transport/hostEndpoint.js';
 import type { RequestLimits } from '../../sdk/transport/requestBudget.js';
 import { deferred, settlesWithin } from '../util/deferred.js';
 import { MESSAGE_ANSWER_MS } from './runInbox.js';
+import { killRunLeftovers } from './killRunLeftovers.js';
 
 /** Everything needed to supervise one run of one runner process. */
 export interface SuperviseRunOptions {
@@ -142,6 +142,11 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     };
   };
 
+  const leftovers = {
+    containment: options.containment,
+    envRunId: options.warm?.slotId ?? runId,
+    killConfirmMs: limits.killConfirmMs,
+  };
   let proc: RunnerProcess;
   try {
     proc = options.warm?.proc ?? (await spawnRunner(options.launch));
@@ -150,7 +155,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     // A start can fail after the fork: the runner spawner died before the host had the runner's pid and stdio
     // (docs/runner-spawner.md). Whatever of the run did start is killed as at any run's end, never left running
     // unsupervised; its start time is unknown, so the escapee scan reads every process.
-    const left = await killRunLeftovers(options, 0);
+    const left = await killRunLeftovers({ ...leftovers, startedAfter: 0 });
     return outcome({
       survivors: left.survivors,
       ...(left.note ? { reason: `${recorder.decided!.reason}; ${left.note}` } : {}),
@@ -410,7 +415,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   });
   const notes = options.containment?.notes?.() ?? [];
   const containerHits = options.containment?.limitHits?.() ?? [];
-  const left = await killRunLeftovers(options, runnerStart ?? 0);
+  const left = await killRunLeftovers({ ...leftovers, startedAfter: runnerStart ?? 0 });
   const survivors = [...new Set([...ladder.survivors, ...left.survivors])];
   if (left.note) notes.push(left.note);
   // Each host request is recorded with its handler's real outcome, before the run's end is.
@@ -433,31 +438,6 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
     ...(notes.length ? { reason: `${recorder.decided!.reason}; ${notes.join('; ')}` } : {}),
     ...withLimits(recorder.decided!.detail, containerHits),
   });
-}
-
-/**
- * Empty what holds the run's process tree (its cgroup, then removed) and, last, kill whatever still carries its
- * PADDOCK_RUN_ID: a descendant that left the group, the session and the cgroup (a process-backend runner has the host
- * user's rights and can move itself to another cgroup). Returns the pids still alive, and a note naming the escapees.
- */
-async function killRunLeftovers(
-  options: SuperviseRunOptions,
-  startedAfter: number,
-): Promise<{ survivors: number[]; note?: string }> {
-  const { killConfirmMs } = options.limits;
-  const left = (await options.containment?.killAll(killConfirmMs)) ?? [];
-  if (options.containment && left.length === 0) await options.containment.release();
-  const escaped = await killEscapees(options.warm?.slotId ?? options.params.run.runId, killConfirmMs, startedAfter);
-  return {
-    survivors: [...new Set([...left, ...escaped.survivors])],
-    ...(escaped.found.length > 0
-      ? {
-          note:
-            `${escaped.found.length} process(es) of the run had left its process group, session and cgroup (found ` +
-            `by PADDOCK_RUN_ID in their environment: pids ${escaped.found.join(', ')}) and were killed`,
-        }
-      : {}),
-  };
 }
 
 /** The limits that acted on a run: the one that decided it (a host timer or output limit) and the container's. */

@@ -17,6 +17,7 @@ import { unsupportedHostRequests } from '../rpc/hostRequestHandler.js';
 import { sandboxBackend, type PreparedSandbox } from '../sandbox/backend.js';
 import type { MachineReport } from '../sandbox/probe.js';
 import { newSlotId } from './warmSlotId.js';
+import { killRunLeftovers } from './killRunLeftovers.js';
 import { mountSlotDiskQuota, type SlotDiskQuota } from '../sandbox/runDiskQuota.js';
 import { runSandboxRequest } from '../sandbox/runSandbox.js';
 import type { RunPlan } from './plan.js';
@@ -135,8 +136,18 @@ export async function startSlot(input: SlotInput): Promise<WarmSlot> {
       machine,
     );
     const proc = await spawnRunner(sandbox.launch).catch(async (error: unknown) => {
-      if (sandbox.containment) await sandbox.containment.release();
-      else sandbox.discard();
+      // A start can fail after the fork (the runner spawner died before the host had the pid): what did start is
+      // killed, as at a run's end (docs/runner-spawner.md), and the slot's cgroup goes with it.
+      const killConfirmMs = access.limits.killConfirmMs;
+      const left = await killRunLeftovers({
+        containment: sandbox.containment,
+        envRunId: id,
+        killConfirmMs,
+        startedAfter: 0,
+      });
+      if (left.survivors.length > 0)
+        input.log.error({ slot: id, left: left.survivors }, 'a failed warm start left processes');
+      sandbox.discard(); // the launch file, if the launch shell never ran
       throw error;
     });
     return await watchSlot(input, { id, ws, disk, sandbox, proc, changesStart, cleanup });

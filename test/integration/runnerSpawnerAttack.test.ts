@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
@@ -11,7 +11,7 @@ import { USERNS_FD } from '../../host/sandbox/runIdentity.js';
 import { deferred, settlesWithin } from '../../host/util/deferred.js';
 import { jsonLines } from '../helpers/cli.js';
 import { isAlive, repoPath } from '../helpers/fixtures.js';
-import { tempHost } from '../helpers/host.js';
+import { chatEvent, tempHost } from '../helpers/host.js';
 
 // An outside attack on the runner spawner (docs/runner-spawner.md): a runner package that kills the spawner, a host
 // that inherited a descriptor, and the spawner killed under live runs of both backends. Real runs through the real
@@ -31,8 +31,11 @@ function liveSpawners(parent = process.pid): string[] {
   });
 }
 
-/** Set by a test: the next spawn request is followed by a busy host loop until this holds (at most 10 s). */
-const busyAfterSpawn = vi.hoisted(() => ({ until: undefined as (() => boolean) | undefined }));
+/** Set by a test: a spawn request it matches is followed by a busy host loop until `until` holds (10 s at most). */
+const busyAfterSpawn = vi.hoisted(() => ({
+  when: undefined as ((request: SpawnRequest) => boolean) | undefined,
+  until: (): boolean => true,
+}));
 
 // A busy host (many runs, a large runner message being parsed) takes the spawner's answers late: the loop is held
 // right after the request went out, as such a host would be, while the runner acts.
@@ -42,28 +45,49 @@ vi.mock('../../host/process/runnerSpawner.js', async (importOriginal) => {
     ...real,
     spawnThroughSpawner: (request: SpawnRequest) => {
       const started = real.spawnThroughSpawner(request);
-      const until = busyAfterSpawn.until;
-      busyAfterSpawn.until = undefined;
       const giveUpAt = performance.now() + 10_000;
-      while (until && !until()) if (performance.now() > giveUpAt) throw new Error('the condition never held');
+      if (busyAfterSpawn.when?.(request))
+        while (!busyAfterSpawn.until()) if (performance.now() > giveUpAt) throw new Error('the condition never held');
       return started;
     },
   };
 });
+
+/** The kills-its-spawner fixture's start (its command line, through the launch chain). */
+const killsItsSpawner = (request: SpawnRequest) => request.args.some((a) => a.includes('kill -9 $PPID'));
+
+/** Live processes whose environment mentions `text` (e.g. a host's data folder: a run's HOME is in it). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return isAlive(pid) && readFileSync(`/proc/${pid}/environ`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    });
+}
 
 const fixture = (name: string) => repoPath(`test/fixtures/runnerDirs/${name}`);
 const conversation = (id: string) => ({ conversation: { type: 'private' as const, id } });
 
 describe('the runner spawner under attack', () => {
   const host = tempHost({ maxConcurrentRuns: 8, limits: { wallClockMs: 60_000, handshakeTimeoutMs: 60_000 } });
-  afterAll(() => host.close());
+  afterAll(async () => {
+    await host.runs.warmPools.close();
+    await host.close();
+  });
 
   it('a runner that kills the spawner before its start reached the host is killed with its run', async () => {
     await host.runs.runAdHoc({ runner: 'echo', event: textEvent('up'), sandbox: 'process' }); // the spawner is up
     const spawners = liveSpawners();
     expect(spawners).toHaveLength(1);
     // The runner's first act kills the spawner while the host has not yet taken its stdio and pid.
+    busyAfterSpawn.when = killsItsSpawner;
     busyAfterSpawn.until = () => liveSpawners().length === 0;
+    onTestFinished(() => void (busyAfterSpawn.when = undefined));
     let runId = '';
     onTestFinished(() => signalEach(processesOfRun(runId), 'SIGKILL'));
     const outcome = await host.runs.runAdHoc({
@@ -81,6 +105,31 @@ describe('the runner spawner under attack', () => {
     expect(outcome.survivors).toEqual([]);
     const next = await host.runs.runAdHoc({ runner: 'echo', event: textEvent('after'), sandbox: 'process' });
     expect(next.status, next.reason).toBe('completed');
+  }, 60_000);
+
+  it('so is a warm slot whose runner does so, and the cold run beside it', async () => {
+    host.apply({
+      bindings: [
+        {
+          id: 'warm-kills',
+          runner: 'kills-its-spawner',
+          sandbox: 'process',
+          limits: { warmPool: 1 },
+          route: { platform: 'telegram', bot: 'warm-kills' },
+        },
+      ],
+    });
+    busyAfterSpawn.when = killsItsSpawner;
+    busyAfterSpawn.until = () => liveSpawners().length === 0;
+    onTestFinished(() => void (busyAfterSpawn.when = undefined));
+    onTestFinished(() => signalEach(processesMentioning(host.dataDir), 'SIGKILL'));
+    // The run finds no slot: it starts cold and the pool starts one beside it; each runner kills the spawner.
+    const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'warm-kills', conversation: { id: 'warm' } }));
+    if (ticket.status === 'duplicate') throw new Error('unexpected duplicate');
+    const outcome = await ticket.done;
+    await host.runs.warmPools.filled();
+    expect(outcome.status, outcome.reason).toBe('crashed');
+    expect(processesMentioning(host.dataDir)).toEqual([]);
   }, 60_000);
 
   it(
@@ -139,6 +188,7 @@ describe('what a runner inherits', () => {
       // Under bwrap on a root host, fd 9 is the run's user namespace bwrap joined (--userns 9): bwrap leaves it open
       // (docs/security-model.md, "Not enforced yet"); the sandbox is in that namespace already, with no capability.
       expect(fds.filter((fd) => !(sandbox === 'bwrap' && fd === String(USERNS_FD)))).toEqual(['0', '1', '2']);
+      rmSync(home, { recursive: true, force: true });
     },
     60_000,
   );
@@ -212,6 +262,7 @@ describe('gaps the attack found and left (documented)', () => {
       const next = await execa(process.execPath, [bin, 'runs', 'list'], { reject: false, cwd: repoPath('.'), env });
       expect(next.stdout, next.stderr).toMatch(/were killed/);
       expect(processesOfRun(runId)).toEqual([]);
+      rmSync(home, { recursive: true, force: true }); // its quota mounts went with the recovery
     },
     90_000,
   );
