@@ -1,10 +1,63 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTree } from '../../../host/packages/treeDigest.js';
-import { checkTree } from '../../../host/packages/verifyTree.js';
+import { checkTree, fingerprintsUnmoved } from '../../../host/packages/verifyTree.js';
 import { makeTree, recordedLater } from '../../helpers/packageTree.js';
+
+describe('fingerprintsUnmoved (the per-run fast path, on number stats)', () => {
+  it("holds for an untouched tree: the recorded nanoseconds give Node's own milliseconds, entry by entry", () => {
+    const root = makeTree();
+    // Times with nanoseconds the coarse clock never gives (a file system's tick is milliseconds): for such times
+    // `Number(ns) / 1e6` and Node's `sec * 1e3 + nsec / 1e6` differ about one time in four.
+    const files = ['runner.json', 'run.sh', 'lib/deep/a.js', 'lib/deep', 'lib'];
+    files.forEach((path, i) => utimesSync(join(root, path), 1_764_670_000.123_456 + i, 1_764_671_234.987_654 + i));
+    expect(fingerprintsUnmoved(root, recordedLater(readTree(root)))).toBe(true);
+  });
+
+  it('fails on each kind of change, however small: bytes with size and mtime put back, a mode, a replacement', () => {
+    const cases: [string, (root: string) => void][] = [
+      [
+        'same size, mtime restored',
+        (root) => {
+          const file = join(root, 'runner.json');
+          const before = statSync(file);
+          const text = readFileSync(file, 'utf8');
+          writeFileSync(
+            file,
+            text.replace(/.$/s, (c) => (c === ' ' ? '\t' : ' ')),
+          );
+          utimesSync(file, before.atime, before.mtime);
+        },
+      ],
+      ['mode', (root) => chmodSync(join(root, 'runner.json'), 0o755)],
+      [
+        'replaced by a copy',
+        (root) => {
+          writeFileSync(join(root, 'copy'), readFileSync(join(root, 'runner.json')));
+          renameSync(join(root, 'copy'), join(root, 'runner.json'));
+        },
+      ],
+    ];
+    for (const [name, change] of cases) {
+      const root = makeTree();
+      const listing = recordedLater(readTree(root));
+      change(root);
+      expect(fingerprintsUnmoved(root, listing), name).toBe(false);
+    }
+  });
+});
 
 describe('checkTree (the per-run package check)', () => {
   it('passes an untouched tree without hashing anything', () => {
