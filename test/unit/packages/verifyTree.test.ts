@@ -22,7 +22,7 @@ describe('fingerprintsUnmoved (the per-run fast path, on number stats)', () => {
     // Times with nanoseconds the coarse clock never gives (a file system's tick is milliseconds): for such times
     // `Number(ns) / 1e6` and Node's `sec * 1e3 + nsec / 1e6` differ about one time in four.
     const files = ['runner.json', 'run.sh', 'lib/deep/a.js', 'lib/deep', 'lib'];
-    files.forEach((path, i) => utimesSync(join(root, path), 1_764_670_000.123_456 + i, 1_764_671_234.987_654 + i));
+    files.forEach((path, i) => utimesSync(join(root, path), 1_764_670_000 + (i + 1) / 3, 1_764_671_234 + (i + 1) / 7));
     expect(fingerprintsUnmoved(root, recordedLater(readTree(root)))).toBe(true);
   });
 
