@@ -68,15 +68,19 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
   };
   // The heap is asked of the host after the rest is read, so its request's socket is not among the fds counted.
   const withHeap = async (s: Sample): Promise<Sample> => ({ ...s, ...(await heapFigures(serve.url, tokens.admin)) });
-  // The settled value: a socket closing or a child being reaped must not be caught mid-way, so the counted resources
-  // are read until two readings 100 ms apart agree (at most 5 s: a count still moving then is what gets sampled).
+  // The settled value: a socket closing, a child being reaped or the last run's teardown (its mount, cgroup and
+  // workspace go after its `run.ended` is streamed) must not be caught mid-way, so the counted resources are read every
+  // 100 ms until they have not moved for a whole second (at most 15 s: a count still moving then is what gets
+  // sampled). A leak never moves back, so it is still counted.
   const settled = async (runs: number) => {
     const counted = (s: Sample) => [s.fds, s.zombies, s.children, s.cgroups, s.workspaces, s.mounts].join();
     let last = sample(pid, dataDir, runIds, runs);
-    for (const until = Date.now() + 5_000; Date.now() < until;) {
+    let stableSince = Date.now();
+    for (const until = Date.now() + 15_000; Date.now() < until;) {
       await sleep(100);
       const next = sample(pid, dataDir, runIds, runs);
-      if (counted(next) === counted(last)) return withHeap(next);
+      if (counted(next) !== counted(last)) stableSince = Date.now();
+      else if (Date.now() - stableSince >= 1_000) return withHeap(next);
       last = next;
     }
     return withHeap(last);
