@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { chmod, rm, rmdir } from 'node:fs/promises';
 import { execThroughSpawner } from './helperSpawner.js';
-import { loopDeviceOf, waitDetached, waitDetachedAsync } from './loopDevices.js';
+import { loopDeviceOf, mountedFrom, waitDetached, waitDetachedAsync } from './loopDevices.js';
 import { dirname, join } from 'node:path';
 import { HOST_HELPER_ENV, hostTool } from './hostTools.js';
 import { exec, runProbeAsync, runProbeSync, type Probe } from './probeSteps.js';
@@ -319,6 +319,27 @@ export async function mountQuotaAsync(
 }
 
 /**
+ * After a failed mount of a fresh image: a `mount` that failed late, or that its timeout killed, may have mounted all
+ * the same (seen in 400-run bursts: the run's clean-up then deleted the image and left the mount until the data
+ * folder's next start). The image did not exist before this attempt, so a mount of it on the point is this attempt's
+ * own: detached lazily (nothing of the run has started). Never throws: the mount's own error is what the run reports.
+ */
+function* undoMountOf(umount: string, point: string, image: string): Probe<void> {
+  let mounted: boolean;
+  try {
+    mounted = mountedFrom(realpathSync(point), realpathSync(image));
+  } catch {
+    return; // the point or the image is gone: nothing of this attempt can be mounted from it
+  }
+  if (!mounted) return;
+  try {
+    yield* exec(umount, ['-l', point], HELPER_ENV, HELPER_TIMEOUT_MS);
+  } catch {
+    // Left to the next start's quota sweep, as before; the run fails either way.
+  }
+}
+
+/**
  * The helper programs of {@link mountQuota}, as probe steps (probeSteps.ts): one logic for both drivers. Whether the
  * image was made now (its `lost+found` is then removed and its root made 0700 by the caller).
  */
@@ -338,7 +359,10 @@ function* mountQuotaSteps(
   try {
     yield* exec(machine.tools.mount, mountArgs(image, point), HELPER_ENV, HELPER_TIMEOUT_MS);
   } catch (error) {
-    if (fresh) rmSync(image, { force: true });
+    if (fresh) {
+      yield* undoMountOf(machine.tools.umount, point, image);
+      rmSync(image, { force: true });
+    }
     throw new Error(
       `could not mount the ${what} quota image: ` +
         `${String((error as { stderr?: string }).stderr ?? (error as Error).message).trim()}`,

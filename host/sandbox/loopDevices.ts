@@ -11,6 +11,17 @@ export function loopDeviceOf(point: string): string | undefined {
   return undefined;
 }
 
+/** Whether `point` is mounted from a loop device whose backing file is `image` (both real paths). */
+export function mountedFrom(point: string, image: string): boolean {
+  const device = loopDeviceOf(point);
+  if (!device) return false;
+  try {
+    return readFileSync(`/sys/block/${device.slice('/dev/'.length)}/loop/backing_file`, 'utf8').trim() === image;
+  } catch {
+    return false; // detached meanwhile
+  }
+}
+
 const DETACH_WAIT_MS = 10_000;
 
 /** Whether a mount of this host (another run of the same session) still uses `device`. */

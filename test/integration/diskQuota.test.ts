@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { IsolationReport } from '../../host/process/isolationReport.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { decideSandbox } from '../../host/sandbox/decide.js';
-import { mountQuota, quotaImage } from '../../host/sandbox/diskQuota.js';
+import { mountQuota, mountQuotaAsync, quotaImage } from '../../host/sandbox/diskQuota.js';
 import { isolationReport } from '../../host/sandbox/prepare.js';
 import { probeMachine } from '../../host/sandbox/probe.js';
 import { mountRunDiskQuota } from '../../host/sandbox/runDiskQuota.js';
@@ -277,6 +277,28 @@ describe('per-run disk and inode quota', () => {
       }
     },
   );
+
+  it('a mount that fails after mounting (as one its timeout killed can) leaves no mount and no image', async () => {
+    // A named fake for a failure the real `mount` gives only under load (decisions MB2): the real mount, then exit 1.
+    const tools = machine.diskQuota.tools!;
+    const fake = join(mkdtempSync(join(tmpdir(), 'paddock-fake-mount-')), 'mount');
+    writeFileSync(fake, `#!/bin/sh\n${tools.mount} "$@" || exit 2\necho 'mount: timed out (a fake)' >&2\nexit 1\n`, {
+      mode: 0o755,
+    });
+    const runId = 'run_late-mount-0000-0000';
+    const ws = join(host.dataDir, 'workspaces', runId);
+    const image = quotaImage(host.dataDir, 'workspaces', runId);
+    const late = { ...machine.diskQuota, tools: { ...tools, mount: fake } };
+    const limits = { diskBytes: 16 * MiB, inodes: 100 };
+    expect(() => mountQuota(late, ws, image, limits, 'workspace')).toThrow(/could not mount the workspace.*a fake/);
+    expect(mountsOfData()).toEqual([]);
+    expect(existsSync(image)).toBe(false);
+    // The same through the helper spawner, as a run mounts.
+    await expect(mountQuotaAsync(late, ws, image, limits, 'workspace')).rejects.toThrow(/a fake/);
+    expect(mountsOfData()).toEqual([]);
+    // (Its loop device detaches when the kernel's rundown work gets to it: not asserted here.)
+    expect(existsSync(image)).toBe(false);
+  });
 
   it('a host start unmounts quota filesystems a stopped host left behind, and drops their images', async () => {
     const runId = 'run_leftover-0000-0000';
