@@ -179,7 +179,7 @@ export function resolveRun(
   const run = store.run(runId);
   if (!run) throw new HostError('NOT_FOUND', `no run ${runId}`);
   return store.transaction(() => {
-    const before = store.session(run.sessionId);
+    const before = store.sessionControl(run.sessionId);
     const mine = before.openEffects.filter((e) => e.runId === runId).map((e) => e.effectId);
     for (const effectId of mine) {
       store.append(run.sessionId, [
@@ -191,7 +191,7 @@ export function resolveRun(
         },
       ]);
     }
-    const after = store.session(run.sessionId);
+    const after = store.sessionControl(run.sessionId);
     const resumed = after.paused !== null && after.openEffects.length === 0;
     if (resumed)
       store.append(run.sessionId, [

@@ -68,7 +68,7 @@ export class RunJournal {
       if (paused) {
         throw new HostError('SESSION_PAUSED', `session ${sessionId} is paused: ${paused}`, {
           sessionId,
-          openEffects: store.session(sessionId).openEffects,
+          openEffects: store.sessionControl(sessionId).openEffects,
         });
       }
       const runId = newRunId();

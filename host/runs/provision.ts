@@ -121,7 +121,7 @@ const session: ProvisionStep = {
   run: (d) => {
     const { store, config } = d.deps;
     const { sessionId } = d.input.queued;
-    const before = store.session(sessionId);
+    const before = store.sessionControl(sessionId);
     d.sessionFolder = sessionDir(config.dataDir, sessionId);
     // Every interruption not yet reported goes to this run, once (the latest one names the run).
     const pending = before.pendingRecovery;
@@ -476,9 +476,13 @@ const wire: ProvisionStep = {
       artifacts: ws.granted.artifacts,
       mounts: ws.granted.mounts,
       ...(access.state !== 'none' ? { stateScope: access.state } : {}),
-      history: sessionHistory(store.readEvents(queued.sessionId), queued.runId, access.history, (text) =>
-        redactor.text(text),
-      ),
+      // No grant, no read: a long conversation's log is not read at every run start.
+      history:
+        access.history === 'none'
+          ? []
+          : sessionHistory(store.historyEvents(queued.sessionId), queued.runId, access.history, (text) =>
+              redactor.text(text),
+            ),
       workspace: {
         root: ws.root,
         in: ws.in,

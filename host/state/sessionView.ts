@@ -318,3 +318,36 @@ export function foldAll(sessionId: string, events: Iterable<StoredEvent>): Sessi
   for (const e of events) foldEvent(state, e);
   return viewSession(sessionId, state);
 }
+
+/** What a run's start needs of its session: the fields of {@link SessionView} that decide its resume and refusal. */
+export type SessionControl = Pick<SessionView, 'external' | 'openEffects' | 'paused' | 'pendingRecovery'>;
+
+/**
+ * The event types {@link SessionControl}'s fields are folded from (`external.saved`; effects; pauses; interruptions
+ * and the `run.started` that delivered them): a fold of only these gives those fields exactly as the whole log does,
+ * since each field keeps its own events' values (the fold is per field and order-independent).
+ */
+export const CONTROL_EVENT_TYPES = [
+  'external.saved',
+  'effect.intent',
+  'effect.result',
+  'effect.reconciled',
+  'effect.resolved',
+  'session.paused',
+  'session.resumed',
+  'run.interrupted',
+  'run.started',
+] as const satisfies readonly EventType[];
+
+/** The control fields of a fold of `events` (all of a session's events of {@link CONTROL_EVENT_TYPES}, or more). */
+export function foldControl(sessionId: string, events: Iterable<StoredEvent>): SessionControl {
+  const { external, openEffects, paused, pendingRecovery } = foldAll(sessionId, events);
+  return { external, openEffects, paused, pendingRecovery };
+}
+
+/** The event types a run's history is computed from (host/runs/history.ts `sessionHistory`). */
+export const HISTORY_EVENT_TYPES = [
+  'message.received',
+  'run.queued',
+  'run.ended',
+] as const satisfies readonly EventType[];

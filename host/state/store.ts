@@ -9,7 +9,14 @@ import { auditTable } from './auditTable.js';
 import { checkEventData } from './eventCheck.js';
 import { type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
-import { foldAll, type SessionView } from './sessionView.js';
+import {
+  CONTROL_EVENT_TYPES,
+  foldAll,
+  foldControl,
+  HISTORY_EVENT_TYPES,
+  type SessionControl,
+  type SessionView,
+} from './sessionView.js';
 import { RunnerStateRepo } from './runnerState.js';
 import { assertTenant } from '../config/tenant.js';
 
@@ -73,6 +80,20 @@ export function warnListenerError(redact: Redactor): (error: unknown, event: Sto
       `a store listener failed on committed event ${event.type} (${event.id}): ${String(redact(String(error)))}`,
     );
 }
+
+/** A stored row as an event, its data parsed. */
+const storedEvent = (r: EventRow): StoredEvent => ({
+  id: r.id,
+  sessionId: r.session_id,
+  seq: r.seq,
+  type: r.type,
+  runId: r.run_id,
+  at: r.at,
+  data: JSON.parse(r.data) as EventData<EventType>,
+});
+
+/** Fixed identifiers as an SQL list of string literals. */
+const sqlList = (names: readonly string[]) => names.map((n) => `'${n}'`).join(', ');
 
 const INSERT_EVENTS = 'INSERT INTO events (session_id, seq, id, type, run_id, at, data) VALUES';
 const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?)';
@@ -158,6 +179,13 @@ export class Store {
         'INSERT INTO sessions (id, tenant, binding_id, conversation_key, created_at) VALUES (?, ?, ?, ?, ?)',
       ),
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      // The types as literals: fixed identifiers, no quote to escape.
+      controlEvents: db.prepare(
+        `SELECT * FROM events WHERE session_id = ? AND type IN (${sqlList(CONTROL_EVENT_TYPES)}) ORDER BY seq`,
+      ),
+      historyEvents: db.prepare(
+        `SELECT * FROM events WHERE session_id = ? AND type IN (${sqlList(HISTORY_EVENT_TYPES)}) ORDER BY seq`,
+      ),
       runQueued: db.prepare(
         'INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, ' +
           "host_start, queued_seq) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
@@ -338,15 +366,21 @@ export class Store {
 
   /** Events of a session after `afterSeq`, in order (for readers catching up). */
   readEvents(sessionId: string, afterSeq = 0, limit = 1_000_000): StoredEvent[] {
-    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as EventRow[]).map((r) => ({
-      id: r.id,
-      sessionId: r.session_id,
-      seq: r.seq,
-      type: r.type,
-      runId: r.run_id,
-      at: r.at,
-      data: JSON.parse(r.data) as EventData<EventType>,
-    }));
+    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as EventRow[]).map(storedEvent);
+  }
+
+  /**
+   * What a run's start needs of its session (its resume pointers, open effects, pause, undelivered interruptions),
+   * folded from only the events those come from: a run's start never parses the session's updates, which are most of
+   * a long conversation's log (docs/state.md, "Reads").
+   */
+  sessionControl(sessionId: string): SessionControl {
+    return foldControl(sessionId, (this.stmts.controlEvents.all(sessionId) as EventRow[]).map(storedEvent));
+  }
+
+  /** A session's events of the types a run's history is made of (host/runs/history.ts), in order. */
+  historyEvents(sessionId: string): StoredEvent[] {
+    return (this.stmts.historyEvents.all(sessionId) as EventRow[]).map(storedEvent);
   }
 
   /** Fold a session's log into its view. */

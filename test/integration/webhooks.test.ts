@@ -63,6 +63,8 @@ function endedRun(s: Store, reply = 'the answer is 42', status: 'completed' | 'f
   const runId = `run_test${conversation}_${process.pid}`;
   s.append(sessionId, [
     { type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
+    // A host records a run's start before any of its updates (docs/decisions.md SS2): a run is read by that.
+    { type: 'run.started', runId, data: { pid: 4242, pidStart: 1, recoveryDelivered: [] } },
     {
       type: 'run.update',
       runId,

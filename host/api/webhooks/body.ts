@@ -1,5 +1,7 @@
 /** The JSON body of a webhook delivery: a run's outcome and its reply, as the session view tells them. */
+import type { StoredEvent } from '../../state/events.js';
 import { foldAll } from '../../state/sessionView.js';
+import { readEventsAfter } from '../../state/streamReads.js';
 import type { RunRow, Store } from '../../state/store.js';
 import type { ApprovalForWebhook } from '../../state/webhooks.js';
 
@@ -24,7 +26,10 @@ export interface WebhookBody {
  * order, joined by a blank line; the result's output when the run streamed nothing.
  */
 export function replyText(store: Store, run: Pick<RunRow, 'id' | 'sessionId'>): string {
-  const events = store.readEvents(run.sessionId).filter((e) => e.runId === run.id);
+  // The run's own events (by run id, streamReads.ts), not its whole session's log.
+  const events = readEventsAfter(store, { sessionId: run.sessionId, runId: run.id, afterSeq: 0, limit: 1_000_000 }).map(
+    ({ dataJson, ...e }): StoredEvent => ({ ...e, data: JSON.parse(dataJson) as StoredEvent['data'] }),
+  );
   return foldAll(run.sessionId, events)
     .transcript.filter((t) => t.role === 'assistant')
     .map((t) => t.text)

@@ -1,7 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EventData, EventType, StoredEvent } from '../../../host/state/events.js';
-import { emptySession, foldAll, foldEvent, viewSession } from '../../../host/state/sessionView.js';
+import { sessionHistory } from '../../../host/runs/history.js';
+import {
+  CONTROL_EVENT_TYPES,
+  emptySession,
+  foldAll,
+  foldControl,
+  foldEvent,
+  HISTORY_EVENT_TYPES,
+  viewSession,
+} from '../../../host/state/sessionView.js';
+import { tempStore } from '../../helpers/store.js';
 import { textEvent } from '../../../sdk/protocol/runParams.js';
 
 type Draft = { type: EventType; runId?: string; data: unknown };
@@ -167,6 +177,58 @@ describe('session view (fold over the event log)', () => {
         }
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it("a fold of only the control types gives the whole log's control fields (what a run's start reads)", () => {
+    const control = new Set<string>(CONTROL_EVENT_TYPES);
+    fc.assert(
+      fc.property(logArb, (log) => {
+        const { external, openEffects, paused, pendingRecovery } = foldAll('ses_p', log);
+        const only = log.filter((e) => control.has(e.type));
+        expect(foldControl('ses_p', only)).toEqual({ external, openEffects, paused, pendingRecovery });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("a run's history from only the history types is its history from the whole log", () => {
+    const types = new Set<string>(HISTORY_EVENT_TYPES);
+    fc.assert(
+      fc.property(logArb, fc.integer({ min: 1, max: 6 }), (log, messages) => {
+        const only = log.filter((e) => types.has(e.type));
+        for (const runId of new Set(log.map((e) => e.runId).filter((r) => r !== null)))
+          expect(sessionHistory(only, runId, { messages }, (t) => t)).toEqual(
+            sessionHistory(log, runId, { messages }, (t) => t),
+          );
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('the store reads the same control fields and history events from SQLite as the whole log gives', () => {
+    fc.assert(
+      fc.property(logArb, (log) => {
+        const { store } = tempStore();
+        const { sessionId } = store.ensureSession('default', 'b', 'k');
+        store.append(
+          sessionId,
+          log
+            .filter((e) => e.type !== 'session.created')
+            .map((e) => ({ type: e.type, runId: e.runId, data: e.data }) as Parameters<typeof store.append>[1][0]),
+        );
+        const whole = store.session(sessionId);
+        expect(store.sessionControl(sessionId)).toEqual({
+          external: whole.external,
+          openEffects: whole.openEffects,
+          paused: whole.paused,
+          pendingRecovery: whole.pendingRecovery,
+        });
+        const types = new Set<string>(HISTORY_EVENT_TYPES);
+        expect(store.historyEvents(sessionId)).toEqual(store.readEvents(sessionId).filter((e) => types.has(e.type)));
+        store.close();
+      }),
+      { numRuns: 60 },
     );
   });
 
