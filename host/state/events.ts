@@ -167,5 +167,10 @@ export interface EventRow {
   data: string;
 }
 
+/** A row's columns other than its data, as an event names them. */
+export function eventColumns(r: EventRow): Omit<StoredEvent, 'data'> {
+  return { id: r.id, sessionId: r.session_id, seq: r.seq, type: r.type, runId: r.run_id, at: r.at };
+}
+
 /** Event types that end a run. */
 export const TERMINAL_RUN_EVENTS: readonly EventType[] = ['run.ended', 'run.interrupted'];

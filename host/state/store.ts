@@ -7,7 +7,7 @@ import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
 import { checkEventData } from './eventCheck.js';
-import { type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
+import { eventColumns, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
 import {
   CONTROL_EVENT_TYPES,
@@ -83,12 +83,7 @@ export function warnListenerError(redact: Redactor): (error: unknown, event: Sto
 
 /** A stored row as an event, its data parsed. */
 const storedEvent = (r: EventRow): StoredEvent => ({
-  id: r.id,
-  sessionId: r.session_id,
-  seq: r.seq,
-  type: r.type,
-  runId: r.run_id,
-  at: r.at,
+  ...eventColumns(r),
   data: JSON.parse(r.data) as EventData<EventType>,
 });
 

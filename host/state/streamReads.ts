@@ -1,4 +1,4 @@
-import { TERMINAL_RUN_EVENTS, type EventRow, type EventType } from './events.js';
+import { eventColumns, TERMINAL_RUN_EVENTS, type EventRow, type EventType } from './events.js';
 import { perStore } from './perStore.js';
 import { dbOf, type Store } from './store.js';
 
@@ -59,15 +59,7 @@ export function readEventsAfter(
       ? s.session.all(q.sessionId, q.afterSeq, q.limit)
       : s.run.all({ run: q.runId, session: q.sessionId, after: q.afterSeq, limit: q.limit })
   ) as EventRow[];
-  return rows.map((r) => ({
-    id: r.id,
-    sessionId: r.session_id,
-    seq: r.seq,
-    type: r.type,
-    runId: r.run_id,
-    at: r.at,
-    dataJson: r.data,
-  }));
+  return rows.map((r) => ({ ...eventColumns(r), dataJson: r.data }));
 }
 
 /** The seq of a run's terminal event (`run.ended` / `run.interrupted`), or undefined while it has none. */
