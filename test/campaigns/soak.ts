@@ -17,6 +17,7 @@ import { flatness, type FlatRule } from './soak/flat.js';
 import { fdTargets, sample, type Sample } from './soak/sample.js';
 import { heapFigures, prepareDataDir, runThroughServe, soakEvent } from './soak/serveHost.js';
 
+/** Conversations the runs go round (`--conversations`): fewer make longer sessions, for a long conversation's costs. */
 const CONVERSATIONS = 8;
 const MiB = 1024 * 1024;
 /** Each sampled series and how it must stay flat. */
@@ -38,7 +39,8 @@ const RULES: Record<string, FlatRule> = {
 async function run(args: CampaignArgs, report: Report): Promise<void> {
   const sandbox = args.flags.sandbox ?? 'process';
   const samples = Number(args.flags.samples ?? 50);
-  const warmup = Math.max(CONVERSATIONS * 2, Number(args.flags.warmup ?? 20));
+  const conversations = Number(args.flags.conversations ?? CONVERSATIONS);
+  const warmup = Math.max(conversations * 2, Number(args.flags.warmup ?? 20));
   const dataDir = mkdtempSync(join(tmpdir(), 'paddock-campaign-soak-'));
   const tokens = prepareDataDir(dataDir, sandbox);
   const serve = await startBenchServe(dataDir, ['--rate', '100000', '--burst', '100000']);
@@ -54,7 +56,7 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
       const { runId, end } = await runThroughServe(
         serve.url,
         tokens.platform,
-        soakEvent(`soak-${args.seed}-${i}`, `c${i % CONVERSATIONS}`, text),
+        soakEvent(`soak-${args.seed}-${i}`, `c${i % conversations}`, text),
       );
       runIds.add(runId);
       if (!end.startsWith('run.ended: ') || !end.includes('"completed"')) {
