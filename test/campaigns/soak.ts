@@ -2,9 +2,10 @@
 // a few conversations so sessions stay bounded, seeded random texts), sampling the host's fds, RSS, heap, zombie
 // and live children, the runs' cgroup folders, workspaces and mounts at intervals. Flat means (soak/flat.ts): fds,
 // zombies, children, cgroups, workspaces and mounts back exactly to the post-warm-up baseline, and the last tenth's
-// median no higher than the second tenth's; RSS (all, anonymous, the brk heap's), heap (used, total) and external
-// memory with the last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB the others) of the second tenth's. Every
-// run must complete. `--count` is the number of runs; the series is printed.
+// median no higher than the second tenth's; RSS (all, anonymous, the brk heap's), the live heap (after a major
+// collection) and external memory with the last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB the others) of the
+// second tenth's; heap used and total are printed, not judged (REPORTED). Every run must complete. `--count` is the
+// number of runs; the series is printed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,10 +32,16 @@ const RULES: Record<string, FlatRule> = {
   rssKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   rssAnonKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   brkKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
-  heapUsed: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
-  heapTotal: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
+  heapLive: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
   external: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
 };
+/**
+ * Sampled and printed, not judged: the heap in use between collections (garbage included) and V8's heap size swing
+ * with its collection schedule, not with what the host keeps — a 2,000-run soak saw heap used between 30 and 120 MB
+ * while the heap after each major collection stayed at 30 (docs/benchmarks.md, "Soak, third attempt"). The leak
+ * measure is `heapLive`; what V8's sizing costs shows in RSS, which is judged.
+ */
+const REPORTED = ['heapUsed', 'heapTotal'] as const;
 
 async function run(args: CampaignArgs, report: Report): Promise<void> {
   const sandbox = args.flags.sandbox ?? 'process';
@@ -113,9 +120,14 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
     report.total('runs that did not complete', failed);
     report.total('runs per second', Number((done / seconds).toFixed(2)));
     report.total('samples', series.length);
+    for (const key of REPORTED) {
+      report.note(`series ${key} (reported, not judged): ${series.map((s) => s[key]).join(' ')}`);
+      report.total(`${key} baseline → settled (max)`, `${baseline[key]} → ${end[key]} (not judged)`);
+    }
     for (const [key, rule] of Object.entries(RULES)) {
       const k = key as keyof Sample;
-      const values = series.map((s) => s[k]);
+      // The live heap is 0 until the host's first major collection: those samples say nothing yet.
+      const values = series.map((s) => s[k]).filter((v) => k !== 'heapLive' || v > 0);
       report.note(`series ${key}: ${values.join(' ')}`);
       report.total(`${key} baseline → settled (max)`, `${baseline[k]} → ${end[k]} (${Math.max(...values)})`);
       const problem = flatness(key, values, baseline[k], end[k], rule);

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerLiveHeap } from './liveHeap.js';
 import type { Dispatcher, RefusalReason } from '../../dispatch/dispatcher.js';
 import type { Gateway } from '../../gateway/gateway.js';
 import type { ObservedCall } from '../../gateway/modelCall.js';
@@ -189,6 +190,7 @@ export function createMetrics(source: MetricsSource, options: MetricsOptions = {
   const routeLabel = new CappedLabel(ROUTE_PATTERN, max);
 
   const stops = [
+    registerLiveHeap(registry),
     feedRunMetrics(store, { runs, duration, kills }, max),
     dispatcher?.observeRefusals((reason) => refusals.inc({ reason: reasonLabel(reason) })),
     gateway?.observeCalls((call: ObservedCall) => {

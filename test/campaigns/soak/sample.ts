@@ -4,11 +4,12 @@ import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * One sample; `heapUsed`, `heapTotal` and `external` come from the host's own /metrics (nodejs_heap_size_used_bytes,
- * nodejs_heap_size_total_bytes, nodejs_external_memory_bytes), `rssAnonKiB` is the anonymous part of its RSS
- * (/proc/<pid>/smaps_rollup: malloc, V8's heap; not the shared mapped binary and libraries), `brkKiB` the resident
- * part of its brk heap (the `[heap]` mapping: glibc's main malloc arena, where SQLite's page cache and Node's native
- * allocations of the main thread live; the rest of `rssAnonKiB` is mostly V8's heap).
+ * One sample; `heapLive`, `heapUsed`, `heapTotal` and `external` come from the host's own /metrics
+ * (paddock_heap_live_bytes: the heap in use right after the last major collection; nodejs_heap_size_used_bytes,
+ * garbage included; nodejs_heap_size_total_bytes; nodejs_external_memory_bytes), `rssAnonKiB` is the anonymous part
+ * of its RSS (/proc/<pid>/smaps_rollup: malloc, V8's heap; not the shared mapped binary and libraries), `brkKiB`
+ * the resident part of its brk heap (the `[heap]` mapping: glibc's main malloc arena, where SQLite's page cache and
+ * Node's native allocations of the main thread live; the rest of `rssAnonKiB` is mostly V8's heap).
  */
 export interface Sample {
   runs: number;
@@ -16,6 +17,7 @@ export interface Sample {
   rssKiB: number;
   rssAnonKiB: number;
   brkKiB: number;
+  heapLive: number;
   heapUsed: number;
   heapTotal: number;
   external: number;
@@ -82,6 +84,7 @@ export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>
     rssKiB: Number(rss?.[1] ?? 0),
     rssAnonKiB: Number(anon?.[1] ?? 0),
     brkKiB: brkResidentKiB(pid),
+    heapLive: 0,
     heapUsed: 0,
     heapTotal: 0,
     external: 0,

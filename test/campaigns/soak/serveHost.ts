@@ -70,7 +70,7 @@ function untilEnded(url: string, token: string): Promise<string> {
   });
 }
 
-/** The host's heap used and total and its external memory, in bytes, from its /metrics. */
+/** The host's live heap, heap used and total and its external memory, in bytes, from its /metrics. */
 export async function heapFigures(url: string, adminToken: string) {
   const res = await httpCall(`${url}/metrics`, adminToken);
   const read = (name: string) => {
@@ -79,6 +79,7 @@ export async function heapFigures(url: string, adminToken: string) {
     return Number(m[1]);
   };
   return {
+    heapLive: read('paddock_heap_live_bytes'),
     heapUsed: read('nodejs_heap_size_used_bytes'),
     heapTotal: read('nodejs_heap_size_total_bytes'),
     external: read('nodejs_external_memory_bytes'),
