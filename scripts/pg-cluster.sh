@@ -19,7 +19,12 @@ action=$1
 dir=$2
 port=${3:-}
 
-bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+# PADDOCK_PG_BINDIR names another folder of server binaries (a test points it at an empty one to see the failure).
+bindir=${PADDOCK_PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)}
+if [ "$action" = stop ] && [ ! -f "$dir/data/postmaster.pid" ]; then
+  rm -rf "$dir" # nothing was started (or it is already stopped): nothing needs the binaries
+  exit 0
+fi
 if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
   echo "pg-cluster: PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin;" \
     "install them: apt-get install postgresql (scripts/setup.sh does as root)" >&2
@@ -59,9 +64,7 @@ case "$action" in
     echo "postgresql:///paddock?host=$dir&user=postgres${port:+&port=$port}"
     ;;
   stop)
-    if [ -f "$dir/data/postmaster.pid" ]; then
-      "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -m immediate -w -s stop >&2 || true
-    fi
+    "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -m immediate -w -s stop >&2 || true
     rm -rf "$dir"
     ;;
   *) usage ;;

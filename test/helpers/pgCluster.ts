@@ -27,7 +27,11 @@ export function startPgCluster(options: { port?: number } = {}): PgCluster {
     url = execFileSync('bash', [SCRIPT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '');
-    execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
+    try {
+      execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
+    } catch {
+      // the start's own error below says what went wrong
+    }
     throw new Error(`cannot start a PostgreSQL cluster for the test: ${stderr || String(error)}`, { cause: error });
   }
   let stopped = false;
