@@ -10,8 +10,7 @@ import {
   type CheckpointRow,
   type VerifyRow,
 } from '../audit/auditStorage.js';
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import type { Db, DbStatement as Statement } from './db.js';
 
 /**
  * The writer's statements (the appending side of the audit log), prepared on first use so a

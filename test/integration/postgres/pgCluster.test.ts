@@ -41,7 +41,7 @@ describe('the throwaway PostgreSQL cluster', () => {
     expect(['gone', 'Z']).toContain(state);
   });
 
-  it('fails loudly, naming the install, when the server binaries are missing (a test needing it fails, never skips)', () => {
+  it('fails loudly, naming the install, without the server binaries (a test needing them fails, never skips)', () => {
     const empty = mkdtempSync(join(tmpdir(), 'paddock-no-pg-'));
     const before = process.env.PADDOCK_PG_BINDIR;
     process.env.PADDOCK_PG_BINDIR = empty;

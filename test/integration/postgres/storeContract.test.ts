@@ -1,0 +1,167 @@
+// The store's contract, run against both implementations (docs/scale-out.md, "Contract tests"): the embedded SQLite
+// store and the PostgreSQL one. Real parts: a real PostgreSQL cluster (started here, failing loudly when missing),
+// real second processes appending to the same session.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+import { builtinMigrations } from '../../../host/state/migrate.js';
+import { dbOf, type Store } from '../../../host/state/store.js';
+import type { StoredEvent } from '../../../host/state/events.js';
+import { repoPath } from '../../helpers/fixtures.js';
+import { postgresBackend, sqliteBackend, type StoreBackend } from '../../helpers/storeBackends.js';
+
+const delta = (n: number) => ({
+  type: 'run.update' as const,
+  runId: 'run_x',
+  data: { runnerSeq: n, update: { kind: 'message.delta' as const, text: `d${n}` } },
+});
+
+/** Start the appending fixture; resolves once it printed "ready", with its final line as a promise. */
+async function appender(args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', repoPath('test/fixtures/appendsEvents.ts'), ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const lines = createInterface({ input: child.stdout });
+  const iterator = lines[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  if (first.value !== 'ready') throw new Error(`the appender did not start: ${stderr}`);
+  const done = (async () => {
+    const last = await iterator.next();
+    const code = await new Promise<number | null>((resolve) =>
+      child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve),
+    );
+    if (code !== 0 || last.done) throw new Error(`the appender failed (exit ${code}): ${stderr}`);
+    return JSON.parse(last.value as string) as number[];
+  })();
+  return { go: () => child.stdin.end('go\n'), done };
+}
+
+for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
+  describe(`store contract: ${backend.name}`, () => {
+    const open: Store[] = [];
+    const fresh = () => {
+      const options = backend.fresh();
+      const store = backend.open(options);
+      open.push(store);
+      return { store, options };
+    };
+    afterAll(() => {
+      for (const s of open) s.close();
+      backend.close();
+    });
+
+    it('two processes appending to one session at once get gap-free seqs, each its events in order', async () => {
+      const { store, options } = fresh();
+      const { sessionId } = store.ensureSession('default', 'b1', 'c1');
+      const count = 300;
+      const args = (tag: string) => [options.dataDir, options.databaseUrl ?? '', sessionId, String(count), tag];
+      const a = await appender(args('a'));
+      const b = await appender(args('b'));
+      a.go();
+      b.go();
+      const [seqsA, seqsB] = await Promise.all([a.done, b.done]);
+      // Every seq given out once: 2 .. 1 + 2·count (1 is session.created), no gap, no duplicate.
+      const all = [...seqsA, ...seqsB].sort((x, y) => x - y);
+      expect(all).toEqual(Array.from({ length: 2 * count }, (_, i) => i + 2));
+      expect(seqsA).toHaveLength(count);
+      // The log agrees, and each process's events are in the order it appended them.
+      const events = store.readEvents(sessionId);
+      expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 2 * count + 1 }, (_, i) => i + 1));
+      for (const tag of ['a', 'b']) {
+        const mine = events.filter((e) => e.runId === `run_${tag}`) as StoredEvent<'run.update'>[];
+        expect(mine.map((e) => e.data.runnerSeq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      }
+      // Both processes really interleaved (otherwise the test proved nothing about concurrency).
+      const owners = events.slice(1).map((e) => e.runId);
+      const switches = owners.filter((o, i) => i > 0 && o !== owners[i - 1]).length;
+      expect(switches).toBeGreaterThan(1);
+    });
+
+    it('the database refuses to change or remove an event or an audit record (append-only)', () => {
+      const { store } = fresh();
+      const { sessionId } = store.ensureSession('default', 'b1', 'c1');
+      store.append(sessionId, [delta(1)]);
+      const db = dbOf(store);
+      expect(() => db.prepare("UPDATE events SET type = 'x' WHERE session_id = ?").run(sessionId)).toThrow(
+        /events are append-only/,
+      );
+      expect(() => db.prepare('DELETE FROM events WHERE session_id = ?').run(sessionId)).toThrow(
+        /events are append-only/,
+      );
+      expect(() => db.prepare("UPDATE audit SET actor = 'x'").run()).toThrow(/audit is append-only/);
+      expect(() => db.prepare('DELETE FROM audit').run()).toThrow(/audit is append-only/);
+      // TRUNCATE skips row triggers on PostgreSQL: a statement trigger refuses it (SQLite has no TRUNCATE).
+      if (backend.name === 'postgres') {
+        expect(() => db.exec('TRUNCATE events')).toThrow(/events are append-only/);
+        expect(() => db.exec('TRUNCATE audit')).toThrow(/audit is append-only/);
+      }
+      expect(store.readEvents(sessionId).map((e) => e.type)).toEqual(['session.created', 'run.update']);
+    });
+
+    it('a transaction that throws leaves nothing: its seqs are given out again, listeners hear none of it', () => {
+      const { store } = fresh();
+      const { sessionId } = store.ensureSession('default', 'b1', 'c1');
+      const heard: number[] = [];
+      store.subscribe((e) => heard.push(e.seq));
+      expect(() =>
+        store.transaction(() => {
+          store.append(sessionId, [delta(1), delta(2)]);
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(heard).toEqual([]);
+      // A savepoint rolled back inside a transaction that commits: only the outer events stay, in order.
+      store.transaction(() => {
+        store.append(sessionId, [delta(3)]);
+        expect(heard).toEqual([]); // not before the commit
+        expect(() =>
+          store.transaction(() => {
+            store.append(sessionId, [delta(4)]);
+            throw new Error('inner');
+          }),
+        ).toThrow('inner');
+        store.append(sessionId, [delta(5)]);
+      });
+      expect(heard).toEqual([2, 3]);
+      const stored = store.readEvents(sessionId) as StoredEvent<'run.update'>[];
+      expect(stored.slice(1).map((e) => [e.seq, e.data.runnerSeq])).toEqual([
+        [2, 3],
+        [3, 5],
+      ]);
+    });
+
+    it('is migrated to every shipped version, and opening it again applies nothing', () => {
+      const { store, options } = fresh();
+      const versions = dbOf(store).prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
+      expect(versions).toEqual(builtinMigrations().map((m) => m.version));
+      store.close();
+      const again = backend.open(options);
+      open.push(again);
+      expect(dbOf(again).prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(versions.length);
+      const migrated = dbOf(again).prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get();
+      expect(migrated).toBe(1);
+    });
+
+    it('keeps the run view rows in step with the events, in the events transaction', () => {
+      const { store } = fresh();
+      const { sessionId } = store.ensureSession('default', 'b1', 'c1');
+      store.append(sessionId, [
+        { type: 'run.queued', runId: 'run_1', data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
+      ]);
+      store.append(sessionId, [{ type: 'run.started', runId: 'run_1', data: { pid: 4242, pidStart: 7 } }]);
+      expect(store.run('run_1')).toMatchObject({ status: 'running', pid: 4242, pidStart: 7, bindingId: 'b1' });
+      store.append(sessionId, [
+        {
+          type: 'run.ended',
+          runId: 'run_1',
+          data: { status: 'completed', reason: 'done', exitCode: 0, signal: null, usage: { inputTokens: 3 } },
+        },
+      ]);
+      expect(store.run('run_1')).toMatchObject({ status: 'completed', reason: 'done', usage: { inputTokens: 3 } });
+      expect(store.runs({ status: ['completed'] }).map((r) => r.id)).toEqual(['run_1']);
+      expect(store.session(sessionId).runs[0]).toMatchObject({ runId: 'run_1', status: 'completed' });
+    });
+  });
+}
