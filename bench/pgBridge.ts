@@ -160,7 +160,7 @@ async function time(fn: () => unknown, n: number): Promise<number[]> {
 }
 
 /** A TCP proxy in its own process that holds every server-to-client chunk `delayMs` before passing it on. */
-async function delayProxy(port: number, delayMs: number): Promise<{ port: number; stop(): void }> {
+export async function delayProxy(port: number, delayMs: number): Promise<{ port: number; stop(): void }> {
   const code = `
 const net = require('node:net');
 const server = net.createServer((c) => {

@@ -13,6 +13,7 @@ import { spawnCostBench } from './spawnCost.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { packageVerifyBench } from './packageVerify.js';
+import { pgAppendBench } from './pgAppend.js';
 import { pgBridgeBench } from './pgBridge.js';
 import { redactorBench } from './redactor.js';
 import { harnessBench } from './harnessTurn.js';
@@ -59,6 +60,7 @@ const results = {
   ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
   ...(only && only !== 'package-verify' ? {} : { packageVerify: await packageVerifyBench() }),
   ...(only && only !== 'pg-bridge' ? {} : { pgBridge: await pgBridgeBench() }),
+  ...(only && only !== 'pg-append' ? {} : { pgAppend: await pgAppendBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

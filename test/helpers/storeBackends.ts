@@ -1,12 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PgDb } from '../../host/state/pg/pgDb.js';
 import { Store, type StoreOptions } from '../../host/state/store.js';
 import { startPgCluster, type PgCluster } from './pgCluster.js';
-
-const require = createRequire(import.meta.url);
-type Native = { connectSync(url: string): void; querySync(sql: string): unknown[]; end(): void };
 
 /** One store implementation the contract suite runs against (docs/scale-out.md, "Contract tests"). */
 export interface StoreBackend {
@@ -46,11 +43,8 @@ export function postgresBackend(): StoreBackend {
     fresh: () => {
       cluster ??= startPgCluster();
       const name = `contract_${++databases}`;
-      const Client = require('pg-native') as new () => Native;
-      const admin = new Client();
-      admin.connectSync(cluster.url);
-      admin.querySync(`CREATE DATABASE ${name}`);
-      admin.end();
+      // Through PgDb, whose close keeps libpq's client alive until libuv has closed its watcher (pgDb.ts).
+      new PgDb(cluster.url).exec(`CREATE DATABASE ${name}`).close();
       const dataDir = mkdtempSync(join(tmpdir(), 'paddock-contract-pg-'));
       dirs.push(dataDir);
       return { dataDir, databaseUrl: cluster.url.replace('/paddock?', `/${name}?`) };

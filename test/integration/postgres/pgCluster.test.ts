@@ -2,15 +2,11 @@
 // folder as a non-root user, reachable on its socket, gone after stop, and a loud failure where PostgreSQL is missing.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PgDb } from '../../../host/state/pg/pgDb.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
-
-const require = createRequire(import.meta.url);
-type Native = { connectSync(url: string): void; querySync(sql: string): Record<string, unknown>[]; end(): void };
-const Client = require('pg-native') as new () => Native;
 
 describe('the throwaway PostgreSQL cluster', () => {
   let cluster: PgCluster | undefined;
@@ -18,16 +14,17 @@ describe('the throwaway PostgreSQL cluster', () => {
 
   it('starts in its folder as a non-root user, answers on its socket, and is gone after stop', () => {
     cluster = startPgCluster();
-    const client = new Client();
-    client.connectSync(cluster.url);
-    const [row] = client.querySync(
-      "SELECT current_setting('server_version_num')::int AS version, current_setting('data_directory') AS data, " +
-        "current_setting('listen_addresses') AS listen",
-    );
-    client.end();
-    expect(Number(row!.version)).toBeGreaterThanOrEqual(150000);
-    expect(row!.data).toBe(join(cluster.dir, 'data'));
-    expect(row!.listen).toBe(''); // no TCP unless a port is asked for
+    const db = new PgDb(cluster.url);
+    const row = db
+      .prepare(
+        "SELECT current_setting('server_version_num')::int AS version, current_setting('data_directory') AS data, " +
+          "current_setting('listen_addresses') AS listen",
+      )
+      .get() as { version: number; data: string; listen: string };
+    db.close();
+    expect(row.version).toBeGreaterThanOrEqual(150000);
+    expect(row.data).toBe(join(cluster.dir, 'data'));
+    expect(row.listen).toBe(''); // no TCP unless a port is asked for
     // The postmaster's pid is the first line of postmaster.pid; its owner is never root (PostgreSQL refuses root).
     const pid = readFileSync(join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]!;
     expect(statSync(`/proc/${pid}`).uid).not.toBe(0);

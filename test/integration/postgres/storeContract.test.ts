@@ -4,6 +4,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { verifyAudit } from '../../../host/audit/verify.js';
+import { auditTable } from '../../../host/state/auditTable.js';
 import { builtinMigrations } from '../../../host/state/migrate.js';
 import { dbOf, type Store } from '../../../host/state/store.js';
 import type { StoredEvent } from '../../../host/state/events.js';
@@ -142,6 +144,31 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       expect(dbOf(again).prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(versions.length);
       const migrated = dbOf(again).prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get();
       expect(migrated).toBe(1);
+    });
+
+    it('keeps one audit chain that verifies with its checkpoints, and shows a record edited past the triggers', () => {
+      const { store } = fresh();
+      // 600 records: two signed checkpoints (every 256) inside the chain, one more at close.
+      store.transaction(() => {
+        for (let i = 0; i < 600; i++) store.audit.append({ type: 'test.record', actor: 'contract', data: { i } });
+      });
+      const db = dbOf(store);
+      expect(verifyAudit(auditTable(db), store.key.publicKey)).toMatchObject({ ok: true, checkpoints: 2 });
+      // Whoever owns the tables can switch a trigger off; the chain still shows the edit.
+      const edit = 'UPDATE audit SET data = \'{"i":-1}\' WHERE seq = 300';
+      if (backend.name === 'postgres') {
+        db.exec(
+          `ALTER TABLE audit DISABLE TRIGGER audit_no_update; ${edit}; ` +
+            'ALTER TABLE audit ENABLE TRIGGER audit_no_update',
+        );
+      } else {
+        db.exec(`DROP TRIGGER audit_no_update; ${edit}`);
+      }
+      expect(verifyAudit(auditTable(db), store.key.publicKey)).toMatchObject({
+        ok: false,
+        problem: 'edited',
+        seq: 300,
+      });
     });
 
     it('keeps the run view rows in step with the events, in the events transaction', () => {
