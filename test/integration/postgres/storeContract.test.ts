@@ -18,9 +18,9 @@ const delta = (n: number) => ({
   data: { runnerSeq: n, update: { kind: 'message.delta' as const, text: `d${n}` } },
 });
 
-/** Start the appending fixture; resolves once it printed "ready", with its final line as a promise. */
-async function appender(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', repoPath('test/fixtures/appendsEvents.ts'), ...args], {
+/** Start a store fixture; resolves once it printed "ready", with its final line (JSON) as a promise. */
+async function storeProcess(fixture: string, args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', repoPath(`test/fixtures/${fixture}`), ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -28,14 +28,14 @@ async function appender(args: string[]) {
   const lines = createInterface({ input: child.stdout });
   const iterator = lines[Symbol.asyncIterator]();
   const first = await iterator.next();
-  if (first.value !== 'ready') throw new Error(`the appender did not start: ${stderr}`);
+  if (first.value !== 'ready') throw new Error(`${fixture} did not start: ${stderr}`);
   const done = (async () => {
     const last = await iterator.next();
     const code = await new Promise<number | null>((resolve) =>
       child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve),
     );
-    if (code !== 0 || last.done) throw new Error(`the appender failed (exit ${code}): ${stderr}`);
-    return JSON.parse(last.value as string) as number[];
+    if (code !== 0 || last.done) throw new Error(`${fixture} failed (exit ${code}): ${stderr}`);
+    return JSON.parse(last.value as string) as unknown[];
   })();
   return { go: () => child.stdin.end('go\n'), done };
 }
@@ -59,11 +59,11 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       const { sessionId } = store.ensureSession('default', 'b1', 'c1');
       const count = 300;
       const args = (tag: string) => [options.dataDir, options.databaseUrl ?? '', sessionId, String(count), tag];
-      const a = await appender(args('a'));
-      const b = await appender(args('b'));
+      const a = await storeProcess('appendsEvents.ts', args('a'));
+      const b = await storeProcess('appendsEvents.ts', args('b'));
       a.go();
       b.go();
-      const [seqsA, seqsB] = await Promise.all([a.done, b.done]);
+      const [seqsA, seqsB] = (await Promise.all([a.done, b.done])) as [number[], number[]];
       // Every seq given out once: 2 .. 1 + 2·count (1 is session.created), no gap, no duplicate.
       const all = [...seqsA, ...seqsB].sort((x, y) => x - y);
       expect(all).toEqual(Array.from({ length: 2 * count }, (_, i) => i + 2));
@@ -79,6 +79,58 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       const owners = events.slice(1).map((e) => e.runId);
       const switches = owners.filter((o, i) => i > 0 && o !== owners[i - 1]).length;
       expect(switches).toBeGreaterThan(1);
+    });
+
+    it('two processes claiming at once: one run per session in queue order, one per binding slot', async () => {
+      const { store, options } = fresh();
+      const queue = (sessionId: string, runId: string, bindingId: string) =>
+        store.append(sessionId, [
+          { type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId } },
+        ]);
+      const s1 = store.ensureSession('default', 'b1', 'c1').sessionId;
+      queue(s1, 'run_1a', 'b1');
+      queue(s1, 'run_1b', 'b1');
+      // Ten more bindings, each with six sessions holding a run, and two slots: ten independent races for a limit.
+      const limited = Array.from({ length: 60 }, (_, i) => {
+        const bindingId = `bl${Math.floor(i / 6)}`;
+        const sessionId = store.ensureSession('default', bindingId, `c${i}`).sessionId;
+        queue(sessionId, `run_${bindingId}_${i}`, bindingId);
+        return { runId: `run_${bindingId}_${i}`, sessionId, bindingId };
+      });
+      const req = (runId: string, sessionId: string, bindingId: string) => ({
+        runId,
+        sessionId,
+        bindingId,
+        maxPerBinding: bindingId === 'b1' ? 1 : 2,
+        maxTotal: 100,
+      });
+      // Both processes go through the bindings in the same order, each through a binding's sessions from its own end:
+      // they reach each binding together and race for its slots with different runs.
+      const byBinding = (reversed: boolean) =>
+        Array.from({ length: 10 }, (_, b) => {
+          const runs = limited.filter((r) => r.bindingId === `bl${b}`);
+          return reversed ? runs.reverse() : runs;
+        }).flat();
+      const requests = (reversed: boolean) => [
+        ...(reversed ? [req('run_1a', s1, 'b1'), req('run_1b', s1, 'b1')] : [req('run_1b', s1, 'b1')]),
+        ...byBinding(reversed).map((r) => req(r.runId, r.sessionId, r.bindingId)),
+      ];
+      const args = (list: unknown[]) => [options.dataDir, options.databaseUrl ?? '', JSON.stringify(list)];
+      const a = await storeProcess('claimsRuns.ts', args(requests(false)));
+      const b = await storeProcess('claimsRuns.ts', args(requests(true)));
+      a.go();
+      b.go();
+      const [gotA, gotB] = (await Promise.all([a.done, b.done])) as [string[], string[]];
+      const all = [...gotA, ...gotB].sort();
+      // Session 1: its first queued run only (the second waits behind it); each limited binding: two runs, its slots.
+      expect(all.filter((r) => r.startsWith('run_1'))).toEqual(['run_1a']);
+      for (let b = 0; b < 10; b++)
+        expect(
+          all.filter((r) => r.startsWith(`run_bl${b}_`)),
+          `bl${b}`,
+        ).toHaveLength(2);
+      const claims = dbOf(store).prepare('SELECT run_id FROM run_claims ORDER BY run_id').pluck().all();
+      expect(claims).toEqual(all);
     });
 
     it('the database refuses to change or remove an event or an audit record (append-only)', () => {
