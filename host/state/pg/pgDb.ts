@@ -43,6 +43,24 @@ function sqliteLikeTypes(): TypeParsers {
  */
 export const WRITER_LOCK_KEY = 0x7061_6464; // "padd"
 
+/**
+ * pg-native's client class. It is an optional dependency (its libpq build needs Debian's libpq-dev): a host that never
+ * uses PostgreSQL installs without it, and one that does is told what is missing.
+ */
+function loadClient(): new (config: { types: TypeParsers }) => NativeClient {
+  try {
+    return require('pg-native') as new (config: { types: TypeParsers }) => NativeClient;
+  } catch (error) {
+    throw new HostError(
+      'STATE_UNAVAILABLE',
+      'the PostgreSQL store needs the optional dependency pg-native (built against libpq: apt-get install libpq-dev, ' +
+        `then npm install): ${(error as Error).message}`,
+      {},
+      { cause: error },
+    );
+  }
+}
+
 /** Clients just ended, kept from the garbage collector until libuv has finished closing their socket watcher. */
 const closing = new Set<NativeClient>();
 
@@ -82,8 +100,7 @@ export class PgDb implements Db {
   private closed = false;
 
   constructor(url: string) {
-    const Client = require('pg-native') as new (config: { types: TypeParsers }) => NativeClient;
-    this.client = new Client({ types: sqliteLikeTypes() });
+    this.client = new (loadClient())({ types: sqliteLikeTypes() });
     try {
       this.client.connectSync(url);
       // Notices (`CREATE … IF NOT EXISTS` that exists) would go to stdout, which may be a protocol stream.
