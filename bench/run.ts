@@ -13,6 +13,8 @@ import { spawnCostBench } from './spawnCost.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { packageVerifyBench } from './packageVerify.js';
+import { pgAppendBench } from './pgAppend.js';
+import { pgBridgeBench } from './pgBridge.js';
 import { redactorBench } from './redactor.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
@@ -57,6 +59,8 @@ const results = {
   ...(only && only !== 'many-runs' && only !== 'spawn-cost' ? {} : { spawnCost: await spawnCostBench() }),
   ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
   ...(only && only !== 'package-verify' ? {} : { packageVerify: await packageVerifyBench() }),
+  ...(only && only !== 'pg-bridge' ? {} : { pgBridge: await pgBridgeBench() }),
+  ...(only && only !== 'pg-append' ? {} : { pgAppend: await pgAppendBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

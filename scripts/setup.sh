@@ -21,9 +21,16 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v cc >/dev/null 2>&1 || missing+=(gcc)
 # chromium: the real browser the admin console's tests drive (playwright-core, headless; docs/console.md §6).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# PostgreSQL: the second store's tests start a throwaway cluster from its server binaries (scripts/pg-cluster.sh), and
+# pg-native's libpq builds against libpq-dev (docs/scale-out.md). No system cluster or service is wanted: the
+# distribution's own cluster creation is switched off before the install.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+command -v pg_config >/dev/null 2>&1 || missing+=(libpq-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (apt-get)"
+    mkdir -p /etc/postgresql-common/createcluster.d
+    echo 'create_main_cluster = false' >/etc/postgresql-common/createcluster.d/paddock-no-main-cluster.conf
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else

@@ -10,8 +10,7 @@ import {
   type CheckpointRow,
   type VerifyRow,
 } from '../audit/auditStorage.js';
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { dialectOf, type Db, type DbStatement as Statement } from './db.js';
 
 /**
  * The writer's statements (the appending side of the audit log), prepared on first use so a
@@ -87,11 +86,13 @@ const HASHED_SQL =
  * hashing (docs/benchmarks.md, "Audit verify").
  */
 function* auditPagesToVerify(db: Db): IterableIterator<VerifyRow[]> {
-  const page = db
-    .prepare(
-      `SELECT seq, ${HASHED_SQL}, hash, prev, rowid FROM audit WHERE rowid > ? ORDER BY rowid LIMIT ${VERIFY_PAGE}`,
-    )
-    .raw();
+  // PostgreSQL has no rowid and no NUL in a text value: its rows go in seq order (the primary key; rows cannot move
+  // there without the append-only triggers' owner), and each is hashed the slow way (verify.ts: `hashed` NULL).
+  const sql =
+    dialectOf(db) === 'postgres'
+      ? `SELECT seq, NULL, hash, prev, seq FROM audit WHERE seq > ? ORDER BY seq LIMIT ${VERIFY_PAGE}`
+      : `SELECT seq, ${HASHED_SQL}, hash, prev, rowid FROM audit WHERE rowid > ? ORDER BY rowid LIMIT ${VERIFY_PAGE}`;
+  const page = db.prepare(sql).raw();
   let after = 0;
   for (;;) {
     const rows = page.all(after) as VerifyRow[];
@@ -103,7 +104,8 @@ function* auditPagesToVerify(db: Db): IterableIterator<VerifyRow[]> {
 
 /** One row by its storage position. */
 function auditRowAt(db: Db, rowid: number): AuditRow | undefined {
-  return db.prepare('SELECT * FROM audit WHERE rowid = ?').get(rowid) as AuditRow | undefined;
+  const column = dialectOf(db) === 'postgres' ? 'seq' : 'rowid'; // the position auditPagesToVerify hands out
+  return db.prepare(`SELECT * FROM audit WHERE ${column} = ?`).get(rowid) as AuditRow | undefined;
 }
 
 /** How many audit rows are stored. */

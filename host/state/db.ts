@@ -3,8 +3,55 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { HostError } from '../errors.js';
 
-/** A better-sqlite3 handle. */
-export type Db = Database.Database;
+/** A prepared statement: the part of better-sqlite3's `Statement` that host/state/ uses. */
+export interface DbStatement {
+  /** Run a write; `changes` counts the rows it changed. */
+  run(...params: unknown[]): { changes: number };
+  /** The first row (or its first column after {@link pluck}), undefined when there is none. */
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  iterate(...params: unknown[]): IterableIterator<unknown>;
+  /** Return each row's first column instead of the row. */
+  pluck(toggle?: boolean): this;
+  /** Return each row as an array of its columns. */
+  raw(toggle?: boolean): this;
+}
+
+/** Any function a transaction wraps (better-sqlite3's own bound: its arguments are passed through untyped). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type TransactionFn = (...args: any[]) => unknown;
+type ArgsOf<F> = F extends (...args: infer A) => unknown ? A : never;
+
+/** A transaction function of {@link Db.transaction}: call it (deferred) or one of its modes. */
+export interface DbTransaction<F extends TransactionFn> {
+  (...args: ArgsOf<F>): ReturnType<F>;
+  deferred(...args: ArgsOf<F>): ReturnType<F>;
+  /** The writer's lock taken at BEGIN (SQLite `BEGIN IMMEDIATE`; PostgreSQL: docs/scale-out.md §3, PG2). */
+  immediate(...args: ArgsOf<F>): ReturnType<F>;
+}
+
+/**
+ * The store's connection: the part of better-sqlite3's `Database` that host/state/ uses, implemented by better-sqlite3
+ * itself (the default) and by the PostgreSQL adapter (`pg/pgDb.ts`, docs/scale-out.md). Nothing outside host/state/
+ * reaches it (`dbOf`).
+ */
+export interface Db {
+  prepare(source: string): DbStatement;
+  transaction<F extends TransactionFn>(fn: F): DbTransaction<F>;
+  exec(source: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  readonly inTransaction: boolean;
+  readonly open: boolean;
+  close(): unknown;
+}
+
+/** Which SQL a connection speaks: `sqlite` (better-sqlite3) or `postgres` (the adapter marks itself). */
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The dialect of `db`, for the few statements written once per dialect (docs/scale-out.md §2). */
+export function dialectOf(db: Db): Dialect {
+  return (db as { dialect?: Dialect }).dialect ?? 'sqlite';
+}
 
 /** `normal`: durable against a host crash; `full`: also against power loss (about 4× slower commits). */
 export type Durability = 'normal' | 'full';

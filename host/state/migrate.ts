@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../config/packageRoot.js';
 import { HostError } from '../errors.js';
-import type { Db } from './db.js';
+import { dialectOf, type Db, type Dialect } from './db.js';
 
 /** One schema migration: a version number, a name, and SQL. */
 export interface Migration {
@@ -12,16 +12,19 @@ export interface Migration {
 }
 
 const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'host/state/migrations/');
+/** PostgreSQL's own files, with SQLite's version numbers (docs/scale-out.md §2, decision PG4). */
+const PG_MIGRATIONS_DIR = join(MIGRATIONS_DIR, 'pg/');
 
-/** The migrations shipped with this host: `migrations/NNNN_name.sql`, in version order. */
-export function builtinMigrations(): Migration[] {
-  return readdirSync(MIGRATIONS_DIR)
+/** The migrations shipped with this host for a dialect: `migrations[/pg]/NNNN_name.sql`, in version order. */
+export function builtinMigrations(dialect: Dialect = 'sqlite'): Migration[] {
+  const dir = dialect === 'postgres' ? PG_MIGRATIONS_DIR : MIGRATIONS_DIR;
+  return readdirSync(dir)
     .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
     .sort()
     .map((file) => ({
       version: Number(file.slice(0, 4)),
       name: file.slice(5, -4),
-      sql: readFileSync(MIGRATIONS_DIR + file, 'utf8'),
+      sql: readFileSync(dir + file, 'utf8'),
     }));
 }
 
@@ -30,11 +33,14 @@ export function builtinMigrations(): Migration[] {
  * `schema_migrations` row. A failure rolls that migration back, changes nothing, and throws
  * `MIGRATION_FAILED` naming it. A database that has a version this code does not know is refused.
  */
-export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): { applied: number[] } {
-  db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, ' +
-      'applied_at TEXT NOT NULL)',
-  );
+export function migrate(db: Db, migrations: Migration[] = builtinMigrations(dialectOf(db))): { applied: number[] } {
+  // In a transaction: on PostgreSQL it takes the writer lock, so hosts starting together do not race on the table.
+  db.transaction(() =>
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, ' +
+        'applied_at TEXT NOT NULL)',
+    ),
+  )();
   const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const known = new Set(migrations.map((m) => m.version));
   const unknown = [...done].filter((v) => !known.has(v));
@@ -50,14 +56,18 @@ export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): 
   const applied: number[] = [];
   for (const m of migrations) {
     if (done.has(m.version)) continue;
+    let ran = false;
     try {
-      db.transaction(() => {
+      ran = db.transaction(() => {
+        // Another process may have applied it since `done` was read (several hosts starting on one PostgreSQL).
+        if (db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version) !== undefined) return false;
         db.exec(m.sql);
         db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
           m.version,
           m.name,
           new Date().toISOString(),
         );
+        return true;
       })();
     } catch (error) {
       throw new HostError(
@@ -69,7 +79,7 @@ export function migrate(db: Db, migrations: Migration[] = builtinMigrations()): 
         { cause: error },
       );
     }
-    applied.push(m.version);
+    if (ran) applied.push(m.version);
   }
   return { applied };
 }

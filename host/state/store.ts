@@ -4,11 +4,12 @@ import type { StoreHooks } from '../config/storeHooks.js';
 import { HostError } from '../errors.js';
 import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
-import { openDatabase, type Db, type Durability } from './db.js';
+import { dialectOf, openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
 import { checkEventData } from './eventCheck.js';
 import { eventColumns, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
+import { PgDb } from './pg/pgDb.js';
 import {
   CONTROL_EVENT_TYPES,
   foldAll,
@@ -23,6 +24,11 @@ import { assertTenant } from '../config/tenant.js';
 /** Options of {@link Store.open}. */
 export interface StoreOptions {
   dataDir: string;
+  /**
+   * A PostgreSQL database instead of `<dataDir>/paddock.db` (docs/scale-out.md; not wired to the host's configuration
+   * yet). The audit key and every other file stay in `dataDir`.
+   */
+  databaseUrl?: string;
   durability?: Durability;
   /** Applied to audit data before hashing and to event data before storing. */
   redact?: Redactor;
@@ -199,7 +205,9 @@ export class Store {
 
   /** Open the data folder's database, apply migrations, load (or create) the audit key. */
   static open(options: StoreOptions): Store {
-    const db = openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
+    const db: Db = options.databaseUrl
+      ? new PgDb(options.databaseUrl)
+      : openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
     try {
       const { applied } = migrate(db);
       const key = loadOrCreateAuditKey(options.dataDir);
@@ -241,10 +249,13 @@ export class Store {
       value = outermost ? this.db.transaction(fn).immediate() : this.db.transaction(fn)();
     } catch (error) {
       this.uncommitted.length = mark; // this (save)point rolled back: its events never happened
-      if ((error as { code?: string }).code === 'SQLITE_FULL') {
+      const code = (error as { code?: string }).code;
+      // PG_53100: PostgreSQL's disk_full.
+      if (code === 'SQLITE_FULL' || code === 'PG_53100') {
+        const where = dialectOf(this.db) === 'postgres' ? 'the PostgreSQL database' : join(this.dataDir, 'paddock.db');
         throw new HostError(
           'STATE_FULL',
-          `the disk holding ${join(this.dataDir, 'paddock.db')} is full; nothing of this change was written`,
+          `the disk holding ${where} is full; nothing of this change was written`,
           { dataDir: this.dataDir },
           { cause: error },
         );

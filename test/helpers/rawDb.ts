@@ -26,5 +26,6 @@ export function rawDb(store: Store): Database.Database {
  * The store's own connection, for what is per connection (pragmas such as `synchronous`, closing without a checkpoint).
  */
 export function storeConnection(store: Store): Database.Database {
-  return dbOf(store);
+  // The SQLite store's connection is better-sqlite3's handle (the PostgreSQL adapter has no such pragmas).
+  return dbOf(store) as Database.Database;
 }

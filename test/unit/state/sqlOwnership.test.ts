@@ -28,6 +28,8 @@ const RULES: { name: string; test: (line: string) => boolean }[] = [
       /['"`]\s*(CREATE\s+(TABLE|INDEX|TRIGGER|VIRTUAL)\s|DROP\s+(TABLE|INDEX|TRIGGER)\s)/.test(l),
   },
   { name: 'opens SQLite itself', test: (l) => /from\s+['"]better-sqlite3['"]/.test(l) },
+  // The PostgreSQL drivers are host/state/'s too (pg/pgDb.ts; docs/scale-out.md), by import or by require.
+  { name: 'opens PostgreSQL itself', test: (l) => /(from\s+|require\(\s*)['"](pg|pg-native|libpq)['"]/.test(l) },
   {
     name: "reaches the store's connection",
     test: (l) => /\bdbOf\s*\(|\.db\s*\.\s*(prepare|exec|pragma|transaction)\b/.test(l),
@@ -77,6 +79,8 @@ describe('SQL ownership', () => {
       'const q = `UPDATE runs SET status = ?`;',
       "database.pragma('data_version');",
       "import Database from 'better-sqlite3';",
+      "import pg from 'pg';",
+      "const Client = require('pg-native') as new () => Native;",
       'const conn = dbOf(store);',
       'const rows = conn.prepare(sql).all();',
       'const stmt = db.prepare(',

@@ -1,0 +1,47 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SCRIPT = fileURLToPath(new URL('../../scripts/pg-cluster.sh', import.meta.url));
+
+/** A throwaway PostgreSQL cluster (scripts/pg-cluster.sh): its URL and how to tear it down. */
+export interface PgCluster {
+  /** `postgresql:///paddock?host=<socket dir>&user=postgres[&port=N]`: the Unix socket in the cluster's folder. */
+  url: string;
+  dir: string;
+  /** Stop the server and remove its folder (idempotent). */
+  stop(): void;
+}
+
+/**
+ * Start a cluster in a new temporary folder. Where PostgreSQL is missing this throws with the script's message
+ * (naming `apt-get install postgresql`): a test that needs PostgreSQL fails, it never skips.
+ */
+export function startPgCluster(options: { port?: number } = {}): PgCluster {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-pg-'));
+  const args = ['start', dir, ...(options.port ? [String(options.port)] : [])];
+  let url: string;
+  try {
+    url = execFileSync('bash', [SCRIPT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+    try {
+      execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
+    } catch {
+      // the start's own error below says what went wrong
+    }
+    throw new Error(`cannot start a PostgreSQL cluster for the test: ${stderr || String(error)}`, { cause: error });
+  }
+  let stopped = false;
+  return {
+    url,
+    dir,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
+    },
+  };
+}
