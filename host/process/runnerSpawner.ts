@@ -1,53 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
-
-/**
- * The runner spawner's program (CommonJS, for `node -e`; docs/runner-spawner.md): one IPC message per runner to
- * start; it answers with the runner's stdio sockets (handles), then its pid or the error, and later its exit. It
- * leaves when the channel closes (the host went).
- */
-const SPAWNER = `
-const { spawn } = require('node:child_process');
-const { closeSync, readdirSync, readFileSync } = require('node:fs');
-// A descriptor the host was started with (a supervisor's pipe, a socket) is inherited by this process, and from it by
-// every runner, into its sandbox: close each one that is not close-on-exec before the first spawn. What node and
-// libuv open (the IPC channel included) is close-on-exec; node marks only fds 0-15 (and up to the first gap) so.
-for (const name of readdirSync('/proc/self/fd')) {
-  const fd = Number(name);
-  try {
-    const flags = /^flags:\\s*([0-7]+)/m.exec(readFileSync('/proc/self/fdinfo/' + fd, 'utf8'));
-    if (fd > 2 && flags && (parseInt(flags[1], 8) & 0o2000000) === 0) closeSync(fd);
-  } catch {
-    // Gone meanwhile (the listing's own descriptor).
-  }
-}
-const failed = (id, e) => process.send({ id, error: { code: e.code, message: e.message } });
-process.on('message', (r) => {
-  let child;
-  try {
-    child = spawn(r.command, r.args, { cwd: r.cwd, env: r.env, detached: true, stdio: ['pipe', r.stdout, 'pipe'] });
-  } catch (e) {
-    return failed(r.id, e);
-  }
-  // Not one byte of the runner's output may be read here (a handle being sent discards what it reads): stop
-  // reading before this process's event loop runs; the host reads from its own copy of each socket.
-  for (const s of [child.stdout, child.stderr]) {
-    if (s && s._handle && s._handle.reading) {
-      s._handle.reading = false;
-      s._handle.readStop();
-    }
-  }
-  child.once('error', (e) => { if (child.pid === undefined) failed(r.id, e); });
-  child.once('spawn', () => {
-    for (const stream of ['stdin', 'stdout', 'stderr'])
-      if (child[stream]) process.send({ id: r.id, stream }, child[stream]);
-    process.send({ id: r.id, pid: child.pid });
-  });
-  child.once('exit', (code, signal) => process.send({ id: r.id, exit: { code, signal } }));
-});
-process.on('disconnect', () => process.exit(0));
-`;
+import { RUNNER_SPAWNER_PROGRAM } from './runnerSpawnerProgram.js';
 
 /** What the spawner answers (docs/runner-spawner.md, "What crosses the boundary"). */
 interface Answer {
@@ -66,6 +20,11 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** The runner's stdout: a socket pair (`pipe`) or nothing (`ignore`: it writes to a FIFO the host opened). */
   stdout: 'pipe' | 'ignore';
+  /**
+   * The run's cgroup directories (none without cgroups): what the spawner kills, with the runner's process group, if
+   * the host goes while the run may be alive (decisions SP3).
+   */
+  cgroups: string[];
 }
 
 /** The part of a child process supervision reads: its exit (code or signal) and the `exit` event. */
@@ -137,7 +96,7 @@ class RunnerSpawner {
 
   private start(): ChildProcess {
     // Only what node needs to start; a runner's environment is its request's `env`, never this one.
-    const child = spawn(process.execPath, ['-e', SPAWNER], {
+    const child = spawn(process.execPath, ['-e', RUNNER_SPAWNER_PROGRAM], {
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     });

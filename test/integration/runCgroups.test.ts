@@ -9,6 +9,7 @@ import { processStartTime } from '../../host/util/procIdentity.js';
 import { readCgroupLayout, RunCgroup, sweepRunCgroups } from '../../host/sandbox/cgroups.js';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { liveSpawners } from '../helpers/procs.js';
 import { tempHost } from '../helpers/host.js';
 
 // Issue 11, item 18: a run's cgroup is emptied and removed at run end, after a host crash by
@@ -116,7 +117,13 @@ describe('run cgroups', () => {
       const stat = readFileSync(`/proc/${grandchild.pid}/stat`, 'utf8');
       expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])).not.toBe(run.pid);
       expect(cgroupDirsOf(escaped.runId).length).toBeGreaterThan(0);
-      child.kill('SIGKILL'); // the host dies; its runner and the grandchild live on
+      // The host dies, and its runner spawner with it (a group kill, the OOM killer): nothing kills the run on the way
+      // out (decisions SP3), so its runner and the grandchild live on until recovery. Stopped first, so that the
+      // spawner cannot act on the end of its channel between the two kills.
+      const [spawner] = liveSpawners(child.pid);
+      process.kill(Number(spawner), 'SIGSTOP');
+      child.kill('SIGKILL');
+      process.kill(Number(spawner), 'SIGKILL');
       await child;
       expect(alive(run.pid, run.pid_start)).toBe(true);
       expect(alive(grandchild.pid, grandchild.start)).toBe(true);

@@ -1,35 +1,24 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { SpawnRequest } from '../../host/process/runnerSpawner.js';
 import { processesOfRun } from '../../host/process/runEnvScan.js';
 import { signalEach } from '../../sdk/process/procTable.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
+import { readCgroupLayout } from '../../host/sandbox/cgroups.js';
 import { USERNS_FD } from '../../host/sandbox/runIdentity.js';
 import { deferred, settlesWithin } from '../../host/util/deferred.js';
 import { jsonLines } from '../helpers/cli.js';
 import { isAlive, repoPath } from '../helpers/fixtures.js';
+import { liveSpawners } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 // An outside attack on the runner spawner (docs/runner-spawner.md): a runner package that kills the spawner, a host
 // that inherited a descriptor, and the spawner killed under live runs of both backends. Real runs through the real
 // host (root, cgroups, bwrap); the only instrument is a host event loop held busy after it asked for a runner.
-
-/** Pids of the live (non-zombie) runner spawners started by `parent` (docs/runner-spawner.md: a `node -e` child). */
-function liveSpawners(parent = process.pid): string[] {
-  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').split(' ');
-  return children.filter((pid) => {
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0];
-      return state !== 'Z' && cmdline.includes('detached: true, stdio:');
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** Set by a test: a spawn request it matches is followed by a busy host loop until `until` holds (10 s at most). */
 const busyAfterSpawn = vi.hoisted(() => ({
@@ -234,36 +223,113 @@ describe('gaps the attack found and left (documented)', () => {
     process.kill(Number(spawner), 'SIGCONT');
     expect((await next).status).toBe('completed');
   }, 60_000);
+});
 
-  it(
-    'a host killed with SIGKILL: on a root host a bwrap sandbox outlives its launcher (--die-with-parent does not ' +
-      'reach it) until the next host start, whose recovery kills it',
-    async () => {
-      const home = mkdtempSync(join(tmpdir(), 'paddock-bwrapcrash-'));
+/** The cgroup directories of `runId` that exist, in every hierarchy of this machine. */
+function runCgroupDirs(runId: string): string[] {
+  const layout = readCgroupLayout();
+  return [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()]
+    .map((h) => join(h, 'paddock', runId))
+    .filter((d) => existsSync(d));
+}
+
+/** Pids in the cgroups of `runId` (a run's whole tree, setsid escapees and a sandbox included). */
+function cgroupMembers(runId: string): number[] {
+  const pids = runCgroupDirs(runId).flatMap((d) => readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n'));
+  return [...new Set(pids.filter(Boolean).map(Number))];
+}
+
+// Decisions SP3 (the lead: fail closed): the runner spawner outlives a SIGKILLed host by as long as it takes to read
+// the end of its channel, and kills what the host started before it leaves.
+describe('a host that dies takes its runs with it', () => {
+  it.each(['process', 'bwrap'] as const)(
+    '%s: a host killed with SIGKILL: the runner spawner kills every process of the run (setsid escapee and sandbox ' +
+      "included) before it leaves; the next start's recovery marks the run interrupted once",
+    async (sandbox) => {
+      const home = mkdtempSync(join(tmpdir(), 'paddock-hostcrash-'));
       const env = { PADDOCK_HOME: home, NO_COLOR: '1' };
       const bin = repoPath('bin/paddock.js');
+      const recover = () => execa(process.execPath, [bin, 'runs', 'list'], { reject: false, cwd: repoPath('.'), env });
+      // Whatever happens: a command that recovers (it detaches the run's quota mounts), then the folder goes.
+      onTestFinished(async () => {
+        await recover();
+        rmSync(home, { recursive: true, force: true });
+      });
       const child = execa(
         process.execPath,
-        [bin, 'run', '--runner', fixture('setsid-then-hang'), '--text', 'x', '--sandbox', 'bwrap', '--json'],
+        [bin, 'run', '--runner', fixture('setsid-then-hang'), '--text', 'x', '--sandbox', sandbox, '--json'],
         { reject: false, cwd: repoPath('.'), env },
       );
       const runId = await runIdOnceUpdated(child);
-      onTestFinished(() => signalEach(processesOfRun(runId), 'SIGKILL'));
+      onTestFinished(() => signalEach([...processesOfRun(runId), ...cgroupMembers(runId)], 'SIGKILL'));
       const [spawner] = liveSpawners(child.pid);
-      const outerBwrap = readFileSync(`/proc/${spawner}/task/${spawner}/children`, 'utf8').trim();
+      // The runner itself (process) or the outer bwrap, whose sandbox --die-with-parent does not reach on a root host.
+      const launched = readFileSync(`/proc/${spawner}/task/${spawner}/children`, 'utf8').trim();
+      // The runner and its setsid grandchild (bwrap: the sandbox's init, the runner, the grandchild) are in the cgroup.
+      expect(cgroupMembers(runId).length).toBeGreaterThanOrEqual(2);
+      expect(processesOfRun(runId).length).toBeGreaterThanOrEqual(2);
       child.kill('SIGKILL');
       await child;
-      // The runner spawner leaves with its channel, and --die-with-parent takes the outer bwrap with it ...
-      await expect
-        .poll(() => [spawner, outerBwrap].filter((pid) => isAlive(Number(pid))), { timeout: 10_000 })
-        .toEqual([]);
-      // ... but not the sandbox: bwrap's pid-namespace init, in the run's user namespace, and all it holds.
-      expect(processesOfRun(runId).length).toBeGreaterThan(0);
-      const next = await execa(process.execPath, [bin, 'runs', 'list'], { reject: false, cwd: repoPath('.'), env });
-      expect(next.stdout, next.stderr).toMatch(/were killed/);
-      expect(processesOfRun(runId)).toEqual([]);
-      rmSync(home, { recursive: true, force: true }); // its quota mounts went with the recovery
+      // No host start needed: gone as soon as the spawner has read the end of its channel.
+      const left = () => [
+        ...new Set(
+          [Number(spawner), Number(launched), ...processesOfRun(runId), ...cgroupMembers(runId)].filter(isAlive),
+        ),
+      ];
+      await expect.poll(left, { timeout: 5_000 }).toEqual([]);
+      // The backstop still does its part: two commands, each of which recovers first; the run is interrupted once,
+      // with nothing left for recovery to kill, and its cgroup removed.
+      for (let i = 0; i < 2; i++) {
+        const next = await recover();
+        expect(next.exitCode, next.stderr).toBe(0);
+      }
+      const db = new Database(join(home, 'paddock.db'), { readonly: true });
+      onTestFinished(() => void db.close());
+      expect(db.prepare('SELECT status, reason FROM runs WHERE id = ?').get(runId)).toEqual({
+        status: 'interrupted',
+        reason: 'the host stopped during the run',
+      });
+      const interrupted = db.prepare("SELECT count(*) AS n FROM events WHERE run_id = ? AND type = 'run.interrupted'");
+      expect(interrupted.get(runId)).toEqual({ n: 1 });
+      expect(runCgroupDirs(runId)).toEqual([]);
     },
     90_000,
   );
+
+  it('a warm slot of a host killed with SIGKILL: the runner spawner kills it too', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'paddock-warmcrash-'));
+    const recover = () =>
+      execa(process.execPath, [repoPath('bin/paddock.js'), 'runs', 'list'], {
+        reject: false,
+        cwd: repoPath('.'),
+        env: { PADDOCK_HOME: home, NO_COLOR: '1' },
+      });
+    const child = execa(process.execPath, ['--import', 'tsx', repoPath('test/fixtures/holdsAWarmSlot.ts'), home], {
+      reject: false,
+      cwd: repoPath('.'),
+    });
+    let slotId = '';
+    onTestFinished(async () => {
+      child.kill('SIGKILL');
+      await child;
+      signalEach(processesMentioning(home), 'SIGKILL');
+      await recover(); // detaches the slot's quota mount
+      rmSync(home, { recursive: true, force: true });
+      // A dead host's slot is no run in its store: no start-up sweep removes its (emptied) cgroup.
+      if (slotId) for (const d of runCgroupDirs(slotId)) rmdirSync(d);
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+      void child.then((r) => reject(new Error(`the host ended before its slot was ready: ${r.stderr}`)));
+    });
+    // The idle slot's process, its PADDOCK_RUN_ID the slot's id (its cgroup's name).
+    const [slotPid] = processesMentioning(home);
+    expect(slotPid).toBeDefined();
+    slotId = /(?:^|\0)PADDOCK_RUN_ID=([^\0]+)/.exec(readFileSync(`/proc/${slotPid}/environ`, 'utf8'))![1]!;
+    expect(cgroupMembers(slotId)).toEqual([slotPid]);
+    child.kill('SIGKILL');
+    await child;
+    const left = () => [...new Set([...processesMentioning(home), ...cgroupMembers(slotId)].filter(isAlive))];
+    await expect.poll(left, { timeout: 5_000 }).toEqual([]);
+  }, 60_000);
 });
