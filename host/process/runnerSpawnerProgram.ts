@@ -1,9 +1,9 @@
 /**
  * The runner spawner's program (CommonJS, for `node -e`; runnerSpawner.ts is the host's side; docs/runner-spawner.md):
- * one IPC message per runner to start; it answers with the runner's stdio sockets (handles), then its pid or the
- * error, and later its exit. When the channel closes (the host went, however it went) it kills every run it started
- * that may still be alive — `cgroup.kill` of the run's cgroups, SIGKILL of the runner's process group while the
- * runner is its unreaped child — and leaves.
+ * one IPC message per runner to start; it answers with the runner's stdio sockets (handles), then its pid and start
+ * time or the error, and later its exit. When the channel closes (the host went, however it went) it kills every run
+ * it started that may still be alive — `cgroup.kill` of the run's cgroups, SIGKILL of the runner's process group
+ * while the runner is its unreaped child — and leaves.
  */
 export const RUNNER_SPAWNER_PROGRAM = `
 const { spawn } = require('node:child_process');
@@ -55,6 +55,16 @@ const killRun = ({ child, cgroups }) => {
   }
   if (unreaped(child)) try { process.kill(-child.pid, 'SIGKILL'); } catch {}
 };
+// The start time (clock ticks after boot) of an unreaped child: the host kills a pid it no longer waits for only
+// when this still matches (never a reused pid).
+const startOf = (pid) => {
+  try {
+    const stat = readFileSync('/proc/' + pid + '/stat', 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  } catch {
+    return null;
+  }
+};
 const failed = (id, e) => process.send({ id, error: { code: e.code, message: e.message } });
 process.on('message', (r) => {
   prune();
@@ -77,7 +87,7 @@ process.on('message', (r) => {
   child.once('spawn', () => {
     for (const stream of ['stdin', 'stdout', 'stderr'])
       if (child[stream]) process.send({ id: r.id, stream }, child[stream]);
-    process.send({ id: r.id, pid: child.pid });
+    process.send({ id: r.id, pid: child.pid, start: startOf(child.pid) });
   });
   child.once('exit', (code, signal) => process.send({ id: r.id, exit: { code, signal } }));
 });

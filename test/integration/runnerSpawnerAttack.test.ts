@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { SpawnRequest } from '../../host/process/runnerSpawner.js';
+import {
+  configureRunnerSpawner,
+  DEFAULT_SPAWN_ANSWER_MS,
+  type SpawnRequest,
+} from '../../host/process/runnerSpawner.js';
 import { processesOfRun } from '../../host/process/runEnvScan.js';
 import { signalEach } from '../../sdk/process/procTable.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
@@ -201,28 +205,63 @@ function runIdOnceUpdated(child: ResultPromise): Promise<string> {
   });
 }
 
-// Said in docs/runner-spawner.md and docs/security-model.md ("Host crash"): pinned here so that a change shows.
-describe('gaps the attack found and left (documented)', () => {
-  it('a runner that stops the spawner holds every later start, past its wall clock, until it resumes', async () => {
-    const host = tempHost({
-      limits: { wallClockMs: 1_000, shutdownGraceMs: 200, termGraceMs: 200, killConfirmMs: 500 },
-    });
-    onTestFinished(() => host.close());
-    const stopper = await host.runs.runAdHoc({
-      runner: fixture('stops-its-spawner'),
-      event: textEvent('x'),
-      sandbox: 'process',
-    });
-    expect(stopper.status).not.toBe('completed');
-    const [spawner] = liveSpawners();
-    onTestFinished(() => void process.kill(Number(spawner), 'SIGCONT'));
-    expect(readFileSync(`/proc/${spawner}/stat`, 'utf8').replace(/^.*\) /, '')[0]).toBe('T');
-    // A bwrap run of another conversation: its wall clock (1 s) starts only once its runner has started.
-    const next = host.runs.runAdHoc({ runner: 'echo', event: textEvent('y', conversation('next')), sandbox: 'bwrap' });
-    expect(await settlesWithin(next, 3_000)).toBe(false);
-    process.kill(Number(spawner), 'SIGCONT');
-    expect((await next).status).toBe('completed');
-  }, 60_000);
+// Decisions SP4: a spawner that owes a start and says nothing for the bound is killed as lost (fail closed).
+describe('a stopped spawner is given up', () => {
+  it(
+    'a runner that stops the spawner: a later run of another binding starts within the bound plus a start, and ' +
+      "the stopped spawner's runs end crashed with nothing left",
+    async () => {
+      const answerMs = 1_500;
+      const host = tempHost({
+        runnerSpawnerAnswerMs: answerMs,
+        limits: { wallClockMs: 60_000, shutdownGraceMs: 200, termGraceMs: 200, killConfirmMs: 2_000 },
+      });
+      onTestFinished(() => host.close());
+      onTestFinished(() => configureRunnerSpawner({ answerMs: DEFAULT_SPAWN_ANSWER_MS }));
+      const runIds: string[] = [];
+      onTestFinished(() =>
+        signalEach(
+          runIds.flatMap((id) => processesOfRun(id)),
+          'SIGKILL',
+        ),
+      );
+      // A run the spawner holds (bwrap, a setsid escapee inside): its runner's exit is seen through the spawner only.
+      const escaped = deferred();
+      const held = host.runs.runAdHoc({
+        runner: fixture('setsid-then-hang'),
+        event: textEvent('x', conversation('held')),
+        sandbox: 'bwrap',
+        onStart: (info) => runIds.push(info.runId),
+        onUpdate: () => escaped.resolve(),
+      });
+      await escaped.promise;
+      const spawner = Number(liveSpawners()[0]);
+      onTestFinished(() => void (isAlive(spawner) && process.kill(spawner, 'SIGKILL')));
+      // Its first act stops its parent, the spawner; then it exits, unseen.
+      const stopper = await host.runs.runAdHoc({
+        runner: fixture('stops-its-spawner'),
+        event: textEvent('x', conversation('stopper')),
+        sandbox: 'process',
+        onStart: (info) => runIds.push(info.runId),
+      });
+      expect(stopper.status).not.toBe('completed');
+      // A bwrap run of another runner and conversation. Its start is owed by the stopped spawner (or by a new one, if
+      // the stopper's own start already found the spawner stopped past the bound).
+      const next = host.runs.runAdHoc({
+        runner: 'echo',
+        event: textEvent('y', conversation('next')),
+        sandbox: 'bwrap',
+      });
+      expect(await settlesWithin(next, answerMs + 20_000)).toBe(true);
+      expect((await next).status).toBe('completed');
+      const outcome = await held;
+      expect([outcome.status, outcome.signal], outcome.reason).toEqual(['crashed', 'SIGKILL']);
+      expect(outcome.survivors).toEqual([]);
+      await expect.poll(() => isAlive(spawner)).toBe(false);
+      for (const runId of runIds) expect(processesOfRun(runId), runId).toEqual([]);
+    },
+    90_000,
+  );
 });
 
 /** The cgroup directories of `runId` that exist, in every hierarchy of this machine. */
