@@ -181,9 +181,16 @@ describe('runners started through the runner spawner', () => {
     const up = await spawnRunner(sh('read line'));
     const spawner = stat(up.pid).ppid;
     const starting = spawnRunner(sh('read line'));
-    // The host's loop is blocked past the bound while the spawner answers: the overdue bound must not be decided
-    // before the loop has read what is waiting (as the run timers, since the fuzz fix).
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_000);
+    // The host's loop is blocked past the bound (1 s against 300 ms) and until the spawner has answered as far as it
+    // can without the host (the runner forked, its first stdio handle sent: the spawner waits in its loop for the
+    // acknowledgement). The overdue bound must not be decided before the loop has read what is waiting (as the run
+    // timers, since the fuzz fix).
+    const answered = () =>
+      readFileSync(`/proc/${spawner}/task/${spawner}/children`, 'utf8').trim().split(' ').length === 2 &&
+      readFileSync(`/proc/${spawner}/wchan`, 'utf8') === 'do_epoll_wait';
+    const blockedFrom = performance.now();
+    while (performance.now() - blockedFrom < 1_000 || !answered())
+      if (performance.now() - blockedFrom > 10_000) throw new Error('the spawner never answered');
     const proc = await starting;
     expect([stat(proc.pid).ppid, goneOrZombie(spawner)]).toEqual([spawner, false]);
     const exits = [exitOf(up.child), exitOf(proc.child)];
