@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -217,4 +218,35 @@ describe('run cgroups', () => {
     },
     60_000,
   );
+
+  it("a dead host's warm slot cgroups are emptied and removed at the next start; a live host's are left", async () => {
+    // A slot id names its owning host process (docs/warm-pool.md): one whose owner has exited, and this process's.
+    const gone = execa('sleep', ['600'], { reject: false });
+    const deadOwner = `${gone.pid}-${processStartTime(gone.pid!)}`;
+    gone.kill('SIGKILL');
+    await gone;
+    const ids = [deadOwner, `${process.pid}-${processStartTime(process.pid)}`].map((o) => `run_w${o}-${randomUUID()}`);
+    const made = ids.map((id) => RunCgroup.create(id, { pids: 16 })!);
+    const sleepers = made.map((c) =>
+      execa('/bin/sh', ['-c', `echo $$ > ${c.procsFiles[0]} && exec sleep 600`], { reject: false }),
+    );
+    try {
+      await expect.poll(() => made.map((c) => c.members().length)).toEqual([1, 1]);
+      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-deadslot-'));
+      const next = await paddock(['runs', 'list'], { dataDir }); // any command opens the state first
+      expect(next.exitCode, next.stderr).toBe(0);
+      expect(cgroupDirsOf(ids[0]!)).toEqual([]);
+      expect((await sleepers[0]!).signal).toBe('SIGKILL');
+      expect(made[1]!.members()).toHaveLength(1);
+      expect(cgroupDirsOf(ids[1]!).length).toBeGreaterThan(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    } finally {
+      for (const s of sleepers) s.kill('SIGKILL');
+      await Promise.all(sleepers);
+      for (const c of made) {
+        await c.killAll(2_000);
+        await c.release();
+      }
+    }
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -347,15 +347,12 @@ describe('a host that dies takes its runs with it', () => {
       reject: false,
       cwd: repoPath('.'),
     });
-    let slotId = '';
     onTestFinished(async () => {
       child.kill('SIGKILL');
       await child;
       signalEach(processesMentioning(home), 'SIGKILL');
       await recover(); // detaches the slot's quota mount
       rmSync(home, { recursive: true, force: true });
-      // A dead host's slot is no run in its store: no start-up sweep removes its (emptied) cgroup.
-      if (slotId) for (const d of runCgroupDirs(slotId)) rmdirSync(d);
     });
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
@@ -364,11 +361,14 @@ describe('a host that dies takes its runs with it', () => {
     // The idle slot's process, its PADDOCK_RUN_ID the slot's id (its cgroup's name).
     const [slotPid] = processesMentioning(home);
     expect(slotPid).toBeDefined();
-    slotId = /(?:^|\0)PADDOCK_RUN_ID=([^\0]+)/.exec(readFileSync(`/proc/${slotPid}/environ`, 'utf8'))![1]!;
+    const slotId = /(?:^|\0)PADDOCK_RUN_ID=([^\0]+)/.exec(readFileSync(`/proc/${slotPid}/environ`, 'utf8'))![1]!;
     expect(cgroupMembers(slotId)).toEqual([slotPid]);
     child.kill('SIGKILL');
     await child;
     const left = () => [...new Set([...processesMentioning(home), ...cgroupMembers(slotId)].filter(isAlive))];
     await expect.poll(left, { timeout: 5_000 }).toEqual([]);
+    // The next start removes the dead host's slot cgroup (no run in the store names it).
+    expect((await recover()).exitCode).toBe(0);
+    expect(runCgroupDirs(slotId)).toEqual([]);
   }, 60_000);
 });
