@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
 import { readCgroupLayout, RunCgroup, sweepRunCgroups } from '../../host/sandbox/cgroups.js';
@@ -85,6 +85,12 @@ describe('run cgroups', () => {
         ],
         { dataDir },
       );
+      onTestFinished(async () => {
+        child.kill('SIGKILL');
+        await child;
+        await paddock(['runs', 'list'], { dataDir }); // recovers first: the run's quota mounts are detached
+        rmSync(dataDir, { recursive: true, force: true });
+      });
       // Read the stream until the runner says which pid escaped (event-driven, no timing).
       const escaped = await new Promise<{ runId: string; pid: number }>((resolve, reject) => {
         let buffered = '';
