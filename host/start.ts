@@ -4,6 +4,7 @@
  */
 import { DISPATCH_DEFAULTS, type HostConfig } from './config/hostConfig.js';
 import { sweepSessionFolders, sweepWorkspaces } from './runs/workspace.js';
+import { clearDeadSlotCgroups } from './runs/deadSlots.js';
 import { liveSlotIds } from './runs/warmSlotId.js';
 import { removeOrphanQuotaImages, unmountLeftoverQuotas } from './sandbox/quotaSweep.js';
 import { TOKENS } from './di/tokens.js';
@@ -36,6 +37,8 @@ export async function openHostState(config: HostConfig) {
   const { store } = host;
   try {
     const recovery = await reconcile(store);
+    // Before the sweeps: a dead host's slot process would keep its quota mount busy.
+    await clearDeadSlotCgroups();
     sweepLeftovers(config, store, recovery);
     return { ...host, recovery };
   } catch (error) {

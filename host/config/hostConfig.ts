@@ -36,6 +36,12 @@ export interface HostConfig {
    * a process: the last host configured with this sets it for all (docs/admin-guide.md).
    */
   helperConcurrency?: number;
+  /**
+   * How long the runner spawner may say nothing while it owes a runner's start before it is killed as lost (default
+   * 10 s; its runs end `crashed`, the start fails, the next starts a new spawner: decisions SP4). One spawner serves
+   * every host of a process: the last host configured with this sets it for all (docs/admin-guide.md).
+   */
+  runnerSpawnerAnswerMs?: number;
   /** Where the pinned harness CLIs are installed (default `<package>/.harness`, scripts/install-harnesses.sh). */
   harnessDir?: string;
   /**

@@ -5,6 +5,7 @@ import { createHostLogger } from '../logging/logger.js';
 import { hostRedactor, openHostStore, type HostStore } from '../hostStore.js';
 import { RunService } from '../runs/runService.js';
 import { configureHelperSpawner } from '../sandbox/helperSpawner.js';
+import { configureRunnerSpawner } from '../process/runnerSpawner.js';
 import { container as rootContainer, instanceCachingFactory, type InjectionToken } from './container.js';
 import { TOKENS } from './tokens.js';
 
@@ -17,6 +18,7 @@ type Container = typeof rootContainer;
 export function configureContainer(config: HostConfig, opened?: HostStore): Container {
   const container = rootContainer.createChildContainer();
   if (config.helperConcurrency !== undefined) configureHelperSpawner({ concurrency: config.helperConcurrency });
+  if (config.runnerSpawnerAnswerMs !== undefined) configureRunnerSpawner({ answerMs: config.runnerSpawnerAnswerMs });
   container.register(TOKENS.HostConfig, { useValue: config });
   // One redactor per host, the one the store was opened with: it knows the env and the configuration's secrets.
   const redactor = opened?.redactor ?? hostRedactor();

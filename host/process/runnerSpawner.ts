@@ -1,59 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-
-/**
- * The runner spawner's program (CommonJS, for `node -e`; docs/runner-spawner.md): one IPC message per runner to
- * start; it answers with the runner's stdio sockets (handles), then its pid or the error, and later its exit. It
- * leaves when the channel closes (the host went).
- */
-const SPAWNER = `
-const { spawn } = require('node:child_process');
-const { closeSync, readdirSync, readFileSync } = require('node:fs');
-// A descriptor the host was started with (a supervisor's pipe, a socket) is inherited by this process, and from it by
-// every runner, into its sandbox: close each one that is not close-on-exec before the first spawn. What node and
-// libuv open (the IPC channel included) is close-on-exec; node marks only fds 0-15 (and up to the first gap) so.
-for (const name of readdirSync('/proc/self/fd')) {
-  const fd = Number(name);
-  try {
-    const flags = /^flags:\\s*([0-7]+)/m.exec(readFileSync('/proc/self/fdinfo/' + fd, 'utf8'));
-    if (fd > 2 && flags && (parseInt(flags[1], 8) & 0o2000000) === 0) closeSync(fd);
-  } catch {
-    // Gone meanwhile (the listing's own descriptor).
-  }
-}
-const failed = (id, e) => process.send({ id, error: { code: e.code, message: e.message } });
-process.on('message', (r) => {
-  let child;
-  try {
-    child = spawn(r.command, r.args, { cwd: r.cwd, env: r.env, detached: true, stdio: ['pipe', r.stdout, 'pipe'] });
-  } catch (e) {
-    return failed(r.id, e);
-  }
-  // Not one byte of the runner's output may be read here (a handle being sent discards what it reads): stop
-  // reading before this process's event loop runs; the host reads from its own copy of each socket.
-  for (const s of [child.stdout, child.stderr]) {
-    if (s && s._handle && s._handle.reading) {
-      s._handle.reading = false;
-      s._handle.readStop();
-    }
-  }
-  child.once('error', (e) => { if (child.pid === undefined) failed(r.id, e); });
-  child.once('spawn', () => {
-    for (const stream of ['stdin', 'stdout', 'stderr'])
-      if (child[stream]) process.send({ id: r.id, stream }, child[stream]);
-    process.send({ id: r.id, pid: child.pid });
-  });
-  child.once('exit', (code, signal) => process.send({ id: r.id, exit: { code, signal } }));
-});
-process.on('disconnect', () => process.exit(0));
-`;
+import { performance } from 'node:perf_hooks';
+import { parseProcStat } from '../../sdk/process/procTable.js';
+import { killAbandonedRunner } from './abandonedRunner.js';
+import { RUNNER_SPAWNER_PROGRAM } from './runnerSpawnerProgram.js';
 
 /** What the spawner answers (docs/runner-spawner.md, "What crosses the boundary"). */
 interface Answer {
   id: number;
   stream?: 'stdin' | 'stdout' | 'stderr';
   pid?: number;
+  /** The runner's start time (clock ticks after boot), with its pid: a pid is killed late only while it matches. */
+  start?: number | null;
   error?: { code?: string; message: string };
   exit?: { code: number | null; signal: NodeJS.Signals | null };
 }
@@ -66,6 +26,24 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** The runner's stdout: a socket pair (`pipe`) or nothing (`ignore`: it writes to a FIFO the host opened). */
   stdout: 'pipe' | 'ignore';
+  /**
+   * The run's cgroup directories (none without cgroups): what the spawner kills, with the runner's process group, if
+   * the host goes while the run may be alive (decisions SP3).
+   */
+  cgroups: string[];
+}
+
+/**
+ * How long the spawner may say nothing while it owes an answer before it counts as lost (decisions SP4). A healthy
+ * spawner answers within milliseconds (a fork and an exec); a false alarm costs every run it holds (each ends
+ * `crashed`), a stopped spawner holds every start this long.
+ */
+export const DEFAULT_SPAWN_ANSWER_MS = 10_000;
+
+/** How this process's runner spawner is watched. */
+export interface RunnerSpawnerOptions {
+  /** Silence, while an answer is owed, past which the spawner is killed as lost (ms). */
+  answerMs: number;
 }
 
 /** The part of a child process supervision reads: its exit (code or signal) and the `exit` event. */
@@ -117,8 +95,23 @@ class RunnerSpawner {
   private next = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly live = new Map<number, SpawnedRunner>();
+  private options: RunnerSpawnerOptions = { answerMs: DEFAULT_SPAWN_ANSWER_MS };
+  /** When the current spawner last said anything (or was last asked while it owed nothing). */
+  private lastHeard = 0;
+  private watchdog: NodeJS.Timeout | undefined;
+
+  configure(options: Partial<RunnerSpawnerOptions>): void {
+    const answerMs = options.answerMs ?? this.options.answerMs;
+    if (!Number.isInteger(answerMs) || answerMs < 1 || answerMs > 2_147_483_647)
+      throw new RangeError(`the runner spawner's answer bound must be a whole number of ms ≥ 1, not ${answerMs}`);
+    this.options = { answerMs };
+  }
 
   spawn(request: SpawnRequest): Promise<SpawnedRunner> {
+    // A spawner found stopped (a process-backend runner can SIGSTOP or ptrace-stop its parent) would hold this start
+    // until the bound: it is given up now, as the bound would do, and this start goes to a new one.
+    if (this.child && isStopped(this.child.pid))
+      this.giveUp(this.child, 'the runner spawner was found stopped and was killed');
     let child: ChildProcess;
     try {
       child = this.child ?? this.start();
@@ -127,6 +120,11 @@ class RunnerSpawner {
     }
     const id = this.next++;
     return new Promise((resolve, reject) => {
+      // The silence that counts starts now if nothing else was owed: an idle spawner has nothing to say.
+      if (this.pending.size === 0) {
+        this.lastHeard = performance.now();
+        this.watch(child, this.options.answerMs);
+      }
       this.pending.set(id, { resolve, reject, streams: {} });
       this.hold();
       child.send({ id, ...request }, (error) => {
@@ -137,23 +135,24 @@ class RunnerSpawner {
 
   private start(): ChildProcess {
     // Only what node needs to start; a runner's environment is its request's `env`, never this one.
-    const child = spawn(process.execPath, ['-e', SPAWNER], {
+    const child = spawn(process.execPath, ['-e', RUNNER_SPAWNER_PROGRAM], {
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' },
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     });
     // Never what keeps the host alive by itself: the channel is held only while a spawn or a runner is owed (hold).
     child.unref();
     child.channel?.unref();
-    child.on('message', (answer: Answer, handle?: Socket) => this.take(answer, handle));
-    child.once('exit', () => this.lost(child));
-    child.once('error', () => this.lost(child));
-    child.once('disconnect', () => this.lost(child));
+    child.on('message', (answer: Answer, handle?: Socket) => this.take(child, answer, handle));
+    child.once('exit', () => this.lost(child, 'the runner spawner exited before the runner started'));
+    child.once('error', () => this.lost(child, 'the runner spawner exited before the runner started'));
+    child.once('disconnect', () => this.lost(child, 'the runner spawner exited before the runner started'));
     this.child = child;
     return child;
   }
 
-  private take(a: Answer, handle?: Socket): void {
-    const p = this.pending.get(a.id);
+  private take(from: ChildProcess, a: Answer, handle?: Socket): void {
+    if (from === this.child) this.lastHeard = performance.now();
+    const p = from === this.child ? this.pending.get(a.id) : undefined;
     if (a.stream && p && handle) {
       p.streams[a.stream] = handle;
     } else if (a.error && p) {
@@ -163,12 +162,15 @@ class RunnerSpawner {
       this.pending.delete(a.id);
       const { stdin, stdout, stderr } = p.streams;
       if (!stdin || !stderr) {
+        killAbandonedRunner(a.pid, a.start);
         p.reject(new SpawnFailure('the runner spawner sent no stdio'));
       } else {
         const runner: SpawnedRunner = { pid: a.pid, child: new SpawnedChild(), stdin, stdout, stderr };
         this.live.set(a.id, runner);
         p.resolve(runner);
       }
+    } else if (a.pid !== undefined) {
+      killAbandonedRunner(a.pid, a.start);
     } else if (a.exit) {
       const runner = this.live.get(a.id);
       this.live.delete(a.id);
@@ -188,7 +190,45 @@ class RunnerSpawner {
   }
 
   private release(): void {
+    if (this.pending.size === 0) this.unwatch();
     if (this.pending.size === 0 && this.live.size === 0) this.child?.channel?.unref();
+  }
+
+  /**
+   * Look again `ms` from now whether the spawner has been silent for the whole bound while it owed an answer. The
+   * decision waits for the event loop's next poll phase, as the run timers' do (superviseRun's `afterWaitingInput`):
+   * a host loop stalled past the bound runs this timer before it reads what the spawner sent meanwhile, and a spawner
+   * that answered must not be killed for the host's stall.
+   */
+  private watch(child: ChildProcess, ms: number): void {
+    this.unwatch();
+    this.watchdog = setTimeout(() => {
+      this.watchdog = undefined;
+      setImmediate(() => {
+        if (this.child !== child || this.pending.size === 0) return;
+        const silent = performance.now() - this.lastHeard;
+        if (silent < this.options.answerMs) this.watch(child, this.options.answerMs - silent);
+        else this.giveUp(child, `the runner spawner did not answer within ${this.options.answerMs} ms and was killed`);
+      });
+    }, ms);
+    this.watchdog.unref();
+  }
+
+  /** Nothing is owed any more: no bound runs. */
+  private unwatch(): void {
+    clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  /**
+   * The spawner owes an answer and has said nothing for the whole bound, or is found stopped (a process-backend runner
+   * can SIGSTOP its parent): lost, fail closed (decisions SP4). Its runners' groups are killed first, while it still
+   * holds them (a stopped or stuck parent reaps nothing, so their pids cannot have been reused), then the spawner;
+   * spawns in flight fail `RUNNER_SPAWN_FAILED` with `why`; the next spawn starts a new spawner.
+   */
+  private giveUp(child: ChildProcess, why: string): void {
+    this.lost(child, why);
+    child.kill('SIGKILL');
   }
 
   private failPending(id: number, message: string): void {
@@ -201,14 +241,15 @@ class RunnerSpawner {
   }
 
   /**
-   * The spawner is gone (killed from outside): exits of its runners can no longer be seen, so each runner's group is
-   * killed and reported as killed by SIGKILL (fail closed: no run goes on unsupervised); spawns in flight fail.
+   * The spawner is gone (killed from outside) or given up: exits of its runners can no longer be seen, so each
+   * runner's group is killed and reported as killed by SIGKILL (fail closed: no run goes on unsupervised); spawns in
+   * flight fail with `why`.
    */
-  private lost(child: ChildProcess): void {
+  private lost(child: ChildProcess, why: string): void {
     if (this.child !== child) return;
     this.child = undefined;
-    for (const id of [...this.pending.keys()])
-      this.failPending(id, 'the runner spawner exited before the runner started');
+    this.unwatch();
+    for (const id of [...this.pending.keys()]) this.failPending(id, why);
     for (const [id, runner] of this.live) {
       this.live.delete(id);
       try {
@@ -218,6 +259,18 @@ class RunnerSpawner {
       }
       runner.child.exited(null, 'SIGKILL');
     }
+    child.channel?.unref();
+  }
+}
+
+/** Whether `pid` is stopped, by a signal or a tracer (its /proc state `T` or `t`). */
+function isStopped(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    const state = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.state;
+    return state === 'T' || state === 't';
+  } catch {
+    return false; // gone: its exit is on its way
   }
 }
 
@@ -226,4 +279,12 @@ let spawner: RunnerSpawner | undefined;
 /** Start one runner through the runner spawner, without forking the host (docs/runner-spawner.md). */
 export function spawnThroughSpawner(request: SpawnRequest): Promise<SpawnedRunner> {
   return (spawner ??= new RunnerSpawner()).spawn(request);
+}
+
+/**
+ * Set how this process's runner spawner is watched. One spawner serves every host of a process: the last setting holds
+ * for all of them.
+ */
+export function configureRunnerSpawner(options: Partial<RunnerSpawnerOptions>): void {
+  (spawner ??= new RunnerSpawner()).configure(options);
 }

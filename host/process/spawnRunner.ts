@@ -32,6 +32,12 @@ export interface RunnerProcess {
   stdoutOpened(): void;
 }
 
+/** What holds a run besides the runner's group, for the runner spawner to kill if the host goes (decisions SP3). */
+export interface RunHold {
+  /** The run's cgroup directories (a sandbox's `containment.paths`). */
+  cgroups?: string[];
+}
+
 /**
  * Start a runner in a new session and process group (`detached`, i.e. setsid), with exactly
  * `launch.env` as its environment, and without buffering its output: callers read and count the bytes
@@ -41,7 +47,7 @@ export interface RunnerProcess {
  * (docs/benchmarks.md, "CLI start-up").
  * Rejects with `RUNNER_SPAWN_FAILED` when the command cannot be started.
  */
-export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> {
+export async function spawnRunner(launch: RunnerLaunch, run: RunHold = {}): Promise<RunnerProcess> {
   // O_NONBLOCK: opening a FIFO blocks until the other end opens, and this is the main thread.
   const fifo = launch.stdoutFifo
     ? (() => {
@@ -64,6 +70,7 @@ export async function spawnRunner(launch: RunnerLaunch): Promise<RunnerProcess> 
       cwd: launch.cwd,
       env: launch.env,
       stdout: fifo ? 'ignore' : 'pipe',
+      cgroups: run.cgroups ?? [],
     });
   } catch (error) {
     releaseHold();

@@ -149,7 +149,7 @@ export async function superviseRun(options: SuperviseRunOptions): Promise<RunOut
   };
   let proc: RunnerProcess;
   try {
-    proc = options.warm?.proc ?? (await spawnRunner(options.launch));
+    proc = options.warm?.proc ?? (await spawnRunner(options.launch, { cgroups: options.containment?.paths }));
   } catch (error) {
     decide('crashed', error instanceof Error ? error.message : String(error));
     // A start can fail after the fork: the runner spawner died before the host had the runner's pid and stdio

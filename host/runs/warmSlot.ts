@@ -135,21 +135,23 @@ export async function startSlot(input: SlotInput): Promise<WarmSlot> {
       }),
       machine,
     );
-    const proc = await spawnRunner(sandbox.launch).catch(async (error: unknown) => {
-      // A start can fail after the fork (the runner spawner died before the host had the pid): what did start is
-      // killed, as at a run's end (docs/runner-spawner.md), and the slot's cgroup goes with it.
-      const killConfirmMs = access.limits.killConfirmMs;
-      const left = await killRunLeftovers({
-        containment: sandbox.containment,
-        envRunId: id,
-        killConfirmMs,
-        startedAfter: 0,
-      });
-      if (left.survivors.length > 0)
-        input.log.error({ slot: id, left: left.survivors }, 'a failed warm start left processes');
-      sandbox.discard(); // the launch file, if the launch shell never ran
-      throw error;
-    });
+    const proc = await spawnRunner(sandbox.launch, { cgroups: sandbox.containment?.paths }).catch(
+      async (error: unknown) => {
+        // A start can fail after the fork (the runner spawner died before the host had the pid): what did start is
+        // killed, as at a run's end (docs/runner-spawner.md), and the slot's cgroup goes with it.
+        const killConfirmMs = access.limits.killConfirmMs;
+        const left = await killRunLeftovers({
+          containment: sandbox.containment,
+          envRunId: id,
+          killConfirmMs,
+          startedAfter: 0,
+        });
+        if (left.survivors.length > 0)
+          input.log.error({ slot: id, left: left.survivors }, 'a failed warm start left processes');
+        sandbox.discard(); // the launch file, if the launch shell never ran
+        throw error;
+      },
+    );
     return await watchSlot(input, { id, ws, disk, sandbox, proc, changesStart, cleanup });
   } catch (error) {
     await cleanup();

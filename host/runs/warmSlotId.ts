@@ -16,6 +16,11 @@ export function newSlotId(): string {
   return `run_w${process.pid}-${processStartTime(process.pid) ?? 0}-${randomUUID()}`;
 }
 
+/** Whether `id` is shaped as a warm slot's id. */
+export function isSlotId(id: string): boolean {
+  return SLOT_ID.test(id);
+}
+
 /** Whether `id` is a warm slot's whose owning host process is still running (same pid and start time). */
 export function slotOwnerAlive(id: string): boolean {
   const match = SLOT_ID.exec(id);

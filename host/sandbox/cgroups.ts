@@ -343,6 +343,19 @@ async function removeWhenEmpty(dir: string, timeoutMs: number): Promise<boolean>
   });
 }
 
+/** The names of the directories under this process's `<hierarchy>/paddock/`, over every hierarchy (each once). */
+export function runCgroupNames(layout = readCgroupLayout()): string[] {
+  const names = new Set<string>();
+  for (const parent of [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()].map((d) => join(d, 'paddock'))) {
+    try {
+      for (const e of readdirSync(parent, { withFileTypes: true })) if (e.isDirectory()) names.add(e.name);
+    } catch {
+      // No such hierarchy, or no run ever made one.
+    }
+  }
+  return [...names];
+}
+
 /** What {@link sweepRunCgroups} removed and left. */
 export interface CgroupSweep {
   removed: string[];

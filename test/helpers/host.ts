@@ -23,6 +23,7 @@ export function tempHost(
     maxQueuedRunsPerTenant?: number;
     harnessDir?: string;
     helperConcurrency?: number;
+    runnerSpawnerAnswerMs?: number;
   } = {},
 ) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'paddock-host-'));
@@ -40,6 +41,7 @@ export function tempHost(
     maxQueuedRunsPerTenant: options.maxQueuedRunsPerTenant,
     harnessDir: options.harnessDir,
     helperConcurrency: options.helperConcurrency,
+    runnerSpawnerAnswerMs: options.runnerSpawnerAnswerMs,
   };
   const container = configureContainer(config);
   const store = container.resolve(TOKENS.Store);

@@ -16,3 +16,20 @@ export function processesWith(needle: string): number[] {
   }
   return found;
 }
+
+/**
+ * Pids of the live (non-zombie) runner spawners started by `parent` (docs/runner-spawner.md: a `node -e` child whose
+ * program spawns runners `detached`).
+ */
+export function liveSpawners(parent = process.pid): string[] {
+  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').split(' ');
+  return children.filter((pid) => {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0];
+      return state !== 'Z' && cmdline.includes('detached: true, stdio:');
+    } catch {
+      return false;
+    }
+  });
+}

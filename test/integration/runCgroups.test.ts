@@ -1,14 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
 import { readCgroupLayout, RunCgroup, sweepRunCgroups } from '../../host/sandbox/cgroups.js';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { liveSpawners } from '../helpers/procs.js';
 import { tempHost } from '../helpers/host.js';
 
 // Issue 11, item 18: a run's cgroup is emptied and removed at run end, after a host crash by
@@ -83,6 +85,12 @@ describe('run cgroups', () => {
         ],
         { dataDir },
       );
+      onTestFinished(async () => {
+        child.kill('SIGKILL');
+        await child;
+        await paddock(['runs', 'list'], { dataDir }); // recovers first: the run's quota mounts are detached
+        rmSync(dataDir, { recursive: true, force: true });
+      });
       // Read the stream until the runner says which pid escaped (event-driven, no timing).
       const escaped = await new Promise<{ runId: string; pid: number }>((resolve, reject) => {
         let buffered = '';
@@ -116,7 +124,13 @@ describe('run cgroups', () => {
       const stat = readFileSync(`/proc/${grandchild.pid}/stat`, 'utf8');
       expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])).not.toBe(run.pid);
       expect(cgroupDirsOf(escaped.runId).length).toBeGreaterThan(0);
-      child.kill('SIGKILL'); // the host dies; its runner and the grandchild live on
+      // The host dies, and its runner spawner with it (a group kill, the OOM killer): nothing kills the run on the way
+      // out (decisions SP3), so its runner and the grandchild live on until recovery. Stopped first, so that the
+      // spawner cannot act on the end of its channel between the two kills.
+      const [spawner] = liveSpawners(child.pid);
+      process.kill(Number(spawner), 'SIGSTOP');
+      child.kill('SIGKILL');
+      process.kill(Number(spawner), 'SIGKILL');
       await child;
       expect(alive(run.pid, run.pid_start)).toBe(true);
       expect(alive(grandchild.pid, grandchild.start)).toBe(true);
@@ -210,4 +224,35 @@ describe('run cgroups', () => {
     },
     60_000,
   );
+
+  it("a dead host's warm slot cgroups are emptied and removed at the next start; a live host's are left", async () => {
+    // A slot id names its owning host process (docs/warm-pool.md): one whose owner has exited, and this process's.
+    const gone = execa('sleep', ['600'], { reject: false });
+    const deadOwner = `${gone.pid}-${processStartTime(gone.pid!)}`;
+    gone.kill('SIGKILL');
+    await gone;
+    const ids = [deadOwner, `${process.pid}-${processStartTime(process.pid)}`].map((o) => `run_w${o}-${randomUUID()}`);
+    const made = ids.map((id) => RunCgroup.create(id, { pids: 16 })!);
+    const sleepers = made.map((c) =>
+      execa('/bin/sh', ['-c', `echo $$ > ${c.procsFiles[0]} && exec sleep 600`], { reject: false }),
+    );
+    try {
+      await expect.poll(() => made.map((c) => c.members().length)).toEqual([1, 1]);
+      const dataDir = mkdtempSync(join(tmpdir(), 'paddock-deadslot-'));
+      const next = await paddock(['runs', 'list'], { dataDir }); // any command opens the state first
+      expect(next.exitCode, next.stderr).toBe(0);
+      expect(cgroupDirsOf(ids[0]!)).toEqual([]);
+      expect((await sleepers[0]!).signal).toBe('SIGKILL');
+      expect(made[1]!.members()).toHaveLength(1);
+      expect(cgroupDirsOf(ids[1]!).length).toBeGreaterThan(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    } finally {
+      for (const s of sleepers) s.kill('SIGKILL');
+      await Promise.all(sleepers);
+      for (const c of made) {
+        await c.killAll(2_000);
+        await c.release();
+      }
+    }
+  }, 60_000);
 });

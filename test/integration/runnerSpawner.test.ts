@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { execa } from 'execa';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { HostError } from '../../host/errors.js';
+import { killAbandonedRunner } from '../../host/process/abandonedRunner.js';
+import { configureRunnerSpawner, DEFAULT_SPAWN_ANSWER_MS } from '../../host/process/runnerSpawner.js';
 import { spawnRunner } from '../../host/process/spawnRunner.js';
+import { processStartTime } from '../../host/util/procIdentity.js';
 
 /** Everything `stream` gives until it ends. */
 const drain = (stream: Readable) =>
@@ -120,5 +124,104 @@ describe('runners started through the runner spawner', () => {
     const nextExit = exitOf(next.child);
     next.stdin.end('\n');
     expect(await nextExit).toEqual({ code: 0, signal: null });
+  });
+
+  it(
+    'kills a spawner that owes a start and says nothing for the bound (stopped): the start fails, its live runner ' +
+      'is killed and reported SIGKILL, the next start gets a new spawner',
+    async () => {
+      configureRunnerSpawner({ answerMs: 300 });
+      onTestFinished(() => configureRunnerSpawner({ answerMs: DEFAULT_SPAWN_ANSWER_MS }));
+      const live = await spawnRunner(sh('sleep 30'));
+      const spawner = stat(live.pid).ppid;
+      const exit = exitOf(live.child);
+      onTestFinished(() => void (goneOrZombie(spawner) || process.kill(spawner, 'SIGKILL')));
+      const asked = performance.now();
+      const starting = spawnRunner(sh('exit 0')); // the request is written now
+      // What a process-backend runner can do to its parent (decisions SP4), here after the request went out: the
+      // answer needs the host's loop (each stdio handle is acknowledged), so it cannot have come.
+      process.kill(spawner, 'SIGSTOP');
+      await expect(starting).rejects.toMatchObject({
+        code: 'RUNNER_SPAWN_FAILED',
+        message: expect.stringContaining('the runner spawner did not answer within 300 ms and was killed'),
+      });
+      // At the bound (300 ms), not at the default's 10 s: a margin for a loaded machine only.
+      expect(performance.now() - asked).toBeLessThan(5_000);
+      expect(await exit).toEqual({ code: null, signal: 'SIGKILL' });
+      await expect.poll(() => [goneOrZombie(live.pid), goneOrZombie(spawner)]).toEqual([true, true]);
+      const next = await spawnRunner(sh('read line'));
+      expect(stat(next.pid).ppid).not.toBe(spawner);
+      const nextExit = exitOf(next.child);
+      next.stdin.end('\n');
+      expect(await nextExit).toEqual({ code: 0, signal: null });
+    },
+  );
+
+  it('gives up a spawner found stopped at a start: its runner is killed, the start goes to a new one', async () => {
+    configureRunnerSpawner({ answerMs: 60_000 }); // the bound is not what acts here
+    onTestFinished(() => configureRunnerSpawner({ answerMs: DEFAULT_SPAWN_ANSWER_MS }));
+    const live = await spawnRunner(sh('sleep 30'));
+    const spawner = stat(live.pid).ppid;
+    onTestFinished(() => void (goneOrZombie(spawner) || process.kill(spawner, 'SIGKILL')));
+    const exit = exitOf(live.child);
+    process.kill(spawner, 'SIGSTOP');
+    await expect.poll(() => readFileSync(`/proc/${spawner}/stat`, 'utf8').replace(/^.*\) /, '')[0]).toBe('T');
+    const next = await spawnRunner(sh('read line'));
+    expect(stat(next.pid).ppid).not.toBe(spawner);
+    expect(await exit).toEqual({ code: null, signal: 'SIGKILL' });
+    await expect.poll(() => [goneOrZombie(live.pid), goneOrZombie(spawner)]).toEqual([true, true]);
+    const nextExit = exitOf(next.child);
+    next.stdin.end('\n');
+    expect(await nextExit).toEqual({ code: 0, signal: null });
+  });
+
+  it('does not kill a spawner that answered while the host was too busy to read it (checked after)', async () => {
+    configureRunnerSpawner({ answerMs: 300 });
+    onTestFinished(() => configureRunnerSpawner({ answerMs: DEFAULT_SPAWN_ANSWER_MS }));
+    const up = await spawnRunner(sh('read line'));
+    const spawner = stat(up.pid).ppid;
+    const starting = spawnRunner(sh('read line'));
+    // The host's loop is blocked past the bound (1 s against 300 ms) and until the spawner has answered as far as it
+    // can without the host (the runner forked, its first stdio handle sent: the spawner waits in its loop for the
+    // acknowledgement). The overdue bound must not be decided before the loop has read what is waiting (as the run
+    // timers, since the fuzz fix).
+    const answered = () =>
+      readFileSync(`/proc/${spawner}/task/${spawner}/children`, 'utf8').trim().split(' ').length === 2 &&
+      readFileSync(`/proc/${spawner}/wchan`, 'utf8') === 'do_epoll_wait';
+    const blockedFrom = performance.now();
+    while (performance.now() - blockedFrom < 1_000 || !answered())
+      if (performance.now() - blockedFrom > 10_000) throw new Error('the spawner never answered');
+    const proc = await starting;
+    expect([stat(proc.pid).ppid, goneOrZombie(spawner)]).toEqual([spawner, false]);
+    const exits = [exitOf(up.child), exitOf(proc.child)];
+    up.stdin.end('\n');
+    proc.stdin.end('\n');
+    expect(await Promise.all(exits)).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
+  });
+});
+
+// A pid the spawner sent for a start the host has failed already (its spawner lost between writing and the host
+// reading): killed, but only while it is the process the spawner started (docs/runner-spawner.md).
+describe('a runner the host abandoned', () => {
+  // Its own session and group, as a runner (detached: setsid).
+  const sleeper = () => execa('sleep', ['30'], { reject: false, detached: true });
+
+  it('is killed, with its group, when its start time matches', async () => {
+    const child = sleeper();
+    const start = processStartTime(child.pid!)!;
+    expect(killAbandonedRunner(child.pid!, start)).toBe(true);
+    expect((await child).signal).toBe('SIGKILL');
+  });
+
+  it('is left alone when its pid is another process now (a different start time), or the time is unknown', async () => {
+    const child = sleeper();
+    onTestFinished(() => void child.kill('SIGKILL'));
+    const start = processStartTime(child.pid!)!;
+    expect(killAbandonedRunner(child.pid!, start + 1)).toBe(false);
+    expect(killAbandonedRunner(child.pid!, null)).toBe(false);
+    expect(processStartTime(child.pid!)).toBe(start);
   });
 });

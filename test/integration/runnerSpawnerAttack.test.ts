@@ -1,35 +1,28 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { SpawnRequest } from '../../host/process/runnerSpawner.js';
+import {
+  configureRunnerSpawner,
+  DEFAULT_SPAWN_ANSWER_MS,
+  type SpawnRequest,
+} from '../../host/process/runnerSpawner.js';
 import { processesOfRun } from '../../host/process/runEnvScan.js';
 import { signalEach } from '../../sdk/process/procTable.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
+import { readCgroupLayout } from '../../host/sandbox/cgroups.js';
 import { USERNS_FD } from '../../host/sandbox/runIdentity.js';
 import { deferred, settlesWithin } from '../../host/util/deferred.js';
 import { jsonLines } from '../helpers/cli.js';
 import { isAlive, repoPath } from '../helpers/fixtures.js';
+import { liveSpawners } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 
 // An outside attack on the runner spawner (docs/runner-spawner.md): a runner package that kills the spawner, a host
 // that inherited a descriptor, and the spawner killed under live runs of both backends. Real runs through the real
 // host (root, cgroups, bwrap); the only instrument is a host event loop held busy after it asked for a runner.
-
-/** Pids of the live (non-zombie) runner spawners started by `parent` (docs/runner-spawner.md: a `node -e` child). */
-function liveSpawners(parent = process.pid): string[] {
-  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').split(' ');
-  return children.filter((pid) => {
-    try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '')[0];
-      return state !== 'Z' && cmdline.includes('detached: true, stdio:');
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** Set by a test: a spawn request it matches is followed by a busy host loop until `until` holds (10 s at most). */
 const busyAfterSpawn = vi.hoisted(() => ({
@@ -212,58 +205,170 @@ function runIdOnceUpdated(child: ResultPromise): Promise<string> {
   });
 }
 
-// Said in docs/runner-spawner.md and docs/security-model.md ("Host crash"): pinned here so that a change shows.
-describe('gaps the attack found and left (documented)', () => {
-  it('a runner that stops the spawner holds every later start, past its wall clock, until it resumes', async () => {
-    const host = tempHost({
-      limits: { wallClockMs: 1_000, shutdownGraceMs: 200, termGraceMs: 200, killConfirmMs: 500 },
-    });
-    onTestFinished(() => host.close());
-    const stopper = await host.runs.runAdHoc({
-      runner: fixture('stops-its-spawner'),
-      event: textEvent('x'),
-      sandbox: 'process',
-    });
-    expect(stopper.status).not.toBe('completed');
-    const [spawner] = liveSpawners();
-    onTestFinished(() => void process.kill(Number(spawner), 'SIGCONT'));
-    expect(readFileSync(`/proc/${spawner}/stat`, 'utf8').replace(/^.*\) /, '')[0]).toBe('T');
-    // A bwrap run of another conversation: its wall clock (1 s) starts only once its runner has started.
-    const next = host.runs.runAdHoc({ runner: 'echo', event: textEvent('y', conversation('next')), sandbox: 'bwrap' });
-    expect(await settlesWithin(next, 3_000)).toBe(false);
-    process.kill(Number(spawner), 'SIGCONT');
-    expect((await next).status).toBe('completed');
-  }, 60_000);
-
+// Decisions SP4: a spawner that owes a start and says nothing for the bound is killed as lost (fail closed).
+describe('a stopped spawner is given up', () => {
   it(
-    'a host killed with SIGKILL: on a root host a bwrap sandbox outlives its launcher (--die-with-parent does not ' +
-      'reach it) until the next host start, whose recovery kills it',
+    'a runner that stops the spawner: a later run of another binding starts within the bound plus a start, and ' +
+      "the stopped spawner's runs end crashed with nothing left",
     async () => {
-      const home = mkdtempSync(join(tmpdir(), 'paddock-bwrapcrash-'));
-      const env = { PADDOCK_HOME: home, NO_COLOR: '1' };
-      const bin = repoPath('bin/paddock.js');
-      const child = execa(
-        process.execPath,
-        [bin, 'run', '--runner', fixture('setsid-then-hang'), '--text', 'x', '--sandbox', 'bwrap', '--json'],
-        { reject: false, cwd: repoPath('.'), env },
+      const answerMs = 1_500;
+      const host = tempHost({
+        runnerSpawnerAnswerMs: answerMs,
+        limits: { wallClockMs: 60_000, shutdownGraceMs: 200, termGraceMs: 200, killConfirmMs: 2_000 },
+      });
+      onTestFinished(() => host.close());
+      onTestFinished(() => configureRunnerSpawner({ answerMs: DEFAULT_SPAWN_ANSWER_MS }));
+      const runIds: string[] = [];
+      onTestFinished(() =>
+        signalEach(
+          runIds.flatMap((id) => processesOfRun(id)),
+          'SIGKILL',
+        ),
       );
-      const runId = await runIdOnceUpdated(child);
-      onTestFinished(() => signalEach(processesOfRun(runId), 'SIGKILL'));
-      const [spawner] = liveSpawners(child.pid);
-      const outerBwrap = readFileSync(`/proc/${spawner}/task/${spawner}/children`, 'utf8').trim();
-      child.kill('SIGKILL');
-      await child;
-      // The runner spawner leaves with its channel, and --die-with-parent takes the outer bwrap with it ...
-      await expect
-        .poll(() => [spawner, outerBwrap].filter((pid) => isAlive(Number(pid))), { timeout: 10_000 })
-        .toEqual([]);
-      // ... but not the sandbox: bwrap's pid-namespace init, in the run's user namespace, and all it holds.
-      expect(processesOfRun(runId).length).toBeGreaterThan(0);
-      const next = await execa(process.execPath, [bin, 'runs', 'list'], { reject: false, cwd: repoPath('.'), env });
-      expect(next.stdout, next.stderr).toMatch(/were killed/);
-      expect(processesOfRun(runId)).toEqual([]);
-      rmSync(home, { recursive: true, force: true }); // its quota mounts went with the recovery
+      // A run the spawner holds (bwrap, a setsid escapee inside): its runner's exit is seen through the spawner only.
+      const escaped = deferred();
+      const held = host.runs.runAdHoc({
+        runner: fixture('setsid-then-hang'),
+        event: textEvent('x', conversation('held')),
+        sandbox: 'bwrap',
+        onStart: (info) => runIds.push(info.runId),
+        onUpdate: () => escaped.resolve(),
+      });
+      await escaped.promise;
+      const spawner = Number(liveSpawners()[0]);
+      onTestFinished(() => void (isAlive(spawner) && process.kill(spawner, 'SIGKILL')));
+      // Its first act stops its parent, the spawner; then it exits, unseen.
+      const stopper = await host.runs.runAdHoc({
+        runner: fixture('stops-its-spawner'),
+        event: textEvent('x', conversation('stopper')),
+        sandbox: 'process',
+        onStart: (info) => runIds.push(info.runId),
+      });
+      expect(stopper.status).not.toBe('completed');
+      // A bwrap run of another runner and conversation. Its start is owed by the stopped spawner (or by a new one, if
+      // the stopper's own start already found the spawner stopped past the bound).
+      const next = host.runs.runAdHoc({
+        runner: 'echo',
+        event: textEvent('y', conversation('next')),
+        sandbox: 'bwrap',
+      });
+      expect(await settlesWithin(next, answerMs + 20_000)).toBe(true);
+      expect((await next).status).toBe('completed');
+      const outcome = await held;
+      expect([outcome.status, outcome.signal], outcome.reason).toEqual(['crashed', 'SIGKILL']);
+      expect(outcome.survivors).toEqual([]);
+      await expect.poll(() => isAlive(spawner)).toBe(false);
+      for (const runId of runIds) expect(processesOfRun(runId), runId).toEqual([]);
     },
     90_000,
   );
+});
+
+/** The cgroup directories of `runId` that exist, in every hierarchy of this machine. */
+function runCgroupDirs(runId: string): string[] {
+  const layout = readCgroupLayout();
+  return [...(layout.v2 ? [layout.v2] : []), ...layout.v1.values()]
+    .map((h) => join(h, 'paddock', runId))
+    .filter((d) => existsSync(d));
+}
+
+/** Pids in the cgroups of `runId` (a run's whole tree, setsid escapees and a sandbox included). */
+function cgroupMembers(runId: string): number[] {
+  const pids = runCgroupDirs(runId).flatMap((d) => readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n'));
+  return [...new Set(pids.filter(Boolean).map(Number))];
+}
+
+// Decisions SP3 (the lead: fail closed): the runner spawner outlives a SIGKILLed host by as long as it takes to read
+// the end of its channel, and kills what the host started before it leaves.
+describe('a host that dies takes its runs with it', () => {
+  it.each(['process', 'bwrap'] as const)(
+    '%s: a host killed with SIGKILL: the runner spawner kills every process of the run (setsid escapee and sandbox ' +
+      "included) before it leaves; the next start's recovery marks the run interrupted once",
+    async (sandbox) => {
+      const home = mkdtempSync(join(tmpdir(), 'paddock-hostcrash-'));
+      const env = { PADDOCK_HOME: home, NO_COLOR: '1' };
+      const bin = repoPath('bin/paddock.js');
+      const recover = () => execa(process.execPath, [bin, 'runs', 'list'], { reject: false, cwd: repoPath('.'), env });
+      // Whatever happens: a command that recovers (it detaches the run's quota mounts), then the folder goes.
+      onTestFinished(async () => {
+        await recover();
+        rmSync(home, { recursive: true, force: true });
+      });
+      const child = execa(
+        process.execPath,
+        [bin, 'run', '--runner', fixture('setsid-then-hang'), '--text', 'x', '--sandbox', sandbox, '--json'],
+        { reject: false, cwd: repoPath('.'), env },
+      );
+      const runId = await runIdOnceUpdated(child);
+      onTestFinished(() => signalEach([...processesOfRun(runId), ...cgroupMembers(runId)], 'SIGKILL'));
+      const [spawner] = liveSpawners(child.pid);
+      // The runner itself (process) or the outer bwrap, whose sandbox --die-with-parent does not reach on a root host.
+      const launched = readFileSync(`/proc/${spawner}/task/${spawner}/children`, 'utf8').trim();
+      // The runner and its setsid grandchild (bwrap: the sandbox's init, the runner, the grandchild) are in the cgroup.
+      expect(cgroupMembers(runId).length).toBeGreaterThanOrEqual(2);
+      expect(processesOfRun(runId).length).toBeGreaterThanOrEqual(2);
+      child.kill('SIGKILL');
+      await child;
+      // No host start needed: gone as soon as the spawner has read the end of its channel.
+      const left = () => [
+        ...new Set(
+          [Number(spawner), Number(launched), ...processesOfRun(runId), ...cgroupMembers(runId)].filter(isAlive),
+        ),
+      ];
+      await expect.poll(left, { timeout: 5_000 }).toEqual([]);
+      // The backstop still does its part: two commands, each of which recovers first; the run is interrupted once,
+      // with nothing left for recovery to kill, and its cgroup removed.
+      for (let i = 0; i < 2; i++) {
+        const next = await recover();
+        expect(next.exitCode, next.stderr).toBe(0);
+      }
+      const db = new Database(join(home, 'paddock.db'), { readonly: true });
+      onTestFinished(() => void db.close());
+      expect(db.prepare('SELECT status, reason FROM runs WHERE id = ?').get(runId)).toEqual({
+        status: 'interrupted',
+        reason: 'the host stopped during the run',
+      });
+      const interrupted = db.prepare("SELECT count(*) AS n FROM events WHERE run_id = ? AND type = 'run.interrupted'");
+      expect(interrupted.get(runId)).toEqual({ n: 1 });
+      expect(runCgroupDirs(runId)).toEqual([]);
+    },
+    90_000,
+  );
+
+  it('a warm slot of a host killed with SIGKILL: the runner spawner kills it too', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'paddock-warmcrash-'));
+    const recover = () =>
+      execa(process.execPath, [repoPath('bin/paddock.js'), 'runs', 'list'], {
+        reject: false,
+        cwd: repoPath('.'),
+        env: { PADDOCK_HOME: home, NO_COLOR: '1' },
+      });
+    const child = execa(process.execPath, ['--import', 'tsx', repoPath('test/fixtures/holdsAWarmSlot.ts'), home], {
+      reject: false,
+      cwd: repoPath('.'),
+    });
+    onTestFinished(async () => {
+      child.kill('SIGKILL');
+      await child;
+      signalEach(processesMentioning(home), 'SIGKILL');
+      await recover(); // detaches the slot's quota mount
+      rmSync(home, { recursive: true, force: true });
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+      void child.then((r) => reject(new Error(`the host ended before its slot was ready: ${r.stderr}`)));
+    });
+    // The idle slot's process, its PADDOCK_RUN_ID the slot's id (its cgroup's name).
+    const [slotPid] = processesMentioning(home);
+    expect(slotPid).toBeDefined();
+    const slotId = /(?:^|\0)PADDOCK_RUN_ID=([^\0]+)/.exec(readFileSync(`/proc/${slotPid}/environ`, 'utf8'))![1]!;
+    expect(cgroupMembers(slotId)).toEqual([slotPid]);
+    child.kill('SIGKILL');
+    await child;
+    const left = () => [...new Set([...processesMentioning(home), ...cgroupMembers(slotId)].filter(isAlive))];
+    await expect.poll(left, { timeout: 5_000 }).toEqual([]);
+    // The next start removes the dead host's slot cgroup (no run in the store names it).
+    expect((await recover()).exitCode).toBe(0);
+    expect(runCgroupDirs(slotId)).toEqual([]);
+  }, 60_000);
 });
