@@ -216,8 +216,8 @@ describe('paddock --help for every command', () => {
     // A read command opens the host's state only (openHostState): no services, no gateway, no runner planning.
     const SERVICES = [
       /^host\/(gateway|dispatch|plugins|bindings)\//,
-      // The start-up sweeps' own helpers: workspace names, and warm slot ids (whose owner is alive).
-      /^host\/runs\/(?!workspace\.|warmSlotId\.)/,
+      // The start-up sweeps' own helpers: workspace names, warm slot ids (whose owner is alive), dead slots' cgroups.
+      /^host\/runs\/(?!workspace\.|warmSlotId\.|deadSlots\.)/,
       /^host\/di\/configure\./,
       /node_modules\/(@modelcontextprotocol|@agentclientprotocol|ajv|yaml|execa|tsyringe|pino|esbuild)\//,
     ];
