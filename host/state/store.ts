@@ -7,6 +7,7 @@ import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { dialectOf, openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
 import { checkEventData } from './eventCheck.js';
+import { SessionControlCache } from './sessionControlCache.js';
 import { eventColumns, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
 import { PgDb } from './pg/pgDb.js';
@@ -153,6 +154,8 @@ export class Store {
   private effectsStarted = 0;
   /** Events appended inside a transaction that has not committed yet. */
   private uncommitted: StoredEvent[] = [];
+  /** Sessions' control folds, caught up from their last seq at each start (sessionControlCache.ts). */
+  private readonly controlCache = new SessionControlCache((id, after) => this.controlEventsAfter(id, after));
 
   private constructor(
     /** The connection: only host/state/ modules reach it, through {@link dbOf}. */
@@ -182,7 +185,8 @@ export class Store {
       readEvents: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
       // The types as literals: fixed identifiers, no quote to escape.
       controlEvents: db.prepare(
-        `SELECT * FROM events WHERE session_id = ? AND type IN (${sqlList(CONTROL_EVENT_TYPES)}) ORDER BY seq`,
+        `SELECT * FROM events WHERE session_id = ? AND seq > ? AND type IN (${sqlList(CONTROL_EVENT_TYPES)}) ` +
+          'ORDER BY seq',
       ),
       historyEvents: db.prepare(
         `SELECT * FROM events WHERE session_id = ? AND type IN (${sqlList(HISTORY_EVENT_TYPES)}) ORDER BY seq`,
@@ -381,7 +385,13 @@ export class Store {
    * a long conversation's log (docs/state.md, "Reads").
    */
   sessionControl(sessionId: string): SessionControl {
-    return foldControl(sessionId, (this.stmts.controlEvents.all(sessionId) as EventRow[]).map(storedEvent));
+    // Inside a transaction the fold may see this transaction's own uncommitted events: read whole, cache nothing.
+    if (this.db.inTransaction) return foldControl(sessionId, this.controlEventsAfter(sessionId, 0));
+    return this.controlCache.control(sessionId);
+  }
+
+  private controlEventsAfter(sessionId: string, afterSeq: number): StoredEvent[] {
+    return (this.stmts.controlEvents.all(sessionId, afterSeq) as EventRow[]).map(storedEvent);
   }
 
   /** A session's events of the types a run's history is made of (host/runs/history.ts), in order. */

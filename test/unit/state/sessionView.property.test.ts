@@ -11,6 +11,7 @@ import {
   HISTORY_EVENT_TYPES,
   viewSession,
 } from '../../../host/state/sessionView.js';
+import { Store } from '../../../host/state/store.js';
 import { tempStore } from '../../helpers/store.js';
 import { textEvent } from '../../../sdk/protocol/runParams.js';
 
@@ -127,6 +128,18 @@ const logArb = fc
     }));
   });
 
+/** A generated log as the drafts `Store.append` takes (the store writes its own `session.created`). */
+const draftsOf = (log: StoredEvent[]) =>
+  log
+    .filter((e) => e.type !== 'session.created')
+    .map((e) => ({ type: e.type, runId: e.runId, data: e.data }) as Parameters<Store['append']>[1][0]);
+
+/** The store's control fields of a session are those of its whole log's fold. */
+function expectControlOfWholeLog(store: Store, sessionId: string): void {
+  const { external, openEffects, paused, pendingRecovery } = store.session(sessionId);
+  expect(store.sessionControl(sessionId)).toEqual({ external, openEffects, paused, pendingRecovery });
+}
+
 describe('session view (fold over the event log)', () => {
   it('any permutation with duplicates folds to the same view as the clean log', () => {
     fc.assert(
@@ -211,25 +224,71 @@ describe('session view (fold over the event log)', () => {
       fc.property(logArb, (log) => {
         const { store } = tempStore();
         const { sessionId } = store.ensureSession('default', 'b', 'k');
-        store.append(
-          sessionId,
-          log
-            .filter((e) => e.type !== 'session.created')
-            .map((e) => ({ type: e.type, runId: e.runId, data: e.data }) as Parameters<typeof store.append>[1][0]),
-        );
-        const whole = store.session(sessionId);
-        expect(store.sessionControl(sessionId)).toEqual({
-          external: whole.external,
-          openEffects: whole.openEffects,
-          paused: whole.paused,
-          pendingRecovery: whole.pendingRecovery,
-        });
+        store.append(sessionId, draftsOf(log));
+        expectControlOfWholeLog(store, sessionId);
         const types = new Set<string>(HISTORY_EVENT_TYPES);
         expect(store.historyEvents(sessionId)).toEqual(store.readEvents(sessionId).filter((e) => types.has(e.type)));
         store.close();
       }),
       { numRuns: 60 },
     );
+  });
+
+  it("the store's cached control fields, caught up between chunks appended by two connections, equal the log's", () => {
+    fc.assert(
+      fc.property(logArb, fc.array(fc.nat(6), { minLength: 1, maxLength: 12 }), (log, cuts) => {
+        const { store, dataDir } = tempStore();
+        const other = Store.open({ dataDir }); // another connection's commits, as another process's would be
+        const { sessionId } = store.ensureSession('default', 'b', 'k');
+        const drafts = draftsOf(log);
+        let at = 0;
+        for (const [i, cut] of [...cuts, drafts.length].entries()) {
+          const chunk = drafts.slice(at, at + cut);
+          at += chunk.length;
+          if (chunk.length > 0) (i % 2 === 0 ? store : other).append(sessionId, chunk);
+          expectControlOfWholeLog(store, sessionId);
+        }
+        other.close();
+        store.close();
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('an event about an effect the cache dropped as closed makes it read the session whole again', () => {
+    const { store } = tempStore();
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
+    const intent = { effectId: 'eff_c', kind: 'workspace.create', target: 'ws', probe: { path: '/nowhere' } };
+    store.append(sessionId, [
+      { type: 'effect.intent', runId: null, data: intent },
+      { type: 'effect.result', runId: null, data: { effectId: 'eff_c', status: 'succeeded' } },
+    ]);
+    expect(store.sessionControl(sessionId).openEffects).toEqual([]); // closed: the cache dropped it
+    // Not what the host writes after a result, but a log may hold it: the whole log says the effect is open again.
+    store.append(sessionId, [
+      { type: 'effect.reconciled', runId: null, data: { effectId: 'eff_c', status: 'unknown', how: 'test' } },
+    ]);
+    expect(store.sessionControl(sessionId).openEffects).toEqual(store.session(sessionId).openEffects);
+    expect(store.sessionControl(sessionId).openEffects.map((e) => [e.effectId, e.kind])).toEqual([
+      ['eff_c', 'workspace.create'],
+    ]);
+    store.close();
+  });
+
+  it('in a transaction the control fields include its own events; a rollback leaves the cache untouched', () => {
+    const { store } = tempStore();
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
+    const intent = { effectId: 'eff_t', kind: 'workspace.create', target: 'ws', probe: { path: '/nowhere' } };
+    expect(store.sessionControl(sessionId).openEffects).toEqual([]); // cached now
+    expect(() =>
+      store.transaction(() => {
+        store.append(sessionId, [{ type: 'effect.intent', runId: null, data: intent }]);
+        expect(store.sessionControl(sessionId).openEffects.map((e) => e.effectId)).toEqual(['eff_t']);
+        throw new Error('roll back');
+      }),
+    ).toThrow('roll back');
+    expect(store.sessionControl(sessionId).openEffects).toEqual([]);
+    store.close();
   });
 
   it('folds a concrete log as expected: transcript, usage, pointers, recovery', () => {
