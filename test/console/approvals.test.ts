@@ -5,7 +5,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, screenshot, signInWith, type WatchedPage } from '../helpers/browser.js';
-import { apiCall, dispatchText, endedRunEvents } from '../helpers/consoleApi.js';
+import { apiCall, dispatchText, endedRunEvents, pendingApprovalId } from '../helpers/consoleApi.js';
 import { startConsoleServer, type ConsoleServer } from '../helpers/consoleServe.js';
 
 const PLANTED = `<img src=x onerror="window.__planted=1"><script>window.__planted=2</script>`;
@@ -49,22 +49,7 @@ async function askingRun(conversation: string, command: string, summary: string)
   const asks = [{ effect: 'exec', target: command, summary, scope: 'session' }];
   const run = await dispatchText(server.url, tok.platform, 'asker', conversation, JSON.stringify(asks));
   // The run's host records the ask when the runner's request reaches it: poll the API for it (no fixed wait).
-  let approvalId = '';
-  await expect
-    .poll(
-      async () => {
-        const page = await apiCall<{ approvals: { id: string }[] }>(
-          server.url,
-          tok.approver,
-          'GET',
-          `/v1/approvals?status=pending&runId=${run.runId}`,
-        );
-        approvalId = page.approvals[0]?.id ?? '';
-        return approvalId;
-      },
-      { timeout: 20_000, interval: 100 },
-    )
-    .not.toBe('');
+  const approvalId = await pendingApprovalId(server.url, tok.approver, run.runId);
   return { ...run, approvalId };
 }
 

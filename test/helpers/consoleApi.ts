@@ -46,3 +46,22 @@ export async function endedRunEvents(url: string, token: string, runId: string) 
     .filter((line) => line.startsWith('data: '))
     .map((line) => JSON.parse(line.slice(6)) as { seq: number; type: string; data: Record<string, unknown> });
 }
+
+/**
+ * The id of the run's first pending approval, once its host has recorded the runner's ask (polled through the API,
+ * no fixed wait; fails after 20 s — a run under load takes seconds to start and ask).
+ */
+export async function pendingApprovalId(url: string, token: string, runId: string): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const page = await apiCall<{ approvals: { id: string }[] }>(
+      url,
+      token,
+      'GET',
+      `/v1/approvals?status=pending&runId=${runId}`,
+    );
+    if (page.approvals[0]) return page.approvals[0].id;
+    if (Date.now() > deadline) throw new Error(`no pending approval for ${runId} after 20 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
