@@ -25,6 +25,11 @@ export function keyIdOf(publicKey: KeyObject): string {
     .slice(0, 16);
 }
 
+/** A public key as an `audit.key_created` record carries it: SPKI DER, base64. */
+export function spkiBase64(publicKey: KeyObject): string {
+  return publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+}
+
 /** Load the audit key, generating it (mode 0600) on first start. */
 export function loadOrCreateAuditKey(dataDir: string): AuditKey {
   const { privatePath, publicPath } = auditKeyPaths(dataDir);

@@ -1,14 +1,25 @@
-import { hash, verify as verifySignature, type KeyObject } from 'node:crypto';
+import { hash, type KeyObject } from 'node:crypto';
 import type { AuditRow, AuditStorage, CheckpointRow, VerifyRow } from './auditStorage.js';
-import { keyIdOf } from './auditKey.js';
-import { checkpointBody, GENESIS, hashRecord } from './auditLog.js';
+import { GENESIS, hashRecord } from './auditLog.js';
+import { KeyTrust, type AuditTrust, type KeyReport } from './keyTrust.js';
 
 /** Why verification failed. */
 export type AuditProblem = 'edited' | 'dropped' | 'reordered' | 'truncated' | 'bad signature' | 'malformed';
 
 /** The verifier's verdict. */
 export type AuditVerdict =
-  | { ok: true; records: number; checkpoints: number; head: string; keyId: string }
+  | {
+      ok: true;
+      records: number;
+      checkpoints: number;
+      head: string;
+      /** The root key's id (or the first pinned one's). */
+      keyId: string;
+      /** Every key the walk knew of: the root or pinned ones, and those the chain introduced (keyTrust.ts). */
+      keys: KeyReport[];
+      /** The highest record a checkpoint of a trusted key covers (0: none); later records hold by their hashes only. */
+      signedUpTo: number;
+    }
   | { ok: false; problem: AuditProblem; seq: number; detail: string; records: number };
 
 /** Told how far a verification got: records checked so far of `total` (read when it started). */
@@ -17,22 +28,26 @@ export type AuditProgress = (checked: number, total: number) => void;
 type Failure = Extract<AuditVerdict, { ok: false }>;
 
 /**
- * Recompute the whole chain in storage order and check every checkpoint against it and against `publicKey`.
- * Reports the first problem: an edited record (its hash does not match its content), a dropped or reordered one
- * (seq gap, or `prev` not the previous record's hash), a truncated log (a checkpoint covers records that are gone),
- * a bad checkpoint signature, or data that is not JSON.
+ * Recompute the whole chain in storage order and check every checkpoint against it and against the trusted keys
+ * (`trust`: a bare key is the root of trust, keyTrust.ts). Reports the first problem: an edited record (its hash does
+ * not match its content), a dropped or reordered one (seq gap, or `prev` not the previous record's hash), a truncated
+ * log (a checkpoint covers records that are gone), a bad checkpoint signature or one by a key not trusted, or data
+ * that is not JSON.
  *
  * Rows are hashed from their stored bytes (the text the storage lays out, auditStorage.ts `STORED_RECORD_LAYOUT`);
  * only a row that does not match that way is read whole, parsed and hashed again the slow way (data stored in another
  * JSON form) before it is called edited. Each checkpoint's signature is checked once, when the walk reaches its
- * record. `onProgress` is told after each page.
+ * record; a key the chain introduces (`audit.key_created`) is learnt when the walk has checked its record. `onProgress`
+ * is told after each page.
  */
-export function verifyAudit(db: AuditStorage, publicKey: KeyObject, onProgress?: AuditProgress): AuditVerdict {
-  const keyId = keyIdOf(publicKey);
+export function verifyAudit(db: AuditStorage, trust: KeyObject | AuditTrust, onProgress?: AuditProgress): AuditVerdict {
+  const keys = new KeyTrust('pinned' in trust || 'root' in trust ? trust : { root: trust });
   const checkpoints = db.checkpoints();
+  const introductions = new Map<number, string>();
+  for (const row of db.rows({ types: ['audit.key_created'] })) introductions.set(row.seq, row.data);
   // Rows past the last signed checkpoint are the only ones no signature vouches for: their data is parsed too, so
   // a row there that is not JSON is `malformed` (a signed row's bytes are the ones the host wrote, canonical JSON).
-  const signedUpTo = checkpoints.at(-1)?.seq ?? 0;
+  const lastCheckpoint = checkpoints.at(-1)?.seq ?? 0;
   const bySeq = new Map(checkpoints.map((cp) => [cp.seq, cp]));
   const total = onProgress ? db.count() : 0;
   let expectedSeq = 1;
@@ -41,11 +56,13 @@ export function verifyAudit(db: AuditStorage, publicKey: KeyObject, onProgress?:
   for (const page of db.pagesToVerify()) {
     for (const row of page) {
       records += 1;
-      const failure = checkRow(db, row, expectedSeq, prev, signedUpTo, records);
+      const failure = checkRow(db, row, expectedSeq, prev, lastCheckpoint, records);
       if (failure) return failure;
+      const introduced = introductions.get(row[0]);
+      if (introduced !== undefined) keys.introduce(row[0], publicKeyIn(introduced));
       const checkpoint = bySeq.get(row[0]);
       if (checkpoint) {
-        const bad = checkCheckpoint(checkpoint, row[2], publicKey, keyId, records);
+        const bad = checkCheckpoint(checkpoint, row[2], keys, records);
         if (bad) return bad;
         bySeq.delete(row[0]);
       }
@@ -56,10 +73,42 @@ export function verifyAudit(db: AuditStorage, publicKey: KeyObject, onProgress?:
   }
   // A checkpoint left over covers a record the walk never reached.
   for (const cp of bySeq.values()) {
-    const bad = checkCheckpoint(cp, undefined, publicKey, keyId, records);
+    const bad = checkCheckpoint(cp, undefined, keys, records);
     if (bad) return bad;
   }
-  return { ok: true, records, checkpoints: checkpoints.length, head: prev, keyId };
+  // Checkpoints and not one by a trusted key: the whole chain may have been re-signed (or the root key replaced). A
+  // tail after the last trusted checkpoint is a new host's moment before a trusted one vouches for it; a chain with
+  // no trusted checkpoint at all is nothing any trusted key signed.
+  const first = checkpoints[0];
+  if (first && keys.signedUpTo === 0)
+    return {
+      ok: false,
+      problem: 'bad signature',
+      seq: first.seq,
+      detail:
+        `no checkpoint is signed by a trusted key (${keys.trustedIds()}); ` +
+        `the first, at ${first.seq}, by ${first.key_id}`,
+      records,
+    };
+  const reports = keys.reports();
+  return {
+    ok: true,
+    records,
+    checkpoints: checkpoints.length,
+    head: prev,
+    keyId: reports[0]!.keyId,
+    keys: reports,
+    signedUpTo: keys.signedUpTo,
+  };
+}
+
+/** The `publicKey` of an `audit.key_created` record's data as stored (the walk has checked the row's hash). */
+function publicKeyIn(data: string): unknown {
+  try {
+    return (JSON.parse(data) as { publicKey?: unknown }).publicKey;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One row against the chain so far: its position, its hash and its link to the previous record. */
@@ -98,23 +147,15 @@ function checkRow(
   return undefined;
 }
 
-/** A checkpoint against the chain's hash at its record (undefined: the log ends before it) and the public key. */
+/** A checkpoint against the chain's hash at its record (undefined: the log ends before it) and the trusted keys. */
 function checkCheckpoint(
   cp: CheckpointRow,
   head: string | undefined,
-  publicKey: KeyObject,
-  keyId: string,
+  keys: KeyTrust,
   records: number,
 ): Failure | undefined {
-  const body = Buffer.from(checkpointBody(cp.seq, cp.head));
-  if (!verifySignature(null, body, publicKey, Buffer.from(cp.signature, 'base64')))
-    return {
-      ok: false,
-      problem: 'bad signature',
-      seq: cp.seq,
-      detail: `checkpoint at ${cp.seq} is not signed by key ${keyId} (signed by ${cp.key_id})`,
-      records,
-    };
+  const judged = keys.judge(cp);
+  if ('bad' in judged) return { ok: false, problem: 'bad signature', seq: cp.seq, detail: judged.bad, records };
   if (head === undefined)
     return {
       ok: false,

@@ -854,8 +854,12 @@ export const COMMANDS: CommandSpec[] = [
     options: {
       key: {
         type: 'string',
+        multiple: true,
         value: '<pub.pem>',
-        help: "public key to check the signatures with (default: the data folder's)",
+        help:
+          'a public key to check the signatures with; repeat for each host that signs (pinned: a checkpoint by ' +
+          "another key fails). Default: the data folder's key, and the keys the chain introduces once a checkpoint " +
+          'of a trusted key covers them',
       },
       json,
     },
@@ -865,7 +869,7 @@ export const COMMANDS: CommandSpec[] = [
       return (await import('./commands/audit.js')).auditCommand(
         cfg.dataDir,
         'verify',
-        { json: ctx.flags.json === true, key: str(ctx.flags, 'key') },
+        { json: ctx.flags.json === true, keys: (ctx.flags.key as string[] | undefined) ?? [] },
         ctx.out,
       );
     },
@@ -876,7 +880,12 @@ export const COMMANDS: CommandSpec[] = [
     options: {},
     async run(ctx) {
       const cfg = await hostConfig(ctx);
-      return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'export', { json: false }, ctx.out);
+      return (await import('./commands/audit.js')).auditCommand(
+        cfg.dataDir,
+        'export',
+        { json: false, keys: [] },
+        ctx.out,
+      );
     },
   },
   {

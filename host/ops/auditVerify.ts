@@ -1,12 +1,13 @@
 /**
  * Verifying the signed audit chain, for `paddock audit verify` and `GET /v1/audit/verify`: the whole chain is
- * checked against the data folder's public key (host/audit/verify.ts); a tenant's admin is shown the first bad record
- * only when it is one it may read.
+ * checked with the data folder's public key as the root of trust, or against a pinned set (host/audit/verify.ts); a
+ * tenant's admin is shown the first bad record only when it is one it may read.
  */
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { auditKeyPaths } from '../audit/auditKey.js';
 import type { AuditStorage } from '../audit/auditStorage.js';
+import type { AuditTrust } from '../audit/keyTrust.js';
 import { verifyAudit, type AuditProgress, type AuditVerdict } from '../audit/verify.js';
 import { auditRowsAfter, auditStorageOf } from '../state/auditReads.js';
 import { recordAuditVerification } from '../state/auditVerifications.js';
@@ -14,15 +15,20 @@ import type { Store } from '../state/store.js';
 import { auditVisibleTo, exportedRecord, type ExportedAuditRecord } from './auditExport.js';
 import { tenantOfAuditRow } from './auditTenancy.js';
 
-/** Verify the chain in `storage` with the public key in `keyFile` (default: the data folder's). */
+/**
+ * Verify the chain in `storage`: against exactly the public keys in `keyFiles` when given (pinned), else with the
+ * data folder's key as the root of trust (keys the chain introduces count once a trusted checkpoint covers them).
+ */
 export function verifyAuditLog(
   storage: AuditStorage,
   dataDir: string,
-  keyFile?: string,
+  keyFiles: readonly string[] = [],
   onProgress?: AuditProgress,
 ): AuditVerdict {
-  const key = createPublicKey(readFileSync(keyFile ?? auditKeyPaths(dataDir).publicPath));
-  return verifyAudit(storage, key, onProgress);
+  const read = (file: string) => createPublicKey(readFileSync(file));
+  const trust: AuditTrust =
+    keyFiles.length > 0 ? { pinned: keyFiles.map(read) } : { root: read(auditKeyPaths(dataDir).publicPath) };
+  return verifyAudit(storage, trust, onProgress);
 }
 
 /** The verdict as a tenant's admin sees it: the first bad record itself only when that tenant may read it. */

@@ -2,7 +2,7 @@ import { randomFillSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { StoreHooks } from '../config/storeHooks.js';
 import { HostError } from '../errors.js';
-import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
+import { loadOrCreateAuditKey, spkiBase64, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { dialectOf, openDatabase, type Db, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
@@ -225,7 +225,13 @@ export class Store {
       );
       if (key.created || applied.length > 0) {
         db.transaction(() => {
-          if (key.created) store.audit.append({ type: 'audit.key_created', actor: 'host', data: { keyId: key.keyId } });
+          // The public key itself, so a verifier elsewhere can learn it from the chain (host/audit/keyTrust.ts).
+          if (key.created)
+            store.audit.append({
+              type: 'audit.key_created',
+              actor: 'host',
+              data: { keyId: key.keyId, publicKey: spkiBase64(key.publicKey) },
+            });
           if (applied.length > 0)
             store.audit.append({ type: 'state.migrated', actor: 'host', data: { versions: applied } });
         })();

@@ -49,6 +49,24 @@ const VerdictSchema = z.object({
   checkpoints: z.int().optional(),
   head: z.string().optional(),
   keyId: z.string().optional(),
+  keys: z
+    .array(
+      z.object({
+        keyId: z.string(),
+        introducedAt: z.int().nullable(),
+        trusted: z.boolean(),
+        checkpoints: z.int(),
+      }),
+    )
+    .optional()
+    .describe(
+      "Every key the verifier knew of: the data folder's (the root of trust) and those the chain introduced " +
+        '(`audit.key_created`), each trusted once a checkpoint of a trusted key covers its introduction.',
+    ),
+  signedUpTo: z
+    .int()
+    .optional()
+    .describe('The highest record a checkpoint of a trusted key covers; later records hold by their hashes only.'),
   problem: z.enum(['edited', 'dropped', 'reordered', 'truncated', 'bad signature', 'malformed']).optional(),
   seq: z.int().optional(),
   detail: z.string().optional(),

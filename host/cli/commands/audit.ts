@@ -5,6 +5,7 @@ import { openDatabaseReadOnly } from '../../state/db.js';
 import { recordAuditVerificationIn } from '../../state/auditVerifications.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAuditLog } from '../../ops/auditVerify.js';
+import type { AuditVerdict } from '../../audit/verify.js';
 import { HostError } from '../../errors.js';
 import { progressLine } from '../../util/progress.js';
 
@@ -14,7 +15,7 @@ type Out = (text: string) => void;
 export function auditCommand(
   dataDir: string,
   verb: string | undefined,
-  flags: { json: boolean; key?: string },
+  flags: { json: boolean; keys: string[] },
   out: Out,
 ): number {
   const file = join(dataDir, 'paddock.db');
@@ -23,7 +24,7 @@ export function auditCommand(
   try {
     if (verb === 'verify') {
       const progress = progressLine('paddock audit verify', 'records');
-      const verdict = verifyAuditLog(auditTable(db), dataDir, flags.key, (checked, total) =>
+      const verdict = verifyAuditLog(auditTable(db), dataDir, flags.keys, (checked, total) =>
         progress.update(checked, total),
       );
       progress.finish();
@@ -36,11 +37,7 @@ export function auditCommand(
         // not recorded; the verdict below is what the command answers
       }
       if (flags.json) out(JSON.stringify(verdict));
-      else if (verdict.ok)
-        out(
-          `OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, key ${verdict.keyId}, ` +
-            `head ${verdict.head.slice(0, 16)}…`,
-        );
+      else if (verdict.ok) out(verdictText(verdict));
       else out(`FAILED at record ${verdict.seq}: ${verdict.problem} — ${verdict.detail}`);
       return verdict.ok ? 0 : 1;
     }
@@ -52,4 +49,24 @@ export function auditCommand(
   } finally {
     db.close();
   }
+}
+
+/** An intact chain's verdict for people: the counts, each key and whether it counts, the unvouched tail if any. */
+function verdictText(verdict: Extract<AuditVerdict, { ok: true }>): string {
+  const keys = verdict.keys.map(
+    (k) =>
+      `${k.keyId} (${k.checkpoints} checkpoint${k.checkpoints === 1 ? '' : 's'}` +
+      `${k.introducedAt === null ? '' : `, introduced at record ${k.introducedAt}`}` +
+      `${k.trusted ? '' : ', NOT trusted: no checkpoint of a trusted key covers its introduction'})`,
+  );
+  const lines = [
+    `OK: ${verdict.records} records, ${verdict.checkpoints} signed checkpoints, ` +
+      `key${keys.length === 1 ? '' : 's'} ${keys.join(', ')}, head ${verdict.head.slice(0, 16)}…`,
+  ];
+  if (verdict.signedUpTo < verdict.records)
+    lines.push(
+      `records ${verdict.signedUpTo + 1}–${verdict.records} are after the last checkpoint of a trusted key: ` +
+        'they hold by their hashes only',
+    );
+  return lines.join('\n');
 }
