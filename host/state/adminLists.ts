@@ -17,7 +17,9 @@ export type PagedRun = RunRow & { position: number };
  * A tenant's runs, newest first, optionally by status, binding and session; `before` is the `position` of the previous
  * page's last run. The order is the rows' insertion order (rowid: runs are never deleted and every process inserts
  * through SQLite's one writer), so a run queued while a client pages is above every cursor and never enters the walk
- * — run ids are random and queue times tie within a millisecond, so neither could give that guarantee.
+ * — run ids are random and queue times tie within a millisecond, so neither could give that guarantee. PostgreSQL has
+ * no rowid: its `runs` has a `rowid` identity column (migration 13) given out under the writer lock (PG2), so the
+ * same statement means the same order there.
  */
 export function runsPage(
   store: Store,
@@ -64,7 +66,8 @@ export function sessionsPage(
   }
   const outer: string[] = [];
   if (filter.before) {
-    outer.push('(lastActivityAt < ? OR (lastActivityAt = ? AND id > ?))');
+    // The alias quoted where it is referred to: PostgreSQL folds a bare name to lower case (it is quoted where set).
+    outer.push('("lastActivityAt" < ? OR ("lastActivityAt" = ? AND id > ?))');
     args.push(filter.before.at, filter.before.at, filter.before.id);
   }
   // The last event by the events primary key (session_id, seq): one index probe per session.
@@ -73,8 +76,9 @@ export function sessionsPage(
     's.created_at AS createdAt, s.paused_reason AS pausedReason, ' +
     'COALESCE((SELECT e.at FROM events e WHERE e.session_id = s.id ORDER BY e.seq DESC LIMIT 1), s.created_at) ' +
     'AS lastActivityAt, (SELECT count(*) FROM runs r WHERE r.session_id = s.id) AS runs ' +
-    `FROM sessions s WHERE ${inner.join(' AND ')}) ` +
-    `${outer.length ? `WHERE ${outer.join(' AND ')} ` : ''}ORDER BY lastActivityAt DESC, id LIMIT ?`;
+    // The subquery named: PostgreSQL before 16 refuses one without an alias.
+    `FROM sessions s WHERE ${inner.join(' AND ')}) AS listed ` +
+    `${outer.length ? `WHERE ${outer.join(' AND ')} ` : ''}ORDER BY "lastActivityAt" DESC, id LIMIT ?`;
   return dbOf(store)
     .prepare(sql)
     .all(...args, filter.limit) as SessionListRow[];

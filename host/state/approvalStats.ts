@@ -4,6 +4,8 @@
  * an approval (the binding's policy or a grant answered at once) and the `capability_grants` table (grants revoked
  * after they were used). `/metrics` and `paddock approvals stats` read the same figures.
  */
+import { dialectOf } from './db.js';
+import { elapsedMs, jsonText } from './dialectSql.js';
 import { dbOf, type Store } from './store.js';
 
 /** The outcomes `paddock_approvals_total{outcome}` counts; `asked` is every approval a person was asked for. */
@@ -68,6 +70,8 @@ const RUN_BINDING = "coalesce(r.binding_id, 'none')";
  */
 export function approvalStats(store: Store, q: ApprovalStatsQuery = {}): BindingApprovalStats[] {
   const db = dbOf(store);
+  const dialect = dialectOf(db);
+  const field = (column: string, key: string) => jsonText(dialect, column, key);
   const byKey = new Map<string, BindingApprovalStats>();
   const entry = (tenant: string, bindingId: string): BindingApprovalStats => {
     const key = JSON.stringify([tenant, bindingId]);
@@ -103,17 +107,18 @@ export function approvalStats(store: Store, q: ApprovalStatsQuery = {}): Binding
   }
 
   // Answers without an approval: the policy (a rule, a default, a floor, taint, approvalPolicy deny) or a grant.
+  // count … FILTER, not sum(<boolean>): PostgreSQL sums no booleans (both dialects have FILTER).
   const answered = where(q, { tenant: 's.tenant', binding: RUN_BINDING, at: 'e.at' });
+  const grantId = field('e.data', 'grantId');
+  const decision = field('e.data', 'decision');
   const answers = db
     .prepare(
       `SELECT s.tenant AS tenant, ${RUN_BINDING} AS bindingId, ` +
-        "sum(json_extract(e.data, '$.grantId') IS NOT NULL) AS byGrant, " +
-        "sum(json_extract(e.data, '$.grantId') IS NULL AND json_extract(e.data, '$.decision') = 'approved') " +
-        'AS allowed, ' +
-        "sum(json_extract(e.data, '$.grantId') IS NULL AND json_extract(e.data, '$.decision') = 'denied') " +
-        'AS denied ' +
+        `count(*) FILTER (WHERE ${grantId} IS NOT NULL) AS byGrant, ` +
+        `count(*) FILTER (WHERE ${grantId} IS NULL AND ${decision} = 'approved') AS allowed, ` +
+        `count(*) FILTER (WHERE ${grantId} IS NULL AND ${decision} = 'denied') AS denied ` +
         'FROM events e JOIN runs r ON r.id = e.run_id JOIN sessions s ON s.id = e.session_id ' +
-        "WHERE e.type = 'approval.decided' AND json_extract(e.data, '$.approvalId') IS NULL" +
+        `WHERE e.type = 'approval.decided' AND ${field('e.data', 'approvalId')} IS NULL` +
         `${answered.sql} GROUP BY 1, 2`,
     )
     .all(...answered.args) as { tenant: string; bindingId: string; byGrant: number; allowed: number; denied: number }[];
@@ -129,8 +134,8 @@ export function approvalStats(store: Store, q: ApprovalStatsQuery = {}): Binding
   const grants = db
     .prepare(
       'SELECT g.tenant AS tenant, g.binding_id AS bindingId, count(*) AS revoked, ' +
-        'sum(g.used_at IS NOT NULL OR EXISTS (SELECT 1 FROM events e WHERE e.type = ' +
-        "'approval.decided' AND json_extract(e.data, '$.grantId') = g.id AND json_extract(e.data, '$.by') = " +
+        'count(*) FILTER (WHERE g.used_at IS NOT NULL OR EXISTS (SELECT 1 FROM events e WHERE e.type = ' +
+        `'approval.decided' AND ${grantId} = g.id AND ${field('e.data', 'by')} = ` +
         "'grant ' || g.id AND e.at <= g.revoked_at)) AS afterUse " +
         `FROM capability_grants g WHERE g.revoked_at IS NOT NULL${revoked.sql} GROUP BY 1, 2`,
     )
@@ -145,7 +150,7 @@ export function approvalStats(store: Store, q: ApprovalStatsQuery = {}): Binding
     const decided = db
       .prepare(
         'SELECT tenant, binding_id AS bindingId, ' +
-          'CAST(round((julianday(decided_at) - julianday(created_at)) * 86400000) AS INTEGER) AS ms ' +
+          `${elapsedMs(dialect, 'created_at', 'decided_at')} AS ms ` +
           `FROM approvals WHERE status IN ('approved', 'denied')${asked.sql} ORDER BY tenant, binding_id, ms`,
       )
       .all(...asked.args) as { tenant: string; bindingId: string; ms: number }[];

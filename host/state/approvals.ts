@@ -406,7 +406,8 @@ export function voidApprovals(
   return store.transaction(() => {
     const pending = dbOf(store)
       .prepare(
-        "SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' AND (? IS NULL OR id = ?) " +
+        // The CAST gives PostgreSQL the parameter's type (it cannot infer one from `? IS NULL`).
+        "SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' AND (CAST(? AS TEXT) IS NULL OR id = ?) " +
           'ORDER BY created_at, id',
       )
       .all(of.runId, of.id ?? null, of.id ?? null) as ApprovalSqlRow[];

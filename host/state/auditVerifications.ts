@@ -4,7 +4,7 @@
  * record, not evidence: verifying again is the check.
  */
 import type { AuditVerdict } from '../audit/verify.js';
-import { openDatabase, type Db } from './db.js';
+import { dialectOf, openDatabase, type Db } from './db.js';
 import { dbOf, type Store } from './store.js';
 
 /** Who ran a verification: the operator's CLI or a token through the API. */
@@ -59,7 +59,13 @@ export function recordAuditVerificationIn(
 }
 
 function recordOn(db: Db, verdict: AuditVerdict, who: { via: VerifiedVia; by: string }, now = new Date()): boolean {
-  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_verifications'").get();
+  const table = db
+    .prepare(
+      dialectOf(db) === 'postgres'
+        ? "SELECT 1 FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'audit_verifications'"
+        : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_verifications'",
+    )
+    .get();
   if (!table) return false;
   db.prepare(
     'INSERT INTO audit_verifications (at, ok, records, bad_seq, problem, via, by) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -1,7 +1,8 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import { HostError } from '../errors.js';
 import { dbOf, type Store } from './store.js';
-import type { Db } from './db.js';
+import { dialectOf, type Db } from './db.js';
+import { tenantOfSpec } from './dialectSql.js';
 import type { Binding, ConfigFile, Resources } from '../bindings/schema.js';
 
 /** Kinds of configuration objects, as stored (`binding` plus one per resource kind). */
@@ -38,10 +39,10 @@ interface Row {
 
 /**
  * A stored spec's tenant in SQL, as tenantOf (host/config/tenant.ts) reads it: the expression of the index
- * config_objects_by_tenant (migration 0009), text for text, or SQLite does not use the index.
+ * config_objects_by_tenant (migration 0009), text for text, or SQLite does not use the index. SQLite's form; a
+ * statement for either store takes `tenantOfSpec(dialect)` (dialectSql.ts).
  */
-/** The tenant of a stored spec, as SQL (config_objects_by_tenant indexes this very expression). */
-export const TENANT_OF_SPEC = "coalesce(json_extract(spec, '$.tenant'), 'default')";
+export const TENANT_OF_SPEC = tenantOfSpec('sqlite');
 
 const toObject = <T>(r: Row): ConfigObject<T> => ({
   kind: r.kind,
@@ -83,10 +84,11 @@ export class ConfigRepo {
    */
   listOfTenant<T = unknown>(kind: ConfigKind, tenant: string): ConfigObject<T>[] {
     // INDEXED BY: without statistics SQLite prefers the primary key's (kind) range, a scan of every tenant's objects.
-    const rows = dbOf(this.store)
+    const db = dbOf(this.store);
+    const rows = db
       .prepare(
         'SELECT * FROM config_objects INDEXED BY config_objects_by_tenant ' +
-          `WHERE kind = ? AND ${TENANT_OF_SPEC} = ? ORDER BY id`,
+          `WHERE kind = ? AND ${tenantOfSpec(dialectOf(db))} = ? ORDER BY id`,
       )
       .all(kind, tenant) as Row[];
     return rows.map((r) => toObject<T>(r));
@@ -170,7 +172,8 @@ export class ConfigRepo {
     dbOf(this.store)
       .prepare(
         'INSERT INTO tenant_config_writes (tenant, day, bytes) VALUES (?, ?, ?) ' +
-          'ON CONFLICT (tenant, day) DO UPDATE SET bytes = bytes + excluded.bytes',
+          // The table named: PostgreSQL finds a bare `bytes` ambiguous beside `excluded.bytes`.
+          'ON CONFLICT (tenant, day) DO UPDATE SET bytes = tenant_config_writes.bytes + excluded.bytes',
       )
       .run(tenant, day, bytes);
   }

@@ -1,4 +1,6 @@
 /** The dispatch log: accepted platform events (dedupe) and the queue reads dispatch decides on (docs/state.md). */
+import { dialectOf } from './db.js';
+import { jsonNumber } from './dialectSql.js';
 import { dbOf, type Store } from './store.js';
 
 /** One accepted platform event and what it became. */
@@ -82,10 +84,11 @@ export function liveSessionRuns(store: Store, sessionId: string): { id: string; 
 
 /** The highest goal revision a session's queued runs carried (0 when none). */
 export function lastGoalRevision(store: Store, sessionId: string): number {
-  return dbOf(store)
+  const db = dbOf(store);
+  return db
     .prepare(
-      "SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND " +
-        "type = 'run.queued'",
+      `SELECT coalesce(max(${jsonNumber(dialectOf(db), 'data', 'goalRevision')}), 0) FROM events ` +
+        "WHERE session_id = ? AND type = 'run.queued'",
     )
     .pluck()
     .get(sessionId) as number;

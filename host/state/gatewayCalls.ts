@@ -117,9 +117,14 @@ export function deleteReservation(store: Store, id: string): void {
 
 /** Drop what one owner holds for a run; returns how many. */
 export function deleteRunReservations(store: Store, runId: string, owner: ReservationOwner): number {
-  return dbOf(store)
-    .prepare('DELETE FROM gateway_reservations WHERE run_id = ? AND owner_pid = ? AND owner_start IS ?')
-    .run(runId, owner.pid, owner.start).changes;
+  return (
+    dbOf(store)
+      // IS NOT DISTINCT FROM: `=` that matches NULL to NULL, in both dialects (PostgreSQL's IS takes no value).
+      .prepare(
+        'DELETE FROM gateway_reservations WHERE run_id = ? AND owner_pid = ? AND owner_start IS NOT DISTINCT FROM ?',
+      )
+      .run(runId, owner.pid, owner.start).changes
+  );
 }
 
 /** Every host process that holds a reservation. */
@@ -132,6 +137,6 @@ export function reservationOwners(store: Store): ReservationOwner[] {
 /** Drop everything one owner holds. */
 export function deleteOwnerReservations(store: Store, owner: ReservationOwner): void {
   dbOf(store)
-    .prepare('DELETE FROM gateway_reservations WHERE owner_pid = ? AND owner_start IS ?')
+    .prepare('DELETE FROM gateway_reservations WHERE owner_pid = ? AND owner_start IS NOT DISTINCT FROM ?')
     .run(owner.pid, owner.start);
 }

@@ -103,10 +103,18 @@ export function runnerPackageState(
 export function insertRunnerPackage(store: Store, p: NewRunnerPackage, at = new Date().toISOString()): void {
   dbOf(store)
     .prepare(
-      'INSERT OR REPLACE INTO runner_packages (runner_id, version, source, spec, package_name, integrity, digest, ' +
+      // One upsert for both stores (SQLite's INSERT OR REPLACE has no PostgreSQL twin): every column replaced.
+      'INSERT INTO runner_packages (runner_id, version, source, spec, package_name, integrity, digest, ' +
         'signatures, permissions, skipped_scripts, native_build, listing, listing_rev, status, tampered, ' +
         'installed_by, installed_at, verified_at) ' +
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok', NULL, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'ok', NULL, ?, ?, ?) " +
+        'ON CONFLICT (runner_id, version) DO UPDATE SET source = excluded.source, spec = excluded.spec, ' +
+        'package_name = excluded.package_name, integrity = excluded.integrity, digest = excluded.digest, ' +
+        'signatures = excluded.signatures, permissions = excluded.permissions, ' +
+        'skipped_scripts = excluded.skipped_scripts, native_build = excluded.native_build, ' +
+        'listing = excluded.listing, listing_rev = excluded.listing_rev, status = excluded.status, ' +
+        'tampered = excluded.tampered, installed_by = excluded.installed_by, installed_at = excluded.installed_at, ' +
+        'verified_at = excluded.verified_at',
     )
     .run(
       p.runnerId,
@@ -139,7 +147,9 @@ export function refreshRunnerPackageListing(
 ): void {
   dbOf(store)
     .prepare(
-      'UPDATE runner_packages SET listing = coalesce(?, listing), listing_rev = listing_rev + (? IS NOT NULL), ' +
+      // CASE, not `+ (? IS NOT NULL)`: PostgreSQL adds no boolean to a number; the CAST types the parameter for it.
+      'UPDATE runner_packages SET listing = coalesce(?, listing), ' +
+        'listing_rev = listing_rev + CASE WHEN CAST(? AS TEXT) IS NULL THEN 0 ELSE 1 END, ' +
         'verified_at = coalesce(?, verified_at) WHERE runner_id = ? AND version = ?',
     )
     .run(update.listing ?? null, update.listing ?? null, update.verifiedAt ?? null, runnerId, version);

@@ -1,5 +1,6 @@
 /** The `skill_digests` table: each skill's content digest as it was when last applied (docs/gateway.md, "Skills"). */
-import { TENANT_OF_SPEC } from './configRepo.js';
+import { dialectOf, type Dialect } from './db.js';
+import { tenantOfSpec } from './dialectSql.js';
 import { dbOf, type Store } from './store.js';
 
 /** The recorded digest of one skill (null when never recorded). */
@@ -26,7 +27,12 @@ export function recordSkillDigest(
 ): void {
   dbOf(store)
     .prepare(
-      'INSERT OR REPLACE INTO skill_digests (skill_id, digest, name, version, recorded_at) VALUES (?, ?, ?, ?, ?)',
+      // One upsert for both stores (SQLite's INSERT OR REPLACE has no PostgreSQL twin): every column replaced, the
+      // change a run found cleared.
+      'INSERT INTO skill_digests (skill_id, digest, name, version, recorded_at) VALUES (?, ?, ?, ?, ?) ' +
+        'ON CONFLICT (skill_id) DO UPDATE SET digest = excluded.digest, name = excluded.name, ' +
+        'version = excluded.version, recorded_at = excluded.recorded_at, changed_digest = NULL, changed_at = NULL, ' +
+        'changed_run_id = NULL',
     )
     .run(skill.id, skill.digest, skill.name, skill.version, new Date().toISOString());
 }
@@ -71,12 +77,15 @@ export interface SkillState {
   changed: { digest: string; at: string; runId: string } | null;
 }
 
-/** The SQL of {@link skillStatesOfTenant} (a test reads its plan): the tenant's index range, each digest by key. */
-export const SKILL_STATES_SQL =
+/** The SQL of {@link skillStatesOfTenant} in `dialect`: the tenant's index range, each digest by key. */
+const skillStatesSql = (dialect: Dialect) =>
   'SELECT o.id AS id, d.digest AS digest, d.name AS name, d.version AS version, d.recorded_at AS recordedAt, ' +
   'd.changed_digest AS changedDigest, d.changed_at AS changedAt, d.changed_run_id AS changedRunId ' +
   'FROM config_objects o INDEXED BY config_objects_by_tenant LEFT JOIN skill_digests d ON d.skill_id = o.id ' +
-  `WHERE o.kind = 'skill' AND ${TENANT_OF_SPEC} = ? ORDER BY o.id`;
+  `WHERE o.kind = 'skill' AND ${tenantOfSpec(dialect)} = ? ORDER BY o.id`;
+
+/** SQLite's {@link skillStatesOfTenant} statement (a test reads its plan). */
+export const SKILL_STATES_SQL = skillStatesSql('sqlite');
 
 /**
  * The state of each skill `tenant` holds, by id: its config objects (config_objects_by_tenant, one index range), each
@@ -84,7 +93,8 @@ export const SKILL_STATES_SQL =
  * forgotten with it, so a row is its current owner's.
  */
 export function skillStatesOfTenant(store: Store, tenant: string): SkillState[] {
-  const rows = dbOf(store).prepare(SKILL_STATES_SQL).all(tenant) as (Omit<SkillState, 'changed'> & {
+  const db = dbOf(store);
+  const rows = db.prepare(skillStatesSql(dialectOf(db))).all(tenant) as (Omit<SkillState, 'changed'> & {
     changedDigest: string | null;
     changedAt: string | null;
     changedRunId: string | null;

@@ -36,7 +36,10 @@ export const SPEND_SQL = {
   // CROSS JOIN keeps that order: without statistics the planner would start from all the tenant's sessions.
   calls:
     'SELECT c.binding_id AS bindingId, c.model_id AS modelId, count(*) AS calls, ' +
-    'sum(c.status >= 400) AS failedCalls, sum(c.input_tokens) AS inputTokens, sum(c.output_tokens) AS outputTokens, ' +
+    // count … FILTER, not sum(<boolean>): PostgreSQL sums no booleans. INDEXED BY and CROSS JOIN are SQLite's planner
+    // hints, dropped for PostgreSQL by its adapter (pg/translate.ts).
+    'count(*) FILTER (WHERE c.status >= 400) AS failedCalls, sum(c.input_tokens) AS inputTokens, ' +
+    'sum(c.output_tokens) AS outputTokens, ' +
     'sum(c.cost_usd) AS costUsd FROM gateway_calls c INDEXED BY gateway_calls_window ' +
     'CROSS JOIN sessions s ON s.id = c.session_id WHERE c.at_ms > ? AND s.tenant = ? ' +
     'GROUP BY c.binding_id, c.model_id ORDER BY c.binding_id, c.model_id',

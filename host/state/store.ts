@@ -4,7 +4,7 @@ import type { StoreHooks } from '../config/storeHooks.js';
 import { HostError } from '../errors.js';
 import { loadOrCreateAuditKey, spkiBase64, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
-import { dialectOf, openDatabase, type Db, type Durability } from './db.js';
+import { dialectOf, openDatabase, type Db, type DbStatement, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
 import { checkEventData } from './eventCheck.js';
 import { SessionControlCache } from './sessionControlCache.js';
@@ -102,6 +102,8 @@ const EVENT_ROW = '(?, ?, ?, ?, ?, ?, ?)';
 const EVENT_COLUMNS = 7;
 /** Events per multi-row INSERT of {@link Store.appendMany}: a streaming run's batch costs a call per 32 rows. */
 const INSERT_ROWS = 32;
+/** Sessions whose last seqs {@link Store.appendMany} reads in one statement. */
+const SEQ_READ_SESSIONS = 32;
 
 let idCounter = 0;
 let idMs = -1;
@@ -156,6 +158,8 @@ export class Store {
   private uncommitted: StoredEvent[] = [];
   /** Sessions' control folds, caught up from their last seq at each start (sessionControlCache.ts). */
   private readonly controlCache = new SessionControlCache((id, after) => this.controlEventsAfter(id, after));
+  /** The last-seq reads of {@link lastSeqs}, by how many sessions each reads. */
+  private readonly lastSeqReads = new Map<number, DbStatement>();
 
   private constructor(
     /** The connection: only host/state/ modules reach it, through {@link dbOf}. */
@@ -173,7 +177,6 @@ export class Store {
     this.audit = new AuditLog(auditTable(db), key, this.redact);
     this.runnerState = new RunnerStateRepo(db, this.redact);
     this.stmts = {
-      nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM events WHERE session_id = ?').pluck(),
       insertEvent: db.prepare(`${INSERT_EVENTS} ${EVENT_ROW}`),
       insertEvents: db.prepare(`${INSERT_EVENTS} ${Array<string>(INSERT_ROWS).fill(EVENT_ROW).join(', ')}`),
       findSession: db
@@ -310,22 +313,22 @@ export class Store {
 
   /**
    * {@link append} for events of any sessions, in order, in one transaction: a stream's group commit
-   * (appendBatcher.ts). Each session's next seq is read once per call: the write lock is held from
-   * `BEGIN IMMEDIATE` to `COMMIT`, so no other writer can take a seq in between, and a failure rolls
-   * the whole call back (with its seqs).
+   * (appendBatcher.ts). The sessions' last seqs are read once per call, in one statement (one round trip on
+   * PostgreSQL, however many sessions the batch holds): the write lock is held from `BEGIN IMMEDIATE` to `COMMIT`,
+   * so no other writer can take a seq in between, and a failure rolls the whole call back (with its seqs).
    */
   appendMany(items: readonly SessionEvent[]): StoredEvent[] {
     const at = new Date().toISOString();
     return this.transaction(() => {
-      const nextSeq = new Map<string, number>();
+      const lastSeq = this.lastSeqs([...new Set(items.map((item) => item.sessionId))]);
       // Rows wait here and go in INSERT_ROWS at a time (one statement call instead of one each); nothing in this
       // call reads the events table after a session's first seq, so a row's insert may come after its view and audit
       // updates. Any failure rolls the whole call back.
       const rows: unknown[] = [];
       const stored = items.map(({ sessionId, event: e }) => {
         checkEventData(e.type, e.data);
-        const seq = nextSeq.get(sessionId) ?? (this.stmts.nextSeq.get(sessionId) as number);
-        nextSeq.set(sessionId, seq + 1);
+        const seq = lastSeq.get(sessionId)! + 1;
+        lastSeq.set(sessionId, seq);
         const event: StoredEvent = {
           id: newEventId(),
           sessionId,
@@ -348,6 +351,27 @@ export class Store {
       for (let i = 0; i < rows.length; i += EVENT_COLUMNS) this.stmts.insertEvent.run(rows.slice(i, i + EVENT_COLUMNS));
       return stored;
     });
+  }
+
+  /**
+   * Each session's highest seq (0 for none), up to {@link SEQ_READ_SESSIONS} sessions a statement. A subquery per
+   * session, not `GROUP BY session_id`: each `max(seq)` is one probe at the end of the session's primary key range on
+   * both stores, where a grouped max walks every event of the session.
+   */
+  private lastSeqs(sessionIds: readonly string[]): Map<string, number> {
+    const last = new Map<string, number>();
+    for (let i = 0; i < sessionIds.length; i += SEQ_READ_SESSIONS) {
+      const chunk = sessionIds.slice(i, i + SEQ_READ_SESSIONS);
+      let read = this.lastSeqReads.get(chunk.length);
+      if (!read) {
+        const one = '(SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?)';
+        read = this.db.prepare(`SELECT ${Array<string>(chunk.length).fill(one).join(', ')}`).raw();
+        this.lastSeqReads.set(chunk.length, read);
+      }
+      const seqs = read.get(chunk) as number[];
+      chunk.forEach((sessionId, j) => last.set(sessionId, seqs[j]!));
+    }
+    return last;
   }
 
   private publishCommitted(): void {

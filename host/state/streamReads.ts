@@ -1,4 +1,6 @@
 import { eventColumns, TERMINAL_RUN_EVENTS, type EventRow, type EventType } from './events.js';
+import { dialectOf, type Dialect } from './db.js';
+import { larger } from './dialectSql.js';
 import { perStore } from './perStore.js';
 import { dbOf, type Store } from './store.js';
 
@@ -26,18 +28,26 @@ const TERMINAL_TYPES_SQL = TERMINAL_RUN_EVENTS.map((t) => `'${t}'`).join(', ');
  * `run.queued`). `type <> 'run.update'` is written out where the partial index is meant: SQLite uses a partial index
  * only for a query that names its WHERE terms.
  */
-export const RUN_EVENTS_SQL =
+const runEventsSql = (dialect: Dialect) =>
   "SELECT * FROM events WHERE run_id = @run AND session_id = @session AND seq > @after AND type <> 'run.update' " +
   'UNION ALL ' +
-  'SELECT * FROM events WHERE session_id = @session AND seq > max(@after, coalesce((SELECT min(seq) FROM events ' +
-  "WHERE run_id = @run AND type = 'run.started' AND type <> 'run.update'), 9223372036854775807)) " +
-  "AND run_id = @run AND type = 'run.update' ORDER BY seq LIMIT @limit";
+  'SELECT * FROM events WHERE session_id = @session AND seq > ' +
+  larger(
+    dialect,
+    '@after',
+    "coalesce((SELECT min(seq) FROM events WHERE run_id = @run AND type = 'run.started' AND type <> 'run.update'), " +
+      '9223372036854775807)',
+  ) +
+  " AND run_id = @run AND type = 'run.update' ORDER BY seq LIMIT @limit";
+
+/** SQLite's statement of a run's events after a seq (a test reads its plan). */
+export const RUN_EVENTS_SQL = runEventsSql('sqlite');
 
 function statements(store: Store) {
   const db = dbOf(store);
   return {
     session: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-    run: db.prepare(RUN_EVENTS_SQL),
+    run: db.prepare(runEventsSql(dialectOf(db))),
     // The types as literals, exactly the partial index events_run_end's WHERE (migration 0009): SQLite uses a partial
     // index only for a query whose WHERE names its terms, never a bound parameter. The index holds (run_id, seq).
     terminal: db.prepare(`SELECT min(seq) FROM events WHERE run_id = ? AND type IN (${TERMINAL_TYPES_SQL})`).pluck(),

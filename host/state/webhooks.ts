@@ -1,5 +1,7 @@
 /** The webhook tables (migration 0008): registrations, deliveries, their attempt log. */
 import type { AuditEntry } from '../audit/auditLog.js';
+import { dialectOf } from './db.js';
+import { larger } from './dialectSql.js';
 import { dbOf, type Store } from './store.js';
 
 /** A registration as listed: never its secret. */
@@ -136,7 +138,9 @@ export function markWebhookRemoved(
   // The blanked row is zeroed in its page (secure_delete), but the WAL still holds the page as it was: copy the WAL
   // into the database and truncate it. A reader in another process on an older snapshot can keep frames alive; they
   // go at a later checkpoint (docs/security-model.md, "Not enforced yet").
-  if (removed) dbOf(store).pragma('wal_checkpoint(TRUNCATE)');
+  // PostgreSQL has no such file to truncate: the old row version stays in the table's pages until VACUUM reuses them
+  // (docs/scale-out.md, "What is left").
+  if (removed && dialectOf(dbOf(store)) === 'sqlite') dbOf(store).pragma('wal_checkpoint(TRUNCATE)');
   return removed;
 }
 
@@ -272,7 +276,11 @@ export function runsEndedSince(
 
 /** Move a registration's sweep cursor forward (never back). */
 export function advanceSweep(store: Store, webhookId: string, to: string): void {
-  dbOf(store).prepare('UPDATE webhooks SET swept_to = max(swept_to, ?) WHERE id = ?').run(to, webhookId);
+  const db = dbOf(store);
+  db.prepare(`UPDATE webhooks SET swept_to = ${larger(dialectOf(db), 'swept_to', '?')} WHERE id = ?`).run(
+    to,
+    webhookId,
+  );
 }
 
 /**

@@ -8,16 +8,25 @@ import { startPgCluster, type PgCluster } from './pgCluster.js';
 /** One store implementation the contract suite runs against (docs/scale-out.md, "Contract tests"). */
 export interface StoreBackend {
   name: 'sqlite' | 'postgres';
-  /** A new, empty store's options: its own data folder, and on PostgreSQL its own database. */
+  /** A new, empty store's options: its own data folder, and on PostgreSQL its own schema. */
   fresh(): { dataDir: string; databaseUrl?: string };
   open(options: { dataDir: string; databaseUrl?: string } & Partial<StoreOptions>): Store;
-  /** Tear down what {@link fresh} made. */
+  /** Close every store {@link open} opened that is still open, and tear down what {@link fresh} made. */
   close(): void;
+}
+
+/** The PostgreSQL URL each store of {@link postgresBackend} was opened with (a test's second connection). */
+const urls = new WeakMap<Store, string>();
+
+/** The PostgreSQL URL `store` was opened with by a test backend, or undefined (a SQLite store). */
+export function postgresUrlOf(store: Store): string | undefined {
+  return urls.get(store);
 }
 
 /** The embedded SQLite store: a data folder per store. */
 export function sqliteBackend(): StoreBackend {
   const dirs: string[] = [];
+  const stores: Store[] = [];
   return {
     name: 'sqlite',
     fresh: () => {
@@ -25,32 +34,47 @@ export function sqliteBackend(): StoreBackend {
       dirs.push(dataDir);
       return { dataDir };
     },
-    open: (options) => Store.open(options),
-    close: () => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })),
+    open: (options) => {
+      const store = Store.open(options);
+      stores.push(store);
+      return store;
+    },
+    close: () => {
+      for (const store of stores.splice(0)) store.close();
+      dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+    },
   };
 }
 
 /**
  * The PostgreSQL store on a throwaway cluster (started on first use; a missing PostgreSQL fails, never skips): a
- * database per store, and a data folder for its audit key.
+ * schema per store (the URL sets its search_path: every table, trigger and function of the migrations lands there;
+ * cheaper than a database per store, which property tests open by the dozen), and a data folder for its audit key.
  */
 export function postgresBackend(): StoreBackend {
   let cluster: PgCluster | undefined;
-  let databases = 0;
+  let schemas = 0;
   const dirs: string[] = [];
+  const stores: Store[] = [];
   return {
     name: 'postgres',
     fresh: () => {
       cluster ??= startPgCluster();
-      const name = `contract_${++databases}`;
+      const schema = `store_${++schemas}`;
       // Through PgDb, whose close keeps libpq's client alive until libuv has closed its watcher (pgDb.ts).
-      new PgDb(cluster.url).exec(`CREATE DATABASE ${name}`).close();
+      new PgDb(cluster.url).exec(`CREATE SCHEMA ${schema}`).close();
       const dataDir = mkdtempSync(join(tmpdir(), 'paddock-contract-pg-'));
       dirs.push(dataDir);
-      return { dataDir, databaseUrl: cluster.url.replace('/paddock?', `/${name}?`) };
+      return { dataDir, databaseUrl: `${cluster.url}&options=-csearch_path%3D${schema}` };
     },
-    open: (options) => Store.open(options),
+    open: (options) => {
+      const store = Store.open(options);
+      stores.push(store);
+      if (options.databaseUrl) urls.set(store, options.databaseUrl);
+      return store;
+    },
     close: () => {
+      for (const store of stores.splice(0)) store.close();
       cluster?.stop();
       dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
     },

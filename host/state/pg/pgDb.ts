@@ -61,6 +61,9 @@ function loadClient(): new (config: { types: TypeParsers }) => NativeClient {
   }
 }
 
+/** libc collations that compare text as SQLite's BINARY does: by byte (UTF-8's byte order is code point order). */
+const BYTE_ORDER_COLLATIONS = new Set(['C', 'POSIX', 'C.UTF-8', 'C.utf8']);
+
 /** Clients just ended, kept from the garbage collector until libuv has finished closing their socket watcher. */
 const closing = new Set<NativeClient>();
 
@@ -113,6 +116,27 @@ export class PgDb implements Db {
         { cause: error },
       );
     }
+    this.refuseOtherCollation();
+  }
+
+  /**
+   * Text compares and sorts byte by byte in SQLite (BINARY), and every ORDER BY, keyset page and `id > ?` cursor of
+   * the store relies on it. A PostgreSQL database whose collation is a language's (en_US, ICU) orders `run_B` before
+   * `run_a` and skips punctuation at first, so the same statement would answer another order: such a database is
+   * refused at open, naming the fix (docs/scale-out.md §2).
+   */
+  private refuseOtherCollation(): void {
+    const [row] = this.client.querySync(
+      'SELECT datcollate AS lc, datlocprovider AS provider FROM pg_database WHERE datname = current_database()',
+    ) as { lc: string; provider: string }[];
+    if (row && row.provider === 'c' && BYTE_ORDER_COLLATIONS.has(row.lc)) return;
+    this.close();
+    throw new HostError(
+      'STATE_UNAVAILABLE',
+      `the PostgreSQL state database sorts text by collation ${row?.lc ?? 'unknown'} (provider ` +
+        `${row?.provider ?? 'unknown'}); paddock needs byte order, as SQLite's: create the database with ` +
+        "CREATE DATABASE … TEMPLATE template0 LOCALE_PROVIDER libc LC_COLLATE 'C' LC_CTYPE 'C'",
+    );
   }
 
   get inTransaction(): boolean {
@@ -223,7 +247,12 @@ export class PgDb implements Db {
     }
   }
 
-  /** A libpq call whose error carries PostgreSQL's SQLSTATE as `code` (`PG_23505`, …), as SQLite's carry theirs. */
+  /**
+   * A libpq call whose error carries PostgreSQL's SQLSTATE as `code` (`PG_23505`, …), as SQLite's carry theirs, and
+   * the server's primary message as its message, as SQLite's is one line: libpq's full text adds `ERROR:` and the
+   * DETAIL and CONTEXT lines, and a DETAIL quotes the row's values (`Key (id)=(…) already exists`), which SQLite's
+   * messages never do.
+   */
   private call<T>(fn: () => T): T {
     if (this.closed) throw new TypeError('The database connection is not open');
     try {
@@ -231,6 +260,7 @@ export class PgDb implements Db {
     } catch (error) {
       const fields = this.client.pq.resultErrorFields();
       if (fields?.sqlState) Object.assign(error as object, { code: `PG_${fields.sqlState}`, fields });
+      if (fields?.messagePrimary) (error as Error).message = fields.messagePrimary;
       throw error;
     }
   }

@@ -17,8 +17,10 @@ const IDENT = /[A-Za-z0-9_]/;
 /**
  * Translate one statement: `?` → `$1, $2, …`; `@name` → `$n` (a name used twice is one parameter); a camelCase alias
  * after `AS` quoted (PostgreSQL folds unquoted names to lower case, and the code reads `runId`, not `runid`);
- * `INSERT OR IGNORE INTO` → `INSERT INTO … ON CONFLICT DO NOTHING`. String literals, quoted identifiers and comments
- * are copied untouched. Mixing `?` and `@name` in one statement is refused, as better-sqlite3 refuses it.
+ * `INSERT OR IGNORE INTO` → `INSERT INTO … ON CONFLICT DO NOTHING`; SQLite's planner hints dropped: `INDEXED BY
+ * <index>` (PostgreSQL picks its own plan) and `CROSS JOIN … ON` → `JOIN … ON` (SQLite's CROSS JOIN is an inner join
+ * whose table order is fixed; PostgreSQL allows no ON after CROSS JOIN). String literals, quoted identifiers and
+ * comments are copied untouched. Mixing `?` and `@name` in one statement is refused, as better-sqlite3 refuses it.
  */
 export function translateSql(sql: string): TranslatedSql {
   let out = '';
@@ -64,6 +66,20 @@ export function translateSql(sql: string): TranslatedSql {
         const m = /^(\s+)([A-Za-z_][A-Za-z0-9_]*)/.exec(sql.slice(j));
         if (m && /[A-Z]/.test(m[2]!) && !/^[A-Z_]+$/.test(m[2]!)) {
           out += `${word}${m[1]}"${m[2]}"`;
+          i = j + m[0].length;
+          continue;
+        }
+      } else if (upper === 'INDEXED') {
+        const m = /^\s+BY\s+[A-Za-z_][A-Za-z0-9_]*/i.exec(sql.slice(j));
+        if (m) {
+          i = j + m[0].length;
+          out = out.replace(/\s+$/, '');
+          continue;
+        }
+      } else if (upper === 'CROSS') {
+        const m = /^\s+JOIN\b/i.exec(sql.slice(j));
+        if (m) {
+          out += 'JOIN';
           i = j + m[0].length;
           continue;
         }

@@ -12,7 +12,7 @@ import { reconcile } from '../../../host/recovery/reconcile.js';
 import { createApiToken } from '../../../host/state/apiTokens.js';
 import { ConfigRepo } from '../../../host/state/configRepo.js';
 import type { Store } from '../../../host/state/store.js';
-import { rawDb } from '../../helpers/rawDb.js';
+import { editAuditPastTriggers, rawDb } from '../../helpers/rawDb.js';
 import { tempStore } from '../../helpers/store.js';
 
 const closers: (() => unknown)[] = [];
@@ -337,9 +337,7 @@ describe('GET /v1/audit/export and /v1/audit/verify', () => {
       .prepare("SELECT seq FROM audit WHERE type = 'session.created' AND data LIKE ?")
       .pluck()
       .get(`%conv-${CANARY}%`) as number;
-    rawDb(store).exec(
-      `DROP TRIGGER audit_no_update; UPDATE audit SET data = replace(data, 'conv-', 'elsewhere-') WHERE seq = ${seq}`,
-    );
+    editAuditPastTriggers(store, `UPDATE audit SET data = replace(data, 'conv-', 'elsewhere-') WHERE seq = ${seq}`);
     const beta = await call(token('beta', 'admin'), 'GET', '/v1/audit/verify');
     expect(beta.body).toMatchObject({
       ok: false,

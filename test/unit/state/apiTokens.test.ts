@@ -10,7 +10,7 @@ import {
 import { Store } from '../../../host/state/store.js';
 import { filesContaining } from '../../helpers/canary.js';
 import { rawDb } from '../../helpers/rawDb.js';
-import { tempStore } from '../../helpers/store.js';
+import { sameStore, tempStore } from '../../helpers/store.js';
 
 const opened: { store: Store; dataDir: string }[] = [];
 function open() {
@@ -98,10 +98,10 @@ describe('API tokens', () => {
   });
 
   it('a revocation by another connection on the same data folder is seen by the next verification', () => {
-    const { store, dataDir } = open();
+    const { store } = open();
     const { token, info } = createApiToken(store, { tenant: 'acme', role: 'platform', by: 'u' });
     expect(refusal(verifyApiToken(store, token))).toBe('ok');
-    const other = Store.open({ dataDir });
+    const other = Store.open(sameStore(store));
     revokeApiToken(other, info.id, 'u');
     other.close();
     expect(refusal(verifyApiToken(store, token))).toBe('revoked');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppendBatcher } from '../../../host/state/appendBatcher.js';
 import { tempStore } from '../../helpers/store.js';
-import { rawDb } from '../../helpers/rawDb.js';
+import { refuseInserts } from '../../helpers/rawDb.js';
 
 describe('AppendBatcher', () => {
   it(
@@ -10,11 +10,8 @@ describe('AppendBatcher', () => {
     async () => {
       const { store } = tempStore();
       const { sessionId } = store.ensureSession('default', 'b', 'k');
-      // A real SQLite refusal of one event (as a CHECK, a full disk or any store error would).
-      rawDb(store).exec(
-        `CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.data LIKE '%poison%' BEGIN SELECT RAISE(ABORT, ` +
-          `'refused'); END`,
-      );
+      // A real refusal of one event by the database (as a CHECK, a full disk or any store error would).
+      refuseInserts(store, 'events', "NEW.data LIKE '%poison%'", 'refused');
       const errors: string[] = [];
       const committed: string[] = [];
       const batcher = new AppendBatcher(store, (error, event) =>

@@ -15,7 +15,7 @@ import {
 } from '../../../host/state/capabilityGrants.js';
 import { dbOf, Store } from '../../../host/state/store.js';
 import { rawDb } from '../../helpers/rawDb.js';
-import { tempStore } from '../../helpers/store.js';
+import { sameStore, tempStore } from '../../helpers/store.js';
 
 const opened: { store: Store; dataDir: string }[] = [];
 const extra: Store[] = [];
@@ -119,8 +119,8 @@ describe('capability grants', () => {
   });
 
   it('a once grant is used exactly once, across connections; other lifetimes and dead grants are never used up', () => {
-    const { store, dataDir } = open();
-    const other = Store.open({ dataDir });
+    const { store } = open();
+    const other = Store.open(sameStore(store));
     extra.push(other);
     const once = insertCapabilityGrant(store, grant({ lifetime: 'once' }));
     const uses = [

@@ -42,6 +42,15 @@ describe('translateSql', () => {
     );
   });
 
+  it("drops SQLite's planner hints: INDEXED BY, and CROSS JOIN's fixed order (PostgreSQL refuses ON after it)", () => {
+    expect(
+      translateSql('SELECT * FROM runs INDEXED BY runs_ended_window CROSS JOIN sessions s ON s.id = session_id').text,
+    ).toBe('SELECT * FROM runs JOIN sessions s ON s.id = session_id');
+    expect(translateSql("SELECT 'INDEXED BY x', indexed_by FROM t").text).toBe(
+      "SELECT 'INDEXED BY x', indexed_by FROM t",
+    );
+  });
+
   it('refuses a statement mixing ? and @name, as better-sqlite3 does', () => {
     expect(() => translateSql('SELECT ? + @a')).toThrow(/mixes/);
   });

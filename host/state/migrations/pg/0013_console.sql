@@ -18,3 +18,8 @@ CREATE TABLE audit_verifications (
 
 CREATE INDEX runs_ended_window ON runs (ended_at, session_id, status) WHERE ended_at IS NOT NULL;
 CREATE INDEX runs_by_status_session ON runs (status, session_id);
+
+-- SQLite's implicit rowid, which the admin run list pages by (adminLists.ts): the insertion order. Given out under
+-- the store's writer lock (decision PG2), so it is commit order too; existing rows are numbered as they lie.
+ALTER TABLE runs ADD COLUMN rowid bigint GENERATED ALWAYS AS IDENTITY;
+CREATE UNIQUE INDEX runs_by_rowid ON runs (rowid);
