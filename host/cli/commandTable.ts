@@ -863,7 +863,7 @@ export const COMMANDS: CommandSpec[] = [
     async run(ctx) {
       const cfg = await hostConfig(ctx);
       return (await import('./commands/audit.js')).auditCommand(
-        cfg.dataDir,
+        cfg,
         'verify',
         { json: ctx.flags.json === true, key: str(ctx.flags, 'key') },
         ctx.out,
@@ -876,7 +876,7 @@ export const COMMANDS: CommandSpec[] = [
     options: {},
     async run(ctx) {
       const cfg = await hostConfig(ctx);
-      return (await import('./commands/audit.js')).auditCommand(cfg.dataDir, 'export', { json: false }, ctx.out);
+      return (await import('./commands/audit.js')).auditCommand(cfg, 'export', { json: false }, ctx.out);
     },
   },
   {

@@ -1,7 +1,7 @@
 import { canonicalJson } from '../audit/canonicalJson.js';
 import { HostError } from '../errors.js';
 import { dbOf, type Store } from './store.js';
-import type { Db } from './db.js';
+import { dialectOf, type Db } from './db.js';
 import type { Binding, ConfigFile, Resources } from '../bindings/schema.js';
 
 /** Kinds of configuration objects, as stored (`binding` plus one per resource kind). */
@@ -42,6 +42,8 @@ interface Row {
  */
 /** The tenant of a stored spec, as SQL (config_objects_by_tenant indexes this very expression). */
 export const TENANT_OF_SPEC = "coalesce(json_extract(spec, '$.tenant'), 'default')";
+/** {@link TENANT_OF_SPEC} on PostgreSQL: the expression of its index config_objects_by_tenant (pg/0009). */
+export const TENANT_OF_SPEC_PG = "coalesce(spec::json ->> 'tenant', 'default')";
 
 const toObject = <T>(r: Row): ConfigObject<T> => ({
   kind: r.kind,
@@ -83,10 +85,14 @@ export class ConfigRepo {
    */
   listOfTenant<T = unknown>(kind: ConfigKind, tenant: string): ConfigObject<T>[] {
     // INDEXED BY: without statistics SQLite prefers the primary key's (kind) range, a scan of every tenant's objects.
-    const rows = dbOf(this.store)
+    // PostgreSQL has no INDEXED BY; its index is on its own form of the expression (pg/0009_read_indexes.sql).
+    const db = dbOf(this.store);
+    const rows = db
       .prepare(
-        'SELECT * FROM config_objects INDEXED BY config_objects_by_tenant ' +
-          `WHERE kind = ? AND ${TENANT_OF_SPEC} = ? ORDER BY id`,
+        dialectOf(db) === 'postgres'
+          ? `SELECT * FROM config_objects WHERE kind = ? AND ${TENANT_OF_SPEC_PG} = ? ORDER BY id`
+          : 'SELECT * FROM config_objects INDEXED BY config_objects_by_tenant ' +
+              `WHERE kind = ? AND ${TENANT_OF_SPEC} = ? ORDER BY id`,
       )
       .all(kind, tenant) as Row[];
     return rows.map((r) => toObject<T>(r));

@@ -1,4 +1,5 @@
 /** The dispatch log: accepted platform events (dedupe) and the queue reads dispatch decides on (docs/state.md). */
+import { dialectOf } from './db.js';
 import { dbOf, type Store } from './store.js';
 
 /** One accepted platform event and what it became. */
@@ -82,11 +83,11 @@ export function liveSessionRuns(store: Store, sessionId: string): { id: string; 
 
 /** The highest goal revision a session's queued runs carried (0 when none). */
 export function lastGoalRevision(store: Store, sessionId: string): number {
-  return dbOf(store)
-    .prepare(
-      "SELECT coalesce(max(json_extract(data, '$.goalRevision')), 0) FROM events WHERE session_id = ? AND " +
-        "type = 'run.queued'",
-    )
+  const db = dbOf(store);
+  const revision =
+    dialectOf(db) === 'postgres' ? "(data::json ->> 'goalRevision')::bigint" : "json_extract(data, '$.goalRevision')";
+  return db
+    .prepare(`SELECT coalesce(max(${revision}), 0) FROM events WHERE session_id = ? AND type = 'run.queued'`)
     .pluck()
     .get(sessionId) as number;
 }

@@ -1,4 +1,5 @@
 /** The reads start-up recovery decides on (docs/state.md, "Recovery"). */
+import { dialectOf } from './db.js';
 import { dbOf, type Store } from './store.js';
 
 /** The data of a run's `run.started` event as stored (JSON text), if it started. */
@@ -17,11 +18,15 @@ export function runStatus(store: Store, runId: string): string | undefined {
 
 /** Every `effect.intent` with no result, reconciliation or resolution yet, by session and seq. */
 export function openEffectIntents(store: Store): { sessionId: string; runId: string | null; data: string }[] {
-  return dbOf(store)
+  const db = dbOf(store);
+  // The effect id as the events_effects index holds it (docs/scale-out.md §2: one form per dialect).
+  const effectId = (alias: string) =>
+    dialectOf(db) === 'postgres' ? `(${alias}.data::json ->> 'effectId')` : `json_extract(${alias}.data, '$.effectId')`;
+  return db
     .prepare(
       `SELECT i.session_id AS sessionId, i.run_id AS runId, i.data AS data FROM events i
        WHERE i.type LIKE 'effect.%' AND i.type = 'effect.intent' AND NOT EXISTS (
-         SELECT 1 FROM events r WHERE json_extract(r.data, '$.effectId') = json_extract(i.data, '$.effectId')
+         SELECT 1 FROM events r WHERE ${effectId('r')} = ${effectId('i')}
            AND r.type LIKE 'effect.%' AND r.type IN ('effect.result', 'effect.reconciled', 'effect.resolved'))
        ORDER BY i.session_id, i.seq`,
     )

@@ -1,4 +1,5 @@
 import { eventColumns, TERMINAL_RUN_EVENTS, type EventRow, type EventType } from './events.js';
+import { dialectOf } from './db.js';
 import { perStore } from './perStore.js';
 import { dbOf, type Store } from './store.js';
 
@@ -33,11 +34,14 @@ export const RUN_EVENTS_SQL =
   "WHERE run_id = @run AND type = 'run.started' AND type <> 'run.update'), 9223372036854775807)) " +
   "AND run_id = @run AND type = 'run.update' ORDER BY seq LIMIT @limit";
 
+/** {@link RUN_EVENTS_SQL} on PostgreSQL, whose two-argument `max` is `greatest` (docs/scale-out.md §2). */
+const RUN_EVENTS_SQL_PG = RUN_EVENTS_SQL.replace('seq > max(@after, ', 'seq > greatest(@after, ');
+
 function statements(store: Store) {
   const db = dbOf(store);
   return {
     session: db.prepare('SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-    run: db.prepare(RUN_EVENTS_SQL),
+    run: db.prepare(dialectOf(db) === 'postgres' ? RUN_EVENTS_SQL_PG : RUN_EVENTS_SQL),
     // The types as literals, exactly the partial index events_run_end's WHERE (migration 0009): SQLite uses a partial
     // index only for a query whose WHERE names its terms, never a bound parameter. The index holds (run_id, seq).
     terminal: db.prepare(`SELECT min(seq) FROM events WHERE run_id = ? AND type IN (${TERMINAL_TYPES_SQL})`).pluck(),

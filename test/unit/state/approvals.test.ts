@@ -22,7 +22,6 @@ import {
   listCapabilityGrants,
   liveCapabilityGrants,
 } from '../../../host/state/capabilityGrants.js';
-import { dataVersion } from '../../../host/state/runControls.js';
 import { dbOf, Store } from '../../../host/state/store.js';
 import { rawDb } from '../../helpers/rawDb.js';
 import { tempStore } from '../../helpers/store.js';
@@ -327,16 +326,16 @@ describe('approvals', () => {
     expect(d3).toHaveLength(0);
   });
 
-  it('a decision made on another connection is heard by polling: data_version moves, then the change is listed', () => {
+  it('a decision made on another connection is heard by polling: the commit signal moves, the change is listed', () => {
     const { store, dataDir } = open();
     const other = Store.open({ dataDir });
     extra.push(other);
     const row = insertApproval(store, ask());
     const seq = lastApprovalChange(store);
-    const version = dataVersion(store);
-    expect(dataVersion(store)).toBe(version); // idle: nothing moved
+    const version = store.commits.version('approvals');
+    expect(store.commits.version('approvals')).toBe(version); // idle: nothing moved
     decideApproval(other, row.id, { outcome: 'approved', by: 'user:ada', at: at(1), lifetime: 'run' });
-    expect(dataVersion(store)).not.toBe(version);
+    expect(store.commits.version('approvals')).not.toBe(version);
     expect(approvalsChangedSince(store, seq)).toEqual([
       { seq: seq + 1, approvalId: row.id, runId: 'run_1', status: 'approved', at: at(1) },
     ]);
