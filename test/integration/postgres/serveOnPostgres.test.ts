@@ -100,7 +100,7 @@ describe('paddock serve on PostgreSQL', () => {
     // The store is one: host B answers for the run host A ran.
     const onB = await fetch(`${hostB!.url}/v1/runs/${r.runId}`, { headers: auth });
     expect(onB.status).toBe(200);
-    expect(await onB.json()).toMatchObject({ runId: r.runId, status: 'completed' });
+    expect(await onB.json()).toMatchObject({ id: r.runId, status: 'completed' });
   });
 
   it("an idle second host streams the session live and sees the first host's run, gap-free", async () => {
