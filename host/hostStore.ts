@@ -1,4 +1,6 @@
 import type { HostConfig } from './config/hostConfig.js';
+import { databaseUrlSecrets, parseDatabaseUrl } from './config/databaseUrl.js';
+import { HostError } from './errors.js';
 import { ConfigRepo } from './state/configRepo.js';
 import { registerConfigSecrets, registerEnvSecrets } from './secrets/hostSecrets.js';
 import { Redactor } from './secrets/redactor.js';
@@ -25,19 +27,30 @@ export function hostRedactor(): Redactor {
 
 /**
  * Open the host's store (migrating it) behind its redactor: `redactor` ({@link hostRedactor}) knows the env secrets
- * before the store opens, the configuration's secrets as soon as it is open. The one way the composition root and
- * the read path of `openHostState` (start.ts) get a store, so both redact the same secrets.
+ * and the database URL before the store opens, the configuration's secrets as soon as it is open. The one way the
+ * composition root and the read path of `openHostState` (start.ts) get a store, so both redact the same secrets.
  */
 export function openHostStore(config: HostConfig, redactor: Redactor = hostRedactor()): HostStore {
+  // Checked here too: a library user's HostConfig did not come through the command line's parsing.
+  const databaseUrl = parseDatabaseUrl(config.databaseUrl, 'HostConfig.databaseUrl');
+  if (databaseUrl) for (const secret of databaseUrlSecrets(databaseUrl)) redactor.add(secret);
   const listenerErrors: HostStore['listenerErrors'] = {};
   const warn = warnListenerError((v) => redactor.value(v));
-  const store = Store.open({
-    dataDir: config.dataDir,
-    durability: config.durability,
-    redact: (v) => redactor.value(v),
-    hooks: config.storeHooks,
-    onListenerError: (error, event) => (listenerErrors.to ?? warn)(error, event),
-  });
+  let store: Store;
+  try {
+    store = Store.open({
+      dataDir: config.dataDir,
+      ...(databaseUrl ? { databaseUrl } : {}),
+      durability: config.durability,
+      redact: (v) => redactor.value(v),
+      hooks: config.storeHooks,
+      onListenerError: (error, event) => (listenerErrors.to ?? warn)(error, event),
+    });
+  } catch (error) {
+    // A driver's message may quote a piece of the URL: what is printed passes the redactor (without the cause).
+    if (!(error instanceof HostError) || !databaseUrl) throw error;
+    throw new HostError(error.code, redactor.text(error.message), error.data);
+  }
   registerConfigSecrets(redactor, new ConfigRepo(store).snapshot().resources);
   return { store, redactor, listenerErrors };
 }

@@ -867,7 +867,7 @@ export const COMMANDS: CommandSpec[] = [
     async run(ctx) {
       const cfg = await hostConfig(ctx);
       return (await import('./commands/audit.js')).auditCommand(
-        cfg.dataDir,
+        cfg,
         'verify',
         { json: ctx.flags.json === true, keys: (ctx.flags.key as string[] | undefined) ?? [] },
         ctx.out,
@@ -880,12 +880,7 @@ export const COMMANDS: CommandSpec[] = [
     options: {},
     async run(ctx) {
       const cfg = await hostConfig(ctx);
-      return (await import('./commands/audit.js')).auditCommand(
-        cfg.dataDir,
-        'export',
-        { json: false, keys: [] },
-        ctx.out,
-      );
+      return (await import('./commands/audit.js')).auditCommand(cfg, 'export', { json: false, keys: [] }, ctx.out);
     },
   },
   {

@@ -2,6 +2,7 @@
 // commands that need it (it pulls in the zod limits schema).
 import { resolve } from 'node:path';
 import { resolveDataDir } from '../config/dataDir.js';
+import { parseDatabaseUrl } from '../config/databaseUrl.js';
 import type { HostConfig } from '../config/hostConfig.js';
 import { parseLimits } from '../config/limits.js';
 import { jsonDepth, MAX_JSON_DEPTH } from '../../sdk/transport/jsonDepth.js';
@@ -82,5 +83,18 @@ export function hostConfigFromFlags(flags: Flags): HostConfig {
     logLevel: process.env.PADDOCK_LOG_LEVEL ?? 'warn',
     keepWorkspaces: flags['keep-workspace'] === true,
     durability: parseDurability(str('durability') ?? process.env.PADDOCK_DURABILITY),
+    ...databaseUrlOf(str('database-url')),
   };
+}
+
+/**
+ * `--database-url` (never with a password: the command line is visible to every user) or `PADDOCK_DATABASE_URL`; the
+ * flag wins. Absent when neither is set: the data folder's SQLite store.
+ */
+function databaseUrlOf(flag: string | undefined): { databaseUrl?: string } {
+  const url =
+    flag !== undefined
+      ? parseDatabaseUrl(flag, '--database-url', { noPassword: true })
+      : parseDatabaseUrl(process.env.PADDOCK_DATABASE_URL, 'PADDOCK_DATABASE_URL');
+  return url === undefined ? {} : { databaseUrl: url };
 }

@@ -26,10 +26,11 @@ function usage(): string {
     '`paddock <command> --help` (or -h) shows one command: its options, what they mean, its exit codes.',
     'Exit codes: 0 completed, 1 failed, 2 usage error, 3 quota_exceeded, 4 crashed,',
     '            5 protocol_error, 6 dispatch refused, 124 timed_out, 130 cancelled.',
-    'Every command also takes --data-dir <dir> and --durability normal|full (SQLite: full also survives power loss).',
+    'Every command also takes --data-dir <dir> and --durability normal|full (SQLite: full also survives power loss),',
+    '  and --database-url <url> (a PostgreSQL store; no password on the command line).',
     'Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL ' +
       '(default warn),',
-    '  PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders).',
+    '  PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders), PADDOCK_DATABASE_URL (PostgreSQL).',
   ].join('\n');
 }
 

@@ -61,6 +61,11 @@ export class UsageError extends Error {
 /** Options every command takes. */
 export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   'data-dir': { type: 'string', value: '<dir>', help: 'data folder (default: $PADDOCK_HOME, else ./.paddock)' },
+  'database-url': {
+    type: 'string',
+    value: '<url>',
+    help: 'PostgreSQL store instead of SQLite, no password in it (default $PADDOCK_DATABASE_URL; docs/scale-out.md)',
+  },
   durability: {
     type: 'string',
     value: 'normal|full',

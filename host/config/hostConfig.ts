@@ -13,6 +13,12 @@ export interface HostConfig {
   logLevel: string;
   /** Keep run workspaces after the run (default: removed). */
   keepWorkspaces: boolean;
+  /**
+   * A PostgreSQL database for the store instead of `<dataDir>/paddock.db` (`PADDOCK_DATABASE_URL`, `--database-url`;
+   * docs/scale-out.md). A secret: it may hold a password (config/databaseUrl.ts). The data folder still holds the
+   * audit key, sockets, workspaces and session folders.
+   */
+  databaseUrl?: string;
   /** SQLite durability: `normal` survives a host crash, `full` also a power loss. */
   durability?: 'normal' | 'full';
   /** Host directories under which mount resources may lie (none: mounts are refused). */

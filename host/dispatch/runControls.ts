@@ -1,5 +1,5 @@
 import type { Store } from '../state/store.js';
-import { controlsAfter, dataVersion, insertCancels, lastControlSeq, type RunControl } from '../state/runControls.js';
+import { controlsAfter, insertCancels, lastControlSeq, type RunControl } from '../state/runControls.js';
 
 export type { RunControl };
 
@@ -17,14 +17,16 @@ export function requestCancel(store: Store, runIds: readonly string[], reason: s
 }
 
 /**
- * Watches `run_controls` for requests another connection wrote. It polls SQLite's
- * `data_version` (which changes only when another connection commits), so an idle check is one
- * pragma; it polls only while `hasWork()` is true and never keeps the process alive.
+ * Watches `run_controls` for requests another connection (process or host) wrote. It polls the store's "commits by
+ * others" signal (topic `controls`: SQLite's `data_version`, which changes only when another connection commits, so
+ * an idle check is one pragma; on PostgreSQL a count of notifications in memory, and a notification polls at once).
+ * It watches only while started and never keeps the process alive.
  */
 export class RunControlWatcher {
   private lastSeq: number;
   private lastVersion: number;
   private timer: NodeJS.Timeout | undefined;
+  private unsignal: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
@@ -32,7 +34,7 @@ export class RunControlWatcher {
     private readonly intervalMs = 200,
   ) {
     this.lastSeq = lastControlSeq(store);
-    this.lastVersion = this.dataVersion();
+    this.lastVersion = this.signalVersion();
   }
 
   /** Start polling (idempotent). */
@@ -40,19 +42,22 @@ export class RunControlWatcher {
     if (this.timer) return;
     this.timer = setInterval(() => this.poll(), this.intervalMs);
     this.timer.unref();
+    this.unsignal = this.store.commits.onChange('controls', () => this.poll());
   }
 
   /** Stop polling. */
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.unsignal?.();
+    this.unsignal = undefined;
   }
 
   /** Check once now. */
   poll(): void {
     // The store closed under a watched run (a host shut down without draining): nothing is left to watch.
     if (this.store.isClosed) return this.stop();
-    const version = this.dataVersion();
+    const version = this.signalVersion();
     if (version === this.lastVersion) return;
     this.lastVersion = version;
     const rows = controlsAfter(this.store, this.lastSeq);
@@ -62,7 +67,7 @@ export class RunControlWatcher {
     }
   }
 
-  private dataVersion(): number {
-    return dataVersion(this.store);
+  private signalVersion(): number {
+    return this.store.commits.version('controls');
   }
 }

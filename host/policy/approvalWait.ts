@@ -32,9 +32,12 @@ export async function waitForDecision(
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.max(1, Math.min(pollMs, expiresAt - now().getTime() + 1)));
       signal?.addEventListener('abort', done, { once: true });
+      // A decision made in another process or on another host wakes the wait at once (the poll stays the fallback).
+      const stopWatching = port.onChange?.(done);
       function done() {
         clearTimeout(timer);
         signal?.removeEventListener('abort', done);
+        stopWatching?.();
         resolve();
       }
     });

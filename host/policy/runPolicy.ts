@@ -88,6 +88,11 @@ export interface ApprovalPort {
   watchKnown(): (chunk: string) => boolean;
   /** Know this value as a secret for the rest of the run (redacted everywhere, blocked when sent out). */
   learnSecret(value: string): void;
+  /**
+   * Call `wake` when another process or host may have changed an approval of this run (a decision made there), so a
+   * wait reads it at once instead of at its next poll; returns the function that stops it. Without it, the poll.
+   */
+  onChange?(wake: () => void): () => void;
 }
 
 /** Options of the flow (tests shorten the poll; production polls every 200 ms, as run controls are). */

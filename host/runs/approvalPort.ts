@@ -107,6 +107,11 @@ export function approvalPort(deps: ApprovalPortDeps): ApprovalPort & { forgetLea
       );
     },
     state: (id) => stateOf(approvalById(store, id)),
+    // Keyed by run id; a wake without a key (the LISTEN connection came back) may be about any run.
+    onChange: (wake) =>
+      store.commits.onChange('approvals', (key) => {
+        if (key === undefined || key === runId) wake();
+      }),
     expire: (id, at) => {
       expireApprovals(store, at);
       return stateOf(approvalById(store, id));

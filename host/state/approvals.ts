@@ -2,8 +2,8 @@
  * The `approvals` table (docs/approvals.md §4): actions a run asked for that wait for a person. A decision is one
  * transaction — only a pending approval not past its expiry can be decided, the capability grant an approval leaves
  * is exactly its effect and target and lives no longer than asked, and the audit record commits with it.
- * `approval_changes` numbers every status change, so a run's host in another process hears a decision by polling
- * (`dataVersion` of runControls.ts, then {@link approvalsChangedSince}), as run controls are heard.
+ * `approval_changes` numbers every status change, and wakes other connections' watchers (commitSignal.ts, topic
+ * `approvals`): a run's host in another process or on another host hears a decision at once.
  */
 import { randomUUID } from 'node:crypto';
 import type { Effect, GrantLifetime, Risk, Scope } from '../policy/actions.js';
@@ -12,6 +12,7 @@ import { lastGoalRevision } from './dispatchLog.js';
 import { runOwnerGone } from './claims.js';
 import { runStatus } from './recoveryReads.js';
 import { dbOf, type Store } from './store.js';
+import { notifyOthers } from './commitSignal.js';
 
 /** Where an approval is. */
 export const APPROVAL_STATUSES = ['pending', 'approved', 'denied', 'expired', 'void'] as const;
@@ -128,11 +129,12 @@ function auditData(row: ApprovalRow): Record<string, unknown> {
   };
 }
 
-/** Number a status change for the pollers (inside the change's transaction). */
+/** Number a status change for the pollers, and wake other connections' (inside the change's transaction). */
 function noteChange(store: Store, row: { id: string; runId: string }, status: ApprovalStatus, at: string): void {
   dbOf(store)
     .prepare('INSERT INTO approval_changes (approval_id, run_id, status, at) VALUES (?, ?, ?, ?)')
     .run(row.id, row.runId, status, at);
+  notifyOthers(dbOf(store), 'approvals', row.runId);
 }
 
 /** The approval `id` (of `tenant` when given). */
@@ -452,8 +454,8 @@ export function lastApprovalChange(store: Store): number {
 }
 
 /**
- * Changes after `seq`, oldest first (of one run when given). Poll it when `dataVersion` (runControls.ts) moved: an
- * idle check is then one pragma.
+ * Changes after `seq`, oldest first (of one run when given). Poll it when `store.commits.version('approvals')` moved
+ * (commitSignal.ts): an idle check is then one pragma on SQLite, a memory read on PostgreSQL.
  */
 export function approvalsChangedSince(store: Store, seq: number, runId?: string): ApprovalChange[] {
   const select = 'SELECT seq, approval_id AS approvalId, run_id AS runId, status, at FROM approval_changes';

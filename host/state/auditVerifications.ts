@@ -4,7 +4,8 @@
  * record, not evidence: verifying again is the check.
  */
 import type { AuditVerdict } from '../audit/verify.js';
-import { dialectOf, openDatabase, type Db } from './db.js';
+import { dialectOf, type Db } from './db.js';
+import { openStateForWrite, type StateLocation } from './stateLocation.js';
 import { dbOf, type Store } from './store.js';
 
 /** Who ran a verification: the operator's CLI or a token through the API. */
@@ -41,16 +42,16 @@ export function recordAuditVerification(
 }
 
 /**
- * Record `verdict` in the database file `file` (`paddock audit verify` reads the chain read-only, then opens the file
+ * Record `verdict` in the state at `where` (`paddock audit verify` reads the chain read-only, then opens the state
  * for this one write). False when the database predates the table (a verify never migrates): nothing is recorded.
  */
 export function recordAuditVerificationIn(
-  file: string,
+  where: StateLocation,
   verdict: AuditVerdict,
   who: { via: VerifiedVia; by: string },
   now = new Date(),
 ): boolean {
-  const db = openDatabase(file);
+  const db = openStateForWrite(where);
   try {
     return recordOn(db, verdict, who, now);
   } finally {

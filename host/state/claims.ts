@@ -117,25 +117,26 @@ const WAKE_MIN_MS = 25;
 const WAKE_MAX_MS = 400;
 
 /**
- * Calls `onChange` whenever a claim may have been released: at once for runs of this process
- * (the store's committed events), and for other processes by watching SQLite's `data_version`.
- * SQLite has no cross-process notification, so that part is a poll — one pragma (no disk read)
- * per tick, 25 ms doubling to 400 ms while nothing changes, only while started (which keeps the
- * process alive: its waiting run is its work). A host process that dies commits nothing, so at the slowest pace every
- * tick
- * also calls `onChange` (a read-only check of the blockers' owners, see {@link claimBlocker}).
+ * Calls `onChange` whenever a claim may have been released: at once for runs of this process (the store's committed
+ * events), and for other processes and hosts through the store's "commits by others" signal (topic `claims`). On
+ * SQLite, which has no cross-process notification, that is a poll of `data_version` — one pragma (no disk read) per
+ * tick, 25 ms doubling to 400 ms while nothing changes; on PostgreSQL a released claim's notification calls
+ * `onChange` at once and the tick reads memory. Only while started (which keeps the process alive: its waiting run is
+ * its work). A host process that dies commits nothing, so at the slowest pace every tick also calls `onChange` (a
+ * read-only check of the blockers' owners, see {@link claimBlocker}).
  */
 export class ClaimWaker {
   private timer: NodeJS.Timeout | undefined;
   private delay = WAKE_MIN_MS;
   private version: number;
   private readonly unsubscribe: () => void;
+  private unsignal: (() => void) | undefined;
 
   constructor(
     private readonly store: Store,
     private readonly onChange: () => void,
   ) {
-    this.version = this.dataVersion();
+    this.version = this.signalVersion();
     this.unsubscribe = store.subscribe((event) => {
       if (this.timer && (event.type === 'run.ended' || event.type === 'run.interrupted'))
         queueMicrotask(() => this.onChange());
@@ -147,12 +148,20 @@ export class ClaimWaker {
     if (this.timer) return;
     this.delay = WAKE_MIN_MS;
     this.schedule();
+    this.unsignal = this.store.commits.onChange('claims', () => {
+      if (!this.timer) return;
+      this.version = this.signalVersion();
+      this.delay = WAKE_MIN_MS;
+      this.onChange();
+    });
   }
 
   /** Stop watching. */
   stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.unsignal?.();
+    this.unsignal = undefined;
   }
 
   /** Stop for good. */
@@ -164,8 +173,8 @@ export class ClaimWaker {
   private schedule(): void {
     this.timer = setTimeout(() => {
       // The store closed under a waiting run (a host shut down without draining): nothing is left to watch.
-      if (this.store.isClosed || !dbOf(this.store).open) return void (this.timer = undefined);
-      const version = this.dataVersion();
+      if (this.store.isClosed || !dbOf(this.store).open) return this.stop();
+      const version = this.signalVersion();
       if (version !== this.version) {
         this.version = version;
         this.delay = WAKE_MIN_MS;
@@ -177,8 +186,8 @@ export class ClaimWaker {
     // Not unref'd: a process whose run waits for another process's claim has nothing else keeping it alive.
   }
 
-  private dataVersion(): number {
-    return dbOf(this.store).pragma('data_version', { simple: true }) as number;
+  private signalVersion(): number {
+    return this.store.commits.version('claims');
   }
 }
 

@@ -34,13 +34,19 @@ export function builtinMigrations(dialect: Dialect = 'sqlite'): Migration[] {
  * `MIGRATION_FAILED` naming it. A database that has a version this code does not know is refused.
  */
 export function migrate(db: Db, migrations: Migration[] = builtinMigrations(dialectOf(db))): { applied: number[] } {
+  // On PostgreSQL only when missing: `CREATE … IF NOT EXISTS` still needs CREATE on the schema, which a host connected
+  // as the least-privilege role of docs/admin-guide.md ("PostgreSQL") does not hold.
+  const exists =
+    dialectOf(db) === 'postgres' &&
+    db.prepare("SELECT to_regclass('schema_migrations') IS NOT NULL").pluck().get() === 1;
   // In a transaction: on PostgreSQL it takes the writer lock, so hosts starting together do not race on the table.
-  db.transaction(() =>
-    db.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, ' +
-        'applied_at TEXT NOT NULL)',
-    ),
-  )();
+  if (!exists)
+    db.transaction(() =>
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, ' +
+          'applied_at TEXT NOT NULL)',
+      ),
+    )();
   const done = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const known = new Set(migrations.map((m) => m.version));
   const unknown = [...done].filter((v) => !known.has(v));

@@ -1,5 +1,6 @@
 /** The `run_controls` table: cancel requests any process writes for whichever host process owns the run. */
 import { dbOf, type Store } from './store.js';
+import { notifyOthers } from './commitSignal.js';
 
 /** A request to stop a run, written by whoever asked (CLI, API) for whichever host process owns it. */
 export interface RunControl {
@@ -16,6 +17,8 @@ export function insertCancels(store: Store, runIds: readonly string[], reason: s
     "INSERT INTO run_controls (run_id, action, reason, by, at) VALUES (?, 'cancel', ?, ?, ?)",
   );
   for (const runId of runIds) insert.run(runId, reason, by, at);
+  // The owner, in another process or on another host, wakes at COMMIT (PostgreSQL; SQLite's polls data_version).
+  notifyOthers(dbOf(store), 'controls');
 }
 
 /** The newest request's seq (0 when none). */
@@ -28,9 +31,4 @@ export function controlsAfter(store: Store, seq: number): RunControl[] {
   return dbOf(store)
     .prepare('SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE seq > ? ORDER BY seq')
     .all(seq) as RunControl[];
-}
-
-/** SQLite's `data_version`: changes only when another connection committed (a cheap poll). */
-export function dataVersion(store: Store): number {
-  return dbOf(store).pragma('data_version', { simple: true }) as number;
 }

@@ -11,6 +11,8 @@ import { SessionControlCache } from './sessionControlCache.js';
 import { eventColumns, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
 import { migrate } from './migrate.js';
 import { PgDb } from './pg/pgDb.js';
+import { PgCommitSignal } from './pg/pgCommitSignal.js';
+import { notifyOthers, sqliteCommitSignal, type CommitSignal } from './commitSignal.js';
 import {
   CONTROL_EVENT_TYPES,
   foldAll,
@@ -26,8 +28,8 @@ import { assertTenant } from '../config/tenant.js';
 export interface StoreOptions {
   dataDir: string;
   /**
-   * A PostgreSQL database instead of `<dataDir>/paddock.db` (docs/scale-out.md; not wired to the host's configuration
-   * yet). The audit key and every other file stay in `dataDir`.
+   * A PostgreSQL database instead of `<dataDir>/paddock.db` (docs/scale-out.md; the host's `PADDOCK_DATABASE_URL`).
+   * The audit key and every other file stay in `dataDir`.
    */
   databaseUrl?: string;
   durability?: Durability;
@@ -141,6 +143,8 @@ function newEventId(): string {
 export class Store {
   readonly audit: AuditLog;
   readonly runnerState: RunnerStateRepo;
+  /** How watchers learn of other connections' commits (commitSignal.ts): a poll on SQLite, LISTEN on PostgreSQL. */
+  readonly commits: CommitSignal;
   private readonly listeners = new Set<Listener>();
   private readonly stmts;
   private readonly redact: Redactor;
@@ -169,7 +173,9 @@ export class Store {
     redact: Redactor | undefined,
     hooks: StoreHooks,
     onListenerError: (error: unknown, event: StoredEvent) => void,
+    commits: CommitSignal,
   ) {
+    this.commits = commits;
     this.redacts = redact !== undefined;
     this.redact = redact ?? ((v) => v);
     this.hooks = hooks;
@@ -212,10 +218,11 @@ export class Store {
 
   /** Open the data folder's database, apply migrations, load (or create) the audit key. */
   static open(options: StoreOptions): Store {
-    const db: Db = options.databaseUrl
-      ? new PgDb(options.databaseUrl)
-      : openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
+    const pg = options.databaseUrl ? new PgDb(options.databaseUrl) : undefined;
+    const db: Db = pg ?? openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
     try {
+      // The LISTEN connection opens on the first watcher's use, not here: a one-off command never needs it.
+      const commits = pg ? new PgCommitSignal(options.databaseUrl!, pg.backendPid) : sqliteCommitSignal(db);
       const { applied } = migrate(db);
       const key = loadOrCreateAuditKey(options.dataDir);
       const store = new Store(
@@ -225,6 +232,7 @@ export class Store {
         options.redact,
         options.hooks ?? {},
         options.onListenerError ?? warnListenerError(options.redact ?? ((v) => v)),
+        commits,
       );
       if (key.created || applied.length > 0) {
         db.transaction(() => {
@@ -349,6 +357,8 @@ export class Store {
         return event;
       });
       for (let i = 0; i < rows.length; i += EVENT_COLUMNS) this.stmts.insertEvent.run(rows.slice(i, i + EVENT_COLUMNS));
+      // Other hosts' streams of these sessions wake at COMMIT (PostgreSQL; SQLite's watchers poll data_version).
+      for (const sessionId of lastSeq.keys()) notifyOthers(this.db, 'events', sessionId);
       return stored;
     });
   }
@@ -467,8 +477,15 @@ export class Store {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.commits.close();
     this.transaction(() => this.audit.checkpointHead());
     this.db.close();
+  }
+
+  /** End a run's claim, waking other connections' waiting runs at COMMIT (commitSignal.ts). */
+  private releaseClaim(runId: string | null): void {
+    this.stmts.releaseClaim.run(runId);
+    notifyOthers(this.db, 'claims');
   }
 
   /** Keep the `runs` and `sessions` view rows in step with an event (inside its transaction). */
@@ -499,7 +516,7 @@ export class Store {
         // The host-metered usage (run.ended data.usage) wins over the runner's own claim in its result.
         const usage = d.usage ?? d.result?.usage;
         this.stmts.runEnded.run(d.status, d.reason, e.at, usage ? JSON.stringify(usage) : null, e.seq, e.runId);
-        this.stmts.releaseClaim.run(e.runId);
+        this.releaseClaim(e.runId);
         return;
       }
       case 'run.interrupted':
@@ -511,7 +528,7 @@ export class Store {
           e.seq,
           e.runId,
         );
-        this.stmts.releaseClaim.run(e.runId);
+        this.releaseClaim(e.runId);
         return;
       case 'session.paused':
         this.stmts.setPaused.run((e.data as EventData<'session.paused'>).reason, e.sessionId);

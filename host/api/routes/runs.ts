@@ -68,7 +68,7 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
           runStatus: run.status,
         });
       // Through run_controls, like `paddock runs cancel` (audited): whichever process holds the run acts on it.
-      // This process's watcher never sees its own connection's commits (SQLite's data_version), so a run held here
+      // This process's watcher never sees its own connection's commits (the store's commit signal), so a run held here
       // is cancelled directly too.
       const by = apiActor(principal);
       const reason = request.body?.reason ?? 'cancelled through the API';

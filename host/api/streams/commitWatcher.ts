@@ -1,5 +1,4 @@
 import type { Store } from '../../state/store.js';
-import { dataVersion } from '../../state/runControls.js';
 import { lastSeqOfSession } from '../../state/streamReads.js';
 
 /** Default interval of the cross-process poll (docs/http-api.md: 100 ms while a stream is open). */
@@ -12,16 +11,18 @@ interface Watched {
 }
 
 /**
- * Tells the streams of a session that something was committed to it, by this process (the store's
- * committed events) or by another process on the same data folder (SQLite has no cross-process
- * notification: a poll of `data_version`, one pragma per tick, then one `max(seq)` per watched
- * session only when it changed). One watcher per server, shared by every stream: one store listener
- * and one timer, both held only while at least one stream is open. A wake is a hint: the stream's
- * cursor decides what is sent, so a spurious or coalesced wake never loses or repeats an event.
+ * Tells the streams of a session that something was committed to it, by this process (the store's committed events)
+ * or by another process or host (the store's "commits by others" signal, topic `events`: on SQLite a poll of
+ * `data_version`, one pragma per tick, then one `max(seq)` per watched session only when it changed; on PostgreSQL a
+ * notification naming the session wakes its streams at once, and the tick reads only memory). One watcher per server,
+ * shared by every stream: one store listener, one signal subscription and one timer, held only while at least one
+ * stream is open. A wake is a hint: the stream's cursor decides what is sent, so a spurious or coalesced wake never
+ * loses or repeats an event.
  */
 export class CommitWatcher {
   private readonly sessions = new Map<string, Watched>();
   private unsubscribe: (() => void) | undefined;
+  private unsignal: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private version = 0;
 
@@ -58,12 +59,17 @@ export class CommitWatcher {
   }
 
   private start(): void {
-    this.version = dataVersion(this.store);
+    this.version = this.store.commits.version('events');
     this.unsubscribe = this.store.subscribe((event) => {
       const w = this.sessions.get(event.sessionId);
       if (!w) return;
       w.known = Math.max(w.known, event.seq);
       this.wakeAll(w);
+    });
+    this.unsignal = this.store.commits.onChange('events', (sessionId) => {
+      // Heard without a poll: the tick has nothing left to find for this version.
+      this.version = this.store.commits.version('events');
+      this.check(sessionId);
     });
     this.timer = setInterval(() => this.poll(), this.pollMs);
     // The server's listener keeps the process alive, never this timer.
@@ -75,15 +81,27 @@ export class CommitWatcher {
     this.timer = undefined;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.unsignal?.();
+    this.unsignal = undefined;
   }
 
   private poll(): void {
-    const changed: Watched[] = [];
     try {
-      const version = dataVersion(this.store);
+      const version = this.store.commits.version('events');
       if (version === this.version) return;
       this.version = version;
+    } catch {
+      return; // the store is closing (server stop): the streams end with it
+    }
+    this.check();
+  }
+
+  /** Wake the streams of `only` (of every watched session without it) whose session has seqs they were not told of. */
+  private check(only?: string): void {
+    const changed: Watched[] = [];
+    try {
       for (const [sessionId, w] of this.sessions) {
+        if (only !== undefined && sessionId !== only) continue;
         const last = lastSeqOfSession(this.store, sessionId);
         if (last <= w.known) continue;
         w.known = last;

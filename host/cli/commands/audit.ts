@@ -1,8 +1,6 @@
 import { auditTable } from '../../state/auditTable.js';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { openDatabaseReadOnly } from '../../state/db.js';
 import { recordAuditVerificationIn } from '../../state/auditVerifications.js';
+import { describeState, openStateReadOnly, type StateLocation } from '../../state/stateLocation.js';
 import { readAuditRecords } from '../../audit/auditLog.js';
 import { verifyAuditLog } from '../../ops/auditVerify.js';
 import type { AuditVerdict } from '../../audit/verify.js';
@@ -11,16 +9,19 @@ import { progressLine } from '../../util/progress.js';
 
 type Out = (text: string) => void;
 
-/** `paddock audit verify|export`: read-only, no migration, no recovery. Returns the exit code. */
+/**
+ * `paddock audit verify|export` on the SQLite file or the PostgreSQL database (`where`): read-only (on PostgreSQL every
+ * transaction is), no migration, no recovery. Returns the exit code.
+ */
 export function auditCommand(
-  dataDir: string,
+  where: StateLocation,
   verb: string | undefined,
   flags: { json: boolean; keys: string[] },
   out: Out,
 ): number {
-  const file = join(dataDir, 'paddock.db');
-  if (!existsSync(file)) throw new HostError('NOT_FOUND', `no state database at ${file}`);
-  const db = openDatabaseReadOnly(file);
+  const { dataDir } = where;
+  const db = openStateReadOnly(where);
+  if (!db) throw new HostError('NOT_FOUND', `no state database at ${describeState(where)}`);
   try {
     if (verb === 'verify') {
       const progress = progressLine('paddock audit verify', 'records');
@@ -32,7 +33,7 @@ export function auditCommand(
       // the last one). A database older than migration 13 is not migrated by a verify: nothing is recorded then.
       // Recording is a convenience: a data folder this user may read but not write still gets its verdict.
       try {
-        recordAuditVerificationIn(file, verdict, { via: 'cli', by: `user:${process.env.USER ?? 'operator'}` });
+        recordAuditVerificationIn(where, verdict, { via: 'cli', by: `user:${process.env.USER ?? 'operator'}` });
       } catch {
         // not recorded; the verdict below is what the command answers
       }

@@ -1,33 +1,37 @@
 import type { HostConfig } from '../../config/hostConfig.js';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { openDatabaseReadOnly } from '../../state/db.js';
 import { readStoredSpecs } from '../../state/configRepo.js';
+import { checkState, describeState, hideDatabaseUrl, openStateReadOnly } from '../../state/stateLocation.js';
 import { doctorReport, missingSecretLines, SECRET_HOLDING_KINDS } from '../../ops/doctor.js';
 import { probeMachine } from '../../sandbox/probe.js';
 
 type Out = (text: string) => void;
 
 /**
- * Secret references of the data folder's stored resources that do not resolve in this
- * environment (read-only; nothing when there is no database yet).
+ * Secret references of the stored resources that do not resolve in this environment (read-only; nothing when there is
+ * no database yet or it cannot be reached: the state check says why).
  */
-function storedMissingSecrets(dataDir: string): string[] {
-  const path = join(dataDir, 'paddock.db');
-  if (!existsSync(path)) return [];
-  const db = openDatabaseReadOnly(path);
+function storedMissingSecrets(config: HostConfig): string[] {
+  let db;
+  try {
+    db = openStateReadOnly(config);
+  } catch {
+    return [];
+  }
+  if (!db) return [];
   try {
     return missingSecretLines(readStoredSpecs(db, SECRET_HOLDING_KINDS));
   } catch (error) {
-    return [`could not read the configuration in ${path}: ${(error as Error).message}`];
+    const why = hideDatabaseUrl(config, (error as Error).message);
+    return [`could not read the configuration in ${describeState(config)}: ${why}`];
   } finally {
     db.close();
   }
 }
 
-/** `paddock doctor`: which backends and limits work on this machine, and why not. Exit 0 always. */
+/** `paddock doctor`: the state store, which backends and limits work on this machine, and why not. Exit 0 always. */
 export function doctorCommand(config: HostConfig, flags: { json: boolean }, out: Out): number {
-  const report = doctorReport(config, storedMissingSecrets(config.dataDir), probeMachine(true));
+  const state = checkState(config);
+  const report = { state, ...doctorReport(config, storedMissingSecrets(config), probeMachine(true)) };
   const { machine, backends, harnesses, identity, missingSecrets } = report;
   if (flags.json) {
     out(JSON.stringify(report));
@@ -40,6 +44,7 @@ export function doctorCommand(config: HostConfig, flags: { json: boolean }, out:
     `${machine.diskQuota.mechanism} per workspace and session folder (${machine.diskQuota.tools!.mkfs})`;
   out(
     [
+      `state store:       ${yes(state.ok)} ${state.where} — ${state.detail}`,
       `bwrap backend:     ${yes(machine.bwrap.available)} ` +
         `${machine.bwrap.available ? `${machine.bwrap.version} at ${machine.bwrap.path}` : `— ${machine.bwrap.why}`}`,
       `memory limit:      ${yes(machine.cgroups.memory)} ` +

@@ -101,6 +101,8 @@ export class PgDb implements Db {
   private readonly statements = new Map<string, { name: string; sql: TranslatedSql }>();
   private depth = 0;
   private closed = false;
+  /** The server process of this connection: its own notifications carry it (pgCommitSignal.ts drops them). */
+  readonly backendPid: number;
 
   constructor(url: string) {
     this.client = new (loadClient())({ types: sqliteLikeTypes() });
@@ -108,6 +110,8 @@ export class PgDb implements Db {
       this.client.connectSync(url);
       // Notices (`CREATE … IF NOT EXISTS` that exists) would go to stdout, which may be a protocol stream.
       this.client.querySync('SET client_min_messages = warning');
+      const [row] = this.client.querySync('SELECT pg_backend_pid() AS pid') as { pid: number }[];
+      this.backendPid = row!.pid;
     } catch (error) {
       throw new HostError(
         'STATE_UNAVAILABLE',
@@ -157,11 +161,11 @@ export class PgDb implements Db {
     return this;
   }
 
-  /** SQLite's pragmas have no PostgreSQL form; the few the host polls are replaced by LISTEN/NOTIFY (design). */
+  /** SQLite's pragmas have no PostgreSQL form; `data_version`'s polls are LISTEN/NOTIFY there (commitSignal.ts). */
   pragma(source: string): never {
     throw new HostError(
       'STATE_UNAVAILABLE',
-      `PRAGMA ${source} has no PostgreSQL equivalent yet (docs/scale-out.md §4: LISTEN/NOTIFY is design only)`,
+      `PRAGMA ${source} has no PostgreSQL equivalent (docs/scale-out.md §2; data_version: commitSignal.ts)`,
     );
   }
 

@@ -1,6 +1,6 @@
 // JSON option values of the CLI (host/cli/hostFlags.ts): bounded in size and nesting, scanned before parsing.
 import { describe, expect, it } from 'vitest';
-import { parseJsonObjectFlag } from '../../../host/cli/hostFlags.js';
+import { hostConfigFromFlags, parseJsonObjectFlag } from '../../../host/cli/hostFlags.js';
 import { UsageError } from '../../../host/cli/spec.js';
 
 describe('JSON option values (--config)', () => {
@@ -16,5 +16,23 @@ describe('JSON option values (--config)', () => {
     );
     // Brackets inside strings are not nesting.
     expect(parseJsonObjectFlag('--config', `{"a":"${'['.repeat(500)}"}`)).toHaveProperty('a');
+  });
+});
+
+describe('the database URL (--database-url, PADDOCK_DATABASE_URL)', () => {
+  const WITH_PASSWORD = 'postgresql://paddock:pa55-w0rd@db.internal:5432/paddock';
+  it('comes from --database-url, else PADDOCK_DATABASE_URL, into the host configuration', () => {
+    const before = process.env.PADDOCK_DATABASE_URL;
+    try {
+      process.env.PADDOCK_DATABASE_URL = WITH_PASSWORD;
+      expect(hostConfigFromFlags({}).databaseUrl).toBe(WITH_PASSWORD);
+      const flag = 'postgresql://other@db.internal/paddock';
+      expect(hostConfigFromFlags({ 'database-url': flag }).databaseUrl).toBe(flag);
+      delete process.env.PADDOCK_DATABASE_URL;
+      expect(hostConfigFromFlags({})).not.toHaveProperty('databaseUrl');
+    } finally {
+      if (before === undefined) delete process.env.PADDOCK_DATABASE_URL;
+      else process.env.PADDOCK_DATABASE_URL = before;
+    }
   });
 });

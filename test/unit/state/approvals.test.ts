@@ -22,7 +22,6 @@ import {
   listCapabilityGrants,
   liveCapabilityGrants,
 } from '../../../host/state/capabilityGrants.js';
-import { dataVersion } from '../../../host/state/runControls.js';
 import { dbOf, Store } from '../../../host/state/store.js';
 import { rawDb } from '../../helpers/rawDb.js';
 import { sameStore, tempStore, tempStoreKind } from '../../helpers/store.js';
@@ -328,18 +327,19 @@ describe('approvals', () => {
     expect(d3).toHaveLength(0);
   });
 
-  it('a decision made on another connection is heard by polling: data_version moves, then the change is listed', () => {
+  it('a decision made on another connection is heard by polling: the commit signal moves, the change is listed', () => {
     const { store } = open();
     const other = Store.open(sameStore(store));
     extra.push(other);
     const row = insertApproval(store, ask());
     const seq = lastApprovalChange(store);
-    // SQLite's cross-process poll; PostgreSQL's is LISTEN/NOTIFY (docs/scale-out.md §4, not built yet).
+    // SQLite's signal moves at once (data_version); PostgreSQL's when the LISTEN connection hears the notification,
+    // a turn later (test/integration/postgres/commitSignal.test.ts).
     const polled = tempStoreKind() === 'sqlite';
-    const version = polled ? dataVersion(store) : 0;
-    if (polled) expect(dataVersion(store)).toBe(version); // idle: nothing moved
+    const version = store.commits.version('approvals');
+    if (polled) expect(store.commits.version('approvals')).toBe(version); // idle: nothing moved
     decideApproval(other, row.id, { outcome: 'approved', by: 'user:ada', at: at(1), lifetime: 'run' });
-    if (polled) expect(dataVersion(store)).not.toBe(version);
+    if (polled) expect(store.commits.version('approvals')).not.toBe(version);
     expect(approvalsChangedSince(store, seq)).toEqual([
       { seq: seq + 1, approvalId: row.id, runId: 'run_1', status: 'approved', at: at(1) },
     ]);
