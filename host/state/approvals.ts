@@ -406,7 +406,8 @@ export function voidApprovals(
   return store.transaction(() => {
     const pending = dbOf(store)
       .prepare(
-        "SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' AND (? IS NULL OR id = ?) " +
+        // CAST: PostgreSQL cannot type a parameter that is only tested for NULL (42P18); SQLite ignores it.
+        "SELECT * FROM approvals WHERE run_id = ? AND status = 'pending' AND (CAST(? AS text) IS NULL OR id = ?) " +
           'ORDER BY created_at, id',
       )
       .all(of.runId, of.id ?? null, of.id ?? null) as ApprovalSqlRow[];
