@@ -3,14 +3,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HostError } from '../../../host/errors.js';
 import { tryClaim } from '../../../host/state/claims.js';
 import { hostIdOf, hostRows, registerHost, renewLease, type HostLease } from '../../../host/state/hostLeases.js';
 import { fenceRunWrites } from '../../../host/state/runFence.js';
 import { dbOf, type Store } from '../../../host/state/store.js';
 import { storeProcess } from '../../helpers/storeProcess.js';
-import { postgresBackend, sqliteBackend, type StoreBackend } from '../../helpers/storeBackends.js';
+import { postgresBackend, sqliteBackend, storesOf, type StoreBackend } from '../../helpers/storeBackends.js';
 
 /** The lease of a host that stopped renewing: its lease ran out (planted: no test waits for a clock). */
 const expire = (store: Store, lease: HostLease) =>
@@ -32,22 +32,7 @@ const TAKERS = 4;
 
 for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
   describe(`host leases and takeover: ${backend.name}`, () => {
-    const open: Store[] = [];
-    const fresh = () => {
-      const options = backend.fresh();
-      const store = backend.open(options);
-      open.push(store);
-      return { store, options };
-    };
-    const again = (options: { dataDir: string; databaseUrl?: string }) => {
-      const store = backend.open(options);
-      open.push(store);
-      return store;
-    };
-    afterAll(() => {
-      for (const s of open) if (!s.isClosed) s.close();
-      backend.close();
-    });
+    const { fresh, again } = storesOf(backend);
 
     it('a host id is stable per data folder; each start is a new epoch; a lease renews until it ran out', () => {
       const dir = mkdtempSync(join(tmpdir(), 'paddock-hostid-'));
