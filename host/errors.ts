@@ -17,7 +17,12 @@ export type HostErrorCode =
   | 'RUN_REFUSED'
   | 'QUOTA_EXCEEDED'
   /** A runner package was not installed, updated or removed: `data.reason` says why (docs/runner-packages.md). */
-  | 'PACKAGE_REFUSED';
+  | 'PACKAGE_REFUSED'
+  /**
+   * This host no longer owns the run it wrote about: its lease ran out and another host took its runs over, or the run
+   * was re-owned (docs/scale-out.md §4). The write was refused; the host must stop the run (and, lease lost, exit).
+   */
+  | 'LEASE_LOST';
 
 /** A host-side failure with a stable code, typed data and an optional cause. */
 export class HostError extends Error {

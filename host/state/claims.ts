@@ -101,6 +101,8 @@ export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
       { status: string; queued_seq: number | null } | undefined;
     if (!run || run.status !== 'queued')
       throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
+    // A host whose lease was lost, or that no longer owns the run (re-owned by a takeover), claims nothing (runFence).
+    store.assertOwnsRuns([req.runId]);
     const blocker = claimBlocker(store, { ...req, queuedSeq: run.queued_seq });
     if (blocker) return { ok: false, ...blocker };
     dbOf(store)

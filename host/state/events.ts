@@ -174,3 +174,23 @@ export function eventColumns(r: EventRow): Omit<StoredEvent, 'data'> {
 
 /** Event types that end a run. */
 export const TERMINAL_RUN_EVENTS: readonly EventType[] = ['run.ended', 'run.interrupted'];
+
+/**
+ * Event types about a run that any host may write: its queueing (which makes the writer its owner), its interruption
+ * by recovery or by the host that took a dead one over, and the reconciliation and human resolution of its effects.
+ */
+const ANY_HOST_RUN_EVENTS: readonly EventType[] = [
+  'run.queued',
+  'run.interrupted',
+  'effect.reconciled',
+  'effect.resolved',
+];
+
+/**
+ * Event types about a run that only its owning host writes (its pipeline: start, stream, requests, approvals, effects,
+ * end): a write of one by any other host is refused (runFence.ts, docs/scale-out.md §4). Every new type is one unless
+ * added to the list above.
+ */
+export const RUN_OWNER_EVENT_TYPES: ReadonlySet<EventType> = new Set(
+  (Object.keys(EVENT_DATA) as EventType[]).filter((t) => !ANY_HOST_RUN_EVENTS.includes(t)),
+);

@@ -8,7 +8,14 @@ import { dialectOf, openDatabase, type Db, type DbStatement, type Durability } f
 import { auditTable } from './auditTable.js';
 import { checkEventData } from './eventCheck.js';
 import { SessionControlCache } from './sessionControlCache.js';
-import { eventColumns, type EventData, type EventRow, type EventType, type StoredEvent } from './events.js';
+import {
+  eventColumns,
+  RUN_OWNER_EVENT_TYPES,
+  type EventData,
+  type EventRow,
+  type EventType,
+  type StoredEvent,
+} from './events.js';
 import { migrate } from './migrate.js';
 import { PgDb } from './pg/pgDb.js';
 import { PgCommitSignal } from './pg/pgCommitSignal.js';
@@ -164,6 +171,10 @@ export class Store {
   private readonly controlCache = new SessionControlCache((id, after) => this.controlEventsAfter(id, after));
   /** The last-seq reads of {@link lastSeqs}, by how many sessions each reads. */
   private readonly lastSeqReads = new Map<number, DbStatement>();
+  /** The host lease whose runs this store's writes are about (runFence.ts); none without a lease (SQLite today). */
+  private owner: { hostId: string; epoch: number } | undefined;
+  /** Refuses, inside the writing transaction, a write about runs this host does not own (runFence.ts). */
+  private runFence: ((runIds: readonly string[]) => void) | undefined;
 
   private constructor(
     /** The connection: only host/state/ modules reach it, through {@link dbOf}. */
@@ -202,7 +213,7 @@ export class Store {
       ),
       runQueued: db.prepare(
         'INSERT INTO runs (id, session_id, runner_id, status, queued_at, last_seq, binding_id, host_pid, ' +
-          "host_start, queued_seq) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
+          "host_start, queued_seq, owner_host, owner_epoch) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       runStarted: db.prepare(
         "UPDATE runs SET status = 'running', started_at = ?, pid = ?, pid_start = ?, last_seq = ? WHERE id = ?",
@@ -328,6 +339,10 @@ export class Store {
   appendMany(items: readonly SessionEvent[]): StoredEvent[] {
     const at = new Date().toISOString();
     return this.transaction(() => {
+      if (this.runFence) {
+        const runIds = items.flatMap(({ event: e }) => (e.runId && RUN_OWNER_EVENT_TYPES.has(e.type) ? [e.runId] : []));
+        this.assertOwnsRuns([...new Set(runIds)]);
+      }
       const lastSeq = this.lastSeqs([...new Set(items.map((item) => item.sessionId))]);
       // Rows wait here and go in INSERT_ROWS at a time (one statement call instead of one each); nothing in this
       // call reads the events table after a session's first seq, so a row's insert may come after its view and audit
@@ -398,6 +413,20 @@ export class Store {
       }
       this.hooks.afterEventCommitted?.(event, this.eventsAppended);
     }
+  }
+
+  /**
+   * Own the runs this store queues from now on as `owner`, and check every write about a run with `fence` inside its
+   * transaction (runFence.ts sets both; docs/scale-out.md §4). Without it (SQLite today) nothing is fenced.
+   */
+  fenceRuns(owner: { hostId: string; epoch: number }, fence: (runIds: readonly string[]) => void): void {
+    this.owner = owner;
+    this.runFence = fence;
+  }
+
+  /** Throws (`LEASE_LOST`) unless this host owns every run of `runIds`; call inside the writing transaction. */
+  assertOwnsRuns(runIds: readonly string[]): void {
+    if (runIds.length > 0) this.runFence?.(runIds);
   }
 
   /** Called by the effect ledger between an intent and the effect (the `beforeEffect` hook). */
@@ -503,6 +532,8 @@ export class Store {
           d.host?.pid ?? null,
           d.host?.start ?? null,
           e.seq,
+          this.owner?.hostId ?? null,
+          this.owner?.epoch ?? null,
         );
         return;
       }

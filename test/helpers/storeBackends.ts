@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { PgDb } from '../../host/state/pg/pgDb.js';
 import { Store, type StoreOptions } from '../../host/state/store.js';
 import { startPgCluster, type PgCluster } from './pgCluster.js';
@@ -78,5 +79,29 @@ export function postgresBackend(): StoreBackend {
       cluster?.stop();
       dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
     },
+  };
+}
+
+/**
+ * The stores a test file opens on `backend`: `fresh()` a new empty one, `again(options)` one more connection to it;
+ * every store still open is closed, and the backend torn down, after the file's tests.
+ */
+export function storesOf(backend: StoreBackend) {
+  const open: Store[] = [];
+  afterAll(() => {
+    for (const s of open) if (!s.isClosed) s.close();
+    backend.close();
+  });
+  const again = (options: { dataDir: string; databaseUrl?: string }) => {
+    const store = backend.open(options);
+    open.push(store);
+    return store;
+  };
+  return {
+    fresh: () => {
+      const options = backend.fresh();
+      return { store: again(options), options };
+    },
+    again,
   };
 }

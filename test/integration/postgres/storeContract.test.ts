@@ -1,16 +1,14 @@
 // The store's contract, run against both implementations (docs/scale-out.md, "Contract tests"): the embedded SQLite
 // store and the PostgreSQL one. Real parts: a real PostgreSQL cluster (started here, failing loudly when missing),
 // real second processes appending to the same session.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyAudit } from '../../../host/audit/verify.js';
 import { auditTable } from '../../../host/state/auditTable.js';
 import { builtinMigrations } from '../../../host/state/migrate.js';
-import { dbOf, type Store } from '../../../host/state/store.js';
+import { dbOf } from '../../../host/state/store.js';
 import type { StoredEvent } from '../../../host/state/events.js';
-import { repoPath } from '../../helpers/fixtures.js';
-import { postgresBackend, sqliteBackend, type StoreBackend } from '../../helpers/storeBackends.js';
+import { storeProcess } from '../../helpers/storeProcess.js';
+import { postgresBackend, sqliteBackend, storesOf, type StoreBackend } from '../../helpers/storeBackends.js';
 
 const delta = (n: number) => ({
   type: 'run.update' as const,
@@ -18,41 +16,9 @@ const delta = (n: number) => ({
   data: { runnerSeq: n, update: { kind: 'message.delta' as const, text: `d${n}` } },
 });
 
-/** Start a store fixture; resolves once it printed "ready", with its final line (JSON) as a promise. */
-async function storeProcess(fixture: string, args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', repoPath(`test/fixtures/${fixture}`), ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const lines = createInterface({ input: child.stdout });
-  const iterator = lines[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  if (first.value !== 'ready') throw new Error(`${fixture} did not start: ${stderr}`);
-  const done = (async () => {
-    const last = await iterator.next();
-    const code = await new Promise<number | null>((resolve) =>
-      child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve),
-    );
-    if (code !== 0 || last.done) throw new Error(`${fixture} failed (exit ${code}): ${stderr}`);
-    return JSON.parse(last.value as string) as unknown[];
-  })();
-  return { go: () => child.stdin.end('go\n'), done };
-}
-
 for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
   describe(`store contract: ${backend.name}`, () => {
-    const open: Store[] = [];
-    const fresh = () => {
-      const options = backend.fresh();
-      const store = backend.open(options);
-      open.push(store);
-      return { store, options };
-    };
-    afterAll(() => {
-      for (const s of open) s.close();
-      backend.close();
-    });
+    const { fresh, again } = storesOf(backend);
 
     it('two processes appending to one session at once get gap-free seqs, each its events in order', async () => {
       const { store, options } = fresh();
@@ -191,10 +157,9 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       const versions = dbOf(store).prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all();
       expect(versions).toEqual(builtinMigrations().map((m) => m.version));
       store.close();
-      const again = backend.open(options);
-      open.push(again);
-      expect(dbOf(again).prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(versions.length);
-      const migrated = dbOf(again).prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get();
+      const reopened = again(options);
+      expect(dbOf(reopened).prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(versions.length);
+      const migrated = dbOf(reopened).prepare("SELECT count(*) FROM audit WHERE type = 'state.migrated'").pluck().get();
       expect(migrated).toBe(1);
     });
 
