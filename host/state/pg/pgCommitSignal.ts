@@ -19,7 +19,7 @@ const TOPIC_OF = new Map(TOPICS.map((t) => [COMMIT_CHANNELS[t], t]));
 /** node-postgres's client class (an optional dependency beside pg-native, decision PG5). */
 function loadClient(): typeof Client {
   try {
-    return (require('pg') as typeof import('pg')).Client;
+    return (require('pg') as { Client: typeof Client }).Client;
   } catch (error) {
     throw new HostError(
       'STATE_UNAVAILABLE',
