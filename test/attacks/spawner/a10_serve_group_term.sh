@@ -2,10 +2,10 @@
 # A10: `paddock serve` stopped the way a service manager stops a unit: SIGTERM to every process of its group (the host
 # and its two helpers). Expected (README, http-api.md): SIGTERM drains the runs the server holds (--on-stop drain): a
 # running run finishes. Compare with SIGTERM to the host process alone.
-# Usage: a10_serve_group_term.sh [group|host]
+# Usage: a10_serve_group_term.sh [group|host] [TERM|INT]
 source "$(dirname "$0")/lib.sh"
-who=${1:-group}
-fresh "a10-$who"
+who=${1:-group}; sig=${2:-TERM}
+fresh "a10-$who-$sig"
 apply_config
 PORT=$((18000 + RANDOM % 2000)); URL="http://127.0.0.1:$PORT"
 setsid "${PADDOCK[@]}" serve --listen "127.0.0.1:$PORT" --on-stop drain --drain-timeout 30000 \
@@ -16,7 +16,7 @@ TOKEN=$("${PADDOCK[@]}" tokens create --tenant default --role platform --name at
 r1=$(post_event proc "hold:6"); r2=$(post_event victim "hold:6")
 wait_status "$r1" running 30; wait_status "$r2" running 30
 sleep 1
-if [ "$who" = group ]; then kill -TERM -- -"$SERVE"; else kill -TERM "$SERVE"; fi
+if [ "$who" = group ]; then kill -"$sig" -- -"$SERVE"; else kill -"$sig" "$SERVE"; fi
 wait "$SERVE"; echo "serve exit code $?"
 tail -3 "$DATA/serve.err"
 "${PADDOCK[@]}" runs show "$r1" --json 2>/dev/null | jq -c \

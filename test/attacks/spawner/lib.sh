@@ -114,5 +114,6 @@ wait_status() { # wait_status <runId> <regex> <seconds>
 }
 run_summary() { # status, reason, signal, survivors of a run, from the API
   run_json "$1" | jq -c '(.outcome // .run.outcome // {}) as $o
-    | {status: (.status // .run.status), reason: (.reason // $o.reason), signal: ($o.signal), survivors: ($o.survivors)}'
+    | {status: (.status // .run.status), reason: (.reason // $o.reason), signal: ($o.signal),
+       survivors: ($o.survivors)}'
 }
