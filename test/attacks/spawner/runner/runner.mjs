@@ -191,6 +191,11 @@ const modes = {
     const r = await hostCall('tool/call', { server: 'sleeper', tool: tool ?? 'nap', arguments: {} });
     say(`mcp: ${JSON.stringify(r).slice(0, 3000)}`);
   },
+  // Ask for a tool call and do not wait for it: the run's result follows at once (an MCP server start racing the end).
+  mcpfire: async (delayMs) => {
+    void hostCall('tool/call', { server: 'sleeper', tool: 'nap', arguments: {} });
+    await sleep(Number(delayMs ?? 0));
+  },
   fail: async () => {
     throw new Error('asked to fail');
   },
