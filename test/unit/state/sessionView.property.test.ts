@@ -12,7 +12,7 @@ import {
   viewSession,
 } from '../../../host/state/sessionView.js';
 import { Store } from '../../../host/state/store.js';
-import { tempStore } from '../../helpers/store.js';
+import { sameStore, tempStore } from '../../helpers/store.js';
 import { textEvent } from '../../../sdk/protocol/runParams.js';
 
 type Draft = { type: EventType; runId?: string; data: unknown };
@@ -237,8 +237,8 @@ describe('session view (fold over the event log)', () => {
   it("the store's cached control fields, caught up between chunks appended by two connections, equal the log's", () => {
     fc.assert(
       fc.property(logArb, fc.array(fc.nat(6), { minLength: 1, maxLength: 12 }), (log, cuts) => {
-        const { store, dataDir } = tempStore();
-        const other = Store.open({ dataDir }); // another connection's commits, as another process's would be
+        const { store } = tempStore();
+        const other = Store.open(sameStore(store)); // another connection's commits, as another process's would be
         const { sessionId } = store.ensureSession('default', 'b', 'k');
         const drafts = draftsOf(log);
         let at = 0;
