@@ -6,26 +6,35 @@ import { voidApprovals } from '../state/approvals.js';
 import { openEffectIntents, runStartedData, runStatus } from '../state/recoveryReads.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
 import { ownerAlive } from '../state/claims.js';
-import { RunCgroup } from '../sandbox/cgroups.js';
+import { RunCgroup, runCgroupNames } from '../sandbox/cgroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
 import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
 
 /**
- * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived
- * from the run id) and remove it. Returns how many processes were killed and which survived.
+ * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived from the run id) and in
+ * the cgroups of the run's stdio MCP servers (`<runId>-mcp-<server>`: the host starts those itself, so the runner
+ * spawner does not kill them when the host dies), and remove them. Returns how many processes were killed and which
+ * survived.
  */
 async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: number; survivors: number[] }> {
   const started = runStartedData(store, runId);
   const recorded = started ? ((JSON.parse(started) as { cgroups?: unknown }).cgroups ?? []) : [];
-  const cgroup = RunCgroup.attach(
-    runId,
-    Array.isArray(recorded) ? recorded.filter((d): d is string => typeof d === 'string') : [],
-  );
-  if (!cgroup) return { killed: 0, survivors: [] };
-  const members = cgroup.members();
-  const survivors = await cgroup.killAll(5_000);
-  if (survivors.length === 0) await cgroup.release();
-  return { killed: members.length - survivors.length, survivors };
+  const cgroups = [
+    RunCgroup.attach(runId, Array.isArray(recorded) ? recorded.filter((d): d is string => typeof d === 'string') : []),
+    ...runCgroupNames()
+      .filter((name) => name.startsWith(`${runId}-mcp-`))
+      .map((name) => RunCgroup.attach(name, [])),
+  ];
+  const left = { killed: 0, survivors: [] as number[] };
+  for (const cgroup of cgroups) {
+    if (!cgroup) continue;
+    const members = cgroup.members();
+    const survivors = await cgroup.killAll(5_000);
+    if (survivors.length === 0) await cgroup.release();
+    left.killed += members.length - survivors.length;
+    left.survivors.push(...survivors);
+  }
+  return left;
 }
 
 /** The `PADDOCK_RUN_ID` a run's processes carry: the warm slot's id recorded with `run.started`, else the run id. */

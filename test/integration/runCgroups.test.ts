@@ -7,7 +7,9 @@ import { execa } from 'execa';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
-import { readCgroupLayout, RunCgroup, sweepRunCgroups } from '../../host/sandbox/cgroups.js';
+import { joinCgroupsPrefix, readCgroupLayout, RunCgroup, sweepRunCgroups } from '../../host/sandbox/cgroups.js';
+import { reconcile } from '../../host/recovery/reconcile.js';
+import { tempStore } from '../helpers/store.js';
 import { paddock } from '../helpers/cli.js';
 import { repoPath } from '../helpers/fixtures.js';
 import { liveSpawners } from '../helpers/procs.js';
@@ -255,4 +257,27 @@ describe('run cgroups', () => {
       }
     }
   }, 60_000);
+  it("recovery empties and removes a dead host's run's stdio MCP server cgroup, its setsid child too", async () => {
+    // The host starts a run's MCP servers itself, in `paddock/<runId>-mcp-<server>`: the runner spawner does not
+    // know them, so when the host is SIGKILLed they live on (the spawner attack's finding A01); the next start's
+    // recovery must find them by the run id.
+    const { store } = tempStore();
+    const runId = `run_${randomUUID()}`;
+    const cgroup = RunCgroup.create(`${runId}-mcp-sleeper`, { pids: 64 });
+    expect(cgroup, 'no writable cgroup hierarchy').toBeDefined();
+    const join_ = joinCgroupsPrefix(cgroup!.procsFiles);
+    // The launcher exits at once; the sleep (no stdio of ours, so nothing waits on it) stays in the cgroup.
+    await execa(join_[0]!, [...join_.slice(1), 'setsid', '-f', 'sleep', '1000'], { stdio: 'ignore' });
+    const [pid] = cgroup!.members();
+    expect(pid, 'the setsid child joined the cgroup').toBeDefined();
+    const start = processStartTime(pid!);
+    const { sessionId } = store.ensureSession('default', 'b', `k-${runId}`);
+    store.append(sessionId, [{ type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1 } }]);
+    const report = await reconcile(store);
+    expect(report.interruptedRuns.map((r) => r.runId)).toEqual([runId]);
+    expect(alive(pid!, start)).toBe(false);
+    expect(cgroupDirsOf(`${runId}-mcp-sleeper`)).toEqual([]);
+    expect(store.session(sessionId).pendingRecovery[0]?.reason).toMatch(/1 other process\(es\) left in its cgroup/);
+    store.close();
+  });
 });
