@@ -91,6 +91,10 @@ process.on('message', (r) => {
   });
   child.once('exit', (code, signal) => process.send({ id: r.id, exit: { code, signal } }));
 });
+// A stop signal sent to the host's whole process group (a service manager's stop, Ctrl-C in a terminal) is the
+// host's to handle: it drains or cancels its runs, then exits, and this process leaves with it (below). Dying of the
+// signal here would end every run the host was draining as crashed (the outside attack's A10).
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => {});
 // The host went (killed, crashed, or exited): no run it started may go on unsupervised (decisions SP3). A host that
 // exits on its own has killed its runs already (its exit hook); this is what a SIGKILLed host cannot do.
 process.on('disconnect', () => {

@@ -34,6 +34,8 @@ export async function startServe(
     env: { PADDOCK_HOME: dataDir, NO_COLOR: '1', ...env },
     // stop() escalates with a second SIGTERM, not execa's SIGKILL after 5 s.
     forceKillAfterDelay: false,
+    // Its own process group, as a service manager starts it: a test can signal the whole group (`-pid`).
+    detached: true,
   });
   let text = '';
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];

@@ -642,9 +642,16 @@ describe('paddock serve: rate limit and stop', () => {
     }
   });
 
-  for (const mode of ['drain', 'cancel'] as const) {
+  const stops = [
+    { mode: 'drain', to: 'serve' },
+    { mode: 'cancel', to: 'serve' },
+    // A service manager's stop (systemd's KillMode=control-group) signals every process of the group: the runner
+    // spawner must not die of it, or the run being drained ends crashed (the spawner attack's A10).
+    { mode: 'drain', to: 'its process group' },
+  ] as const;
+  for (const { mode, to } of stops) {
     const fate = mode === 'drain' ? 'completes' : 'is cancelled';
-    it(`SIGTERM while a run is active: --on-stop ${mode} → the run ${fate}, exit 0, store closed`, async () => {
+    it(`SIGTERM to ${to}, a run active: --on-stop ${mode} → the run ${fate}, exit 0, store closed`, async () => {
       const own = await startServe(home, ['--on-stop', mode], env);
       const r = await call(own.url, 'POST', '/v1/events', {
         token: tokens.platform,
@@ -652,7 +659,8 @@ describe('paddock serve: rate limit and stop', () => {
       });
       expect(r.body.status).toBe('started');
       await rv.arrived(r.body.runId);
-      own.child.kill('SIGTERM');
+      if (to === 'serve') own.child.kill('SIGTERM');
+      else process.kill(-own.child.pid!, 'SIGTERM');
       await own.waitFor(/SIGTERM: stopping \(1 run\(s\) held/);
       // New requests are not served: refused at the socket or answered 503 shutting_down.
       const late = await call(own.url, 'GET', '/readyz').catch((e: Error) => e);
