@@ -11,6 +11,17 @@ let runReqId = null;
 let nextId = 1000;
 const pending = new Map();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Wait until `done()` holds (checked every 20 ms), or fail the run after 5 s naming `what`: never a fixed guess. */
+async function until(done, what) {
+  const giveUpAt = Date.now() + 5_000;
+  while (!done()) {
+    if (Date.now() > giveUpAt) throw new Error(`gave up waiting for ${what}`);
+    await sleep(20);
+  }
+}
+/** Whether a live process's command line holds `marker` (the attack's sleepers carry unique numbers). */
+const running = (marker) =>
+  fs.readdirSync('/proc').some((d) => /^\d+$/.test(d) && read(`/proc/${d}/cmdline`).split('\0').includes(marker));
 const say = (text) =>
   send({
     jsonrpc: '2.0',
@@ -104,7 +115,7 @@ const modes = {
     sh('( sleep 99912 & ) ; true');
     sh('exec setsid -f env -i /bin/sleep 99913');
     sh('exec setsid -f sh -c "trap \\"\\" TERM HUP INT; while :; do sleep 99914; done"');
-    await sleep(300);
+    for (const marker of ['99911', '99912', '99913', '99914']) await until(() => running(marker), `sleep ${marker}`);
     say('daemons started');
   },
   // Continuous forking: new setsid sleepers and fork/exit churn, so that a kill meets a fork in flight.
@@ -124,8 +135,12 @@ const modes = {
     const env = { PADDOCK_RUN_ID: process.env.PADDOCK_RUN_ID };
     for (let i = 0; i < kb; i++) env[`PAD${i}`] = 'x'.repeat(1000);
     env.PADDOCK_RUN_ID_LAST = process.env.PADDOCK_RUN_ID;
-    for (let i = 0; i < n; i++) spawn('/bin/sleep', ['99941'], { stdio: 'ignore', env });
-    await sleep(500);
+    const started = [];
+    for (let i = 0; i < n; i++) {
+      const child = spawn('/bin/sleep', ['99941'], { stdio: 'ignore', env });
+      started.push(new Promise((resolve, reject) => child.once('spawn', resolve).once('error', reject)));
+    }
+    await Promise.all(started);
     say(`bigenv ${n} x ${kb} KB`);
   },
   // Process backend (root): a daemon in a child cgroup of the run's own unified cgroup, fresh env, setsid.
@@ -137,7 +152,7 @@ const modes = {
       stdio: 'ignore',
       env: {},
     });
-    await sleep(300);
+    await until(() => /\d/.test(read(`${sub}/cgroup.procs`)), `a member of ${sub}`);
     say(`nestcg: made ${sub}, procs=${read(`${sub}/cgroup.procs`).trim()}`);
   },
   // Process backend: same, but a child cgroup in every v1 hierarchy the run has (pids, memory...).
@@ -163,7 +178,7 @@ const modes = {
       ['-f', '/bin/sh', '-c', 'echo $$ > /sys/fs/cgroup/unified/cgroup.procs; exec env -i /bin/sleep 99961'],
       { stdio: 'ignore', env: {} },
     );
-    await sleep(300);
+    await until(() => running('99961'), 'sleep 99961');
     say('leavekill started');
   },
   // Process backend: put the runner spawner into a frozen v1 freezer cgroup (not SIGSTOP: /proc state is not T).
@@ -173,7 +188,7 @@ const modes = {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(`${dir}/cgroup.procs`, String(sp));
     fs.writeFileSync(`${dir}/freezer.state`, 'FROZEN');
-    await sleep(200);
+    await until(() => read(`${dir}/freezer.state`).trim() === 'FROZEN', 'the freezer to reach FROZEN'); // FREEZING first
     const state = read(`/proc/${sp}/stat`).split(' ')[2];
     say(`froze spawner ${sp}: ${read(`${dir}/freezer.state`).trim()}, /proc state ${state}`);
   },
