@@ -43,8 +43,6 @@ type Failure = Extract<AuditVerdict, { ok: false }>;
 export function verifyAudit(db: AuditStorage, trust: KeyObject | AuditTrust, onProgress?: AuditProgress): AuditVerdict {
   const keys = new KeyTrust('pinned' in trust || 'root' in trust ? trust : { root: trust });
   const checkpoints = db.checkpoints();
-  const introductions = new Map<number, string>();
-  for (const row of db.rows({ types: ['audit.key_created'] })) introductions.set(row.seq, row.data);
   // Rows past the last signed checkpoint are the only ones no signature vouches for: their data is parsed too, so
   // a row there that is not JSON is `malformed` (a signed row's bytes are the ones the host wrote, canonical JSON).
   const lastCheckpoint = checkpoints.at(-1)?.seq ?? 0;
@@ -58,8 +56,10 @@ export function verifyAudit(db: AuditStorage, trust: KeyObject | AuditTrust, onP
       records += 1;
       const failure = checkRow(db, row, expectedSeq, prev, lastCheckpoint, records);
       if (failure) return failure;
-      const introduced = introductions.get(row[0]);
-      if (introduced !== undefined) keys.introduce(row[0], publicKeyIn(introduced));
+      if (mayIntroduceKey(row)) {
+        const whole = db.rowAt(row[4])!; // rare: a key's record (or a row stored without the fast path's text)
+        if (whole.type === KEY_CREATED) keys.introduce(row[0], publicKeyIn(whole.data));
+      }
       const checkpoint = bySeq.get(row[0]);
       if (checkpoint) {
         const bad = checkCheckpoint(checkpoint, row[2], keys, records);
@@ -101,6 +101,13 @@ export function verifyAudit(db: AuditStorage, trust: KeyObject | AuditTrust, onP
     signedUpTo: keys.signedUpTo,
   };
 }
+
+const KEY_CREATED = 'audit.key_created';
+/** How the hashed text of a key's record ends (`type` is the layout's last key): no second pass over the log. */
+const KEY_CREATED_TAIL = `"type":${JSON.stringify(KEY_CREATED)}}`;
+
+/** Whether a walked row may be a key's record: its hashed text says so, or there is none (PostgreSQL, tampering). */
+const mayIntroduceKey = (row: VerifyRow) => row[1] === null || row[1].endsWith(KEY_CREATED_TAIL);
 
 /** The `publicKey` of an `audit.key_created` record's data as stored (the walk has checked the row's hash). */
 function publicKeyIn(data: string): unknown {

@@ -188,7 +188,8 @@ const modes = {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(`${dir}/cgroup.procs`, String(sp));
     fs.writeFileSync(`${dir}/freezer.state`, 'FROZEN');
-    await until(() => read(`${dir}/freezer.state`).trim() === 'FROZEN', 'the freezer to reach FROZEN'); // FREEZING first
+    // The state reads FREEZING until every member is frozen.
+    await until(() => read(`${dir}/freezer.state`).trim() === 'FROZEN', 'the freezer to reach FROZEN');
     const state = read(`/proc/${sp}/stat`).split(' ')[2];
     say(`froze spawner ${sp}: ${read(`${dir}/freezer.state`).trim()}, /proc state ${state}`);
   },
