@@ -18,6 +18,12 @@ const activeHandles = () =>
     .filter((r) => r !== 'TTYWrap')
     .sort()
     .join(',');
+/**
+ * Resolves after the event loop's next close phase. A handle being closed stays listed as active until its close
+ * callback runs there, and a run's stdio pipes are closed as it ends, so a count taken straight after a run can
+ * include pipes already on their way out.
+ */
+const pastNextClosePhase = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
 
 describe('run lifecycle through the real host code path', () => {
   it('streams deltas in order and completes with the runner result', async () => {
@@ -90,6 +96,7 @@ describe('run lifecycle through the real host code path', () => {
 
   it('200 sequential runs leak no fds, handles, groups or processes', async () => {
     await superviseEntry(ECHO); // warm the bundle cache, lazy modules and esbuild's service process
+    await pastNextClosePhase();
     const descendantsBefore = liveDescendants(process.pid);
     const fdsBefore = openFds();
     const handlesBefore = activeHandles();
@@ -99,6 +106,7 @@ describe('run lifecycle through the real host code path', () => {
       expect(outcome.status).toBe('completed');
       pids.push(outcome.pid!);
     }
+    await pastNextClosePhase();
     expect(openFds()).toBe(fdsBefore);
     expect(activeHandles()).toBe(handlesBefore);
     expect(liveGroupCount()).toBe(0);
