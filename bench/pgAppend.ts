@@ -54,7 +54,7 @@ export async function pgAppendBench(): Promise<Record<string, unknown>> {
   console.log('\n## Event append through the Store: SQLite vs PostgreSQL');
   const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-pgappend-'));
   const tcpPort = 20_000 + ((process.pid + 7) % 20_000);
-  const cluster = startPgCluster({ port: tcpPort });
+  const cluster = startPgCluster({ port: tcpPort, fsync: true });
   const proxy = await delayProxy(tcpPort, 1);
   const n = Number(process.env.PADDOCK_BENCH_N ?? 5_000);
   const results: Record<string, Record<string, number>> = {};

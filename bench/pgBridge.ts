@@ -182,7 +182,7 @@ export async function pgBridgeBench(): Promise<Record<string, unknown>> {
   console.log('\n## PostgreSQL behind a synchronous store: statement and transaction cost, event-loop block');
   const dir = mkdtempSync(join(tmpdir(), 'paddock-bench-pgbridge-'));
   const tcpPort = 20_000 + (process.pid % 20_000);
-  const cluster = await startPgCluster({ port: tcpPort });
+  const cluster = await startPgCluster({ port: tcpPort, fsync: true });
   const proxy = await delayProxy(tcpPort, 1);
   const tcp = `postgresql://postgres@127.0.0.1:${tcpPort}/paddock`;
   const far = `postgresql://postgres@127.0.0.1:${proxy.port}/paddock`;

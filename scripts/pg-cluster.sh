@@ -5,6 +5,11 @@
 #                                              its URL (Unix socket in <dir>; with a port, also 127.0.0.1:<port>)
 #   scripts/pg-cluster.sh stop <dir>           stop it (immediate: nothing in it is worth a checkpoint) and remove <dir>
 #
+# PG_CLUSTER_FSYNC=off starts the server without fsync (and without full-page writes): a commit still waits for its
+# WAL to be written to the kernel, so it survives the server's or a client's crash — only a crash of the machine
+# itself could lose it. Tests use it (they prove paddock's promises against killed processes, not a disk's); benches
+# leave it on, so their PostgreSQL figures pay what a real server pays.
+#
 # PostgreSQL refuses to run as root, and CI runs as root: then every server binary runs as the `postgres` user that
 # Debian's package creates (runuser), and <dir> is handed to that user. <dir> must be reachable by it (under /tmp,
 # not under /root). As any other user the binaries run as that user. Missing PostgreSQL fails loudly, naming the fix.
@@ -54,9 +59,11 @@ case "$action" in
       exit 1
     }
     listen="''"
+    durability=""
+    [ "${PG_CLUSTER_FSYNC:-on}" != off ] || durability="-c fsync=off -c full_page_writes=off"
     [ -z "$port" ] || listen=127.0.0.1
     "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -s \
-      -o "-k $dir -c listen_addresses=$listen ${port:+-p $port} -c max_connections=200" start >&2 || {
+      -o "-k $dir -c listen_addresses=$listen ${port:+-p $port} -c max_connections=200 $durability" start >&2 || {
       cat "$dir/server.log" >&2
       exit 1
     }

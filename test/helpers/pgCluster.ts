@@ -17,14 +17,17 @@ export interface PgCluster {
 
 /**
  * Start a cluster in a new temporary folder. Where PostgreSQL is missing this throws with the script's message
- * (naming `apt-get install postgresql`): a test that needs PostgreSQL fails, it never skips.
+ * (naming `apt-get install postgresql`): a test that needs PostgreSQL fails, it never skips. Without `fsync: true` the
+ * server does not fsync (scripts/pg-cluster.sh, PG_CLUSTER_FSYNC): a commit still reaches the kernel before it
+ * returns, so every crash a test makes (a killed host, a killed server) keeps it; benches ask for fsync.
  */
-export function startPgCluster(options: { port?: number } = {}): PgCluster {
+export function startPgCluster(options: { port?: number; fsync?: boolean } = {}): PgCluster {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-pg-'));
   const args = ['start', dir, ...(options.port ? [String(options.port)] : [])];
+  const env = { ...process.env, PG_CLUSTER_FSYNC: options.fsync ? 'on' : 'off' };
   let url: string;
   try {
-    url = execFileSync('bash', [SCRIPT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    url = execFileSync('bash', [SCRIPT, ...args], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   } catch (error) {
     const stderr = String((error as { stderr?: unknown }).stderr ?? '');
     try {

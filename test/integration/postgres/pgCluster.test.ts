@@ -18,10 +18,11 @@ describe('the throwaway PostgreSQL cluster', () => {
     const row = db
       .prepare(
         "SELECT current_setting('server_version_num')::int AS version, current_setting('data_directory') AS data, " +
-          "current_setting('listen_addresses') AS listen",
+          "current_setting('listen_addresses') AS listen, current_setting('fsync') AS fsync",
       )
-      .get() as { version: number; data: string; listen: string };
+      .get() as { version: number; data: string; listen: string; fsync: string };
     db.close();
+    expect(row.fsync).toBe('off'); // a test's cluster: commits reach the kernel, not the disk (pg-cluster.sh)
     expect(row.version).toBeGreaterThanOrEqual(150000);
     expect(row.data).toBe(join(cluster.dir, 'data'));
     expect(row.listen).toBe(''); // no TCP unless a port is asked for
@@ -36,6 +37,18 @@ describe('the throwaway PostgreSQL cluster', () => {
       ? readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]![0]
       : 'gone';
     expect(['gone', 'Z']).toContain(state);
+  });
+
+  it('fsyncs when asked (benches: their figures pay what a real server pays)', () => {
+    const durable = startPgCluster({ fsync: true });
+    try {
+      const db = new PgDb(durable.url);
+      const fsync = db.prepare("SELECT current_setting('fsync') AS fsync").pluck().get();
+      db.close();
+      expect(fsync).toBe('on');
+    } finally {
+      durable.stop();
+    }
   });
 
   it('fails loudly, naming the install, without the server binaries (a test needing them fails, never skips)', () => {
