@@ -2,10 +2,10 @@
 // a few conversations so sessions stay bounded, seeded random texts), sampling the host's fds, RSS, heap, zombie
 // and live children, the runs' cgroup folders, workspaces and mounts at intervals. Flat means (soak/flat.ts): fds,
 // zombies, children, cgroups, workspaces and mounts back exactly to the post-warm-up baseline, and the last tenth's
-// median no higher than the second tenth's; RSS (all, anonymous, the brk heap's), the live heap (after a major
-// collection) and external memory with the last tenth's median within 10 % (+ 16 MiB RSS, + 8 MiB the others) of the
-// second tenth's; heap used and total are printed, not judged (REPORTED). Every run must complete. `--count` is the
-// number of runs; the series is printed.
+// median no higher than the second tenth's; RSS (all and anonymous, each without V8's young generation; the brk
+// heap's), the live heap (after a major collection) and external memory with the last tenth's median within 10 %
+// (+ 16 MiB RSS, + 8 MiB the others) of the second tenth's; heap used and total, the young generation and RSS whole
+// are printed, not judged (REPORTED). Every run must complete. `--count` is the number of runs; the series is printed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import type { Campaign, CampaignArgs } from './lib/campaign.js';
 import { caseSeed, intBetween, seededRandom } from './lib/random.js';
 import type { Report } from './lib/report.js';
 import { flatness, type FlatRule } from './soak/flat.js';
-import { fdTargets, sample, type Sample } from './soak/sample.js';
+import { fdTargets, sample, withHeapFigures, type Sample } from './soak/sample.js';
 import { heapFigures, prepareDataDir, runThroughServe, soakEvent } from './soak/serveHost.js';
 
 /** Conversations the runs go round (`--conversations`): fewer make longer sessions, for a long conversation's costs. */
@@ -29,8 +29,8 @@ const RULES: Record<string, FlatRule> = {
   cgroups: { kind: 'exact' },
   workspaces: { kind: 'exact' },
   mounts: { kind: 'exact' },
-  rssKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
-  rssAnonKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
+  rssBeyondYoungKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
+  rssAnonBeyondYoungKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   brkKiB: { kind: 'trend', relative: 0.1, absolute: 16 * 1024 },
   heapLive: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
   external: { kind: 'trend', relative: 0.1, absolute: 8 * MiB },
@@ -39,9 +39,12 @@ const RULES: Record<string, FlatRule> = {
  * Sampled and printed, not judged: the heap in use between collections (garbage included) and V8's heap size swing
  * with its collection schedule, not with what the host keeps — a 2,000-run soak saw heap used between 30 and 120 MB
  * while the heap after each major collection stayed at 30 (docs/benchmarks.md, "Soak, third attempt"). The leak
- * measure is `heapLive`; what V8's sizing costs shows in RSS, which is judged.
+ * measure is `heapLive`. V8's young generation (`youngGen`) grows, from 1 MB up to its cap of 32 MB, whenever enough
+ * survives its scavenges — a step of ~30 MB in RSS at a moment of V8's choosing (run 1,500 to 2,000 in the fourth and
+ * fifth attempts, seen in the new space's size) that is bounded by that cap, not a leak: RSS is judged without it
+ * (`…BeyondYoungKiB`) and printed whole.
  */
-const REPORTED = ['heapUsed', 'heapTotal'] as const;
+const REPORTED = ['heapUsed', 'heapTotal', 'youngGen', 'rssKiB', 'rssAnonKiB'] as const;
 
 async function run(args: CampaignArgs, report: Report): Promise<void> {
   const sandbox = args.flags.sandbox ?? 'process';
@@ -76,7 +79,7 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
     }
   };
   // The heap is asked of the host after the rest is read, so its request's socket is not among the fds counted.
-  const withHeap = async (s: Sample): Promise<Sample> => ({ ...s, ...(await heapFigures(serve.url, tokens.admin)) });
+  const withHeap = async (s: Sample): Promise<Sample> => withHeapFigures(s, await heapFigures(serve.url, tokens.admin));
   // The settled value: a socket closing, a child being reaped or the last run's teardown (its mount, cgroup and
   // workspace go after its `run.ended` is streamed) must not be caught mid-way, so the counted resources are read every
   // 100 ms until they have not moved for a whole second (at most 15 s: a count still moving then is what gets

@@ -9,7 +9,10 @@ import { join } from 'node:path';
  * garbage included; nodejs_heap_size_total_bytes; nodejs_external_memory_bytes), `rssAnonKiB` is the anonymous part
  * of its RSS (/proc/<pid>/smaps_rollup: malloc, V8's heap; not the shared mapped binary and libraries), `brkKiB`
  * the resident part of its brk heap (the `[heap]` mapping: glibc's main malloc arena, where SQLite's page cache and
- * Node's native allocations of the main thread live; the rest of `rssAnonKiB` is mostly V8's heap).
+ * Node's native allocations of the main thread live; the rest of `rssAnonKiB` is mostly V8's heap). `youngGen` is
+ * V8's new space (nodejs_heap_space_size_total_bytes{space="new"}), and the two `…BeyondYoungKiB` figures are RSS
+ * and anonymous RSS without it: the young generation is V8's allocation buffer, grown from 1 MB up to its cap of 32 MB when
+ * enough survives its scavenges, and capped there (docs/benchmarks.md, "Soak, fifth attempt").
  */
 export interface Sample {
   runs: number;
@@ -20,6 +23,9 @@ export interface Sample {
   heapLive: number;
   heapUsed: number;
   heapTotal: number;
+  youngGen: number;
+  rssBeyondYoungKiB: number;
+  rssAnonBeyondYoungKiB: number;
   external: number;
   zombies: number;
   children: number;
@@ -73,7 +79,10 @@ const CGROUP_ROOTS = ['/sys/fs/cgroup/paddock', '/sys/fs/cgroup/unified/paddock'
   .concat(['/sys/fs/cgroup/memory/paddock', '/sys/fs/cgroup/pids/paddock'])
   .filter((d) => entries(d).length > 0);
 
-/** Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (heap figures: read after, by HTTP). */
+/**
+ * Samples the host `pid` serving `dataDir`, whose runs so far are `runIds` (heap figures, and the RSS figures that
+ * need the young generation's size: filled in after, by HTTP, with {@link withHeapFigures}).
+ */
 export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>, runs: number): Sample {
   const kids = childrenOf(pid);
   const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -87,6 +96,9 @@ export function sample(pid: number, dataDir: string, runIds: ReadonlySet<string>
     heapLive: 0,
     heapUsed: 0,
     heapTotal: 0,
+    youngGen: 0,
+    rssBeyondYoungKiB: 0,
+    rssAnonBeyondYoungKiB: 0,
     external: 0,
     zombies: kids.zombies,
     children: kids.live,
@@ -110,4 +122,18 @@ export function fdTargets(pid: number): string[] {
       }
     })
     .sort();
+}
+
+/** `s` with the host's heap figures (serveHost.ts, heapFigures) and the RSS figures that need them. */
+export function withHeapFigures(
+  s: Sample,
+  heap: Pick<Sample, 'heapLive' | 'heapUsed' | 'heapTotal' | 'youngGen' | 'external'>,
+): Sample {
+  const youngKiB = Math.round(heap.youngGen / 1024);
+  return {
+    ...s,
+    ...heap,
+    rssBeyondYoungKiB: s.rssKiB - youngKiB,
+    rssAnonBeyondYoungKiB: s.rssAnonKiB - youngKiB,
+  };
 }

@@ -70,11 +70,15 @@ function untilEnded(url: string, token: string): Promise<string> {
   });
 }
 
-/** The host's live heap, heap used and total and its external memory, in bytes, from its /metrics. */
+/**
+ * The host's live heap, heap used and total, its young generation's size (V8's new space: both semi-spaces, which
+ * V8 grows up to twice `--max-semi-space-size` when much survives a scavenge) and its external memory, in bytes, from
+ * its /metrics.
+ */
 export async function heapFigures(url: string, adminToken: string) {
   const res = await httpCall(`${url}/metrics`, adminToken);
   const read = (name: string) => {
-    const m = new RegExp(`^${name} (\\d+)`, 'm').exec(res.body);
+    const m = new RegExp(`^${name.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(res.body);
     if (!m) throw new Error(`/metrics answered ${res.status} without ${name}`);
     return Number(m[1]);
   };
@@ -82,6 +86,7 @@ export async function heapFigures(url: string, adminToken: string) {
     heapLive: read('paddock_heap_live_bytes'),
     heapUsed: read('nodejs_heap_size_used_bytes'),
     heapTotal: read('nodejs_heap_size_total_bytes'),
+    youngGen: read('nodejs_heap_space_size_total_bytes{space="new"}'),
     external: read('nodejs_external_memory_bytes'),
   };
 }
