@@ -15,6 +15,10 @@ import { sweepRunCgroups } from './sandbox/cgroups.js';
 import { sweepRunSockets } from './sandbox/runSockets.js';
 import { ConfigRepo } from './state/configRepo.js';
 import { clearInterruptedSetIdBits } from './recovery/setIdLeftovers.js';
+import { keepLease, type LeaseKeeper } from './recovery/leaseKeeper.js';
+import { hostIdOf } from './state/hostLeases.js';
+import { HOST_INFO } from './config/hostConfig.js';
+import type { configureContainer } from './di/configure.js';
 
 /** What {@link openHost} starts besides the store. */
 export interface OpenHostOptions {
@@ -24,6 +28,12 @@ export interface OpenHostOptions {
    * list` binds no port).
    */
   listen?: boolean;
+  /**
+   * On a shared store (PostgreSQL): the host lost its lease (docs/scale-out.md §4), so another host may already have
+   * interrupted its runs. `paddock serve` stops, cancelling what it holds; without this the host logs it, cancels
+   * its runs, and its writes about them are refused from then on (runFence.ts).
+   */
+  onLeaseLost?: (why: string) => void;
 }
 
 /**
@@ -90,12 +100,15 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
   const { store } = host;
   let container;
   let gatewayUrl: string | undefined;
+  let lease: LeaseKeeper | undefined;
   try {
     const { configureContainer } = await import('./di/configure.js');
     container = configureContainer(config, host);
+    if (store.shared) lease = keepHostLease(config, container, options);
     gatewayUrl = options.listen ? await container.resolve(TOKENS.Gateway).loopbackUrl() : undefined;
     await machine.catch(() => undefined);
   } catch (error) {
+    lease?.close();
     store.close();
     throw error;
   }
@@ -116,10 +129,41 @@ export async function openHost(config: HostConfig, options: OpenHostOptions = {}
         await services.resolve(TOKENS.RunService).warmPools.close();
         await services.resolve(TOKENS.Gateway).close();
       } finally {
+        lease?.close();
         store.close();
       }
     },
   };
+}
+
+/**
+ * The host's lease on a shared store (recovery/leaseKeeper.ts): fenced from its first run; runs of hosts it takes over
+ * that were queued and never started are adopted by its dispatcher (their session's queue carries on); a lost lease
+ * cancels every run this host holds, then tells `options.onLeaseLost`.
+ */
+function keepHostLease(
+  config: HostConfig,
+  container: ReturnType<typeof configureContainer>,
+  options: OpenHostOptions,
+): LeaseKeeper {
+  const log = container.resolve(TOKENS.Logger);
+  const dispatcher = () => container.resolve(TOKENS.Dispatcher);
+  return keepLease(container.resolve(TOKENS.Store), {
+    hostId: hostIdOf(config.dataDir),
+    version: HOST_INFO.version,
+    leaseMs: config.leaseMs,
+    onTakeover: (report) => {
+      for (const host of report.hosts)
+        log.warn({ host, interrupted: report.interruptedRuns.length }, 'took over a host whose lease ran out');
+      for (const runId of report.reownedRuns) dispatcher().adopt(runId);
+    },
+    onLost: (why) => {
+      log.error({ why }, 'lease lost: cancelling the runs this host holds');
+      dispatcher().cancelAll(why);
+      options.onLeaseLost?.(why);
+    },
+    onError: (error) => log.warn({ err: error }, 'could not renew the host lease (tried again next tick)'),
+  });
 }
 
 /** A started host (see {@link openHost}). */

@@ -23,6 +23,21 @@ export function parseDurability(text: string | undefined): 'normal' | 'full' {
   throw new UsageError(`--durability (or PADDOCK_DURABILITY) must be normal or full, got ${JSON.stringify(text)}`);
 }
 
+/**
+ * `PADDOCK_LEASE_MS`: how long a host's lease on a shared store lasts (docs/scale-out.md §4), 1,000 to 600,000 ms;
+ * absent: the default (15 s).
+ */
+export function parseLeaseMs(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = /^[0-9]{4,6}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1_000 && n <= 600_000))
+    throw new UsageError(
+      'PADDOCK_LEASE_MS must be a whole number of milliseconds from 1000 to 600000, got ' +
+        JSON.stringify(text.slice(0, 40)),
+    );
+  return n;
+}
+
 /** Longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
@@ -84,6 +99,7 @@ export function hostConfigFromFlags(flags: Flags): HostConfig {
     keepWorkspaces: flags['keep-workspace'] === true,
     durability: parseDurability(str('durability') ?? process.env.PADDOCK_DURABILITY),
     ...databaseUrlOf(str('database-url')),
+    ...(process.env.PADDOCK_LEASE_MS !== undefined ? { leaseMs: parseLeaseMs(process.env.PADDOCK_LEASE_MS) } : {}),
   };
 }
 

@@ -19,6 +19,8 @@ export interface HostConfig {
    * audit key, sockets, workspaces and session folders.
    */
   databaseUrl?: string;
+  /** How long this host's lease on a shared store lasts, in ms (`PADDOCK_LEASE_MS`; default 15 s; scale-out.md §4). */
+  leaseMs?: number;
   /** SQLite durability: `normal` survives a host crash, `full` also a power loss. */
   durability?: 'normal' | 'full';
   /** Host directories under which mount resources may lie (none: mounts are refused). */

@@ -23,7 +23,8 @@ import {
   waitingRunsOfTenant,
   waitingRunsTotal,
 } from '../state/dispatchLog.js';
-import { reconcile } from '../recovery/reconcile.js';
+import { reclaimDeadOwners } from '../recovery/reconcile.js';
+import { adoptableRun } from '../state/hostTakeover.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { assertTenant, DEFAULT_TENANT, tenantOf } from '../config/tenant.js';
 
@@ -189,6 +190,62 @@ export class Dispatcher {
     this.runs.abandon(w.queued, reason);
     this.finish(w, notStartedOutcome(runId, reason));
     return true;
+  }
+
+  /**
+   * Cancel every run this process holds (the host lost its lease: another host may already have interrupted them).
+   * A cancel whose write is refused (`LEASE_LOST`: the run is another host's now) is logged, never thrown.
+   */
+  cancelAll(reason: string): void {
+    for (const runId of [...this.byRun.keys()]) {
+      try {
+        this.cancel(runId, reason);
+      } catch (error) {
+        this.log.warn({ err: error, runId }, 'could not record the cancel of a run (its host lost the lease)');
+      }
+    }
+  }
+
+  /**
+   * Wait for, then run, a run another host queued and died before starting: a takeover made it this host's
+   * (recovery/deadHosts.ts), and it waits in its session's queue here as if dispatched here — planned again for its
+   * binding at its start, its result in the store and its streams (nobody waits on a ticket). A run that is no longer
+   * queued and this host's is left alone; one whose binding no longer plans is ended as refused.
+   */
+  adopt(runId: string): void {
+    const lease = this.store.lease;
+    if (!lease || this.byRun.has(runId)) return;
+    const run = adoptableRun(this.store, runId, lease);
+    if (!run) return;
+    const queued: QueuedRun = { runId, sessionId: run.sessionId, goalRevision: run.goalRevision };
+    let event: ChatEvent;
+    let plan: RunPlan;
+    try {
+      event = takeChatEvent(run.event, this.config.limits);
+      plan = this.runs.plan({ kind: 'dispatch', event, tenant: run.tenant, bindingId: run.bindingId });
+    } catch (error) {
+      this.runs.abandon(queued, `its host died before it started, and it cannot be planned here: ${String(error)}`);
+      return;
+    }
+    let resolve!: (outcome: RunOutcome) => void;
+    const done = new Promise<RunOutcome>((r) => (resolve = r));
+    const w: Waiting = {
+      tenant: run.tenant,
+      queued,
+      plan,
+      event,
+      hooks: {},
+      controller: new AbortController(),
+      done,
+      resolve,
+    };
+    this.slot(queued.sessionId).waiting.push(w);
+    this.order.push(w);
+    this.byRun.set(runId, w);
+    this.log.info({ runId, sessionId: queued.sessionId }, 'adopted a queued run of a host that died');
+    this.watcher.start();
+    this.waker.start();
+    this.pump();
   }
 
   /** Resolves once every run this process holds has ended (e.g. before a graceful stop). */
@@ -450,7 +507,7 @@ export class Dispatcher {
     if (this.reclaiming) return;
     this.reclaiming = true;
     try {
-      const report = await reconcile(this.store);
+      const report = await reclaimDeadOwners(this.store);
       for (const r of report.interruptedRuns)
         this.log.warn(
           { runId: r.runId, killedPid: r.killedPid },

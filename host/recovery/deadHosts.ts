@@ -3,6 +3,7 @@ import type { HostLease } from '../state/hostLeases.js';
 import { voidApprovals } from '../state/approvals.js';
 import { lockExpiredHosts, markHostDead, openIntentsOfRun, openRunsOf, reownRuns } from '../state/hostTakeover.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
+import { processStartTime } from '../util/procIdentity.js';
 
 /** What one takeover did (docs/scale-out.md §4, "A dead host"). */
 export interface TakeoverReport {
@@ -102,7 +103,7 @@ export function takeOverDeadHosts(
         ]);
         report.pausedSessions.push(sessionId);
       }
-      reownRuns(store, reowned, me);
+      reownRuns(store, reowned, me, { pid: process.pid, start: processStartTime(process.pid) });
       markHostDead(store, host, me);
       store.audit.append({
         type: 'cluster.host_taken_over',

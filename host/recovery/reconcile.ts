@@ -5,10 +5,11 @@ import type { Store } from '../state/store.js';
 import { voidApprovals } from '../state/approvals.js';
 import { openEffectIntents, runStartedData, runStatus } from '../state/recoveryReads.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
-import { ownerAlive } from '../state/claims.js';
+import { ownerIsLocal, ownerLive } from '../state/claims.js';
 import { RunCgroup, runCgroupNames } from '../sandbox/cgroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
 import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
+import { takeOverDeadHosts } from './deadHosts.js';
 
 /**
  * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived from the run id) and in
@@ -61,8 +62,11 @@ export interface RecoveryReport {
 export async function reconcile(store: Store, probers: Record<string, Prober> = PROBERS): Promise<RecoveryReport> {
   const report: RecoveryReport = { interruptedRuns: [], effects: [], pausedSessions: [] };
   for (const run of store.runs({ status: ['queued', 'running'], limit: 1_000_000 })) {
+    // Another host's run (PostgreSQL): its pid means nothing on this machine. Its lease decides, and when the lease
+    // runs out a takeover interrupts it (deadHosts.ts), never this pass.
+    if (!ownerIsLocal(store, run)) continue;
     // A live host process (this one, or e.g. a `paddock dispatch` still streaming) owns this run.
-    if (ownerAlive({ host_pid: run.hostPid, host_start: run.hostStart })) continue;
+    if (ownerLive(store, run)) continue;
     let killedPid: number | null = null;
     if (run.pid !== null && run.pidStart !== null && processStartTime(run.pid) === run.pidStart) {
       signalRunnerTree(run.pid, 'SIGKILL');
@@ -124,14 +128,11 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
       target: string;
       probe: Record<string, unknown>;
     };
-    // An effect of a run a live host process still owns is in flight, not abandoned: leave it to that process.
+    // An effect of a run a live host process still owns is in flight, not abandoned: leave it to that process. One of
+    // another host's runs is on that host's disk: its takeover, or that host's own start, probes it.
     const owner = row.runId ? store.run(row.runId) : undefined;
-    if (
-      owner &&
-      (owner.status === 'queued' || owner.status === 'running') &&
-      ownerAlive({ host_pid: owner.hostPid, host_start: owner.hostStart })
-    )
-      continue;
+    if (owner && !ownerIsLocal(store, owner)) continue;
+    if (owner && (owner.status === 'queued' || owner.status === 'running') && ownerLive(store, owner)) continue;
     const verdict = probeEffect(intent.kind, intent.probe, probers);
     store.append(row.sessionId, [
       {
@@ -167,6 +168,24 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
       },
     ]);
     report.pausedSessions.push(sessionId);
+  }
+  return report;
+}
+
+/**
+ * Free what dead owners hold so waiting runs can claim (a claim found `deadOwners`): {@link reconcile} for this
+ * machine's runs, then, on a host with a lease, the takeover of every host whose lease ran out (deadHosts.ts).
+ */
+export async function reclaimDeadOwners(store: Store): Promise<RecoveryReport> {
+  const report = await reconcile(store);
+  const lease = store.lease;
+  if (lease) {
+    const takeover = takeOverDeadHosts(store, lease);
+    report.interruptedRuns.push(
+      ...takeover.interruptedRuns.map(({ runId, sessionId }) => ({ runId, sessionId, killedPid: null })),
+    );
+    report.effects.push(...takeover.effects);
+    report.pausedSessions.push(...takeover.pausedSessions);
   }
   return report;
 }

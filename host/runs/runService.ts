@@ -9,7 +9,7 @@ import { TOKENS } from '../di/tokens.js';
 import type { IsolationReport } from '../process/isolationReport.js';
 import { notStartedOutcome, type RunOutcome } from '../process/outcome.js';
 import { ClaimWaker, tryClaim } from '../state/claims.js';
-import { reconcile } from '../recovery/reconcile.js';
+import { reclaimDeadOwners } from '../recovery/reconcile.js';
 import { meteredUsage } from '../state/meteredUsage.js';
 import { stateScope } from '../state/runnerState.js';
 import type { Store } from '../state/store.js';
@@ -154,7 +154,7 @@ export class RunService {
       const verdict = tryClaim(store, req);
       if (verdict.ok) return true;
       if (verdict.deadOwners) {
-        await reconcile(store);
+        await reclaimDeadOwners(store);
         continue;
       }
       await new Promise<void>((resolve) => {

@@ -1,4 +1,6 @@
 import { processStartTime } from '../util/procIdentity.js';
+import { dialectOf } from './db.js';
+import { dbNowMs, existingHostId } from './hostLeases.js';
 import { dbOf, type Store } from './store.js';
 
 /** What a run needs to start: its session, its binding's slot limit and the host-wide one. */
@@ -23,24 +25,70 @@ export interface ClaimBlocker {
 /** The result of {@link tryClaim}. */
 export type ClaimVerdict = { ok: true } | ({ ok: false } & ClaimBlocker);
 
+/** Who owns a run or its claim: the host process (pid and start time) and, on a host with a lease, that lease. */
+export interface RunOwner {
+  hostPid: number | null;
+  hostStart: number | null;
+  /** The owning host's id and start (`runs.owner_host`, `owner_epoch`); null when queued without a lease. */
+  ownerHost: string | null;
+  ownerEpoch: number | null;
+}
+
+/** A claim's or run's owner columns, as the queries below select them. */
 interface OwnerRow {
   host_pid: number | null;
   host_start: number | null;
+  owner_host: string | null;
+  owner_epoch: number | string | null;
 }
+/** The columns of {@link OwnerRow}: a claim's process, and its run's lease owner (`c`: run_claims, `r`: runs). */
+const CLAIM_OWNER =
+  'c.host_pid, c.host_start, r.owner_host, r.owner_epoch FROM run_claims c JOIN runs r ON r.id = c.run_id';
+
+const ownerOf = (row: OwnerRow): RunOwner => ({
+  hostPid: row.host_pid,
+  hostStart: row.host_start,
+  ownerHost: row.owner_host,
+  ownerEpoch: row.owner_epoch === null ? null : Number(row.owner_epoch),
+});
 
 /** This process's start time (it never changes; read once rather than from /proc at every claim). */
 const OWN_START = processStartTime(process.pid);
 
-/** Whether the host process that recorded itself as (pid, start) still runs (start time defeats pid reuse). */
-export function ownerAlive(row: OwnerRow): boolean {
-  return row.host_pid !== null && row.host_start !== null && processStartTime(row.host_pid) === row.host_start;
+/**
+ * Whether a run's owner is on this machine, so its host process can be judged by pid and start time: always on
+ * SQLite (one data folder, one machine); on PostgreSQL when no lease owns the run (a process without one queued it)
+ * or when this data folder's own host does (one folder, one machine). A run of another host is judged by its lease
+ * only (docs/scale-out.md §4, "Judged by the lease").
+ */
+export function ownerIsLocal(store: Store, owner: Pick<RunOwner, 'ownerHost'>): boolean {
+  if (dialectOf(dbOf(store)) !== 'postgres' || owner.ownerHost === null) return true;
+  return owner.ownerHost === existingHostId(store.dataDir);
 }
 
-/** Whether `runId` is claimed by a host process that is gone (it died holding the run; recovery has not run yet). */
+/**
+ * Whether a run's owner is still there: a local owner ({@link ownerIsLocal}) while its host process runs (pid and
+ * start time: the start defeats pid reuse); another host while its lease holds — not run out and not taken over. A
+ * lease that ran out is dead here even before a takeover: the takeover (recovery/deadHosts.ts) is what frees its runs.
+ */
+export function ownerLive(store: Store, owner: RunOwner): boolean {
+  if (ownerIsLocal(store, owner))
+    return owner.hostPid !== null && owner.hostStart !== null && processStartTime(owner.hostPid) === owner.hostStart;
+  const db = dbOf(store);
+  const live = db
+    .prepare(
+      'SELECT count(*) FROM hosts WHERE host_id = ? AND epoch = ? AND dead_at IS NULL AND ' +
+        `lease_until >= ${dbNowMs(db)}`,
+    )
+    .pluck()
+    .get(owner.ownerHost, owner.ownerEpoch);
+  return Number(live) > 0;
+}
+
+/** Whether `runId` is claimed by an owner that is gone (it died holding the run; recovery has not run yet). */
 export function runOwnerGone(store: Store, runId: string): boolean {
-  const row = dbOf(store).prepare('SELECT host_pid, host_start FROM run_claims WHERE run_id = ?').get(runId) as
-    OwnerRow | undefined;
-  return row !== undefined && !ownerAlive(row);
+  const row = dbOf(store).prepare(`SELECT ${CLAIM_OWNER} WHERE c.run_id = ?`).get(runId) as OwnerRow | undefined;
+  return row !== undefined && !ownerLive(store, ownerOf(row));
 }
 
 /**
@@ -53,17 +101,15 @@ export function claimBlocker(
   req: Omit<ClaimRequest, 'runId'> & { queuedSeq: number | null },
 ): ClaimBlocker | undefined {
   const db = dbOf(store);
-  const dead = (rows: OwnerRow[]) => rows.some((r) => !ownerAlive(r));
-  const sessionClaims = db
-    .prepare('SELECT host_pid, host_start FROM run_claims WHERE session_id = ?')
-    .all(req.sessionId) as OwnerRow[];
+  const dead = (rows: OwnerRow[]) => rows.some((r) => !ownerLive(store, ownerOf(r)));
+  const sessionClaims = db.prepare(`SELECT ${CLAIM_OWNER} WHERE c.session_id = ?`).all(req.sessionId) as OwnerRow[];
   const earlier =
     req.queuedSeq === null
       ? []
       : (db
           .prepare(
-            "SELECT host_pid, host_start FROM runs WHERE session_id = ? AND status = 'queued' AND queued_seq " +
-              '< ? AND id NOT IN (SELECT run_id FROM run_claims)',
+            'SELECT host_pid, host_start, owner_host, owner_epoch FROM runs WHERE session_id = ? AND ' +
+              "status = 'queued' AND queued_seq < ? AND id NOT IN (SELECT run_id FROM run_claims)",
           )
           .all(req.sessionId, req.queuedSeq) as OwnerRow[]);
   if (sessionClaims.length > 0 || earlier.length > 0)
@@ -72,13 +118,11 @@ export function claimBlocker(
   // are read only when they block (to tell whether recovery could free a slot).
   const inBinding = db.prepare('SELECT count(*) FROM run_claims WHERE binding_id = ?').pluck().get(req.bindingId);
   if ((inBinding as number) >= req.maxPerBinding) {
-    const binding = db
-      .prepare('SELECT host_pid, host_start FROM run_claims WHERE binding_id = ?')
-      .all(req.bindingId) as OwnerRow[];
+    const binding = db.prepare(`SELECT ${CLAIM_OWNER} WHERE c.binding_id = ?`).all(req.bindingId) as OwnerRow[];
     return { by: 'binding', deadOwners: dead(binding) };
   }
   if ((db.prepare('SELECT count(*) FROM run_claims').pluck().get() as number) >= req.maxTotal) {
-    const all = db.prepare('SELECT host_pid, host_start FROM run_claims').all() as OwnerRow[];
+    const all = db.prepare(`SELECT ${CLAIM_OWNER}`).all() as OwnerRow[];
     return { by: 'host', deadOwners: dead(all) };
   }
   return undefined;

@@ -44,6 +44,15 @@ export function hostIdOf(dataDir: string): string {
   return readFileSync(path, 'utf8').trim();
 }
 
+/** The data folder's host id if it has one yet ({@link hostIdOf} makes it), without creating it. */
+export function existingHostId(dataDir: string): string | undefined {
+  try {
+    return readFileSync(join(dataDir, HOST_ID_FILE), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Register a new start of `hostId`: the next epoch, a lease of `leaseMs` from now on the database's clock. */
 export function registerHost(store: Store, options: { hostId: string; version: string; leaseMs?: number }): HostLease {
   const db = dbOf(store);
@@ -76,6 +85,30 @@ export function renewLease(store: Store, lease: HostLease, leaseMs = DEFAULT_LEA
         )
         .run(leaseMs, lease.hostId, lease.epoch).changes === 1,
   );
+}
+
+/**
+ * Give the lease up at a clean stop: the host's row is marked dead, taken over by itself, so no other host takes it
+ * over — only when it owns no run that has not ended (those stay for a takeover once the lease runs out). True when
+ * released.
+ */
+export function releaseLease(store: Store, lease: HostLease): boolean {
+  const db = dbOf(store);
+  return store.transaction(() => {
+    const open = db
+      .prepare("SELECT count(*) FROM runs WHERE owner_host = ? AND owner_epoch = ? AND status IN ('queued', 'running')")
+      .pluck()
+      .get(lease.hostId, lease.epoch);
+    if (Number(open) > 0) return false;
+    return (
+      db
+        .prepare(
+          `UPDATE hosts SET dead_at = ?, taken_over_by = ?, lease_until = ${dbNowMs(db)} WHERE host_id = ? AND ` +
+            'epoch = ? AND dead_at IS NULL',
+        )
+        .run(new Date().toISOString(), `${lease.hostId}/${lease.epoch}`, lease.hostId, lease.epoch).changes === 1
+    );
+  });
 }
 
 /** A host's row as the cluster sees it. */

@@ -40,10 +40,21 @@ export function openRunsOf(store: Store, host: HostLease): OwnedRun[] {
     .all(host.hostId, host.epoch) as OwnedRun[];
 }
 
-/** Make `to` the owner of `runIds` (a dead host's queued runs that never started: the session's queue carries on). */
-export function reownRuns(store: Store, runIds: readonly string[], to: HostLease): void {
-  const update = dbOf(store).prepare('UPDATE runs SET owner_host = ?, owner_epoch = ? WHERE id = ?');
-  for (const id of runIds) update.run(to.hostId, to.epoch, id);
+/**
+ * Make `to` the owner of `runIds` (a dead host's queued runs that never started: the session's queue carries on), its
+ * host process being `process` (this one: the taking host's, so processes on its own data folder judge the run by a
+ * live pid, claims.ts `ownerLive`).
+ */
+export function reownRuns(
+  store: Store,
+  runIds: readonly string[],
+  to: HostLease,
+  process: { pid: number; start: number | null },
+): void {
+  const update = dbOf(store).prepare(
+    'UPDATE runs SET owner_host = ?, owner_epoch = ?, host_pid = ?, host_start = ? WHERE id = ?',
+  );
+  for (const id of runIds) update.run(to.hostId, to.epoch, process.pid, process.start, id);
 }
 
 /** Mark `host` dead, taken over by `by`: it renews nothing and writes nothing about its runs from now on. */
@@ -69,4 +80,52 @@ export function openIntentsOfRun(store: Store, runId: string): { sessionId: stri
   return rows
     .filter((r) => r.type === 'effect.intent' && !closed.has((JSON.parse(r.data) as { effectId: string }).effectId))
     .map(({ sessionId, data }) => ({ sessionId, data }));
+}
+
+/** A queued run re-owned by this host, as its dispatcher needs it to wait in its session's queue (adopt). */
+export interface AdoptableRun {
+  runId: string;
+  sessionId: string;
+  tenant: string;
+  bindingId: string;
+  goalRevision: number;
+  /** The chat event as stored with `message.received`, right before the run's `run.queued`. */
+  event: unknown;
+}
+
+/**
+ * A run that is still queued, unclaimed and owned by `owner`, read back as its dispatch left it in the log; undefined
+ * when it is not (started, ended, claimed, another owner's) or its queueing events are not the pair the journal writes.
+ */
+export function adoptableRun(store: Store, runId: string, owner: HostLease): AdoptableRun | undefined {
+  const db = dbOf(store);
+  const run = db
+    .prepare(
+      'SELECT r.session_id AS sessionId, r.binding_id AS bindingId, r.queued_seq AS queuedSeq, s.tenant AS tenant ' +
+        "FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.id = ? AND r.status = 'queued' " +
+        'AND r.owner_host = ? AND r.owner_epoch = ? AND NOT EXISTS (SELECT 1 FROM run_claims c WHERE c.run_id = r.id)',
+    )
+    .get(runId, owner.hostId, owner.epoch) as
+    { sessionId: string; bindingId: string | null; queuedSeq: number | null; tenant: string } | undefined;
+  if (!run || run.bindingId === null || run.queuedSeq === null) return undefined;
+  const rows = db
+    .prepare('SELECT seq, type, run_id AS runId, data FROM events WHERE session_id = ? AND seq IN (?, ?) ORDER BY seq')
+    .all(run.sessionId, Number(run.queuedSeq) - 1, Number(run.queuedSeq)) as {
+    seq: number;
+    type: string;
+    runId: string | null;
+    data: string;
+  }[];
+  const [received, queued] = rows;
+  if (received?.type !== 'message.received' || queued?.type !== 'run.queued' || queued.runId !== runId)
+    return undefined;
+  const { goalRevision } = JSON.parse(queued.data) as { goalRevision?: number };
+  return {
+    runId,
+    sessionId: run.sessionId,
+    tenant: run.tenant,
+    bindingId: run.bindingId,
+    goalRevision: goalRevision ?? 0,
+    event: (JSON.parse(received.data) as { event: unknown }).event,
+  };
 }

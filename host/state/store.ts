@@ -85,6 +85,9 @@ export interface RunRow {
   /** The host process that owns the run, when it recorded itself. */
   hostPid: number | null;
   hostStart: number | null;
+  /** The host (and its start) whose lease owns the run (docs/scale-out.md §4); null for a process without a lease. */
+  ownerHost: string | null;
+  ownerEpoch: number | null;
 }
 
 type Listener = (event: StoredEvent) => void;
@@ -424,6 +427,16 @@ export class Store {
     this.runFence = fence;
   }
 
+  /** Whether several hosts may share this store (PostgreSQL), so each holds a lease (docs/scale-out.md §4). */
+  get shared(): boolean {
+    return dialectOf(this.db) === 'postgres';
+  }
+
+  /** The host lease this store's runs are owned by ({@link fenceRuns}), or undefined (no lease: SQLite, read paths). */
+  get lease(): { hostId: string; epoch: number } | undefined {
+    return this.owner;
+  }
+
   /** Throws (`LEASE_LOST`) unless this host owns every run of `runIds`; call inside the writing transaction. */
   assertOwnsRuns(runIds: readonly string[]): void {
     if (runIds.length > 0) this.runFence?.(runIds);
@@ -624,5 +637,7 @@ export function toRunRow(r: Record<string, unknown>): RunRow {
     bindingId: (r.binding_id as string | null) ?? null,
     hostPid: (r.host_pid as number | null) ?? null,
     hostStart: (r.host_start as number | null) ?? null,
+    ownerHost: (r.owner_host as string | null) ?? null,
+    ownerEpoch: r.owner_epoch === null || r.owner_epoch === undefined ? null : Number(r.owner_epoch),
   };
 }

@@ -65,7 +65,10 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   const allow = parseWebhookAllow(options.webhookAllow);
   // Also before the host starts: a console that is not built is said at once, not as a 404 later.
   const consoleFiles = options.console ? (await import('../../api/console/assets.js')).loadConsoleFiles() : undefined;
-  const host = await openHost(config, { listen: true });
+  // On a shared store a lost lease stops the server like a signal, cancelling what it holds (docs/scale-out.md §4).
+  let loseLease: (why: string) => void = () => undefined;
+  const leaseLost = new Promise<string>((resolve) => (loseLease = resolve));
+  const host = await openHost(config, { listen: true, onLeaseLost: (why) => loseLease(why) });
   for (const line of describeRecovery(host.recovery)) err(line);
   const dispatcher = host.container.resolve(TOKENS.Dispatcher);
   let stopping = false;
@@ -105,11 +108,19 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
       : String(address);
   err(`paddock serve: listening on ${url}`);
 
-  // The runs this process holds: queued or running with this process as their owner.
+  // The runs this process holds: queued or running with this process as their owner (on a shared store: its lease,
+  // since another machine's host may have the same pid).
+  const lease = host.store.lease;
   const held = () =>
-    host.store.runs({ status: ['queued', 'running'], limit: 1_000_000 }).filter((r) => r.hostPid === process.pid);
+    host.store
+      .runs({ status: ['queued', 'running'], limit: 1_000_000 })
+      .filter((r) =>
+        lease ? r.ownerHost === lease.hostId && r.ownerEpoch === lease.epoch : r.hostPid === process.pid,
+      );
   const cancelHeld = (reason: string) => {
-    for (const run of held()) dispatcher.cancel(run.id, reason);
+    if (lease)
+      dispatcher.cancelAll(reason); // a write refused for a lost lease is logged, not thrown
+    else for (const run of held()) dispatcher.cancel(run.id, reason);
   };
 
   const stopped = new Promise<string>((resolve) => {
@@ -125,7 +136,11 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
-  const signal = await stopped;
+  const lost = leaseLost.then((why) => {
+    err(`paddock serve: ${why}`);
+    return 'lease lost' as const;
+  });
+  const signal = await Promise.race([stopped, lost]);
   stopping = true;
   const count = held().length;
   err(
@@ -133,7 +148,9 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
       `${options.onStop === 'drain' ? `draining up to ${options.drainTimeoutMs} ms` : 'cancelling them'})`,
   );
   const closing = app.close();
-  if (options.onStop === 'cancel') cancelHeld(`the server was stopped (${signal}, --on-stop cancel)`);
+  // A lost lease's runs were cancelled by the host already (start.ts): nothing is left to drain for.
+  if (options.onStop === 'cancel' || signal === 'lease lost')
+    cancelHeld(`the server was stopped (${signal}, --on-stop cancel)`);
   else {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>(
@@ -147,5 +164,5 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   await closing;
   await closeHost();
   err('paddock serve: stopped');
-  return 0;
+  return signal === 'lease lost' ? 1 : 0;
 }

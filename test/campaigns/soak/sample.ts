@@ -11,8 +11,9 @@ import { join } from 'node:path';
  * the resident part of its brk heap (the `[heap]` mapping: glibc's main malloc arena, where SQLite's page cache and
  * Node's native allocations of the main thread live; the rest of `rssAnonKiB` is mostly V8's heap). `youngGen` is
  * V8's new space (nodejs_heap_space_size_total_bytes{space="new"}), and the two `…BeyondYoungKiB` figures are RSS
- * and anonymous RSS without it: the young generation is V8's allocation buffer, grown from 1 MB up to its cap of 32 MB when
- * enough survives its scavenges, and capped there (docs/benchmarks.md, "Soak, fifth attempt").
+ * and anonymous RSS without it: the young generation is V8's allocation buffer, grown from 1 MB up to its cap of
+ * 32 MB when enough survives its scavenges, and shrunk again when little does (docs/benchmarks.md, "Soak, fifth
+ * attempt").
  */
 export interface Sample {
   runs: number;

@@ -1,0 +1,79 @@
+/** A host's lease kept while it runs (docs/scale-out.md §4, "Wired into the host"; decision CL5). */
+import type { Store } from '../state/store.js';
+import { DEFAULT_LEASE_MS, registerHost, releaseLease, renewLease, type HostLease } from '../state/hostLeases.js';
+import { fenceRunWrites } from '../state/runFence.js';
+import { takeOverDeadHosts, type TakeoverReport } from './deadHosts.js';
+
+/** What a host does with its lease's events. */
+export interface LeaseKeeperOptions {
+  hostId: string;
+  version: string;
+  leaseMs?: number;
+  /** A tick took hosts over: their runs were interrupted and their queued runs are this host's now. */
+  onTakeover: (report: TakeoverReport) => void;
+  /** The lease is lost (a renewal refused, or none succeeded for a whole lease): stop claiming, end the runs. */
+  onLost: (why: string) => void;
+  /** A tick that failed (the database unreachable a moment): the next one tries again. */
+  onError: (error: unknown) => void;
+}
+
+/** A running lease: its identity, and how to stop keeping it. */
+export interface LeaseKeeper {
+  lease: HostLease;
+  /** Stop renewing and, when this host owns no open run, give the lease up (nobody takes a clean stop over). */
+  close(): void;
+}
+
+/**
+ * Register this start of the host, fence the store's writes about runs to it (runFence.ts), and every third of the
+ * lease renew it, then take over every host whose lease ran out (deadHosts.ts). The timer does not keep the process
+ * alive: a one-off command ends when its work does.
+ */
+export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeeper {
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const lease = registerHost(store, { hostId: options.hostId, version: options.version, leaseMs });
+  fenceRunWrites(store, lease);
+  // Renewals are judged against this process's monotonic clock too: when none succeeded for a whole lease (the
+  // database unreachable, the process paused), another host may already have taken the runs over.
+  let renewedAt = performance.now();
+  let stopped = false;
+  const tick = () => {
+    if (stopped) return;
+    try {
+      if (!renewLease(store, lease, leaseMs)) {
+        stop();
+        options.onLost(`host ${lease.hostId} (epoch ${lease.epoch}) lost its lease: another host took it over`);
+        return;
+      }
+      renewedAt = performance.now();
+      const report = takeOverDeadHosts(store, lease);
+      if (report.hosts.length > 0) options.onTakeover(report);
+    } catch (error) {
+      options.onError(error);
+      if (performance.now() - renewedAt >= leaseMs) {
+        stop();
+        options.onLost(`host ${lease.hostId} (epoch ${lease.epoch}) could not renew its lease for ${leaseMs} ms`);
+      }
+    }
+  };
+  const timer = setInterval(tick, Math.max(1, Math.floor(leaseMs / 3)));
+  timer.unref();
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+  // A host starting takes over at once what died before it, rather than a third of a lease later.
+  queueMicrotask(tick);
+  return {
+    lease,
+    close() {
+      if (stopped) return;
+      stop();
+      try {
+        releaseLease(store, lease);
+      } catch (error) {
+        options.onError(error); // the lease then runs out, and a takeover finds no open run of ours
+      }
+    },
+  };
+}

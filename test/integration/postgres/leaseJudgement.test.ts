@@ -1,0 +1,121 @@
+// Whose run is dead is judged where it can be (docs/scale-out.md §4, "Judged by the lease"): on PostgreSQL a run of
+// another host — another machine, whose pids mean nothing here — is judged by its lease only, never by its pid, and
+// freed by a takeover once the lease ran out; a run of this data folder's own host is judged by pid as before. Real
+// PostgreSQL (a throwaway cluster), two data folders on one database as two hosts.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { reclaimDeadOwners, reconcile } from '../../../host/recovery/reconcile.js';
+import { claimBlocker, ownerIsLocal, tryClaim } from '../../../host/state/claims.js';
+import { hostIdOf, registerHost, type HostLease } from '../../../host/state/hostLeases.js';
+import { fenceRunWrites } from '../../../host/state/runFence.js';
+import { dbOf, type Store } from '../../../host/state/store.js';
+import { processStartTime } from '../../../host/util/procIdentity.js';
+import { postgresBackend, sqliteBackend, storesOf } from '../../helpers/storeBackends.js';
+
+/** A pid no process has (above the kernel's pid_max default of 4,194,304). */
+const DEAD_PID = 4_999_999;
+
+const expire = (store: Store, lease: HostLease) =>
+  dbOf(store)
+    .prepare('UPDATE hosts SET lease_until = 0 WHERE host_id = ? AND epoch = ?')
+    .run(lease.hostId, lease.epoch);
+
+/** Queue `runId` in `sessionId` as host process `host` would (its `run.queued` names the process): a dead one. */
+const queue = (store: Store, sessionId: string, runId: string, host = { pid: DEAD_PID, start: 1 }) =>
+  store.append(sessionId, [
+    { type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1', host } },
+  ]);
+/** This test process, as a live host process. */
+const LIVE = { pid: process.pid, start: processStartTime(process.pid)! };
+const claim = (store: Store, runId: string, sessionId: string) =>
+  tryClaim(store, { runId, sessionId, bindingId: 'b1', maxPerBinding: 10, maxTotal: 100 });
+/** The claim of `runId` as a process that died would hold it: no live process has its pid. */
+const orphanClaim = (store: Store, runId: string) =>
+  dbOf(store).prepare('UPDATE run_claims SET host_pid = ?, host_start = 1 WHERE run_id = ?').run(DEAD_PID, runId);
+
+const dirs: string[] = [];
+const folder = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'paddock-lease-judge-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('run owners judged by the lease on PostgreSQL', () => {
+  const { fresh, again } = storesOf(postgresBackend());
+
+  it("another host's run with a dead pid is left alone while its lease holds, and taken over once after", async () => {
+    const { store: far, options } = fresh();
+    const farLease = registerHost(far, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(far, farLease);
+    const s1 = far.ensureSession('default', 'b1', 'c1').sessionId;
+    queue(far, s1, 'r1');
+    expect(claim(far, 'r1', s1).ok).toBe(true);
+    far.append(s1, [{ type: 'run.started', runId: 'r1', data: { pid: DEAD_PID, pidStart: 1 } }]);
+    orphanClaim(far, 'r1');
+
+    // Another host, on its own data folder: every pid of the far host's looks dead from here.
+    const near = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
+    expect(ownerIsLocal(near, far.run('r1')!)).toBe(false);
+    expect(ownerIsLocal(far, far.run('r1')!)).toBe(true);
+    const nearLease = registerHost(near, { hostId: hostIdOf(near.dataDir), version: 'test' });
+    fenceRunWrites(near, nearLease);
+    queue(near, s1, 'r2', LIVE);
+    const blocker = () =>
+      claimBlocker(near, { sessionId: s1, bindingId: 'b1', maxPerBinding: 10, maxTotal: 100, queuedSeq: 99 });
+
+    // While the far host's lease holds: start-up recovery leaves its run, and what blocks is not dead.
+    expect((await reconcile(near)).interruptedRuns).toEqual([]);
+    expect(far.run('r1')).toMatchObject({ status: 'running' });
+    expect(blocker()).toEqual({ by: 'session', deadOwners: false });
+    expect((await reclaimDeadOwners(near)).interruptedRuns).toEqual([]);
+
+    // Its lease ran out: what blocks is dead now; recovery by pid still leaves it; the takeover frees it, once.
+    expire(far, farLease);
+    expect(blocker()).toEqual({ by: 'session', deadOwners: true });
+    expect((await reconcile(near)).interruptedRuns).toEqual([]);
+    const reclaimed = await reclaimDeadOwners(near);
+    expect(reclaimed.interruptedRuns).toEqual([{ runId: 'r1', sessionId: s1, killedPid: null }]);
+    expect((await reclaimDeadOwners(near)).interruptedRuns).toEqual([]);
+    const ended = near.readEvents(s1).filter((e) => e.type === 'run.interrupted');
+    expect(ended.map((e) => [e.runId, (e.data as { reason: string }).reason])).toEqual([
+      ['r1', `host ${farLease.hostId} (epoch ${farLease.epoch}) stopped renewing its lease during the run`],
+    ]);
+    // The session's queue carries on, on the near host.
+    expect(claim(near, 'r2', s1).ok).toBe(true);
+  });
+
+  it("this folder's own host's run (an earlier start of it) is still judged by its pid", async () => {
+    const { store: before, options } = fresh();
+    const old = registerHost(before, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(before, old);
+    const s1 = before.ensureSession('default', 'b1', 'c1').sessionId;
+    queue(before, s1, 'r1');
+    expect(claim(before, 'r1', s1).ok).toBe(true);
+    orphanClaim(before, 'r1');
+    // The same folder started again (a new epoch): its lease of before still holds, its process is gone.
+    const now = again(options);
+    fenceRunWrites(now, registerHost(now, { hostId: hostIdOf(options.dataDir), version: 'test' }));
+    expect(ownerIsLocal(now, now.run('r1')!)).toBe(true);
+    const report = await reconcile(now);
+    expect(report.interruptedRuns.map((r) => r.runId)).toEqual(['r1']);
+    expect(now.run('r1')).toMatchObject({ status: 'interrupted' });
+  });
+});
+
+describe('run owners on SQLite', () => {
+  const { fresh } = storesOf(sqliteBackend());
+
+  it('are always local (one data folder, one machine): judged by pid, whatever lease queued them', async () => {
+    const { store } = fresh();
+    fenceRunWrites(store, registerHost(store, { hostId: 'hst_elsewhere', version: 'test' }));
+    const s1 = store.ensureSession('default', 'b1', 'c1').sessionId;
+    queue(store, s1, 'r1');
+    expect(claim(store, 'r1', s1).ok).toBe(true);
+    orphanClaim(store, 'r1');
+    expect(ownerIsLocal(store, store.run('r1')!)).toBe(true);
+    expect((await reconcile(store)).interruptedRuns.map((r) => r.runId)).toEqual(['r1']);
+  });
+});
