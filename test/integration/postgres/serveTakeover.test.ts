@@ -1,0 +1,123 @@
+// A host that dies is taken over by another, end to end (docs/scale-out.md §4, "Wired into the host"): two real
+// `paddock serve` processes on one throwaway PostgreSQL cluster, each with its own data folder and a 1.5 s lease.
+// Host A runs a held run with a second message of the same conversation queued behind it, and is SIGKILLed. Host B,
+// on its lease tick, interrupts A's run exactly once and adopts the queued one, which then runs on B to completion.
+// A started again on its folder finds its old start taken over and serves on.
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDb } from '../../../host/state/pg/pgDb.js';
+import { paddock } from '../../helpers/cli.js';
+import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
+import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { rendezvous } from '../../helpers/rendezvous.js';
+import { startServe, type ServeChild } from '../../helpers/serve.js';
+
+const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-a-'));
+const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-b-'));
+const rv = rendezvous(homeA);
+let cluster: PgCluster;
+let env: Record<string, string>;
+let hostA: ServeChild | undefined;
+let hostB: ServeChild | undefined;
+let token = '';
+const LEASE_MS = 1_500;
+
+async function dispatch(host: ServeChild, event: unknown) {
+  const res = await fetch(`${host.url}/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(event),
+  });
+  const body = (await res.json()) as { status: string; runId: string; sessionId: string };
+  expect(res.status, JSON.stringify(body)).toBe(202);
+  return body;
+}
+
+async function runOn(host: ServeChild, runId: string) {
+  const res = await fetch(`${host.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { status: string; reason?: string };
+}
+
+/** One query on the shared database, as its owner. */
+function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
+  const db = new PgDb(cluster.url);
+  try {
+    return db.prepare(sql).all(...params) as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
+
+beforeAll(async () => {
+  cluster = startPgCluster();
+  env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url, PADDOCK_LEASE_MS: String(LEASE_MS) };
+  const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
+  writeFileSync(join(homeA, 'paddock.yaml'), `bindings:\n  - { id: held, ${waits}, route: { platform: telegram } }\n`);
+  const applied = await paddock(['apply', '-f', join(homeA, 'paddock.yaml')], { dataDir: homeA, env });
+  expect(applied.exitCode, applied.stderr).toBe(0);
+  const created = await paddock(['tokens', 'create', '--tenant', 'default', '--role', 'platform'], {
+    dataDir: homeA,
+    env,
+  });
+  expect(created.exitCode, created.stderr).toBe(0);
+  token = created.stdout.trim();
+  cpSync(join(homeA, 'keys'), join(homeB, 'keys'), { recursive: true }); // one signing key (scale-out.md §4)
+  hostA = await startServe(homeA, [], env);
+  hostB = await startServe(homeB, [], env);
+}, 120_000);
+
+afterAll(async () => {
+  expect(await hostA?.stop()).toBe(0);
+  expect(await hostB?.stop()).toBe(0);
+  rv.close();
+  cluster?.stop();
+});
+
+describe('a dead host taken over by another (PostgreSQL)', () => {
+  it('interrupts its running run once, runs its queued one on the survivor, and lets it come back', async () => {
+    const hostIdA = readFileSync(join(homeA, 'host-id'), 'utf8').trim();
+    const hostIdB = readFileSync(join(homeB, 'host-id'), 'utf8').trim();
+    const first = await dispatch(hostA!, chatEvent({ text: 'one', conversation: { id: 't1' } }));
+    await rv.arrived(first.runId); // running on A
+    const second = await dispatch(hostA!, chatEvent({ text: 'two', conversation: { id: 't1' } }));
+    expect(second.status).toBe('queued'); // behind the first, in A's memory only
+
+    hostA!.child.kill('SIGKILL'); // the host process alone: its runner spawner ends its runs (SP3)
+    await hostA!.child;
+    hostA = undefined;
+
+    // B's lease tick finds A's lease run out: A's run is interrupted, naming A; the queued one starts on B.
+    await expect.poll(async () => (await runOn(hostB!, first.runId)).status, { timeout: 20_000 }).toBe('interrupted');
+    expect((await runOn(hostB!, first.runId)).reason).toMatch(new RegExp(`host ${hostIdA} \\(epoch 1\\) stopped`));
+    await rv.arrived(second.runId);
+    rv.go(second.runId);
+    await expect.poll(async () => (await runOn(hostB!, second.runId)).status, { timeout: 20_000 }).toBe('completed');
+
+    const events = (runId: string, type: string) =>
+      query('SELECT count(*) AS n FROM events WHERE run_id = ? AND type = ?', runId, type)[0]!.n;
+    expect(Number(events(first.runId, 'run.interrupted'))).toBe(1);
+    expect(Number(events(first.runId, 'run.ended'))).toBe(0);
+    expect(Number(events(second.runId, 'run.started'))).toBe(1);
+    expect(query('SELECT owner_host FROM runs WHERE id = ?', second.runId)[0]!.owner_host).toBe(hostIdB);
+    expect(query('SELECT taken_over_by FROM hosts WHERE host_id = ? AND epoch = 1', hostIdA)[0]).toEqual({
+      taken_over_by: `${hostIdB}/1`,
+    });
+
+    // A comes back on its folder: a new start (epoch 2), nothing of its old one left to recover, serving again.
+    hostA = await startServe(homeA, [], env);
+    expect(hostA.stderr()).not.toMatch(/recovery: run/);
+    const third = await dispatch(hostA, chatEvent({ text: 'three', conversation: { id: 't1' } }));
+    await rv.arrived(third.runId);
+    rv.go(third.runId);
+    await expect.poll(async () => (await runOn(hostA!, third.runId)).status, { timeout: 20_000 }).toBe('completed');
+    expect(query('SELECT owner_host, owner_epoch FROM runs WHERE id = ?', third.runId)[0]).toEqual({
+      owner_host: hostIdA,
+      owner_epoch: 2,
+    });
+    const verified = await paddock(['audit', 'verify', '--json'], { dataDir: homeB, env });
+    expect(verified.exitCode, verified.stderr).toBe(0);
+  });
+});
