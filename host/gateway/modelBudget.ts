@@ -4,15 +4,15 @@ import type { ModelResource } from '../bindings/schema.js';
 import type { Store } from '../state/store.js';
 import { SPEND_WINDOW_MS } from '../state/spend.js';
 import {
-  deleteOwnerReservations,
   deleteReservation,
   deleteRunReservations,
   insertReservation,
-  reservationOwners,
+  reservationHolders,
   reservedSpend,
   settledSpend,
 } from '../state/gatewayCalls.js';
 import type { GatewayRun } from './runContext.js';
+import { ownerIsLocal, ownerLive } from '../state/claims.js';
 import type { WireFormat } from './wire/index.js';
 
 /** Output tokens reserved for — and sent upstream as the maximum of — a call that names none. */
@@ -179,14 +179,20 @@ export function releaseRunReservations(store: Store, runId: string): number {
 /**
  * Delete the reservations of host processes that no longer run (matched by pid and process
  * start time, so a reused pid does not keep a dead host's reservations alive): a crashed host's
- * calls are over, and what they metered before the crash is what counts.
+ * calls are over, and what they metered before the crash is what counts. A reservation for another host's run
+ * (PostgreSQL) is judged by that host's lease, never by a pid of another machine (claims.ts `ownerLive`).
  */
 function dropOrphans(store: Store): void {
-  for (const { pid, start } of reservationOwners(store)) {
-    if (pid === process.pid && start === OWN_START) continue;
-    if (start !== null && processStartTime(pid) === start) continue;
-    if (start === null && pid !== process.pid && pidAlive(pid)) continue;
-    deleteOwnerReservations(store, { pid, start });
+  for (const h of reservationHolders(store)) {
+    if (!ownerIsLocal(store, h)) {
+      if (!ownerLive(store, { hostPid: null, hostStart: null, ownerHost: h.ownerHost, ownerEpoch: h.ownerEpoch }))
+        deleteReservation(store, h.id);
+      continue;
+    }
+    if (h.pid === process.pid && h.start === OWN_START) continue;
+    if (h.start !== null && processStartTime(h.pid) === h.start) continue;
+    if (h.start === null && h.pid !== process.pid && pidAlive(h.pid)) continue;
+    deleteReservation(store, h.id);
   }
 }
 

@@ -127,16 +127,26 @@ export function deleteRunReservations(store: Store, runId: string, owner: Reserv
   );
 }
 
-/** Every host process that holds a reservation. */
-export function reservationOwners(store: Store): ReservationOwner[] {
-  return dbOf(store)
-    .prepare('SELECT DISTINCT owner_pid AS pid, owner_start AS start FROM gateway_reservations')
-    .all() as ReservationOwner[];
+/** A reservation's holder: the host process that holds it, and the lease owner of its run (claims.ts `RunOwner`). */
+export interface ReservationHolder {
+  id: string;
+  pid: number;
+  start: number | null;
+  ownerHost: string | null;
+  ownerEpoch: number | null;
 }
 
-/** Drop everything one owner holds. */
-export function deleteOwnerReservations(store: Store, owner: ReservationOwner): void {
-  dbOf(store)
-    .prepare('DELETE FROM gateway_reservations WHERE owner_pid = ? AND owner_start IS NOT DISTINCT FROM ?')
-    .run(owner.pid, owner.start);
+/** Every reservation with its holder (a few: the calls in flight). */
+export function reservationHolders(store: Store): ReservationHolder[] {
+  const rows = dbOf(store)
+    .prepare(
+      'SELECT g.id AS id, g.owner_pid AS pid, g.owner_start AS start, r.owner_host AS ownerHost, ' +
+        'r.owner_epoch AS ownerEpoch FROM gateway_reservations g LEFT JOIN runs r ON r.id = g.run_id',
+    )
+    .all() as (Omit<ReservationHolder, 'ownerEpoch'> & { ownerEpoch: number | string | null })[];
+  return rows.map((r) => ({
+    ...r,
+    ownerHost: r.ownerHost ?? null,
+    ownerEpoch: r.ownerEpoch === null ? null : Number(r.ownerEpoch),
+  }));
 }

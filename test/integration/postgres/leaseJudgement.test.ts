@@ -7,6 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reclaimDeadOwners, reconcile } from '../../../host/recovery/reconcile.js';
+import { BindingLimitsSchema } from '../../../host/bindings/schema.js';
+import { reserve } from '../../../host/gateway/modelBudget.js';
+import type { GatewayRun } from '../../../host/gateway/runContext.js';
+import { insertReservation, reservedSpend } from '../../../host/state/gatewayCalls.js';
 import { claimBlocker, ownerIsLocal, tryClaim } from '../../../host/state/claims.js';
 import { hostIdOf, registerHost, type HostLease } from '../../../host/state/hostLeases.js';
 import { fenceRunWrites } from '../../../host/state/runFence.js';
@@ -85,6 +89,40 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     ]);
     // The session's queue carries on, on the near host.
     expect(claim(near, 'r2', s1).ok).toBe(true);
+  });
+
+  it("a model call in flight for another host's run holds its budget while that host's lease does", () => {
+    const { store: far, options } = fresh();
+    const farLease = registerHost(far, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(far, farLease);
+    const s1 = far.ensureSession('default', 'b1', 'c1').sessionId;
+    queue(far, s1, 'r1');
+    insertReservation(far, {
+      id: 'held-far',
+      runId: 'r1',
+      bindingId: 'b1',
+      tokens: 90,
+      costUsd: 0,
+      atMs: Date.now(),
+      owner: { pid: DEAD_PID, start: 1 },
+    });
+    const near = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
+    const call = (tokens: number) =>
+      reserve(
+        near,
+        {
+          claims: { runId: 'r1', sessionId: s1, bindingId: 'b1', runnerId: 'echo' },
+          budget: BindingLimitsSchema.parse({ modelTokensPerRun: 100 }),
+        } as unknown as GatewayRun,
+        { inputTokens: tokens - 1, outputTokens: 1, tokens, costUsd: 0 },
+      );
+    // The far host's call is counted (a pid of another machine says nothing): 90 + 20 > 100.
+    expect(call(20)).toMatchObject({ deniedBy: 'binding.limits.modelTokensPerRun' });
+    expect(reservedSpend(near, { runId: 'r1' }).tokens).toBe(90);
+    // Once its lease ran out, its calls are over: dropped by the next check.
+    expire(far, farLease);
+    expect(call(20)).toMatchObject({ id: expect.any(String) as unknown });
+    expect(reservedSpend(near, { runId: 'r1' }).tokens).toBe(20);
   });
 
   it("this folder's own host's run (an earlier start of it) is still judged by its pid", async () => {

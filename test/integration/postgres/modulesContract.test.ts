@@ -20,11 +20,11 @@ import {
 } from '../../../host/state/dispatchLog.js';
 import { performEffect } from '../../../host/state/effects.js';
 import {
-  deleteOwnerReservations,
   deleteRunReservations,
   insertGatewayCall,
   insertReservation,
-  reservationOwners,
+  reservationHolders,
+  deleteReservation,
   reservedSpend,
   settledSpend,
 } from '../../../host/state/gatewayCalls.js';
@@ -367,14 +367,15 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       reserve('r2', 11, 5);
       reserve('r3', 12, null);
       expect(reservedSpend(store, { bindingId: 'b1' })).toEqual({ tokens: 150, cost: 0.375 });
-      expect(reservationOwners(store).sort((a, b) => a.pid - b.pid || (a.start ?? -1) - (b.start ?? -1))).toEqual([
-        { pid: 11, start: null },
-        { pid: 11, start: 5 },
-        { pid: 12, start: null },
+      // run_1 is no run of the log: no lease owner.
+      expect(reservationHolders(store).sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+        { id: 'r1', pid: 11, start: null, ownerHost: null, ownerEpoch: null },
+        { id: 'r2', pid: 11, start: 5, ownerHost: null, ownerEpoch: null },
+        { id: 'r3', pid: 12, start: null, ownerHost: null, ownerEpoch: null },
       ]);
       // A NULL start matches only a NULL start (IS on SQLite, IS NOT DISTINCT FROM on both).
       expect(deleteRunReservations(store, 'run_1', { pid: 11, start: null })).toBe(1);
-      deleteOwnerReservations(store, { pid: 11, start: 5 });
+      deleteReservation(store, 'r2');
       expect(reservedSpend(store, { runId: 'run_1' })).toEqual({ tokens: 50, cost: 0.125 });
     });
 
