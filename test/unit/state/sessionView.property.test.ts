@@ -235,24 +235,33 @@ describe('session view (fold over the event log)', () => {
   });
 
   it("the store's cached control fields, caught up between chunks appended by two connections, equal the log's", () => {
-    fc.assert(
-      fc.property(logArb, fc.array(fc.nat(6), { minLength: 1, maxLength: 12 }), (log, cuts) => {
-        const { store } = tempStore();
-        const other = Store.open(sameStore(store)); // another connection's commits, as another process's would be
-        const { sessionId } = store.ensureSession('default', 'b', 'k');
-        const drafts = draftsOf(log);
-        let at = 0;
-        for (const [i, cut] of [...cuts, drafts.length].entries()) {
-          const chunk = drafts.slice(at, at + cut);
-          at += chunk.length;
-          if (chunk.length > 0) (i % 2 === 0 ? store : other).append(sessionId, chunk);
-          expectControlOfWholeLog(store, sessionId);
-        }
-        other.close();
-        store.close();
-      }),
-      { numRuns: 150 },
-    );
+    // One store and one other connection for every case, a new session each: the cache is per session, so each case
+    // starts from no cache entry, as in a new store (a store per case made the suite migrate 150 PostgreSQL schemas).
+    const { store } = tempStore();
+    const other = Store.open(sameStore(store)); // another connection's commits, as another process's would be
+    let cases = 0;
+    try {
+      fc.assert(
+        fc.property(logArb, fc.array(fc.nat(6), { minLength: 1, maxLength: 12 }), (log, cuts) => {
+          const { sessionId } = store.ensureSession('default', 'b', `k${++cases}`);
+          // Run ids are the store's keys: each case's are its own (`run_3` → `run_c7_3`), wherever the log names them.
+          const drafts = JSON.parse(
+            JSON.stringify(draftsOf(log)).replace(/"run_(\d+)"/g, `"run_c${cases}_$1"`),
+          ) as ReturnType<typeof draftsOf>;
+          let at = 0;
+          for (const [i, cut] of [...cuts, drafts.length].entries()) {
+            const chunk = drafts.slice(at, at + cut);
+            at += chunk.length;
+            if (chunk.length > 0) (i % 2 === 0 ? store : other).append(sessionId, chunk);
+            expectControlOfWholeLog(store, sessionId);
+          }
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      other.close();
+      store.close();
+    }
   });
 
   it('an event about an effect the cache dropped as closed makes it read the session whole again', () => {
