@@ -134,6 +134,14 @@ const draftsOf = (log: StoredEvent[]) =>
     .filter((e) => e.type !== 'session.created')
     .map((e) => ({ type: e.type, runId: e.runId, data: e.data }) as Parameters<Store['append']>[1][0]);
 
+/**
+ * {@link draftsOf} for case `n` of a property that shares one store among its cases, a session each (a store per case
+ * made the PostgreSQL suite migrate a schema per case): run ids are the store's keys, so each case's are its own
+ * (`run_3` → `run_c7_3`), wherever the log names them.
+ */
+const caseDrafts = (log: StoredEvent[], n: number) =>
+  JSON.parse(JSON.stringify(draftsOf(log)).replace(/"run_(\d+)"/g, `"run_c${n}_$1"`)) as ReturnType<typeof draftsOf>;
+
 /** The store's control fields of a session are those of its whole log's fold. */
 function expectControlOfWholeLog(store: Store, sessionId: string): void {
   const { external, openEffects, paused, pendingRecovery } = store.session(sessionId);
@@ -220,23 +228,28 @@ describe('session view (fold over the event log)', () => {
   });
 
   it('the store reads the same control fields and history events from SQLite as the whole log gives', () => {
-    fc.assert(
-      fc.property(logArb, (log) => {
-        const { store } = tempStore();
-        const { sessionId } = store.ensureSession('default', 'b', 'k');
-        store.append(sessionId, draftsOf(log));
-        expectControlOfWholeLog(store, sessionId);
-        const types = new Set<string>(HISTORY_EVENT_TYPES);
-        expect(store.historyEvents(sessionId)).toEqual(store.readEvents(sessionId).filter((e) => types.has(e.type)));
-        store.close();
-      }),
-      { numRuns: 60 },
-    );
+    // One store, a session per case: its first read is a whole read, as in a new store (see caseDrafts).
+    const { store } = tempStore();
+    let cases = 0;
+    try {
+      fc.assert(
+        fc.property(logArb, (log) => {
+          const { sessionId } = store.ensureSession('default', 'b', `k${++cases}`);
+          store.append(sessionId, caseDrafts(log, cases));
+          expectControlOfWholeLog(store, sessionId);
+          const types = new Set<string>(HISTORY_EVENT_TYPES);
+          expect(store.historyEvents(sessionId)).toEqual(store.readEvents(sessionId).filter((e) => types.has(e.type)));
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      store.close();
+    }
   });
 
   it("the store's cached control fields, caught up between chunks appended by two connections, equal the log's", () => {
     // One store and one other connection for every case, a new session each: the cache is per session, so each case
-    // starts from no cache entry, as in a new store (a store per case made the suite migrate 150 PostgreSQL schemas).
+    // starts from no cache entry, as in a new store (see caseDrafts).
     const { store } = tempStore();
     const other = Store.open(sameStore(store)); // another connection's commits, as another process's would be
     let cases = 0;
@@ -244,10 +257,7 @@ describe('session view (fold over the event log)', () => {
       fc.assert(
         fc.property(logArb, fc.array(fc.nat(6), { minLength: 1, maxLength: 12 }), (log, cuts) => {
           const { sessionId } = store.ensureSession('default', 'b', `k${++cases}`);
-          // Run ids are the store's keys: each case's are its own (`run_3` → `run_c7_3`), wherever the log names them.
-          const drafts = JSON.parse(
-            JSON.stringify(draftsOf(log)).replace(/"run_(\d+)"/g, `"run_c${cases}_$1"`),
-          ) as ReturnType<typeof draftsOf>;
+          const drafts = caseDrafts(log, cases);
           let at = 0;
           for (const [i, cut] of [...cuts, drafts.length].entries()) {
             const chunk = drafts.slice(at, at + cut);
