@@ -42,7 +42,9 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
     try {
       if (!renewLease(store, lease, leaseMs)) {
         stop();
-        options.onLost(`host ${lease.hostId} (epoch ${lease.epoch}) lost its lease: another host took it over`);
+        options.onLost(
+          `host ${lease.hostId} (epoch ${lease.epoch}) lost its lease: it ran out or another host took it over`,
+        );
         return;
       }
       renewedAt = performance.now();

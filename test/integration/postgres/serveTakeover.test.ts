@@ -2,7 +2,8 @@
 // `paddock serve` processes on one throwaway PostgreSQL cluster, each with its own data folder and a 1.5 s lease.
 // Host A runs a held run with a second message of the same conversation queued behind it, and is SIGKILLed. Host B,
 // on its lease tick, interrupts A's run exactly once and adopts the queued one, which then runs on B to completion.
-// A started again on its folder finds its old start taken over and serves on.
+// A started again on its folder finds its old start taken over and serves on. A host whose lease is taken over
+// while it runs stops, with its run ended once and its runner gone.
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,8 @@ import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { storeProcess } from '../../helpers/storeProcess.js';
+import { processStartTime } from '../../../host/util/procIdentity.js';
 
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-b-'));
@@ -70,8 +73,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  expect(await hostA?.stop()).toBe(0);
-  expect(await hostB?.stop()).toBe(0);
+  for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
   rv.close();
   cluster?.stop();
 });
@@ -119,5 +121,33 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     });
     const verified = await paddock(['audit', 'verify', '--json'], { dataDir: homeB, env });
     expect(verified.exitCode, verified.stderr).toBe(0);
+  });
+
+  it('a host whose lease is taken over stops: its run ends once, its runner is gone, serve exits 1', async () => {
+    const hostIdB = readFileSync(join(homeB, 'host-id'), 'utf8').trim();
+    const held = await dispatch(hostB!, chatEvent({ text: 'held on B', conversation: { id: 't2' } }));
+    await rv.arrived(held.runId);
+    const runner = query("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'", held.runId)[0]!;
+    const runnerPid = (JSON.parse(String(runner.data)) as { pid: number }).pid;
+    // As if B had paused past its lease and another host took it over: its lease runs out, a third host takes it over.
+    query('UPDATE hosts SET lease_until = 0 WHERE host_id = ? AND dead_at IS NULL RETURNING host_id', hostIdB);
+    const taker = await storeProcess('takesOverDeadHosts.ts', [
+      mkdtempSync(join(tmpdir(), 'paddock-taker-')),
+      cluster.url,
+      'c',
+    ]);
+    taker.go();
+    await taker.done;
+    const exit = await hostB!.child;
+    hostB = undefined;
+    expect(exit.exitCode).toBe(1);
+    expect(exit.stderr).toMatch(/lost its lease: it ran out or another host took it over/);
+    // Ended once: interrupted by the taker, or cancelled by B itself if B heard first (its lease ran out either way).
+    const ends = query(
+      "SELECT type FROM events WHERE run_id = ? AND type IN ('run.ended', 'run.interrupted')",
+      held.runId,
+    );
+    expect(ends).toHaveLength(1);
+    expect(processStartTime(runnerPid)).toBeNull();
   });
 });
