@@ -210,7 +210,7 @@ export class Dispatcher {
    * Wait for, then run, a run another host queued and died before starting: a takeover made it this host's
    * (recovery/deadHosts.ts), and it waits in its session's queue here as if dispatched here — planned again for its
    * binding at its start, its result in the store and its streams (nobody waits on a ticket). A run that is no longer
-   * queued and this host's is left alone; one whose binding no longer plans is ended as refused.
+   * queued and this host's is left alone; one that can no longer be planned here ends `failed`, with the reason.
    */
   adopt(runId: string): void {
     const lease = this.store.lease;
@@ -224,7 +224,8 @@ export class Dispatcher {
       event = takeChatEvent(run.event, this.config.limits);
       plan = this.runs.plan({ kind: 'dispatch', event, tenant: run.tenant, bindingId: run.bindingId });
     } catch (error) {
-      this.runs.abandon(queued, `its host died before it started, and it cannot be planned here: ${String(error)}`);
+      const reason = `its host died before it started, and it cannot be planned here: ${String(error)}`;
+      this.runs.abandon(queued, reason, 'failed');
       return;
     }
     let resolve!: (outcome: RunOutcome) => void;
