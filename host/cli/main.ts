@@ -30,7 +30,8 @@ function usage(): string {
     '  and --database-url <url> (a PostgreSQL store; no password on the command line).',
     'Environment: PADDOCK_HOME (data folder, default ./.paddock), PADDOCK_DURABILITY, PADDOCK_LOG_LEVEL ' +
       '(default warn),',
-    '  PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders), PADDOCK_DATABASE_URL (PostgreSQL).',
+    '  PADDOCK_RUNNER_DIRS and PADDOCK_MOUNT_ROOTS (colon-separated folders), PADDOCK_DATABASE_URL (PostgreSQL),',
+    "  PADDOCK_LEASE_MS (a host's lease on a PostgreSQL store, default 15000).",
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 // JSON option values of the CLI (host/cli/hostFlags.ts): bounded in size and nesting, scanned before parsing.
 import { describe, expect, it } from 'vitest';
-import { hostConfigFromFlags, parseJsonObjectFlag } from '../../../host/cli/hostFlags.js';
+import { hostConfigFromFlags, parseJsonObjectFlag, parseLeaseMs } from '../../../host/cli/hostFlags.js';
 import { UsageError } from '../../../host/cli/spec.js';
 
 describe('JSON option values (--config)', () => {
@@ -34,5 +34,17 @@ describe('the database URL (--database-url, PADDOCK_DATABASE_URL)', () => {
       if (before === undefined) delete process.env.PADDOCK_DATABASE_URL;
       else process.env.PADDOCK_DATABASE_URL = before;
     }
+  });
+});
+
+describe("a host's lease length (PADDOCK_LEASE_MS)", () => {
+  it('takes 1000 to 600000 ms in decimal digits; anything else is a usage error naming the variable', () => {
+    expect(parseLeaseMs(undefined)).toBeUndefined();
+    expect(parseLeaseMs('1000')).toBe(1_000);
+    expect(parseLeaseMs('600000')).toBe(600_000);
+    for (const bad of ['999', '600001', '15s', '1e4', ' 15000', '-1500', '', '0x3a98'])
+      expect(() => parseLeaseMs(bad), bad).toThrow(
+        /^PADDOCK_LEASE_MS must be a whole number of milliseconds from 1000 to 600000, got /,
+      );
   });
 });
