@@ -155,7 +155,13 @@ function keepHostLease(
     onTakeover: (report) => {
       for (const host of report.hosts)
         log.warn({ host, interrupted: report.interruptedRuns.length }, 'took over a host whose lease ran out');
-      for (const runId of report.reownedRuns) dispatcher().adopt(runId);
+      // One run that cannot be adopted (its stored event refused, its end not written) must not strand the others.
+      for (const runId of report.reownedRuns)
+        try {
+          dispatcher().adopt(runId);
+        } catch (error) {
+          log.error({ err: error, runId }, 'could not adopt a queued run of a host that died');
+        }
     },
     onLost: (why) => {
       log.error({ why }, 'lease lost: cancelling the runs this host holds');

@@ -63,7 +63,19 @@ const OWN_START = processStartTime(process.pid);
  */
 export function ownerIsLocal(store: Store, owner: Pick<RunOwner, 'ownerHost'>): boolean {
   if (dialectOf(dbOf(store)) !== 'postgres' || owner.ownerHost === null) return true;
-  return owner.ownerHost === existingHostId(store.dataDir);
+  return owner.ownerHost === localHostId(store);
+}
+
+/** Each store's data folder's host id once it has one (it never changes then): not a file read per judged owner. */
+const localHostIds = new WeakMap<Store, string>();
+
+function localHostId(store: Store): string | undefined {
+  let id = localHostIds.get(store);
+  if (id === undefined) {
+    id = existingHostId(store.dataDir);
+    if (id !== undefined) localHostIds.set(store, id);
+  }
+  return id;
 }
 
 /**

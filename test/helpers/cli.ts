@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'vitest';
 import { execa, type ResultPromise } from 'execa';
 import { repoPath } from './fixtures.js';
 
@@ -20,4 +23,18 @@ export function jsonLines(stdout: string): { type: string; [k: string]: unknown 
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as { type: string });
+}
+
+/**
+ * `paddock apply` of `yaml` (written to `<dataDir>/paddock.yaml`), then a platform token of the default tenant, both
+ * through the real command; fails the test naming the command's stderr. Returns the token.
+ */
+export async function applyWithPlatformToken(dataDir: string, yaml: string, env: Record<string, string> = {}) {
+  const file = join(dataDir, 'paddock.yaml');
+  writeFileSync(file, yaml);
+  const applied = await paddock(['apply', '-f', file], { dataDir, env });
+  expect(applied.exitCode, applied.stderr).toBe(0);
+  const created = await paddock(['tokens', 'create', '--tenant', 'default', '--role', 'platform'], { dataDir, env });
+  expect(created.exitCode, created.stderr).toBe(0);
+  return created.stdout.trim();
 }

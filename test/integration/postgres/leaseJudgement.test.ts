@@ -12,11 +12,19 @@ import { reserve } from '../../../host/gateway/modelBudget.js';
 import type { GatewayRun } from '../../../host/gateway/runContext.js';
 import { insertReservation, reservedSpend } from '../../../host/state/gatewayCalls.js';
 import { claimBlocker, ownerIsLocal, tryClaim } from '../../../host/state/claims.js';
-import { hostIdOf, registerHost, type HostLease } from '../../../host/state/hostLeases.js';
+import {
+  hostIdOf,
+  hostRows,
+  registerHost,
+  releaseLease,
+  renewLease,
+  type HostLease,
+} from '../../../host/state/hostLeases.js';
+import { takeOverDeadHosts } from '../../../host/recovery/deadHosts.js';
 import { fenceRunWrites } from '../../../host/state/runFence.js';
 import { dbOf, type Store } from '../../../host/state/store.js';
 import { processStartTime } from '../../../host/util/procIdentity.js';
-import { postgresBackend, sqliteBackend, storesOf } from '../../helpers/storeBackends.js';
+import { postgresBackend, postgresUrlOf, sqliteBackend, storesOf } from '../../helpers/storeBackends.js';
 
 /** A pid no process has (above the kernel's pid_max default of 4,194,304). */
 const DEAD_PID = 4_999_999;
@@ -50,12 +58,18 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 describe('run owners judged by the lease on PostgreSQL', () => {
   const { fresh, again } = storesOf(postgresBackend());
 
+  /** A new store with a host holding a lease on it, and run r1 queued in session s1 by a process that is gone. */
+  const leasedHostWithRun = () => {
+    const { store, options } = fresh();
+    const lease = registerHost(store, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(store, lease);
+    const s1 = store.ensureSession('default', 'b1', 'c1').sessionId;
+    queue(store, s1, 'r1');
+    return { store, options, lease, s1 };
+  };
+
   it("another host's run with a dead pid is left alone while its lease holds, and taken over once after", async () => {
-    const { store: far, options } = fresh();
-    const farLease = registerHost(far, { hostId: hostIdOf(options.dataDir), version: 'test' });
-    fenceRunWrites(far, farLease);
-    const s1 = far.ensureSession('default', 'b1', 'c1').sessionId;
-    queue(far, s1, 'r1');
+    const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
     expect(claim(far, 'r1', s1).ok).toBe(true);
     far.append(s1, [{ type: 'run.started', runId: 'r1', data: { pid: DEAD_PID, pidStart: 1 } }]);
     orphanClaim(far, 'r1');
@@ -92,11 +106,7 @@ describe('run owners judged by the lease on PostgreSQL', () => {
   });
 
   it("a model call in flight for another host's run holds its budget while that host's lease does", () => {
-    const { store: far, options } = fresh();
-    const farLease = registerHost(far, { hostId: hostIdOf(options.dataDir), version: 'test' });
-    fenceRunWrites(far, farLease);
-    const s1 = far.ensureSession('default', 'b1', 'c1').sessionId;
-    queue(far, s1, 'r1');
+    const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
     insertReservation(far, {
       id: 'held-far',
       runId: 'r1',
@@ -125,12 +135,29 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     expect(reservedSpend(near, { runId: 'r1' }).tokens).toBe(20);
   });
 
+  it('a clean stop gives the lease up only when the host owns no open run; a given-up host is never taken over', () => {
+    const { store, lease, s1 } = leasedHostWithRun();
+    expect(releaseLease(store, lease)).toBe(false); // r1 is still queued: it stays for a takeover
+    expect(hostRows(store).find((h) => h.epoch === lease.epoch)).toMatchObject({ deadAt: null });
+    store.append(s1, [
+      { type: 'run.ended', runId: 'r1', data: { status: 'cancelled', reason: 'stop', exitCode: null, signal: null } },
+    ]);
+    expect(releaseLease(store, lease)).toBe(true);
+    expect(releaseLease(store, lease)).toBe(false); // once
+    expect(hostRows(store).find((h) => h.epoch === lease.epoch)).toMatchObject({
+      deadAt: expect.any(String) as unknown,
+      takenOverBy: `${lease.hostId}/${lease.epoch}`,
+    });
+    expect(renewLease(store, lease)).toBe(false);
+    const taker = again({ dataDir: folder(), databaseUrl: postgresUrlOf(store) });
+    const takerLease = registerHost(taker, { hostId: hostIdOf(taker.dataDir), version: 'test' });
+    fenceRunWrites(taker, takerLease);
+    expire(store, lease);
+    expect(takeOverDeadHosts(taker, takerLease).hosts).toEqual([]);
+  });
+
   it("this folder's own host's run (an earlier start of it) is still judged by its pid", async () => {
-    const { store: before, options } = fresh();
-    const old = registerHost(before, { hostId: hostIdOf(options.dataDir), version: 'test' });
-    fenceRunWrites(before, old);
-    const s1 = before.ensureSession('default', 'b1', 'c1').sessionId;
-    queue(before, s1, 'r1');
+    const { store: before, options, s1 } = leasedHostWithRun();
     expect(claim(before, 'r1', s1).ok).toBe(true);
     orphanClaim(before, 'r1');
     // The same folder started again (a new epoch): its lease of before still holds, its process is gone.

@@ -3,11 +3,11 @@
 // each with its own data folder (sharing the audit key: per-host keys are not built) — real runner processes, a real
 // HTTP and SSE client. Host A runs a dispatched run and streams it; host B, idle, streams the same session and sees
 // A's run live (only A's notifications can tell it: B commits nothing); the audit verifies on PostgreSQL.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { paddock } from '../../helpers/cli.js';
+import { applyWithPlatformToken, paddock } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
@@ -49,23 +49,16 @@ beforeAll(async () => {
   cluster = startPgCluster();
   env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url };
   const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
-  writeFileSync(
-    join(homeA, 'paddock.yaml'),
+  token = await applyWithPlatformToken(
+    homeA,
     [
       'bindings:',
       '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }',
       `  - { id: held, ${waits}, route: { platform: telegram, bot: held } }`,
       '',
     ].join('\n'),
-  );
-  const applied = await paddock(['apply', '-f', join(homeA, 'paddock.yaml')], { dataDir: homeA, env });
-  expect(applied.exitCode, applied.stderr).toBe(0);
-  const created = await paddock(['tokens', 'create', '--tenant', 'default', '--role', 'platform'], {
-    dataDir: homeA,
     env,
-  });
-  expect(created.exitCode, created.stderr).toBe(0);
-  token = created.stdout.trim();
+  );
   // One audit chain, one signing key until per-host keys exist (docs/scale-out.md §4): B gets A's before its start.
   cpSync(join(homeA, 'keys'), join(homeB, 'keys'), { recursive: true });
   // The commands above ran as the schema's owner (and migrated it); the hosts run as the admin guide's

@@ -4,12 +4,12 @@
 // on its lease tick, interrupts A's run exactly once and adopts the queued one, which then runs on B to completion.
 // A started again on its folder finds its old start taken over and serves on. A host whose lease is taken over
 // while it runs stops, with its run ended once and its runner gone.
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgDb } from '../../../host/state/pg/pgDb.js';
-import { paddock } from '../../helpers/cli.js';
+import { applyWithPlatformToken, paddock } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
@@ -58,15 +58,11 @@ beforeAll(async () => {
   cluster = startPgCluster();
   env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url, PADDOCK_LEASE_MS: String(LEASE_MS) };
   const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
-  writeFileSync(join(homeA, 'paddock.yaml'), `bindings:\n  - { id: held, ${waits}, route: { platform: telegram } }\n`);
-  const applied = await paddock(['apply', '-f', join(homeA, 'paddock.yaml')], { dataDir: homeA, env });
-  expect(applied.exitCode, applied.stderr).toBe(0);
-  const created = await paddock(['tokens', 'create', '--tenant', 'default', '--role', 'platform'], {
-    dataDir: homeA,
+  token = await applyWithPlatformToken(
+    homeA,
+    `bindings:\n  - { id: held, ${waits}, route: { platform: telegram } }\n`,
     env,
-  });
-  expect(created.exitCode, created.stderr).toBe(0);
-  token = created.stdout.trim();
+  );
   cpSync(join(homeA, 'keys'), join(homeB, 'keys'), { recursive: true }); // one signing key (scale-out.md §4)
   hostA = await startServe(homeA, [], env);
   hostB = await startServe(homeB, [], env);
