@@ -10,7 +10,10 @@ export interface ClaimRequest {
   bindingId: string;
   /** The binding's `limits.maxConcurrentRuns`. */
   maxPerBinding: number;
-  /** The host's `maxConcurrentRuns`, counted over every process on this data folder. */
+  /**
+   * The host's `maxConcurrentRuns`: counted over every process on this data folder, and on a store shared by several
+   * hosts over the claims of this host's runs only ({@link hostRunsCondition}); the binding's limit is cluster-wide.
+   */
   maxTotal: number;
 }
 
@@ -104,6 +107,16 @@ export function runOwnerGone(store: Store, runId: string): boolean {
 }
 
 /**
+ * Which runs (`r`) are this host's, for its `maxConcurrentRuns` (a machine's capacity, not the cluster's): with a lease,
+ * the runs its host id owns, any start of it (an earlier start's runs may still hold this machine's
+ * processes until recovery ends them); without one (SQLite, a process without a lease) every claim, as before.
+ */
+export function hostRunsCondition(store: Store): { sql: string; params: string[] } {
+  const lease = store.lease;
+  return lease ? { sql: 'r.owner_host = ?', params: [lease.hostId] } : { sql: '1 = 1', params: [] };
+}
+
+/**
  * What keeps `req` from starting now, read from the store (every process's runs), or undefined
  * when it may start: the session has no claimed run and no earlier waiting run (runs of a session
  * start in `run.queued` order), its binding has a free slot, and so has the host.
@@ -133,8 +146,10 @@ export function claimBlocker(
     const binding = db.prepare(`SELECT ${CLAIM_OWNER} WHERE c.binding_id = ?`).all(req.bindingId) as OwnerRow[];
     return { by: 'binding', deadOwners: dead(binding) };
   }
-  if ((db.prepare('SELECT count(*) FROM run_claims').pluck().get() as number) >= req.maxTotal) {
-    const all = db.prepare(`SELECT ${CLAIM_OWNER}`).all() as OwnerRow[];
+  const host = hostRunsCondition(store);
+  const onHost = db.prepare(`SELECT count(*) FROM run_claims c JOIN runs r ON r.id = c.run_id WHERE ${host.sql}`);
+  if ((onHost.pluck().get(...host.params) as number) >= req.maxTotal) {
+    const all = db.prepare(`SELECT ${CLAIM_OWNER} WHERE ${host.sql}`).all(...host.params) as OwnerRow[];
     return { by: 'host', deadOwners: dead(all) };
   }
   return undefined;

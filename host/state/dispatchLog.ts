@@ -1,4 +1,5 @@
 /** The dispatch log: accepted platform events (dedupe) and the queue reads dispatch decides on (docs/state.md). */
+import { hostRunsCondition } from './claims.js';
 import { dialectOf } from './db.js';
 import { jsonNumber } from './dialectSql.js';
 import { dbOf, type Store } from './store.js';
@@ -53,23 +54,31 @@ export function recordDelivery(
     );
 }
 
-/** Runs of every host process on this data folder that are queued and hold no claim. */
+/**
+ * Runs of every host process on this data folder that are queued and hold no claim; on a store several hosts share,
+ * this host's only (its queue's bound is its memory's, {@link hostRunsCondition}).
+ */
 export function waitingRunsTotal(store: Store): number {
+  const host = hostRunsCondition(store);
   return dbOf(store)
-    .prepare("SELECT count(*) FROM runs WHERE status = 'queued' AND id NOT IN (SELECT run_id FROM run_claims)")
+    .prepare(
+      "SELECT count(*) FROM runs r WHERE r.status = 'queued' AND r.id NOT IN (SELECT run_id FROM run_claims) AND " +
+        host.sql,
+    )
     .pluck()
-    .get() as number;
+    .get(...host.params) as number;
 }
 
-/** Runs of `tenant`'s sessions, of every host process on this data folder, that are queued and hold no claim. */
+/** Runs of `tenant`'s sessions queued without a claim, as {@link waitingRunsTotal} counts them. */
 export function waitingRunsOfTenant(store: Store, tenant: string): number {
+  const host = hostRunsCondition(store);
   return dbOf(store)
     .prepare(
       "SELECT count(*) FROM runs r JOIN sessions s ON s.id = r.session_id WHERE r.status = 'queued' AND " +
-        's.tenant = ? AND r.id NOT IN (SELECT run_id FROM run_claims)',
+        `s.tenant = ? AND r.id NOT IN (SELECT run_id FROM run_claims) AND ${host.sql}`,
     )
     .pluck()
-    .get(tenant) as number;
+    .get(tenant, ...host.params) as number;
 }
 
 /** A session's runs that have not ended (any process), in queue order, and whether each holds its claim. */
