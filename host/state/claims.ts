@@ -107,9 +107,9 @@ export function runOwnerGone(store: Store, runId: string): boolean {
 }
 
 /**
- * Which runs (`r`) are this host's, for its `maxConcurrentRuns` (a machine's capacity, not the cluster's): with a lease,
- * the runs its host id owns, any start of it (an earlier start's runs may still hold this machine's
- * processes until recovery ends them); without one (SQLite, a process without a lease) every claim, as before.
+ * Which runs (`r`) are this host's, for its `maxConcurrentRuns` and queue bounds (a machine's capacity, not the
+ * cluster's): with a lease, the runs its host id owns, any start of it (an earlier start's runs may still hold this
+ * machine's processes until recovery ends them); without one (SQLite, a process without a lease) every run.
  */
 export function hostRunsCondition(store: Store): { sql: string; params: string[] } {
   const lease = store.lease;
