@@ -189,5 +189,6 @@ export function describeRecovery(report: RecoveryReport): string[] {
         `recovery: session ${s} is paused until its unknown effects are resolved (paddock runs resolve ` +
         `<runId> --as succeeded|failed)`,
     ),
+    ...report.resumedSessions.map((s) => `recovery: session ${s} resumed: its effects were decided on this host`),
   ];
 }

@@ -17,7 +17,7 @@ export interface TakeoverReport {
 /**
  * Probers as a host that is not `host` has them: every host-side effect today (a workspace) is on the dead host's own
  * disk, which this host cannot see, so each answers `unknown` — the session pauses for a human, never a blind re-run.
- * The dead host, back with the same host id, probes its own leftovers at start (recovery/reconcile.ts).
+ * The dead host, back with the same host id, probes them at start (recovery/settleAfterTakeover.ts).
  */
 export function remoteProbers(host: HostLease): Record<string, Prober> {
   const how = `the effect ran on host ${host.hostId} (epoch ${host.epoch}), whose disk this host cannot see`;
@@ -95,7 +95,8 @@ export function takeOverDeadHosts(
             data: {
               reason:
                 `host ${host.hostId} died; the outcome of ${effects.length} host-side effect(s) on its disk is ` +
-                'unknown; resolve with: paddock runs resolve <runId> --as succeeded|failed',
+                'unknown until it starts again on its data folder (its recovery decides them), or resolve with: ' +
+                'paddock runs resolve <runId> --as succeeded|failed',
               effects,
             },
             audit: { type: 'recovery.session_paused', actor: 'host', data: { effects, deadHost: host } },

@@ -5,11 +5,12 @@ import type { Store } from '../state/store.js';
 import { voidApprovals } from '../state/approvals.js';
 import { openEffectIntents, runStartedData, runStatus } from '../state/recoveryReads.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
-import { ownerIsLocal, ownerLive } from '../state/claims.js';
+import { holdsClaim, ownerIsLocal, ownerLive } from '../state/claims.js';
 import { RunCgroup, runCgroupNames } from '../sandbox/cgroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
 import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
 import { takeOverDeadHosts } from './deadHosts.js';
+import { settleEffectsLeftByTakeover } from './settleAfterTakeover.js';
 
 /**
  * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived from the run id) and in
@@ -50,6 +51,8 @@ export interface RecoveryReport {
   interruptedRuns: { runId: string; sessionId: string; killedPid: number | null }[];
   effects: { effectId: string; sessionId: string; status: string; how: string }[];
   pausedSessions: string[];
+  /** Sessions a takeover paused that resumed once this host probed their effects on its own disk. */
+  resumedSessions: string[];
 }
 
 /**
@@ -60,13 +63,17 @@ export interface RecoveryReport {
  * `unknown` or `still_running` effect pauses its session. Idempotent: a second call finds nothing.
  */
 export async function reconcile(store: Store, probers: Record<string, Prober> = PROBERS): Promise<RecoveryReport> {
-  const report: RecoveryReport = { interruptedRuns: [], effects: [], pausedSessions: [] };
+  const report: RecoveryReport = { interruptedRuns: [], effects: [], pausedSessions: [], resumedSessions: [] };
   for (const run of store.runs({ status: ['queued', 'running'], limit: 1_000_000 })) {
     // Another host's run (PostgreSQL): its pid means nothing on this machine. Its lease decides, and when the lease
     // runs out a takeover interrupts it (deadHosts.ts), never this pass.
     if (!ownerIsLocal(store, run)) continue;
     // A live host process (this one, or e.g. a `paddock dispatch` still streaming) owns this run.
     if (ownerLive(store, run)) continue;
+    // A never-started run queued under a lease (PostgreSQL) did no work: it is not interrupted here but handed on by
+    // the takeover of its host's start once that lease runs out (deadHosts.ts: re-owned, adopted, run), as it is
+    // when another host finds it first — its message is answered either way (docs/scale-out.md §4, CL4).
+    if (run.status === 'queued' && run.ownerHost !== null && !holdsClaim(store, run.id)) continue;
     let killedPid: number | null = null;
     if (run.pid !== null && run.pidStart !== null && processStartTime(run.pid) === run.pidStart) {
       signalRunnerTree(run.pid, 'SIGKILL');
@@ -169,6 +176,10 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     ]);
     report.pausedSessions.push(sessionId);
   }
+  // What a takeover by another host left undecided on this host's disk (PostgreSQL): probed here, now that it can be.
+  const settled = settleEffectsLeftByTakeover(store, probers);
+  report.effects.push(...settled.effects);
+  report.resumedSessions.push(...settled.resumedSessions);
   return report;
 }
 

@@ -106,6 +106,11 @@ export function runOwnerGone(store: Store, runId: string): boolean {
   return row !== undefined && !ownerLive(store, ownerOf(row));
 }
 
+/** Whether `runId` holds its claim (it is about to start, or started). */
+export function holdsClaim(store: Store, runId: string): boolean {
+  return dbOf(store).prepare('SELECT 1 FROM run_claims WHERE run_id = ?').get(runId) !== undefined;
+}
+
 /**
  * Which runs (`r`) are this host's, for its `maxConcurrentRuns` and queue bounds (a machine's capacity, not the
  * cluster's): with a lease, the runs its host id owns, any start of it (an earlier start's runs may still hold this

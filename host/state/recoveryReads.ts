@@ -31,3 +31,30 @@ export function openEffectIntents(store: Store): { sessionId: string; runId: str
     )
     .all() as { sessionId: string; runId: string | null; data: string }[];
 }
+
+/**
+ * Intents of effects of `hostId`'s runs that another host's takeover reconciled as `unknown` or `still_running` (it
+ * could not see this host's disk) and that nobody decided since (no result, no resolution): this host, back, can
+ * probe them on its own disk. By session and seq.
+ */
+export function effectsLeftUndecidedOf(
+  store: Store,
+  hostId: string,
+): { sessionId: string; runId: string | null; data: string }[] {
+  const db = dbOf(store);
+  const effectId = (alias: string) => jsonText(dialectOf(db), `${alias}.data`, 'effectId');
+  return db
+    .prepare(
+      `SELECT i.session_id AS sessionId, i.run_id AS runId, i.data AS data FROM events i
+       JOIN runs ru ON ru.id = i.run_id
+       WHERE i.type LIKE 'effect.%' AND i.type = 'effect.intent' AND ru.owner_host = ? AND EXISTS (
+         SELECT 1 FROM events c WHERE ${effectId('c')} = ${effectId('i')}
+           AND c.type LIKE 'effect.%' AND c.type = 'effect.reconciled'
+           AND ${jsonText(dialectOf(db), 'c.data', 'status')} IN ('unknown', 'still_running'))
+       AND NOT EXISTS (
+         SELECT 1 FROM events r WHERE ${effectId('r')} = ${effectId('i')}
+           AND r.type LIKE 'effect.%' AND r.type IN ('effect.result', 'effect.resolved'))
+       ORDER BY i.session_id, i.seq`,
+    )
+    .all(hostId) as { sessionId: string; runId: string | null; data: string }[];
+}

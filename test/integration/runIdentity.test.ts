@@ -307,7 +307,12 @@ describe('run identity: bwrap runs of a root host are a dedicated unprivileged h
       const audited: unknown[][] = [];
       clearInterruptedSetIdBits(
         h.dataDir,
-        { interruptedRuns: [{ runId, sessionId, killedPid: null }], effects: [], pausedSessions: [] },
+        {
+          interruptedRuns: [{ runId, sessionId, killedPid: null }],
+          effects: [],
+          pausedSessions: [],
+          resumedSessions: [],
+        },
         new ConfigRepo(h.store),
         (files) => audited.push(files),
       );

@@ -97,7 +97,7 @@ describe('openHost (host/start.ts)', () => {
       await expect(fetch(`${host.gatewayUrl}/v1/messages`, { method: 'POST', body: '{}' })).rejects.toThrow();
       // Closed means closed: the store signed its head and a new host opens the same folder cleanly.
       const again = await openHost(config);
-      expect(again.recovery).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
+      expect(again.recovery).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [], resumedSessions: [] });
       await again.close();
     },
   );

@@ -168,6 +168,92 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     expect(report.interruptedRuns.map((r) => r.runId)).toEqual(['r1']);
     expect(now.run('r1')).toMatchObject({ status: 'interrupted' });
   });
+
+  it("an earlier start's never-started queued run is handed on by a takeover, not interrupted at restart", async () => {
+    const { store: before, options, lease: beforeLease, s1 } = leasedHostWithRun();
+    queue(before, s1, 'r2');
+    expect(claim(before, 'r1', s1).ok).toBe(true);
+    orphanClaim(before, 'r1');
+    const now = again(options);
+    const nowLease = registerHost(now, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(now, nowLease);
+    // Restart: the claimed run (it may have begun) is interrupted; r2, never claimed, did no work and waits.
+    expect((await reconcile(now)).interruptedRuns.map((r) => r.runId)).toEqual(['r1']);
+    expect(now.run('r2')).toMatchObject({ status: 'queued', ownerEpoch: beforeLease.epoch });
+    // Its start's lease runs out: the takeover (here this host's own) re-owns r2, which then claims and runs.
+    expire(before, beforeLease);
+    expect(takeOverDeadHosts(now, nowLease).reownedRuns).toEqual(['r2']);
+    expect(now.run('r2')).toMatchObject({ status: 'queued', ownerEpoch: nowLease.epoch });
+    expect(claim(now, 'r2', s1).ok).toBe(true);
+  });
+
+  it('a host back on its folder decides the effects a takeover left unknown, and resumes the session', async () => {
+    const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
+    expect(claim(far, 'r1', s1).ok).toBe(true);
+    const made = folder(); // the workspace the run created on the far host's disk
+    const missing = join(folder(), 'never-made');
+    const intent = (effectId: string, path: string) => ({
+      type: 'effect.intent' as const,
+      runId: 'r1',
+      data: { effectId, kind: 'workspace.create', target: 'ws', probe: { path } },
+    });
+    far.append(s1, [
+      intent('eff_made', made),
+      intent('eff_missing', missing),
+      { type: 'run.started', runId: 'r1', data: { pid: DEAD_PID, pidStart: 1 } },
+    ]);
+    orphanClaim(far, 'r1');
+    const near = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
+    const nearLease = registerHost(near, { hostId: hostIdOf(near.dataDir), version: 'test' });
+    fenceRunWrites(near, nearLease);
+    expire(far, farLease);
+    // The taker cannot see the far disk: both effects unknown, the session paused.
+    const takeover = takeOverDeadHosts(near, nearLease);
+    expect(takeover.effects.map((e) => e.status)).toEqual(['unknown', 'unknown']);
+    expect(near.sessionControl(s1).paused).not.toBeNull();
+    // The taker's own recovery cannot either: nothing of another folder's is probed there.
+    expect((await reconcile(near)).resumedSessions).toEqual([]);
+
+    // The far host back on its folder (a new start): it probes its own disk, decides both, and the session resumes.
+    const back = again(options);
+    fenceRunWrites(back, registerHost(back, { hostId: hostIdOf(options.dataDir), version: 'test' }));
+    const report = await reconcile(back);
+    expect(report.effects.map((e) => [e.effectId, e.status])).toEqual([
+      ['eff_made', 'succeeded'],
+      ['eff_missing', 'failed'],
+    ]);
+    expect(report.resumedSessions).toEqual([s1]);
+    expect(back.sessionControl(s1)).toMatchObject({ paused: null, openEffects: [] });
+    const resolved = back.readEvents(s1).filter((e) => e.type === 'effect.resolved');
+    expect(resolved.map((e) => (e.data as { by: string }).by)).toEqual([
+      `recovery on host ${farLease.hostId}`,
+      `recovery on host ${farLease.hostId}`,
+    ]);
+    // Once: a second start finds nothing left to decide.
+    expect((await reconcile(again(options))).effects).toEqual([]);
+  });
+
+  it('an effect the returning host cannot decide either stays for a human, the session paused', async () => {
+    const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
+    expect(claim(far, 'r1', s1).ok).toBe(true);
+    far.append(s1, [
+      {
+        type: 'effect.intent',
+        runId: 'r1',
+        data: { effectId: 'eff_odd', kind: 'no.such.kind', target: 'x', probe: {} },
+      },
+    ]);
+    orphanClaim(far, 'r1');
+    const near = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
+    const nearLease = registerHost(near, { hostId: hostIdOf(near.dataDir), version: 'test' });
+    expire(far, farLease);
+    takeOverDeadHosts(near, nearLease);
+    const back = again(options);
+    const report = await reconcile(back);
+    expect(report.resumedSessions).toEqual([]);
+    expect(back.sessionControl(s1).paused).not.toBeNull();
+    expect(back.sessionControl(s1).openEffects.map((e) => e.effectId)).toEqual(['eff_odd']);
+  });
 });
 
 describe('run owners on SQLite', () => {

@@ -38,7 +38,8 @@ describe('recovery', () => {
     expect(store.session(s1).pendingRecovery).toEqual([
       { runId: 'run_a', reason: expect.stringMatching(/was still alive and was killed/), effects: [] },
     ]);
-    expect(await reconcile(store)).toEqual({ interruptedRuns: [], effects: [], pausedSessions: [] });
+    const none = { interruptedRuns: [], effects: [], pausedSessions: [], resumedSessions: [] };
+    expect(await reconcile(store)).toEqual(none);
   });
 
   it("kills a warm run's setsid escapee, found by the slot id its environment carries", async () => {
