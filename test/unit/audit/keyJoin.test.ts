@@ -2,11 +2,17 @@
 // chain"): once, with its public key, whether the key file is new or the folder already had it. Real SQLite files,
 // real keys; the processes racing at start and PostgreSQL are test/integration/postgres/auditJoin.test.ts's.
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditKeyPaths, keyIdOf, loadOrCreateAuditKey, spkiBase64 } from '../../../host/audit/auditKey.js';
+import {
+  auditKeyPaths,
+  createAuditKey,
+  keyIdOf,
+  loadOrCreateAuditKey,
+  spkiBase64,
+} from '../../../host/audit/auditKey.js';
 import { AuditLog } from '../../../host/audit/auditLog.js';
 import { auditTable } from '../../../host/state/auditTable.js';
 import { openDatabase, type Db } from '../../../host/state/db.js';
@@ -101,5 +107,17 @@ describe("a data folder's key in the chain", () => {
     const plan = db.prepare(`EXPLAIN QUERY PLAN ${statements[0]!}`).all() as { detail: string }[];
     expect(plan.map((p) => p.detail)).toEqual(['SCAN audit USING INDEX audit_key_records']);
     store.close();
+  });
+
+  it('a process that finds the key file made by another between its look and its write uses that key', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'paddock-keyjoin-race-'));
+    const first = loadOrCreateAuditKey(dataDir);
+    expect(first.created).toBe(true);
+    const file = readFileSync(auditKeyPaths(dataDir).privatePath, 'utf8');
+    // The loser of two processes creating the key: it found no file, generated its own, and links it too late.
+    const second = createAuditKey(dataDir);
+    expect(second).toMatchObject({ keyId: first.keyId, created: false });
+    expect(readFileSync(auditKeyPaths(dataDir).privatePath, 'utf8')).toBe(file);
+    expect(readdirSync(join(dataDir, 'keys')).sort()).toEqual(['audit-ed25519.pem', 'audit-ed25519.pub.pem']);
   });
 });
