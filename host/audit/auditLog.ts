@@ -1,6 +1,6 @@
 import { hash, sign } from 'node:crypto';
-import { STORED_RECORD_LAYOUT, type AuditStorage } from './auditStorage.js';
-import type { AuditKey } from './auditKey.js';
+import { KEY_CREATED, STORED_RECORD_LAYOUT, type AuditStorage } from './auditStorage.js';
+import { spkiBase64, type AuditKey } from './auditKey.js';
 import { canonicalJson, toCanonicalSafe, wellFormed } from './canonicalJson.js';
 
 /** The hash that precedes the first record. */
@@ -102,6 +102,37 @@ export class AuditLog {
     this.rows.insert({ ...record, data: canonicalJson(record.data) });
     if (record.seq % CHECKPOINT_EVERY === 0) this.checkpoint(record.seq, record.hash, at);
     return record;
+  }
+
+  /**
+   * Whether the chain holds an `audit.key_created` record carrying this log's public key. By the key itself, not its
+   * id: a record naming the id alone (written before records carried the key) teaches a verifier nothing, and one
+   * with this id but another key is not this key's.
+   */
+  hasKeyRecord(): boolean {
+    const mine = spkiBase64(this.key.publicKey);
+    return this.rows.keyRecords().some((row) => {
+      try {
+        return (JSON.parse(row.data) as { publicKey?: unknown }).publicKey === mine;
+      } catch {
+        return false; // not JSON: not a record of this key (the verifier reports it)
+      }
+    });
+  }
+
+  /**
+   * Append the record that introduces this log's key into the chain (its id and its public key, SPKI DER base64:
+   * keyTrust.ts learns the key from it) unless the chain has one. Inside a write transaction, which serialises the
+   * check with every other writer: processes or hosts starting together append it once. Returns whether it did.
+   */
+  introduceKey(): boolean {
+    if (this.hasKeyRecord()) return false;
+    this.append({
+      type: KEY_CREATED,
+      actor: 'host',
+      data: { keyId: this.key.keyId, publicKey: spkiBase64(this.key.publicKey) },
+    });
+    return true;
   }
 
   /** Stored records, oldest first (see {@link readAuditRecords}). */

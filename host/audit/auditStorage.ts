@@ -4,6 +4,9 @@
  * implements this (so audit/ never imports state/, and state/ may use audit/).
  */
 
+/** The type of the record that introduces a signing key into the chain (docs/scale-out.md §4). */
+export const KEY_CREATED = 'audit.key_created';
+
 /** An `audit` row as stored. */
 export interface AuditRow {
   seq: number;
@@ -79,4 +82,6 @@ export interface AuditStorage {
   maxSeq(): number | null;
   /** Every signed checkpoint, by seq. */
   checkpoints(): CheckpointRow[];
+  /** Every {@link KEY_CREATED} row, by seq: one per key that joined the chain, read through an index of them alone. */
+  keyRecords(): AuditRow[];
 }

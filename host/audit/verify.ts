@@ -1,5 +1,5 @@
 import { hash, type KeyObject } from 'node:crypto';
-import type { AuditRow, AuditStorage, CheckpointRow, VerifyRow } from './auditStorage.js';
+import { KEY_CREATED, type AuditRow, type AuditStorage, type CheckpointRow, type VerifyRow } from './auditStorage.js';
 import { GENESIS, hashRecord } from './auditLog.js';
 import { KeyTrust, type AuditTrust, type KeyReport } from './keyTrust.js';
 
@@ -102,7 +102,6 @@ export function verifyAudit(db: AuditStorage, trust: KeyObject | AuditTrust, onP
   };
 }
 
-const KEY_CREATED = 'audit.key_created';
 /** How the hashed text of a key's record ends (`type` is the layout's last key): no second pass over the log. */
 const KEY_CREATED_TAIL = `"type":${JSON.stringify(KEY_CREATED)}}`;
 

@@ -9,4 +9,9 @@ export interface StoreHooks {
   afterEventCommitted?(event: { type: string; seq: number; sessionId: string }, n: number): void;
   /** After an effect's intent committed, before the effect itself runs. `n` counts from 1 per Store. */
   beforeEffect?(n: number): void;
+  /**
+   * While the store opens: the chain has no `audit.key_created` record of this data folder's key, and the write
+   * transaction that looks again and appends it has not begun (docs/scale-out.md §4). The tests hold processes here.
+   */
+  beforeKeyIntroduced?(): void;
 }

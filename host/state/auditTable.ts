@@ -3,6 +3,7 @@
  * the statements that store and read them are here, with the rest of the SQL (docs/state.md).
  */
 import {
+  KEY_CREATED,
   STORED_RECORD_LAYOUT,
   type AuditInsert,
   type AuditRow,
@@ -128,6 +129,14 @@ function auditCheckpoints(db: Db): CheckpointRow[] {
   return db.prepare('SELECT seq, head, key_id, signature FROM audit_checkpoints ORDER BY seq').all() as CheckpointRow[];
 }
 
+/**
+ * Every key's record, by seq. The type is a literal, not a parameter: so the query matches the partial index of these
+ * rows (migration 18) and reads a handful of rows at every store open instead of scanning the whole log.
+ */
+function auditKeyRecords(db: Db): AuditRow[] {
+  return db.prepare(`SELECT * FROM audit WHERE type = '${KEY_CREATED}' ORDER BY seq`).all() as AuditRow[];
+}
+
 /** The audit log's storage on this database (host/audit/auditStorage.ts). */
 export function auditTable(db: Db): AuditStorage {
   const writer = auditWriter(db);
@@ -140,5 +149,6 @@ export function auditTable(db: Db): AuditStorage {
     rowsAfter: (seq) => auditRowsAfter(db, seq),
     maxSeq: () => maxAuditSeq(db),
     checkpoints: () => auditCheckpoints(db),
+    keyRecords: () => auditKeyRecords(db),
   };
 }

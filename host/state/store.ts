@@ -2,7 +2,7 @@ import { randomFillSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { StoreHooks } from '../config/storeHooks.js';
 import { HostError } from '../errors.js';
-import { loadOrCreateAuditKey, spkiBase64, type AuditKey } from '../audit/auditKey.js';
+import { loadOrCreateAuditKey, type AuditKey } from '../audit/auditKey.js';
 import { AuditLog, type AuditEntry, type Redactor } from '../audit/auditLog.js';
 import { dialectOf, openDatabase, type Db, type DbStatement, type Durability } from './db.js';
 import { auditTable } from './auditTable.js';
@@ -248,19 +248,19 @@ export class Store {
         options.onListenerError ?? warnListenerError(options.redact ?? ((v) => v)),
         commits,
       );
-      if (key.created || applied.length > 0) {
-        db.transaction(() => {
-          // The public key itself, so a verifier elsewhere can learn it from the chain (host/audit/keyTrust.ts).
-          if (key.created)
-            store.audit.append({
-              type: 'audit.key_created',
-              actor: 'host',
-              data: { keyId: key.keyId, publicKey: spkiBase64(key.publicKey) },
-            });
+      // This folder's key enters the chain the first time it writes to this database: a new key file, or a folder
+      // joining a shared database with the key it already had (docs/scale-out.md §4). Looked up first without the
+      // write lock (an index of the key records; migration 18), so a start that finds its record takes none.
+      const introduce = !store.audit.hasKeyRecord();
+      if (introduce) store.hooks.beforeKeyIntroduced?.();
+      if (introduce || applied.length > 0)
+        store.transaction(() => {
+          // introduceKey looks again under the write lock, which every writer of the database takes in turn: of
+          // several processes or hosts that all found no record, the first appends it and the others see it.
+          if (introduce) store.audit.introduceKey();
           if (applied.length > 0)
             store.audit.append({ type: 'state.migrated', actor: 'host', data: { versions: applied } });
-        })();
-      }
+        });
       return store;
     } catch (error) {
       db.close();

@@ -1,9 +1,10 @@
 // `paddock serve` on PostgreSQL end to end (docs/scale-out.md, "What is built"): the real commands as child processes
 // with PADDOCK_DATABASE_URL pointing at a throwaway cluster — `apply`, `tokens create`, two `paddock serve` processes,
-// each with its own data folder (sharing the audit key: per-host keys are not built) — real runner processes, a real
+// each with its own data folder and its own audit key (B's made before it joins) — real runner processes, a real
 // HTTP and SSE client. Host A runs a dispatched run and streams it; host B, idle, streams the same session and sees
-// A's run live (only A's notifications can tell it: B commits nothing); the audit verifies on PostgreSQL.
-import { cpSync, mkdtempSync } from 'node:fs';
+// A's run live (only A's notifications can tell it: B commits nothing); the audit both signed verifies on PostgreSQL.
+import { createPublicKey } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
 import { openSse } from '../../helpers/sse.js';
 import { PgDb } from '../../../host/state/pg/pgDb.js';
+import { auditKeyPaths, keyIdOf } from '../../../host/audit/auditKey.js';
 
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-host-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-host-b-'));
@@ -59,10 +61,11 @@ beforeAll(async () => {
     ].join('\n'),
     env,
   );
-  // One audit chain, one signing key until per-host keys exist (docs/scale-out.md §4): B gets A's before its start.
-  cpSync(join(homeA, 'keys'), join(homeB, 'keys'), { recursive: true });
   // The commands above ran as the schema's owner (and migrated it); the hosts run as the admin guide's
   // least-privilege role ("PostgreSQL"), exactly as granted there.
+  // B's folder made its key earlier, on a store of its own: it joins with that key (no copy of A's).
+  const own = await paddock(['runs', 'list'], { dataDir: homeB, env: { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS } });
+  expect(own.exitCode, own.stderr).toBe(0);
   const owner = new PgDb(cluster.url);
   owner.exec(LEAST_PRIVILEGE_GRANTS);
   owner.close();
@@ -116,10 +119,15 @@ describe('paddock serve on PostgreSQL', () => {
     expect(mine.map((m) => m.event)).toEqual(expect.arrayContaining(['run.queued', 'run.started', 'run.ended']));
   });
 
-  it('paddock audit verify checks the one chain both hosts wrote, on PostgreSQL', async () => {
-    const verified = await paddock(['audit', 'verify', '--json'], { dataDir: homeB, env: hostEnv });
+  it('paddock audit verify checks the one chain both hosts wrote, on PostgreSQL; B brought its own key', async () => {
+    // From A's key, the root (A's commands signed the chain at their closes; B, serving, may not have signed yet): B's
+    // key is learnt from the record B wrote when it joined (docs/scale-out.md §4), trusted or not yet.
+    const verified = await paddock(['audit', 'verify', '--json'], { dataDir: homeA, env: hostEnv });
     expect(verified.exitCode, verified.stderr).toBe(0);
-    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
+    const verdict = JSON.parse(verified.stdout) as { ok: boolean; keys: { keyId: string; introducedAt: number }[] };
+    expect(verdict.ok).toBe(true);
+    const keyB = keyIdOf(createPublicKey(readFileSync(auditKeyPaths(homeB).publicPath)));
+    expect(verdict.keys.find((k) => k.keyId === keyB)?.introducedAt).toBeGreaterThan(1);
   });
 
   it("paddock doctor names the PostgreSQL store, reachable and migrated to this host's version", async () => {
