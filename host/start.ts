@@ -165,8 +165,12 @@ function keepHostLease(
     },
     onLost: (why) => {
       log.error({ why }, 'lease lost: cancelling the runs this host holds');
-      dispatcher().cancelAll(why);
-      options.onLeaseLost?.(why);
+      // The stop is told even if cancelling threw: a host that lost its lease must not serve on (docs CL5).
+      try {
+        dispatcher().cancelAll(why);
+      } finally {
+        options.onLeaseLost?.(why);
+      }
     },
     onError: (error) => log.warn({ err: error }, 'could not renew the host lease (tried again next tick)'),
   });

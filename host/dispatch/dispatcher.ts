@@ -177,18 +177,18 @@ export class Dispatcher {
     return () => this.refusalObservers.delete(listener);
   }
 
-  /** Cancel a run this process holds: a waiting one never starts, an active one gets `run/cancel`. */
+  /**
+   * Cancel a run this process holds: a waiting one never starts, an active one gets `run/cancel`. A waiting run leaves
+   * this process even when its end cannot be recorded; that refusal (`LEASE_LOST`: another host's run now) is thrown.
+   */
   cancel(runId: string, reason: string): boolean {
     const w = this.byRun.get(runId);
     if (!w) return false;
-    const slot = this.sessions.get(w.queued.sessionId)!;
-    if (slot.active === w) {
+    if (this.sessions.get(w.queued.sessionId)?.active === w) {
       w.controller.abort(new Error(reason));
       return true;
     }
-    this.unqueue(w);
-    this.runs.abandon(w.queued, reason);
-    this.finish(w, notStartedOutcome(runId, reason));
+    this.dropWaiting(w, reason);
     return true;
   }
 
@@ -463,10 +463,13 @@ export class Dispatcher {
       if (slot.active || slot.waiting[0] !== w) continue;
       const current = this.repo.get<Binding>('binding', bindingId);
       if (!current || !current.spec.enabled) {
-        this.unqueue(w);
         const reason = `binding "${bindingId}" was ${current ? 'disabled' : 'deleted'} before the run started`;
-        this.runs.abandon(w.queued, reason);
-        this.finish(w, notStartedOutcome(w.queued.runId, reason));
+        try {
+          this.dropWaiting(w, reason);
+        } catch (error) {
+          // pump runs from timers: the run left this process anyway; its end is another host's to record.
+          this.log.error({ err: error, runId: w.queued.runId }, 'could not record the end of a run never started');
+        }
         continue;
       }
       let verdict: ReturnType<typeof tryClaim>;
@@ -578,9 +581,28 @@ export class Dispatcher {
     w.resolve(outcome);
   }
 
+  /**
+   * Take a waiting run out of this process, recorded ended before it started. It leaves this process (its ticket
+   * resolves) even when that record is refused, then the refusal is thrown: a lost lease refuses it (the run was
+   * re-owned by the host that took this one over), and a run kept here with no queue left to start it from would hold
+   * every drain, so a stopping host, forever — and, once its session's slot is gone, break the next cancel.
+   */
+  private dropWaiting(w: Waiting, reason: string): void {
+    this.unqueue(w);
+    try {
+      this.runs.abandon(w.queued, reason);
+    } catch (error) {
+      this.finish(w, notStartedOutcome(w.queued.runId, `${reason} (its end not recorded here: ${String(error)})`));
+      throw error;
+    }
+    this.finish(w, notStartedOutcome(w.queued.runId, reason));
+  }
+
   private unqueue(w: Waiting): void {
     const slot = this.slot(w.queued.sessionId);
-    slot.waiting.splice(slot.waiting.indexOf(w), 1);
+    // splice(-1, 1) would drop another run: only a run still in the queue is taken out of it.
+    const at = slot.waiting.indexOf(w);
+    if (at !== -1) slot.waiting.splice(at, 1);
     const i = this.order.indexOf(w);
     if (i !== -1) this.order.splice(i, 1);
   }

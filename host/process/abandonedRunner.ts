@@ -1,3 +1,4 @@
+import { signalableGroup } from '../../sdk/process/procTable.js';
 import { processStartTime } from '../util/procIdentity.js';
 
 /**
@@ -8,7 +9,7 @@ import { processStartTime } from '../util/procIdentity.js';
  * it signalled.
  */
 export function killAbandonedRunner(pid: number, start: number | null | undefined): boolean {
-  if (start === null || start === undefined || processStartTime(pid) !== start) return false;
+  if (start === null || start === undefined || !signalableGroup(pid) || processStartTime(pid) !== start) return false;
   try {
     process.kill(-pid, 'SIGKILL');
     return true;

@@ -1,12 +1,14 @@
-import { signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
+import { signalableGroup, signalEach, waitUntilGone } from '../../sdk/process/procTable.js';
 import { liveGroupMembers } from '../util/procIdentity.js';
 
 /**
  * Signal a runner's process tree: the group (`kill(-pgid)`), plus every live process of its
  * session found in /proc, which catches members that moved to another group with setpgid.
- * `setsid` escapees leave the session too; only a pid namespace or cgroup catches those.
+ * `setsid` escapees leave the session too; only a pid namespace or cgroup catches those. A `pgid` that is no runner's
+ * (≤ 1, this process or its own group: a pid read wrongly, e.g. recorded in another pid namespace) is left alone.
  */
 export function signalRunnerTree(pgid: number, signal: NodeJS.Signals): void {
+  if (!signalableGroup(pgid)) return;
   try {
     process.kill(-pgid, signal);
   } catch {

@@ -31,7 +31,10 @@ const members = (dirs) => {
   const pids = new Set();
   for (const d of dirs) {
     try {
-      for (const p of readFileSync(d + '/cgroup.procs', 'utf8').split('\\n')) if (p) pids.add(Number(p));
+      // A member outside this pid namespace reads as 0, and kill(0) is this process's own group: never signalled.
+      for (const p of readFileSync(d + '/cgroup.procs', 'utf8').split('\\n')) {
+        if (Number(p) > 1 && Number(p) !== process.pid) pids.add(Number(p));
+      }
     } catch {}
   }
   return pids;

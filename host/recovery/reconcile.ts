@@ -15,10 +15,13 @@ import { settleEffectsLeftByTakeover } from './settleAfterTakeover.js';
 /**
  * Kill whatever is left in a dead host's run cgroup (recorded with `run.started`, or derived from the run id) and in
  * the cgroups of the run's stdio MCP servers (`<runId>-mcp-<server>`: the host starts those itself, so the runner
- * spawner does not kill them when the host dies), and remove them. Returns how many processes were killed and which
- * survived.
+ * spawner does not kill them when the host dies), and remove them. Returns how many processes were killed, which
+ * survived, and how many survived unseen: members outside this process's pid namespace, never signalled (RunCgroup).
  */
-async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: number; survivors: number[] }> {
+async function emptyRunCgroup(
+  store: Store,
+  runId: string,
+): Promise<{ killed: number; survivors: number[]; hidden: number }> {
   const started = runStartedData(store, runId);
   const recorded = started ? ((JSON.parse(started) as { cgroups?: unknown }).cgroups ?? []) : [];
   const cgroups = [
@@ -27,14 +30,16 @@ async function emptyRunCgroup(store: Store, runId: string): Promise<{ killed: nu
       .filter((name) => name.startsWith(`${runId}-mcp-`))
       .map((name) => RunCgroup.attach(name, [])),
   ];
-  const left = { killed: 0, survivors: [] as number[] };
+  const left = { killed: 0, survivors: [] as number[], hidden: 0 };
   for (const cgroup of cgroups) {
     if (!cgroup) continue;
     const members = cgroup.members();
     const survivors = await cgroup.killAll(5_000);
-    if (survivors.length === 0) await cgroup.release();
+    const hidden = cgroup.hiddenMembers();
+    if (survivors.length === 0 && hidden === 0) await cgroup.release();
     left.killed += members.length - survivors.length;
     left.survivors.push(...survivors);
+    left.hidden += hidden;
   }
   return left;
 }
@@ -100,6 +105,12 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
         ? [`${cgroup.killed} other process(es) left in its cgroup (or carrying its run id) were killed`]
         : []),
       ...(cgroup.survivors.length > 0 ? [`pids ${cgroup.survivors.join(', ')} of its cgroup could not be killed`] : []),
+      ...(cgroup.hidden > 0
+        ? [
+            `${cgroup.hidden} process(es) of its cgroup could not be killed: outside this host's pid namespace ` +
+              '(listed as pid 0), not signalled',
+          ]
+        : []),
     ].join('; ');
     // Another process may be recovering the same run right now: append only if it is still open.
     const appended = store.transaction(() => {
@@ -113,7 +124,13 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
           audit: {
             type: 'recovery.run_interrupted',
             actor: 'host',
-            data: { reason, killedPid, cgroupKilled: cgroup.killed, cgroupSurvivors: cgroup.survivors },
+            data: {
+              reason,
+              killedPid,
+              cgroupKilled: cgroup.killed,
+              cgroupSurvivors: cgroup.survivors,
+              cgroupHidden: cgroup.hidden,
+            },
           },
         },
       ]);

@@ -57,6 +57,22 @@ export function readCgroupLayout(): CgroupLayout {
   return layout;
 }
 
+/**
+ * The members a `cgroup.procs` text lists: the pids this process can see, and how many it cannot — a process outside
+ * this process's pid namespace reads as `0` (never a pid to signal: kill(0) is the caller's own process group).
+ */
+export function parseCgroupProcs(text: string): { pids: number[]; hidden: number } {
+  const pids: number[] = [];
+  let hidden = 0;
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const pid = Number(line);
+    if (pid === 0) hidden += 1;
+    else if (Number.isSafeInteger(pid) && pid > 0) pids.push(pid);
+  }
+  return { pids, hidden };
+}
+
 /** Limits a run's cgroup can hold. */
 export interface CgroupLimits {
   memoryBytes?: number;
@@ -184,22 +200,43 @@ export class RunCgroup {
     return [...this.dirs.values()].map((d) => join(d, 'cgroup.procs'));
   }
 
-  /** Live member pids (from any of the run's hierarchies: every member is in all of them). */
+  /** Live member pids this process can see (from any of the run's hierarchies: every member is in all of them). */
   members(): number[] {
+    return this.membership().pids;
+  }
+
+  /**
+   * How many members this process cannot see (`0` in `cgroup.procs`: outside its pid namespace, e.g. a host started in
+   * one recovering a run of a host outside it). They are never signalled, nor killed with the cgroup: whose they are
+   * cannot be told from here. The most of any one hierarchy (every member is in all of them).
+   */
+  hiddenMembers(): number {
+    return this.membership().hidden;
+  }
+
+  /** The one read of the run's `cgroup.procs` files. */
+  private membership(): { pids: number[]; hidden: number } {
     const seen = new Set<number>();
+    let hidden = 0;
     for (const dir of this.dirs.values()) {
       try {
-        for (const p of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (p) seen.add(Number(p));
+        const listed = parseCgroupProcs(readFileSync(join(dir, 'cgroup.procs'), 'utf8'));
+        for (const pid of listed.pids) seen.add(pid);
+        hidden = Math.max(hidden, listed.hidden);
       } catch {
         // Removed already.
       }
     }
-    return [...seen];
+    return { pids: [...seen], hidden };
   }
 
-  /** Kill every member and wait until none is left (or `timeoutMs`); returns the survivors. */
+  /**
+   * Kill every member this process can see and wait until none is left (or `timeoutMs`); returns the survivors. With
+   * members it cannot see ({@link hiddenMembers}), the visible ones are signalled one by one, not the whole cgroup.
+   */
   async killAll(timeoutMs: number): Promise<number[]> {
-    if (this.killFile) {
+    // cgroup.kill would kill the hidden members too: processes another pid namespace's host may still be running.
+    if (this.killFile && this.hiddenMembers() === 0) {
       try {
         write(this.killFile, '1');
       } catch {

@@ -67,9 +67,33 @@ export function liveDescendants(pid: number, table: ProcEntry[] = readProcTable(
   return out;
 }
 
-/** Send `signal` to each pid, ignoring processes that are already gone. */
+/**
+ * Whether `pid` names one process this process may signal on its own: not init (1), not itself, and a positive whole
+ * number — kill(0) signals the caller's own process group and kill(-1) every process it may signal, so a pid read as
+ * `0` (a `cgroup.procs` member outside this pid namespace) or garbage must never reach kill(2).
+ */
+export function signalablePid(pid: number): boolean {
+  return Number.isSafeInteger(pid) && pid > 1 && pid !== process.pid;
+}
+
+/**
+ * Whether the process group `pgid` may be signalled as a group (kill(-pgid)): {@link signalablePid}, and not this
+ * process's own group (a pid read wrongly must not take the caller down with it).
+ */
+export function signalableGroup(pgid: number): boolean {
+  if (!signalablePid(pgid)) return false;
+  try {
+    return parseProcStat(readFileSync('/proc/self/stat', 'utf8'))?.pgrp !== pgid;
+  } catch {
+    return false; // no /proc: this process's group cannot be told apart
+  }
+}
+
+/** Send `signal` to each pid, ignoring processes that are already gone and pids never to be signalled. */
 export function signalEach(pids: Iterable<number>, signal: NodeJS.Signals): void {
   for (const pid of pids) {
+    // The one gate of every pid list the host signals (cgroup members, /proc scans, process trees).
+    if (!signalablePid(pid)) continue;
     try {
       process.kill(pid, signal);
     } catch {

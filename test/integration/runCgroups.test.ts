@@ -280,4 +280,60 @@ describe('run cgroups', () => {
     expect(store.session(sessionId).pendingRecovery[0]?.reason).toMatch(/1 other process\(es\) left in its cgroup/);
     store.close();
   });
+
+  it(
+    'recovery inside a pid namespace: a cgroup member it cannot see (pid 0 there) is a survivor it names, never ' +
+      'kill(0) of its own process group',
+    async () => {
+      // A host started in its own pid namespace recovers a run whose cgroup holds a process outside it: cgroup.procs
+      // lists that member as 0 there, and kill(0, SIGKILL) is the caller's own process group (the attack's F5).
+      const { store, dataDir } = tempStore();
+      const runId = `run_${randomUUID()}`;
+      const cgroup = RunCgroup.create(runId, { pids: 64 });
+      expect(cgroup, 'no writable cgroup hierarchy').toBeDefined();
+      const join_ = joinCgroupsPrefix(cgroup!.procsFiles);
+      await execa(join_[0]!, [...join_.slice(1), 'setsid', '-f', 'sleep', '1000'], { stdio: 'ignore' });
+      const [pid] = cgroup!.members();
+      expect(pid, 'the outside process joined the cgroup').toBeDefined();
+      const start = processStartTime(pid!);
+      onTestFinished(async () => {
+        if (alive(pid!, start)) process.kill(pid!, 'SIGKILL');
+        await cgroup!.killAll(2_000);
+        await cgroup!.release();
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+      const { sessionId } = store.ensureSession('default', 'b', `k-${runId}`);
+      store.append(sessionId, [{ type: 'run.queued', runId, data: { runner: 'echo', goalRevision: 0, attempt: 1 } }]);
+      store.close();
+
+      // `paddock runs list` recovers first. Not pid 1 of the namespace (init ignores what it has no handler for): a
+      // shell is, and says how the command ended. Detached: a kill(0) there reaches no process of this test.
+      const inside = await execa(
+        'unshare',
+        [
+          '--pid',
+          '--fork',
+          '--mount-proc',
+          'sh',
+          '-c',
+          '"$0" "$1" runs list --json >/dev/null; echo "exit $?"',
+          process.execPath,
+          repoPath('bin/paddock.js'),
+        ],
+        { env: { PADDOCK_HOME: dataDir, NO_COLOR: '1' }, reject: false, detached: true },
+      );
+      expect(inside.stdout.trim(), inside.stderr).toBe('exit 0');
+      expect(alive(pid!, start)).toBe(true); // not this namespace's to judge: left, and said
+      const after = new Database(join(dataDir, 'paddock.db'), { readonly: true });
+      expect(after.prepare('SELECT status, reason FROM runs WHERE id = ?').get(runId)).toMatchObject({
+        status: 'interrupted',
+        reason: expect.stringContaining(
+          "1 process(es) of its cgroup could not be killed: outside this host's pid namespace (listed as pid 0)",
+        ),
+      });
+      after.close();
+      expect(cgroupDirsOf(runId).length).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 });

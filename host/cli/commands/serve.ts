@@ -143,9 +143,10 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   const signal = await Promise.race([stopped, lost]);
   stopping = true;
   const count = held().length;
+  const drains = options.onStop === 'drain' && signal !== 'lease lost';
   err(
     `paddock serve: ${signal}: stopping (${count} run(s) held; ` +
-      `${options.onStop === 'drain' ? `draining up to ${options.drainTimeoutMs} ms` : 'cancelling them'})`,
+      `${drains ? `draining up to ${options.drainTimeoutMs} ms` : 'cancelling them'})`,
   );
   const closing = app.close();
   // A lost lease's runs were cancelled by the host already (start.ts): nothing is left to drain for.

@@ -3,7 +3,8 @@
 // Host A runs a held run with a second message of the same conversation queued behind it, and is SIGKILLed. Host B,
 // on its lease tick, interrupts A's run exactly once and adopts the queued one, which then runs on B to completion.
 // A started again on its folder finds its old start taken over and serves on. A host whose lease is taken over
-// while it runs stops, with its run ended once and its runner gone.
+// while it runs stops, with its run ended once and its runner gone — also when it holds queued runs of two
+// conversations, which the host that took it over runs (a paused host: it once stayed up for ever, unstoppable).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,11 +20,13 @@ import { processStartTime } from '../../../host/util/procIdentity.js';
 
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-b-'));
+const homeC = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-c-'));
 const rv = rendezvous(homeA);
 let cluster: PgCluster;
 let env: Record<string, string>;
 let hostA: ServeChild | undefined;
 let hostB: ServeChild | undefined;
+let hostC: ServeChild | undefined;
 let token = '';
 const LEASE_MS = 1_500;
 
@@ -68,6 +71,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // A host a failed case left running is ended (a zombie host ignores SIGTERM); the case has failed already.
+  hostC?.child.kill('SIGKILL');
   for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
   rv.close();
   cluster?.stop();
@@ -145,5 +150,60 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     );
     expect(ends).toHaveLength(1);
     expect(processStartTime(runnerPid)).toBeNull();
+  });
+
+  it('a paused host taken over with queued runs in two conversations exits 1, and no run ends twice', async () => {
+    hostC = await startServe(homeC, [], env);
+    const hostIdC = readFileSync(join(homeC, 'host-id'), 'utf8').trim();
+    const held: string[] = [];
+    const queued: string[] = [];
+    for (const id of ['t3', 't4']) {
+      const run = await dispatch(hostC, chatEvent({ text: `held ${id}`, conversation: { id } }));
+      await rv.arrived(run.runId);
+      held.push(run.runId);
+    }
+    for (const id of ['t3', 't4']) {
+      const run = await dispatch(hostC, chatEvent({ text: `queued ${id}`, conversation: { id } }));
+      expect(run.status).toBe('queued');
+      queued.push(run.runId);
+    }
+    const runnerPids = held.map((runId) => {
+      const started = query("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'", runId)[0]!;
+      return (JSON.parse(String(started.data)) as { pid: number }).pid;
+    });
+    // C pauses past its lease; A, the live host, takes it over meanwhile: C's running runs are interrupted, its queued
+    // ones become A's (they start there). Only then does C go on, and find its lease lost.
+    hostC.child.kill('SIGSTOP');
+    query('UPDATE hosts SET lease_until = 0 WHERE host_id = ? AND dead_at IS NULL RETURNING host_id', hostIdC);
+    const takenOver = () => query('SELECT taken_over_by FROM hosts WHERE host_id = ?', hostIdC)[0]!.taken_over_by;
+    await expect.poll(takenOver, { timeout: 20_000 }).not.toBeNull();
+    for (const runId of queued) await rv.arrived(runId); // adopted and started by A
+    hostC.child.kill('SIGCONT');
+
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      hostC.child,
+      new Promise<'still running'>((resolve) => (timer = setTimeout(() => resolve('still running'), 20_000))),
+    ]);
+    clearTimeout(timer);
+    const said = hostC
+      .stderr()
+      .split('\n')
+      .filter((line) => !line.startsWith('{'));
+    expect(outcome === 'still running' ? outcome : outcome.exitCode, said.join('\n')).toBe(1);
+    hostC = undefined;
+
+    for (const runId of queued) rv.go(runId);
+    for (const runId of queued)
+      await expect.poll(async () => (await runOn(hostA!, runId)).status, { timeout: 20_000 }).toBe('completed');
+    // Every run ended once: the held ones interrupted by the takeover (C's own cancels refused), the queued ones on A.
+    for (const runId of [...held, ...queued]) {
+      const ends = query(
+        "SELECT type FROM events WHERE run_id = ? AND type IN ('run.ended', 'run.interrupted')",
+        runId,
+      );
+      expect(ends, runId).toEqual([{ type: held.includes(runId) ? 'run.interrupted' : 'run.ended' }]);
+    }
+    for (const pid of runnerPids) expect(processStartTime(pid)).toBeNull();
   });
 });

@@ -62,7 +62,11 @@ class FakeRunService implements DispatchRuns {
     return this.journal.queued(plan, event, sessionId, goalRevision);
   }
 
+  /** Set: every abandon is refused with this error, as a host that lost its lease is (runFence.ts). */
+  refuseAbandon: Error | undefined;
+
   abandon(run: QueuedRun, reason: string, status: 'cancelled' | 'failed' = 'cancelled'): void {
+    if (this.refuseAbandon) throw this.refuseAbandon;
     this.abandoned.push({ runId: run.runId, reason, status });
     this.journal.abandon(run, reason, status);
   }
@@ -290,6 +294,32 @@ describe('Dispatcher queueing against a fake run service', () => {
     expect((await a.done).status).toBe('cancelled');
     expect(dispatcher.cancel(a.runId, 'again')).toBe(false);
     expect(runs.texts()).toEqual(['active']);
+  });
+
+  it('cancelAll after a lost lease: a waiting run whose end is refused still leaves, and drain resolves', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    // Two sessions, each with a running run and a message waiting behind it (the paused host of a takeover).
+    const active = [ticket(await dispatcher.dispatch(event('q', 'a1', 'c1')))];
+    active.push(ticket(await dispatcher.dispatch(event('q', 'a2', 'c2'))));
+    const waiting = [ticket(await dispatcher.dispatch(event('q', 'w1', 'c1')))];
+    waiting.push(ticket(await dispatcher.dispatch(event('q', 'w2', 'c2'))));
+    await runs.executed(2);
+    runs.refuseAbandon = new HostError('LEASE_LOST', 'host h (epoch 1) lost its lease: host g/1 took its runs over');
+    dispatcher.cancelAll('lease lost');
+    for (const w of waiting)
+      expect(await w.done).toMatchObject({
+        status: 'cancelled',
+        reason: expect.stringMatching(/^lease lost \(its end/),
+      });
+    expect(runs.executing.map((e) => e.signal.aborted)).toEqual([true, true]);
+    for (const e of runs.executing) e.fail(new Error('its end refused too'));
+    await dispatcher.drain(); // once hung here: the waiting runs were out of their queues but still held
+    for (const a of active) expect((await a.done).status).toBe('failed');
+    // A second stop signal cancels again: nothing is held, nothing throws (once: a TypeError on the gone session).
+    expect(() => dispatcher.cancelAll('again')).not.toThrow();
+    for (const w of waiting) expect(dispatcher.cancel(w.runId, 'again')).toBe(false);
+    expect(runs.texts()).toEqual(['a1', 'a2']);
   });
 
   it('a run whose execute throws is ended as failed (never reached its runner) and the next one starts', async () => {

@@ -1,9 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+import { parseCgroupProcs } from '../../../host/sandbox/cgroups.js';
 import { parseLimits } from '../../../host/config/limits.js';
 import { buildRunnerEnv } from '../../../host/process/envAllowlist.js';
 import { OutcomeRecorder } from '../../../host/process/outcome.js';
 import { TailBuffer } from '../../../host/process/tailBuffer.js';
-import { liveDescendants, parseProcStat } from '../../../sdk/process/procTable.js';
+import {
+  liveDescendants,
+  parseProcStat,
+  signalableGroup,
+  signalablePid,
+  signalEach,
+} from '../../../sdk/process/procTable.js';
 
 describe('environment allowlist', () => {
   it('keeps locale and PATH, sets HOME/TMPDIR/run id, drops everything else', () => {
@@ -54,6 +62,30 @@ describe('/proc parsing', () => {
       { pid: 20, ppid: 1, pgrp: 20, session: 20, state: 'S', startTime: 1 },
     ];
     expect(liveDescendants(10, table).sort()).toEqual([11, 13]);
+  });
+});
+
+describe('pids the host never signals', () => {
+  it('cgroup.procs: a member outside this pid namespace (listed as 0) is counted hidden, never read as a pid', () => {
+    expect(parseCgroupProcs('0\n4242\n0\n17\n\n')).toEqual({ pids: [4242, 17], hidden: 2 });
+    expect(parseCgroupProcs('')).toEqual({ pids: [], hidden: 0 });
+  });
+
+  it('signalEach hands kill(2) no pid ≤ 1 (0: its own group, -1: every process), nor this process, nor garbage', () => {
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
+    try {
+      signalEach([0, -1, 1, -4242, process.pid, Number.NaN, 1.5, 4242], 'SIGKILL');
+      expect(kill.mock.calls).toEqual([[4242, 'SIGKILL']]);
+    } finally {
+      kill.mockRestore();
+    }
+    expect([0, 1, -1, process.pid, 4242].map(signalablePid)).toEqual([false, false, false, false, true]);
+  });
+
+  it("a process group is signalled only when it is a real one and not this process's own", () => {
+    const own = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))!.pgrp;
+    expect([0, 1, own, process.pid].map(signalableGroup)).toEqual([false, false, false, false]);
+    expect(signalableGroup(own === 4_194_303 ? 4_194_302 : 4_194_303)).toBe(true);
   });
 });
 
