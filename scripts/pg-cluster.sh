@@ -4,6 +4,7 @@
 #   scripts/pg-cluster.sh start <dir> [port]   initdb into <dir>/data, start it, create database `paddock`, and print
 #                                              its URL (Unix socket in <dir>; with a port, also 127.0.0.1:<port>)
 #   scripts/pg-cluster.sh stop <dir>           stop it (immediate: nothing in it is worth a checkpoint) and remove <dir>
+#   scripts/pg-cluster.sh restart <dir>        restart it as an operator would (`-m fast`: every connection is ended)
 #
 # PG_CLUSTER_FSYNC=off starts the server without fsync (and without full-page writes): a commit still waits for its
 # WAL to be written to the kernel, so it survives the server's or a client's crash — only a crash of the machine
@@ -69,6 +70,10 @@ case "$action" in
     }
     "${as_owner[@]}" "$bindir/createdb" -h "$dir" ${port:+-p "$port"} -U postgres paddock
     echo "postgresql:///paddock?host=$dir&user=postgres${port:+&port=$port}"
+    ;;
+  restart)
+    # pg_ctl restart starts it with the options it was started with (postmaster.opts).
+    "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -s restart >&2
     ;;
   stop)
     "${as_owner[@]}" "$bindir/pg_ctl" -D "$dir/data" -m immediate -w -s stop >&2 || true

@@ -456,6 +456,16 @@ export class Dispatcher {
    * theirs may have been released).
    */
   private pump(): void {
+    try {
+      this.pumpOnce();
+    } catch (error) {
+      // pump runs from timers and commit wakes, where a throw would end the host: the store unreachable a moment
+      // (a lost connection, a restart) leaves every waiting run in its place for the claim waker's next tick.
+      this.log.warn({ err: error }, 'could not start waiting runs now; tried again on the next wake');
+    }
+  }
+
+  private pumpOnce(): void {
     let reclaim = false;
     for (const w of [...this.order]) {
       const slot = this.slot(w.queued.sessionId);
@@ -482,6 +492,11 @@ export class Dispatcher {
           maxTotal: this.maxTotal,
         });
       } catch (error) {
+        // The store unreachable a moment (a lost connection, a restart): the run keeps its place for the next pump.
+        if (error instanceof HostError && error.code === 'STATE_UNAVAILABLE') {
+          this.log.warn({ err: error, runId: w.queued.runId }, 'could not claim a waiting run yet; tried again');
+          break;
+        }
         // pump runs from timers: one run's trouble (e.g. it was ended elsewhere) must not stop the host.
         this.log.error({ err: error, runId: w.queued.runId }, 'could not claim a waiting run; it is dropped');
         this.unqueue(w);

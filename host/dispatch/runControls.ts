@@ -40,7 +40,13 @@ export class RunControlWatcher {
   /** Start polling (idempotent). */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.poll(), this.intervalMs);
+    this.timer = setInterval(() => {
+      try {
+        this.poll();
+      } catch {
+        // A timer's throw would end the host: the store unreachable a moment is read again on the next tick.
+      }
+    }, this.intervalMs);
     this.timer.unref();
     this.unsignal = this.store.commits.onChange('controls', () => this.poll());
   }
@@ -59,8 +65,9 @@ export class RunControlWatcher {
     if (this.store.isClosed) return this.stop();
     const version = this.signalVersion();
     if (version === this.lastVersion) return;
-    this.lastVersion = version;
     const rows = controlsAfter(this.store, this.lastSeq);
+    // Only once read: a read that failed (the store unreachable a moment) is tried again on the next tick.
+    this.lastVersion = version;
     for (const row of rows) {
       this.lastSeq = row.seq;
       this.onControl(row);

@@ -8,7 +8,7 @@ import { databaseUrlSecrets, shownDatabaseUrl } from '../config/databaseUrl.js';
 import { HostError } from '../errors.js';
 import { openDatabase, openDatabaseReadOnly, type Db } from './db.js';
 import { builtinMigrations } from './migrate.js';
-import { PgDb } from './pg/pgDb.js';
+import { PgDb, type PgDbOptions } from './pg/pgDb.js';
 
 /** The data folder, and the PostgreSQL URL when the state is there (`HostConfig` fits it). */
 export interface StateLocation {
@@ -38,14 +38,7 @@ export function openStateReadOnly(where: StateLocation): Db | undefined {
     const file = join(where.dataDir, 'paddock.db');
     return existsSync(file) ? openDatabaseReadOnly(file) : undefined;
   }
-  const db = openPg(where);
-  try {
-    db.exec('SET default_transaction_read_only = on');
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return db;
+  return openPg(where, { readOnly: true });
 }
 
 /** Open the state for one short write of a read-only command (`audit verify` records its verdict): never migrates. */
@@ -53,9 +46,9 @@ export function openStateForWrite(where: StateLocation): Db {
   return where.databaseUrl ? openPg(where) : openDatabase(join(where.dataDir, 'paddock.db'));
 }
 
-function openPg(where: StateLocation): PgDb {
+function openPg(where: StateLocation, options: PgDbOptions = {}): PgDb {
   try {
-    return new PgDb(where.databaseUrl!);
+    return new PgDb(where.databaseUrl!, options);
   } catch (error) {
     const message = hideDatabaseUrl(where, (error as Error).message);
     throw new HostError('STATE_UNAVAILABLE', message, { state: describeState(where) }, { cause: error });

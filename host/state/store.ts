@@ -236,7 +236,7 @@ export class Store {
     const db: Db = pg ?? openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
     try {
       // The LISTEN connection opens on the first watcher's use, not here: a one-off command never needs it.
-      const commits = pg ? new PgCommitSignal(options.databaseUrl!, pg.backendPid) : sqliteCommitSignal(db);
+      const commits = pg ? new PgCommitSignal(options.databaseUrl!, () => pg.backendPid) : sqliteCommitSignal(db);
       const { applied } = migrate(db);
       const key = loadOrCreateAuditKey(options.dataDir);
       const store = new Store(

@@ -11,6 +11,8 @@ export interface PgCluster {
   /** `postgresql:///paddock?host=<socket dir>&user=postgres[&port=N]`: the Unix socket in the cluster's folder. */
   url: string;
   dir: string;
+  /** Restart the server as an operator would (`pg_ctl restart -m fast`): every connection to it is ended. */
+  restart(): void;
   /** Stop the server and remove its folder (idempotent). */
   stop(): void;
 }
@@ -41,6 +43,9 @@ export function startPgCluster(options: { port?: number; fsync?: boolean } = {})
   return {
     url,
     dir,
+    restart() {
+      execFileSync('bash', [SCRIPT, 'restart', dir], { stdio: 'ignore' });
+    },
     stop() {
       if (stopped) return;
       stopped = true;

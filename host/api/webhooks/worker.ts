@@ -162,7 +162,14 @@ export class WebhookWorker {
         .catch((error: unknown) => this.options.logger?.warn({ err: String(error) }, 'webhook: worker pass failed'))
         .finally(() => {
           if (this.stopped) return; // the store may be closing
-          const due = nextDue(this.store);
+          let due: number | undefined;
+          try {
+            due = nextDue(this.store);
+          } catch (error) {
+            // A timer's throw would end the host: the store unreachable a moment (its lost connection is opened
+            // again by a later statement) is a poll interval's wait, as a failed pass is.
+            this.options.logger?.warn({ err: String(error) }, 'webhook: could not read the next due delivery');
+          }
           const wait = due === undefined ? this.pollMs : Math.max(0, Math.min(this.pollMs, due - this.now()));
           this.schedule(wait);
         });

@@ -52,8 +52,8 @@ export class PgCommitSignal implements CommitSignal {
 
   constructor(
     private readonly url: string,
-    /** The backend pid of the store's own (libpq) connection, whose notifications are its own commits. */
-    private readonly ownPid: number,
+    /** The backend pid of the store's own (libpq) connection now, whose notifications are its own commits. */
+    private readonly ownPid: () => number,
   ) {}
 
   version(topic: CommitTopic): number {
@@ -116,7 +116,7 @@ export class PgCommitSignal implements CommitSignal {
   }
 
   private heard(message: Notification): void {
-    if (message.processId === this.ownPid) return;
+    if (message.processId === this.ownPid()) return;
     const topic = TOPIC_OF.get(message.channel);
     if (topic) this.bump(topic, message.payload || undefined);
   }

@@ -1,0 +1,172 @@
+// A host whose store connection is lost keeps serving (host/state/pg/pgDb.ts, decision PH7): two real `paddock serve`
+// processes on one throwaway PostgreSQL cluster, each with its own data folder and a 6 s lease. Their store
+// connections are ended with pg_terminate_backend while they are idle, then while a run is held on one of them, and
+// then while the database refuses connections for a moment, and then the whole server is restarted (`pg_ctl restart
+// -m fast`, shorter than the lease). Each time both hosts open a new connection, a held run ends exactly once, and a
+// following event runs to completion on each host.
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDb, STORE_APPLICATION_NAME } from '../../../host/state/pg/pgDb.js';
+import { applyWithPlatformToken } from '../../helpers/cli.js';
+import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
+import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { rendezvous } from '../../helpers/rendezvous.js';
+import { startServe, type ServeChild } from '../../helpers/serve.js';
+
+const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-reconnect-a-'));
+const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-reconnect-b-'));
+const rv = rendezvous(homeA);
+let cluster: PgCluster;
+let env: Record<string, string>;
+let hostA: ServeChild | undefined;
+let hostB: ServeChild | undefined;
+let token = '';
+const LEASE_MS = 6_000;
+
+async function dispatch(host: ServeChild, event: unknown) {
+  const res = await fetch(`${host.url}/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(event),
+  });
+  const body = (await res.json()) as { status: string; runId: string; sessionId: string };
+  expect(res.status, JSON.stringify(body)).toBe(202);
+  return body;
+}
+
+async function runOn(host: ServeChild, runId: string) {
+  const res = await fetch(`${host.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { status: string; reason?: string };
+}
+
+/** One query as the owner, on a connection named apart from the hosts' store connections; on `paddock` by default. */
+function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
+  return queryOn('paddock', sql, ...params);
+}
+
+/** {@link query} on one of the cluster's databases (`postgres` stays reachable while `paddock` refuses). */
+function queryOn(database: string, sql: string, ...params: unknown[]): Record<string, unknown>[] {
+  const db = new PgDb(`${cluster.url.replace('/paddock?', `/${database}?`)}&application_name=paddock-test`);
+  try {
+    return db.prepare(sql).all(...params) as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
+
+/** The backends of the hosts' store connections now. */
+const storeBackends = () =>
+  queryOn(
+    'postgres',
+    'SELECT pid FROM pg_stat_activity WHERE application_name = ? ORDER BY pid',
+    STORE_APPLICATION_NAME,
+  ).map((r) => Number(r.pid));
+
+/** End every host's store connection, and wait (synchronously, the hosts are other processes) until they are gone. */
+function terminateStoreConnections(): number[] {
+  const pids = storeBackends();
+  expect(pids).toHaveLength(2); // one per host
+  for (const pid of pids) expect(queryOn('postgres', 'SELECT pg_terminate_backend(?) AS ok', pid)[0]!.ok).toBe(1);
+  for (const until = Date.now() + 10_000; storeBackends().some((pid) => pids.includes(pid));)
+    if (Date.now() > until) throw new Error('the terminated store backends are still there after 10 s');
+  return pids;
+}
+
+/** Both hosts have opened a new store connection (their next statement after the loss). */
+async function reconnected(old: number[]) {
+  await expect.poll(() => storeBackends().filter((pid) => !old.includes(pid)).length, { timeout: 20_000 }).toBe(2);
+}
+
+/** An event on each host runs to completion: both serve on. */
+async function bothServe(conversation: string) {
+  for (const host of [hostA!, hostB!]) {
+    const r = await dispatch(host, chatEvent({ bot: 'echo', text: 'still here', conversation: { id: conversation } }));
+    await expect.poll(async () => (await runOn(host, r.runId)).status, { timeout: 20_000 }).toBe('completed');
+  }
+  for (const host of [hostA!, hostB!]) expect(host.child.exitCode).toBeNull();
+}
+
+/** The hosts' starts that hold a lease. */
+const liveHosts = () => query('SELECT host_id, epoch FROM hosts WHERE dead_at IS NULL ORDER BY host_id');
+
+/** The run's ends in the log: exactly one is expected. */
+const ends = (runId: string) =>
+  query("SELECT type FROM events WHERE run_id = ? AND type IN ('run.ended', 'run.interrupted')", runId);
+
+beforeAll(async () => {
+  cluster = startPgCluster();
+  env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url, PADDOCK_LEASE_MS: String(LEASE_MS) };
+  const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
+  token = await applyWithPlatformToken(
+    homeA,
+    [
+      'bindings:',
+      '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }',
+      `  - { id: held, ${waits}, route: { platform: telegram, bot: held } }`,
+      '',
+    ].join('\n'),
+    env,
+  );
+  cpSync(join(homeA, 'keys'), join(homeB, 'keys'), { recursive: true }); // one signing key (scale-out.md §4)
+  hostA = await startServe(homeA, [], env);
+  hostB = await startServe(homeB, [], env);
+}, 120_000);
+
+afterAll(async () => {
+  for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
+  rv.close();
+  cluster?.stop();
+});
+
+describe('paddock serve when its PostgreSQL connection is lost', () => {
+  it('ended while idle: both hosts open a new connection and serve on', async () => {
+    await bothServe('idle-before');
+    const old = terminateStoreConnections();
+    await reconnected(old);
+    await bothServe('idle-after');
+  });
+
+  it('ended while a run is held: the run ends once, completed, and the host serves on', async () => {
+    const held = await dispatch(hostA!, chatEvent({ bot: 'held', text: 'held on A', conversation: { id: 'm1' } }));
+    await rv.arrived(held.runId);
+    const old = terminateStoreConnections();
+    rv.go(held.runId); // the run's next writes are the first statements on A's lost connection
+    await expect.poll(async () => (await runOn(hostA!, held.runId)).status, { timeout: 20_000 }).toBe('completed');
+    expect(ends(held.runId)).toEqual([{ type: 'run.ended' }]);
+    await reconnected(old);
+    await bothServe('mid-run-after');
+  });
+
+  it('a database refusing connections a moment: background work logs and retries, and both serve again', async () => {
+    queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS false');
+    try {
+      terminateStoreConnections();
+      // The webhook worker's timer reads the store every poll: it cannot reopen now, and says so instead of throwing.
+      await Promise.all([hostA!, hostB!].map((h) => h.waitFor(/could not read the next due delivery/)));
+      // The store is named (its URL is a secret to the host's redactor, so the log shows it redacted).
+      expect(hostA!.stderr()).toMatch(/lost the connection to the PostgreSQL store \S+ and could not open a new one/);
+    } finally {
+      queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS true');
+    }
+    await bothServe('refused-after');
+  });
+
+  it('a database restart shorter than the lease: both survive, a held run ends once, both serve again', async () => {
+    const live = liveHosts();
+    expect(live).toHaveLength(2);
+    const held = await dispatch(hostB!, chatEvent({ bot: 'held', text: 'held on B', conversation: { id: 'r1' } }));
+    await rv.arrived(held.runId);
+    const old = storeBackends();
+    cluster.restart();
+    rv.go(held.runId);
+    await expect.poll(async () => (await runOn(hostB!, held.runId)).status, { timeout: 20_000 }).toBe('completed');
+    expect(ends(held.runId)).toEqual([{ type: 'run.ended' }]);
+    await reconnected(old);
+    await bothServe('restart-after');
+    // Neither lost its lease: the same start of each, alive.
+    expect(liveHosts()).toEqual(live);
+  });
+});
