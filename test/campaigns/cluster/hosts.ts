@@ -126,9 +126,11 @@ export async function startHost(
   log(`--- start ${host.starts} (pid ${child.pid}) at ${new Date().toISOString()}\n`);
   host.child = child;
   host.url = await new Promise<string>((resolve, reject) => {
+    let thisStart = ''; // the URL is this start's: the kept stderr holds the earlier starts' too
     child.stderr!.on('data', (chunk: Buffer) => {
       log(chunk.toString());
-      const m = /listening on (http:\/\/\S+)/.exec(host.stderr);
+      thisStart += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(thisStart);
       if (m && host.url === undefined) resolve(m[1]!);
     });
     child.once('exit', (code, signal) =>

@@ -57,7 +57,7 @@ export async function postEvent(
         signal: AbortSignal.timeout(20_000),
       });
     } catch (error) {
-      last = `${host.name}: ${(error as Error).message}`;
+      last = `${host.name}: ${(error as Error).message} (${String((error as { cause?: unknown }).cause)})`;
       await sleep(10);
       continue; // down, or killed mid-request: whether it took the event or not, the next host's answer says
     }
