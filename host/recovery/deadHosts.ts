@@ -122,3 +122,23 @@ export function takeOverDeadHosts(
     return report;
   });
 }
+
+/** Per store, who hears of the takeovers it makes (the host: its dispatcher adopts the re-owned runs). */
+const takeoverListeners = new WeakMap<Store, (report: TakeoverReport) => void>();
+
+/**
+ * Make `listener` hear of every takeover `store` makes, whichever path made it — the lease tick or a waiting run that
+ * found a dead owner (recovery/reconcile.ts `reclaimDeadOwners`): a re-owned queued run nobody adopts would wait for
+ * ever, holding up its session. `undefined` stops it.
+ */
+export function onTakeovers(store: Store, listener: ((report: TakeoverReport) => void) | undefined): void {
+  if (listener) takeoverListeners.set(store, listener);
+  else takeoverListeners.delete(store);
+}
+
+/** {@link takeOverDeadHosts}, then the store's {@link onTakeovers} listener when it took a host over. */
+export function takeOverAndAnnounce(store: Store, me: HostLease): TakeoverReport {
+  const report = takeOverDeadHosts(store, me);
+  if (report.hosts.length > 0) takeoverListeners.get(store)?.(report);
+  return report;
+}

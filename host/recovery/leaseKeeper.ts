@@ -2,14 +2,17 @@
 import type { Store } from '../state/store.js';
 import { DEFAULT_LEASE_MS, registerHost, releaseLease, renewLease, type HostLease } from '../state/hostLeases.js';
 import { fenceRunWrites } from '../state/runFence.js';
-import { takeOverDeadHosts, type TakeoverReport } from './deadHosts.js';
+import { onTakeovers, takeOverAndAnnounce, type TakeoverReport } from './deadHosts.js';
 
 /** What a host does with its lease's events. */
 export interface LeaseKeeperOptions {
   hostId: string;
   version: string;
   leaseMs?: number;
-  /** A tick took hosts over: their runs were interrupted and their queued runs are this host's now. */
+  /**
+   * This store took hosts over (a tick, or a waiting run's reclaim): their runs were interrupted and their queued runs
+   * are this host's now.
+   */
   onTakeover: (report: TakeoverReport) => void;
   /** The lease is lost (a renewal refused, or none succeeded for a whole lease): stop claiming, end the runs. */
   onLost: (why: string) => void;
@@ -33,6 +36,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const lease = registerHost(store, { hostId: options.hostId, version: options.version, leaseMs });
   fenceRunWrites(store, lease);
+  onTakeovers(store, options.onTakeover);
   // Renewals are judged against this process's monotonic clock too: when none succeeded for a whole lease (the
   // database unreachable, the process paused), another host may already have taken the runs over.
   let renewedAt = performance.now();
@@ -48,8 +52,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
         return;
       }
       renewedAt = performance.now();
-      const report = takeOverDeadHosts(store, lease);
-      if (report.hosts.length > 0) options.onTakeover(report);
+      takeOverAndAnnounce(store, lease);
     } catch (error) {
       options.onError(error);
       if (performance.now() - renewedAt >= leaseMs) {
@@ -63,6 +66,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
   const stop = () => {
     stopped = true;
     clearInterval(timer);
+    onTakeovers(store, undefined);
   };
   // A host starting takes over at once what died before it, rather than a third of a lease later.
   queueMicrotask(tick);

@@ -9,7 +9,7 @@ import { holdsClaim, ownerIsLocal, ownerLive } from '../state/claims.js';
 import { RunCgroup, runCgroupNames } from '../sandbox/cgroups.js';
 import { killEscapees } from '../process/runEnvScan.js';
 import { unmountQuotasOf } from '../sandbox/quotaSweep.js';
-import { takeOverDeadHosts } from './deadHosts.js';
+import { takeOverAndAnnounce } from './deadHosts.js';
 import { settleEffectsLeftByTakeover } from './settleAfterTakeover.js';
 
 /**
@@ -208,7 +208,7 @@ export async function reclaimDeadOwners(store: Store): Promise<RecoveryReport> {
   const report = await reconcile(store);
   const lease = store.lease;
   if (lease) {
-    const takeover = takeOverDeadHosts(store, lease);
+    const takeover = takeOverAndAnnounce(store, lease);
     report.interruptedRuns.push(
       ...takeover.interruptedRuns.map(({ runId, sessionId }) => ({ runId, sessionId, killedPid: null })),
     );

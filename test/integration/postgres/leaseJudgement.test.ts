@@ -20,7 +20,7 @@ import {
   renewLease,
   type HostLease,
 } from '../../../host/state/hostLeases.js';
-import { takeOverDeadHosts } from '../../../host/recovery/deadHosts.js';
+import { onTakeovers, takeOverDeadHosts, type TakeoverReport } from '../../../host/recovery/deadHosts.js';
 import { fenceRunWrites } from '../../../host/state/runFence.js';
 import { dbOf, type Store } from '../../../host/state/store.js';
 import { processStartTime } from '../../../host/util/procIdentity.js';
@@ -231,6 +231,21 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     ]);
     // Once: a second start finds nothing left to decide.
     expect((await reconcile(again(options))).effects).toEqual([]);
+  });
+
+  it("a waiting run's reclaim that takes a host over hands its queued runs to the host's listener", async () => {
+    const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
+    const near = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
+    const nearLease = registerHost(near, { hostId: hostIdOf(near.dataDir), version: 'test' });
+    fenceRunWrites(near, nearLease);
+    const heard: TakeoverReport[] = [];
+    onTakeovers(near, (report) => heard.push(report));
+    expire(far, farLease);
+    // r1, never claimed, is re-owned by the reclaim's takeover: the listener (the host's dispatcher) must adopt it.
+    await reclaimDeadOwners(near);
+    expect(heard.map((r) => r.reownedRuns)).toEqual([['r1']]);
+    expect(near.run('r1')).toMatchObject({ status: 'queued', ownerHost: nearLease.hostId });
+    expect(claim(near, 'r1', s1).ok).toBe(true);
   });
 
   it('an effect the returning host cannot decide either stays for a human, the session paused', async () => {
