@@ -20,8 +20,9 @@ import {
   startedAtMostOnce,
   type PostedOrder,
 } from './cluster/checks.js';
-import { killHost, newHost, prepareCluster, startHost, stopHost, type ClusterHost } from './cluster/hosts.js';
-import { clusterEvent, postEvent, SessionFollower } from './cluster/traffic.js';
+import { killHost, newHost, PLATFORM, prepareCluster, startHost, stopHost, type ClusterHost } from './cluster/hosts.js';
+import { postEvent, SessionFollower } from './cluster/traffic.js';
+import { chatEvent } from '../helpers/host.js';
 import { endedExactlyOnce, gapFreeSeq, noneRunning, type EventRow } from './fault/invariants.js';
 import type { Campaign, CampaignArgs } from './lib/campaign.js';
 import { processesMentioning } from './lib/processesMentioning.js';
@@ -30,6 +31,9 @@ import type { Report } from './lib/report.js';
 
 const REPO = new URL('../../', import.meta.url).pathname;
 
+// The campaign watches the hosts from outside, through the database and their HTTP answers: its waits poll (10–100 ms),
+// each bounded, and none decides a result — what the log holds at the end is judged. The random pauses around a kill
+// are the campaign's input (where in a run the kill lands, how long the host stays down), drawn from the seed.
 async function run(args: CampaignArgs, report: Report): Promise<void> {
   const flags = args.flags;
   const hostCount = Number(flags.hosts ?? 3);
@@ -69,11 +73,11 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
           0;
         for (const until = Date.now() + 3_000; !running() && Date.now() < until;) await sleep(10);
         report.count(running() ? 'kills mid-run' : 'kills with no run running');
-        await sleep(intBetween(rand, 0, 150));
+        await sleep(intBetween(rand, 0, 150)); // where in its run the kill lands
         host.held = true;
         await killHost(host);
         report.count('kills');
-        await sleep(intBetween(rand, 0, 1_500));
+        await sleep(intBetween(rand, 0, 1_500)); // how long the host stays down (its lease may run out meanwhile)
         await startHost(host, setup, (w) => report.note(w));
         host.held = false;
       }
@@ -88,7 +92,12 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
       await revive();
       const conversation = `conv-${args.seed}-${i % conversations}`;
       const id = `ev-${args.seed}-${i}`;
-      const { ticket, tried } = await postEvent(hosts, token, clusterEvent(id, conversation, `m${i}`), i);
+      const { ticket, tried } = await postEvent(
+        hosts,
+        token,
+        chatEvent({ id, text: `m${i}`, platform: PLATFORM, bot: 'b', conversation: { id: conversation } }),
+        i,
+      );
       posted.set(conversation, [...(posted.get(conversation) ?? []), id]);
       postedCount += 1;
       report.count(`answers ${ticket.status}`);
@@ -133,20 +142,27 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
     report.total('host starts taken over by another', takeovers(db));
     for (const [host, name] of hostIds) report.note(`host ${name} = ${host}`);
 
-    // Followers: each saw its session's stream gap-free (every seq of the log, once, in order) across its hops, up to
-    // the session's last event (read again: a run's last events may come after its end was counted).
+    // Followers: each saw its session's stream gap-free (every seq of the log, once, in order) across its hops.
     for (const [sessionId, f] of follows) {
       const stored = () =>
         db.prepare('SELECT seq, type FROM events WHERE session_id = ? ORDER BY seq').all(sessionId) as {
           seq: number;
           type: string;
         }[];
-      for (const stop = Date.now() + 30_000; f.lastSeq < stored().length && Date.now() < stop;) await sleep(50);
+      // It must reach the session's last run end (every run had ended before this point); what a run's teardown
+      // appends after its end may still be coming, so the follower must be a gap-free prefix of the log reaching it.
+      const due = stored()
+        .filter((e) => e.type === 'run.ended' || e.type === 'run.interrupted')
+        .reduce((last, e) => Math.max(last, e.seq), 0);
+      for (const stop = Date.now() + 30_000; f.lastSeq < due && Date.now() < stop;) await sleep(50);
       await f.stop();
       const log = stored();
       const seqs = f.received.map((m) => m.seq);
-      if (seqs.join() !== log.map((e) => e.seq).join())
-        problems.push(`follower of ${sessionId} saw seqs ${compress(seqs)}, the log has 1–${log.length}`);
+      const prefix = log.slice(0, seqs.length).map((e) => e.seq);
+      if (seqs.join() !== prefix.join() || f.lastSeq < due)
+        problems.push(
+          `follower of ${sessionId} saw seqs ${compress(seqs)}; the log has 1–${log.length}, its last run ended at ${due}`,
+        );
       const types = new Map(log.map((e) => [e.seq, e.type]));
       const wrong = f.received.filter((m) => types.get(m.seq) !== m.type);
       if (wrong.length > 0)

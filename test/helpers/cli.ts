@@ -38,3 +38,17 @@ export async function applyWithPlatformToken(dataDir: string, yaml: string, env:
   expect(created.exitCode, created.stderr).toBe(0);
   return created.stdout.trim();
 }
+
+/**
+ * Two bindings for the `paddock serve` tests: `echo` (bot `echo`: an echo run) and `held` (bot `held`: a run that waits
+ * on the test's rendezvous socket at `socket` until released), both on the process backend, platform `telegram`.
+ */
+export function echoAndHeldBindings(socket: string): string {
+  const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(socket)} }`;
+  return [
+    'bindings:',
+    '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }',
+    `  - { id: held, ${waits}, route: { platform: telegram, bot: held } }`,
+    '',
+  ].join('\n');
+}

@@ -11,10 +11,9 @@ import { configureContainer } from '../../../host/di/configure.js';
 import { TOKENS } from '../../../host/di/tokens.js';
 import { discoverRunners } from '../../../host/plugins/catalog.js';
 import { createApiToken } from '../../../host/state/apiTokens.js';
+import { FIXTURE_RUNNERS } from '../../helpers/host.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
-/** The fixture runners (the campaign's binding runs `takes-its-time`). */
-export const FIXTURE_RUNNERS = join(REPO, 'test/fixtures/runnerDirs');
 /** The platform the campaign's binding routes. */
 export const PLATFORM = 'cluster';
 

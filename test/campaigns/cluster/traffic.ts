@@ -4,7 +4,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openSse, type SseClient } from '../../helpers/sse.js';
 import type { ClusterHost } from './hosts.js';
-import { PLATFORM } from './hosts.js';
 
 /** A host's answer to a posted event (HTTP 202). */
 export interface Ticket {
@@ -12,17 +11,6 @@ export interface Ticket {
   runId: string;
   sessionId: string;
 }
-
-/** A chat event of the campaign's binding. */
-export const clusterEvent = (id: string, conversation: string, text: string) => ({
-  id,
-  platform: PLATFORM,
-  bot: 'b',
-  conversation: { type: 'group' as const, id: conversation },
-  sender: { id: 'u' },
-  message: { parts: [{ type: 'text' as const, text }] },
-  receivedAt: new Date().toISOString(),
-});
 
 /**
  * Posts `event` to `hosts[first]`, and on a refused connection, a cut one, a 5xx or a full queue to the next host
@@ -58,7 +46,7 @@ export async function postEvent(
       });
     } catch (error) {
       last = `${host.name}: ${(error as Error).message} (${String((error as { cause?: unknown }).cause)})`;
-      await sleep(10);
+      await sleep(10); // a platform's back-off before the next host
       continue; // down, or killed mid-request: whether it took the event or not, the next host's answer says
     }
     const text = await res.text().catch(() => '');

@@ -1,18 +1,19 @@
 // `paddock serve` on PostgreSQL end to end (docs/scale-out.md, "What is built"): the real commands as child processes
 // with PADDOCK_DATABASE_URL pointing at a throwaway cluster — `apply`, `tokens create`, two `paddock serve` processes,
-// each with its own data folder and its own audit key (B's made before it joins) — real runner processes, a real
-// HTTP and SSE client. Host A runs a dispatched run and streams it; host B, idle, streams the same session and sees
-// A's run live (only A's notifications can tell it: B commits nothing); the audit both signed verifies on PostgreSQL.
+// each with its own data folder and its own audit key (B's made before it joins) — real runner processes, a real HTTP
+// and SSE client. Host A runs a dispatched run and streams it; host B, idle, streams the same session and sees A's run
+// live (only A's notifications can tell it: B commits nothing); the audit both signed verifies on PostgreSQL.
 import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyWithPlatformToken, paddock } from '../../helpers/cli.js';
+import { applyWithPlatformToken, echoAndHeldBindings, paddock } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { dispatchTo } from '../../helpers/serveApi.js';
 import { openSse } from '../../helpers/sse.js';
 import { PgDb } from '../../../host/state/pg/pgDb.js';
 import { auditKeyPaths, keyIdOf } from '../../../host/audit/auditKey.js';
@@ -35,32 +36,12 @@ let hostA: ServeChild | undefined;
 let hostB: ServeChild | undefined;
 let token = '';
 
-/** `POST /v1/events` to a host; the 202's body. */
-async function dispatch(host: ServeChild, event: unknown) {
-  const res = await fetch(`${host.url}/v1/events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(event),
-  });
-  const body = (await res.json()) as { runId: string; sessionId: string; links: Record<string, string> };
-  expect(res.status, JSON.stringify(body)).toBe(202);
-  return body;
-}
+const dispatch = (host: ServeChild, event: unknown) => dispatchTo(host, token, event);
 
 beforeAll(async () => {
   cluster = startPgCluster();
   env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url };
-  const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
-  token = await applyWithPlatformToken(
-    homeA,
-    [
-      'bindings:',
-      '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }',
-      `  - { id: held, ${waits}, route: { platform: telegram, bot: held } }`,
-      '',
-    ].join('\n'),
-    env,
-  );
+  token = await applyWithPlatformToken(homeA, echoAndHeldBindings(rv.path), env);
   // The commands above ran as the schema's owner (and migrated it); the hosts run as the admin guide's
   // least-privilege role ("PostgreSQL"), exactly as granted there.
   // B's folder made its key earlier, on a store of its own: it joins with that key (no copy of A's).

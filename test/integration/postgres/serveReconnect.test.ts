@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgDb, STORE_APPLICATION_NAME } from '../../../host/state/pg/pgDb.js';
-import { applyWithPlatformToken } from '../../helpers/cli.js';
+import { applyWithPlatformToken, echoAndHeldBindings } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-reconnect-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-reconnect-b-'));
@@ -25,22 +26,9 @@ let hostB: ServeChild | undefined;
 let token = '';
 const LEASE_MS = 6_000;
 
-async function dispatch(host: ServeChild, event: unknown) {
-  const res = await fetch(`${host.url}/v1/events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(event),
-  });
-  const body = (await res.json()) as { status: string; runId: string; sessionId: string };
-  expect(res.status, JSON.stringify(body)).toBe(202);
-  return body;
-}
+const dispatch = (host: ServeChild, event: unknown) => dispatchTo(host, token, event);
 
-async function runOn(host: ServeChild, runId: string) {
-  const res = await fetch(`${host.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as { status: string; reason?: string };
-}
+const runOn = (host: ServeChild, runId: string) => runFrom(host, token, runId);
 
 /** One query as the owner, on a connection named apart from the hosts' store connections; on `paddock` by default. */
 function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
@@ -99,17 +87,7 @@ const ends = (runId: string) =>
 beforeAll(async () => {
   cluster = startPgCluster();
   env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url, PADDOCK_LEASE_MS: String(LEASE_MS) };
-  const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
-  token = await applyWithPlatformToken(
-    homeA,
-    [
-      'bindings:',
-      '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }',
-      `  - { id: held, ${waits}, route: { platform: telegram, bot: held } }`,
-      '',
-    ].join('\n'),
-    env,
-  );
+  token = await applyWithPlatformToken(homeA, echoAndHeldBindings(rv.path), env);
   cpSync(join(homeA, 'keys'), join(homeB, 'keys'), { recursive: true }); // one signing key (scale-out.md §4)
   hostA = await startServe(homeA, [], env);
   hostB = await startServe(homeB, [], env);

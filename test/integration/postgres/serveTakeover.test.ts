@@ -15,6 +15,7 @@ import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 import { storeProcess } from '../../helpers/storeProcess.js';
 import { processStartTime } from '../../../host/util/procIdentity.js';
 
@@ -30,22 +31,9 @@ let hostC: ServeChild | undefined;
 let token = '';
 const LEASE_MS = 1_500;
 
-async function dispatch(host: ServeChild, event: unknown) {
-  const res = await fetch(`${host.url}/v1/events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(event),
-  });
-  const body = (await res.json()) as { status: string; runId: string; sessionId: string };
-  expect(res.status, JSON.stringify(body)).toBe(202);
-  return body;
-}
+const dispatch = (host: ServeChild, event: unknown) => dispatchTo(host, token, event);
 
-async function runOn(host: ServeChild, runId: string) {
-  const res = await fetch(`${host.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as { status: string; reason?: string };
-}
+const runOn = (host: ServeChild, runId: string) => runFrom(host, token, runId);
 
 /** One query on the shared database, as its owner. */
 function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
