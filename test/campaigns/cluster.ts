@@ -161,7 +161,8 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
       const prefix = log.slice(0, seqs.length).map((e) => e.seq);
       if (seqs.join() !== prefix.join() || f.lastSeq < due)
         problems.push(
-          `follower of ${sessionId} saw seqs ${compress(seqs)}; the log has 1–${log.length}, its last run ended at ${due}`,
+          `follower of ${sessionId} saw seqs ${compress(seqs)}; the log has 1–${log.length}, its last run end ` +
+            `is at ${due}`,
         );
       const types = new Map(log.map((e) => [e.seq, e.type]));
       const wrong = f.received.filter((m) => types.get(m.seq) !== m.type);
