@@ -217,7 +217,12 @@ export class Dispatcher {
     if (!lease || this.byRun.has(runId)) return;
     const run = adoptableRun(this.store, runId, lease);
     if (!run) return;
-    const queued: QueuedRun = { runId, sessionId: run.sessionId, goalRevision: run.goalRevision };
+    const queued: QueuedRun = {
+      runId,
+      sessionId: run.sessionId,
+      goalRevision: run.goalRevision,
+      queuedSeq: run.queuedSeq,
+    };
     let event: ChatEvent;
     let plan: RunPlan;
     try {
@@ -240,9 +245,7 @@ export class Dispatcher {
       done,
       resolve,
     };
-    this.slot(queued.sessionId).waiting.push(w);
-    this.order.push(w);
-    this.byRun.set(runId, w);
+    this.enqueue(w);
     this.log.info({ runId, sessionId: queued.sessionId }, 'adopted a queued run of a host that died');
     this.watcher.start();
     this.waker.start();
@@ -422,9 +425,7 @@ export class Dispatcher {
     let resolve!: (outcome: RunOutcome) => void;
     const done = new Promise<RunOutcome>((r) => (resolve = r));
     const w: Waiting = { tenant, queued, plan, event, hooks, controller: new AbortController(), done, resolve };
-    slot.waiting.push(w);
-    this.order.push(w);
-    this.byRun.set(queued.runId, w);
+    this.enqueue(w);
     this.watcher.start();
     this.waker.start();
     this.pump();
@@ -611,6 +612,20 @@ export class Dispatcher {
       throw error;
     }
     this.finish(w, notStartedOutcome(w.queued.runId, reason));
+  }
+
+  /**
+   * Put a run in its session's queue here at its place in the session's `run.queued` order, which the store's claim
+   * follows (only a session's earliest waiting run may start). A run this host queues now comes last, but one it adopts
+   * from a host that died was queued earlier than the runs this host queued meanwhile: appended behind them, it would
+   * be the run the store lets start, and the pump would never try it.
+   */
+  private enqueue(w: Waiting): void {
+    const { waiting } = this.slot(w.queued.sessionId);
+    const after = waiting.findIndex((other) => other.queued.queuedSeq > w.queued.queuedSeq);
+    waiting.splice(after === -1 ? waiting.length : after, 0, w);
+    this.order.push(w);
+    this.byRun.set(w.queued.runId, w);
   }
 
   private unqueue(w: Waiting): void {

@@ -19,6 +19,8 @@ export interface QueuedRun {
   runId: string;
   sessionId: string;
   goalRevision: number;
+  /** The seq of its `run.queued`: a session's runs start in this order (state/claims.ts). */
+  queuedSeq: number;
 }
 
 /** Statuses whose `external` pointers count as confirmed by the harness (docs/state.md, rule 5). */
@@ -73,7 +75,7 @@ export class RunJournal {
       }
       const runId = newRunId();
       const { manifest } = plan.runner;
-      store.append(sessionId, [
+      const [, queuedEvent] = store.append(sessionId, [
         { type: 'message.received', data: { event } },
         {
           type: 'run.queued',
@@ -112,7 +114,7 @@ export class RunJournal {
           },
         });
       }
-      return { runId, sessionId, goalRevision };
+      return { runId, sessionId, goalRevision, queuedSeq: queuedEvent!.seq };
     });
   }
 

@@ -89,6 +89,8 @@ export interface AdoptableRun {
   tenant: string;
   bindingId: string;
   goalRevision: number;
+  /** The seq of its `run.queued` (its place in its session's queue). */
+  queuedSeq: number;
   /** The chat event as stored with `message.received`, right before the run's `run.queued`. */
   event: unknown;
 }
@@ -126,6 +128,7 @@ export function adoptableRun(store: Store, runId: string, owner: HostLease): Ado
     tenant: run.tenant,
     bindingId: run.bindingId,
     goalRevision: goalRevision ?? 0,
+    queuedSeq: Number(run.queuedSeq),
     event: (JSON.parse(received.data) as { event: unknown }).event,
   };
 }

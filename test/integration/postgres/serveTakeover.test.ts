@@ -5,6 +5,7 @@
 // A started again on its folder finds its old start taken over and serves on. A host whose lease is taken over
 // while it runs stops, with its run ended once and its runner gone — also when it holds queued runs of two
 // conversations, which the host that took it over runs (a paused host: it once stayed up for ever, unstoppable).
+// A queued run the survivor adopts starts before the runs the survivor queued behind it in the same conversation.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,5 +194,30 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
       expect(ends, runId).toEqual([{ type: held.includes(runId) ? 'run.interrupted' : 'run.ended' }]);
     }
     for (const pid of runnerPids) expect(processStartTime(pid)).toBeNull();
+  });
+
+  it("a dead host's queued run adopted behind a later one of the taker's runs first, in its session's order", async () => {
+    hostB ??= await startServe(homeB, [], env); // stopped by the second case, when it ran
+    const first = await dispatch(hostA!, chatEvent({ text: 'five', conversation: { id: 't5' } }));
+    await rv.arrived(first.runId);
+    const second = await dispatch(hostA!, chatEvent({ text: 'six', conversation: { id: 't5' } }));
+    expect(second.status).toBe('queued');
+    hostA!.child.kill('SIGKILL');
+    await hostA!.child;
+    hostA = undefined;
+    // Posted to B while A's lease still holds: B queues it behind A's two, then takes A over and adopts `second`,
+    // which was queued before it. The store lets only a session's earliest waiting run start.
+    const third = await dispatch(hostB, chatEvent({ text: 'seven', conversation: { id: 't5' } }));
+    expect(third.status).toBe('queued');
+    await rv.arrived(second.runId); // adopted by B and started there: it once waited behind `third` for ever
+    rv.go(second.runId);
+    await rv.arrived(third.runId);
+    rv.go(third.runId);
+    await expect.poll(async () => (await runOn(hostB!, third.runId)).status, { timeout: 20_000 }).toBe('completed');
+    expect((await runOn(hostB!, second.runId)).status).toBe('completed');
+    // The case holds only if B queued `third` before the takeover (whose interruption of `first` re-owned `second`).
+    const seqOf = (runId: string, type: string) =>
+      Number(query('SELECT seq FROM events WHERE run_id = ? AND type = ?', runId, type)[0]!.seq);
+    expect(seqOf(third.runId, 'run.queued')).toBeLessThan(seqOf(first.runId, 'run.interrupted'));
   });
 });

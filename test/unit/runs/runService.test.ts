@@ -63,7 +63,7 @@ describe('a throw after run.started ends the run once', () => {
     const ticket = await host.dispatcher.dispatch(chatEvent({ bot: 'echo', text: 'done once' }));
     if (ticket.status === 'duplicate') throw new Error('duplicate');
     expect((await ticket.done).status).toBe('completed');
-    const queued = { runId: ticket.runId, sessionId: ticket.sessionId, goalRevision: 0 };
+    const queued = { runId: ticket.runId, sessionId: ticket.sessionId, goalRevision: 0, queuedSeq: 0 };
     host.runs.abandon(queued, 'the run could not start: a late throw', 'failed');
     expect(lifecycle(ticket.sessionId, ticket.runId)).toEqual([
       { type: 'run.started', status: undefined },
