@@ -196,7 +196,7 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     for (const pid of runnerPids) expect(processStartTime(pid)).toBeNull();
   });
 
-  it("a dead host's queued run adopted behind a later one of the taker's runs first, in its session's order", async () => {
+  it("a dead host's queued run adopted behind a later one of the taker's starts first (session order)", async () => {
     hostB ??= await startServe(homeB, [], env); // stopped by the second case, when it ran
     const first = await dispatch(hostA!, chatEvent({ text: 'five', conversation: { id: 't5' } }));
     await rv.arrived(first.runId);
