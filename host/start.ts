@@ -11,6 +11,7 @@ import { TOKENS } from './di/tokens.js';
 import { openHostStore } from './hostStore.js';
 import { reconcile, type RecoveryReport } from './recovery/reconcile.js';
 import type { Store } from './state/store.js';
+import { ownerIsLocal } from './state/claims.js';
 import { sweepRunCgroups } from './sandbox/cgroups.js';
 import { sweepRunSockets } from './sandbox/runSockets.js';
 import { ConfigRepo } from './state/configRepo.js';
@@ -66,8 +67,14 @@ function sweepLeftovers(config: HostConfig, store: Store, recovery: RecoveryRepo
     runs: new Set([...liveRuns.map((r) => r.id), ...liveSlotIds(config.dataDir)]),
     sessions: new Set(liveRuns.map((r) => r.sessionId)),
   };
-  // Disk-quota filesystems a stopped host left mounted go first: the sweeps never cross a mount.
-  unmountLeftoverQuotas(config.dataDir, live);
+  // Disk-quota filesystems a stopped host left mounted go first: the sweeps never cross a mount. Only this folder's
+  // runs can hold a mount on it: a session that another host runs on (its run there live, this folder's run of it
+  // interrupted by that host's takeover) keeps no mount here, and one kept would refuse this host's next run of it.
+  const local = liveRuns.filter((r) => ownerIsLocal(store, r));
+  unmountLeftoverQuotas(config.dataDir, {
+    runs: new Set([...local.map((r) => r.id), ...liveSlotIds(config.dataDir)]),
+    sessions: new Set(local.map((r) => r.sessionId)),
+  });
   sweepWorkspaces(config.dataDir, config.workspaceTtlMs ?? DISPATCH_DEFAULTS.workspaceTtlMs, live.runs);
   sweepSessionFolders(config.dataDir, config.sessionTtlMs ?? DISPATCH_DEFAULTS.sessionTtlMs, live.sessions);
   removeOrphanQuotaImages(config.dataDir, live);

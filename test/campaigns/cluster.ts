@@ -7,6 +7,8 @@
 // never silently run again), every run ended exactly once, gap-free seqs, each conversation's messages and runs in
 // posted order with never two active runs, and without kills every run completed; every follower saw its session
 // gap-free across its hops; the audit verifies (the real CLI); no runner process is left.
+// Flags: --hosts, --conversations, --kills, --window, --followers, --lease-ms, --steps, --step-ms, --sandbox,
+// --fsync on, --log-level (the hosts', kept in <dataDir>.log), --keep yes (the database and folders after a failure).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +45,7 @@ async function run(args: CampaignArgs, report: Report): Promise<void> {
   const followers = Math.min(conversations, Number(flags.followers ?? 6));
   const rand = seededRandom(args.seed);
   const pg = startPgCluster({ fsync: flags.fsync === 'on' });
-  const setup = { databaseUrl: pg.url, leaseMs: Number(flags['lease-ms'] ?? 3_000) };
+  const setup = { databaseUrl: pg.url, leaseMs: Number(flags['lease-ms'] ?? 3_000), logLevel: flags['log-level'] };
   const db = new PgDb(pg.url);
   const hosts: ClusterHost[] = Array.from({ length: hostCount }, (_, i) => newHost(String.fromCharCode(65 + i)));
   const follows = new Map<string, SessionFollower>();

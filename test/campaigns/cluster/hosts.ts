@@ -21,6 +21,8 @@ export const PLATFORM = 'cluster';
 export interface ClusterSetup {
   databaseUrl: string;
   leaseMs: number;
+  /** The hosts' `PADDOCK_LOG_LEVEL` (warn unless the campaign's `--log-level` says otherwise). */
+  logLevel?: string;
 }
 
 /** One host: its name (`A`, `B`, …), data folder, and while it runs its process and URL. */
@@ -111,7 +113,7 @@ export async function startHost(
         PADDOCK_DATABASE_URL: setup.databaseUrl,
         PADDOCK_LEASE_MS: String(setup.leaseMs),
         PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS,
-        PADDOCK_LOG_LEVEL: 'warn',
+        PADDOCK_LOG_LEVEL: setup.logLevel ?? 'warn',
         NO_COLOR: '1',
       },
       stdio: ['ignore', 'ignore', 'pipe'],

@@ -84,6 +84,14 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     await expect.poll(async () => (await runOn(hostB!, first.runId)).status, { timeout: 20_000 }).toBe('interrupted');
     expect((await runOn(hostB!, first.runId)).reason).toMatch(new RegExp(`host ${hostIdA} \\(epoch 1\\) stopped`));
     await rv.arrived(second.runId);
+
+    // A comes back on its folder while the conversation runs on B: a new start (epoch 2), nothing of its old one left
+    // to recover. The session folder quota A's run left mounted is unmounted although the session is live (on B):
+    // once kept, every later run of it on A failed ("already mounted").
+    hostA = await startServe(homeA, [], env);
+    expect(hostA.stderr()).not.toMatch(/recovery: run/);
+    const sessionMount = join(homeA, 'sessions', first.sessionId);
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(` ${sessionMount} `);
     rv.go(second.runId);
     await expect.poll(async () => (await runOn(hostB!, second.runId)).status, { timeout: 20_000 }).toBe('completed');
 
@@ -97,9 +105,7 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
       taken_over_by: `${hostIdB}/1`,
     });
 
-    // A comes back on its folder: a new start (epoch 2), nothing of its old one left to recover, serving again.
-    hostA = await startServe(homeA, [], env);
-    expect(hostA.stderr()).not.toMatch(/recovery: run/);
+    // A serves the conversation on.
     const third = await dispatch(hostA, chatEvent({ text: 'three', conversation: { id: 't1' } }));
     await rv.arrived(third.runId);
     rv.go(third.runId);
