@@ -100,9 +100,16 @@ process.on('message', (r) => {
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => {});
 // The host went (killed, crashed, or exited): no run it started may go on unsupervised (decisions SP3). A host that
 // exits on its own has killed its runs already (its exit hook); this is what a SIGKILLed host cannot do.
-process.on('disconnect', () => {
+const hostGone = () => {
   prune();
   for (const run of runs.values()) killRun(run);
   process.exit(0);
-});
+};
+process.on('disconnect', hostGone);
+// Node emits no 'disconnect' when the channel ends while a handle sent here waits for the host's acknowledgement (a
+// host killed between a runner's spawn and taking its stdio): the channel is closed and process.connected false,
+// but the event waits for an acknowledgement that never comes. So the channel's state is also looked at.
+setInterval(() => {
+  if (!process.connected) hostGone();
+}, 100);
 `;

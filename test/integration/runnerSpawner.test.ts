@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -7,6 +9,8 @@ import { killAbandonedRunner } from '../../host/process/abandonedRunner.js';
 import { configureRunnerSpawner, DEFAULT_SPAWN_ANSWER_MS } from '../../host/process/runnerSpawner.js';
 import { spawnRunner } from '../../host/process/spawnRunner.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
+
+const FIXTURE = new URL('../fixtures/diesWhileSpawning.ts', import.meta.url).pathname;
 
 /** Everything `stream` gives until it ends. */
 const drain = (stream: Readable) =>
@@ -124,6 +128,28 @@ describe('runners started through the runner spawner', () => {
     const nextExit = exitOf(next.child);
     next.stdin.end('\n');
     expect(await nextExit).toEqual({ code: 0, signal: null });
+  });
+
+  it('kills the runner when the host dies before taking its stdio (the handles never acknowledged)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-spawn-window-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const pidFile = join(dir, 'runner.pid');
+    const host = execa(
+      process.execPath,
+      ['--import', 'tsx', FIXTURE, `echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; exec sleep 60`],
+      {
+        reject: false,
+      },
+    );
+    await expect.poll(() => existsSync(pidFile), { timeout: 20_000 }).toBe(true);
+    const runner = Number(readFileSync(pidFile, 'utf8'));
+    onTestFinished(() => void (goneOrZombie(runner) || process.kill(-runner, 'SIGKILL')));
+    // The runner runs, so its spawn returned and the spawner sent its stdio handles in that turn; the host, blocked,
+    // acknowledged none. Node holds a channel's `disconnect` back while a sent handle waits for its acknowledgement:
+    // the spawner once never heard the host go, and the runner ran on unsupervised (the outside attack's finding).
+    host.kill('SIGKILL');
+    await host;
+    await expect.poll(() => goneOrZombie(runner), { timeout: 10_000 }).toBe(true);
   });
 
   it(
