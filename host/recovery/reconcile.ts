@@ -1,9 +1,9 @@
 import { processStartTime } from '../util/procIdentity.js';
 import { signalRunnerTree, waitForTreeGone } from '../process/groupSignals.js';
 import { HostError } from '../errors.js';
-import type { Store } from '../state/store.js';
+import type { RunRow, Store } from '../state/store.js';
 import { voidApprovals } from '../state/approvals.js';
-import { openEffectIntents, runStartedData, runStatus } from '../state/recoveryReads.js';
+import { effectClosed, openEffectIntents, runStartedData } from '../state/recoveryReads.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
 import { holdsClaim, ownerIsLocal, ownerLive } from '../state/claims.js';
 import { RunCgroup, runCgroupNames } from '../sandbox/cgroups.js';
@@ -51,6 +51,18 @@ function envRunIdOf(store: Store, runId: string): string {
   return typeof recorded === 'string' && recorded !== '' ? recorded : runId;
 }
 
+/**
+ * Whether a run that has not ended is this pass's to interrupt: its owner is on this machine (another host's run is
+ * its lease's to judge, and its takeover's to interrupt, deadHosts.ts) and that host process is gone. A never-claimed
+ * run queued under a lease (PostgreSQL) did no work: the takeover of its host's start hands it on (re-owned, adopted,
+ * run), as it does when another host finds it first — its message is answered either way (docs/scale-out.md §4, CL9).
+ */
+function abandonedHere(store: Store, run: RunRow): boolean {
+  if (run.status !== 'queued' && run.status !== 'running') return false;
+  if (!ownerIsLocal(store, run) || ownerLive(store, run)) return false;
+  return !(run.status === 'queued' && run.ownerHost !== null && !holdsClaim(store, run.id));
+}
+
 /** What recovery did at start. */
 export interface RecoveryReport {
   interruptedRuns: { runId: string; sessionId: string; killedPid: number | null }[];
@@ -69,16 +81,12 @@ export interface RecoveryReport {
  */
 export async function reconcile(store: Store, probers: Record<string, Prober> = PROBERS): Promise<RecoveryReport> {
   const report: RecoveryReport = { interruptedRuns: [], effects: [], pausedSessions: [], resumedSessions: [] };
-  for (const run of store.runs({ status: ['queued', 'running'], limit: 1_000_000 })) {
-    // Another host's run (PostgreSQL): its pid means nothing on this machine. Its lease decides, and when the lease
-    // runs out a takeover interrupts it (deadHosts.ts), never this pass.
-    if (!ownerIsLocal(store, run)) continue;
-    // A live host process (this one, or e.g. a `paddock dispatch` still streaming) owns this run.
-    if (ownerLive(store, run)) continue;
-    // A never-started run queued under a lease (PostgreSQL) did no work: it is not interrupted here but handed on by
-    // the takeover of its host's start once that lease runs out (deadHosts.ts: re-owned, adopted, run), as it is
-    // when another host finds it first — its message is answered either way (docs/scale-out.md §4, CL4).
-    if (run.status === 'queued' && run.ownerHost !== null && !holdsClaim(store, run.id)) continue;
+  for (const listed of store.runs({ status: ['queued', 'running'], limit: 1_000_000 })) {
+    // Each run is judged on its row as it is now, not as listed: killing a run's leftovers takes up to seconds, and
+    // meanwhile another host's takeover may have re-owned a listed queued run, and its new owner claimed and started it
+    // (the cluster campaign: a run interrupted here while its new owner ran it to its end, ended twice).
+    const run = store.run(listed.id);
+    if (!run || !abandonedHere(store, run)) continue;
     let killedPid: number | null = null;
     if (run.pid !== null && run.pidStart !== null && processStartTime(run.pid) === run.pidStart) {
       signalRunnerTree(run.pid, 'SIGKILL');
@@ -112,10 +120,12 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
           ]
         : []),
     ].join('; ');
-    // Another process may be recovering the same run right now: append only if it is still open.
+    // Another process may be recovering the same run right now, or a takeover re-owned it since it was judged: append
+    // only if it is still open, still the same owner's, still abandoned here.
     const appended = store.transaction(() => {
-      const status = runStatus(store, run.id);
-      if (status !== 'queued' && status !== 'running') return false;
+      const now = store.run(run.id);
+      if (!now || now.ownerHost !== run.ownerHost || now.ownerEpoch !== run.ownerEpoch) return false;
+      if (!abandonedHere(store, now)) return false;
       store.append(run.sessionId, [
         {
           type: 'run.interrupted',
@@ -154,22 +164,31 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
     };
     // An effect of a run a live host process still owns is in flight, not abandoned: leave it to that process. One of
     // another host's runs is on that host's disk: its takeover, or that host's own start, probes it.
-    const owner = row.runId ? store.run(row.runId) : undefined;
-    if (owner && !ownerIsLocal(store, owner)) continue;
-    if (owner && (owner.status === 'queued' || owner.status === 'running') && ownerLive(store, owner)) continue;
+    const leftHere = () => {
+      const owner = row.runId ? store.run(row.runId) : undefined;
+      if (owner && !ownerIsLocal(store, owner)) return false;
+      return !(owner && (owner.status === 'queued' || owner.status === 'running') && ownerLive(store, owner));
+    };
+    if (!leftHere()) continue;
     const verdict = probeEffect(intent.kind, intent.probe, probers);
-    store.append(row.sessionId, [
-      {
-        type: 'effect.reconciled',
-        runId: row.runId,
-        data: { effectId: intent.effectId, status: verdict.status, how: verdict.how },
-        audit: {
-          type: 'recovery.effect_reconciled',
-          actor: 'host',
-          data: { effectId: intent.effectId, kind: intent.kind, status: verdict.status, how: verdict.how },
+    // Judged again where it is recorded: the effect's own process (or a takeover) may have closed it since.
+    const recorded = store.transaction(() => {
+      if (effectClosed(store, row.sessionId, intent.effectId) || !leftHere()) return false;
+      store.append(row.sessionId, [
+        {
+          type: 'effect.reconciled',
+          runId: row.runId,
+          data: { effectId: intent.effectId, status: verdict.status, how: verdict.how },
+          audit: {
+            type: 'recovery.effect_reconciled',
+            actor: 'host',
+            data: { effectId: intent.effectId, kind: intent.kind, status: verdict.status, how: verdict.how },
+          },
         },
-      },
-    ]);
+      ]);
+      return true;
+    });
+    if (!recorded) continue;
     report.effects.push({
       effectId: intent.effectId,
       sessionId: row.sessionId,

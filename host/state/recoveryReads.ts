@@ -32,6 +32,19 @@ export function openEffectIntents(store: Store): { sessionId: string; runId: str
     .all() as { sessionId: string; runId: string | null; data: string }[];
 }
 
+/** Whether effect `effectId` of `sessionId` has a result, a reconciliation or a resolution (no longer open). */
+export function effectClosed(store: Store, sessionId: string, effectId: string): boolean {
+  const db = dbOf(store);
+  return (
+    db
+      .prepare(
+        `SELECT 1 FROM events WHERE session_id = ? AND type LIKE 'effect.%' AND type IN ('effect.result', ` +
+          `'effect.reconciled', 'effect.resolved') AND ${jsonText(dialectOf(db), 'data', 'effectId')} = ?`,
+      )
+      .get(sessionId, effectId) !== undefined
+  );
+}
+
 /**
  * Intents of effects of `hostId`'s runs that another host's takeover reconciled as `unknown` or `still_running` (it
  * could not see this host's disk) and that nobody decided since (no result, no resolution): this host, back, can

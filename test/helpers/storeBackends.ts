@@ -92,7 +92,7 @@ export function storesOf(backend: StoreBackend) {
     for (const s of open) if (!s.isClosed) s.close();
     backend.close();
   });
-  const again = (options: { dataDir: string; databaseUrl?: string }) => {
+  const again = (options: { dataDir: string; databaseUrl?: string } & Partial<StoreOptions>) => {
     const store = backend.open(options);
     open.push(store);
     return store;

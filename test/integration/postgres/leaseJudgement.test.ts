@@ -187,6 +187,37 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     expect(claim(now, 'r2', s1).ok).toBe(true);
   });
 
+  it("a queued run a takeover re-owned while a restart's recovery ran is not interrupted by it", async () => {
+    const { store: before, options, lease: beforeLease, s1 } = leasedHostWithRun();
+    const s2 = before.ensureSession('default', 'b1', 'c2').sessionId;
+    queue(before, s2, 'r0'); // listed before r1 (newer; the same instant sorts by id)
+    expect(claim(before, 'r0', s2).ok).toBe(true);
+    orphanClaim(before, 'r0');
+    const other = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
+    const otherLease = registerHost(other, { hostId: hostIdOf(other.dataDir), version: 'test' });
+    fenceRunWrites(other, otherLease);
+    // While the restarted start's recovery is past r0 (it takes seconds to kill a run's leftovers) and has r1 still to
+    // judge as listed: the earlier start's lease runs out, another host takes it over, re-owns r1, and claims it.
+    let interleaved = false;
+    const hooks = {
+      afterEventCommitted: (event: { type: string; sessionId: string }) => {
+        if (interleaved || event.type !== 'run.interrupted' || event.sessionId !== s2) return;
+        interleaved = true;
+        expire(other, beforeLease);
+        expect(takeOverDeadHosts(other, otherLease).reownedRuns).toEqual(['r1']);
+        expect(claim(other, 'r1', s1).ok).toBe(true);
+      },
+    };
+    const now = again({ ...options, hooks });
+    fenceRunWrites(now, registerHost(now, { hostId: hostIdOf(options.dataDir), version: 'test' }));
+    const report = await reconcile(now);
+    expect(interleaved).toBe(true);
+    // r1 is the other host's now, claimed and about to start there: this recovery leaves it (it once interrupted it,
+    // and the other host then ran it to its end: two ends).
+    expect(report.interruptedRuns.map((r) => r.runId)).toEqual(['r0']);
+    expect(now.run('r1')).toMatchObject({ status: 'queued', ownerHost: otherLease.hostId });
+  });
+
   it('a host back on its folder decides the effects a takeover left unknown, and resumes the session', async () => {
     const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
     expect(claim(far, 'r1', s1).ok).toBe(true);
