@@ -170,7 +170,7 @@ export async function reconcile(store: Store, probers: Record<string, Prober> = 
       return !(owner && (owner.status === 'queued' || owner.status === 'running') && ownerLive(store, owner));
     };
     if (!leftHere()) continue;
-    const verdict = probeEffect(intent.kind, intent.probe, probers);
+    const verdict = probeEffect(intent.kind, intent.probe, probers, store.dataDir);
     // Judged again where it is recorded: the effect's own process (or a takeover) may have closed it since.
     const recorded = store.transaction(() => {
       if (effectClosed(store, row.sessionId, intent.effectId) || !leftHere()) return false;

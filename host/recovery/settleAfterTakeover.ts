@@ -31,7 +31,7 @@ export function settleEffectsLeftByTakeover(store: Store, probers: Record<string
         const intent = JSON.parse(row.data) as { effectId: string; kind: string; probe: Record<string, unknown> };
         // Another process of this folder may have settled it meanwhile: decide only what is still open.
         if (!store.sessionControl(sessionId).openEffects.some((e) => e.effectId === intent.effectId)) continue;
-        const verdict = probeEffect(intent.kind, intent.probe, probers);
+        const verdict = probeEffect(intent.kind, intent.probe, probers, store.dataDir);
         if (verdict.status !== 'succeeded' && verdict.status !== 'failed') continue;
         store.append(sessionId, [
           {

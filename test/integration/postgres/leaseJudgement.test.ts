@@ -2,7 +2,7 @@
 // another host — another machine, whose pids mean nothing here — is judged by its lease only, never by its pid, and
 // freed by a takeover once the lease ran out; a run of this data folder's own host is judged by pid as before. Real
 // PostgreSQL (a throwaway cluster), two data folders on one database as two hosts.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -221,8 +221,9 @@ describe('run owners judged by the lease on PostgreSQL', () => {
   it('a host back on its folder decides the effects a takeover left unknown, and resumes the session', async () => {
     const { store: far, options, lease: farLease, s1 } = leasedHostWithRun();
     expect(claim(far, 'r1', s1).ok).toBe(true);
-    const made = folder(); // the workspace the run created on the far host's disk
-    const missing = join(folder(), 'never-made');
+    const made = join(options.dataDir, 'workspaces', 'r1'); // the workspace the run created on the far host's disk
+    mkdirSync(made, { recursive: true });
+    const missing = join(options.dataDir, 'workspaces', 'never-made');
     const intent = (effectId: string, path: string) => ({
       type: 'effect.intent' as const,
       runId: 'r1',
@@ -288,6 +289,13 @@ describe('run owners judged by the lease on PostgreSQL', () => {
         runId: 'r1',
         data: { effectId: 'eff_odd', kind: 'no.such.kind', target: 'x', probe: {} },
       },
+      // Recorded by the folder before it was moved (or on the machine a backup of it came from): what is at that
+      // path now, here, says nothing — it once was decided "failed" although the workspace was there, moved along.
+      {
+        type: 'effect.intent',
+        runId: 'r1',
+        data: { effectId: 'eff_moved', kind: 'workspace.create', target: 'ws', probe: { path: join(folder(), 'r1') } },
+      },
     ]);
     orphanClaim(far, 'r1');
     const near = again({ dataDir: folder(), databaseUrl: options.databaseUrl });
@@ -298,7 +306,7 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     const report = await reconcile(back);
     expect(report.resumedSessions).toEqual([]);
     expect(back.sessionControl(s1).paused).not.toBeNull();
-    expect(back.sessionControl(s1).openEffects.map((e) => e.effectId)).toEqual(['eff_odd']);
+    expect(back.sessionControl(s1).openEffects.map((e) => e.effectId).sort()).toEqual(['eff_moved', 'eff_odd']);
   });
 });
 
