@@ -306,7 +306,12 @@ describe('run owners judged by the lease on PostgreSQL', () => {
     const report = await reconcile(back);
     expect(report.resumedSessions).toEqual([]);
     expect(back.sessionControl(s1).paused).not.toBeNull();
-    expect(back.sessionControl(s1).openEffects.map((e) => e.effectId).sort()).toEqual(['eff_moved', 'eff_odd']);
+    expect(
+      back
+        .sessionControl(s1)
+        .openEffects.map((e) => e.effectId)
+        .sort(),
+    ).toEqual(['eff_moved', 'eff_odd']);
   });
 });
 
