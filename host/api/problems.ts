@@ -42,6 +42,7 @@ const TITLES: Record<string, string> = {
   unsupported_media_type: 'Unsupported media type',
   shutting_down: 'The server is stopping',
   not_ready: 'The server is not ready',
+  store_unavailable: 'The state store is unavailable',
   internal: 'Internal server error',
 };
 
@@ -117,6 +118,15 @@ export function problemOfHostError(error: HostError): ApiProblem | undefined {
         Number.isFinite(retry) && retry > 0 ? { 'retry-after': String(retry) } : {},
       );
     }
+    case 'STATE_UNAVAILABLE':
+      // The store's location (even masked) is the operator's, not the client's: the log has it, by request id.
+      return new ApiProblem(
+        503,
+        'store_unavailable',
+        'the state store cannot be reached now; retry (an event is deduplicated by its id, so sending it again is safe)',
+        {},
+        { 'retry-after': '1' },
+      );
     default:
       return undefined;
   }

@@ -126,6 +126,16 @@ describe('paddock serve when its PostgreSQL connection is lost', () => {
       await Promise.all([hostA!, hostB!].map((h) => h.waitFor(/could not read the next due delivery/)));
       // The store is named (its URL is a secret to the host's redactor, so the log shows it redacted).
       expect(hostA!.stderr()).toMatch(/lost the connection to the PostgreSQL store \S+ and could not open a new one/);
+      // A platform's event meanwhile: 503 store_unavailable, retry (deduplicated by id), the store's location withheld.
+      const res = await fetch(`${hostA!.url}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(chatEvent({ bot: 'echo', text: 'while refused', conversation: { id: 'refused' } })),
+      });
+      const body = await res.text();
+      expect([res.status, res.headers.get('retry-after')], body).toEqual([503, '1']);
+      expect(JSON.parse(body)).toMatchObject({ code: 'store_unavailable' });
+      expect(body).not.toMatch(/postgres|paddock-pg-/);
     } finally {
       queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS true');
     }

@@ -33,6 +33,16 @@ describe('problems', () => {
     expect([bad.status, bad.extra.errors]).toEqual([400, [{ path: 'event.id', message: 'event.id: bad' }]]);
   });
 
+  it('a store that cannot be reached is 503 store_unavailable with Retry-After, its location left out', () => {
+    const down = new HostError(
+      'STATE_UNAVAILABLE',
+      'the state store postgresql://paddock:***@db.internal:5432/paddock cannot be reached: connection refused',
+    );
+    const p = problemOf(down)!;
+    expect([p.status, p.code, p.headers['retry-after']]).toEqual([503, 'store_unavailable', '1']);
+    expect(p.detail).not.toMatch(/db\.internal|postgresql:/);
+  });
+
   it('an unexpected error is not a problem of its own (the server answers the generic 500)', () => {
     expect(problemOf(new Error('secret path /etc/x'))).toBeUndefined();
     expect(problemOf(new HostError('STATE_CORRUPT', 'db broken'))).toBeUndefined();
