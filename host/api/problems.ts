@@ -123,7 +123,7 @@ export function problemOfHostError(error: HostError): ApiProblem | undefined {
       return new ApiProblem(
         503,
         'store_unavailable',
-        'the state store cannot be reached now; retry (an event is deduplicated by its id, so sending it again is safe)',
+        'the state store cannot be reached now; retry (an event is deduplicated by its id: sending it again is safe)',
         {},
         { 'retry-after': '1' },
       );
