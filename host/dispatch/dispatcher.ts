@@ -14,6 +14,9 @@ import type { PlanRefusal } from '../runs/plan.js';
 import { takeChatEvent } from '../runs/eventIntake.js';
 import type { RunInbox } from '../runs/runInbox.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
+import { askRunningHost, runEndFromStore } from './remoteAppend.js';
+import { moveAsk, pendingAsks, type RunMessageAsk } from '../state/runMessages.js';
+import { runStatus } from '../state/recoveryReads.js';
 import { claimBlocker, ClaimWaker, tryClaim } from '../state/claims.js';
 import {
   findDelivery,
@@ -139,8 +142,11 @@ export class Dispatcher {
     @inject(TOKENS.Redactor) _redactor: Redactor,
   ) {
     this.repo = new ConfigRepo(store);
-    this.watcher = new RunControlWatcher(store, (control) =>
-      this.cancel(control.runId, `${control.reason} (by ${control.by})`),
+    this.watcher = new RunControlWatcher(
+      store,
+      (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`),
+      200,
+      () => this.answerAsks(),
     );
     this.waker = new ClaimWaker(store, () => this.pump());
   }
@@ -281,6 +287,18 @@ export class Dispatcher {
       const again = this.findDelivery(tenant, event);
       if (again) return again;
       const target = this.appendTarget(sessionId);
+      if ('remote' in target) {
+        const runId = target.remote;
+        const answer = await askRunningHost(this.store, { runId, sessionId, tenant, event }, this.askedBy());
+        // Another host asked with this very event first: whatever became of it is recorded (or it runs in turn now).
+        if (answer.existing) return this.findDelivery(tenant, event) ?? this.accept(event, hooks, tenant, plan);
+        if (answer.accepted) {
+          const done = runEndFromStore(this.store, runId);
+          return { status: 'appended', runId, sessionId, bindingId: binding.id, position: 0, done };
+        }
+        const why = answer.code === 'refused' ? `run ${runId} did not take it: ${answer.reason}` : answer.reason;
+        return this.accept(event, hooks, tenant, plan, { code: answer.code, message: why });
+      }
       if (!('inbox' in target)) return this.accept(event, hooks, tenant, plan, target.notAppended);
       const { inbox, running } = target;
       const answer = await inbox.deliver(event, () =>
@@ -301,7 +319,10 @@ export class Dispatcher {
    */
   private appendTarget(
     sessionId: string,
-  ): { inbox: RunInbox; running: Promise<RunOutcome> } | { notAppended: NotAppended | undefined } {
+  ):
+    | { inbox: RunInbox; running: Promise<RunOutcome> }
+    | { remote: string }
+    | { notAppended: NotAppended | undefined } {
     const live = liveSessionRuns(this.store, sessionId).map((r) => r.id);
     if (live.length === 0) return { notAppended: undefined };
     const active = this.sessions.get(sessionId)?.active;
@@ -314,7 +335,9 @@ export class Dispatcher {
         },
       };
     }
-    // Another process's run: its answer would have to cross processes (run_controls is one-way); queueing keeps order.
+    // Another process's or host's run that runs: asked through the store (remoteAppend.ts); its owner answers.
+    if (!active && live.length === 1 && !this.byRun.has(live[0]!) && runStatus(this.store, live[0]!) === 'running')
+      return { remote: live[0]! };
     if (!active && live.every((id) => !this.byRun.has(id)))
       return {
         notAppended: { code: 'other_process', message: `run ${live[0]} is held by another host process` },
@@ -322,6 +345,56 @@ export class Dispatcher {
     return {
       notAppended: { code: 'not_running', message: `the session's run is not running yet, or messages wait before it` },
     };
+  }
+
+  /** Who asks, as the owner of a run records it (`run_messages.asked_by`). */
+  private askedBy(): string {
+    const lease = this.store.lease;
+    return lease ? `host ${lease.hostId} (epoch ${lease.epoch})` : `host process ${process.pid}`;
+  }
+
+  /** Answer the steering asks other processes or hosts wrote for runs this process holds (remoteAppend.ts). */
+  private answerAsks(): void {
+    if (this.byRun.size === 0) return;
+    for (const ask of pendingAsks(this.store, [...this.byRun.keys()])) void this.answerAsk(ask);
+  }
+
+  /**
+   * Hand one asked message to its run's runner, as a local steering `append` would: taken first (the asker can no
+   * longer withdraw it), then delivered; accepted, it is recorded in the run's events with its dedupe row and the
+   * ask's answer in one transaction. A run that is not running here, or whose runner takes no messages, refuses it.
+   */
+  private async answerAsk(ask: RunMessageAsk): Promise<void> {
+    const w = this.byRun.get(ask.runId);
+    if (!w) return;
+    try {
+      const running = this.sessions.get(w.queued.sessionId)?.active === w;
+      if (!running || !w.inbox) {
+        const why = running
+          ? `run ${ask.runId} is starting, or its runner does not take messages during a run`
+          : `run ${ask.runId} is not running yet`;
+        moveAsk(this.store, ask.id, 'pending', 'refused', why);
+        return;
+      }
+      if (!moveAsk(this.store, ask.id, 'pending', 'delivering')) return; // withdrawn, or taken by another of ours
+      let event: ChatEvent;
+      try {
+        // Stored by another process: checked again, as any event this host takes.
+        event = takeChatEvent(JSON.parse(ask.event), this.config.limits);
+      } catch (error) {
+        moveAsk(this.store, ask.id, 'delivering', 'refused', `not a valid event: ${(error as Error).message}`);
+        return;
+      }
+      const delivery = { bindingId: w.plan.binding.id, sessionId: ask.sessionId, runId: ask.runId };
+      const answer = await w.inbox.deliver(event, () => {
+        recordDelivery(this.store, ask.tenant, event, delivery);
+        moveAsk(this.store, ask.id, 'delivering', 'accepted');
+      });
+      if (!answer.accepted) moveAsk(this.store, ask.id, 'delivering', 'refused', answer.reason ?? 'no reason given');
+    } catch (error) {
+      // From the control watcher's timer: one ask's trouble must not end the host (the asker withdraws at its bound).
+      this.log.warn({ err: error, runId: ask.runId }, 'could not answer a steering message asked by another host');
+    }
   }
 
   /** Run `step` after the session's earlier steering-`append` dispatches settled: appends never overtake. */

@@ -32,6 +32,8 @@ export class RunControlWatcher {
     private readonly store: Store,
     private readonly onControl: (control: RunControl) => void,
     private readonly intervalMs = 200,
+    /** Called after the requests, whenever another connection committed (the steering asks of `run_messages`). */
+    private readonly onCommit: () => void = () => {},
   ) {
     this.lastSeq = lastControlSeq(store);
     this.lastVersion = this.signalVersion();
@@ -72,6 +74,7 @@ export class RunControlWatcher {
       this.lastSeq = row.seq;
       this.onControl(row);
     }
+    this.onCommit();
   }
 
   private signalVersion(): number {

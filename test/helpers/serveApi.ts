@@ -8,6 +8,8 @@ export interface DispatchAnswer {
   runId: string;
   sessionId: string;
   links: Record<string, string>;
+  /** Steering `append`, a live run, and still a run of its own: why. */
+  notAppended?: { code: string; message: string };
 }
 
 /** `POST /v1/events` to `host` with a platform `token`; fails the test unless it answers 202. */

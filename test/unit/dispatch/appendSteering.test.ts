@@ -189,18 +189,4 @@ describe('steering append: the dispatcher', () => {
     (await started(1)).finish();
     await dispatcher.drain();
   });
-
-  it('a run another host process holds: the message is queued there, "other_process" (no answer crosses)', async () => {
-    const { dispatcher, another, started } = setUp(true);
-    const first = live(await send(dispatcher, 'one'));
-    const run = await started(1);
-    const elsewhere = another();
-    const second = live(await send(elsewhere, 'two'));
-    expect(second).toMatchObject({ status: 'queued', notAppended: { code: 'other_process' } });
-    expect(second.notAppended?.message).toBe(`run ${first.runId} is held by another host process`);
-    expect(run.offered).toEqual([]);
-    elsewhere.cancel(second.runId, 'test over');
-    run.finish();
-    await dispatcher.drain();
-  });
 });

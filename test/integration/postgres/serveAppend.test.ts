@@ -1,0 +1,124 @@
+// Steering `append` across hosts (docs/approvals.md §7, docs/scale-out.md §4): a message posted to host B for a run
+// host A runs reaches A's runner through the store (`run_messages`), and B answers `appended`; a refusal, or an owner
+// that does not take the message in time, makes it a queued run of its own on B — run once, never lost. Two real
+// `paddock serve` processes on one throwaway PostgreSQL cluster, real runner processes.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgDb } from '../../../host/state/pg/pgDb.js';
+import { applyWithPlatformToken } from '../../helpers/cli.js';
+import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
+import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { rendezvous } from '../../helpers/rendezvous.js';
+import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
+
+const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-append-a-'));
+const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-append-b-'));
+const rv = rendezvous(homeA);
+let cluster: PgCluster;
+let hostA: ServeChild | undefined;
+let hostB: ServeChild | undefined;
+let token = '';
+
+const post = (host: ServeChild, bot: string, text: string, conversation: string, id?: string) =>
+  dispatchTo(host, token, chatEvent({ bot, text, conversation: { id: conversation }, ...(id ? { id } : {}) }));
+
+/** One query on the shared database. */
+function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
+  const db = new PgDb(cluster.url);
+  try {
+    return db.prepare(sql).all(...params) as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
+}
+
+/** A completed run's text output, as any host serves it. */
+async function outputOn(host: ServeChild, runId: string): Promise<string> {
+  await expect.poll(async () => (await runFrom(host, token, runId)).status, { timeout: 20_000 }).toBe('completed');
+  const ended = query("SELECT data FROM events WHERE run_id = ? AND type = 'run.ended'", runId)[0]!;
+  const data = JSON.parse(String(ended.data)) as { result?: { output?: { parts: { text?: string }[] } } };
+  return data.result?.output?.parts[0]?.text ?? '';
+}
+
+beforeAll(async () => {
+  cluster = startPgCluster();
+  const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url };
+  const binding = (id: string, mode: string) =>
+    `  - { id: ${id}, runner: takes-appended-messages, sandbox: process, steering: append, route: { bot: ${id} }, ` +
+    `config: { socket: ${JSON.stringify(rv.path)}, mode: ${mode} } }\n`;
+  token = await applyWithPlatformToken(
+    homeA,
+    `bindings:\n${binding('takes', 'take')}${binding('refuses', 'refuse')}`,
+    env,
+  );
+  hostA = await startServe(homeA, [], env);
+  hostB = await startServe(homeB, [], env);
+}, 120_000);
+
+afterAll(async () => {
+  for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
+  rv.close();
+  cluster?.stop();
+});
+
+describe('steering append across hosts (PostgreSQL)', () => {
+  it('a message posted to B reaches the run A runs: appended, recorded in that run, one run', async () => {
+    const first = await post(hostA!, 'takes', 'fix the bug', 'x1');
+    await rv.arrived(first.runId);
+    const second = await post(hostB!, 'takes', 'and add a test', 'x1', 'ev-x1-2');
+    expect(second).toMatchObject({ status: 'appended', runId: first.runId, sessionId: first.sessionId });
+    // The same event redelivered to either host is a duplicate of the appended one.
+    for (const host of [hostA!, hostB!])
+      expect(await post(host, 'takes', 'and add a test', 'x1', 'ev-x1-2')).toMatchObject({
+        status: 'duplicate',
+        runId: first.runId,
+      });
+    rv.go(first.runId);
+    expect(await outputOn(hostB!, first.runId)).toBe('done: fix the bug + and add a test (14 bytes)');
+    const runs = query('SELECT id FROM runs WHERE session_id = ?', first.sessionId);
+    expect(runs).toEqual([{ id: first.runId }]);
+    const appended = query(
+      "SELECT run_id FROM events WHERE session_id = ? AND type = 'message.received' AND run_id IS NOT NULL",
+      first.sessionId,
+    );
+    expect(appended).toEqual([{ run_id: first.runId }]);
+    expect(query('SELECT status, asked_by FROM run_messages')).toEqual([
+      { status: 'accepted', asked_by: expect.stringMatching(/^host hst_\S+ \(epoch 1\)$/) },
+    ]);
+  });
+
+  it('refused by the runner: a queued run of its own on B, saying why, and it runs next', async () => {
+    const first = await post(hostA!, 'refuses', 'one', 'x2');
+    await rv.arrived(first.runId);
+    const second = await post(hostB!, 'refuses', 'two', 'x2');
+    expect(second).toMatchObject({ status: 'queued', notAppended: { code: 'refused' } });
+    expect(second.runId).not.toBe(first.runId);
+    rv.go(first.runId);
+    await rv.arrived(second.runId);
+    rv.go(second.runId);
+    expect(await outputOn(hostA!, second.runId)).toBe('done: two');
+  });
+
+  it('an owner that does not take it in time: withdrawn, a run of its own, never given to the runner too', async () => {
+    const first = await post(hostA!, 'takes', 'alpha', 'x3');
+    await rv.arrived(first.runId);
+    hostA!.child.kill('SIGSTOP'); // its watcher cannot take the ask (its lease, 15 s, outlives the bound)
+    let second: Awaited<ReturnType<typeof post>>;
+    try {
+      second = await post(hostB!, 'takes', 'beta', 'x3');
+    } finally {
+      hostA!.child.kill('SIGCONT');
+    }
+    expect(second).toMatchObject({ status: 'queued', notAppended: { code: 'other_process' } });
+    expect(second.notAppended?.message).toMatch(/did not take it within/);
+    expect(query('SELECT status FROM run_messages WHERE run_id = ?', first.runId)).toEqual([{ status: 'withdrawn' }]);
+    rv.go(first.runId);
+    expect(await outputOn(hostA!, first.runId)).toBe('done: alpha'); // the runner never got "beta"
+    await rv.arrived(second.runId);
+    rv.go(second.runId);
+    expect(await outputOn(hostB!, second.runId)).toBe('done: beta');
+  });
+});
