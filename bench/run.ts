@@ -15,6 +15,8 @@ import { outboundScanBench } from './outboundScan.js';
 import { packageVerifyBench } from './packageVerify.js';
 import { pgAppendBench } from './pgAppend.js';
 import { pgBridgeBench } from './pgBridge.js';
+import { recoveryTimeBench } from './recoveryTime.js';
+import { clusterHostsBench } from './clusterHosts.js';
 import { redactorBench } from './redactor.js';
 import { harnessBench } from './harnessTurn.js';
 import { sandboxBench } from './sandbox.js';
@@ -55,6 +57,8 @@ const results = {
   ...(only && only !== 'console' ? {} : { console: await consoleBench() }),
   ...(only && only !== 'warm-start' ? {} : { warmStart: await warmStartBench() }),
   ...(only && only !== 'redactor' ? {} : { redactor: await redactorBench() }),
+  ...(only && only !== 'recovery-time' ? {} : { recoveryTime: await recoveryTimeBench() }),
+  ...(only && only !== 'cluster-hosts' ? {} : { clusterHosts: await clusterHostsBench() }),
 
   ...(only && only !== 'many-runs' && only !== 'spawn-cost' ? {} : { spawnCost: await spawnCostBench() }),
   ...(only && only !== 'many-runs' ? {} : { manyRuns: await manyRunsBench() }),
