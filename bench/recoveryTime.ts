@@ -120,11 +120,11 @@ export async function recoveryTimeBench(): Promise<Record<string, unknown>> {
       }
     }
     console.log(
-      'method: each size on new stores; the runs left by a dead host process (a pid no process has), each claimed and ' +
-        'started with one open workspace effect (half on disk); timed: `reconcile` of the next start of that folder ' +
-        '(per run: interrupt, cgroup and /proc escapee scan, quota unmount, probe) and, on PostgreSQL, ' +
-        '`takeOverDeadHosts` by a live host (one transaction, the dead disk not probed). PostgreSQL 15 with fsync on, ' +
-        'Unix socket; SQLite WAL, NORMAL. Ratios to SQLite in the same run.',
+      'method: each size on new stores; the runs left by a dead host process (a pid no process has), each ' +
+        'claimed and started with one open workspace effect (half on disk); timed: `reconcile` of the next start ' +
+        'of that folder (per run: interrupt, cgroup and /proc escapee scan, quota unmount, probe) and, on ' +
+        'PostgreSQL, `takeOverDeadHosts` by a live host (one transaction, the dead disk not probed). PostgreSQL 15 ' +
+        'with fsync on, Unix socket; SQLite WAL, NORMAL. Ratios to SQLite in the same run.',
     );
   } finally {
     cluster.stop();
