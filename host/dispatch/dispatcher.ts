@@ -319,10 +319,7 @@ export class Dispatcher {
    */
   private appendTarget(
     sessionId: string,
-  ):
-    | { inbox: RunInbox; running: Promise<RunOutcome> }
-    | { remote: string }
-    | { notAppended: NotAppended | undefined } {
+  ): { inbox: RunInbox; running: Promise<RunOutcome> } | { remote: string } | { notAppended: NotAppended | undefined } {
     const live = liveSessionRuns(this.store, sessionId).map((r) => r.id);
     if (live.length === 0) return { notAppended: undefined };
     const active = this.sessions.get(sessionId)?.active;
@@ -360,41 +357,66 @@ export class Dispatcher {
   }
 
   /**
-   * Hand one asked message to its run's runner, as a local steering `append` would: taken first (the asker can no
+   * Hand one asked message to its run's runner, as a local steering `append` would and in the same per-session order
+   * (one message of a session is decided at a time here, whichever host received it): taken first (the asker can no
    * longer withdraw it), then delivered; accepted, it is recorded in the run's events with its dedupe row and the
-   * ask's answer in one transaction. A run that is not running here, or whose runner takes no messages, refuses it.
+   * ask's answer in one transaction. Refused without reaching the runner: an ask that does not match the run it names
+   * (its tenant or session: written by someone else), an event this host already took (a redelivery that reached
+   * both), a run that is not running here, or one whose runner takes no messages.
    */
   private async answerAsk(ask: RunMessageAsk): Promise<void> {
     const w = this.byRun.get(ask.runId);
     if (!w) return;
-    try {
-      const running = this.sessions.get(w.queued.sessionId)?.active === w;
-      if (!running || !w.inbox) {
-        const why = running
-          ? `run ${ask.runId} is starting, or its runner does not take messages during a run`
-          : `run ${ask.runId} is not running yet`;
-        moveAsk(this.store, ask.id, 'pending', 'refused', why);
-        return;
-      }
-      if (!moveAsk(this.store, ask.id, 'pending', 'delivering')) return; // withdrawn, or taken by another of ours
-      let event: ChatEvent;
-      try {
-        // Stored by another process: checked again, as any event this host takes.
-        event = takeChatEvent(JSON.parse(ask.event), this.config.limits);
-      } catch (error) {
-        moveAsk(this.store, ask.id, 'delivering', 'refused', `not a valid event: ${(error as Error).message}`);
-        return;
-      }
-      const delivery = { bindingId: w.plan.binding.id, sessionId: ask.sessionId, runId: ask.runId };
-      const answer = await w.inbox.deliver(event, () => {
-        recordDelivery(this.store, ask.tenant, event, delivery);
-        moveAsk(this.store, ask.id, 'delivering', 'accepted');
-      });
-      if (!answer.accepted) moveAsk(this.store, ask.id, 'delivering', 'refused', answer.reason ?? 'no reason given');
-    } catch (error) {
-      // From the control watcher's timer: one ask's trouble must not end the host (the asker withdraws at its bound).
-      this.log.warn({ err: error, runId: ask.runId }, 'could not answer a steering message asked by another host');
+    const refuse = (from: 'pending' | 'delivering', why: string) => moveAsk(this.store, ask.id, from, 'refused', why);
+    if (ask.tenant !== w.tenant || ask.sessionId !== w.queued.sessionId) {
+      refuse('pending', `the ask does not match run ${ask.runId} (another tenant or session)`);
+      return;
     }
+    await this.inAppendOrder(w.queued.sessionId, async () => {
+      let taken = false;
+      try {
+        const running = this.sessions.get(w.queued.sessionId)?.active === w;
+        if (!running || !w.inbox) {
+          refuse(
+            'pending',
+            running
+              ? `run ${ask.runId} is starting, or its runner does not take messages during a run`
+              : `run ${ask.runId} is not running (yet, or any more)`,
+          );
+          return;
+        }
+        let event: ChatEvent;
+        try {
+          // Stored by another process: checked again, as any event this host takes.
+          event = takeChatEvent(JSON.parse(ask.event), this.config.limits);
+        } catch (error) {
+          refuse('pending', `not a valid event: ${(error as Error).message}`);
+          return;
+        }
+        const earlier = this.findDelivery(ask.tenant, event);
+        if (earlier) {
+          refuse('pending', `event ${event.id} was already taken, as run ${earlier.runId}`);
+          return;
+        }
+        if (!moveAsk(this.store, ask.id, 'pending', 'delivering')) return; // withdrawn, or another of ours took it
+        taken = true;
+        const delivery = { bindingId: w.plan.binding.id, sessionId: ask.sessionId, runId: ask.runId };
+        const answer = await w.inbox.deliver(event, () => {
+          // The runner took it: recorded as the truth even if the asker gave up meanwhile (its owner judged dead).
+          if (!this.findDelivery(ask.tenant, event)) recordDelivery(this.store, ask.tenant, event, delivery);
+          moveAsk(this.store, ask.id, 'delivering', 'accepted');
+        });
+        if (!answer.accepted) refuse('delivering', answer.reason ?? 'no reason given');
+      } catch (error) {
+        // From the control watcher's timer: one ask's trouble must not end the host, nor keep its asker waiting.
+        this.log.warn({ err: error, runId: ask.runId }, 'could not answer a steering message asked by another host');
+        try {
+          refuse(taken ? 'delivering' : 'pending', `the host running it failed: ${(error as Error).message}`);
+        } catch {
+          // The store unreachable: the asker's own bound answers it.
+        }
+      }
+    });
   }
 
   /** Run `step` after the session's earlier steering-`append` dispatches settled: appends never overtake. */

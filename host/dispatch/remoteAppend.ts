@@ -6,26 +6,29 @@
 import type { ChatEvent } from '../../sdk/protocol/types.js';
 import { notStartedOutcome, OUTCOME_STATUSES, type OutcomeStatus, type RunOutcome } from '../process/outcome.js';
 import { MESSAGE_ANSWER_MS } from '../runs/runInbox.js';
+import { ownerLive } from '../state/claims.js';
 import { runStatus } from '../state/recoveryReads.js';
 import { askStatus, insertAsk, moveAsk } from '../state/runMessages.js';
 import type { Store } from '../state/store.js';
 
 /** How long the owner has to take an ask (its watcher wakes on the notification, or polls within 200 ms). */
 export const ASK_TAKE_MS = 5_000;
-/** How long, once it took the ask, the owner has to answer: its runner's bound and a margin. */
+/**
+ * How long, once it took the ask, the owner has to answer before the asker looks whether it is gone: its runner's
+ * bound and a margin. A live owner is waited for past it (its lease bounds that wait).
+ */
 export const ASK_ANSWER_MS = MESSAGE_ANSWER_MS + 5_000;
 
 /** The owner's answer to an ask, or why there was none; `existing`: another host asked with the same event first. */
 export type AskAnswer = { existing: boolean } & (
-  | { accepted: true }
-  | { accepted: false; code: 'refused' | 'other_process'; reason: string }
+  { accepted: true } | { accepted: false; code: 'refused' | 'other_process'; reason: string }
 );
 
 /**
  * Ask the host process that runs `runId` to hand `event` to its runner, and wait for its answer. An ask the owner did
  * not take within {@link ASK_TAKE_MS} is withdrawn (the owner can no longer take it) and the message runs as a run of
- * its own; so does one the owner took and did not answer within {@link ASK_ANSWER_MS} (it died meanwhile: its run is
- * interrupted). Never rejects for what the owner does.
+ * its own; so does one the owner took and did not answer within {@link ASK_ANSWER_MS} once the owner is gone (it died
+ * meanwhile: its run is interrupted). Never rejects for what the owner does.
  */
 export async function askRunningHost(
   store: Store,
@@ -52,12 +55,14 @@ export async function askRunningHost(
       };
     if (row.status === 'delivering') {
       answerBy ??= now + ASK_ANSWER_MS;
-      if (now > answerBy && moveAsk(store, id, 'delivering', 'withdrawn'))
+      // Past the bound, given up only once its owner is gone (its run ended, or its lease or process is): a stalled
+      // owner that comes back answers, and its runner may have the message already.
+      if (now > answerBy && ownerGone(store, ask.runId) && moveAsk(store, id, 'delivering', 'withdrawn'))
         return {
           existing,
           accepted: false,
           code: 'other_process',
-          reason: `the host process running run ${ask.runId} took it and did not answer within ${ASK_ANSWER_MS} ms`,
+          reason: `the host process running run ${ask.runId} took it and stopped before it answered`,
         };
     }
     await nextControlChange(store, 100);
@@ -82,6 +87,12 @@ export async function runEndFromStore(store: Store, runId: string): Promise<RunO
     }
     await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
   }
+}
+
+/** Whether run `runId` is over, or its owner (host process, or host by its lease) is gone. */
+function ownerGone(store: Store, runId: string): boolean {
+  const run = store.run(runId);
+  return !run || run.status !== 'running' || !ownerLive(store, run);
 }
 
 /** Resolves at the next commit another connection made to `controls` that is heard, or after `ms` (SQLite polls). */

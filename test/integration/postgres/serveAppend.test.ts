@@ -22,6 +22,9 @@ let hostA: ServeChild | undefined;
 let hostB: ServeChild | undefined;
 let token = '';
 
+/** Well inside the asker's take bound (5 s): an answer that waited it out is the bug. */
+const ASK_TAKE_BOUND_MS = 4_000;
+
 const post = (host: ServeChild, bot: string, text: string, conversation: string, id?: string) =>
   dispatchTo(host, token, chatEvent({ bot, text, conversation: { id: conversation }, ...(id ? { id } : {}) }));
 
@@ -88,6 +91,42 @@ describe('steering append across hosts (PostgreSQL)', () => {
     expect(query('SELECT status, asked_by FROM run_messages')).toEqual([
       { status: 'accepted', asked_by: expect.stringMatching(/^host hst_\S+ \(epoch 1\)$/) },
     ]);
+  });
+
+  it('one event posted to A and B at once: taken once by the runner, the other copy a duplicate at once', async () => {
+    const first = await post(hostA!, 'takes', 'start', 'x4');
+    await rv.arrived(first.runId);
+    for (let round = 0; round < 3; round++) {
+      const id = `ev-x4-twice-${round}`;
+      const started = performance.now();
+      const answers = await Promise.all([hostA!, hostB!].map((h) => post(h, 'takes', `again ${round}`, 'x4', id)));
+      // Before, B's copy waited out the 15 s bound, and the runner had been given the message by both paths.
+      expect(performance.now() - started).toBeLessThan(ASK_TAKE_BOUND_MS);
+      expect(answers.map((a) => a.status).sort()).toEqual(['appended', 'duplicate']);
+      for (const a of answers) expect(a.runId).toBe(first.runId);
+    }
+    rv.go(first.runId);
+    expect(await outputOn(hostA!, first.runId)).toBe(
+      'done: start + again 0 (7 bytes) + again 1 (7 bytes) + again 2 (7 bytes)',
+    );
+  });
+
+  it('an ask naming a run of another tenant or session is refused, never given to the runner', async () => {
+    const first = await post(hostA!, 'takes', 'mine', 'x5');
+    await rv.arrived(first.runId);
+    const forged = chatEvent({ bot: 'takes', text: 'FORGED', conversation: { id: 'x5' }, id: 'ev-forged' });
+    query(
+      'INSERT INTO run_messages (id, run_id, session_id, tenant, delivery_key, event, status, asked_by, asked_at) ' +
+        "VALUES ('msg_forged', ?, 'ses_elsewhere', 'acme', 'k-forged', ?, 'pending', 'someone', 'now') RETURNING id",
+      first.runId,
+      JSON.stringify(forged),
+    );
+    query("SELECT pg_notify('paddock_controls', '')");
+    await expect
+      .poll(() => query("SELECT status, reason FROM run_messages WHERE id = 'msg_forged'")[0], { timeout: 10_000 })
+      .toEqual({ status: 'refused', reason: expect.stringMatching(/does not match run/) });
+    rv.go(first.runId);
+    expect(await outputOn(hostA!, first.runId)).toBe('done: mine');
   });
 
   it('refused by the runner: a queued run of its own on B, saying why, and it runs next', async () => {
