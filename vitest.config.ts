@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -27,7 +28,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 10_000 },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 10_000,
+          // One file per core: vitest's default leaves one core for itself (numCpus - 1), one worker on the 2-core
+          // CI, whose second core then idled through the whole project (docs/decisions.md, CS7).
+          maxWorkers: availableParallelism(),
+        },
       },
       {
         extends: true,
