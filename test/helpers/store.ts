@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, it } from 'vitest';
 import { Store } from '../../host/state/store.js';
+import { pgClientsReleased } from '../../host/state/pg/pgDb.js';
 import { closeRawDbs } from './rawDb.js';
 import { postgresUrlOf, type StoreBackend } from './storeBackends.js';
 
@@ -47,9 +48,10 @@ export function itOnSqlite(name: string, fn: () => unknown, timeout?: number): v
  */
 export async function onStoreBackend(b: StoreBackend, load: () => Promise<unknown>): Promise<void> {
   backend = b;
-  afterAll(() => {
+  afterAll(async () => {
     closeRawDbs();
     b.close();
+    await pgClientsReleased(); // the worker exits next: not while a pg-native client is still closing
   });
   await load();
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { PgDb } from '../../host/state/pg/pgDb.js';
+import { PgDb, pgClientsReleased } from '../../host/state/pg/pgDb.js';
 import { Store, type StoreOptions } from '../../host/state/store.js';
 import { startPgCluster, type PgCluster } from './pgCluster.js';
 
@@ -88,9 +88,10 @@ export function postgresBackend(): StoreBackend {
  */
 export function storesOf(backend: StoreBackend) {
   const open: Store[] = [];
-  afterAll(() => {
+  afterAll(async () => {
     for (const s of open) if (!s.isClosed) s.close();
     backend.close();
+    await pgClientsReleased(); // the worker exits next: not while a pg-native client is still closing
   });
   const again = (options: { dataDir: string; databaseUrl?: string } & Partial<StoreOptions>) => {
     const store = backend.open(options);

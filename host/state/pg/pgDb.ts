@@ -102,7 +102,21 @@ function release(client: NativeClient): void {
   // connection aborted a test process (`uv__finish_close` assertion, reproduced every time); through this close
   // it did not. The exact trigger is not pinned down: as a precaution the client stays referenced past the phase.
   closing.add(client);
-  setTimeout(() => closing.delete(client), 100).unref();
+  setTimeout(() => {
+    closing.delete(client);
+    if (closing.size === 0) for (const resolve of drained.splice(0)) resolve();
+  }, 100).unref();
+}
+
+/** Who waits for {@link pgClientsReleased}. */
+const drained: (() => void)[] = [];
+
+/**
+ * Resolves once every client ended so far is past its closing phase (a process about to exit, e.g. a test file's
+ * worker, waits for it: one that exited while a client's watcher was still closing aborted once in `uv__finish_close`).
+ */
+export function pgClientsReleased(): Promise<void> {
+  return closing.size === 0 ? Promise.resolve() : new Promise((resolve) => drained.push(resolve));
 }
 
 /** String literals, blanked before {@link readsOnly} looks for words: `type = 'run.update'` is still a read. */
