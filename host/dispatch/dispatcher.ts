@@ -368,13 +368,13 @@ export class Dispatcher {
     const w = this.byRun.get(ask.runId);
     if (!w) return;
     const refuse = (from: 'pending' | 'delivering', why: string) => moveAsk(this.store, ask.id, from, 'refused', why);
-    if (ask.tenant !== w.tenant || ask.sessionId !== w.queued.sessionId) {
-      refuse('pending', `the ask does not match run ${ask.runId} (another tenant or session)`);
-      return;
-    }
     await this.inAppendOrder(w.queued.sessionId, async () => {
       let taken = false;
       try {
+        if (ask.tenant !== w.tenant || ask.sessionId !== w.queued.sessionId) {
+          refuse('pending', `the ask does not match run ${ask.runId} (another tenant or session)`);
+          return;
+        }
         const running = this.sessions.get(w.queued.sessionId)?.active === w;
         if (!running || !w.inbox) {
           refuse(
