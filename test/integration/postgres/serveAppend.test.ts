@@ -48,13 +48,14 @@ async function outputOn(host: ServeChild, runId: string): Promise<string> {
 
 beforeAll(async () => {
   cluster = startPgCluster();
-  const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url };
+  // A lease longer than the asker's answer bound (15 s): a stalled owner is still the owner past it.
+  const env = { PADDOCK_RUNNER_DIRS: FIXTURE_RUNNERS, PADDOCK_DATABASE_URL: cluster.url, PADDOCK_LEASE_MS: '60000' };
   const binding = (id: string, mode: string) =>
     `  - { id: ${id}, runner: takes-appended-messages, sandbox: process, steering: append, route: { bot: ${id} }, ` +
     `config: { socket: ${JSON.stringify(rv.path)}, mode: ${mode} } }\n`;
   token = await applyWithPlatformToken(
     homeA,
-    `bindings:\n${binding('takes', 'take')}${binding('refuses', 'refuse')}`,
+    `bindings:\n${binding('takes', 'take')}${binding('refuses', 'refuse')}${binding('slow', 'slow-take')}`,
     env,
   );
   hostA = await startServe(homeA, [], env);
@@ -128,6 +129,26 @@ describe('steering append across hosts (PostgreSQL)', () => {
     rv.go(first.runId);
     expect(await outputOn(hostA!, first.runId)).toBe('done: mine');
   });
+
+  it('a stalled owner past the answer bound while delivering is waited for: appended once, not run twice', async () => {
+    const first = await post(hostA!, 'slow', 'gamma', 'x6');
+    await rv.arrived(first.runId);
+    const started = performance.now();
+    const answer = post(hostB!, 'slow', 'delta', 'x6');
+    const delivering = () => query('SELECT status FROM run_messages WHERE run_id = ?', first.runId)[0]?.status;
+    await expect.poll(delivering, { timeout: 10_000, interval: 20 }).toBe('delivering'); // its runner has it
+    hostA!.child.kill('SIGSTOP'); // A stalls past the asker's 15 s answer bound; its 60 s lease still holds
+    try {
+      while (performance.now() - started < 16_500) await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(delivering()).toBe('delivering'); // before, the asker withdrew it at 15 s and ran it on its own too
+    } finally {
+      hostA!.child.kill('SIGCONT');
+    }
+    expect(await answer).toMatchObject({ status: 'appended', runId: first.runId });
+    rv.go(first.runId);
+    expect(await outputOn(hostA!, first.runId)).toBe('done: gamma + delta (5 bytes)');
+    expect(query('SELECT id FROM runs WHERE session_id = ?', first.sessionId)).toEqual([{ id: first.runId }]);
+  }, 60_000);
 
   it('refused by the runner: a queued run of its own on B, saying why, and it runs next', async () => {
     const first = await post(hostA!, 'refuses', 'one', 'x2');
