@@ -71,7 +71,8 @@ export async function askRunningHost(
 
 /**
  * The end of a run another process or host runs, read from the store (a steering-`append` ticket's `done`): its
- * status, reason, result and usage as recorded; `interrupted` is `crashed` here (its host stopped). Never rejects.
+ * status as recorded (`interrupted` is `crashed` here: its host stopped), the rest of the outcome left at "not
+ * started here" — its result and usage are that host's, in the run's events. Never rejects.
  */
 export async function runEndFromStore(store: Store, runId: string): Promise<RunOutcome> {
   for (;;) {
