@@ -8,11 +8,12 @@ import { Store } from '../../host/state/store.js';
 import { textEvent } from '../../sdk/protocol/runParams.js';
 import { storeConnection } from '../helpers/rawDb.js';
 
-// A real full disk: a 1 MiB tmpfs this test mounts (the test machines and CI run as root; without
-// the right to mount, this test fails loudly rather than skipping).
+// A real full disk: a 2 MiB tmpfs this test mounts (the test machines and CI run as root; without the right to mount,
+// this test fails loudly rather than skipping). The schema and the WAL take part of it: with 1 MiB, migration 19's
+// table left room for only 5 batches before the disk was full.
 const mountPoint = mkdtempSync(join(tmpdir(), 'paddock-full-'));
 beforeAll(async () => {
-  await execa('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint]);
+  await execa('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]);
 });
 afterAll(async () => {
   await execa('umount', [mountPoint], { reject: false });
