@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PgDb } from '../../host/state/pg/pgDb.js';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/pg-cluster.sh', import.meta.url));
 
@@ -52,4 +53,14 @@ export function startPgCluster(options: { port?: number; fsync?: boolean } = {})
       execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
     },
   };
+}
+
+/** One statement on the database at `url`, on a connection of its own (opened and closed here): its rows. */
+export function queryPg(url: string, sql: string, ...params: unknown[]): Record<string, unknown>[] {
+  const db = new PgDb(url);
+  try {
+    return db.prepare(sql).all(...params) as Record<string, unknown>[];
+  } finally {
+    db.close();
+  }
 }

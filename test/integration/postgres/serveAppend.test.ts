@@ -6,10 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgDb } from '../../../host/state/pg/pgDb.js';
 import { applyWithPlatformToken } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
-import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
@@ -29,14 +28,7 @@ const post = (host: ServeChild, bot: string, text: string, conversation: string,
   dispatchTo(host, token, chatEvent({ bot, text, conversation: { id: conversation }, ...(id ? { id } : {}) }));
 
 /** One query on the shared database. */
-function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
-  const db = new PgDb(cluster.url);
-  try {
-    return db.prepare(sql).all(...params) as Record<string, unknown>[];
-  } finally {
-    db.close();
-  }
-}
+const query = (sql: string, ...params: unknown[]) => queryPg(cluster.url, sql, ...params);
 
 /** A completed run's text output, as any host serves it. */
 async function outputOn(host: ServeChild, runId: string): Promise<string> {

@@ -8,10 +8,10 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgDb, STORE_APPLICATION_NAME } from '../../../host/state/pg/pgDb.js';
+import { STORE_APPLICATION_NAME } from '../../../host/state/pg/pgDb.js';
 import { applyWithPlatformToken, echoAndHeldBindings } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
-import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
@@ -37,12 +37,7 @@ function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
 
 /** {@link query} on one of the cluster's databases (`postgres` stays reachable while `paddock` refuses). */
 function queryOn(database: string, sql: string, ...params: unknown[]): Record<string, unknown>[] {
-  const db = new PgDb(`${cluster.url.replace('/paddock?', `/${database}?`)}&application_name=paddock-test`);
-  try {
-    return db.prepare(sql).all(...params) as Record<string, unknown>[];
-  } finally {
-    db.close();
-  }
+  return queryPg(`${cluster.url.replace('/paddock?', `/${database}?`)}&application_name=paddock-test`, sql, ...params);
 }
 
 /** The backends of the hosts' store connections now. */

@@ -10,10 +10,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgDb } from '../../../host/state/pg/pgDb.js';
 import { applyWithPlatformToken, paddock } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
-import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
+import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
 import { startServe, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
@@ -37,14 +36,7 @@ const dispatch = (host: ServeChild, event: unknown) => dispatchTo(host, token, e
 const runOn = (host: ServeChild, runId: string) => runFrom(host, token, runId);
 
 /** One query on the shared database, as its owner. */
-function query(sql: string, ...params: unknown[]): Record<string, unknown>[] {
-  const db = new PgDb(cluster.url);
-  try {
-    return db.prepare(sql).all(...params) as Record<string, unknown>[];
-  } finally {
-    db.close();
-  }
-}
+const query = (sql: string, ...params: unknown[]) => queryPg(cluster.url, sql, ...params);
 
 beforeAll(async () => {
   cluster = startPgCluster();
