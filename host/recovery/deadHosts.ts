@@ -3,6 +3,7 @@ import type { HostLease } from '../state/hostLeases.js';
 import { voidApprovals } from '../state/approvals.js';
 import { lockExpiredHosts, markHostDead, openIntentsOfRun, openRunsOf, reownRuns } from '../state/hostTakeover.js';
 import { probeEffect, PROBERS, type Prober } from './probes.js';
+import { settleEffectsLeftByTakeover, type SettledEffects } from './settleAfterTakeover.js';
 import { processStartTime } from '../util/procIdentity.js';
 
 /** What one takeover did (docs/scale-out.md §4, "A dead host"). */
@@ -12,6 +13,12 @@ export interface TakeoverReport {
   reownedRuns: string[];
   effects: { effectId: string; sessionId: string; status: string; how: string }[];
   pausedSessions: string[];
+  /**
+   * What this host then decided on its own disk ({@link takeOverAndAnnounce}): when it took over an earlier start of
+   * its own data folder, judged by the lease because it ran in another pid scope (before a reboot, in another
+   * container).
+   */
+  settledHere?: SettledEffects;
 }
 
 /**
@@ -136,9 +143,15 @@ export function onTakeovers(store: Store, listener: ((report: TakeoverReport) =>
   else takeoverListeners.delete(store);
 }
 
-/** {@link takeOverDeadHosts}, then the store's {@link onTakeovers} listener when it took a host over. */
+/**
+ * {@link takeOverDeadHosts}, then the store's {@link onTakeovers} listener when it took a host over. A start it took
+ * over of this host's own data folder (one this host could not judge by pid: another pid scope, claims.ts
+ * `ownerIsLocal`) left its effects on this disk: they are probed here at once, as this folder's next start would
+ * (settleAfterTakeover.ts), rather than pausing their sessions until then.
+ */
 export function takeOverAndAnnounce(store: Store, me: HostLease): TakeoverReport {
   const report = takeOverDeadHosts(store, me);
+  if (report.hosts.some((host) => host.hostId === me.hostId)) report.settledHere = settleEffectsLeftByTakeover(store);
   if (report.hosts.length > 0) takeoverListeners.get(store)?.(report);
   return report;
 }

@@ -1,6 +1,7 @@
+import { pidScope } from '../util/pidScope.js';
 import { processStartTime } from '../util/procIdentity.js';
 import { dialectOf } from './db.js';
-import { dbNowMs, existingHostId } from './hostLeases.js';
+import { dbNowMs, existingHostId, startPidScope } from './hostLeases.js';
 import { dbOf, type Store } from './store.js';
 
 /** What a run needs to start: its session, its binding's slot limit and the host-wide one. */
@@ -58,15 +59,38 @@ const ownerOf = (row: OwnerRow): RunOwner => ({
 /** This process's start time (it never changes; read once rather than from /proc at every claim). */
 const OWN_START = processStartTime(process.pid);
 
+/** This process's pid scope (it never changes; read once rather than from /proc at every judged owner). */
+const OWN_PID_SCOPE = pidScope();
+
 /**
  * Whether a run's owner is on this machine, so its host process can be judged by pid and start time: always on
  * SQLite (one data folder, one machine); on PostgreSQL when no lease owns the run (a process without one queued it)
- * or when this data folder's own host does (one folder, one machine). A run of another host is judged by its lease
- * only (docs/scale-out.md §4, "Judged by the lease").
+ * or when this data folder's own host does (one folder, one machine) in a start that ran in this process's pid scope
+ * (the machine's boot and pid namespace). A data folder copied to another machine keeps its host id, but the
+ * original's pids mean nothing there: its runs are judged by their lease, as another host's are (outside attack F1).
+ * A run of another host is judged by its lease only (docs/scale-out.md §4, "Judged by the lease").
  */
-export function ownerIsLocal(store: Store, owner: Pick<RunOwner, 'ownerHost'>): boolean {
+export function ownerIsLocal(store: Store, owner: Pick<RunOwner, 'ownerHost' | 'ownerEpoch'>): boolean {
   if (dialectOf(dbOf(store)) !== 'postgres' || owner.ownerHost === null) return true;
-  return owner.ownerHost === localHostId(store);
+  if (owner.ownerHost !== localHostId(store)) return false;
+  return owner.ownerEpoch === null || startInOwnScope(store, owner.ownerHost, owner.ownerEpoch);
+}
+
+/** Per store, whether each of its host's starts ran in this process's pid scope (a start's scope never changes). */
+const startsInOwnScope = new WeakMap<Store, Map<string, boolean>>();
+
+function startInOwnScope(store: Store, hostId: string, epoch: number): boolean {
+  let known = startsInOwnScope.get(store);
+  if (!known) startsInOwnScope.set(store, (known = new Map<string, boolean>()));
+  const key = `${hostId}/${epoch}`;
+  let inScope = known.get(key);
+  if (inScope === undefined) {
+    // A start before migration 20 recorded no scope (null): judged by pid as it was then.
+    const scope = startPidScope(store, { hostId, epoch });
+    inScope = scope === null || scope === undefined || scope === OWN_PID_SCOPE;
+    known.set(key, inScope);
+  }
+  return inScope;
 }
 
 /** Each store's data folder's host id once it has one (it never changes then): not a file read per judged owner. */

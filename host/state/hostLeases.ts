@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pidScope } from '../util/pidScope.js';
 import { dialectOf, type Db } from './db.js';
 import { dbOf, type Store } from './store.js';
 
@@ -53,7 +54,10 @@ export function existingHostId(dataDir: string): string | undefined {
   }
 }
 
-/** Register a new start of `hostId`: the next epoch, a lease of `leaseMs` from now on the database's clock. */
+/**
+ * Register a new start of `hostId`: the next epoch, a lease of `leaseMs` from now on the database's clock, and the pid
+ * scope it runs in (who may judge its runs by pid: {@link startPidScope}).
+ */
 export function registerHost(store: Store, options: { hostId: string; version: string; leaseMs?: number }): HostLease {
   const db = dbOf(store);
   return store.transaction(() => {
@@ -62,10 +66,29 @@ export function registerHost(store: Store, options: { hostId: string; version: s
       .pluck()
       .get(options.hostId) as number;
     db.prepare(
-      `INSERT INTO hosts (host_id, epoch, started_at, lease_until, version) VALUES (?, ?, ?, ${dbNowMs(db)} + ?, ?)`,
-    ).run(options.hostId, epoch, new Date().toISOString(), options.leaseMs ?? DEFAULT_LEASE_MS, options.version);
+      'INSERT INTO hosts (host_id, epoch, started_at, lease_until, version, pid_scope) ' +
+        `VALUES (?, ?, ?, ${dbNowMs(db)} + ?, ?, ?)`,
+    ).run(
+      options.hostId,
+      epoch,
+      new Date().toISOString(),
+      options.leaseMs ?? DEFAULT_LEASE_MS,
+      options.version,
+      pidScope(),
+    );
     return { hostId: options.hostId, epoch };
   });
+}
+
+/**
+ * The pid scope a host start registered (`hosts.pid_scope`, util/pidScope.ts); null for a start before migration 20
+ * or one that could not read its scope, and undefined for a start the store does not know.
+ */
+export function startPidScope(store: Store, start: HostLease): string | null | undefined {
+  const row = dbOf(store)
+    .prepare('SELECT pid_scope FROM hosts WHERE host_id = ? AND epoch = ?')
+    .get(start.hostId, start.epoch) as { pid_scope: string | null } | undefined;
+  return row === undefined ? undefined : row.pid_scope;
 }
 
 /**

@@ -22,13 +22,20 @@ export interface ServeChild {
   stop(): Promise<number | undefined>;
 }
 
-/** Start `paddock serve --listen 127.0.0.1:0 …extra` on `dataDir`. */
+/**
+ * Start `paddock serve --listen 127.0.0.1:0 …extra` on `dataDir`; under `wrap` (a command and its arguments, e.g.
+ * `unshare --pid --fork --mount-proc`) when given, whose stop signals go to the whole process group: a wrapper such
+ * as `unshare --fork` does not pass them on.
+ */
 export async function startServe(
   dataDir: string,
   extra: string[] = [],
   env: Record<string, string> = {},
+  options: { wrap?: string[] } = {},
 ): Promise<ServeChild> {
-  const child = execa(process.execPath, [repoPath('bin/paddock.js'), 'serve', '--listen', '127.0.0.1:0', ...extra], {
+  const command = [...(options.wrap ?? []), process.execPath];
+  const args = [...command.slice(1), repoPath('bin/paddock.js'), 'serve', '--listen', '127.0.0.1:0', ...extra];
+  const child = execa(command[0]!, args, {
     reject: false,
     cwd: repoPath('.'),
     env: { PADDOCK_HOME: dataDir, NO_COLOR: '1', ...env },
@@ -60,8 +67,16 @@ export async function startServe(
     stderr: () => text,
     waitFor,
     async stop() {
-      child.kill('SIGTERM');
-      const again = setTimeout(() => child.kill('SIGTERM'), STOP_GRACE_MS);
+      const term = () => {
+        if (!options.wrap) return child.kill('SIGTERM');
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {
+          // The group is gone already.
+        }
+      };
+      term();
+      const again = setTimeout(term, STOP_GRACE_MS);
       try {
         return (await child).exitCode;
       } finally {

@@ -313,6 +313,65 @@ describe('run owners judged by the lease on PostgreSQL', () => {
         .sort(),
     ).toEqual(['eff_moved', 'eff_odd']);
   });
+
+  /** Make `lease`'s start one that ran in another pid scope (another machine, another boot, another container). */
+  const elsewhere = (store: Store, lease: HostLease) =>
+    dbOf(store)
+      .prepare("UPDATE hosts SET pid_scope = 'another-boot/pid:[1]' WHERE host_id = ? AND epoch = ?")
+      .run(lease.hostId, lease.epoch);
+
+  it("a start of this folder's host in another pid scope (a copied folder) is judged by its lease", async () => {
+    const { store: copy, options, lease: original, s1 } = leasedHostWithRun();
+    expect(claim(copy, 'r1', s1).ok).toBe(true);
+    copy.append(s1, [{ type: 'run.started', runId: 'r1', data: { pid: DEAD_PID, pidStart: 1 } }]);
+    orphanClaim(copy, 'r1'); // no process with its host's pid here: on the original's machine it runs
+    elsewhere(copy, original);
+    const now = again(options);
+    const nowLease = registerHost(now, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(now, nowLease);
+    expect(ownerIsLocal(now, now.run('r1')!)).toBe(false);
+    // The original's lease holds: the copy's start leaves its run alone (it once interrupted it, F1).
+    expect((await reconcile(now)).interruptedRuns).toEqual([]);
+    expect(takeOverDeadHosts(now, nowLease).hosts).toEqual([]);
+    expect(now.run('r1')).toMatchObject({ status: 'running' });
+    // Once it ran out, the run is the takeover's to end, once.
+    expire(now, original);
+    expect(takeOverDeadHosts(now, nowLease).interruptedRuns.map((r) => r.runId)).toEqual(['r1']);
+    expect(now.readEvents(s1).filter((e) => e.type === 'run.interrupted')).toHaveLength(1);
+  });
+
+  it('its own earlier start in another pid scope (before a reboot), taken over by it: decided here', async () => {
+    const { store: before, options, lease: beforeLease, s1 } = leasedHostWithRun();
+    expect(claim(before, 'r1', s1).ok).toBe(true);
+    const made = join(options.dataDir, 'workspaces', 'r1');
+    mkdirSync(made, { recursive: true });
+    before.append(s1, [
+      {
+        type: 'effect.intent',
+        runId: 'r1',
+        data: { effectId: 'eff_made', kind: 'workspace.create', target: 'ws', probe: { path: made } },
+      },
+      { type: 'run.started', runId: 'r1', data: { pid: DEAD_PID, pidStart: 1 } },
+    ]);
+    orphanClaim(before, 'r1');
+    elsewhere(before, beforeLease);
+    const now = again(options);
+    const nowLease = registerHost(now, { hostId: hostIdOf(options.dataDir), version: 'test' });
+    fenceRunWrites(now, nowLease);
+    // Back after a reboot sooner than the lease: its start's run is not judged by pid, so left to the lease.
+    expect((await reconcile(now)).interruptedRuns).toEqual([]);
+    expire(now, beforeLease);
+    const heard: TakeoverReport[] = [];
+    onTakeovers(now, (report) => heard.push(report));
+    await reclaimDeadOwners(now);
+    // Its own lease tick, or a waiting run's reclaim, takes the start over: the effect is on this disk, decided at
+    // once (not left paused until the folder's next start), and the session resumes.
+    expect(heard).toHaveLength(1);
+    expect(heard[0]!.interruptedRuns.map((r) => r.runId)).toEqual(['r1']);
+    expect(heard[0]!.settledHere?.effects.map((e) => [e.effectId, e.status])).toEqual([['eff_made', 'succeeded']]);
+    expect(heard[0]!.settledHere?.resumedSessions).toEqual([s1]);
+    expect(now.sessionControl(s1)).toMatchObject({ paused: null, openEffects: [] });
+  });
 });
 
 describe('run owners on SQLite', () => {
