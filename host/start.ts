@@ -12,6 +12,7 @@ import { openHostStore } from './hostStore.js';
 import { reconcile, type RecoveryReport } from './recovery/reconcile.js';
 import type { Store } from './state/store.js';
 import { ownerIsLocal } from './state/claims.js';
+import { holdRunnersToLease } from './process/runnerSpawner.js';
 import { sweepRunCgroups } from './sandbox/cgroups.js';
 import { sweepRunSockets } from './sandbox/runSockets.js';
 import { ConfigRepo } from './state/configRepo.js';
@@ -180,6 +181,8 @@ function keepHostLease(
       }
     },
     onError: (error) => log.warn({ err: error }, 'could not renew the host lease (tried again next tick)'),
+    // A host paused past its lease keeps no runner going (outside attack F4; docs/runner-spawner.md).
+    onValidFor: holdRunnersToLease,
   });
 }
 

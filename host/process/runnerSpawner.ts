@@ -99,12 +99,28 @@ class RunnerSpawner {
   /** When the current spawner last said anything (or was last asked while it owed nothing). */
   private lastHeard = 0;
   private watchdog: NodeJS.Timeout | undefined;
+  /** Until when (this process's monotonic clock) the host's lease surely lasts; null: no lease bounds the runs. */
+  private leaseEnd: number | null = null;
 
   configure(options: Partial<RunnerSpawnerOptions>): void {
     const answerMs = options.answerMs ?? this.options.answerMs;
     if (!Number.isInteger(answerMs) || answerMs < 1 || answerMs > 2_147_483_647)
       throw new RangeError(`the runner spawner's answer bound must be a whole number of ms ≥ 1, not ${answerMs}`);
     this.options = { answerMs };
+  }
+
+  /** Bound every run the spawner holds to the host's lease: `validForMs` from now, or none (null). */
+  holdToLease(validForMs: number | null): void {
+    this.leaseEnd = validForMs === null ? null : performance.now() + validForMs;
+    if (this.child) this.sendLease(this.child);
+  }
+
+  /** Tell the spawner how long from now the lease lasts (the spawner's clock is its own: a duration, not a time). */
+  private sendLease(child: ChildProcess): void {
+    if (!child.connected) return;
+    const lease = this.leaseEnd === null ? null : Math.max(0, this.leaseEnd - performance.now());
+    // A spawner that cannot take it is lost, and `lost` fails closed; nothing to do here.
+    child.send({ lease }, () => {});
   }
 
   spawn(request: SpawnRequest): Promise<SpawnedRunner> {
@@ -147,6 +163,8 @@ class RunnerSpawner {
     child.once('error', () => this.lost(child, 'the runner spawner exited before the runner started'));
     child.once('disconnect', () => this.lost(child, 'the runner spawner exited before the runner started'));
     this.child = child;
+    // Before its first start: a new spawner holds its runs to the lease from the first.
+    this.sendLease(child);
     return child;
   }
 
@@ -279,6 +297,16 @@ let spawner: RunnerSpawner | undefined;
 /** Start one runner through the runner spawner, without forking the host (docs/runner-spawner.md). */
 export function spawnThroughSpawner(request: SpawnRequest): Promise<SpawnedRunner> {
   return (spawner ??= new RunnerSpawner()).spawn(request);
+}
+
+/**
+ * Bound the runs of this process's runner spawner to the host's lease (docs/runner-spawner.md, "The host pauses past
+ * its lease"): unless this is called again within `validForMs`, the spawner kills every run it holds and starts no
+ * runner until it is. Null: no lease bounds them (SQLite, or the lease given up). One spawner serves every host of a
+ * process: the last call holds for all of them.
+ */
+export function holdRunnersToLease(validForMs: number | null): void {
+  (spawner ??= new RunnerSpawner()).holdToLease(validForMs);
 }
 
 /**

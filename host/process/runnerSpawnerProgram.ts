@@ -3,7 +3,7 @@
  * one IPC message per runner to start; it answers with the runner's stdio sockets (handles), then its pid and start
  * time or the error, and later its exit. When the channel closes (the host went, however it went) it kills every run
  * it started that may still be alive — `cgroup.kill` of the run's cgroups, SIGKILL of the runner's process group
- * while the runner is its unreaped child — and leaves.
+ * while the runner is its unreaped child — and leaves. It kills them likewise when the host's lease passes unrenewed.
  */
 export const RUNNER_SPAWNER_PROGRAM = `
 const { spawn } = require('node:child_process');
@@ -69,8 +69,22 @@ const startOf = (pid) => {
   }
 };
 const failed = (id, e) => process.send({ id, error: { code: e.code, message: e.message } });
+// The host's lease (several hosts on PostgreSQL; docs/runner-spawner.md, "The host pauses past its lease"): after each
+// renewal the host sends how long its lease surely lasts ({ lease: ms }; null: it holds none). A host paused past that
+// (SIGSTOP, a frozen VM) may be taken over by now, and another host may run the conversation's next run: when the time
+// passes with no renewal, every run started here is killed, and no runner starts until a renewal comes.
+let leaseEnd = null;
+let leaseKilled = false;
+const leaseRanOut = () => leaseEnd !== null && performance.now() >= leaseEnd;
 process.on('message', (r) => {
+  if ('lease' in r) {
+    leaseEnd = r.lease === null ? null : performance.now() + r.lease;
+    leaseKilled = false;
+    return;
+  }
   prune();
+  if (leaseRanOut())
+    return failed(r.id, { code: 'LEASE_RAN_OUT', message: "the host's lease ran out unrenewed: no runner starts" });
   let child;
   try {
     child = spawn(r.command, r.args, { cwd: r.cwd, env: r.env, detached: true, stdio: ['pipe', r.stdout, 'pipe'] });
@@ -97,7 +111,8 @@ process.on('message', (r) => {
 // A stop signal sent to the host's whole process group (a service manager's stop, Ctrl-C in a terminal) is the
 // host's to handle: it drains or cancels its runs, then exits, and this process leaves with it (below). Dying of the
 // signal here would end every run the host was draining as crashed (the outside attack's A10).
-for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => {});
+// Ctrl-Z in a terminal (SIGTSTP to the group) stops the host only: this process keeps watching its lease (below).
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGTSTP']) process.on(signal, () => {});
 // The host went (killed, crashed, or exited): no run it started may go on unsupervised (decisions SP3). A host that
 // exits on its own has killed its runs already (its exit hook); this is what a SIGKILLed host cannot do.
 const hostGone = () => {
@@ -110,6 +125,11 @@ process.on('disconnect', hostGone);
 // host killed between a runner's spawn and taking its stdio): the channel is closed and process.connected false,
 // but the event waits for an acknowledgement that never comes. So the channel's state is also looked at.
 setInterval(() => {
-  if (!process.connected) hostGone();
+  if (!process.connected) return hostGone();
+  if (leaseRanOut() && !leaseKilled) {
+    leaseKilled = true;
+    prune();
+    for (const run of runs.values()) killRun(run);
+  }
 }, 100);
 `;

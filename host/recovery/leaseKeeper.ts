@@ -18,6 +18,21 @@ export interface LeaseKeeperOptions {
   onLost: (why: string) => void;
   /** A tick that failed (the database unreachable a moment): the next one tries again. */
   onError: (error: unknown) => void;
+  /**
+   * How long from now the lease surely lasts, at its start and after each renewal (its length from the moment before
+   * the renewal was asked, less {@link leaseMargin}); null once the lease is given up at a clean stop. The host bounds
+   * its runners with it (runnerSpawner.ts `holdRunnersToLease`): a host paused past it keeps no runner going.
+   */
+  onValidFor?: (ms: number | null) => void;
+}
+
+/**
+ * How much sooner than the lease's end the host's runners are ended when no renewal came: the runner spawner looks
+ * every 100 ms, and a run must be gone before another host may take its conversation over — a fifth of the lease, at
+ * most 1 s (1 s of a 15 s lease).
+ */
+export function leaseMargin(leaseMs: number): number {
+  return Math.min(1_000, Math.floor(leaseMs / 5));
 }
 
 /** A running lease: its identity, and how to stop keeping it. */
@@ -34,7 +49,12 @@ export interface LeaseKeeper {
  */
 export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeeper {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  // The database's `now()` is read after the request left: the lease written lasts at least `leaseMs` from `asked`.
+  const validFrom = (asked: number) =>
+    options.onValidFor?.(leaseMs - leaseMargin(leaseMs) - (performance.now() - asked));
+  const registeredAsked = performance.now();
   const lease = registerHost(store, { hostId: options.hostId, version: options.version, leaseMs });
+  validFrom(registeredAsked);
   fenceRunWrites(store, lease);
   onTakeovers(store, options.onTakeover);
   // Renewals are judged against this process's monotonic clock too: when none succeeded for a whole lease (the
@@ -44,6 +64,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
   const tick = () => {
     if (stopped) return;
     try {
+      const asked = performance.now();
       if (!renewLease(store, lease, leaseMs)) {
         stop();
         options.onLost(
@@ -52,6 +73,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
         return;
       }
       renewedAt = performance.now();
+      validFrom(asked);
       takeOverAndAnnounce(store, lease);
     } catch (error) {
       options.onError(error);
@@ -76,7 +98,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
       if (stopped) return;
       stop();
       try {
-        releaseLease(store, lease);
+        if (releaseLease(store, lease)) options.onValidFor?.(null);
       } catch (error) {
         options.onError(error); // the lease then runs out, and a takeover finds no open run of ours
       }

@@ -6,7 +6,11 @@ import { execa } from 'execa';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HostError } from '../../host/errors.js';
 import { killAbandonedRunner } from '../../host/process/abandonedRunner.js';
-import { configureRunnerSpawner, DEFAULT_SPAWN_ANSWER_MS } from '../../host/process/runnerSpawner.js';
+import {
+  configureRunnerSpawner,
+  DEFAULT_SPAWN_ANSWER_MS,
+  holdRunnersToLease,
+} from '../../host/process/runnerSpawner.js';
 import { spawnRunner } from '../../host/process/spawnRunner.js';
 import { processStartTime } from '../../host/util/procIdentity.js';
 
@@ -128,6 +132,27 @@ describe('runners started through the runner spawner', () => {
     const nextExit = exitOf(next.child);
     next.stdin.end('\n');
     expect(await nextExit).toEqual({ code: 0, signal: null });
+  });
+
+  it("kills its runs when the host's lease passes unrenewed, and starts none until a renewal", async () => {
+    onTestFinished(() => holdRunnersToLease(null));
+    // A renewal: the lease lasts a minute from now. A runner starts and runs.
+    holdRunnersToLease(60_000);
+    const proc = await spawnRunner(sh('sleep 30'));
+    const exit = exitOf(proc.child);
+    expect(goneOrZombie(proc.pid)).toBe(false);
+    // The next renewal says 200 ms, and none follows (the host paused past its lease): the spawner kills the run.
+    holdRunnersToLease(200);
+    expect(await exit).toEqual({ code: null, signal: 'SIGKILL' });
+    await expect(spawnRunner(sh('exit 0'))).rejects.toMatchObject({
+      code: 'RUNNER_SPAWN_FAILED',
+      message: expect.stringMatching(/LEASE_RAN_OUT/),
+    });
+    // Renewed (the lease had not been lost after all): runners start again; with no lease, nothing bounds them.
+    holdRunnersToLease(60_000);
+    expect(await exitOf((await spawnRunner(sh('exit 0'))).child)).toEqual({ code: 0, signal: null });
+    holdRunnersToLease(null);
+    expect(await exitOf((await spawnRunner(sh('exit 5'))).child)).toEqual({ code: 5, signal: null });
   });
 
   it('kills the runner when the host dies before taking its stdio (the handles never acknowledged)', async () => {

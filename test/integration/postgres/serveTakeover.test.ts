@@ -4,7 +4,8 @@
 // on its lease tick, interrupts A's run exactly once and adopts the queued one, which then runs on B to completion.
 // A started again on its folder finds its old start taken over and serves on. A host whose lease is taken over
 // while it runs stops, with its run ended once and its runner gone — also when it holds queued runs of two
-// conversations, which the host that took it over runs (a paused host: it once stayed up for ever, unstoppable).
+// conversations, which the host that took it over runs (a paused host: it once stayed up for ever, unstoppable), and
+// whose runners end while it is still paused, once its lease passed unrenewed.
 // A queued run the survivor adopts starts before the runs the survivor queued behind it in the same conversation.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -165,6 +166,10 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     const takenOver = () => query('SELECT taken_over_by FROM hosts WHERE host_id = ?', hostIdC)[0]!.taken_over_by;
     await expect.poll(takenOver, { timeout: 20_000 }).not.toBeNull();
     for (const runId of queued) await rv.arrived(runId); // adopted and started by A
+    // C's runners are gone while C is still stopped: its runner spawner ended them once the lease C last told it of
+    // passed unrenewed (outside attack F4: they ran on, beside A's runs of their conversations, until C resumed).
+    for (const pid of runnerPids) await expect.poll(() => processStartTime(pid), { timeout: 10_000 }).toBeNull();
+    expect(hostC.child.exitCode).toBeNull();
     hostC.child.kill('SIGCONT');
 
     let timer: NodeJS.Timeout | undefined;
