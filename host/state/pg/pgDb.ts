@@ -44,6 +44,16 @@ export interface PgDbOptions {
   readOnly?: boolean;
 }
 
+/**
+ * How long PostgreSQL lets a store connection sit idle inside a transaction before it ends the connection
+ * (`idle_in_transaction_session_timeout`), unless the URL sets it. A store transaction is a synchronous closure:
+ * between its statements only this process's own code runs, for milliseconds. A host paused inside one (SIGSTOP, a frozen VM,
+ * a cut network) would otherwise hold the writer lock (PG2) for as long as it stays paused, and every other host,
+ * blocked synchronously on that lock, would lose its lease and stop (the outside attack's F1 of 2026-12-03). Ended
+ * after this, its lock is released; the paused host's transaction fails when it resumes.
+ */
+export const IDLE_IN_TRANSACTION_MS = 2_000;
+
 /** Values as better-sqlite3 returns them: `bigint`/`numeric` (counts, sums) as numbers, booleans as 1/0. */
 function sqliteLikeTypes(): TypeParsers {
   const types = require('pg-types') as TypeParsers;
@@ -223,6 +233,8 @@ export class PgDb implements Db {
       // Notices (`CREATE … IF NOT EXISTS` that exists) would go to stdout, which may be a protocol stream.
       client.querySync('SET client_min_messages = warning');
       if (this.options.readOnly) client.querySync('SET default_transaction_read_only = on');
+      if (!this.url.includes('idle_in_transaction_session_timeout'))
+        client.querySync(`SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`);
       const [row] = client.querySync('SELECT pg_backend_pid() AS pid') as { pid: number }[];
       this.pid = row!.pid;
     } catch (error) {
