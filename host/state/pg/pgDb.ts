@@ -47,10 +47,10 @@ export interface PgDbOptions {
 /**
  * How long PostgreSQL lets a store connection sit idle inside a transaction before it ends the connection
  * (`idle_in_transaction_session_timeout`), unless the URL sets it. A store transaction is a synchronous closure:
- * between its statements only this process's own code runs, for milliseconds. A host paused inside one (SIGSTOP, a frozen VM,
- * a cut network) would otherwise hold the writer lock (PG2) for as long as it stays paused, and every other host,
- * blocked synchronously on that lock, would lose its lease and stop (the outside attack's F1 of 2026-12-03). Ended
- * after this, its lock is released; the paused host's transaction fails when it resumes.
+ * between its statements only this process's own code runs, for milliseconds. A host paused inside one (SIGSTOP, a
+ * frozen VM, a cut network) would otherwise hold the writer lock (PG2) for as long as it stays paused, and every other
+ * host, blocked synchronously on that lock, would lose its lease and stop (the outside attack's F1 of 2026-12-03).
+ * Ended after this, its lock is released; the paused host's transaction fails when it resumes.
  */
 export const IDLE_IN_TRANSACTION_MS = 2_000;
 
