@@ -27,6 +27,7 @@ import {
   waitingRunsTotal,
 } from '../state/dispatchLog.js';
 import { reclaimDeadOwners } from '../recovery/reconcile.js';
+import { untilStored } from '../runs/untilStored.js';
 import { adoptableRun } from '../state/hostTakeover.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { assertTenant, DEFAULT_TENANT, tenantOf } from '../config/tenant.js';
@@ -401,11 +402,23 @@ export class Dispatcher {
         if (!moveAsk(this.store, ask.id, 'pending', 'delivering')) return; // withdrawn, or another of ours took it
         taken = true;
         const delivery = { bindingId: w.plan.binding.id, sessionId: ask.sessionId, runId: ask.runId };
-        const answer = await w.inbox.deliver(event, () => {
-          // The runner took it: recorded as the truth even if the asker gave up meanwhile (its owner judged dead).
+        // The runner took it: recorded as the truth even if the asker gave up meanwhile (its owner judged dead).
+        const record = () => {
           if (!this.findDelivery(ask.tenant, event)) recordDelivery(this.store, ask.tenant, event, delivery);
           moveAsk(this.store, ask.id, 'delivering', 'accepted');
+        };
+        let unrecorded = false;
+        const answer = await w.inbox.deliver(event, () => {
+          try {
+            record();
+          } catch {
+            unrecorded = true; // the store refused it: tried again below until it takes it
+          }
         });
+        if (unrecorded) {
+          const what = `the message ${event.id} run ${ask.runId}'s runner took`;
+          await untilStored(record, { what, log: this.log, signal: w.controller.signal });
+        }
         if (!answer.accepted) refuse('delivering', answer.reason ?? 'no reason given');
       } catch (error) {
         // From the control watcher's timer: one ask's trouble must not end the host, nor keep its asker waiting.

@@ -25,6 +25,7 @@ import { planRun, type PlanRequest, type RunPlan } from './plan.js';
 import { provision, type ProvisionDeps, type Provisioned } from './provision.js';
 import { describeError, superviseRun } from './superviseRun.js';
 import type { RunInbox } from './runInbox.js';
+import { untilStored } from './untilStored.js';
 import { WarmPools } from './warmPool.js';
 
 export type { QueuedRun } from './journal.js';
@@ -199,7 +200,10 @@ export class RunService {
         resume: run.resume,
       });
       const outcome = await this.supervise(queued, plan, event, run, journal, hooks);
-      return this.handOut(journal.ended(outcome));
+      const what = `the end of run ${queued.runId}`;
+      return this.handOut(
+        await untilStored(() => journal.ended(outcome), { what, log: this.log, signal: hooks.signal }),
+      );
     } finally {
       journal.flush();
       await run.release();

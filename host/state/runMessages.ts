@@ -16,7 +16,7 @@ export interface RunMessageAsk {
   runId: string;
   sessionId: string;
   tenant: string;
-  /** The chat event as the asker accepted it (JSON). */
+  /** The chat event as the asker accepted it, redacted as stored events are (JSON). */
   event: string;
 }
 
@@ -27,7 +27,9 @@ export function deliveryKey(tenant: string, event: { platform: string; bot: stri
 
 /**
  * Ask the owner of `runId` to hand `event` to its runner: the new ask's id, or the id of the ask another host already
- * made with the same event (`existing`). Wakes the owner at commit (PostgreSQL; SQLite's watchers poll).
+ * made with the same event (`existing`). The event is stored as the store stores events, redacted (the runner gets
+ * that copy), and only until the ask is answered ({@link moveAsk}). Wakes the owner at commit (PostgreSQL; SQLite's
+ * watchers poll).
  */
 export function insertAsk(
   store: Store,
@@ -44,7 +46,16 @@ export function insertAsk(
     db.prepare(
       'INSERT INTO run_messages (id, run_id, session_id, tenant, delivery_key, event, status, asked_by, asked_at) ' +
         "VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
-    ).run(id, ask.runId, ask.sessionId, ask.tenant, key, JSON.stringify(ask.event), askedBy, new Date().toISOString());
+    ).run(
+      id,
+      ask.runId,
+      ask.sessionId,
+      ask.tenant,
+      key,
+      JSON.stringify(store.redacted(ask.event)),
+      askedBy,
+      new Date().toISOString(),
+    );
     notifyOthers(db, 'controls');
     return { id, existing: false };
   });
@@ -67,9 +78,14 @@ export function pendingAsks(store: Store, runIds: readonly string[]): RunMessage
     .all(...runIds) as RunMessageAsk[];
 }
 
+/** The statuses that end an ask: nobody reads its event any more. */
+const ANSWERED: readonly RunMessageStatus[] = ['accepted', 'refused', 'withdrawn'];
+
 /**
  * Move ask `id` from `from` to `to` (with the owner's reason); whether this call moved it. Guarded by `from`: the asker
- * withdraws only a pending ask, the owner takes only a pending one and answers only one it took. Wakes the other side.
+ * withdraws only a pending ask, the owner takes only a pending one and answers only one it took. An answered ask keeps
+ * its key and status (a redelivered event is still known) but not its message: the event is blanked to `{}` (the
+ * message itself is in the log, `message.received`, when the runner took it). Wakes the other side.
  */
 export function moveAsk(
   store: Store,
@@ -81,8 +97,11 @@ export function moveAsk(
   const db = dbOf(store);
   return store.transaction(() => {
     const moved = db
-      .prepare('UPDATE run_messages SET status = ?, reason = ?, answered_at = ? WHERE id = ? AND status = ?')
-      .run(to, reason, new Date().toISOString(), id, from).changes;
+      .prepare(
+        'UPDATE run_messages SET status = ?, reason = ?, answered_at = ?, event = coalesce(?, event) ' +
+          'WHERE id = ? AND status = ?',
+      )
+      .run(to, reason, new Date().toISOString(), ANSWERED.includes(to) ? '{}' : null, id, from).changes;
     if (moved > 0) notifyOthers(db, 'controls');
     return moved > 0;
   });

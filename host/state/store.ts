@@ -504,6 +504,11 @@ export class Store {
     return (rows as Record<string, unknown>[]).map(toRunRow);
   }
 
+  /** `value` as this store writes it: through its redactor (`StoreOptions.redact`), for a module's own rows. */
+  redacted<T>(value: T): T {
+    return this.redact(value) as T;
+  }
+
   /** Hear about every committed event. Returns an unsubscribe function. */
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);

@@ -31,6 +31,7 @@ import {
 import { meteredUsage } from '../../../host/state/meteredUsage.js';
 import { openEffectIntents, runStartedData, runStatus } from '../../../host/state/recoveryReads.js';
 import { controlsAfter, insertCancels, lastControlSeq } from '../../../host/state/runControls.js';
+import { askStatus, insertAsk, moveAsk, pendingAsks } from '../../../host/state/runMessages.js';
 import {
   deleteRunnerPackage,
   insertRunnerPackage,
@@ -44,7 +45,7 @@ import {
 } from '../../../host/state/runnerPackages.js';
 import { runsPage, sessionsPage } from '../../../host/state/adminLists.js';
 import { lastSeqOfSession, readEventsAfter, terminalSeqOfRun } from '../../../host/state/streamReads.js';
-import type { Store } from '../../../host/state/store.js';
+import { dbOf, type Store } from '../../../host/state/store.js';
 import { sessionsOfTenant, tenantOfRun } from '../../../host/state/tenancy.js';
 import {
   activeWebhooks,
@@ -568,6 +569,29 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       const deletion = repo.history('model', 'm2')[2]!;
       expect(configTenantBefore(store, 'model', 'm2', { deletedAt: deletion.at, version: 3 })).toBe('acme');
       expect(configTenantBefore(store, 'model', 'm1', { at: '9999' })).toBeUndefined(); // stored without a tenant
+    });
+
+    it('run messages: an asked event is stored redacted, once per delivery key, and blanked once answered', () => {
+      // A redactor that knows one secret, as the host's does (docs/security-model.md, "Redaction").
+      const redact = (value: unknown): unknown =>
+        JSON.parse(JSON.stringify(value).replaceAll('canary-7f3a', '[REDACTED]'));
+      const store = backend.open({ ...backend.fresh(), redact });
+      const event = { platform: 'telegram', bot: 'b', id: 'evt_1', text: 'the key is canary-7f3a' };
+      const ask = { runId: 'run_1', sessionId: 'ses_1', tenant: 'acme', event };
+      const { id, existing } = insertAsk(store, ask, 'hst_asker');
+      expect(existing).toBe(false);
+      expect(insertAsk(store, ask, 'hst_other')).toEqual({ id, existing: true });
+      const rows = () => dbOf(store).prepare('SELECT event FROM run_messages').pluck().all() as string[];
+      expect(rows().join()).not.toContain('canary-7f3a');
+      const [pending] = pendingAsks(store, ['run_1']);
+      expect(JSON.parse(pending!.event)).toEqual({ ...event, text: 'the key is [REDACTED]' });
+      expect(moveAsk(store, id, 'pending', 'delivering')).toBe(true);
+      expect(pendingAsks(store, ['run_1'])).toEqual([]);
+      expect(moveAsk(store, id, 'pending', 'withdrawn')).toBe(false); // taken: the asker can no longer withdraw it
+      expect(rows()).toEqual([pending!.event]); // kept while its owner delivers it
+      expect(moveAsk(store, id, 'delivering', 'accepted')).toBe(true);
+      expect(askStatus(store, id)).toEqual({ status: 'accepted', reason: null });
+      expect(rows()).toEqual(['{}']);
     });
 
     it('run controls, audit reads with tenants, recorded verifications, runner state', () => {

@@ -1,9 +1,10 @@
 // A host whose store connection is lost keeps serving (host/state/pg/pgDb.ts, decision PH7): two real `paddock serve`
 // processes on one throwaway PostgreSQL cluster, each with its own data folder and a 6 s lease. Their store
-// connections are ended with pg_terminate_backend while they are idle, then while a run is held on one of them, and
-// then while the database refuses connections for a moment, and then the whole server is restarted (`pg_ctl restart
-// -m fast`, shorter than the lease). Each time both hosts open a new connection, a held run ends exactly once, and a
-// following event runs to completion on each host.
+// connections are ended with pg_terminate_backend while they are idle, then while a run is held on one of them, then
+// while the database refuses connections for a moment (also while a held run ends: its end, failed, is stored once
+// the database takes connections again; it once stayed running for ever, PH9), and then the whole server is
+// restarted (`pg_ctl restart -m fast`, shorter than the lease). Each time both hosts open a new connection, a held
+// run ends exactly once, and a following event runs to completion on each host.
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,32 @@ describe('paddock serve when its PostgreSQL connection is lost', () => {
       queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS true');
     }
     await bothServe('refused-after');
+  });
+
+  it('a run that ends while the database refuses connections: its end is stored once it takes them again', async () => {
+    const held = await dispatch(hostA!, chatEvent({ bot: 'held', text: 'ends unseen', conversation: { id: 'u1' } }));
+    await rv.arrived(held.runId);
+    queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS false');
+    try {
+      terminateStoreConnections();
+      rv.go(held.runId); // the runner ends; the host cannot store it now (once, the run stayed running for ever)
+      await hostA!.waitFor(/the store refused a record; trying again until it takes it/);
+    } finally {
+      queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS true');
+    }
+    await expect.poll(async () => (await runOn(hostA!, held.runId)).status, { timeout: 20_000 }).not.toBe('running');
+    // Failed, saying why: what the runner streamed meanwhile could not be stored (a run whose record is incomplete
+    // fails, journal.ts), but its end is stored, once, as soon as the database takes it.
+    expect(await runOn(hostA!, held.runId)).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(
+        /^runner completed the run; then the host failed while recording the run: .*lost the connection to/,
+      ),
+    });
+    expect(ends(held.runId)).toEqual([{ type: 'run.ended' }]);
+    // Its conversation goes on.
+    const next = await dispatch(hostA!, chatEvent({ bot: 'echo', text: 'next', conversation: { id: 'u1' } }));
+    await expect.poll(async () => (await runOn(hostA!, next.runId)).status, { timeout: 20_000 }).toBe('completed');
   });
 
   it('a database restart shorter than the lease: both survive, a held run ends once, both serve again', async () => {
