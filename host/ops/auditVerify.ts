@@ -6,6 +6,7 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { auditKeyPaths } from '../audit/auditKey.js';
+import { HostError } from '../errors.js';
 import type { AuditStorage } from '../audit/auditStorage.js';
 import type { AuditTrust } from '../audit/keyTrust.js';
 import { verifyAudit, type AuditProgress, type AuditVerdict } from '../audit/verify.js';
@@ -25,7 +26,21 @@ export function verifyAuditLog(
   keyFiles: readonly string[] = [],
   onProgress?: AuditProgress,
 ): AuditVerdict {
-  const read = (file: string) => createPublicKey(readFileSync(file));
+  const read = (file: string) => {
+    let pem: Buffer;
+    try {
+      pem = readFileSync(file);
+    } catch (error) {
+      // A folder that never signed (a new data folder on a shared database) has no key to trust: say so, name the way.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      throw new HostError(
+        'NOT_FOUND',
+        `no audit public key at ${file}: verify from a data folder whose host signed this chain, or name the keys ` +
+          'to trust with --key <pub.pem>',
+      );
+    }
+    return createPublicKey(pem);
+  };
   const trust: AuditTrust =
     keyFiles.length > 0 ? { pinned: keyFiles.map(read) } : { root: read(auditKeyPaths(dataDir).publicPath) };
   return verifyAudit(storage, trust, onProgress);

@@ -110,6 +110,15 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     // Each host signs with its own key; from A's (the first to sign), B's key is learnt from the record B wrote.
     const verified = await paddock(['audit', 'verify', '--json'], { dataDir: homeA, env });
     expect(verified.exitCode, verified.stderr).toBe(0);
+    // From a folder whose host never signed (no key of its own): refused, saying how, not an internal error.
+    const keyless = await paddock(['audit', 'verify'], {
+      dataDir: mkdtempSync(join(tmpdir(), 'paddock-keyless-')),
+      env,
+    });
+    expect([keyless.exitCode, keyless.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^paddock: no audit public key at .*--key/),
+    ]);
   });
 
   it('a host whose lease is taken over stops: its run ends once, its runner is gone, serve exits 1', async () => {
