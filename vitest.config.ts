@@ -1,9 +1,15 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { defaultExclude, defineConfig } from 'vitest/config';
 
 /** A file of this repository, by absolute path. */
 const repo = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+/** Integration files that run alone, after the others (docs/decisions.md, CS8): each with its reason. */
+const ALONE = [
+  // Its own pool runs two kill points at a time: it fills both cores by itself (CS3).
+  'test/integration/crashRecovery.test.ts',
+];
 
 export default defineConfig({
   // Decorators are lowered for every file, not only those tsconfig includes. No decorator
@@ -42,8 +48,23 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/examples/**/*.test.ts'],
-          // Real child processes: spawns, signal ladders and floods take seconds, and the
-          // 2-core machines must not run them in parallel with each other.
+          exclude: [...defaultExclude, ...ALONE],
+          // Real child processes: spawns, signal ladders and floods take seconds. One file per core (two on the CI),
+          // after the unit project (group 0: its short bounds never share the cores with these files). Each file keeps
+          // to its own temp folders, port 0, and its own runs' cgroups, mounts and processes (CS8).
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          maxWorkers: availableParallelism(),
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The integration files that must not share the machine with another file (ALONE above): one at a time, in
+          // vitest's last group (projects without file parallelism run after every sequence.groupOrder group).
+          name: 'integration-alone',
+          include: ALONE,
           testTimeout: 60_000,
           hookTimeout: 60_000,
           fileParallelism: false,
@@ -57,7 +78,9 @@ export default defineConfig({
           include: ['test/console/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          fileParallelism: false,
+          // Beside the integration files, two at a time (each its own serve host on port 0 and its own browser).
+          maxWorkers: availableParallelism(),
+          sequence: { groupOrder: 1 },
         },
       },
     ],

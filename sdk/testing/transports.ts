@@ -92,10 +92,12 @@ export function spawnRunnerProcess(
         // Already gone.
       }
       // A descendant that left the process group (setsid) may hold the pipes open: let go of them, so the
-      // caller's process can end whatever that descendant does.
+      // caller's process can end whatever that descendant does. stderr only once `exited` (the runner's exit seen and
+      // its stderr read to the end, or the drain wait over): the pipes are read in no set order, so the suite may see
+      // stdout end and kill a runner that already exited while its last stderr words are still unread.
       child.stdin.destroy();
       child.stdout.destroy();
-      child.stderr.destroy();
+      void exited.then(() => child.stderr.destroy());
     },
     stderrTail: () => tail.toString('utf8'),
     ended: () => end,

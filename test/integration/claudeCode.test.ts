@@ -43,7 +43,8 @@ afterAll(async () => {
   rmSync(mountRoot, { recursive: true, force: true });
 });
 
-const claudeProcesses = () => processesWith('claude-code/bin/claude');
+/** Live Claude Code processes of this file's host (the runner gives the CLI the run's home, `<data>/workspaces/…`) */
+const claudeProcesses = () => processesWith('claude-code/bin/claude', `HOME=${host.dataDir}/`);
 
 async function dispatch(
   bot: string,
@@ -318,6 +319,8 @@ describe('claude-code runner: tools, permissions, resume, failures', () => {
     // Cancel once Claude Code has started its session (its model call follows at once).
     while (!updates.some((u) => u.kind === 'log' && u.message.startsWith('claude 2.1.332 session')))
       await new Promise((r) => setTimeout(r, 20));
+    // The check below finds this run's Claude Code while it runs: its emptiness after the cancel is not vacuous.
+    expect(claudeProcesses()).not.toEqual([]);
     controller.abort();
     const { outcome } = await running;
     expect(outcome.status).toBe('cancelled');

@@ -15,8 +15,11 @@ const MCP_SERVER = repoPath('test/fixtures/mcp/server.mjs');
 const host = tempHost({ limits: { wallClockMs: 120_000 } });
 afterAll(() => host.close());
 
-/** Live Codex processes (its launcher and native binary both live under @openai/codex). */
-const codexProcesses = () => processesWith('@openai/codex');
+/**
+ * Live Codex processes of this file's host (its launcher and native binary both live under @openai/codex; the runner
+ * gives the CLI the run's home, `<data>/workspaces/<run>/home`): another host's on the same machine are not ours.
+ */
+const codexProcesses = () => processesWith('@openai/codex', `HOME=${host.dataDir}/`);
 
 async function dispatch(
   bot: string,
@@ -141,6 +144,8 @@ describe('codex runner, real CLI, offline, in the bwrap sandbox', () => {
     const running = dispatch('cx', 'SLOW:300 LONG:50', 'c-cancel', updates, controller.signal);
     while (!updates.some((u) => u.kind === 'log' && u.message.startsWith('codex thread')))
       await new Promise((r) => setTimeout(r, 20));
+    // The check below finds this run's Codex while it runs: its emptiness after the cancel is not vacuous.
+    expect(codexProcesses()).not.toEqual([]);
     controller.abort();
     const { outcome } = await running;
     expect(outcome.status).toBe('cancelled');

@@ -192,7 +192,14 @@ describe('run lifecycle through the real host code path', () => {
     const started = new Promise<void>((resolve) => (floodStarted = resolve));
     const flood = superviseEntry('test/fixtures/runners/floodsStdout.ts', {
       env: { FLOOD_MODE: 'updates', FLOOD_MB: '2000' },
-      limits: { maxEventBytes: 1024 * 1024 * 1024, maxStdoutBytes: 1024 * 1024 * 1024, maxUpdates: 1_000_000 },
+      // It must end on its quota (checked below), not on the fixtures' 20 s wall clock: its 1 GiB takes ≈ 7 s on an
+      // idle 2-core machine and went past 20 s on one shared with another test file and other users' suites.
+      limits: {
+        maxEventBytes: 1024 * 1024 * 1024,
+        maxStdoutBytes: 1024 * 1024 * 1024,
+        maxUpdates: 1_000_000,
+        wallClockMs: 100_000,
+      },
       onUpdate: () => floodStarted(),
     });
     await started;
