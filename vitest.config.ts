@@ -7,8 +7,9 @@ const repo = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 /** Integration files that run alone, after the others (docs/decisions.md, CS8): each with its reason. */
 const ALONE = [
-  // Its own pool runs two kill points at a time: it fills both cores by itself (CS3).
+  // Each runs two kill points at a time in its own pool: it fills both cores by itself (CS3).
   'test/integration/crashRecovery.test.ts',
+  'test/integration/postgres/hostCrashPoints.test.ts',
 ];
 
 export default defineConfig({

@@ -262,6 +262,13 @@ describe('paddock serve: admin runs and sessions', () => {
 
 describe('paddock serve: admin audit and doctor', () => {
   it("exports each tenant's own records (host records to default only), verifiable record by record", async () => {
+    // The runs the cases above dispatched have ended: their records are all written, so two exports read one chain
+    // (one once got 28, then 31 records: runs were still ending).
+    for (const tok of [tokens.adminA, tokens.adminB])
+      for (const status of ['queued', 'running'])
+        await expect
+          .poll(async () => ((await call('GET', `/v1/runs?status=${status}`, tok)).body.runs as Json[]).length)
+          .toBe(0);
     const pages = async (tok: string, format: 'json' | 'jsonl') => {
       const out: Json[] = [];
       const texts: string[] = [];
