@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { HostError } from '../errors.js';
 
-/** The first wait after a write the store refused, doubled after each failure up to {@link UNTIL_STORED_MAX_MS}. */
-export const UNTIL_STORED_FIRST_MS = 100;
+/** The first wait after a write the store refused, doubled after each failure up to {@link MAX_WAIT_MS}. */
+const FIRST_WAIT_MS = 100;
 /** The longest wait between two tries. */
-export const UNTIL_STORED_MAX_MS = 2_000;
+const MAX_WAIT_MS = 2_000;
 
 /**
  * Write what must be recorded — a run's end, a message its runner took — trying again while the store refuses it (a
@@ -19,7 +19,7 @@ export async function untilStored<T>(
   write: () => T,
   options: { what: string; log: Logger; signal?: AbortSignal },
 ): Promise<T> {
-  let wait = UNTIL_STORED_FIRST_MS;
+  let wait = FIRST_WAIT_MS;
   let failures = 0;
   for (;;) {
     try {
@@ -34,11 +34,13 @@ export async function untilStored<T>(
           'the store refused a record; trying again until it takes it',
         );
     }
+    // A timed back-off, not a wait for an event: what would tell that the store takes writes again is the store itself
+    // (its commit signal rides on the lost connection), so the next try is the only probe there is.
     try {
       await sleep(wait, undefined, { signal: options.signal });
     } catch {
       // Aborted while waiting: one last try above decides.
     }
-    wait = Math.min(wait * 2, UNTIL_STORED_MAX_MS);
+    wait = Math.min(wait * 2, MAX_WAIT_MS);
   }
 }
