@@ -371,6 +371,8 @@ export class Dispatcher {
     const refuse = (from: 'pending' | 'delivering', why: string) => moveAsk(this.store, ask.id, from, 'refused', why);
     await this.inAppendOrder(w.queued.sessionId, async () => {
       let taken = false;
+      // Its runner took the message: never refused after that (the asker would run it a second time).
+      let runnerTookIt = false;
       try {
         if (ask.tenant !== w.tenant || ask.sessionId !== w.queued.sessionId) {
           refuse('pending', `the ask does not match run ${ask.runId} (another tenant or session)`);
@@ -409,6 +411,7 @@ export class Dispatcher {
         };
         let unrecorded = false;
         const answer = await w.inbox.deliver(event, () => {
+          runnerTookIt = true;
           try {
             record();
           } catch {
@@ -424,7 +427,8 @@ export class Dispatcher {
         // From the control watcher's timer: one ask's trouble must not end the host, nor keep its asker waiting.
         this.log.warn({ err: error, runId: ask.runId }, 'could not answer a steering message asked by another host');
         try {
-          refuse(taken ? 'delivering' : 'pending', `the host running it failed: ${(error as Error).message}`);
+          if (!runnerTookIt)
+            refuse(taken ? 'delivering' : 'pending', `the host running it failed: ${(error as Error).message}`);
         } catch {
           // The store unreachable: the asker's own bound answers it.
         }
