@@ -13,6 +13,7 @@ import { spawnCostBench } from './spawnCost.js';
 import { metricsBench } from './metrics.js';
 import { outboundScanBench } from './outboundScan.js';
 import { packageVerifyBench } from './packageVerify.js';
+import { claimLocksBench } from './claimLocks.js';
 import { pgAppendBench } from './pgAppend.js';
 import { pgBridgeBench } from './pgBridge.js';
 import { recoveryTimeBench } from './recoveryTime.js';
@@ -65,6 +66,7 @@ const results = {
   ...(only && only !== 'package-verify' ? {} : { packageVerify: await packageVerifyBench() }),
   ...(only && only !== 'pg-bridge' ? {} : { pgBridge: await pgBridgeBench() }),
   ...(only && only !== 'pg-append' ? {} : { pgAppend: await pgAppendBench() }),
+  ...(only && only !== 'claim-locks' ? {} : { claimLocks: await claimLocksBench() }),
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/latest.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);

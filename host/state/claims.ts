@@ -1,6 +1,7 @@
 import { pidScope } from '../util/pidScope.js';
 import { processStartTime } from '../util/procIdentity.js';
 import { dialectOf } from './db.js';
+import { rowLock } from './dialectSql.js';
 import { dbNowMs, existingHostId, startPidScope } from './hostLeases.js';
 import { dbOf, type Store } from './store.js';
 
@@ -185,33 +186,69 @@ export function claimBlocker(
 }
 
 /**
- * Claim the right to start a queued run, in one IMMEDIATE transaction with the checks of
- * {@link claimBlocker}: a claim names this process (pid + start time), so recovery can reclaim it
- * if this process dies. The claim ends with the run (`run.ended`/`run.interrupted` delete it in
- * their own transaction).
+ * Claim the right to start a queued run, in one transaction with the checks of {@link claimBlocker}: a claim names
+ * this process (pid + start time), so recovery can reclaim it if this process dies. The claim ends with the run
+ * (`run.ended`/`run.interrupted` delete it in their own transaction).
+ *
+ * On PostgreSQL the transaction does not take the cluster's writer lock (stage 2, docs/scale-out.md §3, decision
+ * CL14): it locks what its rules read, always in this order, so two claims never wait on each other in a cycle and
+ * the writer lock's transactions wait for a claim only on its run's row:
+ * 1. this host's `hosts` row `FOR KEY SHARE` — a takeover (`FOR UPDATE SKIP LOCKED`) skips a host claiming now, and a
+ *    claim waits for a takeover in progress, then sees the host dead (the fence refuses it);
+ * 2. the run's row `FOR UPDATE` — serialised with its cancel, start, re-owning, and another claim of it;
+ * 3. the limit scopes (`binding:<id>`, `host:<id>`; advisory locks in sorted order) — the counts are read after them,
+ *    so two hosts never both take a binding's or a host's last slot.
+ * One claimed run per session is the database's `UNIQUE (session_id)`; the earliest-waiting-run rule needs no lock
+ * (a later run of the session is queued after this one, and an earlier one is either waiting or claimed).
  */
 export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
-  // A read-only look first: a waiting run that is still blocked does not take the write lock.
+  // A read-only look first: a waiting run that is still blocked does not take any lock.
   const seq = dbOf(store).prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as
     number | null | undefined;
   const early = claimBlocker(store, { ...req, queuedSeq: seq ?? null });
   if (early) return { ok: false, ...early };
-  return store.transaction(() => {
-    const run = dbOf(store).prepare('SELECT status, queued_seq FROM runs WHERE id = ?').get(req.runId) as
-      { status: string; queued_seq: number | null } | undefined;
+  return store.rowLockedTransaction(() => {
+    const db = dbOf(store);
+    const dialect = dialectOf(db);
+    const lease = store.lease;
+    if (lease)
+      db.prepare(`SELECT 1 FROM hosts WHERE host_id = ? AND epoch = ?${rowLock(dialect, 'KEY SHARE')}`).get(
+        lease.hostId,
+        lease.epoch,
+      );
+    const run = db
+      .prepare(`SELECT status, queued_seq FROM runs WHERE id = ?${rowLock(dialect, 'UPDATE')}`)
+      .get(req.runId) as { status: string; queued_seq: number | null } | undefined;
     if (!run || run.status !== 'queued')
       throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
     // A host whose lease was lost, or that no longer owns the run (re-owned by a takeover), claims nothing (runFence).
     store.assertOwnsRuns([req.runId]);
+    lockClaimScopes(store, [`binding:${req.bindingId}`, `host:${lease?.hostId ?? '*'}`]);
     const blocker = claimBlocker(store, { ...req, queuedSeq: run.queued_seq });
     if (blocker) return { ok: false, ...blocker };
-    dbOf(store)
+    const inserted = db
       .prepare(
-        'INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO run_claims (run_id, session_id, binding_id, host_pid, host_start, at) VALUES (?, ?, ?, ?, ?, ?) ' +
+          'ON CONFLICT DO NOTHING',
       )
       .run(req.runId, req.sessionId, req.bindingId, process.pid, OWN_START, new Date().toISOString());
-    return { ok: true };
+    // Another run of the session was claimed since the blocker's read (the constraint decided): it blocks this one.
+    return inserted.changes === 1 ? { ok: true } : { ok: false, by: 'session', deadOwners: false };
   });
+}
+
+/** The advisory-lock class of claim scopes: the two-key form, a key space apart from the writer lock's (PG2). */
+const CLAIM_SCOPE_LOCK_CLASS = 0x636c_6d73; // "clms"
+
+/**
+ * Lock `scopes` until the transaction ends (PostgreSQL; SQLite's writer already holds the file), in sorted order. A
+ * scope is hashed to 32 bits: two scopes that collide only wait for each other, never count each other's claims.
+ */
+function lockClaimScopes(store: Store, scopes: string[]): void {
+  const db = dbOf(store);
+  if (dialectOf(db) !== 'postgres') return;
+  const lock = db.prepare('SELECT pg_advisory_xact_lock(?, hashtext(?))');
+  for (const scope of [...scopes].sort()) lock.get(CLAIM_SCOPE_LOCK_CLASS, scope);
 }
 
 /** Bounds of the cross-process poll of {@link ClaimWaker}. */

@@ -28,6 +28,11 @@ export interface DbTransaction<F extends TransactionFn> {
   deferred(...args: ArgsOf<F>): ReturnType<F>;
   /** The writer's lock taken at BEGIN (SQLite `BEGIN IMMEDIATE`; PostgreSQL: docs/scale-out.md §3, PG2). */
   immediate(...args: ArgsOf<F>): ReturnType<F>;
+  /**
+   * PostgreSQL only: BEGIN without the writer lock (stage 2, docs/scale-out.md §3): the transaction locks the rows its
+   * rules read itself. SQLite has no such mode (one writer per file): its callers use {@link immediate}.
+   */
+  rowLocked?(...args: ArgsOf<F>): ReturnType<F>;
 }
 
 /**

@@ -34,3 +34,11 @@ export function elapsedMs(dialect: Dialect, from: string, to: string): string {
     ? `CAST(round(extract(epoch from (${to}::timestamptz - ${from}::timestamptz)) * 1000) AS bigint)`
     : `CAST(round((julianday(${to}) - julianday(${from})) * 86400000) AS INTEGER)`;
 }
+
+/**
+ * A SELECT's row-lock clause (PostgreSQL `FOR UPDATE`, `FOR KEY SHARE`); nothing on SQLite, where a writing
+ * transaction holds the whole file (docs/scale-out.md §3, stage 2).
+ */
+export function rowLock(dialect: Dialect, mode: 'UPDATE' | 'KEY SHARE'): string {
+  return dialect === 'postgres' ? ` FOR ${mode}` : '';
+}

@@ -1,17 +1,19 @@
 /** The reads and writes of taking over a dead host (docs/scale-out.md §4, "A dead host"; recovery/deadHosts.ts). */
 import { dialectOf } from './db.js';
+import { rowLock } from './dialectSql.js';
 import { dbNowMs, type HostLease } from './hostLeases.js';
 import { dbOf, type Store } from './store.js';
 
 /**
  * The hosts whose lease ran out and that nobody took over yet, locked for the caller's transaction: on PostgreSQL
- * `FOR UPDATE SKIP LOCKED`, so a host examining one is skipped, not waited for, by another (under the stage-1 writer
- * lock every write transaction runs alone anyway; the row lock is what stage 2 will rely on). Call inside a
- * transaction.
+ * `FOR UPDATE`, which waits for the claims such a host has in flight (each holds its `hosts` row `FOR KEY SHARE`
+ * without the writer lock, claims.ts) and makes its later claims wait for the takeover, then find it dead. Not
+ * `SKIP LOCKED`: a host claiming back to back would be skipped at every try. Takers do not wait for each other: each
+ * holds the writer lock (stage 1). Call inside a transaction.
  */
 export function lockExpiredHosts(store: Store): HostLease[] {
   const db = dbOf(store);
-  const lock = dialectOf(db) === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  const lock = rowLock(dialectOf(db), 'UPDATE');
   return db
     .prepare(
       `SELECT host_id AS hostId, epoch FROM hosts WHERE dead_at IS NULL AND lease_until < ${dbNowMs(db)} ` +

@@ -170,6 +170,8 @@ export class Store {
   private effectsStarted = 0;
   /** Events appended inside a transaction that has not committed yet. */
   private uncommitted: StoredEvent[] = [];
+  /** Inside a {@link rowLockedTransaction}: no writer lock is held, so no event may be appended. */
+  private rowLockedOnly = false;
   /** Sessions' control folds, caught up from their last seq at each start (sessionControlCache.ts). */
   private readonly controlCache = new SessionControlCache((id, after) => this.controlEventsAfter(id, after));
   /** The last-seq reads of {@link lastSeqs}, by how many sessions each reads. */
@@ -273,6 +275,19 @@ export class Store {
    * about its events only once the outermost transaction has committed; a rollback drops them.
    */
   transaction<T>(fn: () => T): T {
+    return this.runTransaction(fn, 'writer');
+  }
+
+  /**
+   * {@link transaction} without the cluster's writer lock on PostgreSQL (stage 2, docs/scale-out.md §3): `fn` must lock
+   * every row its rules read (`FOR UPDATE`, the lock fragments of dialectSql.ts) and write nothing another rule reads
+   * under the writer lock alone — no events, no audit. Claims only (claims.ts). On SQLite it is {@link transaction}.
+   */
+  rowLockedTransaction<T>(fn: () => T): T {
+    return this.runTransaction(fn, 'rows');
+  }
+
+  private runTransaction<T>(fn: () => T, locks: 'writer' | 'rows'): T {
     const outermost = !this.db.inTransaction;
     const mark = this.uncommitted.length;
     let value: T;
@@ -281,7 +296,16 @@ export class Store {
       // fails with SQLITE_BUSY (no wait) when another process committed in between; an immediate one
       // waits for the lock (busy_timeout) and sees the latest data, so check-then-write is atomic
       // across every process on this data folder (claims, queue limits, dedupe, recovery).
-      value = outermost ? this.db.transaction(fn).immediate() : this.db.transaction(fn)();
+      const tx = this.db.transaction(fn);
+      if (!outermost) value = tx();
+      else if (locks === 'rows' && tx.rowLocked) {
+        this.rowLockedOnly = true;
+        try {
+          value = tx.rowLocked();
+        } finally {
+          this.rowLockedOnly = false;
+        }
+      } else value = tx.immediate();
     } catch (error) {
       this.uncommitted.length = mark; // this (save)point rolled back: its events never happened
       const code = (error as { code?: string }).code;
@@ -342,6 +366,8 @@ export class Store {
   appendMany(items: readonly SessionEvent[]): StoredEvent[] {
     const at = new Date().toISOString();
     return this.transaction(() => {
+      // A seq is "the session's last + 1" only under the writer lock (stage 1); a row-locked transaction holds none.
+      if (this.rowLockedOnly) throw new Error('an event cannot be appended in a row-locked transaction (claims only)');
       if (this.runFence) {
         const runIds = items.flatMap(({ event: e }) => (e.runId && RUN_OWNER_EVENT_TYPES.has(e.type) ? [e.runId] : []));
         this.assertOwnsRuns([...new Set(runIds)]);

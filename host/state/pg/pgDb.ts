@@ -75,6 +75,8 @@ export const WRITER_LOCK_KEY = 0x7061_6464; // "padd"
 
 /** What every outermost transaction starts with. Sent twice it does what it did once: a lost one is sent again. */
 const BEGIN = `BEGIN; SELECT pg_advisory_xact_lock(${WRITER_LOCK_KEY})`;
+/** What a row-locked transaction (stage 2: claims) starts with: no writer lock; its statements lock their rows. */
+const BEGIN_ROW_LOCKED = 'BEGIN';
 
 /**
  * pg-native's client class. It is an optional dependency (its libpq build needs Debian's libpq-dev): a host that never
@@ -281,7 +283,7 @@ export class PgDb implements Db {
   exec(source: string): this {
     this.call(
       () => this.client.querySync(source),
-      () => source === BEGIN || readsOnly(source),
+      () => source === BEGIN || source === BEGIN_ROW_LOCKED || readsOnly(source),
     );
     return this;
   }
@@ -295,9 +297,9 @@ export class PgDb implements Db {
   }
 
   transaction<F extends TransactionFn>(fn: F): DbTransaction<F> {
-    const run = (self: unknown, args: unknown[]): ReturnType<F> => {
+    const run = (self: unknown, args: unknown[], begin = BEGIN): ReturnType<F> => {
       if (this.depth === 0) {
-        this.exec(BEGIN);
+        this.exec(begin);
         this.depth = 1;
         try {
           const value = fn.apply(self, args) as ReturnType<F>;
@@ -332,7 +334,10 @@ export class PgDb implements Db {
     const call = function (this: unknown, ...args: unknown[]) {
       return run(this, args);
     };
-    return Object.assign(call, { deferred: call, immediate: call }) as unknown as DbTransaction<F>;
+    const rowLocked = function (this: unknown, ...args: unknown[]) {
+      return run(this, args, BEGIN_ROW_LOCKED);
+    };
+    return Object.assign(call, { deferred: call, immediate: call, rowLocked }) as unknown as DbTransaction<F>;
   }
 
   close(): this {
