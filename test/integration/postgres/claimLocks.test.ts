@@ -133,3 +133,55 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
     });
   });
 }
+
+describe('balancing: a live host moves queued runs its owner is claiming (postgres)', () => {
+  const { fresh } = storesOf(postgresBackend());
+
+  it('a run is claimed by its owner or moved to the other host, never both; no claim of a moved run', async () => {
+    const { store, options } = fresh();
+    const lease = registerHost(store, { hostId: 'hst_owner', version: 'test', leaseMs: 600_000 });
+    fenceRunWrites(store, lease);
+    const requests = queueRuns(
+      store,
+      Array.from({ length: 300 }, (_, b) => `b${b}`),
+      1,
+      {
+        maxPerBinding: 1,
+        maxTotal: 10_000,
+      },
+    );
+    const url = options.databaseUrl!;
+    const owner = await storeProcess('claimsRuns.ts', [
+      options.dataDir,
+      url,
+      JSON.stringify(requests),
+      JSON.stringify(lease),
+    ]);
+    const movers = await Promise.all(
+      ['1', '2'].map((tag) => storeProcess('movesRuns.ts', [options.dataDir, url, tag])),
+    );
+    owner.go();
+    for (const m of movers) m.go();
+    const { claimed, refused, movedAway } = (await owner.done) as {
+      claimed: string[];
+      refused: string | null;
+      movedAway: string[];
+    };
+    const moved = ((await Promise.all(movers.map((m) => m.done))) as string[][]).flat();
+    // The race happened: both sides got runs, and the owner found some of its runs moved.
+    expect(claimed.length).toBeGreaterThan(0);
+    expect(moved.length).toBeGreaterThan(0);
+    expect(movedAway.length).toBeGreaterThan(0);
+    expect(refused).toBeNull();
+    // Each run once: claimed by its owner or moved, never both; together, every run. (A run one mover took may be
+    // taken again by the other: a mover claims nothing here, so it never runs what it took.)
+    expect(claimed.filter((r) => moved.includes(r))).toEqual([]);
+    expect([...new Set([...claimed, ...moved])].sort()).toEqual(requests.map((r) => r.runId).sort());
+    // The store agrees: the owner's claims are its runs', and a moved run is unclaimed and owned by its mover.
+    const db = dbOf(store);
+    const claims = db.prepare('SELECT run_id FROM run_claims ORDER BY run_id').pluck().all();
+    expect(claims).toEqual([...claimed].sort());
+    const ownedByMovers = db.prepare("SELECT id FROM runs WHERE owner_host LIKE 'hst_mover_%' ORDER BY id").pluck();
+    expect(ownedByMovers.all()).toEqual([...new Set(moved)].sort());
+  });
+});
