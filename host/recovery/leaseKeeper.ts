@@ -35,6 +35,23 @@ export function leaseMargin(leaseMs: number): number {
   return Math.min(1_000, Math.floor(leaseMs / 5));
 }
 
+/**
+ * How often the lease is renewed: every quarter of it. The last renewal before a database outage may be that long
+ * before it, so an outage up to the rest of the lease (three quarters, less {@link renewRetryMs}) costs nothing.
+ */
+export function renewEveryMs(leaseMs: number): number {
+  return Math.max(1, Math.floor(leaseMs / 4));
+}
+
+/**
+ * How soon a renewal that failed (the database unreachable) is tried again: a quarter of a second, or a twelfth of a
+ * short lease. Waiting for the next quarter instead cost the whole cluster its leases in an outage of a third of the
+ * lease (outside attack 5, F1: every host saw the same outage, and each next renewal came at or past its lease's end).
+ */
+export function renewRetryMs(leaseMs: number): number {
+  return Math.max(1, Math.min(250, Math.floor(leaseMs / 12)));
+}
+
 /** A running lease: its identity, and how to stop keeping it. */
 export interface LeaseKeeper {
   lease: HostLease;
@@ -43,8 +60,9 @@ export interface LeaseKeeper {
 }
 
 /**
- * Register this start of the host, fence the store's writes about runs to it (runFence.ts), and every third of the
- * lease renew it, then take over every host whose lease ran out (deadHosts.ts). The timer does not keep the process
+ * Register this start of the host, fence the store's writes about runs to it (runFence.ts), and every quarter of the
+ * lease renew it (a failed renewal again within {@link renewRetryMs}), then take over every host whose lease ran out
+ * (deadHosts.ts). The timer does not keep the process
  * alive: a one-off command ends when its work does.
  */
 export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeeper {
@@ -61,8 +79,13 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
   // database unreachable, the process paused), another host may already have taken the runs over.
   let renewedAt = performance.now();
   let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  // Failures in a row: the first of a run is told (a warning), then every 20th, not each quick retry.
+  let failures = 0;
   const tick = () => {
     if (stopped) return;
+    clearTimeout(retry);
+    retry = undefined;
     try {
       const asked = performance.now();
       if (!renewLease(store, lease, leaseMs)) {
@@ -73,20 +96,31 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
         return;
       }
       renewedAt = performance.now();
+      failures = 0;
       validFrom(asked);
-      takeOverAndAnnounce(store, lease);
     } catch (error) {
-      options.onError(error);
+      if (failures++ % 20 === 0) options.onError(error);
       if (performance.now() - renewedAt >= leaseMs) {
         stop();
         options.onLost(`host ${lease.hostId} (epoch ${lease.epoch}) could not renew its lease for ${leaseMs} ms`);
+        return;
       }
+      // Tried again soon, not at the next quarter (renewRetryMs).
+      retry = setTimeout(tick, renewRetryMs(leaseMs));
+      retry.unref();
+      return;
+    }
+    try {
+      takeOverAndAnnounce(store, lease);
+    } catch (error) {
+      options.onError(error); // the next tick tries again
     }
   };
-  const timer = setInterval(tick, Math.max(1, Math.floor(leaseMs / 3)));
+  const timer = setInterval(tick, renewEveryMs(leaseMs));
   timer.unref();
   const stop = () => {
     stopped = true;
+    clearTimeout(retry);
     clearInterval(timer);
     onTakeovers(store, undefined);
   };

@@ -12,7 +12,7 @@ export interface HostLease {
   epoch: number;
 }
 
-/** The lease a host takes and renews every third of it (docs/scale-out.md §4). */
+/** The lease a host takes and renews every quarter of it (docs/scale-out.md §4). */
 export const DEFAULT_LEASE_MS = 15_000;
 
 /**

@@ -142,7 +142,14 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   });
   const signal = await Promise.race([stopped, lost]);
   stopping = true;
-  const count = held().length;
+  // A lease is most often lost with the database out of reach: the stop must not need it (outside attack 5: a read
+  // here failing made a host that lost its lease exit 2, a usage error, with the store's error).
+  let count: string;
+  try {
+    count = String(held().length);
+  } catch (error) {
+    count = `an unknown number of (the store: ${(error as Error).message})`;
+  }
   const drains = options.onStop === 'drain' && signal !== 'lease lost';
   err(
     `paddock serve: ${signal}: stopping (${count} run(s) held; ` +
@@ -163,7 +170,13 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   }
   await dispatcher.drain();
   await closing;
-  await closeHost();
+  try {
+    await closeHost();
+  } catch (error) {
+    // After a lost lease the store may still be out of reach: what could not be closed is said, the exit stays 1.
+    if (signal !== 'lease lost') throw error;
+    err(`paddock serve: while stopping: ${(error as Error).message}`);
+  }
   err('paddock serve: stopped');
   return signal === 'lease lost' ? 1 : 0;
 }

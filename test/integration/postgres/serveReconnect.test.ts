@@ -50,9 +50,9 @@ const storeBackends = () =>
   ).map((r) => Number(r.pid));
 
 /** End every host's store connection, and wait (synchronously, the hosts are other processes) until they are gone. */
-function terminateStoreConnections(): number[] {
+function terminateStoreConnections(hosts = 2): number[] {
   const pids = storeBackends();
-  expect(pids).toHaveLength(2); // one per host
+  expect(pids).toHaveLength(hosts); // one per host
   for (const pid of pids) expect(queryOn('postgres', 'SELECT pg_terminate_backend(?) AS ok', pid)[0]!.ok).toBe(1);
   for (const until = Date.now() + 10_000; storeBackends().some((pid) => pids.includes(pid));)
     if (Date.now() > until) throw new Error('the terminated store backends are still there after 10 s');
@@ -164,6 +164,25 @@ describe('paddock serve when its PostgreSQL connection is lost', () => {
     await expect.poll(async () => (await runOn(hostA!, next.runId)).status, { timeout: 20_000 }).toBe('completed');
   });
 
+  it('a database refusing connections for most of the lease: both keep their lease and serve on', async () => {
+    const live = liveHosts();
+    expect(live).toHaveLength(2);
+    queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS false');
+    try {
+      terminateStoreConnections();
+      // The outage itself, the test's input: past a third of the lease (a renewal that failed was tried again only
+      // at the next one, and an outage this long cost every host its lease: outside attack 5), within its three
+      // quarters less a retry (the renewal before it may be a quarter of a lease old).
+      await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 0.6));
+    } finally {
+      queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS true');
+    }
+    await bothServe('outage-after');
+    // Neither lost its lease: the same start of each, alive, and nobody took anybody over.
+    expect(liveHosts()).toEqual(live);
+    expect(Number(query("SELECT count(*) AS n FROM audit WHERE type = 'cluster.host_taken_over'")[0]!.n)).toBe(0);
+  });
+
   it('a database restart shorter than the lease: both survive, a held run ends once, both serve again', async () => {
     const live = liveHosts();
     expect(live).toHaveLength(2);
@@ -178,5 +197,26 @@ describe('paddock serve when its PostgreSQL connection is lost', () => {
     await bothServe('restart-after');
     // Neither lost its lease: the same start of each, alive.
     expect(liveHosts()).toEqual(live);
+  });
+
+  it('a host whose lease runs out while the database is down stops with exit 1, saying so, not 2', async () => {
+    const homeC = mkdtempSync(join(tmpdir(), 'paddock-pg-reconnect-c-'));
+    cpSync(join(homeA, 'keys'), join(homeC, 'keys'), { recursive: true });
+    // A short lease of its own: the outage outlasts it, not A's and B's (their 6 s leases survive it, case above).
+    const hostC = await startServe(homeC, [], { ...env, PADDOCK_LEASE_MS: '1500' });
+    queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS false');
+    let code: number | undefined;
+    try {
+      terminateStoreConnections(3);
+      // It stops while the store is still out of reach: the stop reads nothing it needs from it (outside attack 5:
+      // a read there threw, and the host exited 2, a usage error).
+      code = (await hostC.child).exitCode;
+    } finally {
+      queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS true');
+    }
+    expect(code, hostC.stderr()).toBe(1);
+    expect(hostC.stderr()).toMatch(/could not renew its lease for 1500 ms/);
+    expect(hostC.stderr()).toMatch(/paddock serve: stopped/);
+    await bothServe('after-c');
   });
 });
