@@ -2,6 +2,7 @@ import type { HostConfig } from './config/hostConfig.js';
 import { databaseUrlSecrets, parseDatabaseUrl } from './config/databaseUrl.js';
 import { HostError } from './errors.js';
 import { ConfigRepo } from './state/configRepo.js';
+import { idleInTransactionBound } from './state/hostLeases.js';
 import { registerConfigSecrets, registerEnvSecrets } from './secrets/hostSecrets.js';
 import { Redactor } from './secrets/redactor.js';
 import type { StoredEvent } from './state/events.js';
@@ -40,7 +41,7 @@ export function openHostStore(config: HostConfig, redactor: Redactor = hostRedac
   try {
     store = Store.open({
       dataDir: config.dataDir,
-      ...(databaseUrl ? { databaseUrl } : {}),
+      ...(databaseUrl ? { databaseUrl, idleInTransactionMs: idleInTransactionBound(config.leaseMs) } : {}),
       durability: config.durability,
       redact: (v) => redactor.value(v),
       hooks: config.storeHooks,

@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import type { Redactor } from '../secrets/redactor.js';
-import type { Store } from '../state/store.js';
+import { Store } from '../state/store.js';
 import type { CircuitBreaker } from './circuitBreaker.js';
 import { KnowledgeBases } from './kb/retrieve.js';
 import { KB_MCP_SERVER } from './mcp/kbToolNames.js';
@@ -285,6 +285,9 @@ export class Gateway {
       );
       return fail(401, 'authentication_error', message);
     }
+    // A host resumed past its lease calls no model and no tool for a run another host may have taken over (outside
+    // attack 5, F2): its runner's requests may have waited in the socket meanwhile.
+    if (!this.deps.store.leaseHolds) return fail(503, 'overloaded_error', `paddock: ${Store.LEASE_MAY_HAVE_RUN_OUT}`);
     const entry = this.runs.get(claims.runId)!;
     if (req.method !== 'POST' && !(mcp && (req.method === 'GET' || req.method === 'DELETE')))
       return fail(405, 'invalid_request_error', `paddock: ${req.method} is not served at ${url.pathname}`);

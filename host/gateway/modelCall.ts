@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ModelResource } from '../bindings/schema.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { redactOutbound } from './outboundRequest.js';
-import type { Store } from '../state/store.js';
+import { Store } from '../state/store.js';
 import { insertGatewayCall } from '../state/gatewayCalls.js';
 import { CircuitBreaker } from './circuitBreaker.js';
 import { createProvider, ProviderUnavailable, type Provider, type ProviderAnswer } from './providers/index.js';
@@ -197,6 +197,19 @@ export async function callModel(
         attempt - 1,
       );
     }
+    // A call the host was paused in goes on when it resumes: none goes out once the lease may have run out.
+    if (!deps.store.leaseHolds)
+      return refuse(
+        {
+          status: 503,
+          type: 'overloaded_error',
+          deniedBy: 'host.lease',
+          message: `paddock: ${Store.LEASE_MAY_HAVE_RUN_OUT}`,
+        },
+        model.id,
+        model.provider,
+        attempt - 1,
+      );
     let answer: ProviderAnswer | undefined;
     let failure: string | undefined;
     try {

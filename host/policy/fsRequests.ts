@@ -77,9 +77,15 @@ export interface WriteRecorder {
  * Answers `fs/read` and `fs/write` inside the run's workspace through the path policy (no link
  * followed, no `..`, no hard link, only regular files opened, `.git/hooks` and `.git/config` never
  * written), all of it off the event loop. Which of the two a run may call is decided by its
- * access (`grants.fs`). Each write is handed to `recorder` (its diff) once it is done.
+ * access (`grants.fs`). Each write is handed to `recorder` (its diff) once it is done. `mayWrite` is asked right
+ * before a write changes anything (it throws to refuse).
  */
-export function fsRequests(workspaceRoot: string, gate?: FsGate, recorder?: WriteRecorder): HostRequestEntries {
+export function fsRequests(
+  workspaceRoot: string,
+  gate?: FsGate,
+  recorder?: WriteRecorder,
+  mayWrite?: () => void,
+): HostRequestEntries {
   return {
     'fs/read': async (params, scope) => {
       const path = String(params.path);
@@ -114,6 +120,7 @@ export function fsRequests(workspaceRoot: string, gate?: FsGate, recorder?: Writ
           bytes,
           mode,
           recorder && { readUpTo: recorder.readUpTo, found: (previous) => (found = previous) },
+          mayWrite,
         );
         // Recorded once written (a write refused or failed changed nothing to record).
         recorder?.written(path, found, bytes, mode);

@@ -268,6 +268,8 @@ async function readBefore(file: FileHandle, readUpTo: number): Promise<FoundBefo
  * `.git/config` are refused, and an overwrite truncates only after every check. With `before`, what the file held
  * is read from the very inode about to be written (after the checks, before any byte changes) and handed to it
  * (undefined: the write creates the file), so the recorded diff is of this file, whatever was renamed meanwhile.
+ * `mayWrite` is asked before each step that changes something (directories, the new file, the bytes): it throws to
+ * refuse the rest.
  */
 export async function writeInside(
   rootPath: string,
@@ -275,6 +277,7 @@ export async function writeInside(
   content: Buffer,
   mode: 'create' | 'overwrite' | 'append',
   before?: { readUpTo: number; found(previous: FoundBefore | undefined): void },
+  mayWrite: () => void = () => undefined,
 ): Promise<number> {
   const parts = checkWritable(rel);
   const { handle: root, real } = await openRoot(rootPath);
@@ -283,6 +286,7 @@ export async function writeInside(
   const name = parts.at(-1)!;
   const access = constants.O_WRONLY | (mode === 'append' ? constants.O_APPEND : 0);
   try {
+    mayWrite();
     dir = await walkBeneath(root, parts.slice(0, -1), true);
     let expected: { dev: number; ino: number } | undefined;
     if (mode !== 'create') {
@@ -293,6 +297,7 @@ export async function writeInside(
       // O_CREAT|O_EXCL|O_NOFOLLOW: only a file this call creates is opened; whatever appeared
       // under the name meanwhile (a link, a FIFO, another file) makes it fail instead.
       try {
+        mayWrite();
         file = await fsp.open(
           `/proc/self/fd/${dir.fd}/${name}`,
           access | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NONBLOCK,
@@ -319,6 +324,7 @@ export async function writeInside(
     }
     await verifyOpened(file, real, rel, expected);
     before?.found(expected ? await readBefore(file, before.readUpTo) : undefined);
+    mayWrite();
     // Truncate only after the checks: O_TRUNC at open would already have cut a wrong file.
     if (mode === 'overwrite') await file.truncate(0);
     let written = 0;

@@ -68,8 +68,11 @@ export interface LeaseKeeper {
 export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeeper {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   // The database's `now()` is read after the request left: the lease written lasts at least `leaseMs` from `asked`.
-  const validFrom = (asked: number) =>
-    options.onValidFor?.(leaseMs - leaseMargin(leaseMs) - (performance.now() - asked));
+  const validFrom = (asked: number) => {
+    const ms = leaseMs - leaseMargin(leaseMs) - (performance.now() - asked);
+    store.holdToLease(performance.now() + ms);
+    options.onValidFor?.(ms);
+  };
   const registeredAsked = performance.now();
   const lease = registerHost(store, { hostId: options.hostId, version: options.version, leaseMs });
   validFrom(registeredAsked);
@@ -89,10 +92,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
     try {
       const asked = performance.now();
       if (!renewLease(store, lease, leaseMs)) {
-        stop();
-        options.onLost(
-          `host ${lease.hostId} (epoch ${lease.epoch}) lost its lease: it ran out or another host took it over`,
-        );
+        lose(`host ${lease.hostId} (epoch ${lease.epoch}) lost its lease: it ran out or another host took it over`);
         return;
       }
       renewedAt = performance.now();
@@ -101,8 +101,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
     } catch (error) {
       if (failures++ % 20 === 0) options.onError(error);
       if (performance.now() - renewedAt >= leaseMs) {
-        stop();
-        options.onLost(`host ${lease.hostId} (epoch ${lease.epoch}) could not renew its lease for ${leaseMs} ms`);
+        lose(`host ${lease.hostId} (epoch ${lease.epoch}) could not renew its lease for ${leaseMs} ms`);
         return;
       }
       // Tried again soon, not at the next quarter (renewRetryMs).
@@ -115,6 +114,12 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
     } catch (error) {
       options.onError(error); // the next tick tries again
     }
+  };
+  // A lost lease acts for no run from now on (Store.leaseHolds), whatever its last renewal said.
+  const lose = (why: string) => {
+    stop();
+    store.holdToLease(0);
+    options.onLost(why);
   };
   const timer = setInterval(tick, renewEveryMs(leaseMs));
   timer.unref();
@@ -132,7 +137,10 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
       if (stopped) return;
       stop();
       try {
-        if (releaseLease(store, lease)) options.onValidFor?.(null);
+        if (releaseLease(store, lease)) {
+          store.holdToLease(undefined);
+          options.onValidFor?.(null);
+        }
       } catch (error) {
         options.onError(error); // the lease then runs out, and a takeover finds no open run of ours
       }

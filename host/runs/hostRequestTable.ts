@@ -9,6 +9,7 @@ import { fsRequests, type WriteRecorder } from '../policy/fsRequests.js';
 import type { HostRequestEntries, HostRequestHandler } from '../rpc/hostRequestHandler.js';
 import type { RunnerStateRepo } from '../state/runnerState.js';
 import { stateRequests } from '../state/stateRequests.js';
+import { Store } from '../state/store.js';
 
 /** What one run's host requests are answered from. */
 export interface HostRequestSources {
@@ -26,6 +27,13 @@ export interface HostRequestSources {
   runnerId: string;
   /** Where `fs/write` records what it changed (its diff; host/changes/runChanges.ts). */
   writes?: WriteRecorder;
+  /** Whether this host may act for the run now (Store.leaseHolds): `fs/write` asks again right before it writes. */
+  leaseHolds?: () => boolean;
+}
+
+/** The refusal of a host request while this host's lease may have run out (Store.leaseHolds). */
+export function leaseRefusal(method: string): RpcError {
+  return RpcError.policyDenied(`${method} refused: ${Store.LEASE_MAY_HAVE_RUN_OUT}`, { deniedBy: 'host.lease' });
 }
 
 /** A run's host requests: method → handler, and nothing else. */
@@ -39,7 +47,10 @@ export type HostRequestTable = HostRequestEntries;
 export function hostRequestTable(sources: HostRequestSources): HostRequestTable {
   const implemented: HostRequestEntries = {
     ...stateRequests(sources.state.repo, sources.state.scope),
-    ...fsRequests(sources.workspaceRoot, sources.policy, sources.writes),
+    ...fsRequests(sources.workspaceRoot, sources.policy, sources.writes, () => {
+      // A handler the host was paused in goes on when it resumes: the write is refused at its last step too.
+      if (sources.leaseHolds && !sources.leaseHolds()) throw leaseRefusal('fs/write');
+    }),
     ...gatewayRequests(sources.gateway.gateway, sources.gateway.handle),
     ...approvalRequests(sources.policy, { runnerId: sources.runnerId, workspaceRoot: sources.workspaceRoot }),
   };
@@ -52,11 +63,14 @@ export function hostRequestTable(sources: HostRequestSources): HostRequestTable 
 /**
  * The handler the run's endpoint calls (after its run and grant checks): the table's entry, or
  * `NotSupported` for a method the host does not implement (or the run was not granted — the
- * endpoint refuses those with `PolicyDenied` before they get here).
+ * endpoint refuses those with `PolicyDenied` before they get here). While `leaseHolds` says no (a
+ * host resumed past its lease: another host may have taken the run over), every request is
+ * refused before its entry runs (`PolicyDenied`, `deniedBy: host.lease`).
  */
-export function tableHandler(table: HostRequestTable): HostRequestHandler {
+export function tableHandler(table: HostRequestTable, leaseHolds: () => boolean = () => true): HostRequestHandler {
   return {
     handle: async (method, params, scope) => {
+      if (!leaseHolds()) throw leaseRefusal(method);
       const entry = Object.hasOwn(table, method) ? table[method] : undefined;
       if (!entry) throw RpcError.notSupported(method, 'host yet');
       return entry(params, scope);

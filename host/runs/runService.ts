@@ -258,6 +258,7 @@ export class RunService {
       policy,
       runnerId: runner.manifest.id,
       writes: run.changes,
+      leaseHolds: () => this.store.leaseHolds,
     });
     // Checked before the sandbox is handed over: a throw here leaves its release to provision's undo.
     const params = buildRunParams({
@@ -285,7 +286,7 @@ export class RunService {
         // The run token dies with the result line (or any other end), not at teardown.
         onDecided: () => run.gateway?.revoke(),
         fault: journal.fault,
-        hostRequests: tableHandler(table),
+        hostRequests: tableHandler(table, () => this.store.leaseHolds),
         log: this.log.child({ runId, runner: runner.manifest.id, bindingId: binding.id }),
         onSpawn: (pid) =>
           journal.started(

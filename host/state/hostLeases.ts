@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pidScope } from '../util/pidScope.js';
 import { dialectOf, type Db } from './db.js';
+import { IDLE_IN_TRANSACTION_MS } from './pg/pgDb.js';
 import { dbOf, type Store } from './store.js';
 
 /** One start of one host: the host's stable id (per data folder) and this start's epoch. */
@@ -14,6 +15,16 @@ export interface HostLease {
 
 /** The lease a host takes and renews every quarter of it (docs/scale-out.md §4). */
 export const DEFAULT_LEASE_MS = 15_000;
+
+/**
+ * How long the host's store connections may sit idle inside a transaction (PostgreSQL): 2 s, or under a shorter lease
+ * half of it. Another host paused holding the writer lock blocks this one's event loop (the store is synchronous) until
+ * the server ends that transaction; blocked longer than its lease less its margin, this host would lose its lease too
+ * (with a 1.5 s lease every host lost it at once, decision PH8).
+ */
+export function idleInTransactionBound(leaseMs: number | undefined): number {
+  return Math.min(IDLE_IN_TRANSACTION_MS, Math.floor((leaseMs ?? DEFAULT_LEASE_MS) / 2));
+}
 
 /**
  * The database's clock in milliseconds since 1970, as SQL: a lease is never judged by a host's own clock. On SQLite
@@ -99,14 +110,17 @@ export function startPidScope(store: Store, start: HostLease): string | null | u
 export function renewLease(store: Store, lease: HostLease, leaseMs = DEFAULT_LEASE_MS): boolean {
   const db = dbOf(store);
   const now = dbNowMs(db);
-  return store.transaction(
-    () =>
-      db
-        .prepare(
-          `UPDATE hosts SET lease_until = ${now} + ? WHERE host_id = ? AND epoch = ? AND lease_until > ${now} ` +
-            'AND dead_at IS NULL',
-        )
-        .run(leaseMs, lease.hostId, lease.epoch).changes === 1,
+  // One statement, outside the writer lock (its own transaction): a host paused while holding that lock (until the
+  // server ends its idle transaction, PH8) must not make every other host miss its renewals and lose its lease — a
+  // short lease lost all of them at once. The row lock serialises it with a takeover of this host, which locks the
+  // row `FOR UPDATE` (hostTakeover.ts) and marks it dead: a renewal after that matches no row.
+  return (
+    db
+      .prepare(
+        `UPDATE hosts SET lease_until = ${now} + ? WHERE host_id = ? AND epoch = ? AND lease_until > ${now} ` +
+          'AND dead_at IS NULL',
+      )
+      .run(leaseMs, lease.hostId, lease.epoch).changes === 1
   );
 }
 

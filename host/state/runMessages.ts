@@ -16,7 +16,10 @@ export interface RunMessageAsk {
   runId: string;
   sessionId: string;
   tenant: string;
-  /** The chat event as the asker accepted it, redacted as stored events are (JSON). */
+  /**
+   * The chat event as the asker accepted it, redacted as stored events are (JSON) — by the asker's redactor when
+   * stored, and by the reader's again when read ({@link pendingAsks}).
+   */
   event: string;
 }
 
@@ -67,15 +70,20 @@ export function askStatus(store: Store, id: string): { status: RunMessageStatus;
     { status: RunMessageStatus; reason: string | null } | undefined;
 }
 
-/** The asks still pending for any of `runIds` (the runs this process holds), oldest first. */
+/**
+ * The asks still pending for any of `runIds` (the runs this process holds), oldest first, each event redacted by this
+ * store's redactor too: hosts may run with different secrets, and a secret only the owner knows must not reach its
+ * runner (outside attack 5, F3) — the asker could not redact what it did not know.
+ */
 export function pendingAsks(store: Store, runIds: readonly string[]): RunMessageAsk[] {
   if (runIds.length === 0) return [];
-  return dbOf(store)
+  const rows = dbOf(store)
     .prepare(
       'SELECT id, run_id AS runId, session_id AS sessionId, tenant, event FROM run_messages WHERE status = ' +
         `'pending' AND run_id IN (${runIds.map(() => '?').join(', ')}) ORDER BY asked_at, id`,
     )
     .all(...runIds) as RunMessageAsk[];
+  return rows.map((row) => ({ ...row, event: JSON.stringify(store.redacted(JSON.parse(row.event) as unknown)) }));
 }
 
 /** The statuses that end an ask: nobody reads its event any more. */

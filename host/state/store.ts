@@ -39,6 +39,11 @@ export interface StoreOptions {
    * The audit key and every other file stay in `dataDir`.
    */
   databaseUrl?: string;
+  /**
+   * PostgreSQL: how long a connection may sit idle inside a transaction before the server ends it (default 2 s,
+   * pgDb.ts `IDLE_IN_TRANSACTION_MS`). A host gives it a bound under its lease (decision PH8).
+   */
+  idleInTransactionMs?: number;
   durability?: Durability;
   /** Applied to audit data before hashing and to event data before storing. */
   redact?: Redactor;
@@ -172,6 +177,8 @@ export class Store {
   private uncommitted: StoredEvent[] = [];
   /** Inside a {@link rowLockedTransaction}: no writer lock is held, so no event may be appended. */
   private rowLockedOnly = false;
+  /** See {@link holdToLease}. */
+  private leaseDeadline: number | undefined;
   /** Sessions' control folds, caught up from their last seq at each start (sessionControlCache.ts). */
   private readonly controlCache = new SessionControlCache((id, after) => this.controlEventsAfter(id, after));
   /** The last-seq reads of {@link lastSeqs}, by how many sessions each reads. */
@@ -234,7 +241,12 @@ export class Store {
 
   /** Open the data folder's database, apply migrations, load (or create) the audit key. */
   static open(options: StoreOptions): Store {
-    const pg = options.databaseUrl ? new PgDb(options.databaseUrl) : undefined;
+    const pg = options.databaseUrl
+      ? new PgDb(
+          options.databaseUrl,
+          options.idleInTransactionMs ? { idleInTransactionMs: options.idleInTransactionMs } : {},
+        )
+      : undefined;
     const db: Db = pg ?? openDatabase(join(options.dataDir, 'paddock.db'), options.durability);
     try {
       // The LISTEN connection opens on the first watcher's use, not here: a one-off command never needs it.
@@ -462,6 +474,28 @@ export class Store {
   get lease(): { hostId: string; epoch: number } | undefined {
     return this.owner;
   }
+
+  /**
+   * Until when, on this process's monotonic clock (`performance.now()`), this host's lease surely holds: set at every
+   * renewal by the lease keeper (leaseKeeper.ts); undefined when no lease bounds the host (SQLite, a clean stop).
+   */
+  holdToLease(deadline: number | undefined): void {
+    this.leaseDeadline = deadline;
+  }
+
+  /**
+   * Whether this host may act for its runs now (a runner's host request, a gateway call): no lease bounds it, or the
+   * lease surely holds. A host resumed past its lease must not carry out what its runners asked meanwhile: another
+   * host may have taken their runs over (outside attack 5, F2), and the fence sees only what reaches the database.
+   */
+  get leaseHolds(): boolean {
+    return this.leaseDeadline === undefined || performance.now() < this.leaseDeadline;
+  }
+
+  /** Why an action for a run is refused while {@link leaseHolds} says no (one text for every place that checks). */
+  static readonly LEASE_MAY_HAVE_RUN_OUT =
+    "this host's lease may have run out (another host may have taken the run over); it acts for no run until the " +
+    'lease is renewed';
 
   /** Throws (`LEASE_LOST`) unless this host owns every run of `runIds`; call inside the writing transaction. */
   assertOwnsRuns(runIds: readonly string[]): void {

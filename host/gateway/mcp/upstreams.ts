@@ -10,7 +10,7 @@ import { prepareSandbox, type PreparedSandbox } from '../../sandbox/prepare.js';
 import { chownTree, dedicatedIdentity, reachableBy } from '../../sandbox/runIdentityFiles.js';
 import { readSecretRef } from '../../secrets/hostSecrets.js';
 import type { Redactor } from '../../secrets/redactor.js';
-import type { Store } from '../../state/store.js';
+import { Store } from '../../state/store.js';
 import type { GatewayRun } from '../runContext.js';
 
 /** A tool call's answer as MCP shapes it. */
@@ -102,6 +102,13 @@ export class McpUpstreams {
     const resource = this.resource(serverId);
     try {
       const { client } = await this.connect(serverId);
+      // A call the host was paused in goes on when it resumes: none goes out once the lease may have run out.
+      if (!this.deps.store.leaseHolds)
+        // Not audited: the store may be what the lease was lost to, and the run is another host's to record.
+        return {
+          content: [{ type: 'text', text: `paddock: ${Store.LEASE_MAY_HAVE_RUN_OUT} (denied by host.lease)` }],
+          isError: true,
+        };
       const result = (await client.callTool({ name: tool, arguments: args ?? {} }, undefined, {
         timeout: resource.timeoutMs,
         signal: signal ? AbortSignal.any([signal, this.run.signal]) : this.run.signal,

@@ -575,23 +575,36 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       // A redactor that knows one secret, as the host's does (docs/security-model.md, "Redaction").
       const redact = (value: unknown): unknown =>
         JSON.parse(JSON.stringify(value).replaceAll('canary-7f3a', '[REDACTED]'));
-      const store = backend.open({ ...backend.fresh(), redact });
+      const options = backend.fresh();
+      const store = backend.open({ ...options, redact });
       const event = { platform: 'telegram', bot: 'b', id: 'evt_1', text: 'the key is canary-7f3a' };
       const ask = { runId: 'run_1', sessionId: 'ses_1', tenant: 'acme', event };
       const { id, existing } = insertAsk(store, ask, 'hst_asker');
       expect(existing).toBe(false);
       expect(insertAsk(store, ask, 'hst_other')).toEqual({ id, existing: true });
-      const rows = () => dbOf(store).prepare('SELECT event FROM run_messages').pluck().all() as string[];
+      const rows = () => (dbOf(store).prepare('SELECT event FROM run_messages').pluck().all() as string[]).sort();
       expect(rows().join()).not.toContain('canary-7f3a');
       const [pending] = pendingAsks(store, ['run_1']);
       expect(JSON.parse(pending!.event)).toEqual({ ...event, text: 'the key is [REDACTED]' });
+      // The owner's host may know a secret the asker's does not (another environment): its own read redacts it too.
+      const other = { ...event, id: 'evt_2', text: 'only the owner knows owner-9c1e' };
+      const { id: otherId } = insertAsk(store, { ...ask, event: other }, 'hst_asker');
+      const owner = backend.open({
+        ...options,
+        redact: (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll('owner-9c1e', '[REDACTED]')),
+      });
+      expect(pendingAsks(owner, ['run_1']).map((a) => (JSON.parse(a.event) as { text: string }).text)).toEqual([
+        'the key is [REDACTED]',
+        'only the owner knows [REDACTED]',
+      ]);
+      expect(moveAsk(store, otherId, 'pending', 'withdrawn')).toBe(true);
       expect(moveAsk(store, id, 'pending', 'delivering')).toBe(true);
       expect(pendingAsks(store, ['run_1'])).toEqual([]);
       expect(moveAsk(store, id, 'pending', 'withdrawn')).toBe(false); // taken: the asker can no longer withdraw it
-      expect(rows()).toEqual([pending!.event]); // kept while its owner delivers it
+      expect(rows()).toEqual(['{}', pending!.event].sort()); // kept while its owner delivers it; the withdrawn blanked
       expect(moveAsk(store, id, 'delivering', 'accepted')).toBe(true);
       expect(askStatus(store, id)).toEqual({ status: 'accepted', reason: null });
-      expect(rows()).toEqual(['{}']);
+      expect(rows()).toEqual(['{}', '{}']);
     });
 
     it('run controls, audit reads with tenants, recorded verifications, runner state', () => {

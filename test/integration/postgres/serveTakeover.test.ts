@@ -7,7 +7,7 @@
 // conversations, which the host that took it over runs (a paused host: it once stayed up for ever, unstoppable), and
 // whose runners end while it is still paused, once its lease passed unrenewed.
 // A queued run the survivor adopts starts before the runs the survivor queued behind it in the same conversation.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,18 +23,27 @@ import { processStartTime } from '../../../host/util/procIdentity.js';
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-b-'));
 const homeC = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-c-'));
+const homeD = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-d-'));
 const rv = rendezvous(homeA);
 let cluster: PgCluster;
 let env: Record<string, string>;
 let hostA: ServeChild | undefined;
 let hostB: ServeChild | undefined;
 let hostC: ServeChild | undefined;
+let hostD: ServeChild | undefined;
 let token = '';
 const LEASE_MS = 1_500;
 
 const dispatch = (host: ServeChild, event: unknown) => dispatchTo(host, token, event);
 
 const runOn = (host: ServeChild, runId: string) => runFrom(host, token, runId);
+
+/** The first file called `name` under `dir`, or undefined. */
+function findFile(dir: string, name: string): string | undefined {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile() && entry.name === name) return join(entry.parentPath, entry.name);
+  return undefined;
+}
 
 /** One query on the shared database, as its owner. */
 const query = (sql: string, ...params: unknown[]) => queryPg(cluster.url, sql, ...params);
@@ -45,7 +54,9 @@ beforeAll(async () => {
   const waits = `runner: waits-for-go, sandbox: process, config: { socket: ${JSON.stringify(rv.path)} }`;
   token = await applyWithPlatformToken(
     homeA,
-    `bindings:\n  - { id: held, ${waits}, route: { platform: telegram } }\n`,
+    `bindings:\n  - { id: held, ${waits}, route: { platform: telegram } }\n` +
+      '  - { id: flood, runner: writes-files, sandbox: process, grants: { fs: readwrite }, ' +
+      'route: { platform: slack, bot: flood } }\n',
     env,
   );
   hostA = await startServe(homeA, [], env);
@@ -55,6 +66,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // A host a failed case left running is ended (a zombie host ignores SIGTERM); the case has failed already.
   hostC?.child.kill('SIGKILL');
+  hostD?.child.kill('SIGKILL');
   for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
   rv.close();
   cluster?.stop();
@@ -206,6 +218,50 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
       expect(ends, runId).toEqual([{ type: held.includes(runId) ? 'run.interrupted' : 'run.ended' }]);
     }
     for (const pid of runnerPids) expect(processStartTime(pid)).toBeNull();
+  });
+
+  it('a host resumed after its run was taken over carries out none of the requests its runner left', async () => {
+    hostD = await startServe(homeD, [], env);
+    const hostIdD = readFileSync(join(homeD, 'host-id'), 'utf8').trim();
+    // Its runner appends to a workspace file through the host, 30 requests in flight, until it is killed.
+    const plan = { appendForever: { path: 'flood.log', inFlight: 30 } };
+    const run = await dispatch(hostD, chatEvent({ platform: 'slack', bot: 'flood', text: JSON.stringify(plan) }));
+    const file = () => findFile(homeD, 'flood.log');
+    const size = () => {
+      const path = file();
+      return path ? statSync(path).size : 0;
+    };
+    await expect.poll(size, { timeout: 20_000 }).toBeGreaterThan(1_000);
+    const started = query("SELECT data FROM events WHERE run_id = ? AND type = 'run.started'", run.runId)[0]!;
+    const runnerPid = (JSON.parse(String(started.data)) as { pid: number }).pid;
+    // D pauses; its lease runs out and A takes it over; its runner spawner kills the runner meanwhile. The runner's
+    // last requests wait in its pipe for D.
+    hostD.child.kill('SIGSTOP');
+    query('UPDATE hosts SET lease_until = 0 WHERE host_id = ? AND dead_at IS NULL RETURNING host_id', hostIdD);
+    const takenOver = () => query('SELECT taken_over_by FROM hosts WHERE host_id = ?', hostIdD)[0]!.taken_over_by;
+    await expect.poll(takenOver, { timeout: 20_000 }).not.toBeNull();
+    await expect.poll(() => processStartTime(runnerPid), { timeout: 10_000 }).toBeNull();
+    const path = file()!;
+    const before = statSync(path).size;
+    // D goes on: its lease is lost. Until it exits, the file is watched: no write of the run it no longer owns lands
+    // (outside attack 5, F2: the waiting requests were carried out, 3 to 7 appends after the resume).
+    hostD.child.kill('SIGCONT');
+    let largest = before;
+    const watch = setInterval(() => {
+      try {
+        largest = Math.max(largest, statSync(path).size);
+      } catch {
+        // gone with its mount at D's exit
+      }
+    }, 2);
+    const { exitCode } = await hostD.child;
+    clearInterval(watch);
+    hostD = undefined;
+    expect(exitCode).toBe(1);
+    expect(largest - before).toBe(0);
+    expect(
+      query("SELECT type FROM events WHERE run_id = ? AND type IN ('run.ended', 'run.interrupted')", run.runId),
+    ).toEqual([{ type: 'run.interrupted' }]);
   });
 
   it("a dead host's queued run adopted behind a later one of the taker's starts first (session order)", async () => {
