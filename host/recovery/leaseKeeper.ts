@@ -62,8 +62,8 @@ export interface LeaseKeeper {
 /**
  * Register this start of the host, fence the store's writes about runs to it (runFence.ts), and every quarter of the
  * lease renew it (a failed renewal again within {@link renewRetryMs}), then take over every host whose lease ran out
- * (deadHosts.ts). The timer does not keep the process
- * alive: a one-off command ends when its work does.
+ * (deadHosts.ts). Each renewal also bounds the store's `leaseHolds` (what the host may still do for its runs). The
+ * timer does not keep the process alive: a one-off command ends when its work does.
  */
 export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeeper {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
