@@ -329,6 +329,8 @@ export async function writeInside(
     if (mode === 'overwrite') await file.truncate(0);
     let written = 0;
     while (written < content.length) {
+      // Asked again before each call: the host may have stopped while the truncate or the last chunk was in flight.
+      mayWrite();
       const { bytesWritten } = await file.write(
         content,
         written,

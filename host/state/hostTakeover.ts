@@ -93,7 +93,10 @@ export interface AdoptableRun {
   goalRevision: number;
   /** The seq of its `run.queued` (its place in its session's queue). */
   queuedSeq: number;
-  /** The chat event as stored with `message.received`, right before the run's `run.queued`. */
+  /**
+   * The chat event as stored with `message.received`, right before the run's `run.queued`, redacted again by the
+   * reading store: the host that stored it may have lacked a secret this one knows (outside attack 6, F2).
+   */
   event: unknown;
 }
 
@@ -131,6 +134,6 @@ export function adoptableRun(store: Store, runId: string, owner: HostLease): Ado
     bindingId: run.bindingId,
     goalRevision: goalRevision ?? 0,
     queuedSeq: Number(run.queuedSeq),
-    event: (JSON.parse(received.data) as { event: unknown }).event,
+    event: store.redacted((JSON.parse(received.data) as { event: unknown }).event),
   };
 }

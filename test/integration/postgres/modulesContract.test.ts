@@ -32,6 +32,11 @@ import { meteredUsage } from '../../../host/state/meteredUsage.js';
 import { openEffectIntents, runStartedData, runStatus } from '../../../host/state/recoveryReads.js';
 import { controlsAfter, insertCancels, lastControlSeq } from '../../../host/state/runControls.js';
 import { askStatus, insertAsk, moveAsk, pendingAsks } from '../../../host/state/runMessages.js';
+import { registerHost } from '../../../host/state/hostLeases.js';
+import { adoptableRun } from '../../../host/state/hostTakeover.js';
+import { fenceRunWrites } from '../../../host/state/runFence.js';
+import { chatEvent } from '../../helpers/host.js';
+import type { ChatEvent } from '../../../sdk/protocol/types.js';
 import {
   deleteRunnerPackage,
   insertRunnerPackage,
@@ -605,6 +610,27 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       expect(moveAsk(store, id, 'delivering', 'accepted')).toBe(true);
       expect(askStatus(store, id)).toEqual({ status: 'accepted', reason: null });
       expect(rows()).toEqual(['{}', '{}']);
+    });
+
+    it("an adopted run's message is read redacted by the adopting host's store too", () => {
+      // The host that queued it lacked a secret the adopting host's environment holds (outside attack 6, F2).
+      const options = backend.fresh();
+      const queuer = backend.open(options);
+      const lease = registerHost(queuer, { hostId: 'hst_queuer', version: 'test' });
+      fenceRunWrites(queuer, lease);
+      const { sessionId } = queuer.ensureSession('default', 'b1', 'c1');
+      queuer.append(sessionId, [
+        { type: 'message.received', data: { event: chatEvent({ text: 'the key is owner-9c1e' }) as ChatEvent } },
+        { type: 'run.queued', runId: 'run_q', data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
+      ]);
+      const adopter = backend.open({
+        ...options,
+        redact: (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll('owner-9c1e', '[REDACTED]')),
+      });
+      const adopted = adoptableRun(adopter, 'run_q', lease);
+      expect(adopted).toMatchObject({ runId: 'run_q', sessionId, bindingId: 'b1' });
+      expect(JSON.stringify(adopted!.event)).toContain('the key is [REDACTED]');
+      expect(JSON.stringify(adopted!.event)).not.toContain('owner-9c1e');
     });
 
     it('run controls, audit reads with tenants, recorded verifications, runner state', () => {
