@@ -21,7 +21,10 @@ export interface ClaimRequest {
 
 /** Why a run may not start yet. */
 export interface ClaimBlocker {
-  /** `session`: an earlier run of the session is claimed or still waiting; `binding` / `host`: no slot. */
+  /**
+   * `session`: an earlier run of the session is claimed or still waiting; `binding` / `host`: no slot (`host` also
+   * while this host's lease may have run out: it starts nothing until a renewal).
+   */
   by: 'session' | 'binding' | 'host';
   /** Some of what blocks belongs to host processes that are gone: recovery frees it (then try again). */
   deadOwners: boolean;
@@ -202,6 +205,10 @@ export function claimBlocker(
  * (a later run of the session is queued after this one, and an earlier one is either waiting or claimed).
  */
 export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
+  // A host whose lease may have run out starts nothing (its runner spawner would refuse or kill it, and its host
+  // requests are refused, PH11): the run waits, as for a slot, until a renewal comes — after a database outage that
+  // is a quarter second, and a run posted meanwhile once crashed instead.
+  if (!store.leaseHolds) return { ok: false, by: 'host', deadOwners: false };
   // A read-only look first: a waiting run that is still blocked does not take any lock.
   const seq = dbOf(store).prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as
     number | null | undefined;
