@@ -167,6 +167,8 @@ describe('paddock serve when its PostgreSQL connection is lost', () => {
   it('a database refusing connections for most of the lease: both keep their lease and serve on', async () => {
     const live = liveHosts();
     expect(live).toHaveLength(2);
+    // Both hosts hold a store connection again after the case before (a host reconnects at its next statement).
+    await expect.poll(() => storeBackends().length, { timeout: 20_000 }).toBe(2);
     queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS false');
     try {
       terminateStoreConnections();
@@ -204,6 +206,7 @@ describe('paddock serve when its PostgreSQL connection is lost', () => {
     cpSync(join(homeA, 'keys'), join(homeC, 'keys'), { recursive: true });
     // A short lease of its own: the outage outlasts it, not A's and B's (their 6 s leases survive it, case above).
     const hostC = await startServe(homeC, [], { ...env, PADDOCK_LEASE_MS: '1500' });
+    await expect.poll(() => storeBackends().length, { timeout: 20_000 }).toBe(3);
     queryOn('postgres', 'ALTER DATABASE paddock ALLOW_CONNECTIONS false');
     let code: number | undefined;
     try {
