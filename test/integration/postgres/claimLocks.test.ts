@@ -31,6 +31,14 @@ function queueRuns(
   return requests;
 }
 
+/** A host `hostId` (its writes fenced) that queued one run in each of 300 one-slot bindings; their claim requests. */
+function hostWithRuns(store: Store, hostId: string) {
+  const lease = registerHost(store, { hostId, version: 'test', leaseMs: 600_000 });
+  fenceRunWrites(store, lease);
+  const bindings = Array.from({ length: 300 }, (_, b) => `b${b}`);
+  return { lease, requests: queueRuns(store, bindings, 1, { maxPerBinding: 1, maxTotal: 10_000 }) };
+}
+
 /** Start `fixture` once per argument list, then let them all go at once; their printed results. */
 async function race(fixture: string, argLists: string[][]): Promise<unknown[]> {
   const processes = await Promise.all(argLists.map((args) => storeProcess(fixture, args)));
@@ -85,17 +93,7 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
 
     it('a host claiming while two others take it over: a run it claimed is interrupted, never re-owned', async () => {
       const { store, options } = fresh();
-      const lease = registerHost(store, { hostId: 'hst_claims', version: 'test' });
-      fenceRunWrites(store, lease);
-      const requests = queueRuns(
-        store,
-        Array.from({ length: 300 }, (_, b) => `b${b}`),
-        1,
-        {
-          maxPerBinding: 1,
-          maxTotal: 10_000,
-        },
-      );
+      const { lease, requests } = hostWithRuns(store, 'hst_claims');
       dbOf(store)
         .prepare('UPDATE hosts SET lease_until = 0 WHERE host_id = ? AND epoch = ?')
         .run(lease.hostId, lease.epoch);
@@ -139,17 +137,7 @@ describe('balancing: a live host moves queued runs its owner is claiming (postgr
 
   it('a run is claimed by its owner or moved to the other host, never both; no claim of a moved run', async () => {
     const { store, options } = fresh();
-    const lease = registerHost(store, { hostId: 'hst_owner', version: 'test', leaseMs: 600_000 });
-    fenceRunWrites(store, lease);
-    const requests = queueRuns(
-      store,
-      Array.from({ length: 300 }, (_, b) => `b${b}`),
-      1,
-      {
-        maxPerBinding: 1,
-        maxTotal: 10_000,
-      },
-    );
+    const { lease, requests } = hostWithRuns(store, 'hst_owner');
     const url = options.databaseUrl!;
     const owner = await storeProcess('claimsRuns.ts', [
       options.dataDir,
