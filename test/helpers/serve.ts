@@ -85,3 +85,20 @@ export async function startServe(
     },
   };
 }
+
+/**
+ * Stop `hosts` one after another (those never started are skipped), then run `teardown` whatever happened — a
+ * cluster left running by a failed stop would outlive the test run — and return their exit codes in order.
+ */
+export async function stopHostsThen(
+  hosts: (ServeChild | undefined)[],
+  teardown: () => void,
+): Promise<(number | undefined)[]> {
+  const codes: (number | undefined)[] = [];
+  try {
+    for (const host of hosts) if (host) codes.push(await host.stop());
+  } finally {
+    teardown();
+  }
+  return codes;
+}

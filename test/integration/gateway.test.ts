@@ -15,6 +15,7 @@ import type { GatewayRunHandle } from '../../host/gateway/gateway.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../host/gateway/modelBudget.js';
 import type { GatewayRun } from '../../host/gateway/runContext.js';
 import { SseParser } from '../../host/gateway/wire/sse.js';
+import { anthropicMessage } from '../helpers/gatewayRun.js';
 import { tempHost } from '../helpers/host.js';
 import { filesContaining } from '../helpers/canary.js';
 import { exportAudit } from '../../host/ops/auditExport.js';
@@ -922,17 +923,7 @@ describe('Retry-After from a real HTTP provider', () => {
           return res
             .writeHead(429, { 'retry-after': '120', 'content-type': 'application/json' })
             .end('{"type":"error","error":{"type":"rate_limit_error","message":"come back in two minutes"}}');
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            id: 'm',
-            type: 'message',
-            role: 'assistant',
-            model,
-            content: [{ type: 'text', text: 'fine' }],
-            stop_reason: 'end_turn',
-            usage: { input_tokens: 3, output_tokens: 1 },
-          }),
-        );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(anthropicMessage(model, 'fine'));
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));

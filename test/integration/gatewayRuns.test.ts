@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { indexResources } from '../../host/authz/runAccess.js';
-import { BindingLimitsSchema, McpServerResourceSchema } from '../../host/bindings/schema.js';
+import { McpServerResourceSchema } from '../../host/bindings/schema.js';
 import { readSkill } from '../../host/bindings/skillDigest.js';
 import type { RunOutcome } from '../../host/process/outcome.js';
 import { ErrorCodes } from '../../sdk/protocol/errorCodes.js';
 import type { Update } from '../../sdk/protocol/types.js';
 import { repoPath } from '../helpers/fixtures.js';
+import { openGatewayRun } from '../helpers/gatewayRun.js';
 import { processesWith } from '../helpers/procs.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
@@ -324,31 +324,12 @@ describe('the MCP endpoint, driven by the official MCP client', () => {
         timeoutMs: 5000,
         tools: { deny: ['delete_everything'] },
       });
-      const handle = await host.gateway.openRun({
-        claims: {
-          runId: `run-mcp-${process.pid}`,
-          sessionId: 'ses-mcp',
-          bindingId: 'mcp-binding',
-          runnerId: 'mcp-client',
-        },
-        tenant: 'default',
+      const handle = await openGatewayRun(host, {
+        runId: `run-mcp-${process.pid}`,
+        resources: { mcpServers: [server] },
         access: {
-          models: [],
-          knowledgeBases: [],
           mcpServers: [{ id: 'tools', allowedTools: ['echo', 'add', 'secret'], deniedTools: ['delete_everything'] }],
         },
-        resources: indexResources({
-          models: [],
-          knowledgeBases: [],
-          mcpServers: [server],
-          skills: [],
-          artifacts: [],
-          mounts: [],
-        }),
-        budget: BindingLimitsSchema.parse({}),
-        backend: 'process',
-        sandboxLimits: host.config.limits,
-        notice: () => {},
       });
       const connect = async (token?: string) => {
         const client = new Client({ name: 'test-harness', version: '1' });

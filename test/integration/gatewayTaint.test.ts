@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anthropicMessage } from '../helpers/gatewayRun.js';
 import { chatEvent, tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
 import { debugMcpReceiver } from '../helpers/approvals.js';
@@ -25,17 +26,7 @@ function recordingProvider(bodies: string[]): Server {
       // Everything the provider got but its own key (the x-api-key header, which is the host's to send).
       const headers = Object.entries(req.headers).filter(([name]) => name !== 'x-api-key');
       bodies.push(`${req.url}\n${JSON.stringify(headers)}\n${raw}`);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'msg_1',
-          type: 'message',
-          role: 'assistant',
-          model: 'rec-1',
-          content: [{ type: 'text', text: 'noted' }],
-          stop_reason: 'end_turn',
-          usage: { input_tokens: 3, output_tokens: 1 },
-        }),
-      );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(anthropicMessage('rec-1', 'noted'));
     });
   });
 }

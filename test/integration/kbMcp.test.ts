@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { indexResources } from '../../host/authz/runAccess.js';
-import { BindingLimitsSchema, KnowledgeBaseResourceSchema } from '../../host/bindings/schema.js';
+import { KnowledgeBaseResourceSchema } from '../../host/bindings/schema.js';
 import { KB_MCP_SERVER, kbToolName } from '../../host/gateway/mcp/kbToolNames.js';
+import { openGatewayRun } from '../helpers/gatewayRun.js';
 import { tempHost } from '../helpers/host.js';
 import { rawDb } from '../helpers/rawDb.js';
 
@@ -37,33 +37,14 @@ afterAll(() => host.close());
 let n = 0;
 async function openRun(granted: string[]) {
   n += 1;
-  return host.gateway.openRun({
-    claims: {
-      runId: `run-kbmcp-${process.pid}-${n}`,
-      sessionId: `ses-kbmcp-${n}`,
-      bindingId: 'kb-binding',
-      runnerId: 'test-harness',
-    },
-    tenant: 'default',
+  return openGatewayRun(host, {
+    runId: `run-kbmcp-${process.pid}-${n}`,
+    resources: { knowledgeBases: kbs },
     access: {
-      models: [],
-      mcpServers: [],
       knowledgeBases: kbs
         .filter((k) => granted.includes(k.id))
         .map((k) => ({ id: k.id, ...(k.name ? { name: k.name } : {}) })),
     },
-    resources: indexResources({
-      models: [],
-      knowledgeBases: kbs,
-      mcpServers: [],
-      skills: [],
-      artifacts: [],
-      mounts: [],
-    }),
-    budget: BindingLimitsSchema.parse({}),
-    backend: 'process',
-    sandboxLimits: host.config.limits,
-    notice: () => undefined,
   });
 }
 async function connect(baseUrl: string, token: string | undefined) {

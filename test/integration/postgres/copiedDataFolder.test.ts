@@ -11,7 +11,7 @@ import { applyWithPlatformToken, echoAndHeldBindings } from '../../helpers/cli.j
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
-import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { startServe, stopHostsThen, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 
 const original = mkdtempSync(join(tmpdir(), 'paddock-pg-copied-a-'));
@@ -35,9 +35,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const host of [hostB, hostA]) if (host) expect(await host.stop()).toBe(0);
-  rv.close();
-  cluster?.stop();
+  const codes = await stopHostsThen([hostB, hostA], () => {
+    rv.close();
+    cluster?.stop();
+  });
+  expect(codes).toEqual(codes.map(() => 0));
 });
 
 describe('a data folder copied to another machine (PostgreSQL)', () => {

@@ -10,7 +10,7 @@ import { applyWithPlatformToken } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
-import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { startServe, stopHostsThen, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-append-a-'));
@@ -55,9 +55,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
-  rv.close();
-  cluster?.stop();
+  const codes = await stopHostsThen([hostA, hostB], () => {
+    rv.close();
+    cluster?.stop();
+  });
+  expect(codes).toEqual(codes.map(() => 0));
 });
 
 describe('steering append across hosts (PostgreSQL)', () => {

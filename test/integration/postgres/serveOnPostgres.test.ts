@@ -12,7 +12,7 @@ import { applyWithPlatformToken, echoAndHeldBindings, paddock } from '../../help
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
-import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { startServe, stopHostsThen, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo } from '../../helpers/serveApi.js';
 import { openSse } from '../../helpers/sse.js';
 import { PgDb } from '../../../host/state/pg/pgDb.js';
@@ -56,10 +56,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  expect(await hostA?.stop()).toBe(0);
-  expect(await hostB?.stop()).toBe(0);
-  rv.close();
-  cluster?.stop();
+  const codes = await stopHostsThen([hostA, hostB], () => {
+    rv.close();
+    cluster?.stop();
+  });
+  expect(codes).toEqual(codes.map(() => 0));
 });
 
 describe('paddock serve on PostgreSQL', () => {

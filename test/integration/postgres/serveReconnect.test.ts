@@ -14,7 +14,7 @@ import { applyWithPlatformToken, echoAndHeldBindings } from '../../helpers/cli.j
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
-import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { startServe, stopHostsThen, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-reconnect-a-'));
@@ -90,9 +90,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
-  rv.close();
-  cluster?.stop();
+  const codes = await stopHostsThen([hostA, hostB], () => {
+    rv.close();
+    cluster?.stop();
+  });
+  expect(codes).toEqual(codes.map(() => 0));
 });
 
 describe('paddock serve when its PostgreSQL connection is lost', () => {

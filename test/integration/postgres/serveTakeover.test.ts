@@ -15,7 +15,7 @@ import { applyWithPlatformToken, paddock } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
-import { startServe, type ServeChild } from '../../helpers/serve.js';
+import { startServe, stopHostsThen, type ServeChild } from '../../helpers/serve.js';
 import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 import { storeProcess } from '../../helpers/storeProcess.js';
 import { processStartTime } from '../../../host/util/procIdentity.js';
@@ -67,9 +67,11 @@ afterAll(async () => {
   // A host a failed case left running is ended (a zombie host ignores SIGTERM); the case has failed already.
   hostC?.child.kill('SIGKILL');
   hostD?.child.kill('SIGKILL');
-  for (const host of [hostA, hostB]) if (host) expect(await host.stop()).toBe(0);
-  rv.close();
-  cluster?.stop();
+  const codes = await stopHostsThen([hostA, hostB], () => {
+    rv.close();
+    cluster?.stop();
+  });
+  expect(codes).toEqual(codes.map(() => 0));
 });
 
 describe('a dead host taken over by another (PostgreSQL)', () => {
