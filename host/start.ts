@@ -36,6 +36,11 @@ export interface OpenHostOptions {
    * its runs, and its writes about them are refused from then on (runFence.ts).
    */
   onLeaseLost?: (why: string) => void;
+  /**
+   * On a shared store: on each lease renewal, take on runs other hosts queued and cannot start for want of their own
+   * slots (balancing, docs/scale-out.md §4). A long-lived server wants it; a one-off command would hold them up.
+   */
+  balance?: boolean;
 }
 
 /**
@@ -180,6 +185,16 @@ function keepHostLease(
         options.onLeaseLost?.(why);
       }
     },
+    afterRenewal: options.balance
+      ? () => {
+          try {
+            const taken = dispatcher().takeOnWaitingRuns();
+            if (taken.length > 0) log.info({ runs: taken }, 'took on queued runs of hosts short of slots');
+          } catch (error) {
+            log.warn({ err: error }, 'could not take on queued runs of other hosts (tried again next tick)');
+          }
+        }
+      : undefined,
     onError: (error) => log.warn({ err: error }, 'could not renew the host lease (tried again next tick)'),
     // A host paused past its lease keeps no runner going (outside attack F4; docs/runner-spawner.md).
     onValidFor: holdRunnersToLease,

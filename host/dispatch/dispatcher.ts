@@ -14,6 +14,8 @@ import type { PlanRefusal } from '../runs/plan.js';
 import { takeChatEvent } from '../runs/eventIntake.js';
 import type { RunInbox } from '../runs/runInbox.js';
 import { RunControlWatcher, requestCancel } from './runControls.js';
+import { cancelRequestOf } from '../state/runControls.js';
+import type { HostLease } from '../state/hostLeases.js';
 import { askRunningHost, runEndFromStore } from './remoteAppend.js';
 import { moveAsk, pendingAsks, type RunMessageAsk } from '../state/runMessages.js';
 import { runStatus } from '../state/recoveryReads.js';
@@ -29,6 +31,8 @@ import {
 import { reclaimDeadOwners } from '../recovery/reconcile.js';
 import { untilStored } from '../runs/untilStored.js';
 import { adoptableRun } from '../state/hostTakeover.js';
+import { moveWaitingRuns, runsToMove } from '../state/runMoves.js';
+import { processStartTime } from '../util/procIdentity.js';
 import type { Redactor } from '../secrets/redactor.js';
 import { assertTenant, DEFAULT_TENANT, tenantOf } from '../config/tenant.js';
 
@@ -94,6 +98,22 @@ interface SessionSlot {
   waiting: Waiting[];
 }
 
+/**
+ * How long a run waits on the host that queued it before a host with free slots may take it on (balancing): its
+ * host tried to claim it when it was queued and at every end since, so by then it waits for that host's slots.
+ */
+export const MOVE_AFTER_WAIT_MS = 1_000;
+
+/**
+ * The live host a run moved to, when `error` is the fence's refusal of this host's write about a run another (host,
+ * epoch) owns now (runFence.ts). A host that lost its lease gets a refusal naming no owner.
+ */
+function movedTo(error: unknown, me: HostLease | undefined): HostLease | undefined {
+  if (!me || !(error instanceof HostError) || error.code !== 'LEASE_LOST') return undefined;
+  const owner = error.data.owner as HostLease | undefined;
+  return owner && (owner.hostId !== me.hostId || owner.epoch !== me.epoch) ? owner : undefined;
+}
+
 const refused = (reason: RefusalReason, message: string, data: Record<string, unknown> = {}) =>
   new HostError('DISPATCH_REFUSED', message, { reason, ...data });
 
@@ -145,7 +165,7 @@ export class Dispatcher {
     this.repo = new ConfigRepo(store);
     this.watcher = new RunControlWatcher(
       store,
-      (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`),
+      (control) => this.cancel(control.runId, `${control.reason} (by ${control.by})`, { requested: true }),
       200,
       () => this.answerAsks(),
     );
@@ -187,16 +207,27 @@ export class Dispatcher {
   /**
    * Cancel a run this process holds: a waiting one never starts, an active one gets `run/cancel`. A waiting run leaves
    * this process even when its end cannot be recorded; that refusal (`LEASE_LOST`: another host's run now) is thrown.
+   * A waiting run that balancing moved to another host meanwhile is handed over, and the cancel asked of its new owner
+   * through `run_controls` — unless `options.requested` says a request for it is written already (whoever wrote it).
    */
-  cancel(runId: string, reason: string): boolean {
+  cancel(runId: string, reason: string, options: { requested?: boolean } = {}): boolean {
     const w = this.byRun.get(runId);
     if (!w) return false;
     if (this.sessions.get(w.queued.sessionId)?.active === w) {
       w.controller.abort(new Error(reason));
       return true;
     }
-    this.dropWaiting(w, reason);
+    const movedTo = this.dropWaiting(w, reason);
+    if (movedTo && !options.requested) requestCancel(this.store, [runId], reason, 'host:dispatch');
     return true;
+  }
+
+  /**
+   * How many more runs this process could hold now: its `maxConcurrentRuns` less the runs it holds, running or
+   * waiting. What it may take on from a busier host (balancing, docs/scale-out.md §4).
+   */
+  get freeSlots(): number {
+    return Math.max(0, this.maxTotal - this.byRun.size);
   }
 
   /**
@@ -206,7 +237,7 @@ export class Dispatcher {
   cancelAll(reason: string): void {
     for (const runId of [...this.byRun.keys()]) {
       try {
-        this.cancel(runId, reason);
+        this.cancel(runId, reason, { requested: true });
       } catch (error) {
         this.log.warn({ err: error, runId }, 'could not record the cancel of a run (its host lost the lease)');
       }
@@ -214,12 +245,14 @@ export class Dispatcher {
   }
 
   /**
-   * Wait for, then run, a run another host queued and died before starting: a takeover made it this host's
-   * (recovery/deadHosts.ts), and it waits in its session's queue here as if dispatched here — planned again for its
-   * binding at its start, its result in the store and its streams (nobody waits on a ticket). A run that is no longer
-   * queued and this host's is left alone; one that can no longer be planned here ends `failed`, with the reason.
+   * Wait for, then run, a run another host queued and did not start: a takeover made it this host's because that host
+   * died (recovery/deadHosts.ts), or balancing moved it here from a host short of slots (state/runMoves.ts). It waits
+   * in its session's queue here as if dispatched here — planned again for its binding at its start, its result in the
+   * store and its streams (its first host's ticket follows it there). A run that is no longer queued and this host's is
+   * left alone; one whose cancel was asked already ends `cancelled` (this host's watcher may have read that request
+   * before the run was its own); one that can no longer be planned here ends `failed`, with the reason.
    */
-  adopt(runId: string): void {
+  adopt(runId: string, from: 'takeover' | 'move' = 'takeover'): void {
     const lease = this.store.lease;
     if (!lease || this.byRun.has(runId)) return;
     const run = adoptableRun(this.store, runId, lease);
@@ -230,13 +263,19 @@ export class Dispatcher {
       goalRevision: run.goalRevision,
       queuedSeq: run.queuedSeq,
     };
+    const cancel = cancelRequestOf(this.store, runId);
+    if (cancel) {
+      this.runs.abandon(queued, `${cancel.reason} (by ${cancel.by})`);
+      return;
+    }
     let event: ChatEvent;
     let plan: RunPlan;
     try {
       event = takeChatEvent(run.event, this.config.limits);
       plan = this.runs.plan({ kind: 'dispatch', event, tenant: run.tenant, bindingId: run.bindingId });
     } catch (error) {
-      const reason = `its host died before it started, and it cannot be planned here: ${String(error)}`;
+      const why = from === 'move' ? 'it was moved here' : 'its host died before it started';
+      const reason = `${why}, and it cannot be planned here: ${String(error)}`;
       this.runs.abandon(queued, reason, 'failed');
       return;
     }
@@ -253,10 +292,63 @@ export class Dispatcher {
       resolve,
     };
     this.enqueue(w);
-    this.log.info({ runId, sessionId: queued.sessionId }, 'adopted a queued run of a host that died');
+    this.log.info(
+      { runId, sessionId: queued.sessionId },
+      from === 'move' ? 'took on a queued run of a host short of slots' : 'adopted a queued run of a host that died',
+    );
     this.watcher.start();
     this.waker.start();
     this.pump();
+  }
+
+  /**
+   * Balancing (docs/scale-out.md §4): take on up to {@link freeSlots} runs that other live hosts queued and cannot
+   * start for want of their own slots (state/runMoves.ts), of bindings this host can run, and wait for them here.
+   * `paddock serve` calls it on its lease tick; a host whose lease may have run out takes nothing. Returns the runs
+   * taken on.
+   */
+  takeOnWaitingRuns(): string[] {
+    const lease = this.store.lease;
+    const limit = this.freeSlots;
+    if (!lease || !this.store.leaseHolds || limit === 0) return [];
+    // Which of them this host can plan (its runner, its secrets, its sandbox), checked before the move and outside its
+    // writer lock: a run moved here that could not be planned would end failed, where its own host would run it.
+    const plannable = runsToMove(this.store, lease, { limit, waitedMs: MOVE_AFTER_WAIT_MS }).filter((run) =>
+      this.plansHere(run.runId, run.owner),
+    );
+    if (plannable.length === 0) return [];
+    const moved = moveWaitingRuns(this.store, lease, {
+      limit,
+      waitedMs: MOVE_AFTER_WAIT_MS,
+      bindingSlots: (bindingId) => {
+        const binding = this.repo.get<Binding>('binding', bindingId)?.spec;
+        return binding?.enabled ? binding.limits.maxConcurrentRuns : undefined;
+      },
+      process: { pid: process.pid, start: processStartTime(process.pid) },
+      only: new Set(plannable.map((run) => run.runId)),
+    });
+    for (const { runId } of moved)
+      try {
+        this.adopt(runId, 'move');
+      } catch (error) {
+        // One run that cannot be taken on (its end not written) must not strand the others.
+        this.log.error({ err: error, runId }, 'could not take on a queued run moved here');
+      }
+    return moved.map((m) => m.runId);
+  }
+
+  /** Whether the queued run `runId` of `owner` would be planned here now (it is still that host's to run). */
+  private plansHere(runId: string, owner: HostLease): boolean {
+    const run = adoptableRun(this.store, runId, owner);
+    if (!run) return false;
+    try {
+      const event = takeChatEvent(run.event, this.config.limits);
+      this.runs.plan({ kind: 'dispatch', event, tenant: run.tenant, bindingId: run.bindingId });
+      return true;
+    } catch (error) {
+      if (error instanceof HostError) return false;
+      throw error;
+    }
   }
 
   /** Resolves once every run this process holds has ended (e.g. before a graceful stop). */
@@ -605,6 +697,11 @@ export class Dispatcher {
           maxTotal: this.maxTotal,
         });
       } catch (error) {
+        // Balancing moved it to another host before this host claimed it: it runs there.
+        if (movedTo(error, this.store.lease)) {
+          this.handOver(w);
+          continue;
+        }
         // The store unreachable a moment (a lost connection, a restart): the run keeps its place for the next pump.
         if (error instanceof HostError && error.code === 'STATE_UNAVAILABLE') {
           this.log.warn({ err: error, runId: w.queued.runId }, 'could not claim a waiting run yet; tried again');
@@ -617,6 +714,10 @@ export class Dispatcher {
           ...notStartedOutcome(w.queued.runId, `could not claim its session: ${(error as Error).message}`),
           status: 'failed',
         });
+        continue;
+      }
+      if (!verdict.ok && verdict.by === 'moved') {
+        this.handOver(w);
         continue;
       }
       if (!verdict.ok) {
@@ -699,6 +800,12 @@ export class Dispatcher {
   }
 
   private finish(w: Waiting, outcome: RunOutcome): void {
+    this.release(w);
+    w.resolve(outcome);
+  }
+
+  /** Forget a run this process no longer holds (its ticket is the caller's to resolve). */
+  private release(w: Waiting): void {
     this.byRun.delete(w.queued.runId);
     const slot = this.sessions.get(w.queued.sessionId);
     if (slot && !slot.active && slot.waiting.length === 0) this.sessions.delete(w.queued.sessionId);
@@ -706,24 +813,41 @@ export class Dispatcher {
       this.watcher.stop();
       this.waker.stop();
     }
-    w.resolve(outcome);
+  }
+
+  /**
+   * A waiting run balancing moved to another host (its claim or end here was refused naming that owner) leaves this
+   * process; its ticket follows it to its end in the store, as an appended message's does.
+   */
+  private handOver(w: Waiting): void {
+    this.unqueue(w);
+    this.release(w);
+    this.log.info({ runId: w.queued.runId }, 'a waiting run was moved to a host with free slots; it runs there');
+    void runEndFromStore(this.store, w.queued.runId).then(w.resolve);
   }
 
   /**
    * Take a waiting run out of this process, recorded ended before it started. It leaves this process (its ticket
    * resolves) even when that record is refused, then the refusal is thrown: a lost lease refuses it (the run was
    * re-owned by the host that took this one over), and a run kept here with no queue left to start it from would hold
-   * every drain, so a stopping host, forever — and, once its session's slot is gone, break the next cancel.
+   * every drain, so a stopping host, forever — and, once its session's slot is gone, break the next cancel. A run
+   * balancing moved to another host meanwhile is handed over instead, and that host returned.
    */
-  private dropWaiting(w: Waiting, reason: string): void {
+  private dropWaiting(w: Waiting, reason: string): HostLease | undefined {
     this.unqueue(w);
     try {
       this.runs.abandon(w.queued, reason);
     } catch (error) {
+      const owner = movedTo(error, this.store.lease);
+      if (owner) {
+        this.handOver(w);
+        return owner;
+      }
       this.finish(w, notStartedOutcome(w.queued.runId, `${reason} (its end not recorded here: ${String(error)})`));
       throw error;
     }
     this.finish(w, notStartedOutcome(w.queued.runId, reason));
+    return undefined;
   }
 
   /**

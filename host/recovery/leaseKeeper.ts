@@ -24,6 +24,8 @@ export interface LeaseKeeperOptions {
    * its runners with it (runnerSpawner.ts `holdRunnersToLease`): a host paused past it keeps no runner going.
    */
   onValidFor?: (ms: number | null) => void;
+  /** After each renewal and its takeovers: balancing (`paddock serve` takes on other hosts' waiting runs). */
+  afterRenewal?: () => void;
 }
 
 /**
@@ -111,6 +113,7 @@ export function keepLease(store: Store, options: LeaseKeeperOptions): LeaseKeepe
     }
     try {
       takeOverAndAnnounce(store, lease);
+      options.afterRenewal?.();
     } catch (error) {
       options.onError(error); // the next tick tries again
     }

@@ -22,6 +22,7 @@ import { hostRequestTable, tableHandler } from './hostRequestTable.js';
 import { RunJournal, type OpenRunJournal, type QueuedRun } from './journal.js';
 import { takeChatEvent } from './eventIntake.js';
 import { planRun, type PlanRequest, type RunPlan } from './plan.js';
+import { HostError } from '../errors.js';
 import { provision, type ProvisionDeps, type Provisioned } from './provision.js';
 import { describeError, superviseRun } from './superviseRun.js';
 import type { RunInbox } from './runInbox.js';
@@ -154,6 +155,12 @@ export class RunService {
       if (signal?.aborted) return false;
       const verdict = tryClaim(store, req);
       if (verdict.ok) return true;
+      // Only a takeover of this host re-owns an ad-hoc run (balancing moves dispatched runs): the lease is lost.
+      if (verdict.by === 'moved')
+        throw new HostError('LEASE_LOST', `run ${queued.runId} is host ${verdict.owner.hostId}'s now`, {
+          runIds: [queued.runId],
+          owner: verdict.owner,
+        });
       if (verdict.deadOwners) {
         await reclaimDeadOwners(store);
         continue;

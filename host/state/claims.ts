@@ -1,8 +1,9 @@
+import { HostError } from '../errors.js';
 import { pidScope } from '../util/pidScope.js';
 import { processStartTime } from '../util/procIdentity.js';
 import { dialectOf } from './db.js';
 import { rowLock } from './dialectSql.js';
-import { dbNowMs, existingHostId, startPidScope } from './hostLeases.js';
+import { dbNowMs, existingHostId, startPidScope, type HostLease } from './hostLeases.js';
 import { dbOf, type Store } from './store.js';
 
 /** What a run needs to start: its session, its binding's slot limit and the host-wide one. */
@@ -30,8 +31,11 @@ export interface ClaimBlocker {
   deadOwners: boolean;
 }
 
-/** The result of {@link tryClaim}. */
-export type ClaimVerdict = { ok: true } | ({ ok: false } & ClaimBlocker);
+/**
+ * The result of {@link tryClaim}. `moved`: the run is another live host's now (balancing moved it there, runMoves.ts)
+ * — it is that host's to start, and this one lets it go.
+ */
+export type ClaimVerdict = { ok: true } | ({ ok: false } & ClaimBlocker) | { ok: false; by: 'moved'; owner: HostLease };
 
 /** Who owns a run or its claim: the host process (pid and start time) and, on a host with a lease, that lease. */
 export interface RunOwner {
@@ -210,9 +214,15 @@ export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
   // is a quarter second, and a run posted meanwhile once crashed instead.
   if (!store.leaseHolds) return { ok: false, by: 'host', deadOwners: false };
   // A read-only look first: a waiting run that is still blocked does not take any lock.
-  const seq = dbOf(store).prepare('SELECT queued_seq FROM runs WHERE id = ?').pluck().get(req.runId) as
-    number | null | undefined;
-  const early = claimBlocker(store, { ...req, queuedSeq: seq ?? null });
+  const row = dbOf(store)
+    .prepare(
+      'SELECT queued_seq AS queuedSeq, owner_host AS ownerHost, owner_epoch AS ownerEpoch FROM runs WHERE id = ?',
+    )
+    .get(req.runId) as { queuedSeq: number | null; ownerHost: string | null; ownerEpoch: number | null } | undefined;
+  // A run another host owns now goes on to the locked look, where the fence tells a move from a takeover of this host.
+  const early = ownedElsewhere(store.lease, row)
+    ? undefined
+    : claimBlocker(store, { ...req, queuedSeq: row?.queuedSeq ?? null });
   if (early) return { ok: false, ...early };
   return store.rowLockedTransaction(() => {
     const db = dbOf(store);
@@ -226,10 +236,17 @@ export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
     const run = db
       .prepare(`SELECT status, queued_seq FROM runs WHERE id = ?${rowLock(dialect, 'UPDATE')}`)
       .get(req.runId) as { status: string; queued_seq: number | null } | undefined;
+    // A host whose lease was lost claims nothing (runFence: `LEASE_LOST`, thrown). A live host lets go of a run another
+    // host owns now (moved there, runMoves.ts), whatever became of it there: claimed, started, ended.
+    try {
+      store.assertOwnsRuns([req.runId]);
+    } catch (error) {
+      const owner = error instanceof HostError && error.code === 'LEASE_LOST' ? error.data.owner : undefined;
+      if (owner) return { ok: false, by: 'moved', owner: owner as HostLease };
+      throw error;
+    }
     if (!run || run.status !== 'queued')
       throw new Error(`run ${req.runId} is not waiting to start (${run?.status ?? 'unknown run'})`);
-    // A host whose lease was lost, or that no longer owns the run (re-owned by a takeover), claims nothing (runFence).
-    store.assertOwnsRuns([req.runId]);
     lockClaimScopes(store, [`binding:${req.bindingId}`, `host:${lease?.hostId ?? '*'}`]);
     const blocker = claimBlocker(store, { ...req, queuedSeq: run.queued_seq });
     if (blocker) return { ok: false, ...blocker };
@@ -242,6 +259,15 @@ export function tryClaim(store: Store, req: ClaimRequest): ClaimVerdict {
     // Another run of the session was claimed since the blocker's read (the constraint decided): it blocks this one.
     return inserted.changes === 1 ? { ok: true } : { ok: false, by: 'session', deadOwners: false };
   });
+}
+
+/** Whether `run` is owned by a host (and start) other than `me`: moved there, or re-owned by a takeover of `me`. */
+function ownedElsewhere(
+  me: HostLease | undefined,
+  run: { ownerHost: string | null; ownerEpoch: number | null } | undefined,
+): boolean {
+  if (!me || !run || run.ownerHost === null || run.ownerEpoch === null) return false;
+  return run.ownerHost !== me.hostId || Number(run.ownerEpoch) !== me.epoch;
 }
 
 /** The advisory-lock class of claim scopes: the two-key form, a key space apart from the writer lock's (PG2). */

@@ -32,3 +32,16 @@ export function controlsAfter(store: Store, seq: number): RunControl[] {
     .prepare('SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE seq > ? ORDER BY seq')
     .all(seq) as RunControl[];
 }
+
+/**
+ * The first cancel request written for `runId`, if any: a host that takes a run on from another (a takeover, a move)
+ * reads it, because its watcher may have passed that request before the run was its own.
+ */
+export function cancelRequestOf(store: Store, runId: string): RunControl | undefined {
+  return dbOf(store)
+    .prepare(
+      "SELECT seq, run_id AS runId, action, reason, by FROM run_controls WHERE run_id = ? AND action = 'cancel' " +
+        'ORDER BY seq LIMIT 1',
+    )
+    .get(runId) as RunControl | undefined;
+}

@@ -89,7 +89,9 @@ export function adminBindingsRoutes(app: FastifyInstance, deps: ApiDeps): void {
         // run_controls reach whichever process holds a run; this process's watcher never sees its own
         // connection's commits (the store's commit signal), so runs held here are cancelled directly too.
         for (const runId of done.cancelledRunIds)
-          deps.dispatcher.cancel(runId, `binding ${done.bindingId} was disabled (by ${by})`);
+          deps.dispatcher.cancel(runId, `binding ${done.bindingId} was disabled (by ${by})`, {
+            requested: true,
+          });
         return done;
       },
     });

@@ -73,7 +73,7 @@ export async function runsRoutes(app: FastifyInstance, deps: ApiDeps): Promise<v
       const by = apiActor(principal);
       const reason = request.body?.reason ?? 'cancelled through the API';
       requestCancel(deps.store, [run.id], reason, by);
-      deps.dispatcher.cancel(run.id, `${reason} (by ${by})`);
+      deps.dispatcher.cancel(run.id, `${reason} (by ${by})`, { requested: true });
       return reply.code(202).send({ runId: run.id, requested: true as const });
     },
   });

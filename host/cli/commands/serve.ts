@@ -68,7 +68,7 @@ export async function serveCommand(config: HostConfig, options: ServeOptions, er
   // On a shared store a lost lease stops the server like a signal, cancelling what it holds (docs/scale-out.md §4).
   let loseLease: (why: string) => void = () => undefined;
   const leaseLost = new Promise<string>((resolve) => (loseLease = resolve));
-  const host = await openHost(config, { listen: true, onLeaseLost: (why) => loseLease(why) });
+  const host = await openHost(config, { listen: true, balance: true, onLeaseLost: (why) => loseLease(why) });
   for (const line of describeRecovery(host.recovery)) err(line);
   const dispatcher = host.container.resolve(TOKENS.Dispatcher);
   let stopping = false;

@@ -105,7 +105,8 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
         data: { runnerSeq: 1, update: { kind: 'progress' as const, message: 'x' } },
       };
       expect(refusal(() => b.append(s1, [update]))).toBe('LEASE_LOST');
-      expect(refusal(() => claim(b, 'r5', s3))).toBe('LEASE_LOST');
+      // A claim of a run another host owns claims nothing: it is that host's to start (its verdict names the owner).
+      expect(claim(b, 'r5', s3)).toEqual({ ok: false, by: 'moved', owner: { hostId: 'hst_a', epoch: leaseA.epoch } });
       // A itself writes about its runs as long as nobody took it over.
       expect(refusal(() => a.append(s1, [update]))).toBe('none');
 

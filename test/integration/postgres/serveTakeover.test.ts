@@ -24,6 +24,7 @@ const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-b-'));
 const homeC = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-c-'));
 const homeD = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-d-'));
+const homeE = mkdtempSync(join(tmpdir(), 'paddock-pg-takeover-e-'));
 const rv = rendezvous(homeA);
 let cluster: PgCluster;
 let env: Record<string, string>;
@@ -31,6 +32,7 @@ let hostA: ServeChild | undefined;
 let hostB: ServeChild | undefined;
 let hostC: ServeChild | undefined;
 let hostD: ServeChild | undefined;
+let hostE: ServeChild | undefined;
 let token = '';
 const LEASE_MS = 1_500;
 
@@ -67,6 +69,7 @@ afterAll(async () => {
   // A host a failed case left running is ended (a zombie host ignores SIGTERM); the case has failed already.
   hostC?.child.kill('SIGKILL');
   hostD?.child.kill('SIGKILL');
+  hostE?.child.kill('SIGKILL');
   const codes = await stopHostsThen([hostA, hostB], () => {
     rv.close();
     cluster?.stop();
@@ -289,5 +292,30 @@ describe('a dead host taken over by another (PostgreSQL)', () => {
     const seqOf = (runId: string, type: string) =>
       Number(query('SELECT seq FROM events WHERE run_id = ? AND type = ?', runId, type)[0]!.seq);
     expect(seqOf(third.runId, 'run.queued')).toBeLessThan(seqOf(first.runId, 'run.interrupted'));
+  });
+
+  it('a run cancelled while its host is dead and it waits is not run by the host taking it over', async () => {
+    hostB ??= await startServe(homeB, [], env);
+    hostE = await startServe(homeE, [], env);
+    const first = await dispatch(hostE, chatEvent({ text: 'eight', conversation: { id: 't8' } }));
+    await rv.arrived(first.runId);
+    const second = await dispatch(hostE, chatEvent({ text: 'nine', conversation: { id: 't8' } }));
+    expect(second.status).toBe('queued');
+    hostE.child.kill('SIGKILL');
+    await hostE.child;
+    hostE = undefined;
+    // Asked of B while E's lease still holds: no live host holds the run, and B's watcher passes the request by.
+    const asked = await fetch(`${hostB.url}/v1/runs/${second.runId}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'no longer wanted' }),
+    });
+    expect(asked.status).toBe(202);
+    // B takes E over and re-owns the queued run: it reads the request then, and ends the run cancelled, never started.
+    await expect.poll(async () => (await runOn(hostB!, second.runId)).status, { timeout: 20_000 }).toBe('cancelled');
+    expect((await runOn(hostB!, second.runId)).reason).toContain('no longer wanted');
+    expect((await runOn(hostB!, first.runId)).status).toBe('interrupted');
+    expect(query("SELECT type FROM events WHERE run_id = ? AND type = 'run.started'", second.runId)).toEqual([]);
+    expect(rv.has(second.runId)).toBe(false);
   });
 });
