@@ -772,9 +772,18 @@ export class Dispatcher {
       // The run never reached its runner (e.g. its entry failed to build): end it, with the reason.
       const reason = `the run could not start: ${(error as Error).message}`;
       this.log.error({ err: error, runId: w.queued.runId }, 'run failed to start');
+      // Tried again until the store takes it, as a run's end is: a failed start the store refused once (a database
+      // restart while runs start) left the run queued with its claim held — its conversation, its binding's and its
+      // host's slots taken for as long as the host kept its lease (outside attack 7, F1).
       try {
-        this.runs.abandon(w.queued, reason, 'failed');
+        await untilStored(() => this.runs.abandon(w.queued, reason, 'failed'), {
+          what: `the failed start of run ${w.queued.runId}`,
+          log: this.log,
+          signal: w.controller.signal,
+        });
       } catch (recordError) {
+        // The run is another host's now (its takeover records it), or this host is stopping (its next start's
+        // recovery or a takeover ends it).
         this.log.error({ err: recordError, runId: w.queued.runId }, 'could not record the failed start');
       }
       outcome = { ...notStartedOutcome(w.queued.runId, reason), status: 'failed' };

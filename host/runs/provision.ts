@@ -158,6 +158,24 @@ const workspace: ProvisionStep = {
     const backend = sandboxBackend(plan.binding.sandbox);
     d.runIds = backend.runIdentity(d.machine);
     const root = join(config.dataDir, 'workspaces', runId);
+    // Half built (a copy, link or grant failed part-way), or built but its record refused (the store lost a moment):
+    // nothing of it stays. The folder is this run's alone (a fresh run id), so removing it removes exactly what was
+    // made; links in it are not followed.
+    const discard = async () => {
+      try {
+        await d.disk?.release({ keepWorkspace: false });
+      } catch (releaseError) {
+        log.error({ runId, err: releaseError }, "could not release a half-built workspace's disk quota");
+      }
+      d.disk = undefined;
+      try {
+        removeRunWorkspace({ root });
+      } catch (removeError) {
+        // Left for the start-up sweep (e.g. a quota mount that would not go); the first error is the run's.
+        log.error({ runId, err: removeError }, 'could not remove a half-built workspace');
+      }
+    };
+    let built = false;
     const ws = await performEffectAsync(
       store,
       sessionId,
@@ -175,7 +193,7 @@ const workspace: ProvisionStep = {
             );
           }
           const created = createRunWorkspace(config.dataDir, runId);
-          return {
+          const made = {
             ...created,
             granted: materializeGrants(
               created,
@@ -186,25 +204,18 @@ const workspace: ProvisionStep = {
               backend.bindsGrants,
             ),
           };
+          built = true;
+          return made;
         } catch (error) {
-          // Half built (a copy, link or grant failed part-way): nothing of it stays. The folder is this run's
-          // alone (a fresh run id), so removing it removes exactly what was made; links in it are not followed.
-          try {
-            await d.disk?.release({ keepWorkspace: false });
-          } catch (releaseError) {
-            log.error({ runId, err: releaseError }, "could not release a half-built workspace's disk quota");
-          }
-          d.disk = undefined;
-          try {
-            removeRunWorkspace({ root });
-          } catch (removeError) {
-            // Left for the start-up sweep (e.g. a quota mount that would not go); the first error is the run's.
-            log.error({ runId, err: removeError }, 'could not remove a half-built workspace');
-          }
+          await discard();
           throw error;
         }
       },
-    );
+    ).catch(async (error: unknown) => {
+      // Its record refused after it was built: a run whose start failed so kept its workspace mounted (attack 7, F1).
+      if (built) await discard();
+      throw error;
+    });
     d.workspace = ws;
     releaseWorkspaceLater(d, ws);
   },

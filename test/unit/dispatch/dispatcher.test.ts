@@ -64,9 +64,14 @@ class FakeRunService implements DispatchRuns {
 
   /** Set: every abandon is refused with this error, as a host that lost its lease is (runFence.ts). */
   refuseAbandon: Error | undefined;
+  /** With {@link refuseAbandon}: only this many abandons are refused (a store that comes back), not every one. */
+  refuseAbandonTimes = Infinity;
 
   abandon(run: QueuedRun, reason: string, status: 'cancelled' | 'failed' = 'cancelled'): void {
-    if (this.refuseAbandon) throw this.refuseAbandon;
+    if (this.refuseAbandon && this.refuseAbandonTimes > 0) {
+      this.refuseAbandonTimes -= 1;
+      throw this.refuseAbandon;
+    }
     this.abandoned.push({ runId: run.runId, reason, status });
     this.journal.abandon(run, reason, status);
   }
@@ -336,6 +341,28 @@ describe('Dispatcher queueing against a fake run service', () => {
     expect(runs.abandoned).toEqual([
       { runId: a.runId, reason: 'the run could not start: fake: its entry failed to build', status: 'failed' },
     ]);
+    await runs.executed(2);
+    runs.executing[1]!.finish();
+    expect((await b.done).status).toBe('completed');
+  });
+
+  it('a failed start the store refused at first is recorded once it takes it; the next run starts', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const a = ticket(await dispatcher.dispatch(event('q', 'broken')));
+    const b = ticket(await dispatcher.dispatch(event('q', 'next')));
+    await runs.executed(1);
+    // A fake of a store outage: its recording refused twice, as a restarting database refuses it (outside attack 7).
+    runs.refuseAbandon = new HostError('STATE_UNAVAILABLE', 'fake: the store is restarting');
+    runs.refuseAbandonTimes = 2;
+    runs.executing[0]!.fail(new Error('fake: the connection was lost at COMMIT'));
+    expect(await a.done).toMatchObject({ status: 'failed' });
+    expect(h.store.run(a.runId)).toMatchObject({ status: 'failed' });
+    expect(runs.refuseAbandonTimes).toBe(0);
+    expect(runs.abandoned).toEqual([
+      { runId: a.runId, reason: 'the run could not start: fake: the connection was lost at COMMIT', status: 'failed' },
+    ]);
+    // Its claim went with its end: the next run of the conversation starts (once it waited for ever).
     await runs.executed(2);
     runs.executing[1]!.finish();
     expect((await b.done).status).toBe('completed');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { HostError } from '../../../host/errors.js';
 import { RunJournal } from '../../../host/runs/journal.js';
 import { PROVISION_STEPS, provision, type ProvisionDraft, type ProvisionStep } from '../../../host/runs/provision.js';
 import { conversationKey } from '../../../host/runs/runService.js';
@@ -156,6 +157,29 @@ describe('provision: a failure at each step releases exactly what was provisione
       expect(effects).toEqual(made.includes('workspace') ? ['workspace.create', 'workspace.remove'] : []);
     }, 60_000);
   }
+
+  it("the workspace's creation record refused once it was built: nothing of it stays mounted", async () => {
+    const { plan, queued, journal, deps } = queuedRun();
+    // A fake of the store lost at that record's COMMIT (outside attack 7, F1: a database restart while runs start left
+    // such workspaces mounted): the first effect result of this run is refused.
+    const append = host.store.append.bind(host.store);
+    let refused = false;
+    host.store.append = ((sessionId, events, ...rest) => {
+      if (!refused && events.some((e) => e.type === 'effect.result' && e.runId === queued.runId)) {
+        refused = true;
+        expect(mountsUnder(host.dataDir).length, 'the workspace was mounted').toBeGreaterThan(0);
+        throw new HostError('STATE_UNAVAILABLE', 'fake: the connection was lost at COMMIT');
+      }
+      return append(sessionId, events, ...rest);
+    }) as typeof host.store.append;
+    try {
+      await expect(provision(deps, { queued, plan, journal })).rejects.toThrow('fake: the connection was lost');
+    } finally {
+      host.store.append = append;
+    }
+    expect(refused).toBe(true);
+    await expectReleased({ workspace: join(host.dataDir, 'workspaces', queued.runId), mounted: [], cgroups: [] });
+  });
 
   it('a failed provisioning drops the kept machine probe: the next host process probes again', async () => {
     const key = probeCacheKey(resolveRunIdentity());
