@@ -238,7 +238,9 @@ export function listApprovals(
     dbOf(store)
       .prepare(sql)
       .all(...args, q.limit) as ApprovalSqlRow[]
-  ).map(toApproval);
+  )
+    // Handed out (API, CLI): on a shared store another host wrote them, redacted with its secrets only.
+    .map((row) => store.readRedacted(toApproval(row)));
 }
 
 /** A decision an approver makes. */

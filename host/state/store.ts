@@ -518,7 +518,7 @@ export class Store {
 
   /** Events of a session after `afterSeq`, in order (for readers catching up). */
   readEvents(sessionId: string, afterSeq = 0, limit = 1_000_000): StoredEvent[] {
-    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as EventRow[]).map(storedEvent);
+    return (this.stmts.readEvents.all(sessionId, afterSeq, limit) as EventRow[]).map((r) => this.readBack(r));
   }
 
   /**
@@ -538,7 +538,21 @@ export class Store {
 
   /** A session's events of the types a run's history is made of (host/runs/history.ts), in order. */
   historyEvents(sessionId: string): StoredEvent[] {
-    return (this.stmts.historyEvents.all(sessionId) as EventRow[]).map(storedEvent);
+    return (this.stmts.historyEvents.all(sessionId) as EventRow[]).map((r) => this.readBack(r));
+  }
+
+  /**
+   * A stored event as this host hands it out. On a shared store another host may have written it, redacted with that
+   * host's secrets only: a secret this host knows and that host did not is redacted now (outside attack 7, F3).
+   */
+  private readBack(r: EventRow): StoredEvent {
+    const event = storedEvent(r);
+    return this.shared ? { ...event, data: this.redacted(event.data) } : event;
+  }
+
+  /** {@link redacted} on a shared store (see readBack), `value` as is on a store only this host writes. */
+  readRedacted<T>(value: T): T {
+    return this.shared ? this.redacted(value) : value;
   }
 
   /** Fold a session's log into its view. */

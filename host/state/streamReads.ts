@@ -69,7 +69,11 @@ export function readEventsAfter(
       ? s.session.all(q.sessionId, q.afterSeq, q.limit)
       : s.run.all({ run: q.runId, session: q.sessionId, after: q.afterSeq, limit: q.limit })
   ) as EventRow[];
-  return rows.map((r) => ({ ...eventColumns(r), dataJson: r.data }));
+  // On a shared store another host wrote some of them, redacted with its secrets only (Store.readRedacted).
+  return rows.map((r) => ({
+    ...eventColumns(r),
+    dataJson: store.shared ? JSON.stringify(store.readRedacted(JSON.parse(r.data) as unknown)) : r.data,
+  }));
 }
 
 /** The seq of a run's terminal event (`run.ended` / `run.interrupted`), or undefined while it has none. */

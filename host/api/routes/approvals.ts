@@ -246,7 +246,8 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
     handler: async (request) => {
       const row = approvalById(deps.store, request.params.id, principalOf(request).tenant);
       if (!row) throw new ApiProblem(404, 'not_found', `no approval ${request.params.id}`);
-      return approvalView(row);
+      // On a shared store another host wrote it, redacted with its secrets only (Store.readRedacted).
+      return approvalView(deps.store.readRedacted(row));
     },
   });
 
@@ -272,7 +273,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
         ...(lifetime !== undefined ? { lifetime: lifetime as (typeof GRANT_LIFETIMES)[number] } : {}),
         ...(reason !== undefined ? { reason } : {}),
       });
-      return decisionAnswer(request.params.id, result);
+      return decisionAnswer(request.params.id, deps.store.readRedacted(result));
     },
   });
 
@@ -296,7 +297,7 @@ export function approvalsRoutes(app: FastifyInstance, deps: ApiDeps): void {
         tenant: principal.tenant,
         ...(reason !== undefined ? { reason } : {}),
       });
-      return decisionAnswer(request.params.id, result);
+      return decisionAnswer(request.params.id, deps.store.readRedacted(result));
     },
   });
 

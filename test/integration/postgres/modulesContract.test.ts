@@ -5,7 +5,7 @@
 // hostSuites, propertySuites in this folder).
 import { afterAll, describe, expect, it } from 'vitest';
 import { approvalStats } from '../../../host/state/approvalStats.js';
-import { decideApproval, insertApproval, type NewApproval } from '../../../host/state/approvals.js';
+import { decideApproval, insertApproval, listApprovals, type NewApproval } from '../../../host/state/approvals.js';
 import { auditRowsAfter, auditRowsBefore, configTenantBefore } from '../../../host/state/auditReads.js';
 import { latestAuditVerification, recordAuditVerification } from '../../../host/state/auditVerifications.js';
 import { claimedRunsTotal, tryClaim } from '../../../host/state/claims.js';
@@ -631,6 +631,36 @@ for (const backend of [sqliteBackend(), postgresBackend()] as StoreBackend[]) {
       expect(adopted).toMatchObject({ runId: 'run_q', sessionId, bindingId: 'b1' });
       expect(JSON.stringify(adopted!.event)).toContain('the key is [REDACTED]');
       expect(JSON.stringify(adopted!.event)).not.toContain('owner-9c1e');
+    });
+
+    it('what another host wrote is handed out redacted by a host that knows a secret the writer did not', () => {
+      // The writer's environment lacks the secret; the reader's has it (outside attack 7, F3). On SQLite one host
+      // writes the store, with the redactor it reads with: reads hand out what it stored.
+      const options = backend.fresh();
+      const writer = backend.open(options);
+      const { sessionId } = writer.ensureSession('acme', 'b1', 'c1');
+      writer.append(sessionId, [
+        { type: 'message.received', data: { event: chatEvent({ text: 'the key is owner-9c1e' }) as ChatEvent } },
+        { type: 'run.queued', runId: 'run_r', data: { runner: 'echo', goalRevision: 0, attempt: 1, bindingId: 'b1' } },
+      ]);
+      insertApproval(writer, ask({ n: 1, sessionId, runId: 'run_r', summary: 'post owner-9c1e to the wiki' }));
+      const reader = backend.open({
+        ...options,
+        redact: (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll('owner-9c1e', '[REDACTED]')),
+      });
+      const handedOut = JSON.stringify([
+        reader.readEvents(sessionId),
+        reader.historyEvents(sessionId),
+        reader.session(sessionId),
+        readEventsAfter(reader, { sessionId, afterSeq: 0, limit: 10 }),
+        listApprovals(reader, { tenant: 'acme', limit: 10 }),
+      ]);
+      if (backend.name === 'postgres') {
+        expect(handedOut).not.toContain('owner-9c1e');
+        expect(handedOut.split('[REDACTED]').length - 1).toBeGreaterThanOrEqual(5);
+      } else expect(handedOut).toContain('owner-9c1e');
+      // What is stored is left as its writer stored it.
+      expect(JSON.stringify(writer.readEvents(sessionId))).toContain('owner-9c1e');
     });
 
     it('run controls, audit reads with tenants, recorded verifications, runner state', () => {
