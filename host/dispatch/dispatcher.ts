@@ -91,6 +91,8 @@ interface Waiting {
   resolve(outcome: RunOutcome): void;
   /** Set while the run is running and its runner takes messages during a run (steering `append`). */
   inbox?: RunInbox;
+  /** Cancelled while waiting, its end not recorded yet (the store away a moment): never starts; the pump records it. */
+  dropping?: string;
 }
 
 interface SessionSlot {
@@ -673,6 +675,14 @@ export class Dispatcher {
   private pumpOnce(): void {
     let reclaim = false;
     for (const w of [...this.order]) {
+      if (w.dropping !== undefined) {
+        try {
+          this.dropWaiting(w, w.dropping);
+        } catch (error) {
+          this.log.error({ err: error, runId: w.queued.runId }, 'could not record the cancel of a waiting run');
+        }
+        continue;
+      }
       const slot = this.slot(w.queued.sessionId);
       const bindingId = w.plan.binding.id;
       if (slot.active || slot.waiting[0] !== w) continue;
@@ -843,7 +853,6 @@ export class Dispatcher {
    * balancing moved to another host meanwhile is handed over instead, and that host returned.
    */
   private dropWaiting(w: Waiting, reason: string): HostLease | undefined {
-    this.unqueue(w);
     try {
       this.runs.abandon(w.queued, reason);
     } catch (error) {
@@ -852,9 +861,18 @@ export class Dispatcher {
         this.handOver(w);
         return owner;
       }
+      // The store away a moment: out of this process, the run would stay queued in the store, its conversation
+      // blocked, until its host restarted. It stays here instead, never to start, and the pump records its end.
+      if (error instanceof HostError && error.code === 'STATE_UNAVAILABLE') {
+        w.dropping = reason;
+        this.log.warn({ err: error, runId: w.queued.runId }, 'could not record the cancel of a waiting run yet');
+        return undefined;
+      }
+      this.unqueue(w);
       this.finish(w, notStartedOutcome(w.queued.runId, `${reason} (its end not recorded here: ${String(error)})`));
       throw error;
     }
+    this.unqueue(w);
     this.finish(w, notStartedOutcome(w.queued.runId, reason));
     return undefined;
   }

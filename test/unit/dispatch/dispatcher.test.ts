@@ -368,6 +368,29 @@ describe('Dispatcher queueing against a fake run service', () => {
     expect((await b.done).status).toBe('completed');
   });
 
+  it('a waiting run cancelled while the store is away never starts; its end is recorded once it can be', async () => {
+    const { h, runs, dispatcher } = setUp();
+    hosts.push(h);
+    const first = ticket(await dispatcher.dispatch(event('other', 'first')));
+    const second = ticket(await dispatcher.dispatch(event('other', 'second')));
+    const third = ticket(await dispatcher.dispatch(event('other', 'third')));
+    await runs.executed(1);
+    // A fake of a store outage: the cancel's record refused once.
+    runs.refuseAbandon = new HostError('STATE_UNAVAILABLE', 'fake: the store is restarting');
+    runs.refuseAbandonTimes = 1;
+    expect(dispatcher.cancel(second.runId, 'not wanted')).toBe(true);
+    expect(h.store.run(second.runId)).toMatchObject({ status: 'queued' });
+    // Its turn comes: it is not started, its end is recorded, and the run behind it starts.
+    runs.executing[0]!.finish();
+    expect(await second.done).toMatchObject({ status: 'cancelled', reason: 'not wanted' });
+    expect(h.store.run(second.runId)).toMatchObject({ status: 'cancelled' });
+    await runs.executed(2);
+    expect(runs.texts()).toEqual(['first', 'third']);
+    runs.executing[1]!.finish();
+    expect((await first.done).status).toBe('completed');
+    expect((await third.done).status).toBe('completed');
+  });
+
   it('a redelivered event id is a duplicate of the first ticket: queued once', async () => {
     const { h, runs, dispatcher } = setUp();
     hosts.push(h);
