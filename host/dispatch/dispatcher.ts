@@ -208,8 +208,9 @@ export class Dispatcher {
 
   /**
    * Cancel a run this process holds: a waiting one never starts, an active one gets `run/cancel`. A waiting run leaves
-   * this process even when its end cannot be recorded; that refusal (`LEASE_LOST`: another host's run now) is thrown.
-   * A waiting run that balancing moved to another host meanwhile is handed over, and the cancel asked of its new owner
+   * this process even when its end cannot be recorded, and that refusal is thrown (`LEASE_LOST`: this host lost its
+   * lease); while the store is away (`STATE_UNAVAILABLE`) it stays, never to start, until the pump records its end. A
+   * waiting run that balancing moved to another host meanwhile is handed over, and the cancel asked of its new owner
    * through `run_controls` — unless `options.requested` says a request for it is written already (whoever wrote it).
    */
   cancel(runId: string, reason: string, options: { requested?: boolean } = {}): boolean {
@@ -707,11 +708,6 @@ export class Dispatcher {
           maxTotal: this.maxTotal,
         });
       } catch (error) {
-        // Balancing moved it to another host before this host claimed it: it runs there.
-        if (movedTo(error, this.store.lease)) {
-          this.handOver(w);
-          continue;
-        }
         // The store unreachable a moment (a lost connection, a restart): the run keeps its place for the next pump.
         if (error instanceof HostError && error.code === 'STATE_UNAVAILABLE') {
           this.log.warn({ err: error, runId: w.queued.runId }, 'could not claim a waiting run yet; tried again');

@@ -547,7 +547,7 @@ export class Store {
    */
   private readBack(r: EventRow): StoredEvent {
     const event = storedEvent(r);
-    return this.shared ? { ...event, data: this.redacted(event.data) } : event;
+    return this.shared ? { ...event, data: this.readRedacted(event.data) } : event;
   }
 
   /** {@link redacted} on a shared store (see readBack), `value` as is on a store only this host writes. */
