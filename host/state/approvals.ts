@@ -234,13 +234,11 @@ export function listApprovals(
   const sql =
     `SELECT * FROM approvals${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''} ` +
     (desc ? 'ORDER BY created_at DESC, id DESC LIMIT ?' : 'ORDER BY created_at, id LIMIT ?');
-  return (
-    dbOf(store)
-      .prepare(sql)
-      .all(...args, q.limit) as ApprovalSqlRow[]
-  )
-    // Handed out (API, CLI): on a shared store another host wrote them, redacted with its secrets only.
-    .map((row) => store.readRedacted(toApproval(row)));
+  const rows = dbOf(store)
+    .prepare(sql)
+    .all(...args, q.limit) as ApprovalSqlRow[];
+  // Handed out (API, CLI): on a shared store another host wrote them, redacted with its secrets only.
+  return rows.map((row) => store.readRedacted(toApproval(row)));
 }
 
 /** A decision an approver makes. */
