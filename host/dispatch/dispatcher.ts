@@ -226,6 +226,17 @@ export class Dispatcher {
   }
 
   /**
+   * Cancel `runId` wherever it runs: here ({@link cancel}), or, when this process no longer holds it and it has not
+   * ended (balancing moved it to another host), through a `run_controls` request its owner acts on. For a caller that
+   * started the run and goes away (a completion's client, a command's Ctrl-C): a moved run once ran on regardless.
+   */
+  cancelWherever(runId: string, reason: string): void {
+    if (this.cancel(runId, reason)) return;
+    const status = runStatus(this.store, runId);
+    if (status === 'queued' || status === 'running') requestCancel(this.store, [runId], reason, 'host:dispatch');
+  }
+
+  /**
    * How many more runs this process could hold now: its `maxConcurrentRuns` less the runs it holds, running or
    * waiting. What it may take on from a busier host (balancing, docs/scale-out.md §4).
    */

@@ -86,7 +86,9 @@ export async function runEndFromStore(store: Store, runId: string): Promise<RunO
       const outcome = (OUTCOME_STATUSES as readonly string[]).includes(status) ? (status as OutcomeStatus) : 'crashed';
       return { ...notStartedOutcome(runId, `run ${runId} ended ${status} on the host that ran it`), status: outcome };
     }
-    await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+    // Not unref'd: a one-off command (`paddock dispatch`) whose run another host runs waits here for its end; a
+    // stopping server's wait ends at the next look, which finds the store closed.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }
 

@@ -8,14 +8,18 @@ import { TERMINAL_RUN_EVENTS, type StoredEvent } from '../../state/events.js';
 
 /** Events read per store query. */
 const BATCH = 500;
+/** How often another process's commits are looked for where no notification tells of them (SQLite's `data_version`). */
+const POLL_MS = 250;
 
 /**
  * Yield the events of run `runId` in session `sessionId` after seq `afterSeq`, ending after its terminal event, or
- * when `signal` aborts (then without one). The store's listener only wakes the reader: what is yielded always comes
- * from the store.
+ * when `signal` aborts (then without one). What wakes the reader — this process's commits (the store's listener),
+ * another host's (its notification, on PostgreSQL) or another process's (a `data_version` poll, on SQLite) — only
+ * wakes it: what is yielded always comes from the store. The run may be another host's or process's to run (balancing
+ * moved it, a steering message was appended to it): a follower once waited for ever on a moved run's events.
  */
 export async function* followRun(
-  store: Pick<Store, 'readEvents' | 'subscribe'>,
+  store: Pick<Store, 'readEvents' | 'subscribe' | 'commits'>,
   run: { sessionId: string; runId: string; afterSeq: number },
   signal: AbortSignal,
 ): AsyncGenerator<StoredEvent> {
@@ -27,6 +31,26 @@ export async function* followRun(
     dirty = true;
     wake?.();
   });
+  // A notification names its session (PostgreSQL); a key-less wake may be any session's.
+  const unsignal = store.commits.onChange('events', (sessionId) => {
+    if (sessionId !== undefined && sessionId !== run.sessionId) return;
+    dirty = true;
+    wake?.();
+  });
+  let version = store.commits.version('events');
+  const poll = setInterval(() => {
+    let now: number;
+    try {
+      now = store.commits.version('events');
+    } catch {
+      return; // the store is closing (a server stop): the follower ends with its request
+    }
+    if (now === version) return;
+    version = now;
+    dirty = true;
+    wake?.();
+  }, POLL_MS);
+  poll.unref();
   const onAbort = () => wake?.();
   signal.addEventListener('abort', onAbort);
   try {
@@ -48,6 +72,8 @@ export async function* followRun(
     }
   } finally {
     unsubscribe();
+    unsignal();
+    clearInterval(poll);
     signal.removeEventListener('abort', onAbort);
   }
 }

@@ -187,7 +187,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
       if (res.writableFinished || gone.signal.aborted) return;
       gone.abort();
       // Only the request that started the run cancels it: a redelivery's client did not start it.
-      if (startedBy(ticket)) dispatcher().cancel(ticket.runId, DISCONNECT_REASON);
+      if (startedBy(ticket)) dispatcher().cancelWherever(ticket.runId, DISCONNECT_REASON);
     };
     res.on('close', onClose);
     // A write racing the client's close must not become an unhandled 'error' (the close has cancelled the run).
@@ -198,7 +198,7 @@ export async function openaiRoutes(app: FastifyInstance, deps: OpenAIRouteDeps, 
     gone.signal.addEventListener('abort', () => stop.abort(), { once: true });
     const onTokenEnded = () => {
       // Cancelled with its own reason first (a later disconnect's cancel changes nothing): the run ends at once.
-      if (startedBy(ticket)) dispatcher().cancel(ticket.runId, TOKEN_ENDED_REASON);
+      if (startedBy(ticket)) dispatcher().cancelWherever(ticket.runId, TOKEN_ENDED_REASON);
       stop.abort();
       if (parsed.stream) res.destroy();
     };

@@ -109,7 +109,7 @@ export async function demoCommand(config: HostConfig, renderer: Renderer): Promi
       if (ticket.status === 'duplicate' || ticket.status === 'appended') return 0;
       signal.addEventListener(
         'abort',
-        () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),
+        () => dispatcher.cancelWherever(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),
         { once: true },
       );
       return finishRun(renderer, await ticket.done);

@@ -72,7 +72,7 @@ export async function dispatchCommand(
       );
       signal.addEventListener(
         'abort',
-        () => dispatcher.cancel(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),
+        () => dispatcher.cancelWherever(ticket.runId, String((signal.reason as Error)?.message ?? 'cancelled')),
         { once: true },
       );
       return finishRun(renderer, await ticket.done);

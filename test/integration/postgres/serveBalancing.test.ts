@@ -64,6 +64,7 @@ beforeAll(async () => {
     homeA,
     'bindings:\n' +
       '  - { id: echo, runner: echo, sandbox: process, route: { platform: telegram, bot: echo } }\n' +
+      '  - { id: oai, runner: echo, sandbox: process, route: { platform: openai, bot: oai } }\n' +
       `  - { id: held, ${waits}, limits: { maxConcurrentRuns: ${2 * SLOTS} }, ` +
       'route: { platform: telegram, bot: held } }\n',
     env,
@@ -116,6 +117,24 @@ describe('balancing queued runs across hosts (PostgreSQL)', () => {
     await release(held);
     await hostA!.waitFor(/moved to a host with free slots/);
     expect(hostA!.stderr()).not.toContain('could not claim a waiting run');
+  });
+
+  it('a chat completion posted to a host with no free slot is answered from the host its run moved to', async () => {
+    const held = await fillA('oai');
+    const asked = fetch(`${hostA!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'oai', messages: [{ role: 'user', content: 'echo me' }] }),
+    });
+    const answer = await asked;
+    // Answered while every run holding A's slots still runs: the run ran on B, and A followed it in the store.
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as { choices: { message: { content: string } }[] };
+    expect(body.choices[0]!.message.content).toContain('echo me');
+    const runId = answer.headers.get('x-paddock-run-id')!;
+    expect(ownerOf(runId)).toBe(hostIdOf(homeB));
+    expect(held.every((id) => rv.has(id))).toBe(true);
+    await release(held);
   });
 
   it("a host that cannot run a binding's runner takes none of its runs; one that can takes them", async () => {

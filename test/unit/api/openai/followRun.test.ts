@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { firstSeqsDuring, followRun } from '../../../../host/api/openai/followRun.js';
 import type { StoredEvent } from '../../../../host/state/events.js';
-import { tempStore } from '../../../helpers/store.js';
+import { Store } from '../../../../host/state/store.js';
+import { sameStore, tempStore } from '../../../helpers/store.js';
 
 const delta = (n: number) => ({
   type: 'run.update' as const,
@@ -51,6 +52,27 @@ describe('followRun: a cursor over one run in a real store', () => {
     expect(numbers).toEqual(Array.from({ length: 1239 }, (_, i) => i + 1));
     expect(seen.at(-1)!.type).toBe('run.ended');
     expect(new Set(seen.map((e) => e.seq)).size).toBe(seen.length);
+    store.close();
+  });
+
+  it("wakes for another connection's commits (a run another process or host runs) and ends at its end", async () => {
+    const { store } = tempStore();
+    const { sessionId } = store.ensureSession('default', 'b', 'k');
+    // The run's owner writes through a connection of its own: this store's listener never hears those commits.
+    const owner = Store.open(sameStore(store));
+    const reading = (async () => {
+      const seen: StoredEvent[] = [];
+      for await (const e of followRun(store, { sessionId, runId: 'run_m', afterSeq: 0 }, new AbortController().signal))
+        seen.push(e);
+      return seen;
+    })();
+    await new Promise((r) => setImmediate(r)); // the follower has read once and waits
+    owner.append(sessionId, [{ ...delta(1), runId: 'run_m' }]);
+    owner.append(sessionId, [
+      { type: 'run.ended', runId: 'run_m', data: { status: 'completed', reason: 'done', exitCode: 0, signal: null } },
+    ]);
+    expect((await reading).map((e) => e.type)).toEqual(['run.update', 'run.ended']);
+    owner.close();
     store.close();
   });
 
