@@ -1,12 +1,12 @@
 // Balancing across `paddock serve` hosts on one PostgreSQL (docs/scale-out.md §4, "Balancing"; decision CL15): a run
 // queued on a host whose slots are all taken is taken on, on its lease tick, by a live host with free slots that can
 // run its binding, and runs there; the host that queued it hands it over. Real hosts, real database.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISPATCH_DEFAULTS } from '../../../host/config/hostConfig.js';
-import { applyWithPlatformToken } from '../../helpers/cli.js';
+import { applyWithPlatformToken, paddock } from '../../helpers/cli.js';
 import { chatEvent, FIXTURE_RUNNERS } from '../../helpers/host.js';
 import { queryPg, startPgCluster, type PgCluster } from '../../helpers/pgCluster.js';
 import { rendezvous } from '../../helpers/rendezvous.js';
@@ -16,6 +16,7 @@ import { dispatchTo, runFrom } from '../../helpers/serveApi.js';
 const homeA = mkdtempSync(join(tmpdir(), 'paddock-pg-balance-a-'));
 const homeB = mkdtempSync(join(tmpdir(), 'paddock-pg-balance-b-'));
 const homeC = mkdtempSync(join(tmpdir(), 'paddock-pg-balance-c-'));
+const homeD = mkdtempSync(join(tmpdir(), 'paddock-pg-balance-d-'));
 const rv = rendezvous(homeA);
 const LEASE_MS = 2_000;
 /** Every slot of a host (the host-wide `maxConcurrentRuns`, default). */
@@ -135,6 +136,35 @@ describe('balancing queued runs across hosts (PostgreSQL)', () => {
     expect(ownerOf(runId)).toBe(hostIdOf(homeB));
     expect(held.every((id) => rv.has(id))).toBe(true);
     await release(held);
+  });
+
+  it('a one-off `paddock dispatch` whose run a server took on waits for its end there and exits with it', async () => {
+    // Four commands on one data folder hold its host's four slots; a fifth waits for one, and a server takes it on.
+    const dispatchFile = (event: unknown) => {
+      const file = join(homeD, `event-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(file, JSON.stringify(event));
+      return paddock(['dispatch', '-f', file], { dataDir: homeD, env });
+    };
+    const holding = Array.from({ length: SLOTS }, (_, i) =>
+      dispatchFile(chatEvent({ bot: 'held', text: 'hold', conversation: { id: `cli-held-${i}` } })),
+    );
+    // The commands share the folder's host id; each registers a start of it.
+    const runningOnD = () =>
+      existsSync(join(homeD, 'host-id'))
+        ? query("SELECT id FROM runs WHERE owner_host = ? AND status = 'running'", hostIdOf(homeD)).map((r) => r.id)
+        : [];
+    await expect.poll(() => runningOnD().length, { timeout: 30_000 }).toBe(SLOTS);
+    const held = runningOnD() as string[];
+    const waiting = dispatchFile(chatEvent({ bot: 'echo', text: 'from the command', conversation: { id: 'cli-m' } }));
+    const done = await waiting;
+    // It ended while the four still hold their slots: a server ran it, and the command waited for that end.
+    expect(held.every((runId) => rv.has(runId))).toBe(true);
+    expect(done.exitCode, done.stderr).toBe(0);
+    const movedRunId = /\brun (run_[0-9a-f-]+)/.exec(done.stdout)?.[1];
+    expect(movedRunId, done.stdout).toBeDefined();
+    expect([hostIdOf(homeA), hostIdOf(homeB)]).toContain(ownerOf(movedRunId!));
+    for (const runId of held) rv.go(runId);
+    for (const command of holding) expect((await command).exitCode).toBe(0);
   });
 
   it("a host that cannot run a binding's runner takes none of its runs; one that can takes them", async () => {
