@@ -31,7 +31,6 @@ export interface MoveRequest {
 /** A run {@link runsToMove} found movable, with the host that owns it now. */
 export interface MovableRun {
   runId: string;
-  bindingId: string;
   owner: HostLease;
 }
 
@@ -49,20 +48,15 @@ export function runsToMove(
   const { from, waiting } = movableSql(store);
   const rows = db
     .prepare(
-      'SELECT r.id AS runId, r.binding_id AS bindingId, r.owner_host AS hostId, r.owner_epoch AS epoch ' +
+      'SELECT r.id AS runId, r.owner_host AS hostId, r.owner_epoch AS epoch ' +
         `${from} WHERE ${waiting} ORDER BY r.queued_at, r.id LIMIT ?`,
     )
     .all(to.hostId, queuedBefore(request.waitedMs), request.limit * 4) as {
     runId: string;
-    bindingId: string;
     hostId: string;
     epoch: number | string;
   }[];
-  return rows.map((r) => ({
-    runId: r.runId,
-    bindingId: r.bindingId,
-    owner: { hostId: r.hostId, epoch: Number(r.epoch) },
-  }));
+  return rows.map((r) => ({ runId: r.runId, owner: { hostId: r.hostId, epoch: Number(r.epoch) } }));
 }
 
 /** The queued-at bound of a run that waited `waitedMs` (by this host's clock). */

@@ -45,6 +45,13 @@ async function fillA(tag: string): Promise<string[]> {
   return held;
 }
 
+/** Post one event of `bot` in `conversation` to host A, whose slots are full: it waits there. */
+async function queueOnA(bot: string, text: string, conversation: string) {
+  const queued = await dispatchTo(hostA!, token, chatEvent({ bot, text, conversation: { id: conversation } }));
+  expect(queued.status).toBe('queued');
+  return queued;
+}
+
 /** Release held runs and wait until A shows them completed. */
 async function release(runIds: string[]): Promise<void> {
   for (const runId of runIds) rv.go(runId);
@@ -85,12 +92,7 @@ afterAll(async () => {
 describe('balancing queued runs across hosts (PostgreSQL)', () => {
   it('a run queued on a host with no free slot runs on a host with free slots; its first host lets it go', async () => {
     const held = await fillA('one');
-    const queued = await dispatchTo(
-      hostA!,
-      token,
-      chatEvent({ bot: 'echo', text: 'move me', conversation: { id: 'm1' } }),
-    );
-    expect(queued.status).toBe('queued');
+    const queued = await queueOnA('echo', 'move me', 'm1');
     // It ends while every run holding A's slots still runs: B ran it.
     await expect.poll(() => statusOn(hostA!, queued.runId), { timeout: 20_000 }).toBe('completed');
     expect(held.every((runId) => rv.has(runId))).toBe(true);
@@ -174,12 +176,7 @@ describe('balancing queued runs across hosts (PostgreSQL)', () => {
     // C finds no fixture runner (`waits-for-go` among them): only the built-in ones.
     hostC = await startServe(homeC, [], { ...env, PADDOCK_RUNNER_DIRS: '' });
     const held = await fillA('two');
-    const waiting = await dispatchTo(
-      hostA!,
-      token,
-      chatEvent({ bot: 'held', text: 'hold', conversation: { id: 'm2' } }),
-    );
-    expect(waiting.status).toBe('queued');
+    const waiting = await queueOnA('held', 'hold', 'm2');
     // Three of C's renewals after the run waited its second: each would have taken it on.
     const renewedAt = () =>
       Number(query('SELECT lease_until FROM hosts WHERE host_id = ?', hostIdOf(homeC))[0]!.lease_until);
